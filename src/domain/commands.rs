@@ -1,0 +1,248 @@
+//! The commands file (SPEC §5.2.3): what a test run executes. Always argv arrays, never a
+//! shell string. Two formats are accepted:
+//!
+//! * the reference array: `[["pytest", "-q"], ["python3", "-m", "compileall", "src"]]`
+//! * an object with per-command options:
+//!   `{"commands": [["cargo", "test"], {"argv": ["npm", "test"], "timeout_s": 600,
+//!   "env": {"NODE_ENV": "test"}}], "env_passthrough": ["NPM_CONFIG_REGISTRY"], "timeout_s": 900}`
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::secret_names::looks_like_credential;
+
+pub const DEFAULT_TIMEOUT_S: u64 = 900;
+const MAX_COMMANDS: usize = 256;
+const MAX_ARGS: usize = 4096;
+const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandSpec {
+    pub argv: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+}
+
+/// A validated list of commands plus the profile-level options.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandsProfile {
+    pub commands: Vec<CommandSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_passthrough: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
+}
+
+impl CommandsProfile {
+    /// The timeout that applies to command `index`.
+    pub fn timeout_for(&self, index: usize) -> u64 {
+        self.commands.get(index).and_then(|c| c.timeout_s).or(self.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandsError {
+    #[error("commands JSON is not valid JSON: {0}")]
+    Json(String),
+    #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
+    Shape(String),
+    #[error(
+        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s (and per command: argv, timeout_s, env)"
+    )]
+    UnknownKey(String),
+    #[error("invalid environment variable name {0:?}")]
+    EnvName(String),
+    #[error(
+        "env_passthrough may not pass {0:?}: its name looks like a credential, and test commands never see credentials"
+    )]
+    CredentialPassthrough(String),
+    #[error("timeout_s must be a whole number of seconds from 1 to {MAX_TIMEOUT_S}")]
+    Timeout,
+}
+
+pub fn parse_commands(text: &str) -> Result<CommandsProfile, CommandsError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| CommandsError::Json(e.to_string()))?;
+    commands_from_value(&value)
+}
+
+pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsError> {
+    match value {
+        Value::Array(items) => {
+            Ok(CommandsProfile { commands: parse_list(items)?, env_passthrough: Vec::new(), timeout_s: None })
+        }
+        Value::Object(map) => {
+            for key in map.keys() {
+                if !matches!(key.as_str(), "commands" | "env_passthrough" | "timeout_s") {
+                    return Err(CommandsError::UnknownKey(key.clone()));
+                }
+            }
+            let Some(Value::Array(items)) = map.get("commands") else {
+                return Err(CommandsError::Shape("\"commands\" must be an array".into()));
+            };
+            let env_passthrough = match map.get("env_passthrough") {
+                None => Vec::new(),
+                Some(Value::Array(names)) => names.iter().map(passthrough_name).collect::<Result<_, _>>()?,
+                Some(_) => return Err(CommandsError::Shape("\"env_passthrough\" must be an array of names".into())),
+            };
+            Ok(CommandsProfile {
+                commands: parse_list(items)?,
+                env_passthrough,
+                timeout_s: map.get("timeout_s").map(timeout).transpose()?,
+            })
+        }
+        _ => Err(CommandsError::Shape("expected an array or an object".into())),
+    }
+}
+
+fn parse_list(items: &[Value]) -> Result<Vec<CommandSpec>, CommandsError> {
+    if items.is_empty() {
+        return Err(CommandsError::Shape("the list of commands is empty".into()));
+    }
+    if items.len() > MAX_COMMANDS {
+        return Err(CommandsError::Shape(format!("more than {MAX_COMMANDS} commands")));
+    }
+    items.iter().enumerate().map(|(i, item)| parse_command(i, item)).collect()
+}
+
+fn parse_command(index: usize, item: &Value) -> Result<CommandSpec, CommandsError> {
+    match item {
+        Value::Array(parts) => Ok(CommandSpec { argv: argv(index, parts)?, timeout_s: None, env: BTreeMap::new() }),
+        Value::Object(map) => {
+            for key in map.keys() {
+                if !matches!(key.as_str(), "argv" | "timeout_s" | "env") {
+                    return Err(CommandsError::UnknownKey(key.clone()));
+                }
+            }
+            let Some(Value::Array(parts)) = map.get("argv") else {
+                return Err(CommandsError::Shape(format!("command {} has no \"argv\" array", index + 1)));
+            };
+            let env = match map.get("env") {
+                None => BTreeMap::new(),
+                Some(Value::Object(vars)) => vars
+                    .iter()
+                    .map(|(name, value)| match value {
+                        Value::String(v) if !v.contains('\0') => Ok((env_name(name)?, v.clone())),
+                        _ => Err(CommandsError::Shape(format!("env value of {name:?} must be a string without NUL"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(CommandsError::Shape("\"env\" must be an object of strings".into())),
+            };
+            Ok(CommandSpec {
+                argv: argv(index, parts)?,
+                timeout_s: map.get("timeout_s").map(timeout).transpose()?,
+                env,
+            })
+        }
+        _ => Err(CommandsError::Shape(format!("command {} is not an argv array", index + 1))),
+    }
+}
+
+fn argv(index: usize, parts: &[Value]) -> Result<Vec<String>, CommandsError> {
+    if parts.is_empty() || parts.len() > MAX_ARGS {
+        return Err(CommandsError::Shape(format!("command {} has an empty or oversized argv", index + 1)));
+    }
+    parts
+        .iter()
+        .map(|part| match part {
+            Value::String(s) if !s.is_empty() && !s.contains('\0') => Ok(s.clone()),
+            _ => Err(CommandsError::Shape(format!(
+                "command {} has an argument that is not a non-empty string",
+                index + 1
+            ))),
+        })
+        .collect()
+}
+
+fn timeout(value: &Value) -> Result<u64, CommandsError> {
+    match value.as_u64() {
+        Some(n) if (1..=MAX_TIMEOUT_S).contains(&n) => Ok(n),
+        _ => Err(CommandsError::Timeout),
+    }
+}
+
+fn env_name(name: &str) -> Result<String, CommandsError> {
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if valid { Ok(name.to_owned()) } else { Err(CommandsError::EnvName(name.to_owned())) }
+}
+
+fn passthrough_name(value: &Value) -> Result<String, CommandsError> {
+    let Value::String(name) = value else {
+        return Err(CommandsError::Shape("\"env_passthrough\" must be an array of names".into()));
+    };
+    let name = env_name(name)?;
+    if looks_like_credential(&name) {
+        return Err(CommandsError::CredentialPassthrough(name));
+    }
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_array_format() {
+        let profile = parse_commands(r#"[["pytest", "-q"], ["python3", "-m", "compileall", "src"]]"#).unwrap();
+        assert_eq!(profile.commands.len(), 2);
+        assert_eq!(profile.commands[0].argv, ["pytest", "-q"]);
+        assert_eq!(profile.timeout_for(0), DEFAULT_TIMEOUT_S);
+        // Globs and metacharacters are literal: there is no shell.
+        let glob = parse_commands(r#"[["bun","test","tests/*.test.ts"],["echo","$HOME;rm -rf /"]]"#).unwrap();
+        assert_eq!(glob.commands[1].argv[1], "$HOME;rm -rf /");
+        // Whitespace-only strings stay allowed, as in the reference tool.
+        assert!(parse_commands(r#"[[" "]]"#).is_ok());
+    }
+
+    #[test]
+    fn object_format_with_options() {
+        let text = r#"{"commands": [["cargo", "test"], {"argv": ["npm", "test"], "timeout_s": 60, "env": {"NODE_ENV": "test"}}],
+                        "env_passthrough": ["NPM_CONFIG_REGISTRY"], "timeout_s": 300}"#;
+        let profile = parse_commands(text).unwrap();
+        assert_eq!(profile.timeout_for(0), 300);
+        assert_eq!(profile.timeout_for(1), 60);
+        assert_eq!(profile.commands[1].env["NODE_ENV"], "test");
+        assert_eq!(profile.env_passthrough, ["NPM_CONFIG_REGISTRY"]);
+        // The stored form reads back identically, so a rerun repeats the same commands.
+        let stored = serde_json::to_value(&profile).unwrap();
+        assert_eq!(commands_from_value(&stored).unwrap(), profile);
+    }
+
+    #[test]
+    fn malformed_files_are_refused() {
+        for bad in [
+            "",
+            "{",
+            "[]",
+            "[[]]",
+            "[[\"\"]]",
+            "[[1]]",
+            "[[null]]",
+            "[\"pytest -q\"]",
+            "\"pytest -q\"",
+            "[[\"a\\u0000b\"]]",
+            "{\"commands\": []}",
+            "{\"cmds\": [[\"a\"]]}",
+            "{\"commands\": [[\"a\"]], \"shell\": true}",
+            "{\"commands\": [{\"argv\": [\"a\"], \"cwd\": \"/\"}]}",
+            "{\"commands\": [[\"a\"]], \"timeout_s\": 0}",
+            "{\"commands\": [[\"a\"]], \"timeout_s\": -5}",
+            "{\"commands\": [[\"a\"]], \"timeout_s\": 1.5}",
+            "{\"commands\": [{\"argv\": [\"a\"], \"env\": {\"A=B\": \"x\"}}]}",
+            "{\"commands\": [{\"argv\": [\"a\"], \"env\": {\"A\": 1}}]}",
+        ] {
+            assert!(parse_commands(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn credentials_cannot_be_passed_through() {
+        let err = parse_commands(r#"{"commands": [["a"]], "env_passthrough": ["GH_TOKEN"]}"#).unwrap_err();
+        assert_eq!(err, CommandsError::CredentialPassthrough("GH_TOKEN".into()));
+    }
+}

@@ -1,0 +1,729 @@
+//! The cycle state machine (SPEC §3) as pure functions: each takes the current document and
+//! the time as text and either changes the document or refuses with a reason. The use-case
+//! layer does the locking, the I/O and the journal.
+
+use serde_json::Map;
+
+use super::brief::{Brief, BriefError};
+use super::pr_ref::{PrRef, RepoName};
+use super::report::{Report, TestStatus};
+use super::state::{
+    AbortInfo, Actor, BriefConfirmation, CycleState, INFRA_FAILURE_LIMIT, NewRepository, Outbox, OutboxKind,
+    RunSummary, SCHEMA_VERSION,
+};
+use super::status::Status;
+use super::text::{self, PromptInput};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    #[error("the request must not be empty")]
+    EmptyRequest,
+    #[error("{0}")]
+    Brief(#[from] BriefError),
+    #[error(
+        "the confirmed WebGPT question is empty; pass --webgpt-question with the exact question confirmed with the user"
+    )]
+    EmptyQuestion,
+    #[error("max_iterations must be at least 1")]
+    MaxIterations,
+}
+
+impl StartError {
+    /// An empty or incomplete brief or question means delegation was not confirmed.
+    pub fn is_unconfirmed_delegation(&self) -> bool {
+        matches!(self, StartError::Brief(_) | StartError::EmptyQuestion)
+    }
+}
+
+/// What a predecessor passes on to its successor (`--continue-from`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Carry {
+    pub predecessor: String,
+    pub iteration: u32,
+    pub max_iterations: u32,
+    pub repository: Option<String>,
+    pub project_url: Option<String>,
+    pub project_name: Option<String>,
+    /// The predecessor's confirmed question and brief, used when none are given.
+    pub webgpt_question: String,
+    pub intent_brief: String,
+    pub confirmed: bool,
+}
+
+impl Carry {
+    pub fn from_state(state: &CycleState, path: String) -> Carry {
+        Carry {
+            predecessor: path,
+            iteration: state.iteration,
+            max_iterations: state.max_iterations,
+            repository: state.repository.clone(),
+            project_url: state.project_url.clone(),
+            project_name: state.project_name.clone(),
+            webgpt_question: state.webgpt_question.clone(),
+            intent_brief: state.intent_brief.clone(),
+            confirmed: state.brief_confirmation.is_some(),
+        }
+    }
+}
+
+pub struct NewCycle<'a> {
+    pub request: &'a str,
+    pub webgpt_question: Option<&'a str>,
+    pub intent_brief: Option<&'a str>,
+    pub max_iterations: u32,
+    pub task_space: String,
+    pub await_confirmation: bool,
+    pub new_repository: Option<NewRepository>,
+    pub carry: Option<Carry>,
+}
+
+/// Creates a cycle. Validation order follows the reference tool: request, brief, question,
+/// cap; then the brief's five fields.
+pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
+    let request = input.request.trim();
+    if request.is_empty() {
+        return Err(StartError::EmptyRequest);
+    }
+    let carry = input.carry.as_ref();
+    let brief_text = input.intent_brief.map(str::trim).or(carry.map(|c| c.intent_brief.trim())).unwrap_or("");
+    if brief_text.is_empty() {
+        return Err(StartError::Brief(BriefError::Empty));
+    }
+    let question = input.webgpt_question.map(str::trim).or(carry.map(|c| c.webgpt_question.trim())).unwrap_or("");
+    if question.is_empty() {
+        return Err(StartError::EmptyQuestion);
+    }
+    let max_iterations = carry.map_or(input.max_iterations, |c| c.max_iterations);
+    if max_iterations < 1 {
+        return Err(StartError::MaxIterations);
+    }
+    let brief = Brief::parse(brief_text)?;
+    // A carried brief that was confirmed stays confirmed; new wording needs the usual route.
+    let carried_confirmation =
+        carry.filter(|c| c.confirmed && input.intent_brief.is_none() && input.webgpt_question.is_none()).is_some();
+
+    let mut state = CycleState {
+        schema_version: SCHEMA_VERSION,
+        status: Status::AwaitingBriefConfirmation,
+        request: request.to_owned(),
+        intent_brief: brief_text.to_owned(),
+        webgpt_question: question.to_owned(),
+        pr_ref: None,
+        iteration: carry.map_or(0, |c| c.iteration),
+        max_iterations,
+        task_space: input.task_space,
+        next_action: String::new(),
+        webgpt_prompt: None,
+        report: None,
+        webgpt_handoff: None,
+        repository: input
+            .new_repository
+            .as_ref()
+            .map(|r| r.repository.to_ascii_lowercase())
+            .or(carry.and_then(|c| c.repository.clone())),
+        project_url: carry.and_then(|c| c.project_url.clone()),
+        project_name: carry.and_then(|c| c.project_name.clone()),
+        conversation_url: None,
+        created_at: Some(now.to_owned()),
+        updated_at: Some(now.to_owned()),
+        brief: Some(brief),
+        brief_confirmation: None,
+        head_sha: None,
+        commands: None,
+        history: Vec::new(),
+        outbox: None,
+        followups: 0,
+        infra_failures: 0,
+        last_error: None,
+        blocked_from: None,
+        abort: None,
+        new_repository: input.new_repository,
+        predecessor: carry.map(|c| c.predecessor.clone()),
+        successor: None,
+        extra: Map::new(),
+    };
+    if carried_confirmation {
+        issue_prompt(&mut state, "continued", Actor::Agent, now);
+    } else if !input.await_confirmation {
+        issue_prompt(&mut state, "cli", Actor::Agent, now);
+    }
+    state.next_action = next_action(&state);
+    Ok(state)
+}
+
+/// Records the confirmation and produces the first prompt.
+fn issue_prompt(state: &mut CycleState, via: &str, by: Actor, now: &str) {
+    let new_repository = state.new_repository.as_ref().map(|r| (r.repository.as_str(), r.html_url.as_str()));
+    let prompt = text::prompt(&PromptInput {
+        question: &state.webgpt_question,
+        intent_brief: &state.intent_brief,
+        request: &state.request,
+        new_repository,
+    });
+    state.brief_confirmation = Some(BriefConfirmation { via: via.to_owned(), at: now.to_owned(), by });
+    state.outbox = Some(Outbox::new(OutboxKind::Prompt, prompt.clone(), now));
+    state.webgpt_prompt = Some(prompt);
+    state.status = Status::AwaitingWebgptPr;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{action} is not possible while the cycle is {status}: {hint}")]
+pub struct Refusal {
+    pub status: Status,
+    pub action: &'static str,
+    pub hint: String,
+}
+
+fn refuse(state: &CycleState, action: &'static str, hint: impl Into<String>) -> Refusal {
+    Refusal { status: state.status, action, hint: hint.into() }
+}
+
+/// Confirms a brief awaiting confirmation, optionally with edited wording.
+pub fn confirm_brief(
+    state: &mut CycleState,
+    edited: Option<(String, String)>,
+    via: &str,
+    by: Actor,
+    now: &str,
+) -> Result<(), ConfirmError> {
+    if state.status != Status::AwaitingBriefConfirmation {
+        return Err(refuse(state, "confirming the brief", "only a brief awaiting confirmation can be confirmed").into());
+    }
+    if let Some((question, brief_text)) = edited {
+        let question = question.trim();
+        if question.is_empty() {
+            return Err(ConfirmError::Start(StartError::EmptyQuestion));
+        }
+        let brief = Brief::parse(&brief_text).map_err(StartError::from)?;
+        state.webgpt_question = question.to_owned();
+        state.intent_brief = brief_text.trim().to_owned();
+        state.brief = Some(brief);
+    }
+    issue_prompt(state, via, by, now);
+    touch(state, now);
+    Ok(())
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfirmError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Start(#[from] StartError),
+}
+
+/// What happens when a test run is requested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestGate {
+    Proceed,
+    /// The cap is reached: record `BLOCKED_MAX_ITERATIONS`, touch nothing remote.
+    CapReached,
+}
+
+/// Checks a test run against status, binding and cap, in that order, before any network
+/// call. `human_override` is the control room's rerun, which may re-test a passed PR.
+pub fn gate_test(state: &CycleState, pr: &PrRef, human_override: bool) -> Result<TestGate, Refusal> {
+    let action = "testing a PR";
+    match state.status {
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {}
+        Status::ReadyToMerge if human_override => {}
+        Status::ReadyToMerge => {
+            return Err(refuse(
+                state,
+                action,
+                "the last run passed; review and merge the PR yourself, or rerun from `forgeloop tui` to re-test it",
+            ));
+        }
+        Status::AwaitingBriefConfirmation => {
+            return Err(refuse(
+                state,
+                action,
+                "the brief must be confirmed first (forgeloop tui, or forgeloop confirm on a terminal)",
+            ));
+        }
+        Status::BlockedMaxIterations => {
+            return Err(refuse(
+                state,
+                action,
+                "the iteration cap is reached; stop and report, a person may raise it with `forgeloop extend`",
+            ));
+        }
+        Status::Aborted | Status::Superseded => {
+            return Err(refuse(state, action, "the cycle is finished; start a new one with forge --request"));
+        }
+        _ => {
+            return Err(refuse(
+                state,
+                action,
+                "the cycle is blocked; stop and report, a person may lift it with `forgeloop unblock`",
+            ));
+        }
+    }
+    check_binding(state, &pr.repo)?;
+    if state.iteration >= state.max_iterations {
+        return Ok(TestGate::CapReached);
+    }
+    Ok(TestGate::Proceed)
+}
+
+/// SPEC §3 rule 4: once bound, a cycle only ever touches its own repository.
+pub fn check_binding(state: &CycleState, repo: &RepoName) -> Result<(), Refusal> {
+    match &state.repository {
+        Some(bound) if !bound.eq_ignore_ascii_case(&repo.full_name()) => Err(refuse(
+            state,
+            "using a PR of another repository",
+            format!(
+                "this cycle is bound to {bound:?} and {} is not it; the pull request repository does not match the task's project binding",
+                repo.full_name()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub fn reach_cap(state: &mut CycleState, pr: &PrRef, now: &str) {
+    state.blocked_from = Some(state.status);
+    state.status = Status::BlockedMaxIterations;
+    state.pr_ref = Some(pr.shorthand());
+    touch(state, now);
+}
+
+/// The PR is closed or merged: nothing is tested or posted.
+pub fn pr_closed(state: &mut CycleState, pr: &PrRef, why: &str, now: &str) {
+    state.blocked_from = Some(state.status);
+    state.status = Status::BlockedPrClosed;
+    state.pr_ref = Some(pr.shorthand());
+    state.last_error = Some(why.to_owned());
+    touch(state, now);
+}
+
+/// A completed run (pass or fail) counts as an iteration and resets the infra counter.
+pub fn record_run(state: &mut CycleState, pr: &PrRef, report: Report, summary: RunSummary, now: &str) {
+    state.iteration = state.iteration.saturating_add(1);
+    state.infra_failures = 0;
+    state.last_error = None;
+    state.pr_ref = Some(pr.shorthand());
+    state.head_sha = Some(report.head_sha.clone());
+    if state.repository.is_none() {
+        state.repository = Some(pr.repo.key());
+    }
+    state.followups = 0;
+    match report.status {
+        TestStatus::Passed => {
+            state.status = Status::ReadyToMerge;
+            state.webgpt_handoff = Some(String::new());
+            state.outbox = None;
+        }
+        TestStatus::Failed => {
+            let handoff = text::handoff(&report.comment_markdown);
+            state.status = Status::AwaitingWebgptFix;
+            state.outbox = Some(Outbox::new(OutboxKind::Handoff, handoff.clone(), now));
+            state.webgpt_handoff = Some(handoff);
+        }
+    }
+    state.history.push(summary);
+    state.report = Some(report);
+    touch(state, now);
+}
+
+/// A run that could not complete: status unchanged, unless it keeps happening.
+pub fn record_infra_failure(state: &mut CycleState, message: &str, now: &str) {
+    state.infra_failures = state.infra_failures.saturating_add(1);
+    state.last_error = Some(message.to_owned());
+    if state.infra_failures >= INFRA_FAILURE_LIMIT && !state.status.is_blocked() && !state.status.is_final() {
+        state.blocked_from = Some(state.status);
+        state.status = Status::BlockedInfra;
+    }
+    touch(state, now);
+}
+
+pub fn abort(state: &mut CycleState, reason: &str, by: Actor, now: &str) -> Result<(), Refusal> {
+    if state.status.is_final() {
+        return Err(refuse(state, "aborting", "the cycle has already ended"));
+    }
+    state.abort = Some(AbortInfo { reason: reason.to_owned(), at: now.to_owned(), by });
+    state.status = Status::Aborted;
+    touch(state, now);
+    Ok(())
+}
+
+pub fn block(state: &mut CycleState, status: Status, reason: &str, now: &str) -> Result<(), Refusal> {
+    if !status.is_blocked() {
+        return Err(refuse(state, "blocking", format!("{status} is not a BLOCKED_* status")));
+    }
+    if state.status.is_final() || state.status.is_blocked() {
+        return Err(refuse(state, "blocking", "only a live, unblocked cycle can be blocked"));
+    }
+    state.blocked_from = Some(state.status);
+    state.status = status;
+    state.last_error = Some(reason.to_owned());
+    touch(state, now);
+    Ok(())
+}
+
+/// Lifts a block (not the cap, which is raised with `extend`).
+pub fn unblock(state: &mut CycleState, now: &str) -> Result<Status, Refusal> {
+    if !state.status.is_unblockable() {
+        let hint = if state.status == Status::BlockedMaxIterations {
+            "raise the cap with `forgeloop extend --by N` instead"
+        } else {
+            "only a BLOCKED_* cycle can be unblocked"
+        };
+        return Err(refuse(state, "unblocking", hint));
+    }
+    let from = state.status;
+    state.status = resume_status(state);
+    state.blocked_from = None;
+    state.infra_failures = 0;
+    state.last_error = None;
+    if from == Status::BlockedNoPr {
+        state.followups = 0;
+    }
+    touch(state, now);
+    Ok(from)
+}
+
+fn resume_status(state: &CycleState) -> Status {
+    match state.blocked_from {
+        Some(status) if !status.is_blocked() && !status.is_final() => status,
+        _ if state.brief_confirmation.is_none() => Status::AwaitingBriefConfirmation,
+        _ if state.report.is_some() => Status::AwaitingWebgptFix,
+        _ => Status::AwaitingWebgptPr,
+    }
+}
+
+/// Raises the cap; a cycle blocked by the cap resumes where it was.
+pub fn extend(state: &mut CycleState, by: u32, now: &str) -> Result<(), Refusal> {
+    if by == 0 {
+        return Err(refuse(state, "extending the cap", "--by must be at least 1"));
+    }
+    if state.status.is_final() {
+        return Err(refuse(state, "extending the cap", "the cycle has already ended"));
+    }
+    state.max_iterations = state.max_iterations.saturating_add(by);
+    if state.status == Status::BlockedMaxIterations {
+        state.status = resume_status(state);
+        state.blocked_from = None;
+    }
+    touch(state, now);
+    Ok(())
+}
+
+/// Marks a cycle as continued elsewhere (`forge --request --continue-from`).
+pub fn supersede(state: &mut CycleState, successor: &str, now: &str) -> Result<(), Refusal> {
+    if state.status.is_final() {
+        return Err(refuse(state, "continuing this cycle", "it has already ended"));
+    }
+    state.status = Status::Superseded;
+    state.successor = Some(successor.to_owned());
+    touch(state, now);
+    Ok(())
+}
+
+/// Marks the outbox message as typed into the chat; refused the second time.
+pub fn mark_sent(state: &mut CycleState, now: &str) -> Result<Outbox, SentError> {
+    let Some(outbox) = state.outbox.as_mut() else {
+        return Err(SentError::Nothing);
+    };
+    if let Some(at) = &outbox.sent_at {
+        return Err(SentError::AlreadySent { at: at.clone(), sha256: outbox.sha256.clone() });
+    }
+    outbox.sent_at = Some(now.to_owned());
+    let sent = outbox.clone();
+    touch(state, now);
+    Ok(sent)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SentError {
+    #[error("there is no message to send for this cycle")]
+    Nothing,
+    #[error("this message (sha256 {sha256}) was already recorded as sent at {at}; do not send it again")]
+    AlreadySent { at: String, sha256: String },
+}
+
+fn touch(state: &mut CycleState, now: &str) {
+    state.updated_at = Some(now.to_owned());
+    state.next_action = next_action(state);
+}
+
+/// The `next_action` sentence stored in the state (the reference tool's field). The
+/// `next` command gives the full structured answer.
+pub fn next_action(state: &CycleState) -> String {
+    match state.status {
+        Status::AwaitingBriefConfirmation => {
+            "Wait for a person to confirm the delegation brief (forgeloop tui, or forgeloop confirm on a terminal); `forgeloop wait` returns when it changes.".into()
+        }
+        Status::AwaitingWebgptPr if state.iteration == 0 && state.repository.is_none() => {
+            "Check or establish the repository's ChatGPT Project and attach it (forgeloop project lookup/bind/attach), then send the prompt inside that Project and wait for a PR URL.".into()
+        }
+        Status::AwaitingWebgptPr => "Send the prompt to WebGPT in the cycle's conversation and wait for a PR URL.".into(),
+        Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
+            "The iteration cap is reached: do not send the handoff; stop and report to the user.".into()
+        }
+        Status::AwaitingWebgptFix => {
+            "Send the failure handoff to WebGPT in the same conversation and ask it to update the PR.".into()
+        }
+        Status::ReadyToMerge => "Review branch protection and merge the PR yourself; forgeloop never merges.".into(),
+        Status::BlockedMaxIterations => {
+            "Stop: max_iterations was reached. Report to the user; only a person can raise the cap.".into()
+        }
+        Status::Aborted => "Nothing: the cycle was aborted.".into(),
+        Status::Superseded => "Nothing: the cycle continues in its successor state.".into(),
+        status => format!("Stop and report {status} to the user; a person must resolve it and run `forgeloop unblock`."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::pr_ref::{WebHosts, parse_pr_ref};
+    use crate::domain::report::CommandResult;
+
+    const BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
+    const QUESTION: &str = "Implement dark mode in the existing web app, open a PR, and report its URL.";
+    const NOW: &str = "2026-11-29T12:00:00Z";
+
+    fn new_cycle(max: u32) -> NewCycle<'static> {
+        NewCycle {
+            request: "Add dark mode",
+            webgpt_question: Some(QUESTION),
+            intent_brief: Some(BRIEF),
+            max_iterations: max,
+            task_space: "webgpt-orchestrator:cycle".into(),
+            await_confirmation: false,
+            new_repository: None,
+            carry: None,
+        }
+    }
+
+    fn pr(text: &str) -> PrRef {
+        parse_pr_ref(text, &WebHosts::default()).unwrap()
+    }
+
+    fn report(status: TestStatus) -> (Report, RunSummary) {
+        let report = Report {
+            status,
+            repository: "acme/widget".into(),
+            pull_request: 42,
+            head_sha: "e".repeat(40),
+            commands: vec![CommandResult {
+                argv: vec!["pytest".into()],
+                exit_code: Some(if status == TestStatus::Passed { 0 } else { 1 }),
+                duration_seconds: 0.1,
+                timed_out: false,
+                signal: None,
+                not_run: false,
+            }],
+            comment_markdown: "## Forge Loop PR test: X".into(),
+            failure_output: None,
+            comment_published: false,
+            head_repository: None,
+            timed_out: false,
+            log_path: None,
+            environment: None,
+            comment_url: None,
+            comment_error: None,
+            extra: Map::new(),
+        };
+        let summary = RunSummary {
+            iteration: 0,
+            pr: "acme/widget#42".into(),
+            head_sha: "e".repeat(40),
+            status,
+            started_at: NOW.into(),
+            finished_at: NOW.into(),
+            duration_seconds: 0.1,
+            actor: Actor::Agent,
+            log_path: None,
+            report_path: None,
+            comment_url: None,
+        };
+        (report, summary)
+    }
+
+    #[test]
+    fn reference_f8_f9_f10_f21_start() {
+        let state = start(new_cycle(5), NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingWebgptPr);
+        assert_eq!(state.request, "Add dark mode");
+        assert_eq!(state.iteration, 0);
+        assert_eq!(state.max_iterations, 5);
+        assert_eq!(state.intent_brief, BRIEF);
+        assert_eq!(state.webgpt_question, QUESTION);
+        assert!(state.next_action.contains("Project"));
+        let prompt = state.webgpt_prompt.as_deref().unwrap();
+        assert!(prompt.contains(&format!("## Confirmed user intent\n{BRIEF}")));
+        assert_eq!(state.outbox.as_ref().unwrap().text, prompt);
+        assert_eq!(state.brief_confirmation.as_ref().unwrap().via, "cli");
+    }
+
+    #[test]
+    fn reference_f19_f20_f23_validation_order() {
+        let mut input = new_cycle(5);
+        input.intent_brief = Some("   ");
+        input.webgpt_question = None;
+        assert!(start(input, NOW).unwrap_err().to_string().contains("intent brief"));
+        let mut input = new_cycle(5);
+        input.webgpt_question = Some("   ");
+        assert!(start(input, NOW).unwrap_err().to_string().contains("WebGPT question"));
+        assert!(start(new_cycle(0), NOW).unwrap_err().to_string().contains("max_iterations"));
+        let mut input = new_cycle(5);
+        input.request = "  ";
+        assert_eq!(start(input, NOW).unwrap_err(), StartError::EmptyRequest);
+        let mut input = new_cycle(5);
+        input.intent_brief = Some("Goal: only a goal");
+        let err = start(input, NOW).unwrap_err();
+        assert!(err.is_unconfirmed_delegation());
+        assert!(err.to_string().contains("Validation"));
+    }
+
+    #[test]
+    fn awaiting_confirmation_has_no_prompt_until_confirmed() {
+        let mut input = new_cycle(5);
+        input.await_confirmation = true;
+        let mut state = start(input, NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingBriefConfirmation);
+        assert!(state.webgpt_prompt.is_none() && state.outbox.is_none());
+        assert!(gate_test(&state, &pr("acme/widget#1"), false).is_err());
+        let edited = BRIEF.replace("add dark mode", "add a dark theme");
+        confirm_brief(&mut state, Some((QUESTION.into(), edited)), "tui", Actor::Human, NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingWebgptPr);
+        assert_eq!(state.brief.as_ref().unwrap().goal, "add a dark theme.");
+        assert!(state.webgpt_prompt.as_deref().unwrap().contains("add a dark theme"));
+        assert_eq!(state.brief_confirmation.as_ref().unwrap().by, Actor::Human);
+        assert!(confirm_brief(&mut state, None, "tui", Actor::Human, NOW).is_err());
+    }
+
+    #[test]
+    fn reference_f24_cap_then_blocked() {
+        let mut state = start(new_cycle(1), NOW).unwrap();
+        let pr = pr("acme/widget#42");
+        assert_eq!(gate_test(&state, &pr, false), Ok(TestGate::Proceed));
+        let (report, summary) = report(TestStatus::Failed);
+        record_run(&mut state, &pr, report, summary, NOW);
+        assert_eq!(state.status, Status::AwaitingWebgptFix);
+        assert_eq!(state.iteration, 1);
+        assert!(state.webgpt_handoff.as_deref().unwrap().contains("PR_URL: <url>"));
+        assert!(!state.report.as_ref().unwrap().comment_markdown.contains("PR_URL"));
+        assert_eq!(gate_test(&state, &pr, false), Ok(TestGate::CapReached));
+        reach_cap(&mut state, &pr, NOW);
+        assert_eq!(state.status, Status::BlockedMaxIterations);
+        assert!(state.next_action.contains("max_iterations"));
+        assert!(gate_test(&state, &pr, false).is_err());
+        extend(&mut state, 2, NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingWebgptFix);
+        assert_eq!(state.max_iterations, 3);
+        assert_eq!(gate_test(&state, &pr, false), Ok(TestGate::Proceed));
+    }
+
+    #[test]
+    fn reference_f11_pass_reaches_the_merge_gate_and_binds() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        let pr = pr("acme/widget#42");
+        let (report, summary) = report(TestStatus::Passed);
+        record_run(&mut state, &pr, report, summary, NOW);
+        assert_eq!(state.status, Status::ReadyToMerge);
+        assert!(state.next_action.contains("merge"));
+        assert_eq!(state.repository.as_deref(), Some("acme/widget"));
+        assert_eq!(state.webgpt_handoff.as_deref(), Some(""));
+        let refusal = gate_test(&state, &pr, false).unwrap_err();
+        assert!(refusal.hint.contains("merge"));
+        assert_eq!(gate_test(&state, &pr, true), Ok(TestGate::Proceed));
+    }
+
+    #[test]
+    fn reference_f1_binding_refuses_other_repositories_case_insensitively() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        state.repository = Some("acme/widget".into());
+        let err = gate_test(&state, &pr("acme/other#1"), false).unwrap_err();
+        assert!(err.to_string().contains("repository"));
+        assert_eq!(gate_test(&state, &pr("ACME/Widget#3"), false), Ok(TestGate::Proceed));
+        state.repository = Some(String::new());
+        assert!(gate_test(&state, &pr("acme/widget#3"), false).is_err());
+    }
+
+    #[test]
+    fn binding_is_checked_before_the_cap() {
+        let mut state = start(new_cycle(1), NOW).unwrap();
+        state.iteration = 1;
+        state.repository = Some("acme/widget".into());
+        assert!(gate_test(&state, &pr("acme/other#1"), false).is_err());
+    }
+
+    #[test]
+    fn infra_failures_block_after_three_and_a_run_resets_them() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        record_infra_failure(&mut state, "fetch failed", NOW);
+        record_infra_failure(&mut state, "fetch failed", NOW);
+        assert_eq!(state.status, Status::AwaitingWebgptPr);
+        assert_eq!(state.iteration, 0);
+        let (report, summary) = report(TestStatus::Failed);
+        record_run(&mut state, &pr("acme/widget#42"), report, summary, NOW);
+        assert_eq!(state.infra_failures, 0);
+        for _ in 0..3 {
+            record_infra_failure(&mut state, "GitHub unreachable", NOW);
+        }
+        assert_eq!(state.status, Status::BlockedInfra);
+        assert_eq!(state.blocked_from, Some(Status::AwaitingWebgptFix));
+        assert_eq!(unblock(&mut state, NOW), Ok(Status::BlockedInfra));
+        assert_eq!(state.status, Status::AwaitingWebgptFix);
+        assert_eq!(state.infra_failures, 0);
+    }
+
+    #[test]
+    fn every_blocked_or_final_status_refuses_a_test_run() {
+        let base = start(new_cycle(5), NOW).unwrap();
+        for status in Status::ALL {
+            let mut state = base.clone();
+            state.status = status;
+            let allowed = matches!(status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix);
+            assert_eq!(gate_test(&state, &pr("acme/widget#1"), false).is_ok(), allowed, "{status}");
+            assert!(!state.next_action.is_empty() || next_action(&state).len() > 10);
+        }
+    }
+
+    #[test]
+    fn abort_block_unblock_and_supersede_rules() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        assert!(block(&mut state, Status::ReadyToMerge, "x", NOW).is_err());
+        block(&mut state, Status::BlockedModelUnavailable, "6 Pro missing", NOW).unwrap();
+        assert!(block(&mut state, Status::BlockedInfra, "again", NOW).is_err());
+        assert_eq!(unblock(&mut state, NOW), Ok(Status::BlockedModelUnavailable));
+        assert_eq!(state.status, Status::AwaitingWebgptPr);
+        assert!(unblock(&mut state, NOW).is_err());
+        abort(&mut state, "user changed their mind", Actor::Human, NOW).unwrap();
+        assert_eq!(state.status, Status::Aborted);
+        assert!(abort(&mut state, "again", Actor::Human, NOW).is_err());
+        assert!(extend(&mut state, 1, NOW).is_err());
+        assert!(supersede(&mut state, "/x.json", NOW).is_err());
+    }
+
+    #[test]
+    fn continuation_carries_the_count_the_cap_and_the_binding() {
+        let mut old = start(new_cycle(4), NOW).unwrap();
+        old.iteration = 3;
+        old.repository = Some("acme/widget".into());
+        let carry = Carry::from_state(&old, "/c/old.json".into());
+        let mut input = new_cycle(99);
+        input.webgpt_question = None;
+        input.intent_brief = None;
+        input.carry = Some(carry);
+        let state = start(input, NOW).unwrap();
+        assert_eq!((state.iteration, state.max_iterations), (3, 4));
+        assert_eq!(state.repository.as_deref(), Some("acme/widget"));
+        assert_eq!(state.status, Status::AwaitingWebgptPr);
+        assert_eq!(state.brief_confirmation.as_ref().unwrap().via, "continued");
+        assert_eq!(state.predecessor.as_deref(), Some("/c/old.json"));
+        supersede(&mut old, "/c/new.json", NOW).unwrap();
+        assert_eq!(old.status, Status::Superseded);
+    }
+
+    #[test]
+    fn sent_is_recorded_once() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        let sent = mark_sent(&mut state, NOW).unwrap();
+        assert_eq!(sent.kind, OutboxKind::Prompt);
+        assert!(matches!(mark_sent(&mut state, NOW), Err(SentError::AlreadySent { .. })));
+    }
+}

@@ -1,0 +1,13 @@
+//! The pure core: no I/O, no clock, no network. Everything here is decided from its
+//! arguments, so it is tested exhaustively with plain unit tests.
+
+pub mod brief;
+pub mod commands;
+pub mod machine;
+pub mod pr_ref;
+pub mod report;
+pub mod secret_names;
+pub mod state;
+pub mod status;
+pub mod task_space;
+pub mod text;

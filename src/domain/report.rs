@@ -1,0 +1,120 @@
+//! The test report (SPEC §5.2.7): the reference tool's fields plus what makes a verdict
+//! reproducible. Unknown keys survive a rewrite like everywhere else.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TestStatus {
+    #[serde(rename = "TEST_PASSED")]
+    Passed,
+    #[serde(rename = "TEST_FAILED")]
+    Failed,
+}
+
+impl TestStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TestStatus::Passed => "TEST_PASSED",
+            TestStatus::Failed => "TEST_FAILED",
+        }
+    }
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// One command of a run. `exit_code` is negative when a signal ended the process (as in the
+/// reference tool) and null when it timed out or was not run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandResult {
+    pub argv: Vec<String>,
+    pub exit_code: Option<i32>,
+    pub duration_seconds: f64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub timed_out: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub not_run: bool,
+}
+
+impl CommandResult {
+    pub fn passed(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out && !self.not_run
+    }
+
+    pub fn not_run(argv: Vec<String>) -> Self {
+        CommandResult { argv, exit_code: None, duration_seconds: 0.0, timed_out: false, signal: None, not_run: true }
+    }
+}
+
+/// What produced a verdict, so that a result can be reproduced and trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Environment {
+    pub forgeloop_version: String,
+    pub libgit2_version: String,
+    pub os: String,
+    pub commands_sha256: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_sha: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub status: TestStatus,
+    pub repository: String,
+    pub pull_request: u64,
+    pub head_sha: String,
+    pub commands: Vec<CommandResult>,
+    pub comment_markdown: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_output: Option<String>,
+    #[serde(default)]
+    pub comment_published: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_repository: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub timed_out: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_error: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A 40-hex commit id, compared case-insensitively and stored lowercase.
+pub fn normalize_sha(sha: &str) -> Option<String> {
+    (sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit())).then(|| sha.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha_normalization() {
+        assert_eq!(normalize_sha(&"A".repeat(40)), Some("a".repeat(40)));
+        assert_eq!(normalize_sha(&"a".repeat(39)), None);
+        assert_eq!(normalize_sha(&"g".repeat(40)), None);
+    }
+
+    #[test]
+    fn a_reference_report_reads_and_keeps_unknown_keys() {
+        let text = r#"{"status":"TEST_FAILED","repository":"acme/widget","pull_request":7,"head_sha":"cccccccccccccccccccccccccccccccccccccccc",
+            "commands":[{"argv":["pytest","-q"],"exit_code":1,"duration_seconds":0.02}],"comment_markdown":"x","failure_output":"boom",
+            "comment_published":true,"custom":{"keep":1}}"#;
+        let report: Report = serde_json::from_str(text).unwrap();
+        assert_eq!(report.status, TestStatus::Failed);
+        assert!(!report.commands[0].passed());
+        let back = serde_json::to_value(&report).unwrap();
+        assert_eq!(back["custom"]["keep"], 1);
+        assert_eq!(back["comment_published"], true);
+    }
+}

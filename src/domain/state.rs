@@ -1,0 +1,322 @@
+//! The cycle state document (SPEC §3). Field names of the reference tool are kept so its
+//! files load; keys forgeloop does not know are carried through every rewrite in `extra`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::brief::Brief;
+use super::commands::CommandsProfile;
+use super::report::{Report, TestStatus};
+use super::status::Status;
+
+/// Written into every state forgeloop saves; reference-tool files have none (version 0).
+pub const SCHEMA_VERSION: u32 = 1;
+pub const DEFAULT_MAX_ITERATIONS: u32 = 5;
+/// Consecutive runs that could not complete before the cycle is `BLOCKED_INFRA`.
+pub const INFRA_FAILURE_LIMIT: u32 = 3;
+
+fn default_max_iterations() -> u32 {
+    DEFAULT_MAX_ITERATIONS
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Who performed an action; human-only actions must say `human`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    Agent,
+    Human,
+    System,
+}
+
+impl Actor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Agent => "agent",
+            Actor::Human => "human",
+            Actor::System => "system",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BriefConfirmation {
+    /// How it was confirmed: `cli` (the coordinator confirmed it in its own chat), `tui`,
+    /// `terminal` (`forgeloop confirm`), `continued` (carried from a predecessor), `demo`.
+    pub via: String,
+    pub at: String,
+    pub by: Actor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutboxKind {
+    Prompt,
+    Handoff,
+    Followup,
+}
+
+/// The message the coordinator must type into the chat next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outbox {
+    pub kind: OutboxKind,
+    pub text: String,
+    pub sha256: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub sent_at: Option<String>,
+}
+
+impl Outbox {
+    pub fn new(kind: OutboxKind, text: String, now: &str) -> Self {
+        let sha256 = sha256_hex(text.as_bytes());
+        Outbox { kind, text, sha256, created_at: now.to_owned(), sent_at: None }
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// One line of run history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub iteration: u32,
+    pub pr: String,
+    pub head_sha: String,
+    pub status: TestStatus,
+    pub started_at: String,
+    pub finished_at: String,
+    pub duration_seconds: f64,
+    pub actor: Actor,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbortInfo {
+    pub reason: String,
+    pub at: String,
+    pub by: Actor,
+}
+
+/// A repository forgeloop provisioned for the cycle (`--new-repo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewRepository {
+    pub repository: String,
+    pub html_url: String,
+    pub private: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleState {
+    #[serde(default)]
+    pub schema_version: u32,
+    pub status: Status,
+    pub request: String,
+    #[serde(default)]
+    pub intent_brief: String,
+    #[serde(default)]
+    pub webgpt_question: String,
+    #[serde(default)]
+    pub pr_ref: Option<String>,
+    #[serde(default)]
+    pub iteration: u32,
+    #[serde(default = "default_max_iterations")]
+    pub max_iterations: u32,
+    #[serde(default)]
+    pub task_space: String,
+    #[serde(default)]
+    pub next_action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webgpt_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webgpt_handoff: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brief: Option<Brief>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brief_confirmation: Option<BriefConfirmation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_sha: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<CommandsProfile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<RunSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outbox: Option<Outbox>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub followups: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub infra_failures: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_from: Option<Status>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort: Option<AbortInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_repository: Option<NewRepository>,
+    /// The state this one continues (absolute path), and the one that continued it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predecessor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error("the state file is empty")]
+    Empty,
+    #[error("the state file is not valid UTF-8")]
+    NotUtf8,
+    #[error("the state file is not valid JSON: {0}")]
+    Json(String),
+    #[error("the state file must hold a JSON object, found {0}")]
+    NotAnObject(&'static str),
+    #[error("the state file is not a forgeloop cycle state: {0}")]
+    Invalid(String),
+    #[error("the state file was written by a newer forgeloop (schema_version {0}); upgrade forgeloop")]
+    Newer(u32),
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl CycleState {
+    /// Parses a state file's bytes; every failure is a typed error, never a panic.
+    pub fn from_bytes(bytes: &[u8]) -> Result<CycleState, StateError> {
+        let text = std::str::from_utf8(bytes).map_err(|_| StateError::NotUtf8)?;
+        if text.trim().is_empty() {
+            return Err(StateError::Empty);
+        }
+        let value: Value = serde_json::from_str(text).map_err(|e| StateError::Json(e.to_string()))?;
+        CycleState::from_value(value)
+    }
+
+    pub fn from_value(value: Value) -> Result<CycleState, StateError> {
+        if !value.is_object() {
+            return Err(StateError::NotAnObject(kind_of(&value)));
+        }
+        let state: CycleState = serde_json::from_value(value).map_err(|e| StateError::Invalid(e.to_string()))?;
+        if state.schema_version > SCHEMA_VERSION {
+            return Err(StateError::Newer(state.schema_version));
+        }
+        Ok(state)
+    }
+
+    /// Pretty JSON with a trailing newline, as the reference tool writes it.
+    pub fn to_json(&self) -> String {
+        let mut state = self.clone();
+        state.schema_version = SCHEMA_VERSION;
+        let mut text = serde_json::to_string_pretty(&state).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    pub fn outbox_pending(&self) -> Option<&Outbox> {
+        self.outbox.as_ref().filter(|o| o.sent_at.is_none())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_state_loads_and_unknown_keys_survive() {
+        let text = r#"{"status":"AWAITING_WEBGPT_PR","request":"Fix widget","intent_brief":"b","webgpt_question":"q",
+            "pr_ref":null,"iteration":0,"max_iterations":5,"task_space":"webgpt-orchestrator:x","next_action":"n",
+            "webgpt_prompt":"p","custom":{"keep":true},"zzz":[1,2]}"#;
+        let state = CycleState::from_bytes(text.as_bytes()).unwrap();
+        assert_eq!(state.schema_version, 0);
+        assert_eq!(state.status, Status::AwaitingWebgptPr);
+        let back: Value = serde_json::from_str(&state.to_json()).unwrap();
+        assert_eq!(back["custom"]["keep"], true);
+        assert_eq!(back["zzz"], serde_json::json!([1, 2]));
+        assert_eq!(back["schema_version"], SCHEMA_VERSION);
+        assert_eq!(back["pr_ref"], Value::Null);
+    }
+
+    #[test]
+    fn minimal_reference_state_gets_defaults() {
+        let state = CycleState::from_bytes(br#"{"status":"AWAITING_WEBGPT_FIX","request":"r"}"#).unwrap();
+        assert_eq!(state.iteration, 0);
+        assert_eq!(state.max_iterations, DEFAULT_MAX_ITERATIONS);
+    }
+
+    #[test]
+    fn malformed_states_are_typed_errors() {
+        let cases: &[(&[u8], fn(&StateError) -> bool)] = &[
+            (b"", |e| matches!(e, StateError::Empty)),
+            (b"  \n", |e| matches!(e, StateError::Empty)),
+            (b"\xff\xfe{}", |e| matches!(e, StateError::NotUtf8)),
+            (b"{\"status\":", |e| matches!(e, StateError::Json(_))),
+            (b"[1,2]", |e| matches!(e, StateError::NotAnObject("an array"))),
+            (b"null", |e| matches!(e, StateError::NotAnObject("null"))),
+            (br#"{"status":"AWAITING_WEBGPT_PR","request":"r","iteration":null}"#, |e| {
+                matches!(e, StateError::Invalid(_))
+            }),
+            (br#"{"status":"AWAITING_WEBGPT_PR","request":"r","iteration":-1}"#, |e| {
+                matches!(e, StateError::Invalid(_))
+            }),
+            (br#"{"status":"AWAITING_WEBGPT_PR","request":"r","iteration":"2"}"#, |e| {
+                matches!(e, StateError::Invalid(_))
+            }),
+            (br#"{"status":"AWAITING_WEBGPT_PR"}"#, |e| matches!(e, StateError::Invalid(_))),
+            (br#"{"status":"NOPE","request":"r"}"#, |e| matches!(e, StateError::Invalid(_))),
+            (br#"{"status":"AWAITING_WEBGPT_PR","request":"r","repository":4}"#, |e| {
+                matches!(e, StateError::Invalid(_))
+            }),
+            (br#"{"status":"AWAITING_WEBGPT_PR","request":"r","schema_version":99}"#, |e| {
+                matches!(e, StateError::Newer(99))
+            }),
+        ];
+        for (bytes, expected) in cases {
+            let err = CycleState::from_bytes(bytes).unwrap_err();
+            assert!(expected(&err), "{:?} gave {err:?}", String::from_utf8_lossy(bytes));
+        }
+    }
+
+    #[test]
+    fn outbox_hash_is_the_text_sha256() {
+        let outbox = Outbox::new(OutboxKind::Prompt, "abc".into(), "t");
+        assert_eq!(outbox.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+}

@@ -1,0 +1,382 @@
+//! Text forgeloop hands to WebGPT and publishes on GitHub (SPEC §5.5).
+//!
+//! The structure (headings, `PR_URL: <url>` trailer, comment heading and hidden marker) is
+//! the reference tool's, so agents and humans used to it recognise it. Unlike the reference,
+//! nothing a test prints can escape its code block, break the command table, or pass for
+//! forgeloop's own marker.
+
+use super::report::{CommandResult, TestStatus};
+
+/// The trailer WebGPT is asked to end its reply with; `reply` looks for it.
+pub const PR_URL_PLACEHOLDER: &str = "PR_URL: <url>";
+pub const MARKER_PREFIX: &str = "<!-- webgpt-orchestrator:forge-loop";
+pub const COMMENT_HEADING: &str = "## Forge Loop PR test:";
+/// Default length of the failure tail shown in comments and handoffs.
+pub const FAILURE_TAIL_CHARS: usize = 6000;
+
+const PR_URL_REQUEST: &str = "End your reply with the pull request URL on its own line, exactly as `PR_URL: <url>`.";
+
+pub struct PromptInput<'a> {
+    pub question: &'a str,
+    pub intent_brief: &'a str,
+    pub request: &'a str,
+    /// `owner/repo` and its web URL when forgeloop provisioned the repository.
+    pub new_repository: Option<(&'a str, &'a str)>,
+}
+
+/// The first message of a cycle.
+pub fn prompt(input: &PromptInput<'_>) -> String {
+    let mut text = String::new();
+    if let Some((repo, url)) = input.new_repository {
+        text.push_str(&format!(
+            "Work in the existing repository {repo} ({url}), which was created for this task. Do not create a new repository.\n\n"
+        ));
+    }
+    text.push_str(
+        "Carry out the confirmed WebGPT question and user intent below with your GitHub connector: open a pull request and report its exact URL and head commit SHA. Do not merge it.\n\n",
+    );
+    text.push_str("## Confirmed WebGPT question\n");
+    text.push_str(input.question);
+    text.push_str("\n\n## Confirmed user intent\n");
+    text.push_str(input.intent_brief);
+    text.push_str("\n\n## Implementation request\n");
+    text.push_str(input.request);
+    text.push_str("\n\n");
+    text.push_str(PR_URL_REQUEST);
+    text
+}
+
+/// The message sent back after a failed run: the comment plus the chat-only trailer.
+pub fn handoff(comment_markdown: &str) -> String {
+    format!("{comment_markdown}\n\nPush a fix to the same pull request. {PR_URL_REQUEST}")
+}
+
+/// The one follow-up sent when a reply carried no usable PR reference.
+pub fn followup() -> String {
+    format!(
+        "I could not find a pull request in your last reply. If you opened one, reply with its URL on its own line as `{PR_URL_PLACEHOLDER}`. If you could not open one, reply `PR_URL: NOT_CREATED` and explain why."
+    )
+}
+
+/// Identifies forgeloop's own comment so a retry updates it instead of posting twice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    pub task_space: Option<String>,
+    pub iteration: Option<u32>,
+    pub head_sha: String,
+}
+
+impl Marker {
+    pub fn render(&self) -> String {
+        let mut text = String::from(MARKER_PREFIX);
+        if let Some(task_space) = &self.task_space {
+            text.push_str(" task-space=");
+            text.push_str(&marker_escape(task_space));
+        }
+        if let Some(iteration) = self.iteration {
+            text.push_str(&format!(" iteration={iteration}"));
+        }
+        text.push_str(" sha=");
+        text.push_str(&marker_escape(&self.head_sha));
+        text.push_str(" -->");
+        text
+    }
+
+    /// The marker of a comment body, recognised only as the body's first line, which only
+    /// forgeloop writes; anything inside the failure output is ignored.
+    pub fn find(body: &str) -> Option<Marker> {
+        let first = body.lines().next()?.trim_end();
+        let inner = first.strip_prefix(MARKER_PREFIX)?.strip_suffix("-->")?;
+        let mut marker = Marker { task_space: None, iteration: None, head_sha: String::new() };
+        for word in inner.split_whitespace() {
+            let (key, value) = word.split_once('=')?;
+            match key {
+                "task-space" => marker.task_space = Some(marker_unescape(value)?),
+                "iteration" => marker.iteration = Some(value.parse().ok()?),
+                "sha" => marker.head_sha = marker_unescape(value)?,
+                _ => {}
+            }
+        }
+        (!marker.head_sha.is_empty()).then_some(marker)
+    }
+}
+
+/// Percent-encodes everything outside a small safe set, so `-->` or spaces in a state file
+/// name can never end the HTML comment early.
+fn marker_escape(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b':' | b'-') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out.replace("--", "-%2D")
+}
+
+fn marker_unescape(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+pub struct CommentInput<'a> {
+    pub marker: &'a Marker,
+    pub status: TestStatus,
+    pub repository: &'a str,
+    pub pull_request: u64,
+    pub head_sha: &'a str,
+    pub commands: &'a [CommandResult],
+    pub failure_output: Option<&'a str>,
+    /// Where the full log is kept, e.g. "run log `3-0123456789ab.log` of cycle `x`".
+    pub log_hint: Option<&'a str>,
+}
+
+/// The PR comment. It never contains the chat-only `PR_URL` trailer.
+pub fn comment_markdown(input: &CommentInput<'_>) -> String {
+    let mut lines = vec![
+        input.marker.render(),
+        format!("{COMMENT_HEADING} {}", input.status.as_str()),
+        format!("- Repository: {}", code_span(input.repository)),
+        format!("- PR: {}", code_span(&format!("#{}", input.pull_request))),
+        format!("- Head SHA: {}", code_span(input.head_sha)),
+        String::new(),
+        "| Command | Exit | Duration |".to_owned(),
+        "|---|---:|---:|".to_owned(),
+    ];
+    for command in input.commands {
+        lines.push(format!(
+            "| {} | {} | {} |",
+            command.argv.iter().map(|part| table_cell(&code_span(part))).collect::<Vec<_>>().join(" "),
+            exit_cell(command),
+            if command.not_run { "-".to_owned() } else { format_duration(command.duration_seconds) },
+        ));
+    }
+    if let Some(output) = input.failure_output.filter(|o| !o.is_empty()) {
+        lines.push(String::new());
+        lines.push(match input.log_hint {
+            Some(hint) => format!("Failure output (redacted, last part; full log: {hint}):"),
+            None => "Failure output (redacted):".to_owned(),
+        });
+        let fence = fence_for(output);
+        lines.push(fence.clone());
+        lines.push(output.trim_end_matches('\n').to_owned());
+        lines.push(fence);
+    }
+    lines.join("\n")
+}
+
+fn exit_cell(command: &CommandResult) -> String {
+    if command.not_run {
+        "not run".to_owned()
+    } else if command.timed_out {
+        "timed out".to_owned()
+    } else {
+        match command.exit_code {
+            Some(code) => code.to_string(),
+            None => "?".to_owned(),
+        }
+    }
+}
+
+/// `0.25` → `0.25s`, `1.0` → `1.0s`: three decimals at most, at least one.
+pub fn format_duration(seconds: f64) -> String {
+    let fixed = format!("{:.3}", seconds.max(0.0));
+    let trimmed = fixed.trim_end_matches('0');
+    let trimmed = if trimmed.ends_with('.') { format!("{trimmed}0") } else { trimmed.to_owned() };
+    format!("{trimmed}s")
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    let mut longest = 0;
+    let mut current = 0;
+    for c in text.chars() {
+        if c == '`' {
+            current += 1;
+            longest = longest.max(current);
+        } else {
+            current = 0;
+        }
+    }
+    longest
+}
+
+/// A backtick fence longer than any backtick run in `text`, so the text cannot close it.
+pub fn fence_for(text: &str) -> String {
+    "`".repeat((longest_backtick_run(text) + 1).max(3))
+}
+
+/// An inline code span that survives backticks inside the text; newlines become spaces.
+pub fn code_span(text: &str) -> String {
+    let flat = text.replace(['\r', '\n'], " ");
+    let ticks = "`".repeat(longest_backtick_run(&flat) + 1);
+    let pad = if flat.starts_with('`') || flat.ends_with('`') { " " } else { "" };
+    format!("{ticks}{pad}{flat}{pad}{ticks}")
+}
+
+/// Escapes `|` so a cell cannot split the table row (GFM honours `\|` inside code spans).
+pub fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// The last `max_chars` characters of `text`, starting at a line boundary when one is near.
+pub fn failure_tail(text: &str, max_chars: usize) -> String {
+    let trimmed = text.trim();
+    let count = trimmed.chars().count();
+    if count <= max_chars {
+        return trimmed.to_owned();
+    }
+    let start = trimmed.char_indices().nth(count - max_chars).map_or(0, |(i, _)| i);
+    let tail = &trimmed[start..];
+    match tail.find('\n') {
+        Some(newline) if newline < tail.len() / 4 => tail[newline + 1..].to_owned(),
+        _ => tail.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUESTION: &str = "Implement dark mode in the existing web app, open a PR, and report its URL.";
+    const BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
+
+    fn prompt_for(new_repository: Option<(&str, &str)>) -> String {
+        prompt(&PromptInput { question: QUESTION, intent_brief: BRIEF, request: "Add dark mode", new_repository })
+    }
+
+    fn marker() -> Marker {
+        Marker { task_space: Some("webgpt-orchestrator:cycle".into()), iteration: Some(1), head_sha: "a".repeat(40) }
+    }
+
+    fn failing(output: &str) -> String {
+        let commands = vec![CommandResult {
+            argv: vec!["pytest".into(), "-q".into()],
+            exit_code: Some(1),
+            duration_seconds: 0.25,
+            timed_out: false,
+            signal: None,
+            not_run: false,
+        }];
+        comment_markdown(&CommentInput {
+            marker: &marker(),
+            status: TestStatus::Failed,
+            repository: "acme/widget",
+            pull_request: 42,
+            head_sha: &"a".repeat(40),
+            commands: &commands,
+            failure_output: Some(output),
+            log_hint: None,
+        })
+    }
+
+    #[test]
+    fn reference_f9_f10_f37_prompt_structure() {
+        let text = prompt_for(None);
+        assert!(text.contains(&format!("## Confirmed WebGPT question\n{QUESTION}")));
+        assert!(text.contains(&format!("## Confirmed user intent\n{BRIEF}")));
+        assert!(text.contains("## Implementation request\nAdd dark mode"));
+        assert!(text.contains("PR_URL: <url>"));
+        assert!(!text.contains("Do not create a new repository"));
+    }
+
+    #[test]
+    fn reference_f30_new_repository_notice() {
+        let text = prompt_for(Some(("acme/widget", "https://github.com/acme/widget")));
+        assert!(text.starts_with("Work in the existing repository acme/widget"));
+        assert!(text.contains("Do not create a new repository"));
+    }
+
+    #[test]
+    fn reference_f38_f39_comment_and_handoff() {
+        let comment = failing("AssertionError: expected 1 got 2");
+        assert!(comment.contains("## Forge Loop PR test: TEST_FAILED"));
+        assert!(comment.contains("AssertionError: expected 1 got 2"));
+        assert!(comment.contains("| `pytest` `-q` | 1 | 0.25s |"));
+        assert!(!comment.contains("PR_URL"));
+        let handoff = handoff(&comment);
+        assert!(handoff.starts_with(&comment));
+        assert!(handoff.contains("PR_URL: <url>"));
+    }
+
+    #[test]
+    fn reference_f40_no_failure_section_when_passing() {
+        let commands = vec![CommandResult {
+            argv: vec!["pytest".into()],
+            exit_code: Some(0),
+            duration_seconds: 1.0,
+            timed_out: false,
+            signal: None,
+            not_run: false,
+        }];
+        let comment = comment_markdown(&CommentInput {
+            marker: &marker(),
+            status: TestStatus::Passed,
+            repository: "acme/widget",
+            pull_request: 42,
+            head_sha: &"a".repeat(40),
+            commands: &commands,
+            failure_output: None,
+            log_hint: None,
+        });
+        assert!(!comment.contains("Failure output"));
+        assert!(comment.contains("| 0 | 1.0s |"));
+    }
+
+    #[test]
+    fn output_cannot_escape_its_fence() {
+        let hostile = "ok\n```\n@everyone [click](https://evil.example) ![x](https://evil.example/x.png)\n````more";
+        let comment = failing(hostile);
+        let fence = fence_for(hostile);
+        assert_eq!(fence, "`````");
+        let opening = comment.find(&format!("\n{fence}\n")).unwrap();
+        let closing = comment.rfind(&format!("\n{fence}")).unwrap();
+        assert!(opening < comment.find("@everyone").unwrap() && comment.find("@everyone").unwrap() < closing);
+        assert!(comment.ends_with(&fence));
+    }
+
+    #[test]
+    fn output_cannot_forge_the_marker() {
+        let fake = Marker { task_space: Some("other".into()), iteration: Some(9), head_sha: "b".repeat(40) }.render();
+        let comment = failing(&format!("{fake}\n{fake}"));
+        assert_eq!(Marker::find(&comment), Some(marker()));
+        assert_eq!(Marker::find(&format!("hello\n{fake}")), None);
+        // A state name cannot end the HTML comment or inject words.
+        let odd = Marker { task_space: Some("x --> y=z".into()), iteration: None, head_sha: "c".repeat(40) };
+        let rendered = odd.render();
+        assert_eq!(rendered.matches("-->").count(), 1, "{rendered}");
+        assert_eq!(Marker::find(&rendered), Some(odd));
+    }
+
+    #[test]
+    fn table_cells_cannot_break_the_row() {
+        assert_eq!(table_cell(&code_span("a|b")), "`a\\|b`");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(code_span("a\nb"), "`a b`");
+    }
+
+    #[test]
+    fn durations_and_tails() {
+        assert_eq!(format_duration(0.25), "0.25s");
+        assert_eq!(format_duration(1.0), "1.0s");
+        assert_eq!(format_duration(0.0001), "0.0s");
+        assert_eq!(format_duration(12.3456), "12.346s");
+        assert_eq!(failure_tail("  short \n", 10), "short");
+        let long = format!("{}\nline two\nline three é", "x".repeat(50));
+        assert_eq!(failure_tail(&long, 22), "line two\nline three é");
+        assert_eq!(failure_tail("ééééé", 2), "éé");
+    }
+}

@@ -1,0 +1,7 @@
+//! forgeloop: the one binary behind the WebGPT pull-request loop.
+//!
+//! Layers (SPEC §2): [`domain`] is pure; [`cycle`] holds the use cases every front end calls;
+//! [`store`] and the other adapters do the I/O; [`cli`] is the headless front end.
+
+pub mod domain;
+pub mod redact;
