@@ -1,0 +1,107 @@
+//! The optional config file (`$XDG_CONFIG_HOME/forgeloop/config.toml`). Unknown keys are
+//! errors, so a typo never silently turns a setting off.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub paths: PathsConfig,
+    #[serde(default)]
+    pub github: GithubConfig,
+    #[serde(default)]
+    pub tui: TuiConfig,
+    #[serde(default)]
+    pub mcp: McpConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathsConfig {
+    pub home: Option<PathBuf>,
+    pub registry: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GithubConfig {
+    /// REST API base, e.g. `https://ghe.example.com/api/v3`.
+    pub api: Option<String>,
+    /// A command (argv) that prints a token, tried after GH_TOKEN, GITHUB_TOKEN and `gh`.
+    pub token_command: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiConfig {
+    pub theme: Option<String>,
+    /// Extra directories of state files to watch.
+    #[serde(default)]
+    pub watch: Vec<PathBuf>,
+    #[serde(default)]
+    pub mouse: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// Repositories the MCP server may test besides those bound in the registry.
+    #[serde(default)]
+    pub allowed_repositories: Vec<String>,
+    /// Named command profiles (same formats as a commands file).
+    #[serde(default)]
+    pub profiles: BTreeMap<String, toml::Value>,
+}
+
+impl Config {
+    /// Loads `path`; a missing file is the default config only when it was not asked for.
+    pub fn load(path: &Path, explicit: bool) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(Config::default()),
+            Err(err) => return Err(Error::Config { path: path.to_path_buf(), reason: err.to_string() }),
+        };
+        toml::from_str(&text).map_err(|e| Error::Config { path: path.to_path_buf(), reason: e.to_string() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_section_and_refuses_typos() {
+        let text = r#"
+[paths]
+home = "/h"
+[github]
+api = "https://ghe.example.com/api/v3"
+token_command = ["pass", "show", "gh"]
+[tui]
+theme = "light"
+watch = ["/w"]
+[mcp]
+allowed_repositories = ["acme/widget"]
+[mcp.profiles.smoke]
+commands = [["git", "diff", "--check"]]
+"#;
+        let config: Config = toml::from_str(text).unwrap();
+        assert_eq!(config.github.token_command.as_deref().unwrap()[0], "pass");
+        assert!(config.mcp.profiles.contains_key("smoke"));
+        assert!(toml::from_str::<Config>("[github]\napi_url = \"x\"").is_err());
+    }
+
+    #[test]
+    fn missing_file_is_default_unless_explicit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope.toml");
+        assert_eq!(Config::load(&path, false).unwrap(), Config::default());
+        assert!(Config::load(&path, true).is_err());
+    }
+}

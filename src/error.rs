@@ -1,0 +1,122 @@
+//! The library's error type and its one mapping to the CLI contract: a `status` word, a
+//! message, optional details, and exit code 2 (SPEC §5).
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use crate::domain::commands::CommandsError;
+use crate::domain::machine::{ConfirmError, Refusal, SentError, StartError};
+use crate::domain::pr_ref::{PrRefError, RepoNameError};
+use crate::store::journal::JournalError;
+use crate::store::layout::LayoutError;
+use crate::store::lock::LockError;
+use crate::store::state_file::StateFileError;
+use crate::store::task_index::IndexError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Start(#[from] StartError),
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Sent(#[from] SentError),
+    #[error(
+        "a cycle state already exists at {0}; forgeloop never overwrites one (the cap cannot be reset). Use another --state name, or --continue-from to carry this cycle on"
+    )]
+    StateExists(PathBuf),
+    #[error(transparent)]
+    State(#[from] StateFileError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error(transparent)]
+    PrRef(#[from] PrRefError),
+    #[error(transparent)]
+    RepoName(#[from] RepoNameError),
+    #[error("cannot read the commands file {path}: {reason}")]
+    CommandsFile { path: PathBuf, reason: String },
+    #[error("invalid commands file {path}: {source}")]
+    Commands { path: PathBuf, source: CommandsError },
+    #[error(
+        "`forgeloop {0}` is a human-only action: run it yourself in a terminal (stdin is not a terminal), or use `forgeloop tui`"
+    )]
+    NotATerminal(&'static str),
+    #[error("not confirmed: nothing was changed")]
+    Declined,
+    #[error("timed out after {0} s waiting for the cycle to change")]
+    WaitTimeout(u64),
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+    #[error("invalid config {path}: {reason}")]
+    Config { path: PathBuf, reason: String },
+    #[error("cannot watch {path} for changes: {reason}")]
+    Watch { path: PathBuf, reason: String },
+}
+
+impl From<ConfirmError> for Error {
+    fn from(err: ConfirmError) -> Self {
+        match err {
+            ConfirmError::Refused(r) => Error::Refused(r),
+            ConfirmError::Start(s) => Error::Start(s),
+        }
+    }
+}
+
+impl Error {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io { context: context.into(), source }
+    }
+
+    /// The `status` word of the JSON error document; agents branch on it.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Error::Start(e) if e.is_unconfirmed_delegation() => "BLOCKED_DELEGATION_UNCONFIRMED",
+            Error::Refused(_) => "REFUSED",
+            Error::Sent(SentError::AlreadySent { .. }) => "ALREADY_SENT",
+            Error::Sent(SentError::Nothing) => "NOTHING_TO_SEND",
+            Error::StateExists(_) => "STATE_EXISTS",
+            Error::State(StateFileError::Invalid { .. } | StateFileError::TooLarge { .. }) => "INVALID_STATE",
+            Error::State(StateFileError::Missing(_)) => "NO_STATE",
+            Error::Lock(LockError::Busy { .. }) => "CYCLE_BUSY",
+            Error::Index(IndexError::Taken { .. }) => "TASK_SPACE_TAKEN",
+            Error::Journal(JournalError::Damaged { .. }) => "JOURNAL_DAMAGED",
+            Error::NotATerminal(_) => "NOT_A_TERMINAL",
+            Error::Declined => "DECLINED",
+            Error::WaitTimeout(_) => "TIMEOUT",
+            _ => "BLOCKED",
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        2
+    }
+
+    /// Extra machine-readable fields beside `status` and `error`.
+    pub fn details(&self) -> Map<String, Value> {
+        let mut map = Map::new();
+        match self {
+            Error::Lock(LockError::Busy { pid, .. }) => {
+                map.insert("pid".into(), json!(pid));
+            }
+            Error::Refused(refusal) => {
+                map.insert("cycle_status".into(), json!(refusal.status.as_str()));
+            }
+            Error::Index(IndexError::Taken { owner, .. }) => {
+                map.insert("owner".into(), json!(owner));
+            }
+            _ => {}
+        }
+        map
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,136 @@
+//! Where things live on disk (SPEC §2): the forgeloop home and a cycle's files.
+
+use std::path::{Path, PathBuf};
+
+use crate::domain::task_space;
+
+/// `<home>`: cycles, the task-space index, git mirrors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    pub fn new(root: PathBuf) -> Home {
+        Home { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn cycles_dir(&self) -> PathBuf {
+        self.root.join("cycles")
+    }
+
+    pub fn task_spaces_dir(&self) -> PathBuf {
+        self.root.join("task-spaces")
+    }
+
+    pub fn mirrors_dir(&self) -> PathBuf {
+        self.root.join("mirrors")
+    }
+
+    /// Resolves a `--state` value: a bare name (no `/`, no `.json`) is a cycle in the
+    /// cycles directory; anything else is a path, relative to the working directory.
+    pub fn resolve_state(&self, arg: &str) -> Result<PathBuf, LayoutError> {
+        let arg = arg.trim();
+        if arg.is_empty() {
+            return Err(LayoutError::Empty);
+        }
+        let is_bare = !arg.contains('/') && !arg.contains('\\') && !arg.ends_with(".json");
+        let path = if is_bare {
+            if arg == "." || arg == ".." {
+                return Err(LayoutError::BadName(arg.to_owned()));
+            }
+            self.cycles_dir().join(format!("{arg}.json"))
+        } else {
+            PathBuf::from(expand_tilde(arg))
+        };
+        let path = std::path::absolute(&path).map_err(|_| LayoutError::BadName(arg.to_owned()))?;
+        CyclePaths::new(path.clone())?;
+        Ok(path)
+    }
+}
+
+/// Paths written as `~/...` (home redacted away) point back into the home directory.
+pub fn expand_tilde(text: &str) -> String {
+    match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest).to_string_lossy().into_owned(),
+        _ => text.to_owned(),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("--state is empty")]
+    Empty,
+    #[error("{0:?} cannot be a state file name")]
+    BadName(String),
+    #[error("the state file may not end in .d or .lock (those names belong to a cycle's own files): {0}")]
+    Reserved(String),
+}
+
+/// A cycle's files: `NAME.json`, `NAME.lock`, and `NAME.d/{events.jsonl,runs/}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CyclePaths {
+    pub state: PathBuf,
+    pub stem: String,
+}
+
+impl CyclePaths {
+    pub fn new(state: PathBuf) -> Result<CyclePaths, LayoutError> {
+        let display = state.display().to_string();
+        let stem = task_space::stem(&state).ok_or_else(|| LayoutError::BadName(display.clone()))?;
+        if matches!(state.extension().and_then(|e| e.to_str()), Some("d" | "lock")) {
+            return Err(LayoutError::Reserved(display));
+        }
+        Ok(CyclePaths { state, stem })
+    }
+
+    pub fn task_space(&self) -> String {
+        task_space::task_space(&self.stem)
+    }
+
+    pub fn lock(&self) -> PathBuf {
+        self.state.with_extension("lock")
+    }
+
+    pub fn sidecar(&self) -> PathBuf {
+        self.state.with_extension("d")
+    }
+
+    pub fn journal(&self) -> PathBuf {
+        self.sidecar().join("events.jsonl")
+    }
+
+    pub fn runs(&self) -> PathBuf {
+        self.sidecar().join("runs")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_names_go_to_the_cycles_dir_and_paths_stay_paths() {
+        let home = Home::new(PathBuf::from("/h"));
+        assert_eq!(home.resolve_state("dark-mode").unwrap(), PathBuf::from("/h/cycles/dark-mode.json"));
+        assert_eq!(home.resolve_state("/tmp/c/x.json").unwrap(), PathBuf::from("/tmp/c/x.json"));
+        let relative = home.resolve_state("cycle.json").unwrap();
+        assert!(relative.is_absolute() && relative.ends_with("cycle.json"));
+        assert!(home.resolve_state("").is_err());
+        assert!(home.resolve_state("..").is_err());
+        assert!(home.resolve_state("/tmp/x.lock").is_err());
+    }
+
+    #[test]
+    fn cycle_files_sit_beside_the_state() {
+        let paths = CyclePaths::new(PathBuf::from("/c/add-dark-mode.json")).unwrap();
+        assert_eq!(paths.lock(), PathBuf::from("/c/add-dark-mode.lock"));
+        assert_eq!(paths.journal(), PathBuf::from("/c/add-dark-mode.d/events.jsonl"));
+        assert_eq!(paths.runs(), PathBuf::from("/c/add-dark-mode.d/runs"));
+        assert_eq!(paths.task_space(), "webgpt-orchestrator:add-dark-mode");
+    }
+}

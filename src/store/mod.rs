@@ -1,0 +1,9 @@
+//! File adapters: atomic writes, locks, the journal, the task-space index and the layout
+//! of a forgeloop home.
+
+pub mod atomic;
+pub mod journal;
+pub mod layout;
+pub mod lock;
+pub mod state_file;
+pub mod task_index;
