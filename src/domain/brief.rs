@@ -157,13 +157,13 @@ fn find_labels(text: &str) -> Vec<Mark> {
         } else {
             None
         };
-        if let Some((label_start, pos)) = candidate {
-            if let Some((field, content_start)) = match_label(text, pos) {
-                marks.push(Mark { field, label_start, content_start });
-                i = content_start;
-                at_line_start = false;
-                continue;
-            }
+        if let Some((label_start, pos)) = candidate
+            && let Some((field, content_start)) = match_label(text, pos)
+        {
+            marks.push(Mark { field, label_start, content_start });
+            i = content_start;
+            at_line_start = false;
+            continue;
         }
         at_line_start = bytes[i] == b'\n';
         i += 1;

@@ -4,6 +4,7 @@
 pub mod brief;
 pub mod commands;
 pub mod machine;
+pub mod next;
 pub mod pr_ref;
 pub mod report;
 pub mod secret_names;

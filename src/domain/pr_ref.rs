@@ -167,11 +167,12 @@ pub fn parse_pr_ref(input: &str, hosts: &WebHosts) -> Result<PrRef, PrRefError> 
     if let Some(rest) = strip_scheme(text) {
         return parse_url(text, rest, hosts);
     }
-    if let Some((repo, number)) = text.rsplit_once('#') {
-        if repo.contains('/') && !repo.contains(char::is_whitespace) {
-            let repo = RepoName::parse(repo)?;
-            return Ok(PrRef { repo, number: parse_number(number)? });
-        }
+    if let Some((repo, number)) = text.rsplit_once('#')
+        && repo.contains('/')
+        && !repo.contains(char::is_whitespace)
+    {
+        let repo = RepoName::parse(repo)?;
+        return Ok(PrRef { repo, number: parse_number(number)? });
     }
     Err(PrRefError::Unrecognized(input.to_owned()))
 }

@@ -123,8 +123,6 @@ pub struct NewRepository {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CycleState {
-    #[serde(default)]
-    pub schema_version: u32,
     pub status: Status,
     pub request: String,
     #[serde(default)]
@@ -155,6 +153,8 @@ pub struct CycleState {
     pub project_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_url: Option<String>,
+    #[serde(default)]
+    pub schema_version: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -283,7 +283,8 @@ mod tests {
 
     #[test]
     fn malformed_states_are_typed_errors() {
-        let cases: &[(&[u8], fn(&StateError) -> bool)] = &[
+        type Case<'a> = (&'a [u8], fn(&StateError) -> bool);
+        let cases: &[Case] = &[
             (b"", |e| matches!(e, StateError::Empty)),
             (b"  \n", |e| matches!(e, StateError::Empty)),
             (b"\xff\xfe{}", |e| matches!(e, StateError::NotUtf8)),

@@ -1,0 +1,82 @@
+//! Small transitions shared by the CLI and the control room: confirm, sent, abort, block,
+//! unblock, extend. Each is one locked, journaled mutation.
+
+use serde_json::json;
+
+use crate::domain::machine;
+use crate::domain::state::Actor;
+use crate::domain::status::Status;
+use crate::error::Result;
+use crate::store::journal::NewEvent;
+use crate::store::layout::CyclePaths;
+
+use super::context::Ctx;
+use super::session::{Saved, mutate};
+
+/// The wording a person confirmed, when they edited it.
+pub struct EditedBrief {
+    pub webgpt_question: String,
+    pub intent_brief: String,
+}
+
+/// Confirms a brief awaiting confirmation and issues the prompt. `via` says where
+/// (`tui`, `terminal`, `demo`).
+pub fn confirm(ctx: &Ctx, paths: &CyclePaths, edited: Option<EditedBrief>, via: &str, by: Actor) -> Result<Saved> {
+    mutate(ctx, paths, by, |state, events, now| {
+        let edited_any = edited.is_some();
+        machine::confirm_brief(state, edited.map(|e| (e.webgpt_question, e.intent_brief)), via, by, now)?;
+        events.push(NewEvent::new("brief_confirmed", by, json!({"via": via, "edited": edited_any})));
+        if let Some(outbox) = &state.outbox {
+            events.push(NewEvent::new(
+                "prompt_issued",
+                Actor::System,
+                json!({"kind": outbox.kind, "sha256": outbox.sha256}),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// Records that the outbox message was typed into the chat; refused the second time.
+pub fn sent(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
+    mutate(ctx, paths, Actor::Agent, |state, events, now| {
+        let outbox = machine::mark_sent(state, now)?;
+        events.push(NewEvent::new("message_sent", Actor::Agent, json!({"kind": outbox.kind, "sha256": outbox.sha256})));
+        Ok(())
+    })
+}
+
+pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<Saved> {
+    mutate(ctx, paths, by, |state, events, now| {
+        machine::abort(state, reason, by, now)?;
+        events.push(NewEvent::new("aborted", by, json!({"reason": reason})));
+        Ok(())
+    })
+}
+
+pub fn block(ctx: &Ctx, paths: &CyclePaths, status: Status, reason: &str, by: Actor) -> Result<Saved> {
+    mutate(ctx, paths, by, |state, events, now| {
+        machine::block(state, status, reason, now)?;
+        events.push(NewEvent::new("blocked", by, json!({"status": status.as_str(), "reason": reason})));
+        Ok(())
+    })
+}
+
+/// Human-only (SPEC §6.4): the caller has established that a person is acting.
+pub fn unblock(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
+    mutate(ctx, paths, Actor::Human, |state, events, now| {
+        let from = machine::unblock(state, now)?;
+        events.push(NewEvent::new("unblocked", Actor::Human, json!({"from": from.as_str()})));
+        Ok(())
+    })
+}
+
+/// Human-only (SPEC §6.4).
+pub fn extend(ctx: &Ctx, paths: &CyclePaths, by: u32) -> Result<Saved> {
+    mutate(ctx, paths, Actor::Human, |state, events, now| {
+        let old = state.max_iterations;
+        machine::extend(state, by, now)?;
+        events.push(NewEvent::new("cap_extended", Actor::Human, json!({"from": old, "to": state.max_iterations})));
+        Ok(())
+    })
+}

@@ -1,0 +1,68 @@
+//! What every use case needs: where files live, the redactor, the clock, accepted hosts.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use crate::config::Config;
+use crate::domain::pr_ref::WebHosts;
+use crate::redact::Redactor;
+use crate::store::layout::{CyclePaths, Home};
+
+use crate::error::Result;
+
+pub trait Clock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// A clock that always says the same time (tests, snapshots).
+pub struct FixedClock(pub DateTime<Utc>);
+
+impl Clock for FixedClock {
+    fn now(&self) -> DateTime<Utc> {
+        self.0
+    }
+}
+
+#[derive(Clone)]
+pub struct Ctx {
+    pub home: Home,
+    pub registry: PathBuf,
+    pub config: Config,
+    pub redactor: Redactor,
+    pub clock: Arc<dyn Clock>,
+    pub hosts: WebHosts,
+}
+
+impl Ctx {
+    /// A context rooted at `home` with the default registry layout beside it; for tests
+    /// and the demo.
+    pub fn for_home(home: PathBuf) -> Ctx {
+        Ctx {
+            registry: home.join("registry"),
+            home: Home::new(home),
+            config: Config::default(),
+            redactor: Redactor::default(),
+            clock: Arc::new(SystemClock),
+            hosts: WebHosts::default(),
+        }
+    }
+
+    /// RFC 3339 UTC with seconds, the format of every timestamp forgeloop writes.
+    pub fn now(&self) -> String {
+        self.clock.now().to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+
+    pub fn cycle(&self, state_arg: &str) -> Result<CyclePaths> {
+        Ok(CyclePaths::new(self.home.resolve_state(state_arg)?)?)
+    }
+}

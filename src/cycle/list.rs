@@ -1,0 +1,102 @@
+//! Finding every known cycle: the cycles directory, extra directories, and every state the
+//! task-space index names. A file that cannot be read is listed with its error.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::domain::state::CycleState;
+use crate::store::atomic::is_temp_name;
+use crate::store::state_file;
+use crate::store::task_index;
+
+use super::context::Ctx;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CycleRow {
+    pub state: PathBuf,
+    #[serde(flatten)]
+    pub summary: Option<Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub status: String,
+    pub task_space: String,
+    pub repository: Option<String>,
+    pub pr_ref: Option<String>,
+    pub iteration: u32,
+    pub max_iterations: u32,
+    pub needs_human: bool,
+    pub updated_at: Option<String>,
+}
+
+impl Summary {
+    pub fn of(state: &CycleState) -> Summary {
+        Summary {
+            status: state.status.as_str().to_owned(),
+            task_space: state.task_space.clone(),
+            repository: state.repository.clone(),
+            pr_ref: state.pr_ref.clone(),
+            iteration: state.iteration,
+            max_iterations: state.max_iterations,
+            needs_human: state.status.needs_human(),
+            updated_at: state.updated_at.clone(),
+        }
+    }
+}
+
+/// Whether a directory entry name is a state file (not a temp file, lock or journal).
+pub fn is_state_name(name: &str) -> bool {
+    name.ends_with(".json") && !is_temp_name(name)
+}
+
+/// Every state path known: `*.json` in the given directories plus the index's states.
+pub fn state_paths(ctx: &Ctx, extra_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut paths = BTreeSet::new();
+    let mut dirs = vec![ctx.home.cycles_dir()];
+    dirs.extend(extra_dirs.iter().cloned());
+    for dir in &dirs {
+        if let Ok(entries) = fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                if entry.file_name().to_str().is_some_and(is_state_name) && entry.path().is_file() {
+                    paths.insert(std::path::absolute(entry.path()).unwrap_or_else(|_| entry.path()));
+                }
+            }
+        }
+    }
+    for entry in task_index::entries(&ctx.home.task_spaces_dir()) {
+        let path = entry.state_path();
+        if path.exists() {
+            paths.insert(path);
+        }
+    }
+    paths.into_iter().collect()
+}
+
+pub fn row(path: &Path) -> CycleRow {
+    match state_file::load(path) {
+        Ok(state) => CycleRow { state: path.to_path_buf(), summary: Some(Summary::of(&state)), error: None },
+        Err(err) => CycleRow { state: path.to_path_buf(), summary: None, error: Some(err.to_string()) },
+    }
+}
+
+/// Rows sorted with what needs a person first, then by most recent change.
+pub fn list(ctx: &Ctx, extra_dirs: &[PathBuf]) -> Vec<CycleRow> {
+    let mut rows: Vec<CycleRow> = state_paths(ctx, extra_dirs).iter().map(|p| row(p)).collect();
+    rows.sort_by(|a, b| {
+        let rank = |r: &CycleRow| {
+            r.summary
+                .as_ref()
+                .and_then(|s| s.status.parse::<crate::domain::status::Status>().ok())
+                .map_or(0, |s| s.attention_rank() + 1)
+        };
+        let updated = |r: &CycleRow| r.summary.as_ref().and_then(|s| s.updated_at.clone()).unwrap_or_default();
+        rank(a).cmp(&rank(b)).then_with(|| updated(b).cmp(&updated(a))).then_with(|| a.state.cmp(&b.state))
+    });
+    rows
+}

@@ -1,0 +1,11 @@
+//! Use cases: one function per thing a person or agent can do to a cycle. The CLI, the
+//! control room, the MCP server and the demo all call these and nothing else mutates state.
+
+pub mod actions;
+pub mod context;
+pub mod list;
+pub mod session;
+pub mod start;
+pub mod wait;
+
+pub use context::{Clock, Ctx, FixedClock, SystemClock};

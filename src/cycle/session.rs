@@ -1,0 +1,78 @@
+//! The one way a cycle changes: take its lock, load, apply a domain transition, redact,
+//! write atomically, journal. A refused transition writes nothing.
+
+use serde_json::json;
+
+use crate::domain::state::{Actor, CycleState};
+use crate::error::{Error, Result};
+use crate::store::journal::{self, Event, NewEvent};
+use crate::store::layout::CyclePaths;
+use crate::store::lock::FileLock;
+use crate::store::state_file;
+
+use super::context::Ctx;
+
+/// The result of a mutation: the saved (redacted) state and the journaled events.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub state: CycleState,
+    pub events: Vec<Event>,
+}
+
+/// Redacts a state document the way it is persisted.
+pub fn redact_state(ctx: &Ctx, state: &CycleState) -> CycleState {
+    let Ok(mut value) = serde_json::to_value(state) else { return state.clone() };
+    ctx.redactor.redact_json(&mut value);
+    CycleState::from_value(value).unwrap_or_else(|_| state.clone())
+}
+
+/// Writes the state and appends `events` (plus `status_changed` when the status moved).
+/// The caller holds the cycle lock.
+pub fn persist(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    before: Option<&CycleState>,
+    state: &CycleState,
+    actor: Actor,
+    mut events: Vec<NewEvent>,
+    now: &str,
+) -> Result<Saved> {
+    let state = redact_state(ctx, state);
+    state_file::save_text(&paths.state, &state.to_json())?;
+    if let Some(before) = before.filter(|b| b.status != state.status) {
+        events.push(NewEvent::new(
+            "status_changed",
+            actor,
+            json!({"from": before.status.as_str(), "to": state.status.as_str()}),
+        ));
+    }
+    for event in &mut events {
+        ctx.redactor.redact_json(&mut event.data);
+    }
+    let events = journal::append(&paths.journal(), &events, now)?;
+    Ok(Saved { state, events })
+}
+
+/// Locks, loads, applies `change`, and persists. `change` pushes the events it wants
+/// journaled; returning an error leaves every file as it was.
+pub fn mutate<F>(ctx: &Ctx, paths: &CyclePaths, actor: Actor, change: F) -> Result<Saved>
+where
+    F: FnOnce(&mut CycleState, &mut Vec<NewEvent>, &str) -> Result<()>,
+{
+    let _lock = lock(paths)?;
+    let before = state_file::load(&paths.state)?;
+    let mut state = before.clone();
+    let now = ctx.now();
+    let mut events = Vec::new();
+    change(&mut state, &mut events, &now)?;
+    persist(ctx, paths, Some(&before), &state, actor, events, &now)
+}
+
+/// Takes the cycle lock, refusing at once with CYCLE_BUSY. A state that does not exist
+/// is reported as missing before any lock file is created.
+pub fn lock(paths: &CyclePaths) -> Result<FileLock> {
+    if !paths.state.exists() {
+        return Err(Error::State(state_file::StateFileError::Missing(paths.state.clone())));
+    }
+    Ok(FileLock::try_acquire(&paths.lock())?)
+}

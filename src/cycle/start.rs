@@ -1,0 +1,143 @@
+//! `forge --request`: create a cycle (SPEC §3 rules 1 and 7, §4).
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::domain::machine::{self, Carry, NewCycle};
+use crate::domain::state::{Actor, CycleState, NewRepository};
+use crate::error::{Error, Result};
+use crate::store::atomic::create_new_atomic;
+use crate::store::journal::NewEvent;
+use crate::store::layout::CyclePaths;
+use crate::store::task_index::{self, IndexError};
+use crate::store::{journal, lock::FileLock, state_file};
+
+use super::context::Ctx;
+use super::session::{self, redact_state};
+
+pub struct StartRequest {
+    pub state: String,
+    pub request: String,
+    pub webgpt_question: Option<String>,
+    pub intent_brief: Option<String>,
+    pub max_iterations: u32,
+    pub await_confirmation: bool,
+    pub continue_from: Option<String>,
+    /// A repository already provisioned for this cycle (`--new-repo`).
+    pub new_repository: Option<NewRepository>,
+}
+
+pub struct Started {
+    pub path: PathBuf,
+    pub state: CycleState,
+}
+
+/// Validates everything first, so a refusal changes no file; then creates the state
+/// exclusively (never overwriting), claims the task space, and journals the start.
+pub fn start(ctx: &Ctx, req: StartRequest) -> Result<Started> {
+    let paths = ctx.cycle(&req.state)?;
+    let now = ctx.now();
+
+    let predecessor = match &req.continue_from {
+        Some(old) => Some(load_predecessor(ctx, old, &paths)?),
+        None => None,
+    };
+    let carry = predecessor.as_ref().map(|(p, s)| Carry::from_state(s, p.state.display().to_string()));
+    let state = machine::start(
+        NewCycle {
+            request: &req.request,
+            webgpt_question: req.webgpt_question.as_deref(),
+            intent_brief: req.intent_brief.as_deref(),
+            max_iterations: req.max_iterations,
+            task_space: paths.task_space(),
+            await_confirmation: req.await_confirmation,
+            new_repository: req.new_repository,
+            carry,
+        },
+        &now,
+    )?;
+    let state = redact_state(ctx, &state);
+
+    if paths.state.exists() {
+        return Err(Error::StateExists(paths.state.clone()));
+    }
+    let index = ctx.home.task_spaces_dir();
+    if let Some(owner) = task_index::live_owner(&index, &paths.stem, &paths.state) {
+        return Err(IndexError::Taken { task_space: paths.task_space(), owner }.into());
+    }
+    // The predecessor stays locked until it is marked superseded.
+    let predecessor_lock = match &predecessor {
+        Some((old, _)) => Some(session::lock(old)?),
+        None => None,
+    };
+    create(ctx, &paths, &state, &now)?;
+    if let (Some((old_paths, _)), Some(_guard)) = (&predecessor, predecessor_lock) {
+        supersede(ctx, old_paths, &paths, &now)?;
+    }
+    Ok(Started { path: paths.state.clone(), state })
+}
+
+fn load_predecessor(ctx: &Ctx, old: &str, new: &CyclePaths) -> Result<(CyclePaths, CycleState)> {
+    let old_paths = ctx.cycle(old)?;
+    if old_paths.state == new.state {
+        return Err(Error::Invalid("--continue-from must name another state file than --state".into()));
+    }
+    let old_state = state_file::load(&old_paths.state)?;
+    if old_state.status.is_final() {
+        return Err(Error::Invalid(format!(
+            "{} is {} and cannot be continued",
+            old_paths.state.display(),
+            old_state.status
+        )));
+    }
+    Ok((old_paths, old_state))
+}
+
+fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Result<()> {
+    let index = ctx.home.task_spaces_dir();
+    let _index_lock = task_index::lock(&index)?;
+    if let Some(owner) = task_index::live_owner(&index, &paths.stem, &paths.state) {
+        return Err(IndexError::Taken { task_space: paths.task_space(), owner }.into());
+    }
+    let _cycle_lock = FileLock::try_acquire(&paths.lock())?;
+    let created = create_new_atomic(&paths.state, state.to_json().as_bytes())
+        .map_err(|e| Error::io(format!("cannot create the state {}", paths.state.display()), e))?;
+    if !created {
+        return Err(Error::StateExists(paths.state.clone()));
+    }
+    task_index::record(&index, &paths.stem, &paths.task_space(), &paths.state, now)?;
+    let mut events = vec![NewEvent::new(
+        "created",
+        Actor::Agent,
+        json!({
+            "request": state.request,
+            "task_space": state.task_space,
+            "iteration": state.iteration,
+            "max_iterations": state.max_iterations,
+            "predecessor": state.predecessor,
+            "repository": state.repository,
+        }),
+    )];
+    if let Some(confirmation) = &state.brief_confirmation {
+        events.push(NewEvent::new("brief_confirmed", confirmation.by, json!({"via": confirmation.via})));
+    }
+    if let Some(outbox) = &state.outbox {
+        events.push(NewEvent::new(
+            "prompt_issued",
+            Actor::System,
+            json!({"kind": outbox.kind, "sha256": outbox.sha256}),
+        ));
+    }
+    journal::append(&paths.journal(), &events, now)?;
+    Ok(())
+}
+
+fn supersede(ctx: &Ctx, old: &CyclePaths, new: &CyclePaths, now: &str) -> Result<()> {
+    let before = state_file::load(&old.state)?;
+    let mut state = before.clone();
+    machine::supersede(&mut state, &new.state.display().to_string(), now)?;
+    let event = NewEvent::new("superseded", Actor::Agent, json!({"successor": new.state.display().to_string()}));
+    session::persist(ctx, old, Some(&before), &state, Actor::Agent, vec![event], now)?;
+    Ok(())
+}

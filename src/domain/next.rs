@@ -1,0 +1,201 @@
+//! The single deterministic next step of a cycle (`forgeloop next`, SPEC §5.3): what to
+//! send, what to run, or why to stop. The coordinator agent follows it instead of judging.
+
+use serde::Serialize;
+
+use super::state::{CycleState, OutboxKind};
+use super::status::Status;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Type `text` into the cycle's chat, then run `command` (`forgeloop sent`).
+    Send,
+    /// The message was sent; wait for WebGPT's reply to finish, then run `command`.
+    WaitForReply,
+    /// A person must act (confirm the brief); `command` blocks until the state changes.
+    WaitForHuman,
+    /// Stop the loop and report `explanation` to the user.
+    Stop,
+    /// The cycle has ended; nothing to do.
+    Done,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextStep {
+    pub status: Status,
+    pub action: Action,
+    pub explanation: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_since: Option<String>,
+    pub iteration: u32,
+    pub max_iterations: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pr: Option<String>,
+}
+
+fn cmd(parts: &[&str]) -> Option<Vec<String>> {
+    Some(parts.iter().map(|p| (*p).to_owned()).collect())
+}
+
+/// `state_ref` is how commands should name the state (its path).
+pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
+    let mut step = NextStep {
+        status: state.status,
+        action: Action::Stop,
+        explanation: String::new(),
+        command: None,
+        text: None,
+        text_sha256: None,
+        waiting_since: None,
+        iteration: state.iteration,
+        max_iterations: state.max_iterations,
+        pr: state.pr_ref.clone(),
+    };
+    match state.status {
+        Status::AwaitingBriefConfirmation => {
+            step.action = Action::WaitForHuman;
+            step.explanation = "A person must confirm the delegation brief in `forgeloop tui` (or `forgeloop confirm` on a terminal). Wait for it; do not send anything.".into();
+            step.command = cmd(&["forgeloop", "wait", "--state", state_ref]);
+        }
+        Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
+            step.explanation = format!(
+                "Stop and report: the last run failed and the iteration cap ({}) is reached. Do not send the handoff; a person may raise the cap with `forgeloop extend`.",
+                state.max_iterations
+            );
+        }
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => conversation_step(state, state_ref, &mut step),
+        Status::ReadyToMerge => {
+            step.explanation = format!(
+                "Stop and report READY_TO_MERGE: {} passed at head SHA {}. Do not merge; a person reviews and merges.",
+                state.pr_ref.as_deref().unwrap_or("the PR"),
+                state.head_sha.as_deref().unwrap_or("?")
+            );
+        }
+        Status::BlockedMaxIterations => {
+            step.explanation = format!(
+                "Stop and report BLOCKED_MAX_ITERATIONS: {} of {} iterations used. Do not retry; only a person can raise the cap.",
+                state.iteration, state.max_iterations
+            );
+        }
+        Status::Aborted | Status::Superseded => {
+            step.action = Action::Done;
+            step.explanation = match (&state.successor, &state.abort) {
+                (Some(successor), _) => format!("The cycle continues in {successor}."),
+                (_, Some(abort)) => format!("The cycle was aborted: {}", abort.reason),
+                _ => "The cycle has ended.".into(),
+            };
+        }
+        status => {
+            step.explanation = format!(
+                "Stop and report {status}{}. A person must resolve it and run `forgeloop unblock`.",
+                state.last_error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+            );
+        }
+    }
+    step
+}
+
+fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
+    let what = |kind: OutboxKind| match kind {
+        OutboxKind::Prompt => "the prompt",
+        OutboxKind::Handoff => "the failure handoff",
+        OutboxKind::Followup => "the follow-up",
+    };
+    match &state.outbox {
+        Some(outbox) if outbox.sent_at.is_none() => {
+            step.action = Action::Send;
+            step.explanation = format!(
+                "Type {} (text) into the cycle's ChatGPT conversation ({}), submit it, then record it with the command.",
+                what(outbox.kind),
+                state.task_space
+            );
+            step.text = Some(outbox.text.clone());
+            step.text_sha256 = Some(outbox.sha256.clone());
+            step.command = cmd(&["forgeloop", "sent", "--state", state_ref]);
+        }
+        Some(outbox) => {
+            step.action = Action::WaitForReply;
+            step.waiting_since = outbox.sent_at.clone();
+            step.explanation = format!(
+                "Waiting for WebGPT's reply to {} since {}. When the reply is finished, save it to a file and classify it with the command.",
+                what(outbox.kind),
+                outbox.sent_at.as_deref().unwrap_or("?")
+            );
+            step.command = cmd(&["forgeloop", "reply", "--state", state_ref, "--file", "REPLY.txt"]);
+        }
+        None => {
+            // A reference-tool state: no outbox, the text is in the old fields.
+            let text =
+                if state.status == Status::AwaitingWebgptFix { &state.webgpt_handoff } else { &state.webgpt_prompt };
+            step.action = Action::Send;
+            step.explanation =
+                "Type the text into the cycle's ChatGPT conversation, then record it with the command.".into();
+            step.text = text.clone();
+            step.command = cmd(&["forgeloop", "sent", "--state", state_ref]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::machine::{self, NewCycle};
+
+    const BRIEF: &str = "Goal: a\nSuccess: b\nScope: c\nConstraints: d\nValidation: e";
+
+    fn state(await_confirmation: bool) -> CycleState {
+        machine::start(
+            NewCycle {
+                request: "r",
+                webgpt_question: Some("q"),
+                intent_brief: Some(BRIEF),
+                max_iterations: 2,
+                task_space: "webgpt-orchestrator:x".into(),
+                await_confirmation,
+                new_repository: None,
+                carry: None,
+            },
+            "t0",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn send_then_wait_then_stop() {
+        let mut s = state(false);
+        let step = next_step(&s, "/c/x.json");
+        assert_eq!(step.action, Action::Send);
+        assert_eq!(step.text.as_deref(), s.webgpt_prompt.as_deref());
+        assert_eq!(step.command.unwrap(), ["forgeloop", "sent", "--state", "/c/x.json"]);
+        machine::mark_sent(&mut s, "t1").unwrap();
+        let step = next_step(&s, "/c/x.json");
+        assert_eq!(step.action, Action::WaitForReply);
+        assert_eq!(step.waiting_since.as_deref(), Some("t1"));
+        s.status = Status::ReadyToMerge;
+        assert_eq!(next_step(&s, "x").action, Action::Stop);
+        s.status = Status::AwaitingWebgptFix;
+        s.iteration = 2;
+        let step = next_step(&s, "x");
+        assert_eq!(step.action, Action::Stop);
+        assert!(step.explanation.contains("cap"));
+    }
+
+    #[test]
+    fn every_status_has_an_answer() {
+        for status in Status::ALL {
+            let mut s = state(false);
+            s.status = status;
+            let step = next_step(&s, "x");
+            assert!(!step.explanation.is_empty(), "{status}");
+            assert_eq!(step.status, status);
+        }
+        assert_eq!(next_step(&state(true), "x").action, Action::WaitForHuman);
+    }
+}
