@@ -3,5 +3,10 @@
 //! Layers (SPEC §2): [`domain`] is pure; [`cycle`] holds the use cases every front end calls;
 //! [`store`] and the other adapters do the I/O; [`cli`] is the headless front end.
 
+pub mod cli;
+pub mod config;
+pub mod cycle;
 pub mod domain;
+pub mod error;
 pub mod redact;
+pub mod store;

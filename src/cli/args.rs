@@ -1,0 +1,189 @@
+//! The command line (SPEC §5). Flag names and meanings of the reference tool are kept.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "forgeloop",
+    version,
+    about = "Run the WebGPT pull-request loop: test each PR head in isolation, relay failures, never merge.",
+    long_about = "Run the WebGPT pull-request loop: test each PR head in isolation, relay failures, never merge.\n\n\
+Every subcommand prints one JSON document on stdout (handoff/iterate print the text to paste). \
+Exit codes: 0 done, 1 tests failed (test only), 2 blocked, refused or bad input.",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// forgeloop home: cycles, task-space index, git mirrors [default: $XDG_STATE_HOME/forgeloop]
+    #[arg(long, global = true, env = "FORGELOOP_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// ChatGPT Project registry [default: ~/.local/share/webgpt-orchestrator/projects]
+    #[arg(long, global = true, env = "FORGELOOP_REGISTRY", value_name = "DIR")]
+    pub registry: Option<PathBuf>,
+    /// Config file [default: $XDG_CONFIG_HOME/forgeloop/config.toml]
+    #[arg(long, global = true, env = "FORGELOOP_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// GitHub REST API base URL (GitHub Enterprise: https://HOST/api/v3) [default: https://api.github.com]
+    #[arg(long, global = true, env = "FORGELOOP_GITHUB_API", value_name = "URL")]
+    pub github_api: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a cycle (--request) or test its PR and advance it (--pr)
+    #[command(visible_alias = "cycle")]
+    Forge(ForgeArgs),
+    /// Print the handoff text of a test report (header + comment)
+    Handoff(ResultArgs),
+    /// Print the text to send WebGPT after a failed report (comment + PR_URL request)
+    Iterate(ResultArgs),
+    /// The single next action for a cycle: what to send, what to run, or why to stop
+    Next(StateArgs),
+    /// Record that the pending message was typed into the chat (refused the second time)
+    Sent(StateArgs),
+    /// Block until the cycle's status changes (or reaches one of --until)
+    Wait(WaitArgs),
+    /// Every known cycle, those needing a person first
+    List(ListArgs),
+    /// The cycle's journal; --verify checks its hash chain
+    Log(LogArgs),
+    /// Stop a cycle for good
+    Abort(AbortArgs),
+    /// Move a cycle to a BLOCKED_* status (e.g. BLOCKED_MODEL_UNAVAILABLE)
+    Block(BlockArgs),
+    /// Human only, on a terminal: confirm a brief awaiting confirmation
+    Confirm(StateArgs),
+    /// Human only, on a terminal: lift a BLOCKED_* status
+    Unblock(StateArgs),
+    /// Human only, on a terminal: raise the iteration cap
+    Extend(ExtendArgs),
+    /// Print shell completions
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ForgeArgs {
+    /// State file path, or a bare name for <home>/cycles/NAME.json
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// What to implement (request mode)
+    #[arg(long)]
+    pub request: Option<String>,
+    /// The exact question for WebGPT, confirmed with the user
+    #[arg(long, value_name = "TEXT")]
+    pub webgpt_question: Option<String>,
+    /// The confirmed brief: Goal, Success, Scope / non-goals, Constraints, Validation
+    #[arg(long, value_name = "TEXT")]
+    pub intent_brief: Option<String>,
+    /// Pull request to test: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N (PR mode)
+    #[arg(long, value_name = "REF")]
+    pub pr: Option<String>,
+    /// Commands file: [["argv", ...], ...] or {"commands": [...], ...}
+    #[arg(long, value_name = "FILE")]
+    pub commands_json: Option<PathBuf>,
+    /// Publish the result as a PR comment (idempotent)
+    #[arg(long)]
+    pub post_comment: bool,
+    /// Provision a new repository for the cycle (private unless --public)
+    #[arg(long, value_name = "NAME")]
+    pub new_repo: Option<String>,
+    /// Organization for --new-repo [default: the token's user]
+    #[arg(long, value_name = "ORG")]
+    pub owner: Option<String>,
+    /// Make the --new-repo repository public
+    #[arg(long)]
+    pub public: bool,
+    /// Iteration cap (request mode) [default: 5]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_iterations: Option<i64>,
+    /// Start in AWAITING_BRIEF_CONFIRMATION: a person confirms the brief in the control room
+    #[arg(long)]
+    pub await_confirmation: bool,
+    /// Continue OLD (carrying iteration, cap, binding and confirmed brief) and supersede it
+    #[arg(long, value_name = "OLD")]
+    pub continue_from: Option<String>,
+    /// Also check out submodules (PR mode)
+    #[arg(long)]
+    pub submodules: bool,
+    /// Keep the checkout directory for debugging (PR mode)
+    #[arg(long)]
+    pub keep_checkout: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultArgs {
+    /// A report written by `test --result` (or a cycle's runs/*.json)
+    #[arg(long, value_name = "FILE")]
+    pub result: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct StateArgs {
+    /// State file path, or a bare name for <home>/cycles/NAME.json
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// Return when the status is one of these (repeatable); default: any change
+    #[arg(long, value_name = "STATUS")]
+    pub until: Vec<String>,
+    /// Give up after SECS seconds (exit 2, status TIMEOUT)
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Also look for state files in DIR (repeatable)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// Check the hash chain instead of printing events
+    #[arg(long)]
+    pub verify: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AbortArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct BlockArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// A BLOCKED_* status, e.g. BLOCKED_MODEL_UNAVAILABLE, BLOCKED_CONNECTOR_DENIED
+    #[arg(long, value_name = "STATUS")]
+    pub status: String,
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ExtendArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// How many more iterations to allow
+    #[arg(long, value_name = "N")]
+    pub by: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    pub shell: clap_complete::Shell,
+}

@@ -1,0 +1,25 @@
+//! Human-only actions (SPEC §6.4): refused unless a person is at a terminal, and each asks
+//! for an explicit yes on that terminal before changing anything.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use crate::error::{Error, Result};
+
+/// Refuses when stdin is not a terminal (an agent's pipe).
+pub fn require_terminal(action: &'static str) -> Result<()> {
+    if std::io::stdin().is_terminal() { Ok(()) } else { Err(Error::NotATerminal(action)) }
+}
+
+/// Shows `summary` on stderr and asks `question`; only `y`/`yes` proceeds.
+pub fn ask(summary: &str, question: &str) -> Result<()> {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{summary}");
+    let _ = write!(err, "{question} [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).map_err(|e| Error::io("cannot read the answer", e))?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(Error::Declined),
+    }
+}

@@ -1,0 +1,249 @@
+//! The headless front end: parse, build the context once, call one use case, print one
+//! redacted JSON document, exit 0/1/2.
+
+pub mod args;
+mod forge;
+mod human;
+mod output;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser};
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use crate::cycle::{Ctx, SystemClock, actions, list, wait};
+use crate::domain::next::next_step;
+use crate::domain::pr_ref::WebHosts;
+use crate::domain::state::Actor;
+use crate::domain::status::Status;
+use crate::error::{Error, Result};
+use crate::redact::Redactor;
+use crate::store::journal;
+use crate::store::layout::Home;
+use crate::store::state_file;
+
+use args::{Cli, Command};
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return err.exit_code();
+        }
+    };
+    let redactor = base_redactor();
+    let ctx = match context(&cli, redactor.clone()) {
+        Ok(ctx) => ctx,
+        Err(err) => return output::error(&redactor, &err),
+    };
+    match dispatch(&ctx, cli.command) {
+        Ok(code) => code,
+        Err(err) => output::error(&ctx.redactor, &err),
+    }
+}
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+fn user_home() -> Option<PathBuf> {
+    env_path("HOME")
+}
+
+/// The token in use and credential-like environment values are masked everywhere.
+fn base_redactor() -> Redactor {
+    let mut builder = Redactor::builder().env_vars(std::env::vars());
+    for name in ["GH_TOKEN", "GITHUB_TOKEN"] {
+        if let Ok(token) = std::env::var(name) {
+            builder = builder.known_value("github-token", &token);
+        }
+    }
+    if let Some(home) = user_home() {
+        builder = builder.home_dir(&home);
+    }
+    builder.build()
+}
+
+fn xdg(var: &str, fallback: &str) -> Result<PathBuf> {
+    env_path(var)
+        .or_else(|| user_home().map(|h| h.join(fallback)))
+        .ok_or_else(|| Error::Invalid(format!("neither {var} nor HOME is set; pass --home/--config/--registry")))
+}
+
+fn context(cli: &Cli, redactor: Redactor) -> Result<Ctx> {
+    let (config_path, explicit) = match &cli.config {
+        Some(path) => (path.clone(), true),
+        None => (xdg("XDG_CONFIG_HOME", ".config")?.join("forgeloop/config.toml"), false),
+    };
+    let config = Config::load(&config_path, explicit)?;
+    let home = match cli.home.clone().or_else(|| config.paths.home.clone()) {
+        Some(home) => home,
+        None => xdg("XDG_STATE_HOME", ".local/state")?.join("forgeloop"),
+    };
+    let registry = match cli.registry.clone().or_else(|| config.paths.registry.clone()) {
+        Some(registry) => registry,
+        None => user_home()
+            .map(|h| h.join(".local/share/webgpt-orchestrator/projects"))
+            .ok_or_else(|| Error::Invalid("HOME is not set; pass --registry".into()))?,
+    };
+    Ok(Ctx {
+        home: Home::new(std::path::absolute(&home).unwrap_or(home)),
+        registry,
+        config,
+        redactor,
+        clock: Arc::new(SystemClock),
+        hosts: WebHosts::default(),
+    })
+}
+
+fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
+    let r = &ctx.redactor;
+    match command {
+        Command::Forge(args) => {
+            forge::validate(&args)?;
+            if args.request.as_deref().is_some_and(|r| !r.is_empty()) {
+                Ok(output::json(r, &forge::request_mode(ctx, &args)?))
+            } else {
+                Err(Error::Invalid("PR mode is not available in this build yet".into()))
+            }
+        }
+        Command::Handoff(args) => handoff(ctx, &args.result, false),
+        Command::Iterate(args) => handoff(ctx, &args.result, true),
+        Command::Next(args) => {
+            let paths = ctx.cycle(&args.state)?;
+            let state = state_file::load(&paths.state)?;
+            Ok(output::json(r, &next_step(&state, &paths.state.display().to_string())))
+        }
+        Command::Sent(args) => Ok(output::json(r, &actions::sent(ctx, &ctx.cycle(&args.state)?)?.state)),
+        Command::Wait(args) => {
+            let until = args.until.iter().map(|s| parse_status(s)).collect::<Result<Vec<_>>>()?;
+            let state = wait::wait(&ctx.cycle(&args.state)?, &until, args.timeout.map(Duration::from_secs))?;
+            Ok(output::json(r, &state))
+        }
+        Command::List(args) => Ok(output::json(r, &list::list(ctx, &args.dir))),
+        Command::Log(args) => log(ctx, &args.state, args.verify),
+        Command::Abort(args) => {
+            Ok(output::json(r, &actions::abort(ctx, &ctx.cycle(&args.state)?, &args.reason, Actor::Agent)?.state))
+        }
+        Command::Block(args) => {
+            let status = parse_status(&args.status)?;
+            if status == Status::BlockedMaxIterations {
+                return Err(Error::Invalid(
+                    "BLOCKED_MAX_ITERATIONS is set by forgeloop when the cap is reached".into(),
+                ));
+            }
+            Ok(output::json(
+                r,
+                &actions::block(ctx, &ctx.cycle(&args.state)?, status, &args.reason, Actor::Agent)?.state,
+            ))
+        }
+        Command::Confirm(args) => {
+            human::require_terminal("confirm")?;
+            let paths = ctx.cycle(&args.state)?;
+            let state = state_file::load(&paths.state)?;
+            if state.status != Status::AwaitingBriefConfirmation {
+                return Err(crate::domain::machine::Refusal {
+                    status: state.status,
+                    action: "confirming the brief",
+                    hint: "only a brief awaiting confirmation can be confirmed".into(),
+                }
+                .into());
+            }
+            let summary = format!(
+                "Cycle {}\n\nWebGPT question:\n{}\n\nIntent brief:\n{}\n",
+                paths.state.display(),
+                state.webgpt_question,
+                state.brief.as_ref().map(|b| b.render()).unwrap_or_else(|| state.intent_brief.clone())
+            );
+            human::ask(&r.redact(&summary), "Confirm this brief and let the coordinator send it?")?;
+            Ok(output::json(r, &actions::confirm(ctx, &paths, None, "terminal", Actor::Human)?.state))
+        }
+        Command::Unblock(args) => {
+            human::require_terminal("unblock")?;
+            let paths = ctx.cycle(&args.state)?;
+            let state = state_file::load(&paths.state)?;
+            let why = state.last_error.as_deref().unwrap_or("no reason recorded");
+            human::ask(
+                &r.redact(&format!("Cycle {} is {}: {why}", paths.state.display(), state.status)),
+                "Unblock it?",
+            )?;
+            Ok(output::json(r, &actions::unblock(ctx, &paths)?.state))
+        }
+        Command::Extend(args) => {
+            human::require_terminal("extend")?;
+            let paths = ctx.cycle(&args.state)?;
+            let state = state_file::load(&paths.state)?;
+            let summary = format!(
+                "Cycle {} has used {} of {} iterations.",
+                paths.state.display(),
+                state.iteration,
+                state.max_iterations
+            );
+            human::ask(&r.redact(&summary), &format!("Allow {} more?", args.by))?;
+            Ok(output::json(r, &actions::extend(ctx, &paths, args.by)?.state))
+        }
+        Command::Completions(args) => {
+            clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
+            Ok(0)
+        }
+    }
+}
+
+fn parse_status(text: &str) -> Result<Status> {
+    text.parse::<Status>().map_err(|e| Error::Invalid(e.to_string()))
+}
+
+fn log(ctx: &Ctx, state: &str, verify: bool) -> Result<i32> {
+    let paths = ctx.cycle(state)?;
+    if verify {
+        let contents = journal::verify(&paths.journal())?;
+        return Ok(output::json(
+            &ctx.redactor,
+            &json!({"status": "JOURNAL_OK", "events": contents.events.len(), "torn_tail": contents.torn_tail}),
+        ));
+    }
+    let contents = journal::read(&paths.journal())?;
+    Ok(output::json(&ctx.redactor, &json!({"events": contents.events, "torn_tail": contents.torn_tail})))
+}
+
+/// `handoff` prints the header and the comment; `iterate` prints what to send WebGPT after a
+/// failure (comment plus the PR_URL request) and refuses a report that passed.
+fn handoff(ctx: &Ctx, path: &Path, iterate: bool) -> Result<i32> {
+    let read_err = |reason: String| Error::Invalid(format!("cannot read the report {}: {reason}", path.display()));
+    let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| read_err(e.to_string()))?;
+    let Value::Object(report) = value else {
+        return Err(read_err("it is not a JSON object".into()));
+    };
+    let field = |key: &str| match report.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "?".to_owned(),
+    };
+    let status = field("status");
+    if status != "TEST_PASSED" && status != "TEST_FAILED" {
+        return Err(Error::Invalid(format!("the report's status is {status}, not a test result")));
+    }
+    let comment = match report.get("comment_markdown") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => "(the report has no comment text)".to_owned(),
+    };
+    if iterate {
+        if status == "TEST_PASSED" {
+            return Err(Error::Invalid("the report passed: there is nothing to send WebGPT".into()));
+        }
+        return Ok(output::text(&ctx.redactor, &crate::domain::text::handoff(&comment)));
+    }
+    let header = format!(
+        "WebGPT handoff: {status} for {}#{} at {}",
+        field("repository"),
+        field("pull_request"),
+        field("head_sha")
+    );
+    Ok(output::text(&ctx.redactor, &format!("{header}\n{comment}")))
+}
