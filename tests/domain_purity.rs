@@ -1,0 +1,43 @@
+//! The domain layer stays pure (SPEC §2): no I/O, no clock, no network. This reads its
+//! source and fails if any path reaches for the outside world.
+
+use std::fs;
+
+const FORBIDDEN: &[&str] = &[
+    "std::fs",
+    "std::net",
+    "std::process",
+    "std::env",
+    "std::io",
+    "std::thread",
+    "SystemTime",
+    "Instant::",
+    "tokio::",
+    "octocrab::",
+    "git2::",
+    "notify::",
+    "chrono::",
+    "Utc::now",
+    "crate::store",
+    "crate::cycle",
+    "crate::cli",
+];
+
+#[test]
+fn domain_modules_use_nothing_impure() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/domain");
+    let mut checked = 0;
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap();
+        // Only the module's own code, not its unit tests (which may build fixtures).
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in code.lines().enumerate() {
+            for word in FORBIDDEN {
+                assert!(!line.contains(word), "{}:{}: domain code uses {word}: {line}", path.display(), n + 1);
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "expected the domain modules, found {checked}");
+}

@@ -1,0 +1,110 @@
+//! Shared helpers for integration tests: a sandboxed forgeloop home and a way to run the
+//! real binary in it.
+#![allow(dead_code)]
+
+pub mod tmux;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub const BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
+pub const QUESTION: &str = "Implement dark mode in the existing web app, open a PR, and report its URL.";
+
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox { dir: tempfile::tempdir().unwrap() }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.path("home")
+    }
+
+    /// A command for the real binary with home, registry and config inside the sandbox
+    /// and no GitHub token from the developer's environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forgeloop"));
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env("FORGELOOP_HOME", self.home())
+            .env("FORGELOOP_REGISTRY", self.path("registry"))
+            .env("XDG_CONFIG_HOME", self.path("xdg-config"))
+            .env_remove("FORGELOOP_CONFIG")
+            .env_remove("FORGELOOP_GITHUB_API")
+            .env_remove("GH_TOKEN")
+            .env_remove("GITHUB_TOKEN")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        let output: Output = self.command(args).output().unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// `forge --request` with the reference test brief and question.
+    pub fn start(&self, state: &str, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "forge",
+            "--request",
+            "Add dark mode",
+            "--intent-brief",
+            BRIEF,
+            "--webgpt-question",
+            QUESTION,
+            "--state",
+            state,
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    pub fn read_json(&self, path: &Path) -> Value {
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    }
+}
+
+/// Every regular file under `dir` with its bytes, to prove a command changed nothing.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
