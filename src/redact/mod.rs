@@ -97,10 +97,8 @@ impl Redactor {
         for (kind, value) in &self.inner.known {
             out = out.replace(value, &format!("[REDACTED:{kind}]"));
         }
-        if let Some(home) = self.inner.home.as_ref().and_then(|h| h.to_str()) {
-            if home.len() > 1 {
-                out = out.replace(home, "~");
-            }
+        if let Some(home) = self.inner.home.as_ref().and_then(|h| h.to_str()).filter(|h| h.len() > 1) {
+            out = out.replace(home, "~");
         }
         if out == text { (Cow::Borrowed(text), Vec::new()) } else { (Cow::Owned(out), Vec::new()) }
     }
