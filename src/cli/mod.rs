@@ -4,7 +4,7 @@
 pub mod args;
 mod forge;
 mod human;
-mod output;
+pub(crate) mod output;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
