@@ -6,6 +6,7 @@ pub mod commands;
 pub mod machine;
 pub mod next;
 pub mod pr_ref;
+pub mod reply;
 pub mod report;
 pub mod secret_names;
 pub mod state;
