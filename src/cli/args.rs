@@ -40,6 +40,8 @@ pub enum Command {
     Handoff(ResultArgs),
     /// Print the text to send WebGPT after a failed report (comment + PR_URL request)
     Iterate(ResultArgs),
+    /// Classify WebGPT's finished reply and apply the ask-once rule
+    Reply(ReplyArgs),
     /// The single next action for a cycle: what to send, what to run, or why to stop
     Next(StateArgs),
     /// Record that the pending message was typed into the chat (refused the second time)
@@ -125,6 +127,24 @@ pub struct StateArgs {
     /// State file path, or a bare name for <home>/cycles/NAME.json
     #[arg(long, value_name = "STATE")]
     pub state: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplyArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// The reply text; `-` or omitted reads stdin
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Override the classification: PR_FOUND, PR_NOT_CREATED, CONNECTOR_DENIED, PR_WRONG_REPOSITORY, NO_PR_REFERENCE
+    #[arg(long = "as", value_name = "CLASS", requires = "reason")]
+    pub as_class: Option<String>,
+    /// Why the override is right (journaled)
+    #[arg(long, value_name = "TEXT", requires = "as_class")]
+    pub reason: Option<String>,
+    /// The PR, with --as PR_FOUND
+    #[arg(long, value_name = "REF", requires = "as_class")]
+    pub pr: Option<String>,
 }
 
 #[derive(Debug, Args)]

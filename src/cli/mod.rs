@@ -112,6 +112,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
                 Err(Error::Invalid("PR mode is not available in this build yet".into()))
             }
         }
+        Command::Reply(args) => reply(ctx, args),
         Command::Handoff(args) => handoff(ctx, &args.result, false),
         Command::Iterate(args) => handoff(ctx, &args.result, true),
         Command::Next(args) => {
@@ -192,6 +193,36 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// Replies larger than this are refused rather than read.
+const MAX_REPLY_BYTES: u64 = 4 * 1024 * 1024;
+
+fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
+    use std::io::Read;
+    let paths = ctx.cycle(&args.state)?;
+    let mut bytes = Vec::new();
+    let source = args.file.as_deref().filter(|p| p.as_os_str() != "-");
+    let read = match source {
+        Some(path) => std::fs::File::open(path).and_then(|f| f.take(MAX_REPLY_BYTES + 1).read_to_end(&mut bytes)),
+        None => std::io::stdin().lock().take(MAX_REPLY_BYTES + 1).read_to_end(&mut bytes),
+    };
+    read.map_err(|e| Error::io("cannot read the reply", e))?;
+    if bytes.len() as u64 > MAX_REPLY_BYTES {
+        return Err(Error::Invalid(format!("the reply is larger than {MAX_REPLY_BYTES} bytes")));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let correction = match args.as_class {
+        Some(class) => Some(crate::cycle::reply::Override {
+            class: crate::domain::reply::ReplyClass::parse(&class)
+                .ok_or_else(|| Error::Invalid(format!("unknown reply class {class:?}")))?,
+            reason: args.reason.unwrap_or_default(),
+            pr: args.pr,
+        }),
+        None => None,
+    };
+    let (outcome, _) = crate::cycle::reply::reply(ctx, &paths, &text, correction)?;
+    Ok(output::json(&ctx.redactor, &outcome))
 }
 
 fn parse_status(text: &str) -> Result<Status> {

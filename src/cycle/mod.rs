@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod context;
 pub mod list;
+pub mod reply;
 pub mod session;
 pub mod start;
 pub mod wait;

@@ -6,9 +6,10 @@ use serde_json::Map;
 
 use super::brief::{Brief, BriefError};
 use super::pr_ref::{PrRef, RepoName};
+use super::reply::ReplyClass;
 use super::report::{Report, TestStatus};
 use super::state::{
-    AbortInfo, Actor, BriefConfirmation, CycleState, INFRA_FAILURE_LIMIT, NewRepository, Outbox, OutboxKind,
+    AbortInfo, Actor, BriefConfirmation, CycleState, INFRA_FAILURE_LIMIT, LastReply, NewRepository, Outbox, OutboxKind,
     RunSummary, SCHEMA_VERSION,
 };
 use super::status::Status;
@@ -132,6 +133,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         commands: None,
         history: Vec::new(),
         outbox: None,
+        last_reply: None,
         followups: 0,
         infra_failures: 0,
         last_error: None,
@@ -420,6 +422,66 @@ pub fn supersede(state: &mut CycleState, successor: &str, now: &str) -> Result<(
     Ok(())
 }
 
+/// What a recorded reply did to the cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyEffect {
+    /// A PR to test: the next step is `forge --pr`.
+    Test,
+    /// One follow-up asking for `PR_URL: <url>` is now in the outbox.
+    FollowUp,
+    /// The cycle is blocked (connector denied, or no PR after the follow-up).
+    Blocked,
+}
+
+/// Applies a classified reply (SPEC §3 rule 8: one follow-up, then `BLOCKED_NO_PR`).
+pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Result<ReplyEffect, Refusal> {
+    if !matches!(state.status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix) {
+        return Err(refuse(state, "recording a reply", "only a cycle waiting for WebGPT takes a reply"));
+    }
+    if state.outbox.as_ref().is_some_and(|o| o.sent_at.is_none()) {
+        return Err(refuse(
+            state,
+            "recording a reply",
+            "the pending message was never recorded as sent: if you typed it, run `forgeloop sent` first; otherwise send it",
+        ));
+    }
+    let class = reply.class;
+    let pr = reply.pr.clone();
+    state.last_reply = Some(reply);
+    let effect = match class {
+        ReplyClass::PrFound => {
+            state.outbox = None;
+            ReplyEffect::Test
+        }
+        ReplyClass::ConnectorDenied => {
+            state.blocked_from = Some(state.status);
+            state.status = Status::BlockedConnectorDenied;
+            state.last_error =
+                Some("WebGPT's GitHub connector cannot reach the repository; a person must grant access".into());
+            ReplyEffect::Blocked
+        }
+        _ if state.followups >= 1 => {
+            state.blocked_from = Some(state.status);
+            state.status = Status::BlockedNoPr;
+            state.last_error = Some(format!("no usable PR reference after one follow-up ({})", class.as_str()));
+            ReplyEffect::Blocked
+        }
+        _ => {
+            state.followups += 1;
+            let text = match (class, pr, state.repository.as_deref()) {
+                (ReplyClass::PrWrongRepository, Some(found), Some(bound)) => {
+                    text::followup_wrong_repository(&found, bound)
+                }
+                _ => text::followup(),
+            };
+            state.outbox = Some(Outbox::new(OutboxKind::Followup, text, now));
+            ReplyEffect::FollowUp
+        }
+    };
+    touch(state, now);
+    Ok(effect)
+}
+
 /// Marks the outbox message as typed into the chat; refused the second time.
 pub fn mark_sent(state: &mut CycleState, now: &str) -> Result<Outbox, SentError> {
     let Some(outbox) = state.outbox.as_mut() else {
@@ -450,17 +512,27 @@ fn touch(state: &mut CycleState, now: &str) {
 /// The `next_action` sentence stored in the state (the reference tool's field). The
 /// `next` command gives the full structured answer.
 pub fn next_action(state: &CycleState) -> String {
+    let reported_pr =
+        state.last_reply.as_ref().filter(|r| r.class == ReplyClass::PrFound).and_then(|r| r.pr.as_deref());
     match state.status {
         Status::AwaitingBriefConfirmation => {
             "Wait for a person to confirm the delegation brief (forgeloop tui, or forgeloop confirm on a terminal); `forgeloop wait` returns when it changes.".into()
+        }
+        Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
+            "The iteration cap is reached: do not send the handoff; stop and report to the user.".into()
+        }
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix if state.outbox.is_none() && reported_pr.is_some() => {
+            format!("Test the PR WebGPT reported ({}) with forgeloop forge --pr.", reported_pr.unwrap_or("?"))
+        }
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix
+            if state.outbox.as_ref().is_some_and(|o| o.kind == OutboxKind::Followup) =>
+        {
+            "Send the follow-up asking WebGPT for the PR URL, in the same conversation.".into()
         }
         Status::AwaitingWebgptPr if state.iteration == 0 && state.repository.is_none() => {
             "Check or establish the repository's ChatGPT Project and attach it (forgeloop project lookup/bind/attach), then send the prompt inside that Project and wait for a PR URL.".into()
         }
         Status::AwaitingWebgptPr => "Send the prompt to WebGPT in the cycle's conversation and wait for a PR URL.".into(),
-        Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
-            "The iteration cap is reached: do not send the handoff; stop and report to the user.".into()
-        }
         Status::AwaitingWebgptFix => {
             "Send the failure handoff to WebGPT in the same conversation and ask it to update the PR.".into()
         }

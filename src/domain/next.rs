@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::reply::ReplyClass;
 use super::state::{CycleState, OutboxKind};
 use super::status::Status;
 
@@ -13,6 +14,8 @@ pub enum Action {
     Send,
     /// The message was sent; wait for WebGPT's reply to finish, then run `command`.
     WaitForReply,
+    /// Run `command` (test the PR WebGPT reported).
+    Run,
     /// A person must act (confirm the brief); `command` blocks until the state changes.
     WaitForHuman,
     /// Stop the loop and report `explanation` to the user.
@@ -108,7 +111,24 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
         OutboxKind::Handoff => "the failure handoff",
         OutboxKind::Followup => "the follow-up",
     };
+    let reported_pr = state.last_reply.as_ref().filter(|r| r.class == ReplyClass::PrFound).and_then(|r| r.pr.clone());
     match &state.outbox {
+        None if reported_pr.is_some() => {
+            let pr = reported_pr.unwrap_or_default();
+            step.action = Action::Run;
+            let mut command = vec!["forgeloop", "forge", "--pr", &pr, "--state", state_ref, "--post-comment"];
+            if state.commands.is_none() {
+                command.extend(["--commands-json", "COMMANDS.json"]);
+                step.explanation = format!(
+                    "Test {pr}, the PR WebGPT reported, with the project's commands file (replace COMMANDS.json)."
+                );
+            } else {
+                step.explanation =
+                    format!("Test {pr}, the PR WebGPT reported (the cycle's stored commands are reused).");
+            }
+            step.command = cmd(&command);
+            step.pr = Some(pr.clone());
+        }
         Some(outbox) if outbox.sent_at.is_none() => {
             step.action = Action::Send;
             step.explanation = format!(

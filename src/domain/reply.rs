@@ -102,7 +102,11 @@ pub fn classify(reply: &str, hosts: &WebHosts, bound_repository: Option<&str>) -
     if let Some(trailer) = last_trailer(&visible, hosts) {
         match trailer {
             Trailer::NotCreated if denied => {
-                return result(ReplyClass::ConnectorDenied, None, "PR_URL: NOT_CREATED, and the reply says the connector cannot reach the repository");
+                return result(
+                    ReplyClass::ConnectorDenied,
+                    None,
+                    "PR_URL: NOT_CREATED, and the reply says the connector cannot reach the repository",
+                );
             }
             Trailer::NotCreated => {
                 return result(ReplyClass::PrNotCreated, None, "the reply ends with PR_URL: NOT_CREATED");
@@ -121,7 +125,9 @@ pub fn classify(reply: &str, hosts: &WebHosts, bound_repository: Option<&str>) -
     }
     match prs.len() {
         1 => found(prs.remove(0), bound_repository, "the only pull-request link in the reply"),
-        0 if denied => result(ReplyClass::ConnectorDenied, None, "the reply says the GitHub connector cannot reach the repository"),
+        0 if denied => {
+            result(ReplyClass::ConnectorDenied, None, "the reply says the GitHub connector cannot reach the repository")
+        }
         0 => result(ReplyClass::NoPrReference, None, "the reply has no PR_URL line and no pull-request link"),
         n => result(
             ReplyClass::NoPrReference,

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::brief::Brief;
 use super::commands::CommandsProfile;
+use super::reply::ReplyClass;
 use super::report::{Report, TestStatus};
 use super::status::Status;
 
@@ -106,6 +107,20 @@ pub struct RunSummary {
     pub comment_url: Option<String>,
 }
 
+/// The last classified WebGPT reply (`forgeloop reply`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastReply {
+    pub class: ReplyClass,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<String>,
+    pub reason: String,
+    pub sha256: String,
+    pub at: String,
+    /// The coordinator overrode the classifier (`reply --as`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overridden: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbortInfo {
     pub reason: String,
@@ -171,6 +186,8 @@ pub struct CycleState {
     pub history: Vec<RunSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outbox: Option<Outbox>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reply: Option<LastReply>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub followups: u32,
     #[serde(default, skip_serializing_if = "is_zero")]

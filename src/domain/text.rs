@@ -58,6 +58,13 @@ pub fn followup() -> String {
     )
 }
 
+/// The follow-up when WebGPT linked a PR of another repository than the cycle's.
+pub fn followup_wrong_repository(found: &str, expected: &str) -> String {
+    format!(
+        "The pull request in your last reply, {found}, is not in {expected}, the repository of this task. Open the pull request in {expected} and reply with its URL on its own line as `{PR_URL_PLACEHOLDER}`, or reply `PR_URL: NOT_CREATED` and explain why you cannot."
+    )
+}
+
 /// Identifies forgeloop's own comment so a retry updates it instead of posting twice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marker {
