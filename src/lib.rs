@@ -5,3 +5,4 @@
 
 pub mod domain;
 pub mod redact;
+pub mod runner;
