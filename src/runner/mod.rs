@@ -16,7 +16,7 @@
 //!
 //! Footers: `[exit N after Ts]`, `[killed by signal N after Ts]`, `[timed out after Ns: process
 //! group killed]`, `[cancelled after Ts: process group killed]`, `[not started: exit 127]`.
-//! The file is capped (see [`log`]); memory stays constant whatever a command prints: about
+//! The file is capped (see `log.rs`); memory stays constant whatever a command prints: about
 //! 64 KiB for reading, 64 KiB of log buffer, 64 KiB while compacting the log, 4 bytes per
 //! failure-tail character, plus what the streaming redactor holds for one line.
 

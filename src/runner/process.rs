@@ -121,8 +121,7 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
     };
     let started = Instant::now();
     // The child is the leader of a new group whose id is its pid.
-    let group = Group { pgid: child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0), armed: true };
-    let mut group = group;
+    let mut group = Group { pgid: child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0), armed: true };
     let deadline = started.checked_add(spec.timeout).unwrap_or_else(far_future);
 
     let mut buf = vec![0u8; READ_CHUNK];
@@ -133,13 +132,16 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
     let mut term_sent: Option<Instant> = None;
     let mut killed = false;
     let mut group_empty = false;
+    // Looking for group members scans /proc, so it is rate-limited (and done at once on EOF).
+    let mut next_group_check = started;
     let mut eof = false;
     let mut drain_until: Option<Instant> = None;
     let mut cancel_seen = false;
 
     loop {
         let now = Instant::now();
-        if status.is_some() && !group_empty && !killed {
+        if status.is_some() && !group_empty && now >= next_group_check {
+            next_group_check = now + GROUP_POLL;
             if !group.has_live_members() {
                 group_empty = true;
             } else if term_sent.is_none() {
@@ -149,7 +151,10 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
             }
         }
         if status.is_some() && (group_empty || killed) {
-            if eof {
+            // Done once the group is gone and the pipe is drained. After SIGKILL, wait (briefly)
+            // to see the group gone too: the pipe closes a moment before a killed process
+            // finishes exiting, and a caller may check right away that nothing is left.
+            if group_empty && eof {
                 break;
             }
             let until = *drain_until.get_or_insert(now + DRAIN);
@@ -165,8 +170,8 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
         if let Some(sent) = term_sent.filter(|_| !killed) {
             wake = wake.min(sent + spec.grace);
         }
-        if status.is_some() && !group_empty && !killed {
-            wake = wake.min(now + GROUP_POLL);
+        if status.is_some() && !group_empty {
+            wake = wake.min(next_group_check);
         }
         if let Some(until) = drain_until {
             wake = wake.min(until);
@@ -174,7 +179,10 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
 
         tokio::select! {
             read = output.read(&mut buf), if !eof => match read {
-                Ok(0) => eof = true,
+                Ok(0) => {
+                    eof = true;
+                    next_group_check = Instant::now();
+                }
                 Ok(n) => {
                     if log_error.is_none()
                         && let Err(error) = sink.push(&buf[..n])
@@ -188,7 +196,10 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
                     }
                 }
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => eof = true,
+                Err(_) => {
+                    eof = true;
+                    next_group_check = Instant::now();
+                }
             },
             waited = child.wait(), if status.is_none() => {
                 status = Some(waited.ok());
