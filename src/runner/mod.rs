@@ -1,0 +1,252 @@
+//! The runner adapter (SPEC §5.2.3–6): runs a PR's test commands in its checkout, one after
+//! another, each isolated in its own process group with a cleaned environment, a timeout and
+//! a capped, redacted, live log. It fixes the reference tool's weaknesses §11.1 (inherited
+//! credentials) and §11.17 (unbounded output, non-UTF-8 output failing the run).
+//!
+//! Log format (one section per command; output is stdout and stderr merged in the order they
+//! were written, redacted, invalid UTF-8 replaced by U+FFFD):
+//!
+//! ```text
+//! $ sh -c 'echo a; exit 1'
+//! a
+//! [exit 1 after 0.01s]
+//!
+//! [not run] $ cargo test
+//! ```
+//!
+//! Footers: `[exit N after Ts]`, `[killed by signal N after Ts]`, `[timed out after Ns: process
+//! group killed]`, `[cancelled after Ts: process group killed]`, `[not started: exit 127]`.
+//! The file is capped (see `log.rs`); memory stays constant whatever a command prints: about
+//! 64 KiB for reading, 64 KiB of log buffer, 64 KiB while compacting the log, 4 bytes per
+//! failure-tail character, plus what the streaming redactor holds for one line.
+
+mod env;
+mod log;
+mod output;
+mod process;
+mod section;
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+pub use env::{ALLOWED_NAMES, ALLOWED_PREFIXES, build_env, process_env};
+
+use crate::domain::commands::CommandsProfile;
+use crate::domain::report::{CommandResult, TestStatus};
+use crate::domain::text::FAILURE_TAIL_CHARS;
+use crate::redact::Redactor;
+use log::CappedLog;
+use output::{OutputSink, TailRing};
+use process::{Cancel, ExecError, Outcome, Spawn};
+
+/// Default cap of one run's log file (SPEC §5.2.5).
+pub const DEFAULT_LOG_CAP: u64 = 64 * 1024 * 1024;
+/// Default time between SIGTERM and SIGKILL for a timed-out or cancelled process group.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
+/// Exit code recorded for a program that does not exist (as a POSIX shell reports it).
+pub const EXIT_NOT_FOUND: i32 = 127;
+/// Exit code recorded for a program that exists but cannot be started (permission, format).
+pub const EXIT_CANNOT_EXECUTE: i32 = 126;
+
+/// Everything one test run needs. Build it with [`RunRequest::new`] and adjust the fields.
+pub struct RunRequest<'a> {
+    /// The checkout to run in (cwd of every command); its path is shown as `<checkout>`.
+    pub checkout: &'a Path,
+    pub profile: &'a CommandsProfile,
+    /// Created (with its directory) or truncated; readable by its owner only.
+    pub log_path: &'a Path,
+    pub log_cap_bytes: u64,
+    pub redactor: &'a Redactor,
+    /// The environment to take allowlisted variables from, usually [`process_env`]; a
+    /// parameter so tests need not touch the process environment.
+    pub parent_env: &'a BTreeMap<String, String>,
+    pub failure_tail_chars: usize,
+    /// Time between SIGTERM and SIGKILL when a group is stopped.
+    pub kill_grace: Duration,
+    /// Cancellation: send `true` to stop the run; the current command's group is terminated
+    /// (SIGTERM, then SIGKILL after `kill_grace`), later commands are not run, and the outcome
+    /// says `cancelled`. A dropped sender does not cancel. `None`: not cancellable.
+    pub cancel: Option<watch::Receiver<bool>>,
+}
+
+impl<'a> RunRequest<'a> {
+    pub fn new(
+        checkout: &'a Path,
+        profile: &'a CommandsProfile,
+        log_path: &'a Path,
+        redactor: &'a Redactor,
+        parent_env: &'a BTreeMap<String, String>,
+    ) -> RunRequest<'a> {
+        RunRequest {
+            checkout,
+            profile,
+            log_path,
+            log_cap_bytes: DEFAULT_LOG_CAP,
+            redactor,
+            parent_env,
+            failure_tail_chars: FAILURE_TAIL_CHARS,
+            kill_grace: DEFAULT_KILL_GRACE,
+            cancel: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// Passed only when every command ran and exited 0 and the run was not cancelled.
+    pub status: TestStatus,
+    /// One per command of the profile, in order; those after the first failure are `not_run`.
+    pub commands: Vec<CommandResult>,
+    /// The redacted tail of the failing (or cancelled) command's output; `None` when the run
+    /// passed or that command printed nothing.
+    pub failure_output: Option<String>,
+    /// A command hit its timeout.
+    pub timed_out: bool,
+    /// The run was cancelled: its status is not a verdict on the PR and should not be
+    /// published as one.
+    pub cancelled: bool,
+    /// Final size of the log file.
+    pub log_bytes_written: u64,
+    /// Output was cut from the middle of the log to respect the cap.
+    pub log_truncated: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("checkout {0} is not a directory; the checkout step must create it before tests run")]
+    Checkout(PathBuf),
+    #[error("cannot create the run log {path}: {source}; check that its directory is writable")]
+    LogCreate { path: PathBuf, source: io::Error },
+    #[error("cannot write the run log {path}: {source}; check free disk space and permissions")]
+    LogWrite { path: PathBuf, source: io::Error },
+    #[error("cannot create the output pipe for a test command: {0}; the process may be out of file descriptors")]
+    Pipe(io::Error),
+}
+
+/// Runs the profile's commands in order and reports how they ended. Must be called within a
+/// tokio runtime with IO and time enabled. A command that fails, times out, is killed or
+/// cannot be started makes a failed run, not an error; errors are only for the runner itself
+/// (checkout missing, log not writable).
+pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
+    if !req.checkout.is_dir() {
+        return Err(RunnerError::Checkout(req.checkout.to_path_buf()));
+    }
+    let redactor = req.redactor.with_checkout(req.checkout);
+    let log_error = |source| RunnerError::LogWrite { path: req.log_path.to_path_buf(), source };
+    let mut log = CappedLog::new(open_log(req.log_path)?, req.log_cap_bytes);
+    let mut cancel = Cancel::new(req.cancel.clone());
+
+    let mut commands = Vec::with_capacity(req.profile.commands.len());
+    let mut failure_output = None;
+    let mut failed = req.profile.commands.is_empty();
+    let mut timed_out = false;
+    let mut cancelled = false;
+
+    for (index, spec) in req.profile.commands.iter().enumerate() {
+        if !failed && !cancelled && cancel.is_cancelled() {
+            cancelled = true;
+        }
+        if failed || cancelled {
+            write_section_line(&mut log, &redactor.redact(&section::not_run(&spec.argv))).map_err(log_error)?;
+            commands.push(CommandResult::not_run(spec.argv.clone()));
+            continue;
+        }
+        if !log.is_empty() {
+            log.write_all(b"\n").map_err(log_error)?;
+        }
+        write_section_line(&mut log, &redactor.redact(&section::header(&spec.argv))).map_err(log_error)?;
+
+        let env = build_env(req.parent_env, req.profile, index);
+        let timeout_s = req.profile.timeout_for(index);
+        let mut tail = TailRing::new(req.failure_tail_chars);
+        let mut sink = OutputSink::new(&redactor, &mut log, &mut tail);
+        let spawn = Spawn {
+            argv: &spec.argv,
+            env: &env,
+            cwd: req.checkout,
+            timeout: Duration::from_secs(timeout_s),
+            grace: req.kill_grace,
+        };
+        let (result, footer) = match process::execute(spawn, &mut cancel, &mut sink).await {
+            Err(ExecError::Log(source)) => return Err(log_error(source)),
+            Err(ExecError::Pipe(source)) => return Err(RunnerError::Pipe(source)),
+            Ok(Outcome::NotStarted(error)) => {
+                let code = if error.kind() == io::ErrorKind::NotFound { EXIT_NOT_FOUND } else { EXIT_CANNOT_EXECUTE };
+                let program = spec.argv.first().map_or("", String::as_str);
+                sink.push_line(&format!("forgeloop: could not start {program:?}: {error}")).map_err(log_error)?;
+                (command_result(spec.argv.clone(), Some(code), None, Duration::ZERO, false), section::not_started(code))
+            }
+            Ok(Outcome::Finished { status, timed_out: hit_timeout, cancelled: was_cancelled, elapsed }) => {
+                let signal = status.and_then(|s| s.signal());
+                let code = status.and_then(|s| s.code().or(s.signal().map(|n| -n)));
+                timed_out |= hit_timeout;
+                cancelled |= was_cancelled;
+                let footer = match (hit_timeout, was_cancelled, status) {
+                    (true, _, _) => section::timed_out(timeout_s),
+                    (_, true, _) => section::cancelled(elapsed),
+                    (_, _, None) => section::status_unknown(elapsed),
+                    (_, _, Some(s)) => match s.code() {
+                        Some(code) => section::exited(code, elapsed),
+                        None => section::signalled(signal.unwrap_or(0), elapsed),
+                    },
+                };
+                let exit_code = if hit_timeout { None } else { code };
+                (command_result(spec.argv.clone(), exit_code, signal, elapsed, hit_timeout), footer)
+            }
+        };
+        sink.finish().map_err(log_error)?;
+        if !log.at_line_start() {
+            log.write_all(b"\n").map_err(log_error)?;
+        }
+        write_section_line(&mut log, &footer).map_err(log_error)?;
+
+        if !result.passed() || cancelled {
+            failed = true;
+            failure_output = tail.text();
+        }
+        commands.push(result);
+    }
+
+    let summary = log.finish().map_err(log_error)?;
+    Ok(RunOutcome {
+        status: if failed || cancelled { TestStatus::Failed } else { TestStatus::Passed },
+        commands,
+        failure_output,
+        timed_out,
+        cancelled,
+        log_bytes_written: summary.bytes,
+        log_truncated: summary.cut > 0,
+    })
+}
+
+fn command_result(
+    argv: Vec<String>,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    elapsed: Duration,
+    timed_out: bool,
+) -> CommandResult {
+    // Milliseconds, as in the reference report.
+    let duration_seconds = (elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
+    CommandResult { argv, exit_code, duration_seconds, timed_out, signal, not_run: false }
+}
+
+fn write_section_line(log: &mut CappedLog, line: &str) -> io::Result<()> {
+    log.write_all(line.as_bytes())?;
+    log.flush()
+}
+
+fn open_log(path: &Path) -> Result<File, RunnerError> {
+    let create_error = |source| RunnerError::LogCreate { path: path.to_path_buf(), source };
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(create_error)?;
+    }
+    OpenOptions::new().write(true).read(true).create(true).truncate(true).mode(0o600).open(path).map_err(create_error)
+}

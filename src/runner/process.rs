@@ -1,0 +1,334 @@
+//! Running one command: argv only, its own process group, one pipe for stdout and stderr (so
+//! the log shows them in the order they were written), a timeout that takes down the whole
+//! group (SIGTERM, then SIGKILL after a grace period), and no stragglers: once the main
+//! process exits, whatever is left of its group is terminated the same way, and a pipe held
+//! open by an escaped grandchild stops being read after a short drain.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until};
+
+use super::output::OutputSink;
+
+/// Bytes read from the pipe at a time.
+const READ_CHUNK: usize = 64 * 1024;
+/// How long to keep reading after the group is gone or killed, for a pipe still held open by a
+/// process that left the group (e.g. a daemon that called `setsid`).
+pub const DRAIN: Duration = Duration::from_millis(500);
+/// How often to look whether leftover group members have exited.
+const GROUP_POLL: Duration = Duration::from_millis(25);
+
+pub struct Spawn<'a> {
+    pub argv: &'a [String],
+    pub env: &'a BTreeMap<String, String>,
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    pub grace: Duration,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    /// The program could not be started (not found, not executable, ...).
+    NotStarted(io::Error),
+    Finished {
+        /// `None` when the exit status could not be collected.
+        status: Option<ExitStatus>,
+        timed_out: bool,
+        cancelled: bool,
+        /// From spawn until the main process exited.
+        elapsed: Duration,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("could not create the pipe for a test command's output: {0}; the process may be out of file descriptors")]
+    Pipe(#[source] io::Error),
+    #[error("could not write a test command's output to the log: {0}")]
+    Log(#[source] io::Error),
+}
+
+/// Cancellation as seen by the runner: fires once the channel holds `true`. A dropped sender
+/// never cancels.
+pub struct Cancel {
+    rx: Option<watch::Receiver<bool>>,
+}
+
+impl Cancel {
+    pub fn new(rx: Option<watch::Receiver<bool>>) -> Cancel {
+        Cancel { rx }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.rx.as_ref().is_some_and(|rx| *rx.borrow())
+    }
+
+    async fn cancelled(&mut self) {
+        loop {
+            let Some(rx) = self.rx.as_mut() else { return std::future::pending().await };
+            if *rx.borrow_and_update() {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                self.rx = None;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Timeout,
+    Cancel,
+    LogFailed,
+}
+
+/// Runs one command to the end, streaming its output into `sink`.
+pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink<'_>) -> Result<Outcome, ExecError> {
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Ok(Outcome::NotStarted(io::Error::new(io::ErrorKind::InvalidInput, "empty argv")));
+    };
+    let (reader, writer) = io::pipe().map_err(ExecError::Pipe)?;
+    let mut output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(ExecError::Pipe)?;
+    let spawned = {
+        let writer_for_stderr = writer.try_clone().map_err(ExecError::Pipe)?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .current_dir(spec.cwd)
+            .env_clear()
+            .envs(spec.env)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(writer_for_stderr)
+            .process_group(0)
+            .kill_on_drop(true);
+        command.spawn()
+        // `command` drops here, closing our copies of the write end: EOF then means every
+        // process holding the pipe has exited.
+    };
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => return Ok(Outcome::NotStarted(error)),
+    };
+    let started = Instant::now();
+    // The child is the leader of a new group whose id is its pid.
+    let mut group = Group { pgid: child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0), armed: true };
+    let deadline = started.checked_add(spec.timeout).unwrap_or_else(far_future);
+
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut status: Option<Option<ExitStatus>> = None;
+    let mut elapsed = Duration::ZERO;
+    let mut stop: Option<Stop> = None;
+    let mut log_error: Option<io::Error> = None;
+    let mut term_sent: Option<Instant> = None;
+    let mut killed = false;
+    let mut group_empty = false;
+    // Looking for group members scans /proc, so it is rate-limited (and done at once on EOF).
+    let mut next_group_check = started;
+    let mut eof = false;
+    let mut drain_until: Option<Instant> = None;
+    let mut cancel_seen = false;
+
+    loop {
+        let now = Instant::now();
+        if status.is_some() && !group_empty && now >= next_group_check {
+            next_group_check = now + GROUP_POLL;
+            if !group.has_live_members() {
+                group_empty = true;
+            } else if term_sent.is_none() {
+                // The main process is done; its leftovers (a background daemon, say) go too.
+                group.signal(libc::SIGTERM);
+                term_sent = Some(now);
+            }
+        }
+        if status.is_some() && (group_empty || killed) {
+            // Done once the group is gone and the pipe is drained. After SIGKILL, wait (briefly)
+            // to see the group gone too: the pipe closes a moment before a killed process
+            // finishes exiting, and a caller may check right away that nothing is left.
+            if group_empty && eof {
+                break;
+            }
+            let until = *drain_until.get_or_insert(now + DRAIN);
+            if now >= until {
+                break;
+            }
+        }
+
+        let mut wake = far_future();
+        if status.is_none() && stop.is_none() {
+            wake = wake.min(deadline);
+        }
+        if let Some(sent) = term_sent.filter(|_| !killed) {
+            wake = wake.min(sent + spec.grace);
+        }
+        if status.is_some() && !group_empty {
+            wake = wake.min(next_group_check);
+        }
+        if let Some(until) = drain_until {
+            wake = wake.min(until);
+        }
+
+        tokio::select! {
+            read = output.read(&mut buf), if !eof => match read {
+                Ok(0) => {
+                    eof = true;
+                    next_group_check = Instant::now();
+                }
+                Ok(n) => {
+                    if log_error.is_none()
+                        && let Err(error) = sink.push(&buf[..n])
+                    {
+                        // Nothing can be recorded any more: stop the command at once.
+                        log_error = Some(error);
+                        stop.get_or_insert(Stop::LogFailed);
+                        group.signal(libc::SIGKILL);
+                        term_sent.get_or_insert(Instant::now());
+                        killed = true;
+                    }
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    eof = true;
+                    next_group_check = Instant::now();
+                }
+            },
+            waited = child.wait(), if status.is_none() => {
+                status = Some(waited.ok());
+                elapsed = started.elapsed();
+            }
+            () = sleep_until(wake) => {
+                let now = Instant::now();
+                if status.is_none() && stop.is_none() && now >= deadline {
+                    stop = Some(Stop::Timeout);
+                    group.signal(libc::SIGTERM);
+                    term_sent = Some(now);
+                }
+                if let Some(sent) = term_sent
+                    && !killed
+                    && now >= sent + spec.grace
+                {
+                    group.signal(libc::SIGKILL);
+                    killed = true;
+                }
+            }
+            () = cancel.cancelled(), if !cancel_seen => {
+                cancel_seen = true;
+                stop.get_or_insert(Stop::Cancel);
+                if term_sent.is_none() {
+                    group.signal(libc::SIGTERM);
+                    term_sent = Some(Instant::now());
+                }
+            }
+        }
+    }
+    group.armed = false;
+
+    if let Some(error) = log_error {
+        return Err(ExecError::Log(error));
+    }
+    Ok(Outcome::Finished {
+        status: status.flatten(),
+        timed_out: stop == Some(Stop::Timeout),
+        cancelled: stop == Some(Stop::Cancel),
+        elapsed,
+    })
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(365 * 24 * 3600)
+}
+
+/// A command's process group. Dropped while armed (the run's future was dropped mid-command),
+/// it SIGKILLs the whole group so nothing outlives the run.
+struct Group {
+    pgid: i32,
+    armed: bool,
+}
+
+impl Group {
+    fn signal(&self, signal: libc::c_int) {
+        // pgid 0 or 1 would mean our own group or init's: never signal those.
+        if self.pgid > 1 {
+            // SAFETY: killpg only reads its two integer arguments. The group id was the
+            // leader's pid; it cannot be reused while any member is alive, and a dead group's
+            // id could only be reused after a pid wraparound within this short window.
+            unsafe {
+                libc::killpg(self.pgid, signal);
+            }
+        }
+    }
+
+    /// Whether any process of the group still runs. Zombies do not count: an orphan's zombie
+    /// lingers when init does not reap (some containers), yet it holds nothing open.
+    fn has_live_members(&self) -> bool {
+        if self.pgid <= 1 {
+            return false;
+        }
+        // SAFETY: as above; signal 0 only checks for existence.
+        let exists = unsafe { libc::killpg(self.pgid, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        exists && any_live_process_in_group(self.pgid)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            self.signal(libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn any_live_process_in_group(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return true };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())) {
+            return false;
+        }
+        std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|stat| parse_stat(&stat))
+            .is_some_and(|(state, group)| group == pgid && !matches!(state, 'Z' | 'X'))
+    })
+}
+
+/// Elsewhere a zombie counts as alive; the kill after the grace period still bounds the wait.
+#[cfg(not(target_os = "linux"))]
+fn any_live_process_in_group(_pgid: i32) -> bool {
+    true
+}
+
+/// State and process group from `/proc/<pid>/stat`: `pid (comm) state ppid pgrp ...`, where
+/// `comm` may itself contain spaces and parentheses.
+#[cfg(target_os = "linux")]
+fn parse_stat(stat: &str) -> Option<(char, i32)> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_parse_even_with_odd_command_names() {
+        assert_eq!(parse_stat("42 (sleep) S 1 42 42 0 -1"), Some(('S', 42)));
+        assert_eq!(parse_stat("42 (a) b (c)) Z 1 77 42 0"), Some(('Z', 77)));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+}
