@@ -9,4 +9,5 @@ pub mod cycle;
 pub mod domain;
 pub mod error;
 pub mod redact;
+pub mod registry;
 pub mod store;
