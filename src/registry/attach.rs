@@ -80,11 +80,9 @@ pub fn attach(ctx: &Ctx, req: &AttachRequest) -> Result<Attached, RegistryError>
         return Err(refuse("task state must be a JSON object".into()));
     };
 
-    let state_repository = routing_str(&original, "repository").map_err(&refuse)?;
-    let state_project = routing_str(&original, "project_url").map_err(&refuse)?;
-    let state_conversation = routing_str(&original, "conversation_url").map_err(&refuse)?;
-    // Binding enforcement comes first: a task bound to another repository is never touched.
-    if let Some(bound) = state_repository {
+    // Binding enforcement comes first: a task bound to another repository is never touched,
+    // whatever else is wrong with it or whether that repository is linked at all.
+    if let Some(bound) = routing_str(&original, "repository").map_err(&refuse)? {
         let bound_key = RepoKey::parse(bound).map_err(|e| refuse(format!("invalid task repository: {e}")))?;
         if bound_key != key {
             return Err(refuse(format!(
@@ -92,6 +90,8 @@ pub fn attach(ctx: &Ctx, req: &AttachRequest) -> Result<Attached, RegistryError>
             )));
         }
     }
+    let state_project = routing_str(&original, "project_url").map_err(&refuse)?;
+    let state_conversation = routing_str(&original, "conversation_url").map_err(&refuse)?;
 
     let record = Registry::new(&ctx.registry).require(&key, "task state can be attached")?;
     let project = record.url()?;
