@@ -46,6 +46,7 @@ pub struct RepositoryArgs {
 
 #[derive(Debug, Args)]
 pub struct BindArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
     #[arg(long, value_name = "OWNER/REPO")]
     pub repository: String,
     /// Project home URL as seen in the browser: https://chatgpt.com/g/g-p-<id>/project
@@ -58,6 +59,7 @@ pub struct BindArgs {
 
 #[derive(Debug, Args)]
 pub struct UnbindArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
     #[arg(long, value_name = "OWNER/REPO")]
     pub repository: String,
     /// The currently bound Project URL (compared by Project ID), so nothing is unbound by accident
@@ -67,6 +69,7 @@ pub struct UnbindArgs {
 
 #[derive(Debug, Args)]
 pub struct AttachArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
     #[arg(long, value_name = "OWNER/REPO")]
     pub repository: String,
     /// Task state: a forgeloop cycle or any JSON task record (path, or bare cycle name)
@@ -98,6 +101,7 @@ pub enum SourcesCommand {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("origin").required(true).args(["path", "url"])))]
 pub struct SourceAddArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
     #[arg(long, value_name = "OWNER/REPO")]
     pub repository: String,
     /// A local file (its sha256 is computed and recorded)
@@ -112,8 +116,7 @@ pub struct SourceAddArgs {
     /// The label or ID the Project's Sources list shows for it
     #[arg(long, value_name = "LABEL")]
     pub observed_label: Option<String>,
-    /// The source's version (tag, date, revision) worth recording beside the sha256
-    /// (`--version` is forgeloop's own flag)
+    /// The source's version (tag, date, revision), recorded beside the sha256
     #[arg(long, value_name = "TEXT")]
     pub revision: Option<String>,
     /// Web references: the relevant excerpt
@@ -132,6 +135,7 @@ pub enum ObservedStatus {
 
 #[derive(Debug, Args)]
 pub struct SourceVerifyArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
     #[arg(long, value_name = "OWNER/REPO")]
     pub repository: String,
     /// The item id (s1, s2, …)
@@ -148,6 +152,7 @@ pub struct SourceVerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct SourceSupersedeArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
     #[arg(long, value_name = "OWNER/REPO")]
     pub repository: String,
     #[arg(long, value_name = "ID")]
