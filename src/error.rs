@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::domain::commands::CommandsError;
 use crate::domain::machine::{ConfirmError, Refusal, SentError, StartError};
 use crate::domain::pr_ref::{PrRefError, RepoNameError};
+use crate::registry::RegistryError;
 use crate::store::journal::JournalError;
 use crate::store::layout::LayoutError;
 use crate::store::lock::LockError;
@@ -60,6 +61,10 @@ pub enum Error {
     Config { path: PathBuf, reason: String },
     #[error("cannot watch {path} for changes: {reason}")]
     Watch { path: PathBuf, reason: String },
+    /// Everything `forgeloop project …` refuses; its status is the reference tool's
+    /// `BLOCKED_PROJECT_UNAVAILABLE` (or `CYCLE_BUSY` / `BLOCKED_PROJECT_SOURCES`).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
 }
 
 impl From<ConfirmError> for Error {
@@ -92,6 +97,7 @@ impl Error {
             Error::NotATerminal(_) => "NOT_A_TERMINAL",
             Error::Declined => "DECLINED",
             Error::WaitTimeout(_) => "TIMEOUT",
+            Error::Registry(e) => e.status(),
             _ => "BLOCKED",
         }
     }
@@ -112,6 +118,9 @@ impl Error {
             }
             Error::Index(IndexError::Taken { owner, .. }) => {
                 map.insert("owner".into(), json!(owner));
+            }
+            Error::Registry(e) if e.status() == "CYCLE_BUSY" => {
+                map.insert("pid".into(), json!(e.busy_pid()));
             }
             _ => {}
         }

@@ -9,5 +9,6 @@ pub mod cycle;
 pub mod domain;
 pub mod error;
 pub mod redact;
+pub mod registry;
 pub mod runner;
 pub mod store;

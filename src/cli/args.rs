@@ -62,6 +62,8 @@ pub enum Command {
     Unblock(StateArgs),
     /// Human only, on a terminal: raise the iteration cap
     Extend(ExtendArgs),
+    /// The ChatGPT Project registry: lookup, bind, unbind, attach, list, sources
+    Project(super::project::ProjectArgs),
     /// Print shell completions
     Completions(CompletionsArgs),
 }

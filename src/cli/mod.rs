@@ -5,6 +5,7 @@ pub mod args;
 mod forge;
 mod human;
 pub(crate) mod output;
+pub mod project;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -188,6 +189,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             human::ask(&r.redact(&summary), &format!("Allow {} more?", args.by))?;
             Ok(output::json(r, &actions::extend(ctx, &paths, args.by)?.state))
         }
+        Command::Project(args) => project::run(ctx, args),
         Command::Completions(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
             Ok(0)

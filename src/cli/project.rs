@@ -1,0 +1,385 @@
+//! `forgeloop project …`: the ChatGPT Project registry (SPEC §5.1, reference §7). Same
+//! subcommands, flags and JSON as the reference `project_context.py`, plus `unbind`, `list`
+//! and `sources`. `--registry DIR` is the global option and may follow the subcommand.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{Map, Value, json};
+
+use crate::cycle::Ctx;
+use crate::error::{Error, Result};
+use crate::registry::attach::{AttachRequest, attach};
+use crate::registry::sources::{self, NewSource, Observation, Origin, SourceStatus};
+use crate::registry::{Record, Registry, RegistryError, RepoKey};
+
+use super::output;
+
+#[derive(Debug, Args)]
+pub struct ProjectArgs {
+    #[command(subcommand)]
+    pub command: ProjectCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// The ChatGPT Project linked to a repository (PROJECT_LINKED), or what to do (PROJECT_NOT_LINKED)
+    Lookup(RepositoryArgs),
+    /// Record the browser-observed Project of a repository; never overwrites another Project
+    Bind(BindArgs),
+    /// Remove a repository's link; needs the currently bound Project URL
+    Unbind(UnbindArgs),
+    /// Merge the repository's Project (and conversation) into an existing task state
+    Attach(AttachArgs),
+    /// Every record in the registry, invalid ones with their error
+    List,
+    /// The repository's Project source manifest (<owner>/<repo>/sources.json)
+    Sources(SourcesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RepositoryArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repository: String,
+}
+
+#[derive(Debug, Args)]
+pub struct BindArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repository: String,
+    /// Project home URL as seen in the browser: https://chatgpt.com/g/g-p-<id>/project
+    #[arg(long, value_name = "URL")]
+    pub project_url: String,
+    /// Project name as shown in the browser
+    #[arg(long, value_name = "NAME")]
+    pub project_name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct UnbindArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repository: String,
+    /// The currently bound Project URL (compared by Project ID), so nothing is unbound by accident
+    #[arg(long, value_name = "URL")]
+    pub project_url: String,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repository: String,
+    /// Task state: a forgeloop cycle or any JSON task record (path, or bare cycle name)
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// The task's conversation: https://chatgpt.com/g/g-p-<id>/c/<id> (or /c/<id>)
+    #[arg(long, value_name = "URL")]
+    pub conversation_url: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SourcesArgs {
+    #[command(subcommand)]
+    pub command: SourcesCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SourcesCommand {
+    /// Record a source to upload (status pending); local files get their sha256
+    Add(SourceAddArgs),
+    /// Every item of the manifest
+    List(RepositoryArgs),
+    /// Record what the Project's Sources list showed: verified or failed
+    Verify(SourceVerifyArgs),
+    /// Mark an item superseded (items are never deleted)
+    Supersede(SourceSupersedeArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("origin").required(true).args(["path", "url"])))]
+pub struct SourceAddArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repository: String,
+    /// A local file (its sha256 is computed and recorded)
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<PathBuf>,
+    /// A web reference
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Why WebGPT needs it
+    #[arg(long, value_name = "TEXT")]
+    pub purpose: String,
+    /// The label or ID the Project's Sources list shows for it
+    #[arg(long, value_name = "LABEL")]
+    pub observed_label: Option<String>,
+    /// The source's version (tag, date, revision), recorded beside the sha256
+    #[arg(long, value_name = "TEXT")]
+    pub revision: Option<String>,
+    /// Web references: the relevant excerpt
+    #[arg(long, value_name = "TEXT", requires = "url")]
+    pub excerpt: Option<String>,
+    /// Web references: when it was retrieved [default: now]
+    #[arg(long, value_name = "DATE", requires = "url")]
+    pub retrieved_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObservedStatus {
+    Verified,
+    Failed,
+}
+
+#[derive(Debug, Args)]
+pub struct SourceVerifyArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repository: String,
+    /// The item id (s1, s2, …)
+    #[arg(long, value_name = "ID")]
+    pub id: String,
+    #[arg(long, value_enum)]
+    pub status: ObservedStatus,
+    #[arg(long, value_name = "LABEL")]
+    pub observed_label: Option<String>,
+    /// What was seen (e.g. the quota or permission message of a failure)
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SourceSupersedeArgs {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    #[arg(long, value_name = "OWNER/REPO")]
+    pub repository: String,
+    #[arg(long, value_name = "ID")]
+    pub id: String,
+    /// The item that replaces it
+    #[arg(long, value_name = "ID")]
+    pub by: Option<String>,
+}
+
+/// What to do when a repository has no record (reference §9.1), as `next_action`.
+pub fn not_linked_advice(key: &RepoKey) -> String {
+    format!(
+        "No ChatGPT Project is recorded for {key} yet; that does not mean none exists. Search the account's existing ChatGPT Projects thoroughly first (descriptive names, references in Project instructions or sources, and Projects beyond the pinned sidebar all count) and reuse a Project the user names or an unambiguous match, keeping its name. Only if a complete search finds nothing, create a Project named {key}; if the search is ambiguous or the Project cannot be created or opened, stop with BLOCKED_PROJECT_UNAVAILABLE. Verify the account, workspace and Project identity in the browser, then record what you observed: forgeloop project bind --repository {key} --project-url <Project home URL> --project-name <Project name>"
+    )
+}
+
+fn linked(status: &str, record: &Record) -> Map<String, Value> {
+    let mut doc = Map::new();
+    doc.insert("status".into(), Value::from(status));
+    doc.extend(fields(record));
+    doc
+}
+
+fn fields(record: &Record) -> Map<String, Value> {
+    let mut doc = Map::new();
+    doc.insert("repository".into(), Value::from(record.repository.as_str()));
+    doc.insert("project_url".into(), Value::from(record.project_url.as_str()));
+    doc.insert("project_name".into(), Value::from(record.project_name.as_str()));
+    doc
+}
+
+pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
+    let registry = Registry::new(&ctx.registry);
+    let r = &ctx.redactor;
+    match args.command {
+        ProjectCommand::Lookup(args) => {
+            let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
+            match registry.lookup(&key)? {
+                Some(record) => Ok(output::json(r, &linked("PROJECT_LINKED", &record))),
+                None => Ok(output::json(
+                    r,
+                    &json!({"status": "PROJECT_NOT_LINKED", "repository": key.to_string(), "next_action": not_linked_advice(&key)}),
+                )),
+            }
+        }
+        ProjectCommand::Bind(args) => {
+            let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
+            let name = r.redact(&args.project_name).into_owned();
+            let bound = registry.bind(&key, &args.project_url, &name)?;
+            let mut doc = linked("PROJECT_LINKED", &bound.record);
+            if let Some(note) = bound.note {
+                doc.insert("note".into(), Value::from(note));
+            }
+            Ok(output::json(r, &doc))
+        }
+        ProjectCommand::Unbind(args) => {
+            let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
+            let removed = registry.unbind(&key, &args.project_url)?;
+            let mut doc = linked("PROJECT_UNBOUND", &removed);
+            doc.insert(
+                "next_action".into(),
+                Value::from(format!(
+                    "{key} is no longer linked. Bind the right Project with: forgeloop project bind --repository {key} --project-url <Project home URL> --project-name <Project name>"
+                )),
+            );
+            Ok(output::json(r, &doc))
+        }
+        ProjectCommand::Attach(args) => {
+            let attached = attach(
+                ctx,
+                &AttachRequest {
+                    repository: &args.repository,
+                    state: &args.state,
+                    conversation_url: args.conversation_url.as_deref(),
+                },
+            )?;
+            let mut doc = linked("PROJECT_LINKED", &attached.record);
+            doc.insert("state".into(), Value::from(attached.state.display().to_string()));
+            if let Some(conversation) = attached.conversation_url {
+                doc.insert("conversation_url".into(), Value::from(conversation));
+            }
+            doc.insert("changed".into(), Value::from(attached.changed));
+            if let Some(warning) = attached.warning {
+                doc.insert("warning".into(), Value::from(warning));
+            }
+            Ok(output::json(r, &doc))
+        }
+        ProjectCommand::List => list(ctx, &registry),
+        ProjectCommand::Sources(args) => run_sources(ctx, &registry, args.command),
+    }
+}
+
+fn list(ctx: &Ctx, registry: &Registry) -> Result<i32> {
+    let rows = registry.list()?;
+    let mut by_project: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for row in &rows {
+        if let Ok(record) = &row.outcome {
+            by_project.entry(record.project_id()).or_default().push(row.repository.clone());
+        }
+    }
+    let mut invalid = 0;
+    let records: Vec<Value> = rows
+        .iter()
+        .map(|row| match &row.outcome {
+            Ok(record) => {
+                let mut doc = fields(record);
+                let id = record.project_id();
+                let shared: Vec<&String> =
+                    by_project.get(&id).into_iter().flatten().filter(|r| **r != row.repository).collect();
+                doc.insert("project_id".into(), Value::from(id.as_str()));
+                if !shared.is_empty() {
+                    doc.insert("shared_with".into(), json!(shared));
+                }
+                doc.insert("path".into(), Value::from(row.path.display().to_string()));
+                Value::Object(doc)
+            }
+            Err(error) => {
+                invalid += 1;
+                json!({"repository": row.repository, "path": row.path.display().to_string(), "error": error})
+            }
+        })
+        .collect();
+    Ok(output::json(
+        &ctx.redactor,
+        &json!({
+            "status": "PROJECTS",
+            "registry": registry.root().display().to_string(),
+            "records": records,
+            "invalid": invalid,
+        }),
+    ))
+}
+
+fn run_sources(ctx: &Ctx, registry: &Registry, command: SourcesCommand) -> Result<i32> {
+    let r = &ctx.redactor;
+    let parse = |text: &str| RepoKey::parse(text).map_err(RegistryError::from);
+    match command {
+        SourcesCommand::Add(args) => {
+            let key = parse(&args.repository)?;
+            let origin = match (args.path, args.url) {
+                (Some(path), _) => Origin::Path(path),
+                (None, Some(url)) => Origin::Url(url),
+                // clap's required group makes this impossible; an error, never a panic.
+                (None, None) => return Err(Error::Invalid("sources add needs --path FILE or --url URL".into())),
+            };
+            let item = sources::add(
+                registry,
+                &key,
+                NewSource {
+                    origin,
+                    purpose: args.purpose,
+                    observed_label: args.observed_label,
+                    version: args.revision,
+                    excerpt: args.excerpt,
+                    retrieved_at: args.retrieved_at,
+                },
+                &ctx.now(),
+                r,
+            )?;
+            Ok(output::json(r, &json!({"status": "SOURCE_ADDED", "repository": key.to_string(), "item": item})))
+        }
+        SourcesCommand::List(args) => {
+            let key = parse(&args.repository)?;
+            let manifest = sources::list(registry, &key)?;
+            Ok(output::json(r, &json!({"status": "SOURCES", "repository": key.to_string(), "items": manifest.items})))
+        }
+        SourcesCommand::Verify(args) => {
+            let key = parse(&args.repository)?;
+            let status = match args.status {
+                ObservedStatus::Verified => SourceStatus::Verified,
+                ObservedStatus::Failed => SourceStatus::Failed,
+            };
+            let seen = Observation {
+                id: &args.id,
+                status,
+                observed_label: args.observed_label.as_deref(),
+                note: args.note.as_deref(),
+            };
+            let verified = sources::verify(registry, &key, seen, &ctx.now(), r)?;
+            let word = if status == SourceStatus::Verified { "SOURCE_VERIFIED" } else { "SOURCE_FAILED" };
+            let mut doc = Map::new();
+            doc.insert("status".into(), Value::from(word));
+            doc.insert("repository".into(), Value::from(key.to_string()));
+            doc.insert("item".into(), serde_json::to_value(&verified.item).unwrap_or(Value::Null));
+            if let Some(changed) = verified.changed {
+                doc.insert("changed_since_added".into(), Value::from(changed));
+                doc.insert("current_sha256".into(), json!(verified.current_sha256));
+                if changed {
+                    doc.insert(
+                        "warning".into(),
+                        Value::from(format!(
+                            "the file changed since it was added, so the uploaded copy may be stale: supersede {} and add the file again",
+                            verified.item.id
+                        )),
+                    );
+                }
+            }
+            if let Some(error) = verified.file_error {
+                doc.insert("file_error".into(), Value::from(error));
+            }
+            Ok(output::json(r, &doc))
+        }
+        SourcesCommand::Supersede(args) => {
+            let key = parse(&args.repository)?;
+            let item = sources::supersede(registry, &key, &args.id, args.by.as_deref(), &ctx.now())?;
+            Ok(output::json(r, &json!({"status": "SOURCE_SUPERSEDED", "repository": key.to_string(), "item": item})))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args, Command};
+
+    use super::*;
+
+    #[test]
+    fn the_subcommands_pass_clap_debug_asserts_under_a_versioned_parent() {
+        let cmd = ProjectArgs::augment_args(Command::new("project").version("1").propagate_version(true));
+        cmd.debug_assert();
+    }
+
+    #[test]
+    fn the_not_linked_advice_names_the_search_and_the_bind_command() {
+        let advice = not_linked_advice(&RepoKey::parse("Acme/Widget").unwrap());
+        for needle in ["existing ChatGPT Projects", "descriptive names", "acme/widget", "forgeloop project bind"] {
+            assert!(advice.contains(needle), "{needle}");
+        }
+    }
+}

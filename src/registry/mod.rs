@@ -1,0 +1,450 @@
+//! The ChatGPT Project registry (SPEC §5.1, reference §7): which ChatGPT Project a GitHub
+//! repository's WebGPT work lives in.
+//!
+//! On disk it is the reference tool's layout, so both tools share one registry:
+//! `<registry>/<owner>/<repo>.json` holds `{"repository","project_url","project_name"}`
+//! (lowercase names), and `<registry>/<owner>/<repo>/sources.json` is the Project's source
+//! manifest. Records are published with atomic create-if-absent, so concurrent binds can
+//! never overwrite each other; a record that cannot be read is an error, never "absent".
+
+pub mod attach;
+pub mod key;
+pub mod record;
+pub mod sources;
+pub mod urls;
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::store::atomic::{create_new_atomic, is_temp_name, remove_stale_temps, sync_dir};
+use crate::store::journal::JournalError;
+use crate::store::layout::LayoutError;
+use crate::store::lock::LockError;
+
+pub use key::{KeyError, RepoKey};
+pub use record::{Record, RecordError};
+pub use sources::SourcesError;
+pub use urls::{ConversationUrl, ProjectUrl, UrlError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error("{0}")]
+    Name(RecordError),
+    #[error(
+        "the registry record {path} is unusable: {source}. forgeloop never treats a broken record as absent: inspect the file, then fix or remove it by hand"
+    )]
+    Record { path: PathBuf, source: RecordError },
+    #[error("cannot {action} {path}: {source}")]
+    Io { action: &'static str, path: PathBuf, source: io::Error },
+    #[error(
+        "{repository} is already linked to another ChatGPT Project ({bound_url}, project {bound_name:?}); the mapping must be resolved explicitly: if {requested_url} is right, run `forgeloop project unbind --repository {repository} --project-url {bound_url}` and bind again"
+    )]
+    AlreadyLinked { repository: String, bound_url: String, bound_name: String, requested_url: String },
+    #[error(
+        "{repository} is not linked to a ChatGPT Project; the repository must be linked (`forgeloop project lookup`, then `forgeloop project bind`) before {action}"
+    )]
+    NotLinked { repository: String, action: &'static str },
+    #[error(
+        "{repository} is linked to {bound_url} (project {bound_id}), not to Project {given_id}; nothing was removed. Pass the currently bound Project URL to unbind it"
+    )]
+    UnbindMismatch { repository: String, bound_url: String, bound_id: String, given_id: String },
+    #[error(
+        "the registry record {path} changed while forgeloop was {action}; nothing was changed by this run: look it up and try again"
+    )]
+    Changed { path: PathBuf, action: &'static str },
+    #[error("no task state at {0}; attach merges the mapping into an existing JSON task state and creates nothing")]
+    StateMissing(PathBuf),
+    #[error("cannot read the task state {path}: {reason}")]
+    StateRead { path: PathBuf, reason: String },
+    #[error("{reason} (task state {path}); nothing was changed")]
+    Task { path: PathBuf, reason: String },
+    #[error("cannot write the task state {path}: {source}")]
+    StateWrite { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Sources(#[from] SourcesError),
+}
+
+impl RegistryError {
+    /// The `status` word: a busy cycle is `CYCLE_BUSY` (as everywhere in forgeloop),
+    /// manifest problems are `BLOCKED_PROJECT_SOURCES`, everything else is the reference
+    /// tool's `BLOCKED_PROJECT_UNAVAILABLE`.
+    pub fn status(&self) -> &'static str {
+        match self {
+            RegistryError::Lock(LockError::Busy { .. }) => "CYCLE_BUSY",
+            RegistryError::Sources(_) => "BLOCKED_PROJECT_SOURCES",
+            _ => "BLOCKED_PROJECT_UNAVAILABLE",
+        }
+    }
+
+    /// The pid holding a busy cycle, for the error document.
+    pub fn busy_pid(&self) -> Option<u32> {
+        match self {
+            RegistryError::Lock(LockError::Busy { pid, .. }) => *pid,
+            _ => None,
+        }
+    }
+}
+
+/// The result of `bind`: the stored record (which may be the pre-existing one) and, when
+/// the request differed from it in a way that was not applied, a note saying so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bound {
+    pub record: Record,
+    pub created: bool,
+    pub note: Option<String>,
+}
+
+/// One row of `project list`: a readable record or the reason it is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// `owner/repo` as derived from the file's path.
+    pub repository: String,
+    pub path: PathBuf,
+    pub outcome: Result<Record, String>,
+}
+
+static ASIDE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A registry rooted at a directory (which need not exist: lookups never create it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registry {
+    root: PathBuf,
+}
+
+impl Registry {
+    pub fn new(root: impl Into<PathBuf>) -> Registry {
+        Registry { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn owner_dir(&self, key: &RepoKey) -> PathBuf {
+        self.root.join(key.owner())
+    }
+
+    pub fn record_path(&self, key: &RepoKey) -> PathBuf {
+        self.owner_dir(key).join(format!("{}.json", key.repo()))
+    }
+
+    /// `<owner>/<repo>/`: the repository's own files (the source manifest).
+    pub fn repo_dir(&self, key: &RepoKey) -> PathBuf {
+        self.owner_dir(key).join(key.repo())
+    }
+
+    /// The record for `key`, `None` when there is none. Never creates anything.
+    pub fn lookup(&self, key: &RepoKey) -> Result<Option<Record>, RegistryError> {
+        Ok(self.read(key)?.map(|(record, _)| record))
+    }
+
+    /// Like [`Registry::lookup`], but a missing record is an error naming `action`.
+    pub fn require(&self, key: &RepoKey, action: &'static str) -> Result<Record, RegistryError> {
+        self.lookup(key)?.ok_or_else(|| RegistryError::NotLinked { repository: key.to_string(), action })
+    }
+
+    fn read(&self, key: &RepoKey) -> Result<Option<(Record, Vec<u8>)>, RegistryError> {
+        let path = self.record_path(key);
+        let Some(bytes) = read_capped(&path)? else { return Ok(None) };
+        match Record::parse(&bytes, key) {
+            Ok(record) => Ok(Some((record, bytes))),
+            Err(source) => Err(RegistryError::Record { path, source }),
+        }
+    }
+
+    /// Publishes `key → url, name` unless a record exists (reference §7.4 bind, in its
+    /// validation order: key, existing record, URL, name). The same Project again is
+    /// success with the stored record; a different Project is refused. `name` is stored
+    /// trimmed.
+    pub fn bind(&self, key: &RepoKey, url: &str, name: &str) -> Result<Bound, RegistryError> {
+        let existing = self.read(key)?;
+        let url = ProjectUrl::parse(url)?;
+        let name = record::clean_name(name).map_err(RegistryError::Name)?;
+        if let Some((record, _)) = existing {
+            return same_project(key, record, &url, &name);
+        }
+        let path = self.record_path(key);
+        let owner_dir = self.owner_dir(key);
+        let io_err = |action, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| RegistryError::Io { action, path, source }
+        };
+        let created_dirs = !owner_dir.is_dir();
+        fs::create_dir_all(&owner_dir).map_err(io_err("create the registry directory", &owner_dir))?;
+        if created_dirs {
+            // Make the new owner directory itself durable, not just the record inside it.
+            let _ = sync_dir(&self.root);
+        }
+        remove_stale_temps(&owner_dir);
+        let record = Record::new(key, &url, &name);
+        let created =
+            create_new_atomic(&path, &record.to_bytes()).map_err(io_err("publish the registry record", &path))?;
+        if created {
+            return Ok(Bound { record, created: true, note: None });
+        }
+        // Someone else published first: their record stands; compare by Project.
+        match self.read(key)? {
+            Some((winner, _)) => same_project(key, winner, &url, &name),
+            None => Err(RegistryError::Changed { path, action: "binding" }),
+        }
+    }
+
+    /// Removes the record, only if it is bound to the Project `url` names (compared by
+    /// Project ID), so nothing is unbound by accident. Returns the removed record.
+    ///
+    /// The record is first renamed aside and re-checked, so a record that a concurrent
+    /// unbind + bind replaced in between is put back instead of being removed.
+    pub fn unbind(&self, key: &RepoKey, url: &str) -> Result<Record, RegistryError> {
+        let url = ProjectUrl::parse(url)?;
+        let path = self.record_path(key);
+        let (record, bytes) =
+            self.read(key)?.ok_or(RegistryError::NotLinked { repository: key.to_string(), action: "unbinding it" })?;
+        let bound_id = record.project_id();
+        if bound_id != url.id() {
+            return Err(RegistryError::UnbindMismatch {
+                repository: key.to_string(),
+                bound_url: record.project_url,
+                bound_id,
+                given_id: url.id().to_owned(),
+            });
+        }
+        let owner_dir = self.owner_dir(key);
+        remove_stale_temps(&owner_dir);
+        let aside = owner_dir.join(format!(
+            ".{}.json.tmp-{}-{}-unbind",
+            key.repo(),
+            std::process::id(),
+            ASIDE_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let io_err = |action, path: PathBuf| move |source| RegistryError::Io { action, path, source };
+        match fs::rename(&path, &aside) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Err(RegistryError::Changed { path, action: "unbinding" });
+            }
+            Err(err) => return Err(io_err("remove the registry record", path)(err)),
+        }
+        let moved = fs::read(&aside).map_err(io_err("read the registry record", aside.clone()))?;
+        if moved == bytes {
+            fs::remove_file(&aside).map_err(io_err("remove the registry record", aside.clone()))?;
+            sync_dir(&owner_dir).map_err(io_err("sync the registry directory", owner_dir.clone()))?;
+            return Ok(record);
+        }
+        // Not the record we checked: put it back (only if nothing new appeared meanwhile).
+        let restored = fs::hard_link(&aside, &path);
+        let _ = fs::remove_file(&aside);
+        let _ = sync_dir(&owner_dir);
+        match restored {
+            Ok(()) => Err(RegistryError::Changed { path, action: "unbinding" }),
+            Err(source) => Err(RegistryError::Io { action: "restore the concurrently changed record", path, source }),
+        }
+    }
+
+    /// Every record in the registry, sorted by repository; unreadable ones carry their
+    /// error. A missing registry is empty (and is not created).
+    pub fn list(&self) -> Result<Vec<Listed>, RegistryError> {
+        let owners = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(RegistryError::Io { action: "read the registry", path: self.root.clone(), source });
+            }
+        };
+        let mut rows = Vec::new();
+        for owner in owners.flatten() {
+            let owner_name = owner.file_name().to_string_lossy().into_owned();
+            if owner_name.starts_with('.') || !owner.path().is_dir() {
+                continue;
+            }
+            let Ok(files) = fs::read_dir(owner.path()) else {
+                rows.push(Listed {
+                    repository: format!("{owner_name}/*"),
+                    path: owner.path(),
+                    outcome: Err("the owner directory cannot be read".into()),
+                });
+                continue;
+            };
+            for file in files.flatten() {
+                let file_name = file.file_name().to_string_lossy().into_owned();
+                let Some(stem) = file_name.strip_suffix(".json") else { continue };
+                if file_name.starts_with('.') || is_temp_name(&file_name) || file.path().is_dir() {
+                    continue;
+                }
+                rows.push(self.listed(&owner_name, stem, file.path()));
+            }
+        }
+        rows.sort_by(|a, b| a.repository.cmp(&b.repository).then_with(|| a.path.cmp(&b.path)));
+        Ok(rows)
+    }
+
+    fn listed(&self, owner: &str, stem: &str, path: PathBuf) -> Listed {
+        let repository = format!("{owner}/{stem}");
+        let outcome = match RepoKey::parse(&repository) {
+            Err(err) => Err(format!("the file name is not a registry key: {err}")),
+            Ok(key) if key.to_string() != repository => {
+                Err(format!("the path is not lowercase; lookups of {key} read {}", self.record_path(&key).display()))
+            }
+            Ok(key) => match self.read(&key) {
+                Ok(Some((record, _))) => Ok(record),
+                Ok(None) => Err("the record vanished while listing".into()),
+                Err(RegistryError::Record { source, .. }) => Err(source.to_string()),
+                Err(err) => Err(err.to_string()),
+            },
+        };
+        Listed { repository, path, outcome }
+    }
+}
+
+/// Compares a stored record with a bind request by Project ID.
+fn same_project(key: &RepoKey, stored: Record, url: &ProjectUrl, name: &str) -> Result<Bound, RegistryError> {
+    if stored.project_id() != url.id() {
+        return Err(RegistryError::AlreadyLinked {
+            repository: key.to_string(),
+            bound_url: stored.project_url,
+            bound_name: stored.project_name,
+            requested_url: url.as_str().to_owned(),
+        });
+    }
+    let note = (stored.project_name.trim() != name).then(|| {
+        format!(
+            "{key} was already linked to this Project under the name {:?}; the stored name was kept, not {name:?}. If the Project was renamed, unbind and bind again to record the new name",
+            stored.project_name
+        )
+    });
+    Ok(Bound { record: stored, created: false, note })
+}
+
+/// Reads a small file, `None` when it does not exist; anything else unreadable is an error.
+pub(crate) fn read_capped(path: &Path) -> Result<Option<Vec<u8>>, RegistryError> {
+    let io_err = |source| RegistryError::Io { action: "read the registry record", path: path.to_path_buf(), source };
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(io_err(err)),
+    };
+    let mut bytes = Vec::new();
+    file.take(record::MAX_RECORD_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(io_err)?;
+    Ok(Some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URL: &str = "https://chatgpt.com/g/g-p-example/project";
+
+    fn key(text: &str) -> RepoKey {
+        RepoKey::parse(text).unwrap()
+    }
+
+    #[test]
+    fn lookup_of_a_missing_registry_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::new(dir.path().join("registry"));
+        assert_eq!(registry.lookup(&key("acme/widget")).unwrap(), None);
+        assert!(!registry.root().exists());
+        assert!(registry.list().unwrap().is_empty());
+    }
+
+    #[test]
+    fn bind_publishes_once_and_reports_a_different_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::new(dir.path());
+        let k = key("Acme/Widget");
+        let first = registry.bind(&k, URL, "  Widget research ").unwrap();
+        assert!(first.created && first.note.is_none());
+        assert_eq!(first.record.project_name, "Widget research");
+        let bytes = fs::read(registry.record_path(&k)).unwrap();
+        let again = registry.bind(&k, "https://chatgpt.com/g/g-p-example/project/", "Widget research").unwrap();
+        assert!(!again.created && again.note.is_none());
+        assert_eq!(again.record.project_url, URL, "the stored spelling wins");
+        let renamed = registry.bind(&k, URL, "Renamed").unwrap();
+        assert!(renamed.note.unwrap().contains("Renamed"));
+        assert_eq!(renamed.record.project_name, "Widget research");
+        let other = registry.bind(&k, "https://chatgpt.com/g/g-p-other/project", "Other").unwrap_err();
+        assert!(matches!(other, RegistryError::AlreadyLinked { .. }), "{other}");
+        assert_eq!(fs::read(registry.record_path(&k)).unwrap(), bytes);
+    }
+
+    #[test]
+    fn unbind_needs_the_bound_project_and_then_allows_a_rebind() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::new(dir.path());
+        let k = key("acme/widget");
+        assert!(matches!(registry.unbind(&k, URL), Err(RegistryError::NotLinked { .. })));
+        registry.bind(&k, URL, "Widget").unwrap();
+        let wrong = registry.unbind(&k, "https://chatgpt.com/g/g-p-other/project").unwrap_err();
+        assert!(matches!(wrong, RegistryError::UnbindMismatch { .. }), "{wrong}");
+        assert!(registry.lookup(&k).unwrap().is_some());
+        let removed = registry.unbind(&k, "https://chatgpt.com/g/g-p-example/project/").unwrap();
+        assert_eq!(removed.project_url, URL);
+        assert_eq!(registry.lookup(&k).unwrap(), None);
+        assert_eq!(fs::read_dir(registry.owner_dir(&k)).unwrap().count(), 0, "no temp file is left");
+        registry.bind(&k, "https://chatgpt.com/g/g-p-other/project", "Other").unwrap();
+        assert_eq!(registry.lookup(&k).unwrap().unwrap().project_id(), "g-p-other");
+    }
+
+    #[test]
+    fn stale_temps_are_removed_and_never_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::new(dir.path());
+        let k = key("acme/widget");
+        fs::create_dir_all(registry.owner_dir(&k)).unwrap();
+        let stale = registry.owner_dir(&k).join(".widget.json.tmp-999999999-0");
+        fs::write(&stale, b"{}").unwrap();
+        assert!(registry.list().unwrap().is_empty());
+        registry.bind(&k, URL, "Widget").unwrap();
+        assert!(!stale.exists());
+        assert_eq!(registry.list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn list_reports_invalid_records_with_their_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::new(dir.path());
+        registry.bind(&key("acme/widget"), URL, "Widget").unwrap();
+        registry.bind(&key("acme/gadget"), URL, "Widget").unwrap();
+        fs::write(dir.path().join("acme/broken.json"), b"{\"repository\":").unwrap();
+        fs::write(
+            dir.path().join("acme/moved.json"),
+            format!(r#"{{"repository":"acme/widget","project_url":"{URL}","project_name":"x"}}"#),
+        )
+        .unwrap();
+        fs::create_dir_all(dir.path().join("Acme")).unwrap();
+        fs::write(dir.path().join("Acme/Upper.json"), b"{}").unwrap();
+        fs::create_dir_all(dir.path().join("acme/widget")).unwrap();
+        fs::write(dir.path().join("acme/widget/sources.json"), b"{}").unwrap();
+        let rows = registry.list().unwrap();
+        let names: Vec<_> = rows.iter().map(|r| r.repository.as_str()).collect();
+        assert_eq!(names, ["Acme/Upper", "acme/broken", "acme/gadget", "acme/moved", "acme/widget"]);
+        assert!(rows[0].outcome.as_ref().unwrap_err().contains("lowercase"));
+        assert!(rows[1].outcome.is_err());
+        assert!(rows[2].outcome.is_ok(), "one Project may serve several repositories");
+        assert!(rows[3].outcome.as_ref().unwrap_err().contains("acme/widget"));
+        assert!(rows[4].outcome.is_ok());
+    }
+
+    #[test]
+    fn a_corrupt_record_blocks_bind_and_lookup() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::new(dir.path());
+        let k = key("acme/widget");
+        fs::create_dir_all(registry.owner_dir(&k)).unwrap();
+        fs::write(registry.record_path(&k), b"").unwrap();
+        assert!(matches!(registry.lookup(&k), Err(RegistryError::Record { .. })));
+        assert!(matches!(registry.bind(&k, URL, "W"), Err(RegistryError::Record { .. })));
+        assert_eq!(fs::read(registry.record_path(&k)).unwrap(), b"");
+    }
+}
