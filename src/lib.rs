@@ -4,4 +4,5 @@
 //! [`store`] and the other adapters do the I/O; [`cli`] is the headless front end.
 
 pub mod domain;
+pub mod github;
 pub mod redact;
