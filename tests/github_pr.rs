@@ -22,12 +22,12 @@ async fn a_fork_pr_names_the_fork_and_its_commit_is_in_the_base_repository() {
     assert_eq!(pr.head_sha, sha);
     assert_eq!(pr.base_clone_url, base.clone_url);
     // GitHub keeps refs/pull/N/head in the base repository, even for forks.
-    assert_eq!(git_ok(&base.path, &["rev-parse", &format!("refs/pull/{number}/head")]), sha);
+    assert_eq!(git_ok(&base.path, &["rev-parse", &format!("refs/pull/{number}/head")]).await, sha);
 
     // A later push to the fork's branch moves the PR.
     let next = s.emulator.commit_files(&fork, "fix", &[("fix.txt", "fixed again\n")], "Fix 2").await.unwrap();
     assert_eq!(s.client().pull_request(&base.repo, number).await.unwrap().head_sha, next);
-    assert_eq!(git_ok(&base.path, &["rev-parse", &format!("refs/pull/{number}/head")]), next);
+    assert_eq!(git_ok(&base.path, &["rev-parse", &format!("refs/pull/{number}/head")]).await, next);
 }
 
 #[tokio::test]
@@ -40,8 +40,8 @@ async fn a_deleted_head_branch_keeps_the_pr_and_its_pull_ref() {
 
     let pr = s.client().pull_request(&repo.repo, number).await.unwrap();
     assert_eq!((pr.head_ref.as_str(), pr.head_sha.as_str()), ("feature", sha.as_str()));
-    assert!(git_ok(&repo.path, &["branch", "--list", "feature"]).is_empty());
-    assert_eq!(git_ok(&repo.path, &["rev-parse", "refs/pull/1/head"]), sha);
+    assert!(git_ok(&repo.path, &["branch", "--list", "feature"]).await.is_empty());
+    assert_eq!(git_ok(&repo.path, &["rev-parse", "refs/pull/1/head"]).await, sha);
 }
 
 #[tokio::test]
@@ -56,7 +56,7 @@ async fn a_deleted_fork_gives_no_head_repository_not_an_error() {
     let pr = s.client().pull_request(&base.repo, number).await.unwrap();
     assert_eq!(pr.head_repository, None);
     assert_eq!(pr.head_sha, sha);
-    assert_eq!(git_ok(&base.path, &["rev-parse", "refs/pull/1/head"]), sha);
+    assert_eq!(git_ok(&base.path, &["rev-parse", "refs/pull/1/head"]).await, sha);
 }
 
 #[tokio::test]
@@ -127,7 +127,7 @@ async fn the_head_can_move_between_two_reads() {
     let client = s.client();
     assert_eq!(client.pull_request(&repo.repo, 1).await.unwrap().head_sha, old);
     // Already moved before the next read: what a fetch right after the first read would see.
-    assert_eq!(git_ok(&repo.path, &["rev-parse", "refs/pull/1/head"]), new);
+    assert_eq!(git_ok(&repo.path, &["rev-parse", "refs/pull/1/head"]).await, new);
     assert_eq!(client.pull_request(&repo.repo, 1).await.unwrap().head_sha, new);
     assert_eq!(s.emulator.pr_head(&repo, 1), Some(new));
 }

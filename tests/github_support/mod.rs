@@ -3,8 +3,10 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
 use std::time::Duration;
+use tokio::process::Command;
 
 use forgeloop::github::emulator::{Emulator, EmulatorConfig};
 use forgeloop::github::{GithubClient, GithubConfig};
@@ -50,8 +52,9 @@ impl Setup {
     }
 }
 
-/// The git CLI, isolated from the user's and system's config and never prompting.
-pub fn git(dir: &Path, args: &[&str]) -> Output {
+/// The git CLI, isolated from the user's and system's config and never prompting. Async, so the
+/// emulator running in the same (single-thread) test runtime can answer it.
+pub async fn git(dir: &Path, args: &[&str]) -> Output {
     Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -65,13 +68,34 @@ pub fn git(dir: &Path, args: &[&str]) -> Output {
         .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
         .env("GIT_COMMITTER_NAME", "T")
         .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .kill_on_drop(true)
         .output()
+        .await
         .unwrap()
 }
 
 /// `git` that must succeed; returns trimmed stdout.
-pub fn git_ok(dir: &Path, args: &[&str]) -> String {
-    let out = git(dir, args);
+pub async fn git_ok(dir: &Path, args: &[&str]) -> String {
+    let out = git(dir, args).await;
     assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// One HTTP/1.1 request over a fresh connection (for the emulator's admin API); returns the
+/// status and body.
+pub async fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let body = body.unwrap_or("");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let text = String::from_utf8(response).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, body.to_owned())
 }

@@ -111,8 +111,9 @@ fn lookup(ctx: &Ctx<'_>, owner: &str, name: &str) -> Option<String> {
     ctx.core.state().repos.contains_key(&key).then_some(key)
 }
 
-fn parse_json(body: &Bytes) -> Result<Value, Resp> {
-    serde_json::from_slice(body).map_err(|_| error_json(StatusCode::BAD_REQUEST, "Problems parsing JSON"))
+/// Errors are boxed answers: a `Response` is large and the error path is rare.
+fn parse_json(body: &Bytes) -> Result<Value, Box<Resp>> {
+    serde_json::from_slice(body).map_err(|_| Box::new(error_json(StatusCode::BAD_REQUEST, "Problems parsing JSON")))
 }
 
 fn validation_failed(field: &str, code: &str, message: &str) -> Resp {
@@ -129,7 +130,7 @@ fn validation_failed(field: &str, code: &str, message: &str) -> Resp {
 async fn create_repo(ctx: &Ctx<'_>, owner: &str, org: bool, body: &Bytes) -> Resp {
     let input = match parse_json(body) {
         Ok(value) => value,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let Some(name) = input.get("name").and_then(Value::as_str) else {
         return validation_failed("name", "missing_field", "name is missing");
@@ -178,24 +179,24 @@ async fn get_pull(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str) -> Resp 
         }
         let mut fire = None;
         for active in state.faults.iter_mut() {
-            if let Fault::MovePrHead { repo, number: n, to_sha, .. } = &active.fault {
-                if repo.eq_ignore_ascii_case(&key) && *n == number && active.remaining > 0 {
-                    active.remaining -= 1;
-                    if active.remaining == 0 {
-                        fire = Some(to_sha.clone());
-                    }
+            if let Fault::MovePrHead { repo, number: n, to_sha, .. } = &active.fault
+                && repo.eq_ignore_ascii_case(&key)
+                && *n == number
+                && active.remaining > 0
+            {
+                active.remaining -= 1;
+                if active.remaining == 0 {
+                    fire = Some(to_sha.clone());
                 }
             }
         }
         state.faults.retain(|f| f.remaining > 0);
         (value, fire)
     };
-    if let Some(sha) = fire {
-        if let Ok(repo) = RepoName::parse(&key) {
-            if let Err(e) = ctx.core.set_pr_head(&repo, number, &sha).await {
-                return error_json(StatusCode::INTERNAL_SERVER_ERROR, &format!("emulator fault move_pr_head: {e}"));
-            }
-        }
+    if let (Some(sha), Ok(repo)) = (fire, RepoName::parse(&key))
+        && let Err(e) = ctx.core.set_pr_head(&repo, number, &sha).await
+    {
+        return error_json(StatusCode::INTERNAL_SERVER_ERROR, &format!("emulator fault move_pr_head: {e}"));
     }
     json_response(StatusCode::OK, &value)
 }
@@ -258,11 +259,11 @@ fn list_comments(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str, query: &s
     response
 }
 
-fn comment_body(body: &Bytes) -> Result<String, Resp> {
+fn comment_body(body: &Bytes) -> Result<String, Box<Resp>> {
     let input = parse_json(body)?;
     match input.get("body").and_then(Value::as_str) {
         Some(text) if !text.is_empty() => Ok(text.to_owned()),
-        _ => Err(validation_failed("body", "missing_field", "body wasn't supplied.")),
+        _ => Err(Box::new(validation_failed("body", "missing_field", "body wasn't supplied."))),
     }
 }
 
@@ -270,7 +271,7 @@ fn create_comment(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str, body: &B
     let (Some(key), Ok(number)) = (lookup(ctx, owner, name), number.parse::<u64>()) else { return not_found() };
     let text = match comment_body(body) {
         Ok(text) => text,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let mut state = ctx.core.state();
     if !state.pulls.contains_key(&(key.clone(), number)) {
@@ -295,7 +296,7 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
     let (Some(key), Ok(id)) = (lookup(ctx, owner, name), id.parse::<u64>()) else { return not_found() };
     let text = match comment_body(body) {
         Ok(text) => text,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let mut state = ctx.core.state();
     match state.comments.get_mut(&id) {
