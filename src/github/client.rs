@@ -56,6 +56,12 @@ impl fmt::Debug for GithubConfig {
     }
 }
 
+/// The web host for an API base (see [`GithubClient::web_host`]) without building a client,
+/// e.g. to ask `token::discover` for the right host's token first.
+pub fn web_host_for(api_base: &str) -> Result<String, GithubError> {
+    ApiBase::parse(api_base).map(|api| api.web_host)
+}
+
 /// A GitHub REST client. Cheap to share by reference; it caches the authenticated login.
 pub struct GithubClient {
     transport: Transport,
@@ -408,6 +414,24 @@ mod tests {
     fn new_outside_a_runtime_is_an_error_not_a_panic() {
         let err = GithubClient::new(GithubConfig::default()).unwrap_err();
         assert!(matches!(err, GithubError::Setup(_)), "{err}");
+    }
+
+    /// The use cases spawn these calls on tokio tasks.
+    #[allow(dead_code)]
+    fn futures_are_send(client: &GithubClient, repo: &RepoName, marker: &Marker) {
+        fn send<T: Send>(_: T) {}
+        send(client.pull_request(repo, 1));
+        send(client.publish_comment(repo, 1, marker, ""));
+        send(client.create_repository(None, "x", true));
+        send(client.check_runs(repo, ""));
+        fn sync<T: Send + Sync>(_: &T) {}
+        sync(client);
+    }
+
+    #[test]
+    fn web_host_for_needs_no_client() {
+        assert_eq!(web_host_for("https://api.github.com").unwrap(), "github.com");
+        assert!(web_host_for("nonsense").is_err());
     }
 
     #[test]

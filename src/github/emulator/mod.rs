@@ -175,8 +175,8 @@ pub enum Fault {
         #[serde(default = "one")]
         times: u32,
     },
-    /// Right after answering the `after_gets`-th GET of PR `repo#number` (counting from now),
-    /// its head moves to `to_sha`: the "PR moved between resolve and fetch" race.
+    /// Right after answering the `after_gets`-th (at least 1st) GET of PR `repo#number`, counting
+    /// from now, its head moves to `to_sha`: the "PR moved between resolve and fetch" race.
     MovePrHead { repo: String, number: u64, after_gets: u32, to_sha: String },
 }
 
@@ -376,5 +376,29 @@ impl Emulator {
             server.abort();
             let _ = server.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The demo drives the emulator from spawned tasks.
+    #[allow(dead_code)]
+    fn futures_are_send(emulator: &Emulator, repo: &RepoName) {
+        fn send<T: Send>(_: T) {}
+        send(Emulator::start(EmulatorConfig { root: PathBuf::new(), token: None, login: String::new() }));
+        send(emulator.commit_files(repo, "b", &[], "m"));
+        send(emulator.open_pr(repo, "b", "main", "t"));
+        send(emulator.set_pr_head(repo, 1, ""));
+        send(run_standalone(Path::new(""), Path::new(""), None));
+    }
+
+    #[test]
+    fn faults_read_from_admin_json() {
+        let fault: Fault = serde_json::from_str(r#"{"kind":"status","path":"/user","status":500}"#).unwrap();
+        assert_eq!(fault, Fault::Status { method: None, path: "/user".into(), status: 500, times: 1 });
+        let fault: Fault = serde_json::from_str(r#"{"kind":"rate_limit","path":"/x","reset_after_secs":5}"#).unwrap();
+        assert!(matches!(fault, Fault::RateLimit { status: 403, times: 1, .. }));
     }
 }
