@@ -8,6 +8,7 @@ pub mod config;
 pub mod cycle;
 pub mod domain;
 pub mod error;
+pub mod github;
 pub mod redact;
 pub mod registry;
 pub mod runner;

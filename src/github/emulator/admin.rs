@@ -1,0 +1,250 @@
+//! The emulator's admin JSON API under `/_emulator/`, for processes that cannot call the Rust
+//! handle (Python or tmux tests, `forgeloop github-emulator`). Unauthenticated: it listens on
+//! 127.0.0.1 only and is test infrastructure. Errors are `{"error": "..."}` with 400/404/422/500.
+//!
+//! | request | body | answer |
+//! |---|---|---|
+//! | `GET /_emulator/health` | | `{"emulator":true,"api_base","web_host","login"}` |
+//! | `POST /_emulator/repos` | `{"owner","name","private"}` | repo |
+//! | `POST /_emulator/repos/{o}/{r}/fork` | `{"owner"}` | repo |
+//! | `DELETE /_emulator/repos/{o}/{r}` | | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/commits` | `{"branch","files":{"path":"contents"},"message"}` | `{"sha"}` |
+//! | `POST /_emulator/repos/{o}/{r}/delete-branch` | `{"branch"}` | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/pulls` | `{"head","base","title","head_repo"?,"draft"?}` | `{"number"}` |
+//! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/head` | `{"sha"}` | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/close` · `/merge` | | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/draft` | `{"draft"}` | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/override` | any JSON to merge into the PR | `{}` |
+//! | `GET /_emulator/repos/{o}/{r}/pulls/{n}` | | `{"head_sha"}` |
+//! | `GET`·`POST /_emulator/repos/{o}/{r}/issues/{n}/comments` | POST: `{"author","body"}` | list / `{"id"}` |
+//! | `POST /_emulator/check-runs` | `{"sha","runs":[{"name","status","conclusion"}]}` | `{}` |
+//! | `POST /_emulator/faults` | a [`Fault`] as JSON (`{"kind":"status",...}`) | `{}` |
+//! | `GET`·`DELETE /_emulator/requests` | | list / `{}` |
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ops::Core;
+use super::server::{Resp, json_response};
+use super::{CheckRun, DEFAULT_LOGIN, Emulator, EmulatorConfig, EmulatorError, Fault, RepoHandle};
+use crate::domain::pr_ref::RepoName;
+
+pub(crate) async fn handle(core: &Arc<Core>, method: &Method, path: &str, _query: &str, body: Bytes) -> Resp {
+    let segments: Vec<&str> = path.trim_start_matches("/_emulator").trim_start_matches('/').split('/').collect();
+    match route(core, method, &segments, &body).await {
+        Ok(value) => json_response(StatusCode::OK, &value),
+        Err(AdminError::Emulator(e)) => {
+            let status = match &e {
+                EmulatorError::NotFound(_) => StatusCode::NOT_FOUND,
+                EmulatorError::Exists(_) => StatusCode::UNPROCESSABLE_ENTITY,
+                EmulatorError::Invalid(_) => StatusCode::BAD_REQUEST,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            json_response(status, &json!({ "error": e.to_string() }))
+        }
+        Err(AdminError::BadRequest(message)) => json_response(StatusCode::BAD_REQUEST, &json!({ "error": message })),
+        Err(AdminError::NoRoute) => json_response(
+            StatusCode::NOT_FOUND,
+            &json!({ "error": format!("no emulator admin route {method} {path}") }),
+        ),
+    }
+}
+
+enum AdminError {
+    Emulator(EmulatorError),
+    BadRequest(String),
+    NoRoute,
+}
+
+impl From<EmulatorError> for AdminError {
+    fn from(e: EmulatorError) -> Self {
+        AdminError::Emulator(e)
+    }
+}
+
+fn input<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, AdminError> {
+    let body: &[u8] = if body.is_empty() { b"{}" } else { body };
+    serde_json::from_slice(body).map_err(|e| AdminError::BadRequest(format!("bad JSON body: {e}")))
+}
+
+fn repo(owner: &str, name: &str) -> Result<RepoName, AdminError> {
+    RepoName::new(owner, name).map_err(|e| AdminError::BadRequest(e.to_string()))
+}
+
+fn number(text: &str) -> Result<u64, AdminError> {
+    text.parse().map_err(|_| AdminError::BadRequest(format!("bad number {text:?}")))
+}
+
+fn repo_json(handle: &RepoHandle) -> Value {
+    json!({
+        "full_name": handle.repo.full_name(), "path": handle.path, "clone_url": handle.clone_url,
+        "html_url": handle.html_url, "private": handle.private, "default_branch": handle.default_branch,
+    })
+}
+
+#[derive(Deserialize)]
+struct NewRepo {
+    owner: String,
+    name: String,
+    #[serde(default)]
+    private: bool,
+}
+
+#[derive(Deserialize)]
+struct Owner {
+    owner: String,
+}
+
+#[derive(Deserialize)]
+struct Commit {
+    branch: String,
+    files: std::collections::BTreeMap<String, String>,
+    #[serde(default = "default_message")]
+    message: String,
+}
+
+fn default_message() -> String {
+    "Update files".to_owned()
+}
+
+#[derive(Deserialize)]
+struct Branch {
+    branch: String,
+}
+
+#[derive(Deserialize)]
+struct NewPull {
+    head: String,
+    base: String,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    head_repo: Option<String>,
+    #[serde(default)]
+    draft: bool,
+}
+
+#[derive(Deserialize)]
+struct Sha {
+    sha: String,
+}
+
+#[derive(Deserialize)]
+struct Draft {
+    draft: bool,
+}
+
+#[derive(Deserialize)]
+struct NewComment {
+    author: String,
+    body: String,
+}
+
+#[derive(Deserialize)]
+struct Checks {
+    sha: String,
+    runs: Vec<CheckRun>,
+}
+
+async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Bytes) -> Result<Value, AdminError> {
+    let done = || Ok(json!({}));
+    match (method, segments) {
+        (&Method::GET, ["health"]) => Ok(json!({
+            "emulator": true, "api_base": core.base_url,
+            "web_host": core.base_url.trim_start_matches("http://"), "login": core.login,
+        })),
+        (&Method::POST, ["repos"]) => {
+            let new: NewRepo = input(body)?;
+            let org = !new.owner.eq_ignore_ascii_case(&core.login);
+            Ok(repo_json(&core.create_repo(&new.owner, &new.name, new.private, org, true).await?))
+        }
+        (&Method::POST, ["repos", o, r, "fork"]) => {
+            let fork: Owner = input(body)?;
+            Ok(repo_json(&core.fork_repo(&repo(o, r)?, &fork.owner).await?))
+        }
+        (&Method::DELETE, ["repos", o, r]) => {
+            core.delete_repo(&repo(o, r)?).await?;
+            done()
+        }
+        (&Method::POST, ["repos", o, r, "commits"]) => {
+            let commit: Commit = input(body)?;
+            let files: Vec<(String, Vec<u8>)> = commit.files.into_iter().map(|(p, c)| (p, c.into_bytes())).collect();
+            let sha = core.commit_files(&repo(o, r)?, &commit.branch, &files, &commit.message).await?;
+            Ok(json!({ "sha": sha }))
+        }
+        (&Method::POST, ["repos", o, r, "delete-branch"]) => {
+            let branch: Branch = input(body)?;
+            core.delete_branch(&repo(o, r)?, &branch.branch).await?;
+            done()
+        }
+        (&Method::POST, ["repos", o, r, "pulls"]) => {
+            let new: NewPull = input(body)?;
+            let base = repo(o, r)?;
+            let head = match &new.head_repo {
+                Some(full) => RepoName::parse(full).map_err(|e| AdminError::BadRequest(e.to_string()))?,
+                None => base.clone(),
+            };
+            let number = core.open_pr(&base, &head, &new.head, &new.base, &new.title, new.draft).await?;
+            Ok(json!({ "number": number }))
+        }
+        (&Method::GET, ["repos", o, r, "pulls", n]) => {
+            let head = core.pr_head(&repo(o, r)?, number(n)?);
+            head.map(|sha| json!({ "head_sha": sha }))
+                .ok_or(AdminError::Emulator(EmulatorError::NotFound(format!("pull request {o}/{r}#{n}"))))
+        }
+        (&Method::POST, ["repos", o, r, "pulls", n, action]) => {
+            let (repo, n) = (repo(o, r)?, number(n)?);
+            match *action {
+                "head" => core.set_pr_head(&repo, n, &input::<Sha>(body)?.sha).await?,
+                "close" => core.close_pr(&repo, n, false)?,
+                "merge" => core.close_pr(&repo, n, true)?,
+                "draft" => core.set_pr_draft(&repo, n, input::<Draft>(body)?.draft)?,
+                "override" => core.override_pr_json(&repo, n, input::<Value>(body)?)?,
+                _ => return Err(AdminError::NoRoute),
+            }
+            done()
+        }
+        (&Method::GET, ["repos", o, r, "issues", n, "comments"]) => Ok(json!(core.comments(&repo(o, r)?, number(n)?))),
+        (&Method::POST, ["repos", o, r, "issues", n, "comments"]) => {
+            let new: NewComment = input(body)?;
+            Ok(json!({ "id": core.add_comment(&repo(o, r)?, number(n)?, &new.author, &new.body)? }))
+        }
+        (&Method::POST, ["check-runs"]) => {
+            let checks: Checks = input(body)?;
+            core.set_check_runs(&checks.sha, checks.runs)?;
+            done()
+        }
+        (&Method::POST, ["faults"]) => {
+            core.inject(input::<Fault>(body)?);
+            done()
+        }
+        (&Method::GET, ["requests"]) => Ok(json!(core.requests())),
+        (&Method::DELETE, ["requests"]) => {
+            core.clear_requests();
+            done()
+        }
+        _ => Err(AdminError::NoRoute),
+    }
+}
+
+/// Runs an emulator as a process of its own (the hidden `forgeloop github-emulator`): binds a
+/// free port on 127.0.0.1, writes it to `port_file` atomically (temp file + rename) once
+/// listening, and serves until the process is killed. The user is [`DEFAULT_LOGIN`].
+pub async fn run_standalone(root: &Path, port_file: &Path, token: Option<String>) -> Result<(), EmulatorError> {
+    let emulator =
+        Emulator::start(EmulatorConfig { root: root.to_path_buf(), token, login: DEFAULT_LOGIN.to_owned() }).await?;
+    let io = |action, source| EmulatorError::Io { action, path: port_file.display().to_string(), source };
+    let mut temp = port_file.as_os_str().to_owned();
+    temp.push(format!(".{}.tmp", std::process::id()));
+    let temp = std::path::PathBuf::from(temp);
+    std::fs::write(&temp, emulator.addr().port().to_string()).map_err(|e| io("writing", e))?;
+    std::fs::rename(&temp, port_file).map_err(|e| io("renaming into", e))?;
+    std::future::pending::<()>().await;
+    drop(emulator);
+    Ok(())
+}

@@ -1,0 +1,373 @@
+//! The emulator's REST subset, answering as GitHub does: status codes, error JSON, `Link`
+//! pagination (with GitHub's `/repositories/{id}/...` next-page URLs), rate-limit headers.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::Fault;
+use super::ops::Core;
+use super::server::{Resp, error_json, json_response};
+use super::state::{CommentRec, Render, now};
+use crate::domain::pr_ref::RepoName;
+
+const DEFAULT_PER_PAGE: usize = 30;
+const MAX_PER_PAGE: usize = 100;
+
+pub(crate) async fn handle(
+    core: &Arc<Core>,
+    method: &Method,
+    prefix: &str,
+    path: &str,
+    query: &str,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Resp {
+    if !authorized(core, headers) {
+        return error_json(StatusCode::UNAUTHORIZED, "Bad credentials");
+    }
+    let api = format!("{}{prefix}", core.base_url);
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let ctx = Ctx { core, api: &api };
+    let mut response = route(&ctx, method, &segments, query, &body).await;
+    add_rate_headers(&mut response);
+    response
+}
+
+struct Ctx<'a> {
+    core: &'a Arc<Core>,
+    api: &'a str,
+}
+
+impl Ctx<'_> {
+    fn render(&self) -> Render<'_> {
+        Render { api: self.api, web: &self.core.base_url, viewer: &self.core.login }
+    }
+}
+
+fn authorized(core: &Core, headers: &HeaderMap) -> bool {
+    let Some(token) = &core.token else { return true };
+    let Some(value) = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
+    let Some((scheme, given)) = value.trim().split_once(' ') else { return false };
+    (scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("token")) && given.trim() == token
+}
+
+async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, body: &Bytes) -> Resp {
+    // GitHub's pagination links name repositories by id: /repositories/{id}/...
+    if let ["repositories", id, rest @ ..] = segments {
+        let full = id.parse::<u64>().ok().and_then(|id| ctx.core.state().repo_by_id(id).map(|r| r.full_name()));
+        let Some(full) = full else { return not_found() };
+        let mut rewritten: Vec<&str> = vec!["repos"];
+        rewritten.extend(full.split('/'));
+        rewritten.extend(rest);
+        return Box::pin(route(ctx, method, &rewritten, query, body)).await;
+    }
+    match (method, segments) {
+        (&Method::GET, ["user"]) => {
+            let mut state = ctx.core.state();
+            json_response(StatusCode::OK, &ctx.render().user(&mut state, &ctx.core.login, false))
+        }
+        (&Method::GET, ["rate_limit"]) => rate_limit(),
+        (&Method::POST, ["user", "repos"]) => create_repo(ctx, &ctx.core.login.clone(), false, body).await,
+        (&Method::POST, ["orgs", org, "repos"]) => {
+            if org.eq_ignore_ascii_case(&ctx.core.login) {
+                return not_found();
+            }
+            create_repo(ctx, org, true, body).await
+        }
+        (&Method::GET, ["repos", owner, name]) => match lookup(ctx, owner, name) {
+            Some(key) => {
+                let mut state = ctx.core.state();
+                json_response(StatusCode::OK, &ctx.render().repo(&mut state, &key))
+            }
+            None => not_found(),
+        },
+        (&Method::GET, ["repos", owner, name, "pulls", number]) => get_pull(ctx, owner, name, number).await,
+        (&Method::GET, ["repos", owner, name, "issues", number, "comments"]) => {
+            list_comments(ctx, owner, name, number, query)
+        }
+        (&Method::POST, ["repos", owner, name, "issues", number, "comments"]) => {
+            create_comment(ctx, owner, name, number, body)
+        }
+        (&Method::PATCH, ["repos", owner, name, "issues", "comments", id]) => {
+            update_comment(ctx, owner, name, id, body)
+        }
+        (&Method::GET, ["repos", owner, name, "commits", sha, "check-runs"]) => {
+            check_runs(ctx, owner, name, sha, query)
+        }
+        _ => not_found(),
+    }
+}
+
+fn not_found() -> Resp {
+    error_json(StatusCode::NOT_FOUND, "Not Found")
+}
+
+/// The state key of a live repository named in a path.
+fn lookup(ctx: &Ctx<'_>, owner: &str, name: &str) -> Option<String> {
+    let key = RepoName::new(owner, name).ok()?.key();
+    ctx.core.state().repos.contains_key(&key).then_some(key)
+}
+
+/// Errors are boxed answers: a `Response` is large and the error path is rare.
+fn parse_json(body: &Bytes) -> Result<Value, Box<Resp>> {
+    serde_json::from_slice(body).map_err(|_| Box::new(error_json(StatusCode::BAD_REQUEST, "Problems parsing JSON")))
+}
+
+fn validation_failed(field: &str, code: &str, message: &str) -> Resp {
+    json_response(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        &json!({
+            "message": "Validation Failed",
+            "errors": [{ "resource": "Issue", "code": code, "field": field, "message": message }],
+            "documentation_url": super::state::DOCS, "status": "422",
+        }),
+    )
+}
+
+async fn create_repo(ctx: &Ctx<'_>, owner: &str, org: bool, body: &Bytes) -> Resp {
+    let input = match parse_json(body) {
+        Ok(value) => value,
+        Err(response) => return *response,
+    };
+    let Some(name) = input.get("name").and_then(Value::as_str) else {
+        return validation_failed("name", "missing_field", "name is missing");
+    };
+    let private = input.get("private").and_then(Value::as_bool).unwrap_or(false);
+    let auto_init = input.get("auto_init").and_then(Value::as_bool).unwrap_or(false);
+    let Ok(repo) = RepoName::new(owner, name) else {
+        return validation_failed("name", "custom", "name is invalid");
+    };
+    if ctx.core.state().repos.contains_key(&repo.key()) {
+        return json_response(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &json!({
+                "message": "Repository creation failed.",
+                "errors": [{ "resource": "Repository", "code": "custom", "field": "name",
+                             "message": "name already exists on this account" }],
+                "documentation_url": "https://docs.github.com/rest/repos/repos#create-a-repository-for-the-authenticated-user",
+                "status": "422",
+            }),
+        );
+    }
+    match ctx.core.create_repo(owner, name, private, org, auto_init).await {
+        Ok(_) => {
+            let mut state = ctx.core.state();
+            let value = ctx.render().repo(&mut state, &repo.key());
+            let mut response = json_response(StatusCode::CREATED, &value);
+            if let Some(url) = value.get("url").and_then(Value::as_str).and_then(|u| HeaderValue::from_str(u).ok()) {
+                response.headers_mut().insert(http::header::LOCATION, url);
+            }
+            response
+        }
+        Err(e) => error_json(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn get_pull(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str) -> Resp {
+    let (Some(key), Ok(number)) = (lookup(ctx, owner, name), number.parse::<u64>()) else { return not_found() };
+    let (value, fire) = {
+        let mut state = ctx.core.state();
+        let value = ctx.render().pull(&mut state, &key, number);
+        if value.is_null() {
+            return not_found();
+        }
+        if let Some(pr) = state.pulls.get_mut(&(key.clone(), number)) {
+            pr.gets += 1;
+        }
+        let mut fire = None;
+        for active in state.faults.iter_mut() {
+            if let Fault::MovePrHead { repo, number: n, to_sha, .. } = &active.fault
+                && repo.eq_ignore_ascii_case(&key)
+                && *n == number
+                && active.remaining > 0
+            {
+                active.remaining -= 1;
+                if active.remaining == 0 {
+                    fire = Some(to_sha.clone());
+                }
+            }
+        }
+        state.faults.retain(|f| f.remaining > 0);
+        (value, fire)
+    };
+    if let (Some(sha), Ok(repo)) = (fire, RepoName::parse(&key))
+        && let Err(e) = ctx.core.set_pr_head(&repo, number, &sha).await
+    {
+        return error_json(StatusCode::INTERNAL_SERVER_ERROR, &format!("emulator fault move_pr_head: {e}"));
+    }
+    json_response(StatusCode::OK, &value)
+}
+
+/// `per_page` (default 30, at most 100) and `page` (from 1) of a query string.
+fn page_params(query: &str) -> (usize, usize) {
+    let mut per_page = DEFAULT_PER_PAGE;
+    let mut page = 1;
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match (key, value.parse::<usize>()) {
+            ("per_page", Ok(n)) => per_page = n.clamp(1, MAX_PER_PAGE),
+            ("page", Ok(n)) => page = n.max(1),
+            _ => {}
+        }
+    }
+    (per_page, page)
+}
+
+/// GitHub's `Link` header for page `page` of `total` items.
+fn link_header(url: &str, per_page: usize, page: usize, total: usize) -> Option<HeaderValue> {
+    let last = total.div_ceil(per_page).max(1);
+    let link = |p: usize, rel: &str| format!("<{url}?per_page={per_page}&page={p}>; rel=\"{rel}\"");
+    let mut parts = Vec::new();
+    if page > 1 {
+        parts.push(link(page - 1, "prev"));
+    }
+    if page < last {
+        parts.push(link(page + 1, "next"));
+        parts.push(link(last, "last"));
+    }
+    if page > 1 {
+        parts.push(link(1, "first"));
+    }
+    (!parts.is_empty()).then(|| HeaderValue::from_str(&parts.join(", ")).ok()).flatten()
+}
+
+fn list_comments(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str, query: &str) -> Resp {
+    let (Some(key), Ok(number)) = (lookup(ctx, owner, name), number.parse::<u64>()) else { return not_found() };
+    let (per_page, page) = page_params(query);
+    let mut state = ctx.core.state();
+    if !state.pulls.contains_key(&(key.clone(), number)) {
+        return not_found();
+    }
+    let ids: Vec<u64> =
+        state.comments.values().filter(|c| c.repo_key == key && c.number == number).map(|c| c.id).collect();
+    let render = ctx.render();
+    let items: Vec<Value> = ids
+        .iter()
+        .skip((page - 1).saturating_mul(per_page))
+        .take(per_page)
+        .map(|id| render.comment(&mut state, *id))
+        .collect();
+    let repo_id = state.repos.get(&key).map(|r| r.id).unwrap_or_default();
+    let mut response = json_response(StatusCode::OK, &Value::Array(items));
+    let url = format!("{}/repositories/{repo_id}/issues/{number}/comments", ctx.api);
+    if let Some(link) = link_header(&url, per_page, page, ids.len()) {
+        response.headers_mut().insert(http::header::LINK, link);
+    }
+    response
+}
+
+fn comment_body(body: &Bytes) -> Result<String, Box<Resp>> {
+    let input = parse_json(body)?;
+    match input.get("body").and_then(Value::as_str) {
+        Some(text) if !text.is_empty() => Ok(text.to_owned()),
+        _ => Err(Box::new(validation_failed("body", "missing_field", "body wasn't supplied."))),
+    }
+}
+
+fn create_comment(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str, body: &Bytes) -> Resp {
+    let (Some(key), Ok(number)) = (lookup(ctx, owner, name), number.parse::<u64>()) else { return not_found() };
+    let text = match comment_body(body) {
+        Ok(text) => text,
+        Err(response) => return *response,
+    };
+    let mut state = ctx.core.state();
+    if !state.pulls.contains_key(&(key.clone(), number)) {
+        return not_found();
+    }
+    let id = state.new_id();
+    let at = now();
+    let author = ctx.core.login.clone();
+    state.comments.insert(
+        id,
+        CommentRec { id, repo_key: key, number, author, body: text, created_at: at.clone(), updated_at: at },
+    );
+    let value = ctx.render().comment(&mut state, id);
+    let mut response = json_response(StatusCode::CREATED, &value);
+    if let Some(url) = value.get("url").and_then(Value::as_str).and_then(|u| HeaderValue::from_str(u).ok()) {
+        response.headers_mut().insert(http::header::LOCATION, url);
+    }
+    response
+}
+
+fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes) -> Resp {
+    let (Some(key), Ok(id)) = (lookup(ctx, owner, name), id.parse::<u64>()) else { return not_found() };
+    let text = match comment_body(body) {
+        Ok(text) => text,
+        Err(response) => return *response,
+    };
+    let mut state = ctx.core.state();
+    match state.comments.get_mut(&id) {
+        Some(comment) if comment.repo_key == key => {
+            comment.body = text;
+            comment.updated_at = now();
+        }
+        _ => return not_found(),
+    }
+    json_response(StatusCode::OK, &ctx.render().comment(&mut state, id))
+}
+
+fn check_runs(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str, query: &str) -> Resp {
+    if lookup(ctx, owner, name).is_none() {
+        return not_found();
+    }
+    let Some(sha) = crate::domain::report::normalize_sha(sha) else {
+        return validation_failed("ref", "invalid", "No commit found for SHA");
+    };
+    let (per_page, page) = page_params(query);
+    let state = ctx.core.state();
+    let runs = state.check_runs.get(&sha).cloned().unwrap_or_default();
+    drop(state);
+    let render = ctx.render();
+    let start = (page - 1).saturating_mul(per_page);
+    let items: Vec<Value> =
+        runs.iter().enumerate().skip(start).take(per_page).map(|(i, run)| render.check_run(i, &sha, run)).collect();
+    let mut response = json_response(StatusCode::OK, &json!({ "total_count": runs.len(), "check_runs": items }));
+    let url = format!("{}/repos/{owner}/{name}/commits/{sha}/check-runs", ctx.api);
+    if let Some(link) = link_header(&url, per_page, page, runs.len()) {
+        response.headers_mut().insert(http::header::LINK, link);
+    }
+    response
+}
+
+fn rate_limit() -> Resp {
+    let reset = chrono::Utc::now().timestamp() + 3600;
+    let core = json!({ "limit": 5000, "used": 1, "remaining": 4999, "reset": reset });
+    json_response(StatusCode::OK, &json!({ "resources": { "core": core }, "rate": core }))
+}
+
+fn add_rate_headers(response: &mut Resp) {
+    if response.headers().contains_key("x-ratelimit-remaining") {
+        return;
+    }
+    let reset = (chrono::Utc::now().timestamp() + 3600).to_string();
+    let headers = response.headers_mut();
+    headers.insert("x-ratelimit-limit", HeaderValue::from_static("5000"));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from_static("4999"));
+    headers.insert("x-ratelimit-used", HeaderValue::from_static("1"));
+    if let Ok(value) = HeaderValue::from_str(&reset) {
+        headers.insert("x-ratelimit-reset", value);
+    }
+    headers.insert("x-ratelimit-resource", HeaderValue::from_static("core"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_and_links() {
+        assert_eq!(page_params(""), (30, 1));
+        assert_eq!(page_params("per_page=500&page=0"), (100, 1));
+        assert_eq!(page_params("page=3&per_page=2"), (2, 3));
+        let link = link_header("http://h/x", 100, 1, 250).unwrap();
+        let text = link.to_str().unwrap();
+        assert!(text.contains("<http://h/x?per_page=100&page=2>; rel=\"next\""), "{text}");
+        assert!(text.contains("page=3>; rel=\"last\""), "{text}");
+        assert!(link_header("http://h/x", 100, 1, 100).is_none());
+        let last = link_header("http://h/x", 100, 3, 250).unwrap();
+        assert!(!last.to_str().unwrap().contains("next"));
+    }
+}

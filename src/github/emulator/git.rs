@@ -1,0 +1,171 @@
+//! The emulator's repository management through the `git` CLI (test infrastructure, so the
+//! real tool is used rather than a library): bare repositories, commits made with plumbing
+//! (no work tree), refs.
+//!
+//! Every command runs with a cleared environment and no user or system git config, so a
+//! developer's `commit.gpgsign` or hooks cannot change what the emulator does.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use super::EmulatorError;
+
+const ZERO_OID: &str = "0000000000000000000000000000000000000000";
+
+static INDEX_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The environment every emulator git process gets (besides PATH).
+pub(crate) fn base_env() -> Vec<(&'static str, OsString)> {
+    vec![
+        ("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())),
+        ("HOME", std::env::temp_dir().into_os_string()),
+        ("GIT_CONFIG_NOSYSTEM", "1".into()),
+        ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
+        ("GIT_TERMINAL_PROMPT", "0".into()),
+        ("LANG", "C".into()),
+        ("GIT_AUTHOR_NAME", "Forgeloop Emulator".into()),
+        ("GIT_AUTHOR_EMAIL", "emulator@forgeloop.invalid".into()),
+        ("GIT_COMMITTER_NAME", "Forgeloop Emulator".into()),
+        ("GIT_COMMITTER_EMAIL", "emulator@forgeloop.invalid".into()),
+    ]
+}
+
+/// Runs `git args` in `dir` and returns trimmed stdout, or the failure with git's stderr.
+pub(crate) async fn run(
+    dir: &Path,
+    args: &[&str],
+    extra_env: &[(&str, &std::ffi::OsStr)],
+    stdin: Option<&[u8]>,
+) -> Result<String, EmulatorError> {
+    let mut command = Command::new("git");
+    command.args(args).current_dir(dir).env_clear().kill_on_drop(true);
+    command.envs(base_env()).envs(extra_env.iter().map(|(k, v)| (*k, *v)));
+    command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(EmulatorError::GitMissing)?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        // Inputs are small (file contents, messages); a failed write shows up as git's error.
+        let _ = pipe.write_all(input).await;
+        drop(pipe);
+    }
+    let output = child.wait_with_output().await.map_err(EmulatorError::GitMissing)?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    } else {
+        Err(EmulatorError::Git {
+            args: args.join(" "),
+            dir: dir.display().to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        })
+    }
+}
+
+pub(crate) async fn init_bare(parent: &Path, dir: &Path, branch: &str) -> Result<(), EmulatorError> {
+    let dir = dir.to_string_lossy();
+    run(parent, &["init", "--quiet", "--bare", "--initial-branch", branch, dir.as_ref()], &[], None).await?;
+    Ok(())
+}
+
+pub(crate) async fn clone_bare(parent: &Path, src: &Path, dst: &Path) -> Result<(), EmulatorError> {
+    let (src, dst) = (src.to_string_lossy(), dst.to_string_lossy());
+    run(parent, &["clone", "--quiet", "--bare", src.as_ref(), dst.as_ref()], &[], None).await?;
+    Ok(())
+}
+
+/// The commit `rev` names, if any.
+pub(crate) async fn rev_parse(dir: &Path, rev: &str) -> Option<String> {
+    let spec = format!("{rev}^{{commit}}");
+    run(dir, &["rev-parse", "--verify", "--quiet", &spec], &[], None).await.ok()
+}
+
+pub(crate) async fn update_ref(dir: &Path, name: &str, sha: &str) -> Result<(), EmulatorError> {
+    run(dir, &["update-ref", name, sha], &[], None).await.map(drop)
+}
+
+pub(crate) async fn delete_ref(dir: &Path, name: &str) -> Result<(), EmulatorError> {
+    run(dir, &["update-ref", "-d", name], &[], None).await.map(drop)
+}
+
+/// Copies commit `sha` (and its history) from `from` into `to` as ref `name`.
+pub(crate) async fn push_commit(from: &Path, to: &Path, sha: &str, name: &str) -> Result<(), EmulatorError> {
+    let to = to.to_string_lossy();
+    let refspec = format!("+{sha}:{name}");
+    run(from, &["push", "--quiet", "--no-verify", to.as_ref(), &refspec], &[], None).await.map(drop)
+}
+
+/// Commits `files` onto `branch` without a work tree and returns the new commit. A missing
+/// branch starts from `start` (when given and present), else as a root commit.
+pub(crate) async fn commit_files(
+    dir: &Path,
+    branch: &str,
+    start: Option<&str>,
+    files: &[(String, Vec<u8>)],
+    message: &str,
+) -> Result<String, EmulatorError> {
+    let branch_ref = format!("refs/heads/{branch}");
+    let current = rev_parse(dir, &branch_ref).await;
+    let parent = match (&current, start) {
+        (Some(sha), _) => Some(sha.clone()),
+        (None, Some(start)) => rev_parse(dir, &format!("refs/heads/{start}")).await,
+        (None, None) => None,
+    };
+    let index = dir.join(format!("forgeloop-emulator-{}.index", INDEX_COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let result = commit_with_index(dir, &index, parent.as_deref(), files, message).await;
+    let _ = std::fs::remove_file(&index);
+    let sha = result?;
+    let old = current.as_deref().unwrap_or(ZERO_OID);
+    run(dir, &["update-ref", &branch_ref, &sha, old], &[], None).await?;
+    Ok(sha)
+}
+
+async fn commit_with_index(
+    dir: &Path,
+    index: &Path,
+    parent: Option<&str>,
+    files: &[(String, Vec<u8>)],
+    message: &str,
+) -> Result<String, EmulatorError> {
+    let env = [("GIT_INDEX_FILE", index.as_os_str())];
+    match parent {
+        Some(parent) => run(dir, &["read-tree", parent], &env, None).await?,
+        None => run(dir, &["read-tree", "--empty"], &env, None).await?,
+    };
+    for (path, contents) in files {
+        let blob = run(dir, &["hash-object", "-w", "--stdin"], &env, Some(contents)).await?;
+        let info = format!("100644,{blob},{path}");
+        run(dir, &["update-index", "--add", "--cacheinfo", &info], &env, None).await?;
+    }
+    let tree = run(dir, &["write-tree"], &env, None).await?;
+    let mut args = vec!["commit-tree", tree.as_str()];
+    if let Some(parent) = parent {
+        args.extend(["-p", parent]);
+    }
+    args.extend(["-F", "-"]);
+    run(dir, &args, &env, Some(message.as_bytes())).await
+}
+
+/// A branch name the emulator accepts: what `git check-ref-format --branch` allows, roughly.
+pub(crate) fn valid_branch(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with(['-', '/', '.'])
+        && !name.ends_with(['/', '.'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && !name.contains("//")
+        && !name.contains("@{")
+        && !name.chars().any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
+}
+
+/// A repository-relative file path with no way out of the tree.
+pub(crate) fn valid_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.chars().any(|c| c.is_control())
+        && path.split('/').all(|part| !part.is_empty() && part != "." && part != ".." && part != ".git")
+}

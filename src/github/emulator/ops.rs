@@ -1,0 +1,472 @@
+//! The emulator's operations, shared by the Rust handle, the admin API and the REST API.
+//!
+//! The in-memory state sits behind a std `Mutex` that is never held across an `.await`;
+//! git work on disk is serialized by one async lock so helpers and REST calls do not race.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use super::git;
+use super::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, State, now};
+use super::{CheckRun, EmulatedComment, EmulatorError, Fault, LoggedRequest, RepoHandle};
+use crate::domain::pr_ref::RepoName;
+
+/// At most this many requests are kept in the log.
+const MAX_LOGGED: usize = 100_000;
+
+pub(crate) struct Core {
+    pub root: PathBuf,
+    pub token: Option<String>,
+    pub login: String,
+    /// `http://127.0.0.1:P`
+    pub base_url: String,
+    state: Mutex<State>,
+    git_lock: tokio::sync::Mutex<()>,
+}
+
+fn not_found(what: impl std::fmt::Display) -> EmulatorError {
+    EmulatorError::NotFound(what.to_string())
+}
+
+fn repo_name(owner: &str, name: &str) -> Result<RepoName, EmulatorError> {
+    RepoName::new(owner, name).map_err(|e| EmulatorError::Invalid(e.to_string()))
+}
+
+impl Core {
+    pub fn new(root: PathBuf, token: Option<String>, login: String, base_url: String) -> Self {
+        Core {
+            root,
+            token,
+            login,
+            base_url,
+            state: Mutex::new(State::default()),
+            git_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn handle(&self, rec: &RepoRec) -> RepoHandle {
+        RepoHandle {
+            repo: rec.repo.clone(),
+            path: rec.dir.clone(),
+            clone_url: format!("{}/{}.git", self.base_url, rec.full_name()),
+            html_url: format!("{}/{}", self.base_url, rec.full_name()),
+            private: rec.private,
+            default_branch: rec.default_branch.clone(),
+        }
+    }
+
+    /// The directory and default branch of a live repository.
+    pub fn repo_dir(&self, repo: &RepoName) -> Result<(PathBuf, String), EmulatorError> {
+        let state = self.state();
+        let rec = state.repos.get(&repo.key()).ok_or_else(|| not_found(format!("repository {repo}")))?;
+        Ok((rec.dir.clone(), rec.default_branch.clone()))
+    }
+
+    pub async fn create_repo(
+        &self,
+        owner: &str,
+        name: &str,
+        private: bool,
+        org: bool,
+        initial_commit: bool,
+    ) -> Result<RepoHandle, EmulatorError> {
+        let repo = repo_name(owner, name)?;
+        let _git = self.git_lock.lock().await;
+        if self.state().repos.contains_key(&repo.key()) {
+            return Err(EmulatorError::Exists(format!("repository {repo}")));
+        }
+        let dir = self.fresh_dir(&repo)?;
+        git::init_bare(&self.root, &dir, "main").await?;
+        if initial_commit {
+            let readme = vec![("README.md".to_owned(), format!("# {name}\n").into_bytes())];
+            git::commit_files(&dir, "main", None, &readme, "Initial commit").await?;
+        }
+        let mut state = self.state();
+        let id = state.new_id();
+        let rec = RepoRec {
+            id,
+            repo: repo.clone(),
+            private,
+            org,
+            default_branch: "main".to_owned(),
+            fork_of: None,
+            next_number: 1,
+            created_at: now(),
+            dir,
+        };
+        let handle = self.handle(&rec);
+        state.repos.insert(repo.key(), rec);
+        Ok(handle)
+    }
+
+    pub async fn fork_repo(&self, source: &RepoName, owner: &str) -> Result<RepoHandle, EmulatorError> {
+        let fork = repo_name(owner, source.name())?;
+        let _git = self.git_lock.lock().await;
+        let (src_dir, private, branch) = {
+            let state = self.state();
+            let src = state.repos.get(&source.key()).ok_or_else(|| not_found(format!("repository {source}")))?;
+            if state.repos.contains_key(&fork.key()) {
+                return Err(EmulatorError::Exists(format!("repository {fork}")));
+            }
+            (src.dir.clone(), src.private, src.default_branch.clone())
+        };
+        let dir = self.fresh_dir(&fork)?;
+        git::clone_bare(&self.root, &src_dir, &dir).await?;
+        let mut state = self.state();
+        let id = state.new_id();
+        let rec = RepoRec {
+            id,
+            repo: fork.clone(),
+            private,
+            org: false,
+            default_branch: branch,
+            fork_of: Some(source.key()),
+            next_number: 1,
+            created_at: now(),
+            dir,
+        };
+        let handle = self.handle(&rec);
+        state.repos.insert(fork.key(), rec);
+        Ok(handle)
+    }
+
+    /// `<root>/<owner>/<name>.git`, which must not exist yet (deleted repositories are moved
+    /// aside, so a namesake starts empty).
+    fn fresh_dir(&self, repo: &RepoName) -> Result<PathBuf, EmulatorError> {
+        let owner_dir = self.root.join(repo.owner());
+        std::fs::create_dir_all(&owner_dir).map_err(|source| EmulatorError::Io {
+            action: "creating",
+            path: owner_dir.display().to_string(),
+            source,
+        })?;
+        let dir = owner_dir.join(format!("{}.git", repo.name()));
+        if dir.exists() {
+            return Err(EmulatorError::Exists(format!("directory {}", dir.display())));
+        }
+        Ok(dir)
+    }
+
+    pub async fn delete_repo(&self, repo: &RepoName) -> Result<(), EmulatorError> {
+        let _git = self.git_lock.lock().await;
+        let rec = self.state().repos.remove(&repo.key()).ok_or_else(|| not_found(format!("repository {repo}")))?;
+        let graveyard = self.root.join(".deleted");
+        let target = graveyard.join(format!("{}-{}.git", rec.id, rec.repo.name()));
+        std::fs::create_dir_all(&graveyard)
+            .and_then(|_| std::fs::rename(&rec.dir, &target))
+            .map_err(|source| EmulatorError::Io { action: "moving aside", path: rec.dir.display().to_string(), source })
+    }
+
+    pub async fn commit_files(
+        &self,
+        repo: &RepoName,
+        branch: &str,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<String, EmulatorError> {
+        if !git::valid_branch(branch) {
+            return Err(EmulatorError::Invalid(format!("branch name {branch:?}")));
+        }
+        if let Some((bad, _)) = files.iter().find(|(path, _)| !git::valid_path(path)) {
+            return Err(EmulatorError::Invalid(format!("file path {bad:?}")));
+        }
+        let (dir, default_branch) = self.repo_dir(repo)?;
+        let sha = {
+            let _git = self.git_lock.lock().await;
+            git::commit_files(&dir, branch, Some(&default_branch), files, message).await?
+        };
+        self.sync_heads(repo).await?;
+        Ok(sha)
+    }
+
+    pub async fn open_pr(
+        &self,
+        base: &RepoName,
+        head: &RepoName,
+        head_branch: &str,
+        base_branch: &str,
+        title: &str,
+        draft: bool,
+    ) -> Result<u64, EmulatorError> {
+        let (base_dir, _) = self.repo_dir(base)?;
+        let (head_dir, _) = self.repo_dir(head)?;
+        let _git = self.git_lock.lock().await;
+        let head_sha = git::rev_parse(&head_dir, &format!("refs/heads/{head_branch}"))
+            .await
+            .ok_or_else(|| not_found(format!("branch {head_branch} of {head}")))?;
+        let base_sha = git::rev_parse(&base_dir, &format!("refs/heads/{base_branch}"))
+            .await
+            .ok_or_else(|| not_found(format!("branch {base_branch} of {base}")))?;
+        let number = {
+            let mut state = self.state();
+            let rec = state.repos.get_mut(&base.key()).ok_or_else(|| not_found(format!("repository {base}")))?;
+            let number = rec.next_number;
+            rec.next_number += 1;
+            number
+        };
+        self.point_pull_ref(&base_dir, &head_dir, number, &head_sha).await?;
+        let mut state = self.state();
+        let head_id =
+            state.repos.get(&head.key()).map(|r| r.id).ok_or_else(|| not_found(format!("repository {head}")))?;
+        let id = state.new_id();
+        let created = now();
+        state.pulls.insert(
+            (base.key(), number),
+            PullRec {
+                id,
+                number,
+                title: title.to_owned(),
+                author: self.login.clone(),
+                head_repo: (head.key(), head_id),
+                head_ref: head_branch.to_owned(),
+                head_sha,
+                base_ref: base_branch.to_owned(),
+                base_sha,
+                state: PullState::Open,
+                merged: false,
+                draft,
+                created_at: created.clone(),
+                updated_at: created,
+                closed_at: None,
+                merged_at: None,
+                gets: 0,
+            },
+        );
+        Ok(number)
+    }
+
+    /// Sets `refs/pull/N/head` in the base repository, copying the commit over from the head
+    /// repository when it is not there yet (fork PRs).
+    async fn point_pull_ref(
+        &self,
+        base_dir: &Path,
+        head_dir: &Path,
+        number: u64,
+        sha: &str,
+    ) -> Result<(), EmulatorError> {
+        let name = format!("refs/pull/{number}/head");
+        if git::rev_parse(base_dir, sha).await.is_some() {
+            git::update_ref(base_dir, &name, sha).await
+        } else if base_dir != head_dir && git::rev_parse(head_dir, sha).await.is_some() {
+            git::push_commit(head_dir, base_dir, sha, &name).await
+        } else {
+            Err(not_found(format!("commit {sha}")))
+        }
+    }
+
+    /// The head repository's directory of a PR, or the base's when the head repo is gone.
+    fn pull_dirs(&self, repo: &RepoName, number: u64) -> Result<(PathBuf, PathBuf), EmulatorError> {
+        let state = self.state();
+        let pr =
+            state.pulls.get(&(repo.key(), number)).ok_or_else(|| not_found(format!("pull request {repo}#{number}")))?;
+        let base_dir = state.repos.get(&repo.key()).map(|r| r.dir.clone()).ok_or_else(|| not_found(repo))?;
+        let head_dir = state
+            .repos
+            .get(&pr.head_repo.0)
+            .filter(|r| r.id == pr.head_repo.1)
+            .map(|r| r.dir.clone())
+            .unwrap_or_else(|| base_dir.clone());
+        Ok((base_dir, head_dir))
+    }
+
+    pub async fn set_pr_head(&self, repo: &RepoName, number: u64, sha: &str) -> Result<(), EmulatorError> {
+        let sha = crate::domain::report::normalize_sha(sha)
+            .ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
+        let (base_dir, head_dir) = self.pull_dirs(repo, number)?;
+        {
+            let _git = self.git_lock.lock().await;
+            self.point_pull_ref(&base_dir, &head_dir, number, &sha).await?;
+        }
+        let mut state = self.state();
+        if let Some(pr) = state.pulls.get_mut(&(repo.key(), number)) {
+            pr.head_sha = sha;
+            pr.updated_at = now();
+        }
+        Ok(())
+    }
+
+    pub fn pr_head(&self, repo: &RepoName, number: u64) -> Option<String> {
+        self.state().pulls.get(&(repo.key(), number)).map(|pr| pr.head_sha.clone())
+    }
+
+    /// Moves the heads of open PRs whose head branch lives in `repo` to that branch's tip, as
+    /// GitHub does after a push.
+    pub async fn sync_heads(&self, repo: &RepoName) -> Result<(), EmulatorError> {
+        let candidates: Vec<(String, u64, String, String)> = {
+            let state = self.state();
+            let Some(rec) = state.repos.get(&repo.key()) else { return Ok(()) };
+            state
+                .pulls
+                .iter()
+                .filter(|(_, pr)| pr.state == PullState::Open && pr.head_repo == (repo.key(), rec.id))
+                .map(|((base, number), pr)| (base.clone(), *number, pr.head_ref.clone(), pr.head_sha.clone()))
+                .collect()
+        };
+        let (head_dir, _) = self.repo_dir(repo)?;
+        for (base_key, number, branch, old) in candidates {
+            let Some(tip) = git::rev_parse(&head_dir, &format!("refs/heads/{branch}")).await else { continue };
+            if tip == old {
+                continue;
+            }
+            let base_dir = match self.state().repos.get(&base_key) {
+                Some(rec) => rec.dir.clone(),
+                None => continue,
+            };
+            {
+                let _git = self.git_lock.lock().await;
+                self.point_pull_ref(&base_dir, &head_dir, number, &tip).await?;
+            }
+            if let Some(pr) = self.state().pulls.get_mut(&(base_key, number)) {
+                pr.head_sha = tip;
+                pr.updated_at = now();
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn delete_branch(&self, repo: &RepoName, branch: &str) -> Result<(), EmulatorError> {
+        if !git::valid_branch(branch) {
+            return Err(EmulatorError::Invalid(format!("branch name {branch:?}")));
+        }
+        let (dir, _) = self.repo_dir(repo)?;
+        let _git = self.git_lock.lock().await;
+        let name = format!("refs/heads/{branch}");
+        if git::rev_parse(&dir, &name).await.is_none() {
+            return Err(not_found(format!("branch {branch} of {repo}")));
+        }
+        git::delete_ref(&dir, &name).await
+    }
+
+    fn with_pull<T>(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        f: impl FnOnce(&mut PullRec) -> T,
+    ) -> Result<T, EmulatorError> {
+        let mut state = self.state();
+        let pr = state
+            .pulls
+            .get_mut(&(repo.key(), number))
+            .ok_or_else(|| not_found(format!("pull request {repo}#{number}")))?;
+        let result = f(pr);
+        pr.updated_at = now();
+        Ok(result)
+    }
+
+    pub fn set_pr_draft(&self, repo: &RepoName, number: u64, draft: bool) -> Result<(), EmulatorError> {
+        self.with_pull(repo, number, |pr| pr.draft = draft)
+    }
+
+    pub fn close_pr(&self, repo: &RepoName, number: u64, merged: bool) -> Result<(), EmulatorError> {
+        self.with_pull(repo, number, |pr| {
+            let at = now();
+            pr.state = PullState::Closed;
+            pr.closed_at = Some(at.clone());
+            if merged {
+                pr.merged = true;
+                pr.merged_at = Some(at);
+            }
+        })
+    }
+
+    pub fn set_check_runs(&self, sha: &str, runs: Vec<CheckRun>) -> Result<(), EmulatorError> {
+        let sha = crate::domain::report::normalize_sha(sha)
+            .ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
+        self.state().check_runs.insert(sha, runs);
+        Ok(())
+    }
+
+    pub fn add_comment(&self, repo: &RepoName, number: u64, author: &str, body: &str) -> Result<u64, EmulatorError> {
+        crate::domain::pr_ref::validate_owner(author).map_err(|e| EmulatorError::Invalid(format!("author: {e}")))?;
+        let mut state = self.state();
+        if !state.pulls.contains_key(&(repo.key(), number)) {
+            return Err(not_found(format!("pull request {repo}#{number}")));
+        }
+        let id = state.new_id();
+        let at = now();
+        state.comments.insert(
+            id,
+            CommentRec {
+                id,
+                repo_key: repo.key(),
+                number,
+                author: author.to_owned(),
+                body: body.to_owned(),
+                created_at: at.clone(),
+                updated_at: at,
+            },
+        );
+        Ok(id)
+    }
+
+    pub fn comments(&self, repo: &RepoName, number: u64) -> Vec<EmulatedComment> {
+        let state = self.state();
+        let key = repo.key();
+        state
+            .comments
+            .values()
+            .filter(|c| c.repo_key == key && c.number == number)
+            .map(|c| state.emulated_comment(c))
+            .collect()
+    }
+
+    pub fn override_pr_json(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        patch: serde_json::Value,
+    ) -> Result<(), EmulatorError> {
+        let mut state = self.state();
+        let key = (repo.key(), number);
+        if !state.pulls.contains_key(&key) {
+            return Err(not_found(format!("pull request {repo}#{number}")));
+        }
+        let slot = state.overrides.entry(key).or_insert_with(|| serde_json::json!({}));
+        super::state::merge_json(slot, &patch);
+        Ok(())
+    }
+
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        self.state().requests.clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.state().requests.clear();
+    }
+
+    /// Starts a log entry; [`Core::finish_request`] fills in the status.
+    pub fn log_request(&self, method: &str, path: &str, query: &str) -> u64 {
+        let mut state = self.state();
+        state.next_request += 1;
+        let seq = state.next_request;
+        if state.requests.len() >= MAX_LOGGED {
+            state.requests.remove(0);
+        }
+        state.requests.push(LoggedRequest {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            query: query.to_owned(),
+            status: 0,
+            seq,
+        });
+        seq
+    }
+
+    pub fn finish_request(&self, seq: u64, status: u16) {
+        let mut state = self.state();
+        if let Some(entry) = state.requests.iter_mut().rev().find(|r| r.seq == seq) {
+            entry.status = status;
+        }
+    }
+
+    pub fn inject(&self, fault: Fault) {
+        let remaining = match &fault {
+            Fault::Status { times, .. } | Fault::RateLimit { times, .. } | Fault::Delay { times, .. } => *times,
+            Fault::MovePrHead { after_gets, .. } => (*after_gets).max(1),
+        };
+        self.state().faults.push(ActiveFault { fault, remaining });
+    }
+}

@@ -1,0 +1,193 @@
+//! The emulator's HTTP server: accept loop, request log, fault injection, and dispatch to the
+//! REST API, smart-HTTP git or the admin API.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+use super::Fault;
+use super::ops::Core;
+use super::state::DOCS;
+use super::{admin, api, git_http};
+
+pub(crate) type Resp = Response<Full<Bytes>>;
+
+/// Request bodies beyond these sizes get 413.
+const API_BODY_LIMIT: usize = 8 * 1024 * 1024;
+const GIT_BODY_LIMIT: usize = 512 * 1024 * 1024;
+
+/// Serves until the task is aborted; aborting drops every open connection with it.
+pub(crate) async fn serve(listener: TcpListener, core: Arc<Core>) {
+    let mut connections = JoinSet::new();
+    loop {
+        while connections.try_join_next().is_some() {}
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                // Out of file descriptors or similar: back off instead of spinning.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let core = core.clone();
+        connections.spawn(async move {
+            let service = service_fn(move |request| {
+                let core = core.clone();
+                async move { Ok::<_, Infallible>(handle(core, request).await) }
+            });
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
+
+async fn handle(core: Arc<Core>, request: Request<Incoming>) -> Resp {
+    let method = request.method().clone();
+    let raw_path = request.uri().path().to_owned();
+    let query = request.uri().query().unwrap_or("").to_owned();
+    if raw_path == "/_emulator" || raw_path.starts_with("/_emulator/") {
+        return match read_body(request.into_body(), API_BODY_LIMIT).await {
+            Ok(body) => admin::handle(&core, &method, &raw_path, &query, body).await,
+            Err(response) => response,
+        };
+    }
+    let seq = core.log_request(method.as_str(), &raw_path, &query);
+    let response = respond(&core, request, &method, &raw_path, &query).await;
+    core.finish_request(seq, response.status().as_u16());
+    response
+}
+
+async fn respond(core: &Arc<Core>, request: Request<Incoming>, method: &Method, raw_path: &str, query: &str) -> Resp {
+    let (prefix, path) = match raw_path.strip_prefix("/api/v3") {
+        Some(rest) if rest.starts_with('/') => ("/api/v3", rest),
+        _ => ("", raw_path),
+    };
+    let (delay, injected) = take_faults(core, method, path);
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(response) = injected {
+        return response;
+    }
+    let (parts, body) = request.into_parts();
+    let git = git_http::is_git_path(path);
+    let body = match read_body(body, if git { GIT_BODY_LIMIT } else { API_BODY_LIMIT }).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    if git {
+        git_http::handle(core, method, path, query, &parts.headers, body).await
+    } else {
+        api::handle(core, method, prefix, path, query, &parts.headers, body).await
+    }
+}
+
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Resp> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(_) => Err(error_json(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large or unreadable")),
+    }
+}
+
+fn fault_matches(method: &Option<String>, pattern: &str, request_method: &Method, path: &str) -> bool {
+    let method_ok = method.as_ref().is_none_or(|m| m.eq_ignore_ascii_case(request_method.as_str()));
+    let path_ok = match pattern.strip_suffix('*') {
+        Some(prefix) => path.starts_with(prefix),
+        None => path == pattern,
+    };
+    method_ok && path_ok
+}
+
+/// Consumes the faults matching this request: the longest delay, and the first injected answer.
+fn take_faults(core: &Core, method: &Method, path: &str) -> (Option<Duration>, Option<Resp>) {
+    let mut state = core.state();
+    let mut delay: Option<Duration> = None;
+    let mut answer: Option<Resp> = None;
+    for active in state.faults.iter_mut().filter(|f| f.remaining > 0) {
+        match &active.fault {
+            Fault::Delay { method: m, path: p, delay_ms, .. } if fault_matches(m, p, method, path) => {
+                active.remaining -= 1;
+                let this = Duration::from_millis(*delay_ms);
+                delay = Some(delay.map_or(this, |d| d.max(this)));
+            }
+            Fault::Status { method: m, path: p, status, .. }
+                if answer.is_none() && fault_matches(m, p, method, path) =>
+            {
+                active.remaining -= 1;
+                let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                let message = match status {
+                    StatusCode::UNAUTHORIZED => "Bad credentials",
+                    other => other.canonical_reason().unwrap_or("Error"),
+                };
+                answer = Some(error_json(status, message));
+            }
+            Fault::RateLimit { method: m, path: p, reset_after_secs, status, .. }
+                if answer.is_none() && fault_matches(m, p, method, path) =>
+            {
+                active.remaining -= 1;
+                answer = Some(rate_limited(*status, *reset_after_secs));
+            }
+            _ => {}
+        }
+    }
+    state.faults.retain(|f| f.remaining > 0);
+    (delay, answer)
+}
+
+fn rate_limited(status: u16, reset_after_secs: u64) -> Resp {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
+    let reset = chrono::Utc::now().timestamp().saturating_add(i64::try_from(reset_after_secs).unwrap_or(i64::MAX / 2));
+    let mut response = json_response(
+        status,
+        &json!({
+            "message": "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.",
+            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+            "status": status.as_str(),
+        }),
+    );
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("x-ratelimit-limit", "5000".to_owned()),
+        ("x-ratelimit-remaining", "0".to_owned()),
+        ("x-ratelimit-used", "5000".to_owned()),
+        ("x-ratelimit-reset", reset.to_string()),
+        ("x-ratelimit-resource", "core".to_owned()),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+    response
+}
+
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Resp {
+    let body = serde_json::to_vec_pretty(value).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+    response
+}
+
+/// GitHub's error JSON.
+pub(crate) fn error_json(status: StatusCode, message: &str) -> Resp {
+    json_response(status, &json!({ "message": message, "documentation_url": DOCS, "status": status.as_str() }))
+}
+
+pub(crate) fn plain(status: StatusCode, text: &str) -> Resp {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
