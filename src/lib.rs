@@ -3,5 +3,6 @@
 //! Layers (SPEC §2): [`domain`] is pure; [`cycle`] holds the use cases every front end calls;
 //! [`store`] and the other adapters do the I/O; [`cli`] is the headless front end.
 
+pub mod checkout;
 pub mod domain;
 pub mod redact;
