@@ -129,3 +129,73 @@ pub(crate) fn fetch(
     stats.total_objects += progress.total_objects();
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+
+    #[test]
+    fn mirror_paths_are_lowercase_and_inside_the_root() {
+        let repo = RepoName::parse("Acme/Widget.JS").unwrap();
+        let paths = mirror_paths(Path::new("/m"), &repo).unwrap();
+        assert_eq!(paths.dir, Path::new("/m/acme/widget.js.git"));
+        assert_eq!(paths.lock, Path::new("/m/acme/widget.js.git.lock"));
+        let dotted = RepoName::parse("a/..x").unwrap();
+        assert_eq!(mirror_paths(Path::new("/m"), &dotted).unwrap().dir, Path::new("/m/a/..x.git"));
+    }
+
+    #[test]
+    fn the_lock_is_exclusive_until_dropped() {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let path = tmp.path().join("o").join("r.git.lock");
+        let held = lock(&path, None).unwrap();
+        let other = File::open(&path).unwrap();
+        assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
+        let cancel = AtomicBool::new(true);
+        assert!(matches!(lock(&path, Some(&cancel)), Err(CheckoutError::Cancelled)));
+        drop(held);
+        assert!(other.try_lock().is_ok());
+    }
+
+    #[test]
+    fn a_cancelled_transfer_stops_the_fetch() {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let base = tmp.path().join("base.git");
+        let work = tmp.path().join("work");
+        let git = |dir: &Path, args: &[&str]| {
+            let ok = Command::new("git")
+                .current_dir(dir)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .args(["-c", "user.name=T", "-c", "user.email=t@e.invalid"])
+                .args(args)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(tmp.path(), &["init", "-q", "--bare", base.to_str().unwrap()]);
+        git(tmp.path(), &["init", "-q", work.to_str().unwrap()]);
+        std::fs::write(work.join("a.txt"), "a\n").unwrap();
+        git(&work, &["add", "a.txt"]);
+        git(&work, &["commit", "-q", "-m", "a"]);
+        git(&work, &["push", "-q", base.to_str().unwrap(), "HEAD:refs/pull/1/head"]);
+
+        let (mirror, created) = open_or_init(&tmp.path().join("mirror.git")).unwrap();
+        assert!(created);
+        let url = format!("file://{}", base.display());
+        let auth = Auth::new(None, None);
+        let cancel = AtomicBool::new(true);
+        let mut stats = FetchStats::default();
+        let spec = "+refs/pull/1/head:refs/forgeloop/pull/1";
+        assert!(fetch(&mirror, &url, &[spec], &auth, Some(&cancel), &mut stats).is_err());
+        assert_eq!(ref_target(&mirror, "refs/forgeloop/pull/1"), None);
+
+        cancel.store(false, Ordering::Relaxed);
+        fetch(&mirror, &url, &[spec], &auth, Some(&cancel), &mut stats).unwrap();
+        assert!(ref_target(&mirror, "refs/forgeloop/pull/1").is_some());
+        assert_eq!(mirror.config().unwrap().get_i32("gc.auto").unwrap(), 0);
+    }
+}

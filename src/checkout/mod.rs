@@ -263,3 +263,14 @@ impl FetchContext<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn libgit2_is_built_with_https() {
+        let version = git2::Version::get();
+        assert!(version.https(), "git2 must be built with the https feature");
+        assert!(!version.ssh());
+        assert_eq!(super::libgit2_version().split('.').count(), 3);
+    }
+}
