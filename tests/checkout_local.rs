@@ -28,6 +28,12 @@ fn checks_out_the_pr_head_detached_and_clean() {
     assert_eq!(git(co.path(), &["rev-parse", "HEAD^{tree}"]), co.tree_sha);
     assert!(head_is_detached(co.path()));
     assert_eq!(status(co.path()), "", "checkout must be clean");
+    // No active hooks from a template directory end up in a checkout that tests run in
+    // (libgit2's built-in template only writes inert `*.sample` files).
+    for hook in std::fs::read_dir(co.path().join(".git/hooks")).unwrap() {
+        let name = hook.unwrap().file_name().into_string().unwrap();
+        assert!(name.ends_with(".sample"), "active hook {name} in the checkout");
+    }
     // Full history is reachable through the mirror (tests may run git log/describe).
     assert_eq!(git(co.path(), &["rev-list", "--count", "HEAD"]), "2");
     // The mirror key is lowercase and the mirror is bare.

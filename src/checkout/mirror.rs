@@ -10,7 +10,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use git2::{AutotagOption, FetchOptions, FetchPrune, Oid, ProxyOptions, RemoteCallbacks, Repository};
+use git2::{
+    AutotagOption, FetchOptions, FetchPrune, Oid, ProxyOptions, RemoteCallbacks, Repository, RepositoryInitOptions,
+};
 
 use super::FetchStats;
 use super::auth::Auth;
@@ -83,7 +85,8 @@ pub(crate) fn open_or_init(dir: &Path) -> Result<(Repository, bool), CheckoutErr
     if let Ok(repo) = Repository::open_bare(dir) {
         return Ok((repo, false));
     }
-    let repo = Repository::init_bare(dir).map_err(|e| fail("init", e))?;
+    let repo = Repository::init_opts(dir, RepositoryInitOptions::new().bare(true).external_template(false))
+        .map_err(|e| fail("init", e))?;
     repo.config().and_then(|mut c| c.set_i32("gc.auto", 0)).map_err(|e| fail("config", e))?;
     Ok((repo, true))
 }

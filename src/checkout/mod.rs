@@ -36,7 +36,7 @@ const CONNECT_TIMEOUT_MS: i32 = 30_000;
 const IO_TIMEOUT_MS: i32 = 300_000;
 
 /// Everything [`prepare`] needs. `token` is only ever sent to the clone URL's host.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CheckoutRequest<'a> {
     /// `<home>/mirrors`; the mirror is `<mirrors_root>/<owner>/<repo>.git` (lowercase).
     pub mirrors_root: &'a Path,
@@ -58,6 +58,25 @@ pub struct CheckoutRequest<'a> {
     pub checkouts_root: Option<&'a Path>,
     /// Set to true to abort: fetch transfers stop at the next progress callback.
     pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Shows everything but the token.
+impl std::fmt::Debug for CheckoutRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckoutRequest")
+            .field("mirrors_root", &self.mirrors_root)
+            .field("repo", &self.repo)
+            .field("clone_url", &self.clone_url)
+            .field("pr_number", &self.pr_number)
+            .field("expected_sha", &self.expected_sha)
+            .field("token", &self.token.map(|_| "[REDACTED]"))
+            .field("allow_insecure_local", &self.allow_insecure_local)
+            .field("submodules", &self.submodules)
+            .field("fetch_exact_sha", &self.fetch_exact_sha)
+            .field("checkouts_root", &self.checkouts_root)
+            .field("cancel", &self.cancel)
+            .finish()
+    }
 }
 
 /// What the mirror fetch transferred (summed over the fetches of one [`prepare`] call).
@@ -266,6 +285,38 @@ impl FetchContext<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn init_isolates_libgit2_from_user_and_system_git_config() {
+        init_git_early();
+        for level in [git2::ConfigLevel::Global, git2::ConfigLevel::XDG, git2::ConfigLevel::System] {
+            // SAFETY: reading the global option; init_git_early (a Once) is its only writer.
+            let path = unsafe { git2::opts::get_search_path(level) }.unwrap();
+            assert_eq!(path.to_str().unwrap(), "", "{level:?}");
+        }
+    }
+
+    #[test]
+    fn debug_output_hides_the_token() {
+        let repo = RepoName::parse("a/b").unwrap();
+        let req = CheckoutRequest {
+            mirrors_root: Path::new("/m"),
+            repo: &repo,
+            clone_url: "https://github.com/a/b.git",
+            pr_number: 1,
+            expected_sha: "0123456789abcdef0123456789abcdef01234567",
+            token: Some("tok-value-123"),
+            allow_insecure_local: false,
+            submodules: false,
+            fetch_exact_sha: false,
+            checkouts_root: None,
+            cancel: None,
+        };
+        let text = format!("{req:?}");
+        assert!(!text.contains("tok-value-123") && text.contains("[REDACTED]"), "{text}");
+    }
+
     #[test]
     fn libgit2_is_built_with_https() {
         let version = git2::Version::get();

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{Oid, Repository};
+use git2::{Oid, Repository, RepositoryInitOptions};
 
 use super::error::CheckoutError;
 
@@ -32,7 +32,9 @@ pub(crate) fn materialize(mirror_dir: &Path, dir: &Path, clone_url: &str, commit
         });
     };
 
-    let repo = Repository::init(dir).map_err(git("init of the checkout"))?;
+    // No external template: a site's init.templateDir (which may hold real hooks) is not copied in.
+    let repo = Repository::init_opts(dir, RepositoryInitOptions::new().external_template(false))
+        .map_err(git("init of the checkout"))?;
     let alternates = repo.path().join("objects").join("info").join("alternates");
     fs::write(&alternates, format!("{objects}\n")).map_err(|source| CheckoutError::Disk {
         action: "writing",
