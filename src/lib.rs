@@ -3,6 +3,7 @@
 //! Layers (SPEC §2): [`domain`] is pure; [`cycle`] holds the use cases every front end calls;
 //! [`store`] and the other adapters do the I/O; [`cli`] is the headless front end.
 
+pub mod checkout;
 pub mod cli;
 pub mod config;
 pub mod cycle;

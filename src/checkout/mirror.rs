@@ -1,0 +1,204 @@
+//! The per-repository bare mirror: where it lives, who may use it, and fetching into it.
+//!
+//! One mirror per base repository at `<root>/<owner>/<repo>.git` (lowercase, as GitHub names are
+//! case-insensitive), guarded by an exclusive lock on `<root>/<owner>/<repo>.git.lock`. It only
+//! ever grows: fetches add packs, nothing prunes, and `gc.auto=0` keeps a stray `git gc` from
+//! dropping objects that a checkout borrows through `objects/info/alternates`.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use git2::{
+    AutotagOption, FetchOptions, FetchPrune, Oid, ProxyOptions, RemoteCallbacks, Repository, RepositoryInitOptions,
+};
+
+use super::FetchStats;
+use super::auth::Auth;
+use super::error::CheckoutError;
+use crate::domain::pr_ref::RepoName;
+
+const LOCK_POLL: Duration = Duration::from_millis(25);
+
+pub(crate) struct MirrorPaths {
+    pub dir: PathBuf,
+    pub lock: PathBuf,
+}
+
+/// Where `repo`'s mirror and lock file live under `root`.
+pub(crate) fn mirror_paths(root: &Path, repo: &RepoName) -> Result<MirrorPaths, CheckoutError> {
+    let owner = repo.owner().to_ascii_lowercase();
+    let name = repo.name().to_ascii_lowercase();
+    // RepoName already forbids separators and dot-only names; this keeps the guarantee local.
+    let stays_inside = |part: &str| {
+        let mut parts = Path::new(part).components();
+        matches!((parts.next(), parts.next()), (Some(Component::Normal(_)), None))
+    };
+    if !stays_inside(&owner) || !stays_inside(&format!("{name}.git")) {
+        return Err(CheckoutError::Mirror {
+            step: "mirror path",
+            path: root.to_path_buf(),
+            detail: format!("repository name {repo} would leave the mirrors directory"),
+        });
+    }
+    let owner_dir = root.join(owner);
+    Ok(MirrorPaths { dir: owner_dir.join(format!("{name}.git")), lock: owner_dir.join(format!("{name}.git.lock")) })
+}
+
+/// Held while the mirror is fetched into and read from; released on drop (closing the file).
+pub(crate) struct MirrorLock {
+    _file: File,
+}
+
+/// Takes the exclusive lock, waiting for other processes or threads; gives up when cancelled.
+pub(crate) fn lock(path: &Path, cancel: Option<&AtomicBool>) -> Result<MirrorLock, CheckoutError> {
+    let disk = |action, source| CheckoutError::Disk { action, path: path.to_path_buf(), source };
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| disk("creating the mirrors directory for", e))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| disk("opening the mirror lock", e))?;
+    let Some(cancel) = cancel else {
+        file.lock().map_err(|e| disk("locking", e))?;
+        return Ok(MirrorLock { _file: file });
+    };
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(CheckoutError::Cancelled);
+        }
+        match file.try_lock() {
+            Ok(()) => return Ok(MirrorLock { _file: file }),
+            Err(TryLockError::WouldBlock) => std::thread::sleep(LOCK_POLL),
+            Err(TryLockError::Error(e)) => return Err(disk("locking", e)),
+        }
+    }
+}
+
+/// Opens the bare mirror, creating (or re-initialising a half-created) one; true if created.
+pub(crate) fn open_or_init(dir: &Path) -> Result<(Repository, bool), CheckoutError> {
+    let fail = |step, e: git2::Error| CheckoutError::Mirror { step, path: dir.to_path_buf(), detail: e.to_string() };
+    if let Ok(repo) = Repository::open_bare(dir) {
+        return Ok((repo, false));
+    }
+    let repo = Repository::init_opts(dir, RepositoryInitOptions::new().bare(true).external_template(false))
+        .map_err(|e| fail("init", e))?;
+    repo.config().and_then(|mut c| c.set_i32("gc.auto", 0)).map_err(|e| fail("config", e))?;
+    Ok((repo, true))
+}
+
+/// The local ref a PR head is fetched into.
+pub(crate) fn pr_ref_name(pr_number: u64) -> String {
+    format!("refs/forgeloop/pull/{pr_number}")
+}
+
+/// Reads a ref's commit, if it exists.
+pub(crate) fn ref_target(repo: &Repository, name: &str) -> Option<Oid> {
+    repo.find_reference(name).ok().and_then(|r| r.target())
+}
+
+/// Fetches `refspecs` from `url` into the mirror; adds what was transferred to `stats`.
+pub(crate) fn fetch(
+    mirror: &Repository,
+    url: &str,
+    refspecs: &[&str],
+    auth: &Auth<'_>,
+    cancel: Option<&AtomicBool>,
+    stats: &mut FetchStats,
+) -> Result<(), git2::Error> {
+    let mut callbacks = RemoteCallbacks::new();
+    callbacks.credentials(|url, _user_from_url, allowed| auth.credentials(url, allowed));
+    let not_cancelled = move || !cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+    callbacks.transfer_progress(move |_| not_cancelled());
+    callbacks.sideband_progress(move |_| not_cancelled());
+
+    let mut proxy = ProxyOptions::new();
+    proxy.auto();
+    let mut options = FetchOptions::new();
+    options.remote_callbacks(callbacks).download_tags(AutotagOption::None).prune(FetchPrune::Off).proxy_options(proxy);
+
+    // Anonymous: the URL is not stored in the mirror's config, so a renamed repository needs no repair.
+    let mut remote = mirror.remote_anonymous(url)?;
+    let result = remote.fetch(refspecs, Some(&mut options), None);
+    let progress = remote.stats();
+    stats.received_objects += progress.received_objects();
+    stats.indexed_objects += progress.indexed_objects();
+    stats.local_objects += progress.local_objects();
+    stats.received_bytes += progress.received_bytes();
+    stats.total_objects += progress.total_objects();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+
+    #[test]
+    fn mirror_paths_are_lowercase_and_inside_the_root() {
+        let repo = RepoName::parse("Acme/Widget.JS").unwrap();
+        let paths = mirror_paths(Path::new("/m"), &repo).unwrap();
+        assert_eq!(paths.dir, Path::new("/m/acme/widget.js.git"));
+        assert_eq!(paths.lock, Path::new("/m/acme/widget.js.git.lock"));
+        let dotted = RepoName::parse("a/..x").unwrap();
+        assert_eq!(mirror_paths(Path::new("/m"), &dotted).unwrap().dir, Path::new("/m/a/..x.git"));
+    }
+
+    #[test]
+    fn the_lock_is_exclusive_until_dropped() {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let path = tmp.path().join("o").join("r.git.lock");
+        let held = lock(&path, None).unwrap();
+        let other = File::open(&path).unwrap();
+        assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
+        let cancel = AtomicBool::new(true);
+        assert!(matches!(lock(&path, Some(&cancel)), Err(CheckoutError::Cancelled)));
+        drop(held);
+        assert!(other.try_lock().is_ok());
+    }
+
+    #[test]
+    fn a_cancelled_transfer_stops_the_fetch() {
+        let tmp = tempfile::TempDir::new().unwrap();
+        let base = tmp.path().join("base.git");
+        let work = tmp.path().join("work");
+        let git = |dir: &Path, args: &[&str]| {
+            let ok = Command::new("git")
+                .current_dir(dir)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .args(["-c", "user.name=T", "-c", "user.email=t@e.invalid"])
+                .args(args)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(tmp.path(), &["init", "-q", "--bare", base.to_str().unwrap()]);
+        git(tmp.path(), &["init", "-q", work.to_str().unwrap()]);
+        std::fs::write(work.join("a.txt"), "a\n").unwrap();
+        git(&work, &["add", "a.txt"]);
+        git(&work, &["commit", "-q", "-m", "a"]);
+        git(&work, &["push", "-q", base.to_str().unwrap(), "HEAD:refs/pull/1/head"]);
+
+        let (mirror, created) = open_or_init(&tmp.path().join("mirror.git")).unwrap();
+        assert!(created);
+        let url = format!("file://{}", base.display());
+        let auth = Auth::new(None, None);
+        let cancel = AtomicBool::new(true);
+        let mut stats = FetchStats::default();
+        let spec = "+refs/pull/1/head:refs/forgeloop/pull/1";
+        assert!(fetch(&mirror, &url, &[spec], &auth, Some(&cancel), &mut stats).is_err());
+        assert_eq!(ref_target(&mirror, "refs/forgeloop/pull/1"), None);
+
+        cancel.store(false, Ordering::Relaxed);
+        fetch(&mirror, &url, &[spec], &auth, Some(&cancel), &mut stats).unwrap();
+        assert!(ref_target(&mirror, "refs/forgeloop/pull/1").is_some());
+        assert_eq!(mirror.config().unwrap().get_i32("gc.auto").unwrap(), 0);
+    }
+}

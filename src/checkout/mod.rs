@@ -1,0 +1,327 @@
+//! Checkout adapter (SPEC §5.2 step 2): the PR's exact head commit, detached, in a fresh
+//! temporary directory, fetched through a per-repository mirror that later iterations reuse.
+//!
+//! Flow of [`prepare`]: URL policy → lock the mirror → fetch `+refs/pull/N/head` from the base
+//! repository into `refs/forgeloop/pull/N` → verify it is the API's SHA (else [`CheckoutError::HeadMoved`])
+//! → `git init` a temp dir whose object store borrows the mirror's (alternates) → detached checkout
+//! → unlock → submodules if asked. Blocking; call it from `spawn_blocking`.
+
+mod auth;
+mod error;
+mod mirror;
+mod submodules;
+mod url_policy;
+mod worktree;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use git2::{ErrorClass, ErrorCode, Oid, Repository};
+use tempfile::TempDir;
+
+pub use error::CheckoutError;
+pub use url_policy::{AllowedUrl, check_clone_url};
+
+use crate::domain::pr_ref::RepoName;
+use crate::domain::report::normalize_sha;
+use auth::{Auth, AuthOutcome};
+use error::scrub;
+
+/// Prefix of every checkout directory (the redactor and cleanup tools can recognise them).
+pub const CHECKOUT_PREFIX: &str = "forgeloop-checkout-";
+
+const CONNECT_TIMEOUT_MS: i32 = 30_000;
+const IO_TIMEOUT_MS: i32 = 300_000;
+
+/// Everything [`prepare`] needs. `token` is only ever sent to the clone URL's host.
+#[derive(Clone)]
+pub struct CheckoutRequest<'a> {
+    /// `<home>/mirrors`; the mirror is `<mirrors_root>/<owner>/<repo>.git` (lowercase).
+    pub mirrors_root: &'a Path,
+    /// The **base** repository (the one the PR was opened against).
+    pub repo: &'a RepoName,
+    /// The base repository's clone URL (checked by [`check_clone_url`]).
+    pub clone_url: &'a str,
+    pub pr_number: u64,
+    /// The head SHA the API reported; the only commit that will be checked out.
+    pub expected_sha: &'a str,
+    pub token: Option<&'a str>,
+    /// Allow `http` to loopback, `file://` and absolute paths: only when the API base is loopback.
+    pub allow_insecure_local: bool,
+    pub submodules: bool,
+    /// If `refs/pull/N/head` has moved on, try fetching the expected SHA itself before giving up
+    /// with [`CheckoutError::HeadMoved`] (servers that allow fetching any reachable SHA, e.g. GitHub).
+    pub fetch_exact_sha: bool,
+    /// Where the temporary checkout directory is created; `None` = the system temp directory.
+    pub checkouts_root: Option<&'a Path>,
+    /// Set to true to abort: fetch transfers stop at the next progress callback.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Shows everything but the token.
+impl std::fmt::Debug for CheckoutRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckoutRequest")
+            .field("mirrors_root", &self.mirrors_root)
+            .field("repo", &self.repo)
+            .field("clone_url", &self.clone_url)
+            .field("pr_number", &self.pr_number)
+            .field("expected_sha", &self.expected_sha)
+            .field("token", &self.token.map(|_| "[REDACTED]"))
+            .field("allow_insecure_local", &self.allow_insecure_local)
+            .field("submodules", &self.submodules)
+            .field("fetch_exact_sha", &self.fetch_exact_sha)
+            .field("checkouts_root", &self.checkouts_root)
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+/// What the mirror fetch transferred (summed over the fetches of one [`prepare`] call).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchStats {
+    pub received_objects: usize,
+    pub indexed_objects: usize,
+    pub local_objects: usize,
+    pub received_bytes: usize,
+    pub total_objects: usize,
+    /// The fetch created or moved the mirror's PR ref (false: the mirror was already current).
+    pub fetched: bool,
+    /// The mirror was created by this call (first iteration for this repository).
+    pub mirror_created: bool,
+}
+
+/// A prepared checkout; dropping it deletes the directory (use [`Checkout::keep`] to keep it).
+#[derive(Debug)]
+pub struct Checkout {
+    dir: TempDir,
+    pub head_sha: String,
+    pub tree_sha: String,
+    pub fetch: FetchStats,
+    pub mirror: PathBuf,
+}
+
+impl Checkout {
+    /// The working tree (with `.git`), HEAD detached at `head_sha`.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Keeps the directory on disk (`--keep-checkout`) and returns its path. It still borrows
+    /// objects from the mirror, so it stays valid as long as the mirror does.
+    pub fn keep(self) -> PathBuf {
+        self.dir.keep()
+    }
+}
+
+/// Initialises libgit2 once, before any thread exists: git2's first init may `set_var`
+/// `SSL_CERT_FILE`/`SSL_CERT_DIR` (openssl-probe), which is unsound once other threads run.
+/// Also isolates libgit2 from the user's git config (`insteadOf` rewrites, `core.autocrlf`
+/// would change what is fetched or checked out) and sets network timeouts. Idempotent.
+pub fn init_git_early() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        // Any opts call runs git2's init (with the openssl-probe step) first.
+        // SAFETY: these write libgit2 globals without synchronisation; `Once` makes this the only
+        // writer, and `main` calls it before starting threads. Failures leave libgit2's defaults.
+        unsafe {
+            for level in [
+                git2::ConfigLevel::System,
+                git2::ConfigLevel::XDG,
+                git2::ConfigLevel::Global,
+                git2::ConfigLevel::ProgramData,
+            ] {
+                let _ = git2::opts::set_search_path(level, "");
+            }
+            let _ = git2::opts::set_server_connect_timeout_in_milliseconds(CONNECT_TIMEOUT_MS);
+            let _ = git2::opts::set_server_timeout_in_milliseconds(IO_TIMEOUT_MS);
+        }
+    });
+}
+
+/// The linked libgit2 version, e.g. `1.9.7`, for the report's environment capsule.
+pub fn libgit2_version() -> String {
+    let (major, minor, patch) = git2::Version::get().libgit2_version();
+    format!("{major}.{minor}.{patch}")
+}
+
+/// Fetches the PR head into the mirror, verifies it, and checks it out detached in a new
+/// temporary directory. Blocking.
+pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
+    let allowed = check_clone_url(req.clone_url, req.allow_insecure_local)?;
+    let expected = normalize_sha(req.expected_sha).ok_or_else(|| CheckoutError::InvalidSha(req.expected_sha.into()))?;
+    let expected_oid = Oid::from_str(&expected).map_err(|_| CheckoutError::InvalidSha(req.expected_sha.into()))?;
+    if req.pr_number == 0 {
+        return Err(CheckoutError::InvalidPrNumber);
+    }
+    init_git_early();
+    let cancel = req.cancel.as_deref();
+    let token = req.token.filter(|t| !t.is_empty());
+
+    let paths = mirror::mirror_paths(req.mirrors_root, req.repo)?;
+    let lock = mirror::lock(&paths.lock, cancel)?;
+    let (mirror_repo, mirror_created) = mirror::open_or_init(&paths.dir)?;
+
+    let mut fetch = FetchStats { mirror_created, ..FetchStats::default() };
+    let local_ref = mirror::pr_ref_name(req.pr_number);
+    let before = mirror::ref_target(&mirror_repo, &local_ref);
+    let refspec = format!("+refs/pull/{}/head:{local_ref}", req.pr_number);
+    let ctx = FetchContext { url: req.clone_url, pr_number: req.pr_number, token, cancel };
+
+    let auth = Auth::new(token, allowed.host());
+    mirror::fetch(&mirror_repo, req.clone_url, &[&refspec], &auth, cancel, &mut fetch)
+        .map_err(|e| ctx.classify(&e, &auth))?;
+    let found = mirror::ref_target(&mirror_repo, &local_ref).ok_or_else(|| CheckoutError::PrRefMissing {
+        url: req.clone_url.to_owned(),
+        pr_number: req.pr_number,
+        detail: "the fetch did not create it".to_owned(),
+    })?;
+    fetch.fetched = before != Some(found);
+
+    if found != expected_oid {
+        let moved = CheckoutError::HeadMoved { expected: expected.clone(), found: found.to_string() };
+        if !req.fetch_exact_sha {
+            return Err(moved);
+        }
+        // Already here when the PR only moved forward (the old head is an ancestor).
+        if mirror_repo.find_commit(expected_oid).is_err() {
+            let by_sha = format!("+{expected}:refs/forgeloop/sha/{expected}");
+            let auth = Auth::new(token, allowed.host());
+            if let Err(e) = mirror::fetch(&mirror_repo, req.clone_url, &[&by_sha], &auth, cancel, &mut fetch) {
+                return Err(match ctx.classify(&e, &auth) {
+                    e @ (CheckoutError::Cancelled
+                    | CheckoutError::AuthFailed { .. }
+                    | CheckoutError::AuthRequired { .. }) => e,
+                    _ => moved,
+                });
+            }
+            if mirror_repo.find_commit(expected_oid).is_err() {
+                return Err(moved);
+            }
+        }
+    }
+
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(CHECKOUT_PREFIX);
+    let dir = match req.checkouts_root {
+        Some(root) => builder.tempdir_in(root),
+        None => builder.tempdir(),
+    }
+    .map_err(|source| CheckoutError::Disk {
+        action: "creating a checkout directory in",
+        path: req.checkouts_root.map_or_else(std::env::temp_dir, Path::to_path_buf),
+        source,
+    })?;
+    let tree = worktree::materialize(&paths.dir, dir.path(), req.clone_url, expected_oid)?;
+    drop(mirror_repo);
+    drop(lock);
+
+    if req.submodules {
+        let repo = Repository::open(dir.path())
+            .map_err(|e| CheckoutError::Git { step: "open of the checkout", detail: e.to_string() })?;
+        let sub = submodules::SubmoduleContext {
+            token,
+            token_host: allowed.host(),
+            allow_insecure_local: req.allow_insecure_local,
+            cancel,
+        };
+        submodules::update_all(&repo, &sub)?;
+    }
+
+    Ok(Checkout { dir, head_sha: expected, tree_sha: tree.to_string(), fetch, mirror: paths.dir })
+}
+
+struct FetchContext<'a> {
+    url: &'a str,
+    pr_number: u64,
+    token: Option<&'a str>,
+    cancel: Option<&'a AtomicBool>,
+}
+
+impl FetchContext<'_> {
+    /// Names the cause of a failed fetch from what the callbacks saw and libgit2's error.
+    fn classify(&self, e: &git2::Error, auth: &Auth<'_>) -> CheckoutError {
+        let url = self.url.to_owned();
+        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return CheckoutError::Cancelled;
+        }
+        let detail = scrub(e.message(), self.token);
+        match auth.outcome() {
+            AuthOutcome::NoToken => return CheckoutError::AuthRequired { url },
+            AuthOutcome::Rejected => return CheckoutError::AuthFailed { url, credential_requests: auth.calls() },
+            AuthOutcome::Unsupported => {
+                return CheckoutError::Git {
+                    step: "fetch",
+                    detail: format!("{url} asked for credentials other than a token (ssh keys?): {detail}"),
+                };
+            }
+            AuthOutcome::ForeignHost => {
+                return CheckoutError::Git {
+                    step: "fetch",
+                    detail: format!("credentials were requested by a host other than {url}'s; the token was withheld"),
+                };
+            }
+            AuthOutcome::NotAsked | AuthOutcome::Offered => {}
+        }
+        let lower = detail.to_ascii_lowercase();
+        if e.code() == ErrorCode::Certificate || e.class() == ErrorClass::Ssl {
+            CheckoutError::Certificate { url, detail }
+        } else if lower.contains("remote ref") || lower.contains("refs/pull/") {
+            CheckoutError::PrRefMissing { url, pr_number: self.pr_number, detail }
+        } else if lower.contains("404")
+            || lower.contains("failed to resolve path")
+            || (e.code() == ErrorCode::NotFound && matches!(e.class(), ErrorClass::Repository | ErrorClass::Os))
+        {
+            CheckoutError::RepoNotFound { url, detail }
+        } else if matches!(e.class(), ErrorClass::Net | ErrorClass::Http | ErrorClass::Os | ErrorClass::Ssh) {
+            CheckoutError::Network { url, detail }
+        } else {
+            CheckoutError::Git { step: "fetch", detail }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn init_isolates_libgit2_from_user_and_system_git_config() {
+        init_git_early();
+        for level in [git2::ConfigLevel::Global, git2::ConfigLevel::XDG, git2::ConfigLevel::System] {
+            // SAFETY: reading the global option; init_git_early (a Once) is its only writer.
+            let path = unsafe { git2::opts::get_search_path(level) }.unwrap();
+            assert_eq!(path.to_str().unwrap(), "", "{level:?}");
+        }
+    }
+
+    #[test]
+    fn debug_output_hides_the_token() {
+        let repo = RepoName::parse("a/b").unwrap();
+        let req = CheckoutRequest {
+            mirrors_root: Path::new("/m"),
+            repo: &repo,
+            clone_url: "https://github.com/a/b.git",
+            pr_number: 1,
+            expected_sha: "0123456789abcdef0123456789abcdef01234567",
+            token: Some("tok-value-123"),
+            allow_insecure_local: false,
+            submodules: false,
+            fetch_exact_sha: false,
+            checkouts_root: None,
+            cancel: None,
+        };
+        let text = format!("{req:?}");
+        assert!(!text.contains("tok-value-123") && text.contains("[REDACTED]"), "{text}");
+    }
+
+    #[test]
+    fn libgit2_is_built_with_https() {
+        let version = git2::Version::get();
+        assert!(version.https(), "git2 must be built with the https feature");
+        assert!(!version.ssh());
+        assert_eq!(super::libgit2_version().split('.').count(), 3);
+    }
+}

@@ -1,0 +1,86 @@
+//! Recursive submodule init+update with the same URL policy and token scoping as the main fetch.
+//!
+//! `.gitmodules` comes from the untrusted PR, so every resolved URL goes through the URL policy
+//! before libgit2 sees it, and the token is only offered to the main clone URL's host.
+//! Submodules are cloned straight into the checkout (no mirror), so they are not incremental.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use git2::{AutotagOption, FetchOptions, ProxyOptions, RemoteCallbacks, Repository, SubmoduleUpdateOptions};
+
+use super::auth::{Auth, AuthOutcome};
+use super::error::{CheckoutError, scrub};
+use super::url_policy::check_clone_url;
+
+/// Nesting deeper than this is refused (a cycle of submodules would otherwise recurse forever).
+const MAX_DEPTH: usize = 8;
+
+pub(crate) struct SubmoduleContext<'a> {
+    pub token: Option<&'a str>,
+    /// The host the token may be sent to (the main clone URL's).
+    pub token_host: Option<&'a str>,
+    pub allow_insecure_local: bool,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Initialises and updates every submodule of `repo`, recursively.
+pub(crate) fn update_all(repo: &Repository, ctx: &SubmoduleContext<'_>) -> Result<(), CheckoutError> {
+    update_level(repo, ctx, 0)
+}
+
+fn update_level(repo: &Repository, ctx: &SubmoduleContext<'_>, depth: usize) -> Result<(), CheckoutError> {
+    let submodules = repo
+        .submodules()
+        .map_err(|e| CheckoutError::Git { step: "reading .gitmodules", detail: scrub(e.message(), ctx.token) })?;
+    for mut sm in submodules {
+        let name = String::from_utf8_lossy(sm.name_bytes()).into_owned();
+        let fail = |detail: String| CheckoutError::Submodule { name: name.clone(), detail };
+        if depth >= MAX_DEPTH {
+            return Err(fail(format!("submodules nested deeper than {MAX_DEPTH} levels are refused")));
+        }
+        if ctx.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(CheckoutError::Cancelled);
+        }
+        sm.init(false).map_err(|e| fail(format!("init failed: {}", scrub(e.message(), ctx.token))))?;
+        // init resolved a relative URL against origin and stored it; check what will be fetched.
+        let url = repo
+            .config()
+            .and_then(|c| c.get_string(&format!("submodule.{name}.url")))
+            .map_err(|e| fail(format!("has no URL: {}", e.message())))?;
+        check_clone_url(&url, ctx.allow_insecure_local).map_err(|e| fail(e.to_string()))?;
+
+        let auth = Auth::new(ctx.token, ctx.token_host);
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks.credentials(|url, _user, allowed| auth.credentials(url, allowed));
+        let cancel = ctx.cancel;
+        let not_cancelled = move || !cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+        callbacks.transfer_progress(move |_| not_cancelled());
+        callbacks.sideband_progress(move |_| not_cancelled());
+        let mut proxy = ProxyOptions::new();
+        proxy.auto();
+        let mut fetch = FetchOptions::new();
+        fetch.remote_callbacks(callbacks).download_tags(AutotagOption::None).proxy_options(proxy);
+        let mut options = SubmoduleUpdateOptions::new();
+        options.fetch(fetch).allow_fetch(true);
+        sm.update(false, Some(&mut options)).map_err(|e| {
+            if !not_cancelled() {
+                return CheckoutError::Cancelled;
+            }
+            let why = match auth.outcome() {
+                AuthOutcome::NoToken => "it requires authentication and no GitHub token was given".to_owned(),
+                AuthOutcome::Rejected => {
+                    "the GitHub token was rejected (it lacks access to this repository)".to_owned()
+                }
+                AuthOutcome::ForeignHost => {
+                    "its host asked for credentials; the token is only sent to the main repository's host".to_owned()
+                }
+                _ => scrub(e.message(), ctx.token),
+            };
+            fail(format!("update from {url:?} failed: {why}"))
+        })?;
+
+        let child = sm.open().map_err(|e| fail(format!("open failed: {}", e.message())))?;
+        update_level(&child, ctx, depth + 1)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! The working tree a test runs in: a fresh repository that borrows the mirror's objects.
+//!
+//! Strategy: `git init` + `objects/info/alternates` pointing at the mirror, then a detached
+//! checkout of the commit. Nothing is copied or hard-linked, so the cost is writing the files
+//! and the index, independent of history size (measured in `benches/checkout.rs`; a libgit2
+//! local clone instead hard-links or copies every pack and loose object of the mirror first).
+//! The price: the checkout needs the mirror to stay in place, which it does (never pruned).
+
+use std::fs;
+use std::path::Path;
+
+use git2::build::CheckoutBuilder;
+use git2::{Oid, Repository, RepositoryInitOptions};
+
+use super::error::CheckoutError;
+
+/// Turns the empty directory `dir` into a repository with HEAD detached at `commit`, a clean
+/// index and `origin` set to `clone_url` (relative submodule URLs resolve against it).
+/// Returns the commit's tree id.
+pub(crate) fn materialize(mirror_dir: &Path, dir: &Path, clone_url: &str, commit: Oid) -> Result<Oid, CheckoutError> {
+    let git = |step| move |e: git2::Error| CheckoutError::Git { step, detail: e.to_string() };
+    let mirror_objects = fs::canonicalize(mirror_dir.join("objects")).map_err(|source| CheckoutError::Disk {
+        action: "resolving",
+        path: mirror_dir.join("objects"),
+        source,
+    })?;
+    let Some(objects) = mirror_objects.to_str().filter(|p| !p.contains('\n')) else {
+        return Err(CheckoutError::Mirror {
+            step: "alternates",
+            path: mirror_dir.to_path_buf(),
+            detail: "the mirrors path must be valid UTF-8 without newlines; choose another --home".to_owned(),
+        });
+    };
+
+    // No external template: a site's init.templateDir (which may hold real hooks) is not copied in.
+    let repo = Repository::init_opts(dir, RepositoryInitOptions::new().external_template(false))
+        .map_err(git("init of the checkout"))?;
+    let alternates = repo.path().join("objects").join("info").join("alternates");
+    fs::write(&alternates, format!("{objects}\n")).map_err(|source| CheckoutError::Disk {
+        action: "writing",
+        path: alternates.clone(),
+        source,
+    })?;
+    repo.remote("origin", clone_url).map_err(git("remote add origin"))?;
+    drop(repo);
+
+    // Reopen so the object database reads the alternates file.
+    let repo = Repository::open(dir).map_err(git("open of the checkout"))?;
+    let commit = repo.find_commit(commit).map_err(git("reading the commit"))?;
+    repo.checkout_tree(commit.as_object(), Some(CheckoutBuilder::new().force())).map_err(git("checkout"))?;
+    repo.set_head_detached(commit.id()).map_err(git("detaching HEAD"))?;
+    Ok(commit.tree_id())
+}
