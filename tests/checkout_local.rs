@@ -245,3 +245,25 @@ fn keep_leaves_a_working_checkout_on_disk() {
     assert_eq!(status(&kept), "");
     std::fs::remove_dir_all(kept).unwrap();
 }
+
+#[test]
+fn gitattributes_filters_still_apply() {
+    let fx = Fixture::new();
+    git(&fx.work, &["checkout", "-q", "-b", "feature"]);
+    std::fs::create_dir_all(fx.work.join("docs")).unwrap();
+    std::fs::write(fx.work.join("docs/.gitattributes"), "*.txt text eol=crlf\nid.c ident\n").unwrap();
+    std::fs::write(fx.work.join("docs/a.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(fx.work.join("docs/id.c"), "/* $Id$ */\n").unwrap();
+    std::fs::write(fx.work.join("plain.txt"), "lf\n").unwrap();
+    git(&fx.work, &["add", "-A"]);
+    git(&fx.work, &["commit", "-q", "-m", "attributes"]);
+    let sha = fx.push_pr(1);
+    let url = fx.base_url();
+
+    let co = prepare(&fx.request(&url, 1, &sha)).unwrap();
+    assert_eq!(std::fs::read(co.path().join("docs/a.txt")).unwrap(), b"one\r\ntwo\r\n");
+    let ident = std::fs::read_to_string(co.path().join("docs/id.c")).unwrap();
+    assert!(ident.starts_with("/* $Id: ") && ident.len() > 50, "{ident}");
+    assert_eq!(std::fs::read(co.path().join("plain.txt")).unwrap(), b"lf\n");
+    assert_eq!(status(co.path()), "", "git agrees the filtered files are unmodified");
+}
