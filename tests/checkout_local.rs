@@ -20,6 +20,7 @@ fn checks_out_the_pr_head_detached_and_clean() {
 
     let co = prepare(&fx.request(&url, 1, &sha)).unwrap();
     assert_eq!(co.head_sha, sha);
+    assert_eq!(co.pr_ref_sha, sha);
     assert!(co.path().file_name().unwrap().to_str().unwrap().starts_with("forgeloop-checkout-"));
     assert!(co.path().join(".git").is_dir());
     assert_eq!(std::fs::read_to_string(co.path().join("src/lib.rs")).unwrap(), "pub fn f() {}\n");
@@ -145,7 +146,7 @@ fn exact_sha_option_tests_an_older_head_the_mirror_already_has() {
     git(&fx.work, &["checkout", "-q", "-b", "feature"]);
     let old = fx.commit("a.txt", "old\n", "one");
     fx.push_pr(1);
-    fx.commit("a.txt", "new\n", "two");
+    let new = fx.commit("a.txt", "new\n", "two");
     fx.push_pr(1); // moved forward: `old` arrives as an ancestor of the new head
 
     let url = fx.base_url();
@@ -154,6 +155,7 @@ fn exact_sha_option_tests_an_older_head_the_mirror_already_has() {
     req.fetch_exact_sha = true;
     let co = prepare(&req).unwrap();
     assert_eq!(git(co.path(), &["rev-parse", "HEAD"]), old);
+    assert_eq!(co.pr_ref_sha, new, "the caller learns the PR has moved on");
     assert_eq!(std::fs::read_to_string(co.path().join("a.txt")).unwrap(), "old\n");
     drop(co);
 
@@ -244,4 +246,26 @@ fn keep_leaves_a_working_checkout_on_disk() {
     assert_eq!(git(&kept, &["rev-parse", "HEAD"]), sha);
     assert_eq!(status(&kept), "");
     std::fs::remove_dir_all(kept).unwrap();
+}
+
+#[test]
+fn gitattributes_filters_still_apply() {
+    let fx = Fixture::new();
+    git(&fx.work, &["checkout", "-q", "-b", "feature"]);
+    std::fs::create_dir_all(fx.work.join("docs")).unwrap();
+    std::fs::write(fx.work.join("docs/.gitattributes"), "*.txt text eol=crlf\nid.c ident\n").unwrap();
+    std::fs::write(fx.work.join("docs/a.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(fx.work.join("docs/id.c"), "/* $Id$ */\n").unwrap();
+    std::fs::write(fx.work.join("plain.txt"), "lf\n").unwrap();
+    git(&fx.work, &["add", "-A"]);
+    git(&fx.work, &["commit", "-q", "-m", "attributes"]);
+    let sha = fx.push_pr(1);
+    let url = fx.base_url();
+
+    let co = prepare(&fx.request(&url, 1, &sha)).unwrap();
+    assert_eq!(std::fs::read(co.path().join("docs/a.txt")).unwrap(), b"one\r\ntwo\r\n");
+    let ident = std::fs::read_to_string(co.path().join("docs/id.c")).unwrap();
+    assert!(ident.starts_with("/* $Id: ") && ident.len() > 50, "{ident}");
+    assert_eq!(std::fs::read(co.path().join("plain.txt")).unwrap(), b"lf\n");
+    assert_eq!(status(co.path()), "", "git agrees the filtered files are unmodified");
 }

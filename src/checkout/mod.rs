@@ -99,6 +99,9 @@ pub struct Checkout {
     dir: TempDir,
     pub head_sha: String,
     pub tree_sha: String,
+    /// Where `refs/pull/N/head` pointed after the fetch; differs from `head_sha` only when
+    /// `fetch_exact_sha` rescued a moved head (the PR has newer commits than the one tested).
+    pub pr_ref_sha: String,
     pub fetch: FetchStats,
     pub mirror: PathBuf,
 }
@@ -230,7 +233,14 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         submodules::update_all(&repo, &sub)?;
     }
 
-    Ok(Checkout { dir, head_sha: expected, tree_sha: tree.to_string(), fetch, mirror: paths.dir })
+    Ok(Checkout {
+        dir,
+        head_sha: expected,
+        tree_sha: tree.to_string(),
+        pr_ref_sha: found.to_string(),
+        fetch,
+        mirror: paths.dir,
+    })
 }
 
 struct FetchContext<'a> {

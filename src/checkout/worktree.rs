@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{Oid, Repository, RepositoryInitOptions};
+use git2::{Oid, Repository, RepositoryInitOptions, Tree, TreeWalkMode, TreeWalkResult};
 
 use super::error::CheckoutError;
 
@@ -47,7 +47,33 @@ pub(crate) fn materialize(mirror_dir: &Path, dir: &Path, clone_url: &str, commit
     // Reopen so the object database reads the alternates file.
     let repo = Repository::open(dir).map_err(git("open of the checkout"))?;
     let commit = repo.find_commit(commit).map_err(git("reading the commit"))?;
-    repo.checkout_tree(commit.as_object(), Some(CheckoutBuilder::new().force())).map_err(git("checkout"))?;
+    let tree = commit.tree().map_err(git("reading the tree"))?;
+    let mut options = CheckoutBuilder::new();
+    options.force();
+    // Filters (eol, ident) are driven only by attributes here: user/system config is isolated
+    // (init_git_early) and the new repository's config sets none. Without any .gitattributes
+    // they are a no-op, yet libgit2 still resolves attributes per file (half the checkout time
+    // in benches/checkout.rs), so skip them then.
+    if !has_gitattributes(&tree).map_err(git("reading the tree"))? {
+        options.disable_filters(true);
+    }
+    repo.checkout_tree(tree.as_object(), Some(&mut options)).map_err(git("checkout"))?;
     repo.set_head_detached(commit.id()).map_err(git("detaching HEAD"))?;
     Ok(commit.tree_id())
+}
+
+/// True if any directory of `tree` has a `.gitattributes` entry.
+fn has_gitattributes(tree: &Tree<'_>) -> Result<bool, git2::Error> {
+    let mut found = false;
+    tree.walk(TreeWalkMode::PreOrder, |_, entry| {
+        if entry.name_bytes() == b".gitattributes" {
+            found = true;
+            TreeWalkResult::Abort
+        } else {
+            TreeWalkResult::Ok
+        }
+    })
+    // Aborting the walk surfaces as an error; it is only one if nothing was found.
+    .or_else(|e| if found { Ok(()) } else { Err(e) })?;
+    Ok(found)
 }
