@@ -310,8 +310,10 @@ fn gitlab(t: &[u8], s: usize, e: usize) -> Option<Cand> {
 /// `eyJ….eyJ….sig`: the trigger is the `.eyJ` between header and payload, so ordinary base64
 /// that merely starts with `eyJ` (JSON) does not stop the prefilter.
 fn jwt(t: &[u8], dot: usize) -> Option<Cand> {
-    let start = run_start(t, dot, 4096, is_b64url);
-    if dot - start < 10 || !t[start..].starts_with(b"eyJ") || !left_boundary(t, start) {
+    let run = run_start(t, dot, 4096, is_b64url);
+    // The run may have swallowed a glued-on colour code's final letter (`\e[31meyJ…`).
+    let start = memchr::memmem::find_iter(&t[run..dot], b"eyJ").map(|i| run + i).find(|&i| left_boundary(t, i))?;
+    if dot - start < 10 {
         return None;
     }
     let payload = dot + 1;
@@ -333,13 +335,11 @@ fn jwt(t: &[u8], dot: usize) -> Option<Cand> {
 /// rest of the URL stays readable. Covers `https://x-access-token:…@github.com`.
 fn url_credentials(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     let scheme_start = run_start(t, s, 32, |b| is_alnum(b) || matches!(b, b'+' | b'.' | b'-'));
-    if s - scheme_start < 2 || !t[scheme_start].is_ascii_alphabetic() {
+    if s - scheme_start < 2 || !t[scheme_start..s].iter().any(u8::is_ascii_alphabetic) {
         return None;
     }
     let stop = |b: u8| {
-        matches!(b, b'/' | b'?' | b'#' | b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\')
-            || b.is_ascii_whitespace()
-            || b < 0x20
+        matches!(b, b'/' | b'?' | b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\') || b.is_ascii_whitespace() || b < 0x20
     };
     let end = run_end(t, e, 512, |b| !stop(b));
     if end - e > 512 {
@@ -354,8 +354,7 @@ fn url_credentials(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     match user_end {
         Some(colon) => {
             let password = &t[colon + 1..at];
-            if password.is_empty() || generic::is_placeholder(password) || super::scan::contains(password, b"[REDACTED")
-            {
+            if url_placeholder(password) || super::scan::contains(password, b"[REDACTED") {
                 return None;
             }
             cand(colon + 1, at, Rule::UrlCredentials)
@@ -366,6 +365,14 @@ fn url_credentials(t: &[u8], s: usize, e: usize) -> Option<Cand> {
             cand(e, at, Rule::UrlCredentials)
         }
     }
+}
+
+/// A URL password that stands in for one (`$PASS`, `${TOKEN}`, `<password>`, `***`); real
+/// passwords may start with any character, so this is narrower than the generic check.
+fn url_placeholder(p: &[u8]) -> bool {
+    matches!(p.first(), None | Some(b'$' | b'{' | b'<' | b'['))
+        || p.iter().all(|&b| matches!(b, b'*' | b'x' | b'X'))
+        || generic::is_placeholder_word(p)
 }
 
 /// Characters of an RFC 7235 `token68` credential (plus `:` for `user:pass` forms).

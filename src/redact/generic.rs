@@ -72,7 +72,8 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     if (a > 0 && is_ident(t[a - 1]) && s - a >= IDENT_CAP) || b - e > IDENT_CAP {
         return None;
     }
-    if !left_boundary(t, a) || (a > 0 && t[a - 1] == b'$') {
+    // `$TOKEN` is a reference; `https://x-access-token:…@host` is URL userinfo (its own rule).
+    if !left_boundary(t, a) || (a > 0 && t[a - 1] == b'$') || t[..a].ends_with(b"://") {
         return None;
     }
     let ident = t[a..b].to_ascii_lowercase();
@@ -111,10 +112,14 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
         }
     };
     let value = &t[vs..ve];
-    if !looks_secret(value) || (!quoted && looks_like_code(value)) || is_env_name(value) {
+    let rule = rule_for(&ident);
+    let aws_shape = rule == Rule::AwsSecretKey
+        && value.len() == 40
+        && value.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+');
+    if !aws_shape && (!looks_secret(value) || (!quoted && looks_like_code(value)) || is_env_name(value)) {
         return None;
     }
-    Some(Cand { start: vs, end: ve, kind: Kind::Rule(rule_for(&ident)) })
+    Some(Cand { start: vs, end: ve, kind: Kind::Rule(rule) })
 }
 
 /// The kind to mask a whole JSON string value with, when its key names a credential and the
@@ -284,7 +289,15 @@ const PLACEHOLDER_PARTS: &[&str] = &[
 /// `<token>`, `[REDACTED:…]`, `xxxx`, `****`, `changeme`, `example`, `true`, `null`, …
 pub(crate) fn is_placeholder(v: &[u8]) -> bool {
     let Some(&first) = v.first() else { return true };
-    if matches!(first, b'$' | b'%' | b'{' | b'<' | b'[' | b'@' | b'&' | b'*') {
+    let template = match v {
+        [b'$', b'{' | b'(' | b'_', ..] => true,
+        [b'$', b, ..] => b.is_ascii_alphabetic(),
+        [b'%', b'(' | b'{' | b's' | b'd', ..] => true,
+        [b'{' | b'<' | b'[', ..] => true,
+        [b'*', b'*', b'*', ..] => true,
+        _ => false,
+    };
+    if template {
         return true;
     }
     if v.iter().all(|&b| b == first) {
@@ -293,6 +306,16 @@ pub(crate) fn is_placeholder(v: &[u8]) -> bool {
     let lower = v.to_ascii_lowercase();
     PLACEHOLDER_VALUES.iter().any(|p| lower == p.as_bytes())
         || PLACEHOLDER_PARTS.iter().any(|p| contains(&lower, p.as_bytes()))
+}
+
+/// Well-known stand-in values only (`password`, `changeme`, `<your-token>`, `xxxx`), for
+/// places where any other value is a real credential.
+pub(crate) fn is_placeholder_word(v: &[u8]) -> bool {
+    let lower = v.to_ascii_lowercase();
+    PLACEHOLDER_VALUES.iter().any(|p| lower == p.as_bytes())
+        || ["changeme", "example", "redacted", "placeholder", "your_", "your-", "xxxx", "****"]
+            .iter()
+            .any(|p| contains(&lower, p.as_bytes()))
 }
 
 /// The entropy floor: long enough, varied enough, not a placeholder, not a date or number.
