@@ -10,12 +10,12 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use aho_corasick::{AhoCorasick, FindIter, Input};
 use memchr::{memchr, memrchr};
 
 use super::formats::{self, TRIGGERS, Trig};
 use super::kinds::Rule;
 use super::known::KnownSet;
+use super::matcher::Matcher;
 use super::paths::PathSet;
 use super::pem::{self, GroupEnd};
 use super::scan::{ceil_boundary, floor_boundary};
@@ -65,8 +65,8 @@ pub(crate) struct Hit {
 enum Src {
     Long(u32),
     Short(u32),
-    Known(u32),
-    Path(u32),
+    /// A known value or a literal path (`Rules::dynamic`).
+    Dynamic(u32),
 }
 
 /// A masked span reported to `explain`, in input byte offsets.
@@ -78,11 +78,16 @@ pub(crate) struct Masked {
 }
 
 /// The compiled per-redactor rules (the static formats are process-wide).
-#[derive(Clone)]
 pub(crate) struct Rules {
     pub(crate) known: Arc<KnownSet>,
     pub(crate) paths: PathSet,
+    /// Known-value patterns, then path patterns, in chunks of at most 64 (what Teddy takes);
+    /// each with the index of its first pattern.
+    dynamic: Vec<(Matcher, usize)>,
 }
+
+/// Teddy, the SIMD searcher, takes at most 64 patterns; more go into further searchers.
+const CHUNK: usize = 64;
 
 /// Reusable buffers, so a unit with hits allocates nothing unless it changes.
 #[derive(Default)]
@@ -113,7 +118,8 @@ impl<'t> Sink<'t> {
 
     fn replace(&mut self, start: usize, end: usize, with: &str) {
         let src = self.src;
-        let out = self.out.get_or_insert_with(|| String::with_capacity(src.len() + 64));
+        // Masks are at most a few dozen bytes longer than what they hide.
+        let out = self.out.get_or_insert_with(|| String::with_capacity(src.len() + src.len() / 32 + 64));
         out.push_str(&src[self.copied..start]);
         out.push_str(with);
         self.copied = end;
@@ -144,6 +150,18 @@ struct Rewrite {
 }
 
 impl Rules {
+    /// One search covers known values and paths; rebuilt per checkout (Teddy builds in
+    /// microseconds), so `with_checkout` stays cheap.
+    pub(crate) fn new(known: Arc<KnownSet>, paths: PathSet) -> Rules {
+        let all: Vec<&str> = known.patterns().iter().chain(paths.patterns()).map(String::as_str).collect();
+        let dynamic = all
+            .chunks(CHUNK)
+            .enumerate()
+            .filter_map(|(i, chunk)| Matcher::new(chunk).map(|m| (m, i * CHUNK)))
+            .collect();
+        Rules { known, paths, dynamic }
+    }
+
     pub(crate) fn mask(&self, kind: Kind) -> &str {
         match kind {
             Kind::Known(k) => self.known.mask(k),
@@ -436,28 +454,27 @@ impl Rules {
         match h.src {
             Src::Long(p) => formats::verify(formats::long_trig(p as usize), t, h.start, h.end, out),
             Src::Short(p) => formats::verify(formats::short_trig(p as usize), t, h.start, h.end, out),
-            Src::Known(p) => {
-                out.push(Cand { start: h.start, end: h.end, kind: Kind::Known(self.known.kind_of(p as usize)) })
-            }
-            Src::Path(p) => out.extend(self.paths.verify(p as usize, t, h.start, h.end)),
+            Src::Dynamic(p) => match (p as usize).checked_sub(self.known.pattern_count()) {
+                None => {
+                    out.push(Cand { start: h.start, end: h.end, kind: Kind::Known(self.known.kind_of(p as usize)) })
+                }
+                Some(path) => out.extend(self.paths.verify(path, t, h.start, h.end)),
+            },
         }
     }
 
     /// Every prefilter hit in `hay[from..]`, in order of position.
     fn hit_iter<'a>(&'a self, hay: &'a [u8], from: usize) -> HitIter<'a> {
-        let input = || Input::new(hay).span(from..hay.len());
-        let mut lanes = vec![
-            Lane { kind: LaneKind::Iter(TRIGGERS.long.find_iter(input()), Src::Long), head: None },
-            Lane { kind: LaneKind::Iter(TRIGGERS.short.find_iter(input()), Src::Short), head: None },
-        ];
-        for (ac, base) in self.known.automata() {
-            lanes.push(Lane {
-                kind: LaneKind::Restart { ac, pos: from, base: *base as u32, src: Src::Known },
-                head: None,
-            });
-        }
-        if let Some(ac) = &self.paths.ac {
-            lanes.push(Lane { kind: LaneKind::Restart { ac, pos: from, base: 0, src: Src::Path }, head: None });
+        let mut lanes = Vec::with_capacity(2 + self.dynamic.len());
+        let mut add = |matcher: Option<&'a Matcher>, restart: bool, base: u32, src: fn(u32) -> Src| {
+            if let Some(matcher) = matcher {
+                lanes.push(Lane { matcher, restart, pos: from, base, src, head: None });
+            }
+        };
+        add(TRIGGERS.long.as_ref(), false, 0, Src::Long);
+        add(TRIGGERS.short.as_ref(), false, 0, Src::Short);
+        for (matcher, base) in &self.dynamic {
+            add(Some(matcher), true, *base as u32, Src::Dynamic);
         }
         for lane in &mut lanes {
             lane.advance(hay);
@@ -517,37 +534,29 @@ struct HitIter<'a> {
     lanes: Vec<Lane<'a>>,
 }
 
+/// One searcher's matches. Trigger patterns are searched without overlaps (they do not
+/// overlap in ways that matter); known values and paths restart after each match start,
+/// so every start position yields its longest match, overlapping values are all seen, and
+/// the set does not depend on where the scan began.
 struct Lane<'a> {
-    kind: LaneKind<'a>,
+    matcher: &'a Matcher,
+    restart: bool,
+    pos: usize,
+    base: u32,
+    src: fn(u32) -> Src,
     head: Option<Hit>,
 }
 
-enum LaneKind<'a> {
-    /// Non-overlapping matches: trigger patterns do not overlap in ways that matter.
-    Iter(FindIter<'a, 'a>, fn(u32) -> Src),
-    /// One match per start position (the longest), found by restarting after each match
-    /// start, so overlapping known values are all seen and the set does not depend on where
-    /// the scan began.
-    Restart { ac: &'a AhoCorasick, pos: usize, base: u32, src: fn(u32) -> Src },
-}
-
 impl<'a> Lane<'a> {
+    #[inline]
     fn advance(&mut self, hay: &'a [u8]) {
-        self.head = match &mut self.kind {
-            LaneKind::Iter(it, src) => {
-                it.next().map(|m| Hit { start: m.start(), end: m.end(), src: src(m.pattern().as_u32()) })
-            }
-            LaneKind::Restart { ac, pos, base, src } => {
-                if *pos > hay.len() {
-                    None
-                } else {
-                    ac.find(Input::new(hay).span(*pos..hay.len())).map(|m| {
-                        *pos = m.start() + 1;
-                        Hit { start: m.start(), end: m.end(), src: src(*base + m.pattern().as_u32()) }
-                    })
-                }
-            }
-        };
+        self.head = self.matcher.find(hay, self.pos).map(|(start, end, pattern)| {
+            self.pos = if self.restart { start + 1 } else { end };
+            Hit { start, end, src: (self.src)(self.base + pattern) }
+        });
+        if self.head.is_none() {
+            self.pos = hay.len() + 1;
+        }
     }
 }
 

@@ -7,10 +7,9 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-
 use super::engine::{Cand, Kind};
 use super::kinds::Rule;
+use super::matcher::Matcher;
 use super::scan::{has_upper_and_lower, is_alnum, is_b64url, left_boundary, run_end, run_start};
 use super::{generic, paths, pem};
 
@@ -122,22 +121,18 @@ const SHORT: &[(&str, Trig)] = &[
 ];
 
 pub(crate) struct Triggers {
-    pub(crate) long: AhoCorasick,
-    pub(crate) short: AhoCorasick,
+    pub(crate) long: Option<Matcher>,
+    pub(crate) short: Option<Matcher>,
 }
 
-fn automaton(patterns: &[(&str, Trig)]) -> AhoCorasick {
-    // The pattern sets are fixed at compile time and tested; building them cannot fail.
-    AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostLongest)
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(patterns.iter().map(|(p, _)| p))
-        .expect("static trigger patterns build")
+fn matcher(patterns: &[(&str, Trig)]) -> Option<Matcher> {
+    let literals: Vec<&str> = patterns.iter().map(|(p, _)| *p).collect();
+    Matcher::new(&literals)
 }
 
 /// Compiled once per process.
 pub(crate) static TRIGGERS: LazyLock<Triggers> =
-    LazyLock::new(|| Triggers { long: automaton(LONG), short: automaton(SHORT) });
+    LazyLock::new(|| Triggers { long: matcher(LONG), short: matcher(SHORT) });
 
 pub(crate) fn long_trig(pattern: usize) -> Trig {
     LONG[pattern].1

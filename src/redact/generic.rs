@@ -3,6 +3,10 @@
 //! that clears an entropy floor and is not a placeholder (`${VAR}`, `<token>`, `changeme`, …)
 //! or a piece of code (`tokens.next()`, `Option<String>`, `settings.SECRET_KEY`).
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::engine::{Cand, Kind};
 use super::kinds::Rule;
 use super::scan::{class_count, contains, entropy, left_boundary, run_end, run_start, skip_ansi};
@@ -60,6 +64,24 @@ const NOT_SECRET_IDENTS: &[&str] = &[
     "_format",
 ];
 
+/// One case-insensitive pass over a short string for any of `words`.
+fn word_set(words: &[&str]) -> Option<AhoCorasick> {
+    AhoCorasick::builder().ascii_case_insensitive(true).build(words).ok()
+}
+
+static NOT_SECRET_IDENT_SET: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| word_set(NOT_SECRET_IDENTS));
+static PLACEHOLDER_PART_SET: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| word_set(PLACEHOLDER_PARTS));
+
+fn any_word(set: &LazyLock<Option<AhoCorasick>>, hay: &[u8]) -> bool {
+    set.as_ref().is_some_and(|ac| ac.is_match(hay))
+}
+
+/// Identifiers that contain a keyword but do not name a secret (`max_tokens`, `key_id`).
+fn not_secret_ident(ident: &[u8]) -> bool {
+    any_word(&NOT_SECRET_IDENT_SET, ident)
+        || ((ident.ends_with(b"_id") || ident.ends_with(b"-id")) && !contains(ident, b"session"))
+}
+
 pub(crate) fn verify(t: &[u8], s: usize, e: usize, out: &mut Vec<Cand>) {
     if let Some(c) = assignment(t, s, e) {
         out.push(c);
@@ -67,36 +89,37 @@ pub(crate) fn verify(t: &[u8], s: usize, e: usize, out: &mut Vec<Cand>) {
 }
 
 fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
-    let a = run_start(t, s, IDENT_CAP, is_ident);
+    // Cheapest checks first: most keyword hits are prose or code with no assignment.
     let b = run_end(t, e, IDENT_CAP, is_ident);
-    if (a > 0 && is_ident(t[a - 1]) && s - a >= IDENT_CAP) || b - e > IDENT_CAP {
+    if b - e > IDENT_CAP {
+        return None;
+    }
+    let mut p = skip_quote(t, b).unwrap_or(b);
+    let blanks_from = p;
+    p = skip_blanks(t, p);
+    let spaced_flag = match (t.get(p), t.get(p + 1)) {
+        (Some(b':'), Some(b'=')) | (Some(b'='), Some(b'>')) => {
+            p += 2;
+            false
+        }
+        (Some(b'='), Some(b'=' | b'~')) | (Some(b':'), Some(b':')) => return None,
+        (Some(b'=' | b':'), _) => {
+            p += 1;
+            false
+        }
+        _ if p > blanks_from => true,
+        _ => return None,
+    };
+
+    let a = run_start(t, s, IDENT_CAP, is_ident);
+    if (a > 0 && is_ident(t[a - 1]) && s - a >= IDENT_CAP) || (spaced_flag && t[a] != b'-') {
         return None;
     }
     // `$TOKEN` is a reference; `https://x-access-token:…@host` is URL userinfo (its own rule).
     if !left_boundary(t, a) || (a > 0 && t[a - 1] == b'$') || t[..a].ends_with(b"://") {
         return None;
     }
-    let ident = t[a..b].to_ascii_lowercase();
-    if NOT_SECRET_IDENTS.iter().any(|n| contains(&ident, n.as_bytes()))
-        || ((ident.ends_with(b"_id") || ident.ends_with(b"-id")) && !contains(&ident, b"session"))
-    {
-        return None;
-    }
-    let is_flag = ident.starts_with(b"-");
-
-    let mut p = b;
-    p = skip_quote(t, p).unwrap_or(p);
-    let blanks_from = p;
-    p = skip_blanks(t, p);
-    match (t.get(p), t.get(p + 1)) {
-        (Some(b':'), Some(b'=')) | (Some(b'='), Some(b'>')) => p += 2,
-        (Some(b'='), Some(b'=' | b'~')) | (Some(b':'), Some(b':')) => return None,
-        (Some(b'=' | b':'), _) => p += 1,
-        _ if is_flag && p > blanks_from => {}
-        _ => return None,
-    }
     p = skip_ansi(t, skip_blanks(t, p));
-
     let (vs, ve, quoted) = match quote_at(t, p) {
         Some((quote, open_len)) => {
             let vs = p + open_len;
@@ -112,6 +135,13 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
         }
     };
     let value = &t[vs..ve];
+    if value.len() < 8 {
+        return None;
+    }
+    let ident = t[a..b].to_ascii_lowercase();
+    if not_secret_ident(&ident) {
+        return None;
+    }
     let rule = rule_for(&ident);
     let aws_shape = rule == Rule::AwsSecretKey
         && value.len() == 40
@@ -144,7 +174,7 @@ pub(crate) fn secret_under_key(key: &str, value: &str) -> Option<Rule> {
     .iter()
     .any(|k| ident.contains(k))
         || key.contains("Key");
-    let excluded = NOT_SECRET_IDENTS.iter().any(|n| ident.contains(n));
+    let excluded = not_secret_ident(ident.as_bytes());
     let value = value.as_bytes();
     if !keyword || excluded || !looks_secret(value) || is_env_name(value) {
         return None;
@@ -303,9 +333,7 @@ pub(crate) fn is_placeholder(v: &[u8]) -> bool {
     if v.iter().all(|&b| b == first) {
         return true;
     }
-    let lower = v.to_ascii_lowercase();
-    PLACEHOLDER_VALUES.iter().any(|p| lower == p.as_bytes())
-        || PLACEHOLDER_PARTS.iter().any(|p| contains(&lower, p.as_bytes()))
+    PLACEHOLDER_VALUES.iter().any(|p| v.eq_ignore_ascii_case(p.as_bytes())) || any_word(&PLACEHOLDER_PART_SET, v)
 }
 
 /// Well-known stand-in values only (`password`, `changeme`, `<your-token>`, `xxxx`), for
@@ -320,13 +348,13 @@ pub(crate) fn is_placeholder_word(v: &[u8]) -> bool {
 
 /// The entropy floor: long enough, varied enough, not a placeholder, not a date or number.
 pub(crate) fn looks_secret(v: &[u8]) -> bool {
-    if !(8..=VALUE_CAP).contains(&v.len()) || is_placeholder(v) || contains(v, b"[REDACTED") {
+    if !(8..=VALUE_CAP).contains(&v.len()) || v.iter().all(|b| b.is_ascii_digit() || b" -:.+TZ/_".contains(b)) {
         return false;
     }
-    if v.iter().all(|b| b.is_ascii_digit() || b" -:.+TZ/_".contains(b)) {
+    if !(class_count(v) >= 2 || v.len() >= 16) || entropy(v) < 3.0 {
         return false;
     }
-    entropy(v) >= 3.0 && (class_count(v) >= 2 || v.len() >= 16)
+    !is_placeholder(v) && !contains(v, b"[REDACTED")
 }
 
 /// Unquoted values that are code, not literals: identifiers without digits (`SecretString`),

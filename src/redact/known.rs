@@ -4,7 +4,6 @@
 //! or not, and at each of the three byte alignments inside a longer base64 string, as in
 //! `Authorization: Basic base64("x-access-token:" + token)`).
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE};
 
@@ -15,8 +14,6 @@ pub(crate) const MIN_LEN: usize = 8;
 /// Longest pattern registered; longer encodings of huge values are skipped (their lines are
 /// still registered one by one).
 pub(crate) const MAX_PATTERN: usize = 8 * 1024;
-/// Teddy, the SIMD prefilter, handles at most 64 patterns; more go into further automata.
-const CHUNK: usize = 64;
 
 /// Values that are configuration, not secrets, even under a credential-like name.
 const NOT_SECRETS: &[&str] = &[
@@ -42,11 +39,10 @@ const NOT_SECRETS: &[&str] = &[
 ];
 
 pub(crate) struct KnownSet {
-    automata: Vec<(AhoCorasick, usize)>,
+    patterns: Vec<String>,
     pattern_kind: Vec<u16>,
     kinds: Vec<String>,
     masks: Vec<String>,
-    patterns: usize,
 }
 
 impl KnownSet {
@@ -70,33 +66,13 @@ impl KnownSet {
                 }
             }
         }
-        let mut automata = Vec::new();
-        for (chunk_index, chunk) in patterns.chunks(CHUNK).enumerate() {
-            let total: usize = chunk.iter().map(|(p, _)| p.len()).sum();
-            let kind = if total > 16 * 1024 { Some(AhoCorasickKind::ContiguousNFA) } else { None };
-            // Building fails only when an automaton would exceed its state-id space, which
-            // the pattern caps above rule out; a chunk that still fails is dropped rather than
-            // failing the whole process.
-            if let Ok(ac) = AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .kind(kind)
-                .build(chunk.iter().map(|(p, _)| p))
-            {
-                automata.push((ac, chunk_index * CHUNK));
-            }
-        }
         let masks = kinds.iter().map(|k| format!("[REDACTED:{k}]")).collect();
-        KnownSet {
-            automata,
-            pattern_kind: patterns.iter().map(|(_, k)| *k).collect(),
-            kinds,
-            masks,
-            patterns: patterns.len(),
-        }
+        let (patterns, pattern_kind) = patterns.into_iter().unzip();
+        KnownSet { patterns, pattern_kind, kinds, masks }
     }
 
-    pub(crate) fn automata(&self) -> &[(AhoCorasick, usize)] {
-        &self.automata
+    pub(crate) fn patterns(&self) -> &[String] {
+        &self.patterns
     }
 
     pub(crate) fn kind_of(&self, pattern: usize) -> u16 {
@@ -112,7 +88,7 @@ impl KnownSet {
     }
 
     pub(crate) fn pattern_count(&self) -> usize {
-        self.patterns
+        self.patterns.len()
     }
 }
 

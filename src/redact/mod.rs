@@ -33,6 +33,7 @@ mod formats;
 mod generic;
 mod kinds;
 mod known;
+mod matcher;
 mod paths;
 mod pem;
 mod scan;
@@ -124,7 +125,7 @@ impl RedactorBuilder {
         let known = Arc::new(KnownSet::new(&self.known));
         let paths = PathSet::new(self.home.as_deref(), &self.checkouts);
         Redactor {
-            inner: Arc::new(Inner { rules: Rules { known, paths }, home: self.home, checkouts: self.checkouts }),
+            inner: Arc::new(Inner { rules: Rules::new(known, paths), home: self.home, checkouts: self.checkouts }),
         }
     }
 }
@@ -145,7 +146,7 @@ impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Redactor")
             .field("known_patterns", &self.inner.rules.known.pattern_count())
-            .field("path_patterns", &self.inner.rules.paths.len())
+            .field("path_patterns", &self.inner.rules.paths.patterns().len())
             .finish()
     }
 }
@@ -167,7 +168,7 @@ impl Redactor {
         let mut checkouts = self.inner.checkouts.clone();
         checkouts.push(dir.to_path_buf());
         let paths = PathSet::new(self.inner.home.as_deref(), &checkouts);
-        let rules = Rules { known: Arc::clone(&self.inner.rules.known), paths };
+        let rules = Rules::new(Arc::clone(&self.inner.rules.known), paths);
         Redactor { inner: Arc::new(Inner { rules, home: self.inner.home.clone(), checkouts }) }
     }
 

@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use aho_corasick::{AhoCorasick, MatchKind};
-
 use super::engine::{Cand, Kind};
 use super::kinds::Rule;
 use super::scan::{is_word, run_end};
@@ -110,11 +108,11 @@ pub(crate) fn windows_users(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     local(start, end)
 }
 
-/// The per-redactor literal paths (checkout directories and home), matched with their own
-/// small automaton because they change with every run.
-#[derive(Clone, Default)]
+/// The per-redactor literal paths (checkout directories and home). They are searched
+/// together with the known values (`engine::Rules::new`).
+#[derive(Default)]
 pub(crate) struct PathSet {
-    pub(crate) ac: Option<AhoCorasick>,
+    patterns: Vec<String>,
     rules: Vec<Rule>,
 }
 
@@ -133,12 +131,8 @@ impl PathSet {
         }
         let mut seen = std::collections::HashSet::new();
         patterns.retain(|(p, _)| seen.insert(p.clone()));
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(patterns.iter().map(|(p, _)| p))
-            .ok()
-            .filter(|_| !patterns.is_empty());
-        PathSet { ac, rules: patterns.into_iter().map(|(_, r)| r).collect() }
+        let (patterns, rules) = patterns.into_iter().unzip();
+        PathSet { patterns, rules }
     }
 
     /// A literal hit counts only on path-segment boundaries (`/tmp/x` is not in `/tmp/xy`).
@@ -147,8 +141,8 @@ impl PathSet {
         (path_start(t, s) && path_end(t, e)).then_some(Cand { start: s, end: e, kind: Kind::Rule(rule) })
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.rules.len()
+    pub(crate) fn patterns(&self) -> &[String] {
+        &self.patterns
     }
 }
 

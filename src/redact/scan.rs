@@ -137,8 +137,15 @@ pub(crate) fn ceil_boundary(s: &str, i: usize) -> usize {
     i
 }
 
+/// Substring test for the short strings rules compare (identifiers, values): a plain scan
+/// beats setting up a SIMD searcher per call.
 pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
+    if hay.len() > 512 {
+        return memchr::memmem::find(hay, needle).is_some();
+    }
+    let Some((&first, rest)) = needle.split_first() else { return true };
+    let last_start = (hay.len() + 1).saturating_sub(needle.len());
+    hay[..last_start].iter().enumerate().any(|(i, &b)| b == first && hay[i + 1..].starts_with(rest))
 }
 
 #[cfg(test)]

@@ -96,6 +96,10 @@ impl<W: Write> StreamRedactor<W> {
             joined = std::mem::take(&mut self.partial_char);
             &joined
         };
+        if let Ok(valid) = std::str::from_utf8(input) {
+            self.pending.push_str(valid);
+            return;
+        }
         let mut chunks = input.utf8_chunks().peekable();
         while let Some(chunk) = chunks.next() {
             self.pending.push_str(chunk.valid());
