@@ -16,8 +16,14 @@ use redact_secrets::{Rng, all_families, known_value};
 /// The output around `needle`, short enough for an assertion message.
 fn excerpt(out: &str, needle: &str) -> String {
     let at = out.find(needle).unwrap_or(0);
-    let start = out.floor_char_boundary(at.saturating_sub(120));
-    let end = out.ceil_char_boundary((at + needle.len() + 120).min(out.len()));
+    let mut start = at.saturating_sub(120);
+    while !out.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (at + needle.len() + 120).min(out.len());
+    while !out.is_char_boundary(end) {
+        end += 1;
+    }
     format!("{:?}", &out[start..end])
 }
 

@@ -216,7 +216,7 @@ fn sk_dash(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     }
     if starts_with_at(t, e, b"ant-") {
         let end = run_end(t, e + 4, 512, is_b64url);
-        return (end - (e + 4) >= 20 && end - e <= 512).then(|| Cand {
+        return (end - (e + 4) >= 20 && end - e <= 512).then_some(Cand {
             start: s,
             end,
             kind: Kind::Rule(Rule::AnthropicKey),
@@ -226,7 +226,7 @@ fn sk_dash(t: &[u8], s: usize, e: usize) -> Option<Cand> {
         if starts_with_at(t, e, prefix) {
             let from = e + prefix.len();
             let end = run_end(t, from, 512, is_b64url);
-            return (end - from >= 20 && end - from <= 512).then(|| Cand {
+            return (end - from >= 20 && end - from <= 512).then_some(Cand {
                 start: s,
                 end,
                 kind: Kind::Rule(Rule::OpenaiKey),
