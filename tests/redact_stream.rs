@@ -238,3 +238,19 @@ fn dropping_the_stream_writes_the_last_line() {
     }
     assert_eq!(String::from_utf8(out).unwrap(), "first\n[LOCAL_PATH]/x");
 }
+
+#[test]
+fn a_closed_pem_block_is_written_without_waiting_for_more_input() {
+    let r = Redactor::default();
+    let mut rng = Rng::new(4);
+    let input = format!("{}\n", private_key_pem(&mut rng, "RSA PRIVATE KEY", 4));
+    let end_marker = input.find("-----END").unwrap();
+    for split in [end_marker - 1, end_marker + 3, input.len() - 10, input.len() - 1] {
+        let sink = Shared::default();
+        let mut s = r.stream(sink.clone());
+        s.write_all(&input.as_bytes()[..split]).unwrap();
+        assert!(sink.0.borrow().is_empty(), "wrote part of an open block");
+        s.write_all(&input.as_bytes()[split..]).unwrap();
+        assert_eq!(String::from_utf8(sink.0.borrow().clone()).unwrap(), "[REDACTED:private-key]\n", "split {split}");
+    }
+}

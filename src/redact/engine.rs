@@ -422,8 +422,16 @@ impl Rules {
     fn detect(&self, t: &str, min_start: usize, hits: &[Hit], sc: &mut Scratch) {
         let bytes = t.as_bytes();
         sc.cands.clear();
+        let mut pem_ends: Option<Vec<(usize, usize)>> = None;
         for h in hits {
-            self.verify_hit(h, bytes, &mut sc.cands);
+            match h.src {
+                // One search for END markers serves every BEGIN marker in the unit.
+                Src::Long(p) if formats::long_trig(p as usize) == Trig::PemBegin => {
+                    let ends = pem_ends.get_or_insert_with(|| pem::end_markers(bytes));
+                    sc.cands.extend(pem::verify(bytes, h.start, Some(ends)));
+                }
+                _ => self.verify_hit(h, bytes, &mut sc.cands),
+            }
         }
         sc.spans.clear();
         if sc.cands.is_empty() {

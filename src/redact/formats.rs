@@ -166,7 +166,7 @@ pub(crate) fn verify(trig: Trig, t: &[u8], s: usize, e: usize, out: &mut Vec<Can
         Trig::AuthHeader => authorization_header(t, s, e),
         Trig::Bearer => bearer(t, s, e),
         Trig::Keyword => return generic::verify(t, s, e, out),
-        Trig::PemBegin => pem::verify(t, s),
+        Trig::PemBegin => pem::verify(t, s, None),
         Trig::PathHome | Trig::PathUsers => paths::user_dir(t, s, e),
         Trig::PathRoot => paths::root_dir(t, s, e),
         Trig::PathVarFolders => paths::var_folders(t, s, e),

@@ -28,15 +28,28 @@ fn marker_end(t: &[u8], s: usize, word: &[u8]) -> Option<usize> {
 }
 
 /// The block whose BEGIN marker starts at `s`: through its END marker if one follows within
-/// `GROUP_MAX`, else through the base64 lines that follow.
-pub(crate) fn verify(t: &[u8], s: usize) -> Option<Cand> {
+/// `GROUP_MAX`, else through the base64 lines that follow. `ends` (from `end_markers`) lets
+/// many BEGIN markers in one unit share a single search for END markers.
+pub(crate) fn verify(t: &[u8], s: usize, ends: Option<&[(usize, usize)]>) -> Option<Cand> {
     let begin_end = marker_end(t, s, BEGIN)?;
-    let search_end = t.len().min(s + GROUP_MAX);
-    let region = t.get(begin_end..search_end)?;
-    let end = memmem::find_iter(region, END)
-        .find_map(|i| marker_end(t, begin_end + i, END))
-        .unwrap_or_else(|| body_end(t, begin_end));
+    let limit = t.len().min(s + GROUP_MAX);
+    let end = match ends {
+        Some(ends) => {
+            let i = ends.partition_point(|&(start, _)| start < begin_end);
+            ends.get(i).filter(|&&(_, end)| end <= limit).map(|&(_, end)| end)
+        }
+        None => {
+            let region = t.get(begin_end..limit)?;
+            memmem::find_iter(region, END).find_map(|i| marker_end(t, begin_end + i, END)).filter(|&end| end <= limit)
+        }
+    };
+    let end = end.unwrap_or_else(|| body_end(t, begin_end));
     Some(Cand { start: s, end, kind: Kind::Rule(Rule::PrivateKey) })
+}
+
+/// Every END marker in `t`, as (start, end), in order.
+pub(crate) fn end_markers(t: &[u8]) -> Vec<(usize, usize)> {
+    memmem::find_iter(t, END).filter_map(|i| marker_end(t, i, END).map(|end| (i, end))).collect()
 }
 
 fn is_b64(b: u8) -> bool {
@@ -135,7 +148,8 @@ mod tests {
     #[test]
     fn truncated_block_ends_after_its_body() {
         let t = b"-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkq\nhkiG9w0BAQEFAASC\nerror: cut here\n";
-        let c = verify(t, 0).unwrap();
+        let c = verify(t, 0, None).unwrap();
+        assert_eq!(verify(t, 0, Some(&end_markers(t))).unwrap().end, c.end);
         assert_eq!(&t[c.end..], b"\nerror: cut here\n");
     }
 }

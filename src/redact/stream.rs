@@ -124,9 +124,12 @@ impl<W: Write> StreamRedactor<W> {
         let (text, _) = sink.finish(consumed);
         let written = out.write_all(text.as_bytes());
         pending.drain(..consumed);
-        self.holding_block = memchr::memchr(b'\n', self.pending.as_bytes()).is_some();
+        // Whatever is still held ends with an unfinished line; an END marker arriving in it
+        // must still be noticed, so the next scan starts at that line.
+        let last_line = memchr::memrchr(b'\n', self.pending.as_bytes());
+        self.holding_block = last_line.is_some();
         self.end_marker_seen = false;
-        self.end_scan_from = self.pending.len();
+        self.end_scan_from = last_line.map_or(0, |i| i + 1);
         written
     }
 }
