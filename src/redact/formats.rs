@@ -39,6 +39,8 @@ pub(crate) enum Trig {
     AuthHeader,
     Bearer,
     Keyword,
+    /// `"auth"` as a JSON key (Docker's `config.json`); the keyword is inside the quotes.
+    QuotedAuth,
     SkDash,
     HfUnderscore,
     UrlScheme,
@@ -110,6 +112,7 @@ const LONG: &[(&str, Trig)] = &[
     ("Cookie", Trig::Keyword),
     ("_auth", Trig::Keyword),
     ("_AUTH", Trig::Keyword),
+    ("\"auth\"", Trig::QuotedAuth),
 ];
 
 const SHORT: &[(&str, Trig)] = &[
@@ -166,6 +169,7 @@ pub(crate) fn verify(trig: Trig, t: &[u8], s: usize, e: usize, out: &mut Vec<Can
         Trig::AuthHeader => authorization_header(t, s, e),
         Trig::Bearer => bearer(t, s, e),
         Trig::Keyword => return generic::verify(t, s, e, out),
+        Trig::QuotedAuth => return generic::verify(t, s + 1, e - 1, out),
         Trig::PemBegin => pem::verify(t, s, None),
         Trig::PathHome | Trig::PathUsers => paths::user_dir(t, s, e),
         Trig::PathRoot => paths::root_dir(t, s, e),

@@ -404,6 +404,11 @@ mod tests {
         assert_eq!(value_of("db_password: s3cr3tP4ssw0rdZ"), Some("s3cr3tP4ssw0rdZ"));
         assert_eq!(value_of("--token 9fK2mL7qX4vB8nR3"), Some("9fK2mL7qX4vB8nR3"));
         assert_eq!(value_of("{\\\"token\\\":\\\"Zq8vN3kL7xB2mR5t\\\"}"), Some("Zq8vN3kL7xB2mR5t"));
+        let docker = "{\"auths\":{\"ghcr.io\":{\"auth\":\"Y2ktYm90OnE3VmIyTHg5S2Q0UnQ4Wm0=\"}}}";
+        let at = docker.find("\"auth\"").unwrap();
+        let mut out = Vec::new();
+        verify(docker.as_bytes(), at + 1, at + 5, &mut out);
+        assert_eq!(&docker[out[0].start..out[0].end], "Y2ktYm90OnE3VmIyTHg5S2Q0UnQ4Wm0=");
     }
 
     #[test]

@@ -165,6 +165,11 @@ pub fn all_families(rng: &mut Rng) -> Vec<Sample> {
     v.push(carried("secret", pw.clone(), format!("client_secret: {pw}")));
     let pw = rng.mixed(B62, 24);
     v.push(carried("secret", pw.clone(), format!("\"apiKey\": \"{pw}\"")));
+    let docker = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(format!("ci-bot:{}", rng.mixed(B62, 20)))
+    };
+    v.push(carried("secret", docker.clone(), format!("{{\"auths\":{{\"ghcr.io\":{{\"auth\":\"{docker}\"}}}}}}")));
     v
 }
 
