@@ -24,8 +24,8 @@
 //!     .home_dir(std::path::Path::new("/home/dev"))
 //!     .build();
 //! let run = redactor.with_checkout(std::path::Path::new("/tmp/forgeloop-run/checkout"));
-//! let out = run.redact(&format!("push failed for {token} in /tmp/forgeloop-run/checkout/src/lib.rs:3"));
-//! assert_eq!(out, "push failed for [REDACTED:github-token] in <checkout>/src/lib.rs:3");
+//! let log = format!("push failed for {token} in /tmp/forgeloop-run/checkout/src/lib.rs:3");
+//! assert_eq!(run.redact(&log), "push failed for [REDACTED:github-token] in <checkout>/src/lib.rs:3");
 //! ```
 
 mod engine;
