@@ -104,8 +104,11 @@ pub(crate) struct Segmenter {
 }
 
 /// Collects the output: untouched text is copied lazily, so an unchanged input is borrowed.
+/// `process` works on a slice of `src` starting at `base`; positions it reports are
+/// relative to that slice.
 pub(crate) struct Sink<'t> {
     src: &'t str,
+    base: usize,
     out: Option<String>,
     copied: usize,
     findings: Option<Vec<Masked>>,
@@ -113,11 +116,16 @@ pub(crate) struct Sink<'t> {
 
 impl<'t> Sink<'t> {
     pub(crate) fn new(src: &'t str, want_findings: bool) -> Sink<'t> {
-        Sink { src, out: None, copied: 0, findings: want_findings.then(Vec::new) }
+        Sink { src, base: 0, out: None, copied: 0, findings: want_findings.then(Vec::new) }
+    }
+
+    /// Where the slice handed to the next `process` call starts in `src`.
+    pub(crate) fn set_base(&mut self, base: usize) {
+        self.base = base;
     }
 
     fn replace(&mut self, start: usize, end: usize, with: &str) {
-        let src = self.src;
+        let (src, start, end) = (self.src, self.base + start, self.base + end);
         // Masks are at most a few dozen bytes longer than what they hide.
         let out = self.out.get_or_insert_with(|| String::with_capacity(src.len() + src.len() / 32 + 64));
         out.push_str(&src[self.copied..start]);
@@ -125,9 +133,26 @@ impl<'t> Sink<'t> {
         self.copied = end;
     }
 
-    /// The output for `src[..end]`, and what was masked.
-    pub(crate) fn finish(self, end: usize) -> (Cow<'t, str>, Vec<Masked>) {
-        let findings = self.findings.unwrap_or_default();
+    fn record(&mut self, masked: &[Masked], offset: usize) {
+        let shift = self.base + offset;
+        if let Some(f) = self.findings.as_mut() {
+            f.extend(masked.iter().map(|m| Masked { start: m.start + shift, end: m.end + shift, ..*m }));
+        }
+    }
+
+    /// Copies untouched text up to `end` (absolute) now, while it is still in cache.
+    pub(crate) fn flush_to(&mut self, end: usize) {
+        if let Some(out) = self.out.as_mut()
+            && end > self.copied
+        {
+            out.push_str(&self.src[self.copied..end]);
+            self.copied = end;
+        }
+    }
+
+    /// The output for `src[..end]` (absolute), and what was masked.
+    pub(crate) fn finish(mut self, end: usize) -> (Cow<'t, str>, Vec<Masked>) {
+        let findings = self.findings.take().unwrap_or_default();
         match self.out {
             None => (Cow::Borrowed(&self.src[..end]), findings),
             Some(mut out) => {
@@ -248,13 +273,7 @@ impl Rules {
             sc.hits = hits_here;
             if let Some(rw) = rewrite {
                 sink.replace(line_start, unit_end, &rw.text);
-                if let Some(f) = sink.findings.as_mut() {
-                    f.extend(rw.masked.iter().map(|m| Masked {
-                        start: m.start + line_start,
-                        end: m.end + line_start,
-                        ..*m
-                    }));
-                }
+                sink.record(&rw.masked, line_start);
             }
             pos = unit_end;
         }
@@ -322,7 +341,7 @@ impl Rules {
         sc.hits = hits;
         if let Some(rw) = rewrite {
             sink.replace(abs, abs + piece.len(), &rw.text);
-            record(sink, &rw, abs);
+            sink.record(&rw.masked, abs);
         }
     }
 
@@ -348,7 +367,7 @@ impl Rules {
         sc.hits = hits;
         if let Some(rw) = rewrite {
             sink.replace(abs, abs + cut - min, &rw.text);
-            record(sink, &rw, abs);
+            sink.record(&rw.masked, abs);
         }
         cut - min
     }
@@ -488,12 +507,6 @@ impl Rules {
             lane.advance(hay);
         }
         HitIter { hay, lanes }
-    }
-}
-
-fn record(sink: &mut Sink<'_>, rw: &Rewrite, abs: usize) {
-    if let Some(f) = sink.findings.as_mut() {
-        f.extend(rw.masked.iter().map(|m| Masked { start: m.start + abs, end: m.end + abs, ..*m }));
     }
 }
 

@@ -189,11 +189,34 @@ impl Redactor {
         self.redact(&text).into_owned()
     }
 
+    /// Whole-text redaction runs the streaming segmenter over cache-sized blocks of the
+    /// borrowed text: the same decisions as a stream (so the outputs agree), and every pass
+    /// over a block finds it in cache.
     fn run<'a>(&self, text: &'a str, want_findings: bool) -> (Cow<'a, str>, Vec<Masked>) {
+        self.run_in_blocks(text, want_findings, 256 * 1024)
+    }
+
+    fn run_in_blocks<'a>(&self, text: &'a str, want_findings: bool, block_size: usize) -> (Cow<'a, str>, Vec<Masked>) {
         let mut sink = Sink::new(text, want_findings);
-        let consumed =
-            self.inner.rules.process(&mut Segmenter::default(), text, true, &mut sink, &mut Scratch::default());
-        sink.finish(consumed)
+        let (mut seg, mut scratch) = (Segmenter::default(), Scratch::default());
+        let (mut base, mut block) = (0, block_size.max(1));
+        loop {
+            let mut end = (base + block).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            let eof = end == text.len();
+            sink.set_base(base);
+            let consumed = self.inner.rules.process(&mut seg, &text[base..end], eof, &mut sink, &mut scratch);
+            base += consumed;
+            if eof {
+                break;
+            }
+            sink.flush_to(base);
+            // No complete unit fit (a long line, an open PEM block): look further ahead.
+            block = if consumed == 0 { block * 2 } else { block_size.max(1) };
+        }
+        sink.finish(text.len())
     }
 
     fn findings(&self, text: &str, mut masked: Vec<Masked>) -> Vec<Finding> {
@@ -287,6 +310,29 @@ mod tests {
         assert!(!out.contains("/Users/"), "{out}");
         assert!(out.contains("[REDACTED"), "{out}");
         assert_eq!(out, "token [REDACTED:github-token] [LOCAL_PATH]/private/file.txt");
+    }
+
+    /// Whole-text redaction works in blocks; any block size must give what one pass over
+    /// the whole text gives, findings included.
+    #[test]
+    fn block_size_does_not_change_the_result() {
+        let r = Redactor::builder()
+            .known_value("github-token", "k9Xq2LmZ7vB4nR8tW3yH")
+            .home_dir(Path::new("/home/dev"))
+            .build()
+            .with_checkout(Path::new("/tmp/run/checkout"));
+        let texts = [
+            "a /home/dev/x k9Xq2LmZ7vB4nR8tW3yH\nno secret here\n/tmp/run/checkout/src/a.rs:1\n".to_owned(),
+            "x\n-----BEGIN RSA PRIVATE KEY-----\nMIIBVQIBADANBgkq\nhkiG9w0BAQEFAASC\n-----END RSA PRIVATE KEY-----\ntail k9Xq2LmZ7vB4nR8tW3yH".to_owned(),
+            format!("{}password = \"Xk9#mQ2$vL7pZ4\" {}\nend\n", "é".repeat(3000), "ab;".repeat(2000)),
+            "\u{1b}[31mghp_abcdefghijklmnopqrstuvwxyz1234567890\u{1b}[0m\r\n".repeat(50),
+        ];
+        for text in &texts {
+            let whole = r.run_in_blocks(text, true, usize::MAX / 2);
+            for block in [1, 2, 7, 64, 1000, 4096] {
+                assert_eq!(r.run_in_blocks(text, true, block), whole, "block {block}");
+            }
+        }
     }
 
     #[test]
