@@ -4,8 +4,8 @@
 //! chunking. Within a unit: prefilter hits → candidate spans → overlapping spans merged →
 //! masks applied, repeated until nothing changes (idempotence).
 //!
-//! Fast path: the automata scan the whole input once; units without a hit are never looked
-//! at and, if no unit changes, the input comes back borrowed.
+//! Fast path: the searchers scan each block of input once; units without a hit are never
+//! looked at and, if no unit changes, the input comes back borrowed.
 
 use std::borrow::Cow;
 use std::sync::Arc;
