@@ -14,7 +14,6 @@ fn peak_rss() -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "the placeholder StreamRedactor buffers a whole line; un-ignore once the redaction engine bounds it"]
 async fn one_endless_line_does_not_grow_memory() {
     let mut fx = Fixture::new();
     fx.log_cap_bytes = 4 * 1024 * 1024;
