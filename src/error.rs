@@ -61,6 +61,14 @@ pub enum Error {
     Config { path: PathBuf, reason: String },
     #[error("cannot watch {path} for changes: {reason}")]
     Watch { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Github(#[from] crate::github::GithubError),
+    #[error(transparent)]
+    Checkout(crate::checkout::CheckoutError),
+    #[error(transparent)]
+    Runner(crate::runner::RunnerError),
+    #[error("the run could not complete ({infra_failures} in a row; the cycle stays {cycle_status}): {message}")]
+    Infra { message: String, infra_failures: u32, cycle_status: crate::domain::status::Status },
     /// Everything `forgeloop project …` refuses; its status is the reference tool's
     /// `BLOCKED_PROJECT_UNAVAILABLE` (or `CYCLE_BUSY` / `BLOCKED_PROJECT_SOURCES`).
     #[error(transparent)]
@@ -97,6 +105,10 @@ impl Error {
             Error::NotATerminal(_) => "NOT_A_TERMINAL",
             Error::Declined => "DECLINED",
             Error::WaitTimeout(_) => "TIMEOUT",
+            Error::Infra { cycle_status, .. } if *cycle_status == crate::domain::status::Status::BlockedInfra => {
+                "BLOCKED_INFRA"
+            }
+            Error::Infra { .. } => "INFRA_FAILURE",
             Error::Registry(e) => e.status(),
             _ => "BLOCKED",
         }
@@ -118,6 +130,10 @@ impl Error {
             }
             Error::Index(IndexError::Taken { owner, .. }) => {
                 map.insert("owner".into(), json!(owner));
+            }
+            Error::Infra { infra_failures, cycle_status, .. } => {
+                map.insert("infra_failures".into(), json!(infra_failures));
+                map.insert("cycle_status".into(), json!(cycle_status.as_str()));
             }
             Error::Registry(e) if e.status() == "CYCLE_BUSY" => {
                 map.insert("pid".into(), json!(e.busy_pid()));

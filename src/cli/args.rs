@@ -36,6 +36,12 @@ pub enum Command {
     /// Start a cycle (--request) or test its PR and advance it (--pr)
     #[command(visible_alias = "cycle")]
     Forge(ForgeArgs),
+    /// PR metadata: head SHA, open/closed/merged, draft, base, head repository, checks
+    Status(StatusArgs),
+    /// Test a PR's head SHA once, outside any cycle (exit 0 passed, 1 failed, 2 blocked)
+    Test(TestArgs),
+    /// Retry publishing the last run's PR comment of a cycle
+    Comment(StateArgs),
     /// Print the handoff text of a test report (header + comment)
     Handoff(ResultArgs),
     /// Print the text to send WebGPT after a failed report (comment + PR_URL request)
@@ -64,8 +70,15 @@ pub enum Command {
     Extend(ExtendArgs),
     /// The ChatGPT Project registry: lookup, bind, unbind, attach, list, sources
     Project(super::project::ProjectArgs),
+    /// Redact secrets and local paths from a file or stdin (a filter for any log)
+    Redact(RedactArgs),
+    /// Check git, GitHub access, the token, the registry and the home directory
+    Doctor,
     /// Print shell completions
     Completions(CompletionsArgs),
+    /// Test infrastructure: serve the GitHub emulator on 127.0.0.1 (tests and the demo only)
+    #[command(hide = true)]
+    GithubEmulator(EmulatorArgs),
 }
 
 #[derive(Debug, Args)]
@@ -115,6 +128,53 @@ pub struct ForgeArgs {
     /// Keep the checkout directory for debugging (PR mode)
     #[arg(long)]
     pub keep_checkout: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
+    #[arg(long, value_name = "REF")]
+    pub pr: String,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    #[arg(long, value_name = "REF")]
+    pub pr: String,
+    #[arg(long, value_name = "FILE")]
+    pub commands_json: PathBuf,
+    /// Also write the report to FILE
+    #[arg(long, value_name = "FILE")]
+    pub result: Option<PathBuf>,
+    /// Publish the result as a PR comment (idempotent)
+    #[arg(long)]
+    pub post_comment: bool,
+    #[arg(long)]
+    pub submodules: bool,
+    #[arg(long)]
+    pub keep_checkout: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RedactArgs {
+    /// The file to redact [default: stdin]
+    pub file: Option<PathBuf>,
+    /// Print what was masked (kind and position, never the value) as JSON instead
+    #[arg(long)]
+    pub explain: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EmulatorArgs {
+    /// Directory for the emulator's bare repositories
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// The chosen port is written here once listening
+    #[arg(long, value_name = "FILE")]
+    pub port_file: PathBuf,
+    /// Require this token (REST and git)
+    #[arg(long, value_name = "TOKEN", env = "FORGELOOP_EMULATOR_TOKEN")]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Args)]

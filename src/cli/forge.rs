@@ -1,9 +1,8 @@
 //! `forge` (alias `cycle`): argument validation in the reference tool's order, then request
 //! mode. Flags the reference tool silently ignored are refused here.
 
-use crate::cycle::Ctx;
-use crate::cycle::start::{StartRequest, start};
-use crate::domain::state::{CycleState, DEFAULT_MAX_ITERATIONS};
+use crate::cycle::start::StartRequest;
+use crate::domain::state::DEFAULT_MAX_ITERATIONS;
 use crate::error::{Error, Result};
 
 use super::args::ForgeArgs;
@@ -56,6 +55,13 @@ pub fn validate(args: &ForgeArgs) -> Result<()> {
         if args.new_repo.as_deref() == Some("") {
             return invalid("--new-repo needs a repository name");
         }
+        // Checked before any network call: the name goes into API paths (reference F27/F28).
+        if let Some(name) = &args.new_repo {
+            crate::domain::pr_ref::validate_repo(name)?;
+        }
+        if let Some(owner) = &args.owner {
+            crate::domain::pr_ref::validate_owner(owner)?;
+        }
         if continuing && args.max_iterations.is_some() {
             return invalid(
                 "--max-iterations cannot be combined with --continue-from: the cap is carried over (a person may raise it with `forgeloop extend`)",
@@ -72,27 +78,21 @@ pub fn validate(args: &ForgeArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn request_mode(ctx: &Ctx, args: &ForgeArgs) -> Result<CycleState> {
-    if args.new_repo.is_some() {
-        return Err(Error::Invalid("--new-repo needs GitHub access, which this build does not have yet".into()));
-    }
+/// The use-case request of request mode (validated by [`validate`] already).
+pub fn start_request(args: &ForgeArgs) -> StartRequest {
     let max_iterations = match args.max_iterations {
         None => DEFAULT_MAX_ITERATIONS,
         Some(n) if (1..=i64::from(u32::MAX)).contains(&n) => n as u32,
         Some(_) => 0, // refused by the domain with its max_iterations message
     };
-    let started = start(
-        ctx,
-        StartRequest {
-            state: args.state.clone(),
-            request: args.request.clone().unwrap_or_default(),
-            webgpt_question: args.webgpt_question.clone(),
-            intent_brief: args.intent_brief.clone(),
-            max_iterations,
-            await_confirmation: args.await_confirmation,
-            continue_from: args.continue_from.clone(),
-            new_repository: None,
-        },
-    )?;
-    Ok(started.state)
+    StartRequest {
+        state: args.state.clone(),
+        request: args.request.clone().unwrap_or_default(),
+        webgpt_question: args.webgpt_question.clone(),
+        intent_brief: args.intent_brief.clone(),
+        max_iterations,
+        await_confirmation: args.await_confirmation,
+        continue_from: args.continue_from.clone(),
+        new_repository: None,
+    }
 }

@@ -2,10 +2,14 @@
 //! redacted JSON document, exit 0/1/2.
 
 pub mod args;
+mod doctor;
 mod forge;
+mod github_cmds;
 mod human;
+pub(crate) mod net;
 pub(crate) mod output;
 pub mod project;
+mod redact_cmd;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,7 +41,7 @@ pub fn main() -> i32 {
             return err.exit_code();
         }
     };
-    let redactor = base_redactor();
+    let redactor = redactor_with_token(None);
     let ctx = match context(&cli, redactor.clone()) {
         Ok(ctx) => ctx,
         Err(err) => return output::error(&redactor, &err),
@@ -56,13 +60,17 @@ fn user_home() -> Option<PathBuf> {
     env_path("HOME")
 }
 
-/// The token in use and credential-like environment values are masked everywhere.
-fn base_redactor() -> Redactor {
+/// The token in use and credential-like environment values are masked everywhere; `token`
+/// adds one discovered elsewhere (`gh auth token`, a token command).
+pub(crate) fn redactor_with_token(token: Option<&str>) -> Redactor {
     let mut builder = Redactor::builder().env_vars(std::env::vars());
     for name in ["GH_TOKEN", "GITHUB_TOKEN"] {
         if let Ok(token) = std::env::var(name) {
             builder = builder.known_value("github-token", &token);
         }
+    }
+    if let Some(token) = token {
+        builder = builder.known_value("github-token", token);
     }
     if let Some(home) = user_home() {
         builder = builder.home_dir(&home);
@@ -92,14 +100,22 @@ fn context(cli: &Cli, redactor: Redactor) -> Result<Ctx> {
             .map(|h| h.join(".local/share/webgpt-orchestrator/projects"))
             .ok_or_else(|| Error::Invalid("HOME is not set; pass --registry".into()))?,
     };
-    Ok(Ctx {
+    let github_api = cli
+        .github_api
+        .clone()
+        .filter(|a| !a.is_empty())
+        .or_else(|| config.github.api.clone())
+        .unwrap_or_else(|| crate::github::DEFAULT_API_BASE.to_owned());
+    Ctx {
         home: Home::new(std::path::absolute(&home).unwrap_or(home)),
         registry,
         config,
         redactor,
         clock: Arc::new(SystemClock),
         hosts: WebHosts::default(),
-    })
+        github_api: String::new(),
+    }
+    .with_github_api(&github_api)
 }
 
 fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
@@ -108,11 +124,22 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Forge(args) => {
             forge::validate(&args)?;
             if args.request.as_deref().is_some_and(|r| !r.is_empty()) {
-                Ok(output::json(r, &forge::request_mode(ctx, &args)?))
+                let request = forge::start_request(&args);
+                if args.new_repo.is_some() {
+                    return github_cmds::new_repo_request(ctx.clone(), &args, request);
+                }
+                let started = crate::cycle::start::start(ctx, request)?;
+                Ok(output::json(r, &started.state))
             } else {
-                Err(Error::Invalid("PR mode is not available in this build yet".into()))
+                github_cmds::forge_pr(ctx.clone(), &args)
             }
         }
+        Command::Status(args) => github_cmds::status(ctx.clone(), &args),
+        Command::Test(args) => github_cmds::test(ctx.clone(), &args),
+        Command::Comment(args) => github_cmds::comment(ctx.clone(), &args),
+        Command::GithubEmulator(args) => github_cmds::emulator(&args),
+        Command::Redact(args) => redact_cmd::run(ctx, &args),
+        Command::Doctor => doctor::run(ctx.clone()),
         Command::Reply(args) => reply(ctx, args),
         Command::Handoff(args) => handoff(ctx, &args.result, false),
         Command::Iterate(args) => handoff(ctx, &args.result, true),

@@ -41,6 +41,8 @@ pub struct Ctx {
     pub redactor: Redactor,
     pub clock: Arc<dyn Clock>,
     pub hosts: WebHosts,
+    /// The GitHub REST API base (`--github-api`, `FORGELOOP_GITHUB_API`, config).
+    pub github_api: String,
 }
 
 impl Ctx {
@@ -54,7 +56,17 @@ impl Ctx {
             redactor: Redactor::default(),
             clock: Arc::new(SystemClock),
             hosts: WebHosts::default(),
+            github_api: crate::github::DEFAULT_API_BASE.to_owned(),
         }
+    }
+
+    /// Points the context at another GitHub API (Enterprise, or the emulator in tests and the
+    /// demo); its web host is accepted in PR URLs.
+    pub fn with_github_api(mut self, api_base: &str) -> Result<Ctx> {
+        let web_host = crate::github::web_host_for(api_base)?;
+        self.hosts = WebHosts::with(Some(&web_host));
+        self.github_api = api_base.to_owned();
+        Ok(self)
     }
 
     /// RFC 3339 UTC with seconds, the format of every timestamp forgeloop writes.

@@ -33,12 +33,21 @@ pub struct Started {
     pub state: CycleState,
 }
 
-/// Validates everything first, so a refusal changes no file; then creates the state
-/// exclusively (never overwriting), claims the task space, and journals the start.
-pub fn start(ctx: &Ctx, req: StartRequest) -> Result<Started> {
-    let paths = ctx.cycle(&req.state)?;
-    let now = ctx.now();
+struct Prepared {
+    paths: CyclePaths,
+    predecessor: Option<(CyclePaths, CycleState)>,
+    state: CycleState,
+}
 
+/// Every check `start` makes before it writes anything: inputs, brief, predecessor, an
+/// existing state, a taken task space. `forge --request --new-repo` runs it before it
+/// creates the repository, so a refusal never leaves a stray repository behind.
+pub fn check(ctx: &Ctx, req: &StartRequest) -> Result<()> {
+    prepare(ctx, req, &ctx.now()).map(|_| ())
+}
+
+fn prepare(ctx: &Ctx, req: &StartRequest, now: &str) -> Result<Prepared> {
+    let paths = ctx.cycle(&req.state)?;
     let predecessor = match &req.continue_from {
         Some(old) => Some(load_predecessor(ctx, old, &paths)?),
         None => None,
@@ -52,20 +61,26 @@ pub fn start(ctx: &Ctx, req: StartRequest) -> Result<Started> {
             max_iterations: req.max_iterations,
             task_space: paths.task_space(),
             await_confirmation: req.await_confirmation,
-            new_repository: req.new_repository,
+            new_repository: req.new_repository.clone(),
             carry,
         },
-        &now,
+        now,
     )?;
     let state = redact_state(ctx, &state);
-
     if paths.state.exists() {
         return Err(Error::StateExists(paths.state.clone()));
     }
-    let index = ctx.home.task_spaces_dir();
-    if let Some(owner) = task_index::live_owner(&index, &paths.stem, &paths.state) {
+    if let Some(owner) = task_index::live_owner(&ctx.home.task_spaces_dir(), &paths.stem, &paths.state) {
         return Err(IndexError::Taken { task_space: paths.task_space(), owner }.into());
     }
+    Ok(Prepared { paths, predecessor, state })
+}
+
+/// Validates everything first, so a refusal changes no file; then creates the state
+/// exclusively (never overwriting), claims the task space, and journals the start.
+pub fn start(ctx: &Ctx, req: StartRequest) -> Result<Started> {
+    let now = ctx.now();
+    let Prepared { paths, predecessor, state } = prepare(ctx, &req, &now)?;
     // The predecessor stays locked until it is marked superseded.
     let predecessor_lock = match &predecessor {
         Some((old, _)) => Some(session::lock(old)?),

@@ -133,6 +133,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         commands: None,
         history: Vec::new(),
         outbox: None,
+        running: None,
         last_reply: None,
         followups: 0,
         infra_failures: 0,

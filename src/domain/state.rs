@@ -107,6 +107,19 @@ pub struct RunSummary {
     pub comment_url: Option<String>,
 }
 
+/// A test run in progress (written when it starts, removed when it ends), so the control
+/// room can show it live; a leftover entry names a process that was killed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningInfo {
+    pub pid: u32,
+    pub started_at: String,
+    pub pr: String,
+    pub head_sha: String,
+    pub iteration: u32,
+    pub log_path: String,
+    pub actor: Actor,
+}
+
 /// The last classified WebGPT reply (`forgeloop reply`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LastReply {
@@ -186,6 +199,8 @@ pub struct CycleState {
     pub history: Vec<RunSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outbox: Option<Outbox>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<RunningInfo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reply: Option<LastReply>,
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -9,10 +9,8 @@ use octocrab::Octocrab;
 use serde_json::json;
 
 use super::errors::GithubError;
-use super::model::{
-    CheckSummary, Comment, Published, PullInfo, RepoInfo, User, WireCheckRuns, WireComment, WirePull, WireRepo,
-    WireUser,
-};
+use super::model::{Access, CheckSummary, Comment, Published, PullInfo, RepoInfo, User, WireCheckRuns, WireComment, WirePull, WireRepo,
+    WireUser,};
 use super::transport::{Call, Reply, Transport};
 use crate::domain::pr_ref::{self, GITHUB_WEB_HOST, RepoName};
 use crate::domain::report::normalize_sha;
@@ -130,6 +128,24 @@ impl GithubClient {
         pr_ref::validate_owner(&user.login).map_err(|e| invalid(&call, format!("login: {e}")))?;
         *self.login.lock().unwrap_or_else(|e| e.into_inner()) = Some(user.login.clone());
         Ok(User { login: user.login })
+    }
+
+    /// Who the token is, what it may do and how much rate limit is left (`forgeloop doctor`).
+    /// One `GET /user`, never retried into a loop.
+    pub async fn access(&self) -> Result<Access, GithubError> {
+        let call = Call { action: "checking GitHub access", resource: "the authenticated user" };
+        let reply = self.transport.get("/user", &call).await?;
+        let header = |name: &str| reply.headers.get(name).and_then(|v| v.to_str().ok()).map(|v| v.trim().to_owned());
+        let user: WireUser = reply.json(&call)?;
+        let number = |name: &str| header(name).and_then(|v| v.parse::<u64>().ok());
+        Ok(Access {
+            login: user.login,
+            scopes: header("x-oauth-scopes")
+                .map(|s| s.split(',').map(|x| x.trim().to_owned()).filter(|x| !x.is_empty()).collect()),
+            rate_limit: number("x-ratelimit-limit"),
+            rate_remaining: number("x-ratelimit-remaining"),
+            rate_reset: number("x-ratelimit-reset"),
+        })
     }
 
     pub async fn repository(&self, repo: &RepoName) -> Result<RepoInfo, GithubError> {

@@ -20,5 +20,5 @@ mod transport;
 
 pub use client::{DEFAULT_API_BASE, DEFAULT_TIMEOUT, GithubClient, GithubConfig, web_host_for};
 pub use errors::GithubError;
-pub use model::{CheckSummary, Comment, PrState, Published, PullInfo, RepoInfo, User};
+pub use model::{Access, CheckSummary, Comment, PrState, Published, PullInfo, RepoInfo, User};
 pub use token::Token;

@@ -8,6 +8,18 @@ use serde::Deserialize;
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::normalize_sha;
 
+/// What `GET /user` says about the token: its account, OAuth scopes (absent for
+/// fine-grained tokens) and the rate limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    pub login: String,
+    pub scopes: Option<Vec<String>>,
+    pub rate_limit: Option<u64>,
+    pub rate_remaining: Option<u64>,
+    /// Unix seconds.
+    pub rate_reset: Option<u64>,
+}
+
 /// The account the token belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {

@@ -1,0 +1,130 @@
+//! `forgeloop doctor`: is this machine ready to run the loop? Each check says ok or what is
+//! wrong and how to fix it. Exit 0 when everything is fine, 2 otherwise.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::checkout;
+use crate::cycle::Ctx;
+use crate::error::Result;
+use crate::registry::Registry;
+
+use super::{net, output};
+
+#[derive(Serialize)]
+struct Check {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+fn ok(name: &'static str, detail: impl Into<String>) -> Check {
+    Check { name, ok: true, detail: detail.into(), fix: None }
+}
+
+fn problem(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    Check { name, ok: false, detail: detail.into(), fix: Some(fix.into()) }
+}
+
+pub fn run(mut ctx: Ctx) -> Result<i32> {
+    let mut checks = vec![git_check(), dir_check("home", ctx.home.root()), dir_check("cycles", &ctx.home.cycles_dir())];
+    checks.push(registry_check(&ctx));
+    checks.extend(github_checks(&mut ctx));
+    checks.push(if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        ok("terminal", "stdin and stdout are a terminal: `tui`, `confirm`, `unblock` and `extend` can run here")
+    } else {
+        problem(
+            "terminal",
+            "stdin or stdout is not a terminal",
+            "run `forgeloop tui` and the human-only commands (confirm, unblock, extend) from a real terminal",
+        )
+    });
+    let healthy = checks.iter().all(|c| c.ok);
+    let doc = serde_json::json!({"status": if healthy { "OK" } else { "PROBLEMS" }, "checks": checks});
+    output::json(&ctx.redactor, &doc);
+    Ok(if healthy { 0 } else { 2 })
+}
+
+fn git_check() -> Check {
+    let version = git2::Version::get();
+    let detail = format!("libgit2 {} (https: {})", checkout::libgit2_version(), version.https());
+    if version.https() {
+        ok("git", detail)
+    } else {
+        problem("git", detail, "rebuild forgeloop with git2's `https` feature (see README)")
+    }
+}
+
+/// The directory exists (or can be created) and a file can be written in it.
+fn dir_check(name: &'static str, dir: &Path) -> Check {
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    let result = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&probe, b"ok")).and_then(|_| std::fs::remove_file(&probe));
+    match result {
+        Ok(()) => ok(name, format!("{} is writable", dir.display())),
+        Err(err) => problem(name, format!("{}: {err}", dir.display()), "fix the permissions, or choose another directory with --home / FORGELOOP_HOME"),
+    }
+}
+
+fn registry_check(ctx: &Ctx) -> Check {
+    if !ctx.registry.exists() {
+        return ok("registry", format!("{} does not exist yet (created by the first `project bind`)", ctx.registry.display()));
+    }
+    let records = Registry::new(ctx.registry.clone()).list();
+    match records {
+        Ok(listed) => {
+            let invalid = listed.iter().filter(|r| r.outcome.is_err()).count();
+            let detail = format!("{}: {} records, {invalid} invalid", ctx.registry.display(), listed.len());
+            if invalid == 0 {
+                ok("registry", detail)
+            } else {
+                problem("registry", detail, "run `forgeloop project list` to see the invalid records and fix or unbind them")
+            }
+        }
+        Err(err) => problem("registry", err.to_string(), "check --registry / FORGELOOP_REGISTRY and the directory's permissions"),
+    }
+}
+
+fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
+    let net = match net::connect(ctx) {
+        Ok(net) => net,
+        Err(err) => return vec![problem("github", err.to_string(), "check --github-api / FORGELOOP_GITHUB_API")],
+    };
+    let mut checks = vec![match net.token_source {
+        Some(source) => ok("token", format!("found in {source}")),
+        None => problem(
+            "token",
+            "no GitHub token found",
+            "set GH_TOKEN or GITHUB_TOKEN, run `gh auth login`, or set github.token_command in the config",
+        ),
+    }];
+    let access = net.runtime.block_on(net.engine.github.access());
+    match access {
+        Ok(access) => {
+            checks.push(ok("github", format!("{} reachable; authenticated as {}", ctx.github_api, access.login)));
+            checks.push(match &access.scopes {
+                Some(scopes) if !scopes.iter().any(|s| s == "repo") => problem(
+                    "scopes",
+                    format!("token scopes: {}", scopes.join(", ")),
+                    "private repositories need the `repo` scope (or a fine-grained token with contents and pull requests access)",
+                ),
+                Some(scopes) => ok("scopes", format!("token scopes: {}", scopes.join(", "))),
+                None => ok("scopes", "fine-grained token (no classic scopes reported)"),
+            });
+            checks.push(match (access.rate_remaining, access.rate_limit) {
+                (Some(0), _) => problem(
+                    "rate_limit",
+                    format!("rate limit exhausted; resets at unix time {}", access.rate_reset.unwrap_or(0)),
+                    "wait for the reset, or use another token",
+                ),
+                (Some(left), Some(limit)) => ok("rate_limit", format!("{left} of {limit} requests left")),
+                _ => ok("rate_limit", "not reported"),
+            });
+        }
+        Err(err) => checks.push(problem("github", err.to_string(), "see the message; `forgeloop doctor` again after fixing")),
+    }
+    checks
+}

@@ -1,0 +1,148 @@
+//! Commands that talk to GitHub: `forge --pr`, `forge --request --new-repo`, `test`,
+//! `status`, `comment`, and the hidden emulator used by tests and the demo.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::cycle::Ctx;
+use crate::cycle::pr_test::{self, OneShot, RunOptions};
+use crate::cycle::start::{self, StartRequest};
+use crate::domain::commands::{CommandsProfile, parse_commands};
+use crate::domain::pr_ref::parse_pr_ref;
+use crate::domain::report::TestStatus;
+use crate::domain::state::{Actor, NewRepository};
+use crate::error::{Error, Result};
+use crate::store::atomic::write_atomic;
+
+use super::args::{EmulatorArgs, ForgeArgs, StateArgs, StatusArgs, TestArgs};
+use super::{net, output};
+
+/// The commands file is small; anything bigger is not one.
+const MAX_COMMANDS_BYTES: u64 = 1024 * 1024;
+
+pub fn load_commands(path: &Path) -> Result<CommandsProfile> {
+    use std::io::Read;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let fail = |reason: String| Error::CommandsFile { path: path.to_path_buf(), reason };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_COMMANDS_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| fail(format!("{name}: {e}")))?;
+    if text.len() as u64 > MAX_COMMANDS_BYTES {
+        return Err(fail(format!("{name} is larger than {MAX_COMMANDS_BYTES} bytes")));
+    }
+    parse_commands(&text).map_err(|source| Error::Commands { path: path.to_path_buf(), source })
+}
+
+/// `forge --pr`: exit 0 when a run was recorded, 2 when the cycle ended up blocked.
+pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
+    let paths = ctx.cycle(&args.state)?;
+    // Refusals that need no network come first, so they never wait for GitHub.
+    let commands = args.commands_json.as_deref().map(load_commands).transpose()?;
+    let pr = args.pr.clone().unwrap_or_default();
+    parse_pr_ref(&pr, &ctx.hosts)?;
+    let net = net::connect(&mut ctx)?;
+    let cancel = net::cancel_on_signals(&net.runtime);
+    let mut opts = RunOptions::new(pr, Actor::Agent);
+    opts.commands = commands;
+    opts.post_comment = args.post_comment;
+    opts.submodules = args.submodules;
+    opts.keep_checkout = args.keep_checkout;
+    opts.cancel = Some(cancel);
+    let outcome = net.runtime.block_on(pr_test::forge_pr(&ctx, &net.engine, &paths, opts))?;
+    let code = output::json(&ctx.redactor, &outcome.saved.state);
+    Ok(if outcome.saved.state.status.is_blocked() { 2 } else { code })
+}
+
+/// `forge --request --new-repo`: every local check first, then the repository (private unless
+/// `--public`, with an initial commit), then the cycle bound to it.
+pub fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartRequest) -> Result<i32> {
+    start::check(&ctx, &request)?;
+    let name = args.new_repo.clone().unwrap_or_default();
+    let private = !args.public;
+    let net = net::connect(&mut ctx)?;
+    let repo = net.runtime.block_on(net.engine.github.create_repository(args.owner.as_deref(), &name, private))?;
+    request.new_repository =
+        Some(NewRepository { repository: repo.full_name.full_name(), html_url: repo.html_url.clone(), private: repo.private });
+    let started = start::start(&ctx, request)?;
+    Ok(output::json(&ctx.redactor, &started.state))
+}
+
+/// `test`: exit 0 passed, 1 failed, 2 blocked (as in the reference tool).
+pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
+    let commands = load_commands(&args.commands_json)?;
+    parse_pr_ref(&args.pr, &ctx.hosts)?;
+    let net = net::connect(&mut ctx)?;
+    let cancel = net::cancel_on_signals(&net.runtime);
+    let report = net.runtime.block_on(pr_test::test_once(
+        &ctx,
+        &net.engine,
+        OneShot {
+            pr: args.pr.clone(),
+            commands,
+            post_comment: args.post_comment,
+            submodules: args.submodules,
+            keep_checkout: args.keep_checkout,
+            cancel: Some(cancel),
+        },
+    ))?;
+    if let Some(path) = &args.result {
+        let mut value = serde_json::to_value(&report).map_err(|e| Error::Invalid(e.to_string()))?;
+        ctx.redactor.redact_json(&mut value);
+        let text = serde_json::to_string_pretty(&value).unwrap_or_default() + "\n";
+        write_atomic(path, text.as_bytes()).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    }
+    output::json(&ctx.redactor, &report);
+    Ok(if report.status == TestStatus::Passed { 0 } else { 1 })
+}
+
+/// `status --pr`: what the reference printed plus state, draft, base and checks.
+pub fn status(mut ctx: Ctx, args: &StatusArgs) -> Result<i32> {
+    let pr = parse_pr_ref(&args.pr, &ctx.hosts)?;
+    let net = net::connect(&mut ctx)?;
+    let github = &net.engine.github;
+    let (pull, checks) = net.runtime.block_on(async {
+        let pull = github.pull_request(&pr.repo, pr.number).await?;
+        let checks = github.check_runs(&pull.repository, &pull.head_sha).await?;
+        Ok::<_, Error>((pull, checks))
+    })?;
+    let state = if pull.merged {
+        "merged"
+    } else if pull.is_open() {
+        "open"
+    } else {
+        "closed"
+    };
+    let doc = json!({
+        "repository": pull.repository.full_name(),
+        "number": pull.number,
+        "title": pull.title,
+        "html_url": pull.html_url,
+        "state": state,
+        "merged": pull.merged,
+        "draft": pull.draft,
+        "base_ref": pull.base_ref,
+        "head_ref": pull.head_ref,
+        "head_sha": pull.head_sha,
+        "head_repository": pull.head_repository.as_ref().map(|r| r.full_name()),
+        "checks": {"total": checks.total, "success": checks.success, "failure": checks.failure,
+                   "pending": checks.pending, "other": checks.other},
+    });
+    Ok(output::json(&ctx.redactor, &doc))
+}
+
+pub fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {
+    let paths = ctx.cycle(&args.state)?;
+    let net = net::connect(&mut ctx)?;
+    let saved = net.runtime.block_on(pr_test::retry_comment(&ctx, &net.engine, &paths))?;
+    Ok(output::json(&ctx.redactor, &saved.state))
+}
+
+pub fn emulator(args: &EmulatorArgs) -> Result<i32> {
+    let runtime = net::runtime()?;
+    runtime
+        .block_on(crate::github::emulator::run_standalone(&args.root, &args.port_file, args.token.clone()))
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    Ok(0)
+}

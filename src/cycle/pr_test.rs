@@ -1,0 +1,474 @@
+//! Testing a PR for real (SPEC §5.2): resolve its head SHA, fetch exactly that commit, run the
+//! commands in isolation, record the report and the redacted log, publish the comment. Shared
+//! by `forge --pr`, `test`, the control room's rerun, the MCP server and the demo.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde_json::{Map, json};
+use tokio::sync::watch;
+
+use crate::checkout::{self, CheckoutError, CheckoutRequest};
+use crate::domain::commands::CommandsProfile;
+use crate::domain::machine::{self, TestGate};
+use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
+use crate::domain::report::{Environment, Report, TestStatus};
+use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo, sha256_hex};
+use crate::domain::text::{self, CommentInput, Marker};
+use crate::error::{Error, Result};
+use crate::github::{GithubClient, GithubConfig, PullInfo};
+use crate::runner::{self, RunOutcome, RunRequest};
+use crate::store::atomic::write_atomic;
+use crate::store::journal::NewEvent;
+use crate::store::layout::CyclePaths;
+use crate::store::state_file;
+
+use super::context::Ctx;
+use super::session::{self, Saved};
+
+/// GitHub access for one process: the REST client and the token git uses for https.
+pub struct Engine {
+    pub github: GithubClient,
+    pub token: Option<String>,
+}
+
+impl Engine {
+    /// Needs a tokio runtime (octocrab's client is built on it).
+    pub fn connect(api_base: &str, token: Option<String>) -> Result<Engine> {
+        let github = GithubClient::new(GithubConfig { api_base: api_base.to_owned(), token: token.clone(), ..GithubConfig::default() })?;
+        Ok(Engine { github, token })
+    }
+}
+
+/// How a run was asked for.
+pub struct RunOptions {
+    /// The PR reference as given (`OWNER/REPO#N` or a URL).
+    pub pr: String,
+    /// Commands from `--commands-json`; `None` reuses the cycle's stored commands.
+    pub commands: Option<CommandsProfile>,
+    pub post_comment: bool,
+    pub submodules: bool,
+    pub keep_checkout: bool,
+    pub actor: Actor,
+    /// The control room's rerun may re-test a `READY_TO_MERGE` cycle.
+    pub human_override: bool,
+    pub cancel: Option<watch::Receiver<bool>>,
+}
+
+impl RunOptions {
+    pub fn new(pr: impl Into<String>, actor: Actor) -> RunOptions {
+        RunOptions {
+            pr: pr.into(),
+            commands: None,
+            post_comment: false,
+            submodules: false,
+            keep_checkout: false,
+            actor,
+            human_override: false,
+            cancel: None,
+        }
+    }
+}
+
+/// What one `forge --pr` did: a recorded run, or a block (cap reached, PR closed).
+pub struct Outcome {
+    pub saved: Saved,
+    /// The completed run's report; `None` when nothing ran.
+    pub report: Option<Report>,
+}
+
+/// The result of checking out and running, before anything is recorded.
+enum Executed {
+    Cancelled(String),
+    Completed(Box<Completed>),
+}
+
+struct Completed {
+    outcome: RunOutcome,
+    environment: Environment,
+    started_at: String,
+    started: Instant,
+}
+
+/// `forge --pr` (and the control room's rerun): one locked pass through SPEC §3's rules and
+/// §5.2's steps. The lock is held for the whole run, so a second writer gets `CYCLE_BUSY`.
+pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunOptions) -> Result<Outcome> {
+    let _lock = session::lock(paths)?;
+    let before = state_file::load(&paths.state)?;
+    let pr = parse_pr_ref(&opts.pr, &ctx.hosts)?;
+    let mut state = before.clone();
+    // We hold the lock: a `running` entry left by a killed process is stale.
+    state.running = None;
+    // Status, binding and cap are decided before any network call.
+    if machine::gate_test(&state, &pr, opts.human_override)? == TestGate::CapReached {
+        let now = ctx.now();
+        machine::reach_cap(&mut state, &pr, &now);
+        let event = blocked_event(&state, "max_iterations reached; nothing was fetched or run");
+        let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
+        return Ok(Outcome { saved, report: None });
+    }
+    let commands = opts.commands.clone().or_else(|| state.commands.clone()).ok_or_else(|| {
+        Error::Invalid("PR mode needs --commands-json the first time; later runs reuse the cycle's commands".into())
+    })?;
+
+    let pull = match engine.github.pull_request(&pr.repo, pr.number).await {
+        Ok(pull) => pull,
+        Err(err) => return infra_failure(ctx, paths, &before, state, &pr, &opts, Error::Github(err)),
+    };
+    if !pull.is_open() {
+        let now = ctx.now();
+        let why = if pull.merged { "the PR was merged" } else { "the PR is closed" };
+        machine::pr_closed(&mut state, &pr, &format!("{why}; forgeloop only tests open pull requests"), &now);
+        let event = blocked_event(&state, why);
+        let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
+        return Ok(Outcome { saved, report: None });
+    }
+
+    let iteration = state.iteration + 1;
+    let log_rel = format!("runs/{iteration}-{}.log", &pull.head_sha[..12]);
+    let log_path = paths.sidecar().join(&log_rel);
+    // Show the run as live (control room, `list`) before the slow parts.
+    let now = ctx.now();
+    let mut live = state.clone();
+    live.running = Some(RunningInfo {
+        pid: std::process::id(),
+        started_at: now.clone(),
+        pr: pr.shorthand(),
+        head_sha: pull.head_sha.clone(),
+        iteration,
+        log_path: log_rel.clone(),
+        actor: opts.actor,
+    });
+    let event = NewEvent::new(
+        "run_started",
+        opts.actor,
+        json!({"pr": pr.shorthand(), "head_sha": pull.head_sha, "iteration": iteration, "log": log_rel}),
+    );
+    session::persist(ctx, paths, Some(&before), &live, opts.actor, vec![event], &now)?;
+
+    let executed = execute(ctx, engine, &pull, &commands, &log_path, &opts).await;
+    let done = match executed {
+        Ok(Executed::Completed(done)) => done,
+        Ok(Executed::Cancelled(message)) => {
+            let now = ctx.now();
+            state.last_error = Some(message.clone());
+            state.updated_at = Some(now.clone());
+            let event = NewEvent::new("run_cancelled", opts.actor, json!({"pr": pr.shorthand(), "reason": message}));
+            let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
+            return Ok(Outcome { saved, report: None });
+        }
+        Err(err) => return infra_failure(ctx, paths, &before, state, &pr, &opts, err),
+    };
+
+    let marker = Marker { task_space: Some(state.task_space.clone()), iteration: Some(iteration), head_sha: pull.head_sha.clone() };
+    let log_hint = format!("`{log_rel}` of cycle `{}`", paths.stem);
+    let mut report = build_report(ctx, &pull, &done.outcome, &marker, Some(&log_hint), done.environment.clone());
+    report.log_path = Some(log_rel.clone());
+    let report_rel = log_rel.replace(".log", ".json");
+    save_report(&paths.sidecar().join(&report_rel), &report)?;
+
+    let now = ctx.now();
+    let summary = RunSummary {
+        iteration,
+        pr: pr.shorthand(),
+        head_sha: report.head_sha.clone(),
+        status: report.status,
+        started_at: done.started_at.clone(),
+        finished_at: now.clone(),
+        duration_seconds: round3(done.started.elapsed().as_secs_f64()),
+        actor: opts.actor,
+        log_path: Some(log_rel.clone()),
+        report_path: Some(report_rel.clone()),
+        comment_url: None,
+    };
+    state.commands = Some(commands);
+    machine::record_run(&mut state, &pr, report.clone(), summary, &now);
+    let event = NewEvent::new(
+        "run_finished",
+        opts.actor,
+        json!({"iteration": iteration, "pr": pr.shorthand(), "head_sha": report.head_sha, "status": report.status,
+               "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated}),
+    );
+    // The run counts before anything is posted: a failed post never loses it (SPEC §5.2.8).
+    let mut saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
+    if opts.post_comment {
+        saved = publish(ctx, engine, paths, saved.state).await?.0;
+    }
+    let report = saved.state.report.clone();
+    Ok(Outcome { saved, report })
+}
+
+fn blocked_event(state: &CycleState, reason: &str) -> NewEvent {
+    NewEvent::new("blocked", Actor::System, json!({"status": state.status.as_str(), "reason": reason}))
+}
+
+/// SPEC §3 rule 3: the status stays, the failure is counted, three in a row block.
+fn infra_failure(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    before: &CycleState,
+    mut state: CycleState,
+    pr: &PrRef,
+    opts: &RunOptions,
+    err: Error,
+) -> Result<Outcome> {
+    let now = ctx.now();
+    let message = ctx.redactor.redact(&err.to_string()).into_owned();
+    machine::record_infra_failure(&mut state, &message, &now);
+    let event = NewEvent::new(
+        "run_failed",
+        Actor::System,
+        json!({"pr": pr.shorthand(), "error": message, "infra_failures": state.infra_failures}),
+    );
+    session::persist(ctx, paths, Some(before), &state, opts.actor, vec![event], &now)?;
+    Err(Error::Infra { message, infra_failures: state.infra_failures, cycle_status: state.status })
+}
+
+/// Fetches and checks out the PR head, then runs the commands into `log_path`.
+async fn execute(
+    ctx: &Ctx,
+    engine: &Engine,
+    pull: &PullInfo,
+    commands: &CommandsProfile,
+    log_path: &Path,
+    opts: &RunOptions,
+) -> Result<Executed> {
+    let started_at = ctx.now();
+    let started = Instant::now();
+    let cancel_flag = Arc::new(AtomicBool::new(false));
+    // Forward a cancel request to the (blocking) fetch.
+    let forwarder = opts.cancel.clone().map(|mut rx| {
+        let flag = cancel_flag.clone();
+        tokio::spawn(async move {
+            loop {
+                if *rx.borrow_and_update() {
+                    flag.store(true, Ordering::SeqCst);
+                    break;
+                }
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+    });
+    let request = (
+        ctx.home.mirrors_dir(),
+        pull.repository.clone(),
+        pull.base_clone_url.clone(),
+        pull.number,
+        pull.head_sha.clone(),
+        engine.token.clone(),
+        engine.github.is_loopback(),
+        opts.submodules,
+        cancel_flag,
+    );
+    let prepared = tokio::task::spawn_blocking(move || {
+        let (mirrors, repo, clone_url, number, sha, token, allow_insecure_local, submodules, cancel) = request;
+        checkout::prepare(&CheckoutRequest {
+            mirrors_root: &mirrors,
+            repo: &repo,
+            clone_url: &clone_url,
+            pr_number: number,
+            expected_sha: &sha,
+            token: token.as_deref(),
+            allow_insecure_local,
+            submodules,
+            fetch_exact_sha: false,
+            checkouts_root: None,
+            cancel: Some(cancel),
+        })
+    })
+    .await
+    .map_err(|e| Error::Invalid(format!("the checkout task failed: {e}")))?;
+    if let Some(forwarder) = forwarder {
+        forwarder.abort();
+    }
+    let checkout = match prepared {
+        Ok(checkout) => checkout,
+        Err(CheckoutError::Cancelled) => return Ok(Executed::Cancelled("the run was cancelled during the fetch".into())),
+        Err(err) => return Err(Error::Checkout(err)),
+    };
+
+    let parent_env = runner::process_env();
+    let mut request = RunRequest::new(checkout.path(), commands, log_path, &ctx.redactor, &parent_env);
+    request.cancel = opts.cancel.clone();
+    let outcome = runner::run(request).await.map_err(Error::Runner)?;
+    let environment = Environment {
+        forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
+        libgit2_version: checkout::libgit2_version(),
+        os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
+        commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
+        tree_sha: Some(checkout.tree_sha.clone()),
+    };
+    if opts.keep_checkout {
+        let kept = checkout.keep();
+        tracing::info!("kept the checkout at {}", kept.display());
+    }
+    if outcome.cancelled {
+        return Ok(Executed::Cancelled("the run was cancelled; it does not count as an iteration".into()));
+    }
+    Ok(Executed::Completed(Box::new(Completed { outcome, environment, started_at, started })))
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The report of a completed run; its comment text is redacted as a whole.
+fn build_report(
+    ctx: &Ctx,
+    pull: &PullInfo,
+    outcome: &RunOutcome,
+    marker: &Marker,
+    log_hint: Option<&str>,
+    environment: Environment,
+) -> Report {
+    let repository = pull.repository.full_name();
+    let comment_markdown = text::comment_markdown(&CommentInput {
+        marker,
+        status: outcome.status,
+        repository: &repository,
+        pull_request: pull.number,
+        head_sha: &pull.head_sha,
+        commands: &outcome.commands,
+        failure_output: outcome.failure_output.as_deref(),
+        log_hint,
+    });
+    Report {
+        status: outcome.status,
+        repository,
+        pull_request: pull.number,
+        head_sha: pull.head_sha.clone(),
+        commands: outcome.commands.clone(),
+        comment_markdown: ctx.redactor.redact(&comment_markdown).into_owned(),
+        failure_output: outcome.failure_output.clone().filter(|_| outcome.status == TestStatus::Failed),
+        comment_published: false,
+        head_repository: pull.head_repository.as_ref().map(RepoName::full_name),
+        timed_out: outcome.timed_out,
+        log_path: None,
+        environment: Some(environment),
+        comment_url: None,
+        comment_error: None,
+        extra: Map::new(),
+    }
+}
+
+fn save_report(path: &Path, report: &Report) -> Result<()> {
+    let text = serde_json::to_string_pretty(report).unwrap_or_default() + "\n";
+    write_atomic(path, text.as_bytes()).map_err(|e| Error::io(format!("cannot write the report {}", path.display()), e))
+}
+
+/// Publishes the comment of the cycle's last report; idempotent through the marker. A failure
+/// is recorded in the report (`comment_error`) and does not undo the run.
+async fn publish(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, state: CycleState) -> Result<(Saved, bool)> {
+    let (Some(mut report), Some(report_rel)) =
+        (state.report.clone(), state.history.last().and_then(|h| h.report_path.clone()))
+    else {
+        return Err(Error::Invalid("the cycle has no completed run to comment on".into()));
+    };
+    let repo = RepoName::parse(&report.repository)?;
+    let body = ctx.redactor.redact(&report.comment_markdown).into_owned();
+    let marker = Marker::find(&body).ok_or_else(|| Error::Invalid("the report's comment has no forgeloop marker".into()))?;
+    let result = engine.github.publish_comment(&repo, report.pull_request, &marker, &body).await;
+    let before = state.clone();
+    let mut state = state;
+    let now = ctx.now();
+    let (event, ok) = match result {
+        Ok(published) => {
+            report.comment_published = true;
+            report.comment_url = Some(published.comment.html_url.clone());
+            report.comment_error = None;
+            if let Some(last) = state.history.last_mut() {
+                last.comment_url = Some(published.comment.html_url.clone());
+            }
+            let data = json!({"url": published.comment.html_url, "created": published.created, "iteration": marker.iteration});
+            (NewEvent::new("comment_published", Actor::System, data), true)
+        }
+        Err(err) => {
+            let message = ctx.redactor.redact(&err.to_string()).into_owned();
+            report.comment_published = false;
+            report.comment_error = Some(message.clone());
+            (NewEvent::new("comment_failed", Actor::System, json!({"error": message})), false)
+        }
+    };
+    save_report(&paths.sidecar().join(report_rel), &report)?;
+    state.report = Some(report);
+    state.updated_at = Some(now.clone());
+    let saved = session::persist(ctx, paths, Some(&before), &state, Actor::System, vec![event], &now)?;
+    Ok((saved, ok))
+}
+
+/// `forgeloop comment`: retry publishing the last run's comment.
+pub async fn retry_comment(ctx: &Ctx, engine: &Engine, paths: &CyclePaths) -> Result<Saved> {
+    let _lock = session::lock(paths)?;
+    let state = state_file::load(&paths.state)?;
+    if state.report.as_ref().is_some_and(|r| r.comment_published) {
+        return Err(Error::Invalid("the last run's comment is already published".into()));
+    }
+    let (saved, ok) = publish(ctx, engine, paths, state).await?;
+    if ok {
+        Ok(saved)
+    } else {
+        let message = saved.state.report.as_ref().and_then(|r| r.comment_error.clone()).unwrap_or_default();
+        Err(Error::Invalid(format!("publishing the comment failed again: {message}")))
+    }
+}
+
+/// The control room's rerun: the cycle's stored PR and commands, the PR's current head.
+pub async fn rerun(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, cancel: watch::Receiver<bool>) -> Result<Outcome> {
+    let state = state_file::load(&paths.state)?;
+    let pr = state.pr_ref.clone().ok_or_else(|| Error::Invalid("the cycle has no PR to rerun yet".into()))?;
+    let mut opts = RunOptions::new(pr, Actor::Human);
+    opts.post_comment = true;
+    opts.human_override = true;
+    opts.cancel = Some(cancel);
+    forge_pr(ctx, engine, paths, opts).await
+}
+
+/// `forgeloop test`: a one-shot run outside any cycle (exit 0/1/2 decided by the caller).
+pub struct OneShot {
+    pub pr: String,
+    pub commands: CommandsProfile,
+    pub post_comment: bool,
+    pub submodules: bool,
+    pub keep_checkout: bool,
+    pub cancel: Option<watch::Receiver<bool>>,
+}
+
+pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Report> {
+    let pr = parse_pr_ref(&req.pr, &ctx.hosts)?;
+    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
+    if !pull.is_open() {
+        let why = if pull.merged { "merged" } else { "closed" };
+        return Err(Error::Invalid(format!("{pr} is {why}; forgeloop only tests open pull requests")));
+    }
+    let stamp = ctx.clock.now().format("%Y%m%dT%H%M%SZ");
+    let name = format!("{}-{}-{}-{}-{stamp}", pull.repository.owner(), pull.repository.name(), pull.number, &pull.head_sha[..12])
+        .to_ascii_lowercase();
+    let log_path: PathBuf = ctx.home.root().join("tests").join(format!("{name}.log"));
+    let mut opts = RunOptions::new(req.pr.clone(), Actor::Agent);
+    opts.submodules = req.submodules;
+    opts.keep_checkout = req.keep_checkout;
+    opts.cancel = req.cancel.clone();
+    let done = match execute(ctx, engine, &pull, &req.commands, &log_path, &opts).await? {
+        Executed::Completed(done) => done,
+        Executed::Cancelled(message) => return Err(Error::Invalid(message)),
+    };
+    let marker = Marker { task_space: None, iteration: None, head_sha: pull.head_sha.clone() };
+    let log_hint = format!("`{}`", log_path.display());
+    let mut report = build_report(ctx, &pull, &done.outcome, &marker, Some(&log_hint), done.environment);
+    report.log_path = Some(log_path.display().to_string());
+    if req.post_comment {
+        match engine.github.publish_comment(&pull.repository, pull.number, &marker, &report.comment_markdown).await {
+            Ok(published) => {
+                report.comment_published = true;
+                report.comment_url = Some(published.comment.html_url);
+            }
+            Err(err) => report.comment_error = Some(ctx.redactor.redact(&err.to_string()).into_owned()),
+        }
+    }
+    save_report(&log_path.with_extension("json"), &report)?;
+    Ok(report)
+}
