@@ -11,3 +11,4 @@ pub mod error;
 pub mod redact;
 pub mod runner;
 pub mod store;
+pub mod tui;

@@ -188,6 +188,11 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             human::ask(&r.redact(&summary), &format!("Allow {} more?", args.by))?;
             Ok(output::json(r, &actions::extend(ctx, &paths, args.by)?.state))
         }
+        Command::Tui(args) => {
+            let opts = crate::tui::TuiOptions { dirs: args.dir, theme: args.theme, mouse: args.mouse };
+            crate::tui::run(ctx.clone(), opts).map_err(|e| Error::Invalid(e.to_string()))?;
+            Ok(0)
+        }
         Command::Completions(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
             Ok(0)

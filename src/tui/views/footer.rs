@@ -1,0 +1,77 @@
+//! The header (counts per status group, runs in progress), the status line (messages, what is
+//! watched) and the footer hints, which come from the keymap for the active context.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::tui::app::{App, StatusGroup};
+
+use super::truncate;
+
+pub fn header(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let mut spans = vec![Span::styled(" forgeloop ", theme.title)];
+    for (group, count) in app.counts() {
+        if count == 0 {
+            continue;
+        }
+        let (glyph, word, style) = match group {
+            StatusGroup::Confirm => ("◆", "confirm", theme.attention),
+            StatusGroup::Blocked => ("✗", "blocked", theme.error),
+            StatusGroup::Ready => ("✓", "ready", theme.ok),
+            StatusGroup::Waiting => ("◐", "waiting", theme.warn),
+            StatusGroup::Ended => ("⊘", "ended", theme.muted),
+            StatusGroup::Unreadable => ("!", "unreadable", theme.error),
+        };
+        spans.push(Span::styled(format!(" {glyph} {count} {word} "), style));
+    }
+    if !app.live_runs.is_empty() {
+        spans.push(Span::styled(format!(" {} {} running ", app.spinner_frame(), app.live_runs.len()), theme.running));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.status_bar), area);
+}
+
+pub fn status_line(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let width = usize::from(area.width);
+    let line = match &app.toast {
+        Some(toast) => Line::from(Span::styled(
+            format!(" {} ", truncate(&toast.text, width.saturating_sub(2))),
+            if toast.error { theme.toast_error } else { theme.toast_info },
+        )),
+        None => {
+            let (dirs, problems) = &app.watching;
+            let mut text = format!(" watching {dirs} dirs: {}", app.roots.cycles_dir.display());
+            if !app.roots.extra_dirs.is_empty() {
+                text.push_str(&format!(" +{} extra", app.roots.extra_dirs.len()));
+            }
+            text.push_str(&format!(" · registry {}", app.roots.registry.display()));
+            let mut spans = vec![Span::styled(truncate(&text, width), theme.muted)];
+            if !problems.is_empty() {
+                spans.push(Span::styled(format!(" · {} not watchable: {}", problems.len(), problems[0]), theme.warn));
+            }
+            Line::from(spans)
+        }
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+pub fn hints(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    let width = usize::from(area.width);
+    for (key, label) in app.hints() {
+        let cost = key.chars().count() + label.chars().count() + 3;
+        if used + cost > width {
+            break;
+        }
+        used += cost;
+        spans.push(Span::styled(format!(" {key}"), theme.key));
+        spans.push(Span::styled(format!(" {label} "), theme.muted));
+    }
+    let [left] = Layout::horizontal([Constraint::Fill(1)]).areas(area);
+    frame.render_widget(Paragraph::new(Line::from(spans)), left);
+}
