@@ -292,6 +292,8 @@ pub struct Hits {
 
 pub struct App {
     pub roots: Roots,
+    /// Everything drawn passes through it (SPEC §7: TUI rendering is an output channel).
+    pub redactor: crate::redact::Redactor,
     pub theme: Theme,
     pub mouse: bool,
     pub now: DateTime<Utc>,
@@ -336,9 +338,10 @@ fn status_of(entry: &CycleEntry) -> Option<Status> {
 }
 
 impl App {
-    pub fn new(roots: Roots, theme: Theme, mouse: bool, now: DateTime<Utc>) -> App {
+    pub fn new(roots: Roots, theme: Theme, mouse: bool, now: DateTime<Utc>, redactor: crate::redact::Redactor) -> App {
         App {
             roots,
+            redactor,
             theme,
             mouse,
             now,
@@ -381,6 +384,11 @@ impl App {
     }
 
     // ----- queries used by views and tests -----
+
+    /// A path as it may be shown (home as `~`, secrets masked).
+    pub fn shown(&self, path: &Path) -> String {
+        self.redactor.redact(&path.display().to_string()).into_owned()
+    }
 
     pub fn selected_index(&self) -> Option<usize> {
         let path = self.selected.as_ref()?;
@@ -1224,8 +1232,9 @@ impl App {
         }
         self.log.follow = false;
         // From just after (or before) the current match's line.
+        let line_end = |at: u64| self.log.window.lines.iter().find(|l| l.offset == at).map_or(at + 1, |l| l.end);
         let from = match (self.log.search.current, forward) {
-            (Some(at), true) => at + 1,
+            (Some(at), true) => line_end(at),
             (Some(at), false) => at,
             (None, _) => self.log.window.top,
         };

@@ -66,7 +66,15 @@ pub fn last_event(path: &Path) -> Option<Event> {
     let mut bytes = Vec::new();
     file.take(TAIL_PROBE).read_to_end(&mut bytes).ok()?;
     let text = String::from_utf8_lossy(&bytes);
-    text.split('\n').rev().filter(|l| !l.trim().is_empty()).find_map(|line| serde_json::from_str::<Event>(line).ok())
+    let mut recent = text.split('\n').rev().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str::<Event>(l).ok());
+    let last = recent.next()?;
+    // A transition journals its own event, then `status_changed`: the former says more.
+    if last.kind == "status_changed"
+        && let Some(before) = recent.next().filter(|e| e.at == last.at && e.kind != "status_changed")
+    {
+        return Some(before);
+    }
+    Some(last)
 }
 
 /// Reads a whole journal for the Conversation tab, redacted.

@@ -56,6 +56,8 @@ pub enum FindKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogLine {
     pub offset: u64,
+    /// Where the next line starts.
+    pub end: u64,
     /// Sanitized and redacted.
     pub text: String,
     pub truncated: bool,
@@ -206,7 +208,7 @@ impl LogDoc {
         self.line_start(offset)
     }
 
-    fn read_span(&self, start: u64, len: usize) -> io::Result<Vec<u8>> {
+    pub fn read_span(&self, start: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut buf = vec![0; len];
         let mut done = 0;
         while done < len {
@@ -235,7 +237,7 @@ impl LogDoc {
             }
             let text = sanitize::display_line(&raw);
             let text = redactor.redact(&text).into_owned();
-            lines.push(LogLine { offset: pos, text, truncated: span > MAX_LINE_DISPLAY });
+            lines.push(LogLine { offset: pos, end, text, truncated: span > MAX_LINE_DISPLAY });
             match next {
                 Some(n) => pos = n,
                 None => pos = self.len,
@@ -512,74 +514,97 @@ impl Worker {
         false
     }
 
-    /// Finds the line of the next (or previous) match, wrapping around once.
     fn search(&mut self, query: &str, from: u64, forward: bool) -> io::Result<Scan<(Option<u64>, bool)>> {
         let Some(doc) = self.doc() else { return Ok(Scan::Done((None, false))) };
         let mut doc = doc?;
-        let (pat, sensitive) = needle(query);
-        let len = doc.len();
-        let from = from.min(len);
-        let overlap = pat.len().saturating_sub(1) as u64;
-        let ranges: [(u64, u64, bool); 2] = if forward { [(from, len, false), (0, from, true)] } else { [(0, from, false), (from, len, true)] };
-        for (lo, hi, wrapped) in ranges {
-            if forward {
-                let mut at = lo;
-                while at < hi {
-                    let end = (at + SEARCH_CHUNK + overlap).min(len);
-                    let chunk = doc.read_span(at, (end - at) as usize)?;
-                    if let Some(&i) = find_all(&chunk, &pat, sensitive).iter().find(|&&i| at + (i as u64) < hi) {
-                        return Ok(Scan::Done((Some(doc.line_start(at + i as u64)?), wrapped)));
-                    }
-                    at += SEARCH_CHUNK;
-                    if self.interrupted() {
-                        return Ok(Scan::Interrupted);
-                    }
-                }
-            } else {
-                let mut end = hi;
-                while end > lo {
-                    let start = end.saturating_sub(SEARCH_CHUNK).max(lo);
-                    let read_end = (end + overlap).min(len);
-                    let chunk = doc.read_span(start, (read_end - start) as usize)?;
-                    if let Some(&i) = find_all(&chunk, &pat, sensitive).iter().rev().find(|&&i| start + (i as u64) < end) {
-                        return Ok(Scan::Done((Some(doc.line_start(start + i as u64)?), wrapped)));
-                    }
-                    end = start;
-                    if self.interrupted() {
-                        return Ok(Scan::Interrupted);
-                    }
-                }
-            }
-        }
-        Ok(Scan::Done((None, false)))
+        Ok(match search(&mut doc, query, from, forward, &mut || self.interrupted())? {
+            Some(found) => Scan::Done(found),
+            None => Scan::Interrupted,
+        })
     }
 
     fn first_error(&mut self) -> io::Result<Scan<Option<u64>>> {
         let Some(doc) = self.doc() else { return Ok(Scan::Done(None)) };
         let doc = doc?;
-        let len = doc.len();
-        let mut at = 0u64;
-        while at < len {
-            let chunk = doc.read_span(at, SEARCH_CHUNK.min(len - at) as usize)?;
-            // Only whole lines; the last partial line starts the next chunk.
-            let whole = match chunk.iter().rposition(|&b| b == b'\n') {
-                Some(i) if at + (chunk.len() as u64) < len => i + 1,
-                _ => chunk.len(),
-            };
-            let mut line_start = 0;
-            for line in chunk[..whole].split(|&b| b == b'\n') {
-                if is_error_line(line) {
-                    return Ok(Scan::Done(Some(at + line_start as u64)));
+        Ok(match first_error(&doc, &mut || self.interrupted())? {
+            Some(found) => Scan::Done(found),
+            None => Scan::Interrupted,
+        })
+    }
+}
+
+/// The line of the next (or previous) match of `query` from `from`, wrapping around once:
+/// `Some((line, wrapped))`, or `None` when `interrupted` asked to stop between chunks.
+pub fn search(
+    doc: &mut LogDoc,
+    query: &str,
+    from: u64,
+    forward: bool,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> io::Result<Option<(Option<u64>, bool)>> {
+    let (pat, sensitive) = needle(query);
+    let len = doc.len();
+    let from = from.min(len);
+    let overlap = pat.len().saturating_sub(1) as u64;
+    let ranges: [(u64, u64, bool); 2] =
+        if forward { [(from, len, false), (0, from, true)] } else { [(0, from, false), (from, len, true)] };
+    for (lo, hi, wrapped) in ranges {
+        if forward {
+            let mut at = lo;
+            while at < hi {
+                let end = (at + SEARCH_CHUNK + overlap).min(len);
+                let chunk = doc.read_span(at, (end - at) as usize)?;
+                if let Some(&i) = find_all(&chunk, &pat, sensitive).iter().find(|&&i| at + (i as u64) < hi) {
+                    return Ok(Some((Some(doc.line_start(at + i as u64)?), wrapped)));
                 }
-                line_start += line.len() + 1;
+                at += SEARCH_CHUNK;
+                if interrupted() {
+                    return Ok(None);
+                }
             }
-            at += whole.max(1) as u64;
-            if self.interrupted() {
-                return Ok(Scan::Interrupted);
+        } else {
+            let mut end = hi;
+            while end > lo {
+                let start = end.saturating_sub(SEARCH_CHUNK).max(lo);
+                let read_end = (end + overlap).min(len);
+                let chunk = doc.read_span(start, (read_end - start) as usize)?;
+                if let Some(&i) = find_all(&chunk, &pat, sensitive).iter().rev().find(|&&i| start + (i as u64) < end) {
+                    return Ok(Some((Some(doc.line_start(start + i as u64)?), wrapped)));
+                }
+                end = start;
+                if interrupted() {
+                    return Ok(None);
+                }
             }
         }
-        Ok(Scan::Done(None))
     }
+    Ok(Some((None, false)))
+}
+
+/// The first line that reports a failure (see [`is_error_line`]); `None` when interrupted.
+pub fn first_error(doc: &LogDoc, interrupted: &mut dyn FnMut() -> bool) -> io::Result<Option<Option<u64>>> {
+    let len = doc.len();
+    let mut at = 0u64;
+    while at < len {
+        let chunk = doc.read_span(at, SEARCH_CHUNK.min(len - at) as usize)?;
+        // Only whole lines; the last partial line starts the next chunk.
+        let whole = match chunk.iter().rposition(|&b| b == b'\n') {
+            Some(i) if at + (chunk.len() as u64) < len => i + 1,
+            _ => chunk.len(),
+        };
+        let mut line_start = 0;
+        for line in chunk[..whole].split(|&b| b == b'\n') {
+            if is_error_line(line) {
+                return Ok(Some(Some(at + line_start as u64)));
+            }
+            line_start += line.len() + 1;
+        }
+        at += whole.max(1) as u64;
+        if interrupted() {
+            return Ok(None);
+        }
+    }
+    Ok(Some(None))
 }
 
 #[cfg(test)]

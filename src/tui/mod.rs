@@ -16,6 +16,7 @@ pub mod load;
 pub mod log_view;
 pub mod model;
 pub mod sanitize;
+pub mod sync;
 pub mod terminal;
 pub mod theme;
 pub mod views;
@@ -87,7 +88,7 @@ pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
         let _guard = terminal::Guard;
         terminal::enter(mouse)?;
         let term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-        let app = App::new(roots.clone(), theme, mouse, ctx.clock.now());
+        let app = App::new(roots.clone(), theme, mouse, ctx.clock.now(), ctx.redactor.clone());
         let mut rt = event::Runtime::new(ctx, roots.extra_dirs.clone(), app, term, true);
         rt.start_input();
         signals(rt.sender());

@@ -22,9 +22,10 @@ impl CycleEntry {
         self.state.as_ref().map(|s| s.status)
     }
 
-    /// Lower sorts first. An unreadable file is shown first: a person must look at it.
+    /// Lower sorts first: the status's own rank, with an unreadable file after the blocked
+    /// cycles and before those ready to merge (a person should look at it).
     pub fn attention_rank(&self) -> u8 {
-        self.status().map_or(0, |s| s.attention_rank() + 1)
+        self.status().map_or(5, |s| s.attention_rank() * 2)
     }
 
     pub fn needs_human(&self) -> bool {

@@ -12,7 +12,7 @@ use crate::domain::status::Status;
 use crate::tui::app::App;
 use crate::tui::model::CycleEntry;
 
-use super::{field, short_time, status_badge};
+use super::{field, short_time, status_badge, wrapped_field};
 
 pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -22,8 +22,9 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let (glyph, word, style) = status_badge(Some(state.status), theme);
     lines.push(field(theme, "Status", pad, format!("{glyph} {word} ({})", state.status), style));
     let next = next_step(state, &entry.path.display().to_string());
-    lines.push(field(theme, "Next", pad, next.explanation, theme.text));
-    lines.push(field(theme, "Request", pad, state.request.clone(), theme.text));
+    let w = area.width;
+    lines.extend(wrapped_field(theme, "Next", pad, &app.redactor.redact(&next.explanation), theme.text, w));
+    lines.extend(wrapped_field(theme, "Request", pad, &state.request, theme.text, w));
     lines.push(field(
         theme,
         "Iteration",
@@ -32,7 +33,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         theme.text,
     ));
     if let Some(error) = &state.last_error {
-        lines.push(field(theme, "Last error", pad, error.clone(), theme.error));
+        lines.extend(wrapped_field(theme, "Last error", pad, error, theme.error, w));
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("WebGPT question", theme.header)));
@@ -44,12 +45,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     match &state.brief {
         Some(brief) => {
             for f in Field::ALL {
-                let mut first = true;
-                for text in brief.get(f).lines() {
-                    let label = if first { f.label() } else { "" };
-                    lines.push(field(theme, label, pad, text.to_owned(), theme.text));
-                    first = false;
-                }
+                lines.extend(wrapped_field(theme, f.label(), pad, brief.get(f), theme.text, w));
             }
         }
         None => {

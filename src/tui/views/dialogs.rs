@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 use crate::tui::app::{App, ConfirmDialog, Popup};
 use crate::tui::theme::Theme;
 
-use super::centered;
+use super::{centered, wrap_words, wrapped_field};
 
 pub fn popup_block(theme: &Theme, title: &str) -> Block<'static> {
     Block::default()
@@ -81,30 +81,39 @@ fn simple(
 
 fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
-    let rect = centered(area, 96, area.height.saturating_sub(2).max(6));
+    let width = 96.min(area.width);
+    let inner = width.saturating_sub(2);
     let mut lines: Vec<Line> = Vec::new();
     if dialog.edited.is_some() {
         lines.push(Line::from(Span::styled("Edited: this wording replaces the proposed one when you confirm.", theme.warn)));
         lines.push(Line::from(""));
     }
     lines.push(Line::from(Span::styled("WebGPT question", theme.header)));
-    for text in dialog.question.lines() {
-        lines.push(Line::from(Span::styled(format!("  {text}"), theme.popup)));
+    for part in wrap_words(&dialog.question.replace('\n', " "), usize::from(inner.saturating_sub(2))) {
+        lines.push(Line::from(Span::styled(format!("  {part}"), theme.popup)));
     }
     lines.push(Line::from(""));
     for (label, text) in &dialog.fields {
-        let mut first = true;
-        for part in text.lines() {
-            let shown = if first { format!("{label}:") } else { String::new() };
-            lines.push(Line::from(vec![Span::styled(format!("{shown:<19} "), theme.accent), Span::styled(part.to_owned(), theme.popup)]));
-            first = false;
+        lines.extend(wrapped_field(theme, &format!("{label}:"), 19, text, theme.popup, inner).into_iter().map(|l| {
+            let mut spans = l.spans;
+            if let Some(first) = spans.first_mut() {
+                first.style = theme.accent;
+            }
+            Line::from(spans)
+        }));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled(
+        "Confirming issues the prompt for the coordinator to send; it is journaled as you (human, via tui).",
+        theme.muted,
+    )));
+    if let Some(error) = &dialog.error {
+        lines.push(Line::from(""));
+        for part in wrap_words(error, usize::from(inner)) {
+            lines.push(Line::from(Span::styled(part, theme.error)));
         }
     }
     lines.push(Line::from(""));
-    if let Some(error) = &dialog.error {
-        lines.push(Line::from(Span::styled(error.clone(), theme.error)));
-        lines.push(Line::from(""));
-    }
     if dialog.busy {
         lines.push(Line::from(Span::styled(format!("{} confirming…", app.spinner_frame()), theme.running)));
     } else {
@@ -116,6 +125,7 @@ fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
             key(app, "Esc", "cancel"),
         ]));
     }
+    let rect = centered(area, width, lines.len() as u16 + 2);
     frame.render_widget(Clear, rect);
     let block = popup_block(theme, &format!(" Confirm the delegation brief — {} ", dialog.name));
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((dialog.scroll, 0)), rect);

@@ -43,11 +43,11 @@ pub fn status_line(app: &App, frame: &mut Frame, area: Rect) {
         )),
         None => {
             let (dirs, problems) = &app.watching;
-            let mut text = format!(" watching {dirs} dirs: {}", app.roots.cycles_dir.display());
+            let mut text = format!(" watching {dirs} dirs: {}", app.shown(&app.roots.cycles_dir));
             if !app.roots.extra_dirs.is_empty() {
                 text.push_str(&format!(" +{} extra", app.roots.extra_dirs.len()));
             }
-            text.push_str(&format!(" · registry {}", app.roots.registry.display()));
+            text.push_str(&format!(" · registry {}", app.shown(&app.roots.registry)));
             let mut spans = vec![Span::styled(truncate(&text, width), theme.muted)];
             if !problems.is_empty() {
                 spans.push(Span::styled(format!(" · {} not watchable: {}", problems.len(), problems[0]), theme.warn));

@@ -107,7 +107,7 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
             Line::from(""),
             Line::from(Span::styled(error.clone(), theme.text)),
             Line::from(""),
-            Line::from(Span::styled(entry.path.display().to_string(), theme.muted)),
+            Line::from(Span::styled(app.shown(&entry.path), theme.muted)),
             Line::from(Span::styled("It reloads by itself when the file changes.", theme.muted)),
         ];
         frame.render_widget(Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: false }), content);
@@ -131,7 +131,7 @@ pub(super) fn empty_text(app: &App) -> Vec<Line<'static>> {
         Line::from(Span::styled("Start one from the coordinator agent:", theme.text)),
         Line::from(Span::styled("  forgeloop forge --request … --state NAME --await-confirmation", theme.accent)),
         Line::from(""),
-        Line::from(Span::styled(format!("Watching {}", app.roots.cycles_dir.display()), theme.muted)),
+        Line::from(Span::styled(format!("Watching {}", app.shown(&app.roots.cycles_dir)), theme.muted)),
         Line::from(Span::styled("New cycles appear here by themselves.", theme.muted)),
     ]
 }
@@ -214,6 +214,60 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
     Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
+}
+
+/// A labelled value wrapped to `width` with a hanging indent, so long values stay in their
+/// column: `Goal               first part…` / `                   continued`.
+pub fn wrapped_field<'a>(theme: &Theme, label: &str, pad: usize, value: &str, style: Style, width: u16) -> Vec<Line<'a>> {
+    let room = usize::from(width).saturating_sub(pad + 1).max(8);
+    let mut lines = Vec::new();
+    let mut first = true;
+    for paragraph in value.split('\n') {
+        for piece in wrap_words(paragraph, room) {
+            let label = if first { label } else { "" };
+            lines.push(Line::from(vec![Span::styled(format!("{label:<pad$} "), theme.muted), Span::styled(piece, style)]));
+            first = false;
+        }
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(format!("{label:<pad$} "), theme.muted)));
+    }
+    lines
+}
+
+/// Greedy word wrap by terminal cells; words longer than the width are cut.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    for word in text.split(' ') {
+        let w: usize = word.chars().map(|c| c.width().unwrap_or(0)).sum();
+        if used > 0 && used + 1 + w > width {
+            lines.push(std::mem::take(&mut line));
+            used = 0;
+        }
+        if used > 0 {
+            line.push(' ');
+            used += 1;
+        }
+        if w > width {
+            for c in word.chars() {
+                let cw = c.width().unwrap_or(0);
+                if used + cw > width {
+                    lines.push(std::mem::take(&mut line));
+                    used = 0;
+                }
+                line.push(c);
+                used += cw;
+            }
+        } else {
+            line.push_str(word);
+            used += w;
+        }
+    }
+    lines.push(line);
+    lines
 }
 
 /// A labelled line: `label` padded to `pad`, then the value.

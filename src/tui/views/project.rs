@@ -24,7 +24,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         field(theme, "Project URL", pad, state.project_url.clone().unwrap_or_else(none), theme.info),
         field(theme, "Conversation", pad, state.conversation_url.clone().unwrap_or_else(none), theme.info),
         field(theme, "Task space", pad, state.task_space.clone(), theme.muted),
-        field(theme, "State file", pad, entry.path.display().to_string(), theme.muted),
+        field(theme, "State file", pad, app.shown(&entry.path), theme.muted),
         Line::from(""),
     ];
     match &state.repository {

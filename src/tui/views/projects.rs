@@ -26,7 +26,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let block = pane_block(theme, true).title(Line::from(vec![
         Span::styled(format!(" Projects ({}) ", app.projects.len()), theme.title),
-        Span::styled(format!(" {} ", app.roots.registry.display()), theme.muted),
+        Span::styled(format!(" {} ", app.shown(&app.roots.registry)), theme.muted),
     ]));
     let inner = block.inner(area);
     frame.render_widget(block, area);
