@@ -111,7 +111,7 @@ pub fn summarize(kind: &str, data: &Value) -> String {
             None => format!("reply {}", s("class")),
         },
         "status_changed" => format!("{} → {}", s("from"), s("to")),
-        "blocked" => format!("blocked {}: {}", s("status"), s("reason")),
+        "blocked" => format!("blocked: {}", s("reason")),
         "unblocked" => format!("unblocked (was {})", s("from")),
         "cap_extended" => format!("cap {} → {}", data.get("from").unwrap_or(&Value::Null), data.get("to").unwrap_or(&Value::Null)),
         "aborted" => format!("aborted: {}", s("reason")),

@@ -30,6 +30,21 @@ use forgeloop::tui::{Theme, views};
 pub const BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
 pub const QUESTION: &str = "Implement dark mode in the existing web app, open a PR, and report its URL.";
 
+/// Retries a fixture mutation that lost a lock race: a child process spawned by another
+/// test thread (insta runs `cargo metadata`) briefly inherits the lock descriptor between
+/// fork and exec, so a lock taken and released here can look held for a moment.
+pub fn retry<T>(mut call: impl FnMut() -> forgeloop::error::Result<T>) -> T {
+    for _ in 0..100 {
+        match call() {
+            Err(forgeloop::error::Error::Lock(forgeloop::store::lock::LockError::Busy { .. })) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    call().unwrap()
+}
+
 pub fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z").unwrap().with_timezone(&Utc)
 }
@@ -70,7 +85,7 @@ impl Fixture {
     }
 
     pub fn start(&self, name: &str, await_confirmation: bool, max: u32) -> PathBuf {
-        start(
+        retry(|| start(
             &self.ctx,
             StartRequest {
                 state: name.into(),
@@ -82,8 +97,7 @@ impl Fixture {
                 continue_from: None,
                 new_repository: None,
             },
-        )
-        .unwrap()
+        ))
         .path
     }
 
@@ -105,11 +119,11 @@ impl Fixture {
     }
 
     pub fn sent(&self, name: &str) {
-        actions::sent(&self.ctx, &self.paths(name)).unwrap();
+        retry(|| actions::sent(&self.ctx, &self.paths(name)));
     }
 
     pub fn reply(&self, name: &str, text: &str) {
-        reply::reply(&self.ctx, &self.paths(name), text, None).unwrap();
+        retry(|| reply::reply(&self.ctx, &self.paths(name), text, None));
     }
 
     /// Records a completed test run of `acme/widget#7` (as the test use case will) and writes
@@ -117,7 +131,7 @@ impl Fixture {
     pub fn run(&self, name: &str, passed: bool, sha: &str, log: &str) -> PathBuf {
         let paths = self.paths(name);
         let mut log_path = PathBuf::new();
-        mutate(&self.ctx, &paths, Actor::Agent, |state, events, now| {
+        retry(|| mutate(&self.ctx, &paths, Actor::Agent, |state, events, now| {
             let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
             let iteration = state.iteration + 1;
             let sha12 = &sha[..12];
@@ -153,29 +167,29 @@ impl Fixture {
             machine::record_run(state, &pr, report, summary, now);
             events.push(NewEvent::new("run_finished", Actor::Agent, json!({"status": status.as_str(), "iteration": iteration})));
             Ok(())
-        })
-        .unwrap();
+        }));
         std::fs::create_dir_all(paths.runs()).unwrap();
         std::fs::write(&log_path, log).unwrap();
         log_path
     }
 
     pub fn block(&self, name: &str, status: Status, reason: &str) {
-        actions::block(&self.ctx, &self.paths(name), status, reason, Actor::Agent).unwrap();
+        retry(|| actions::block(&self.ctx, &self.paths(name), status, reason, Actor::Agent));
     }
 
     pub fn reach_cap(&self, name: &str) {
-        mutate(&self.ctx, &self.paths(name), Actor::System, |state, events, now| {
-            let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
-            machine::reach_cap(state, &pr, now);
-            events.push(NewEvent::new("blocked", Actor::System, json!({"status": "BLOCKED_MAX_ITERATIONS", "reason": "cap"})));
-            Ok(())
-        })
-        .unwrap();
+        retry(|| {
+            mutate(&self.ctx, &self.paths(name), Actor::System, |state, events, now| {
+                let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
+                machine::reach_cap(state, &pr, now);
+                events.push(NewEvent::new("blocked", Actor::System, json!({"status": "BLOCKED_MAX_ITERATIONS", "reason": "cap"})));
+                Ok(())
+            })
+        });
     }
 
     pub fn abort(&self, name: &str) {
-        actions::abort(&self.ctx, &self.paths(name), "the user changed their mind", Actor::Agent).unwrap();
+        retry(|| actions::abort(&self.ctx, &self.paths(name), "the user changed their mind", Actor::Agent));
     }
 
     /// A file in the cycles directory that is not a valid state.
@@ -252,8 +266,15 @@ pub fn screen(app: &App, width: u16, height: u16) -> String {
     let buffer = terminal.backend().buffer();
     let mut out = String::new();
     for y in 0..buffer.area.height {
+        let mut skip = 0;
         for x in 0..buffer.area.width {
-            out.push_str(buffer[(x, y)].symbol());
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let symbol = buffer[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(symbol).saturating_sub(1);
+            out.push_str(symbol);
         }
         out.push('\n');
     }

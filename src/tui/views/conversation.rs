@@ -40,7 +40,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                         lines.push(Line::from(Span::styled(format!("                     why: {reason}"), theme.muted)));
                     }
                     if let Some(text) = event.data.get("text").and_then(Value::as_str) {
-                        quote(&mut lines, theme, text, REPLY_LINES);
+                        quote(&mut lines, theme, text, REPLY_LINES, area.width);
                     }
                 }
             }
@@ -59,7 +59,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                 None => Span::styled("waiting to be sent (y copies it)", theme.attention),
             };
             lines.push(Line::from(vec![Span::styled(format!("Outbox: {kind}, "), theme.header), when]));
-            quote(&mut lines, theme, &outbox.text, usize::MAX);
+            quote(&mut lines, theme, &outbox.text, usize::MAX, area.width);
         }
         None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
     }
@@ -67,10 +67,13 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
 }
 
-fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize) {
+fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u16) {
     let all: Vec<&str> = text.lines().collect();
+    let room = usize::from(width).saturating_sub(4).max(8);
     for line in all.iter().take(max) {
-        lines.push(Line::from(vec![Span::styled("  │ ", theme.border), Span::styled((*line).to_owned(), theme.text)]));
+        for part in super::wrap_words(line, room) {
+            lines.push(Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(part, theme.text)]));
+        }
     }
     if all.len() > max {
         lines.push(Line::from(Span::styled(format!("  │ … {} more lines", all.len() - max), theme.muted)));

@@ -1,9 +1,9 @@
 //! Popups: the confirm-brief review, yes/no confirmations, small inputs, messages, help.
 
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use crate::tui::app::{App, ConfirmDialog, Popup};
 use crate::tui::theme::Theme;
@@ -58,10 +58,12 @@ fn simple(
 ) {
     let theme = &app.theme;
     let width = 64.min(area.width);
-    let inner_width = usize::from(width.saturating_sub(4)).max(1);
+    let inner_width = usize::from(width.saturating_sub(2)).max(1);
     let mut lines: Vec<Line> = Vec::new();
     for text in body.lines() {
-        lines.push(Line::from(Span::styled(text.to_owned(), theme.popup)));
+        for part in wrap_words(text, inner_width) {
+            lines.push(Line::from(Span::styled(part, theme.popup)));
+        }
     }
     if let Some((value, error)) = input {
         lines.push(Line::from(""));
@@ -71,12 +73,25 @@ fn simple(
         }
     }
     lines.push(Line::from(""));
-    lines.push(Line::from(keys));
-    let wrapped: u16 = lines.iter().map(|l| (l.width().max(1).div_ceil(inner_width)) as u16).sum();
-    let rect = centered(area, width, wrapped + 2);
+    framed(app, frame, area, width, title, lines, 0, Line::from(keys));
+}
+
+/// A popup of `width` sized to its lines, with the key line pinned to its bottom so it
+/// stays visible however small the terminal is.
+#[allow(clippy::too_many_arguments)]
+fn framed(app: &App, frame: &mut Frame, area: Rect, width: u16, title: &str, lines: Vec<Line>, scroll: u16, keys: Line) {
+    let rect = centered(area, width, lines.len() as u16 + 3);
     frame.render_widget(Clear, rect);
-    let block = popup_block(theme, &format!(" {title} "));
-    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), rect);
+    let block = popup_block(&app.theme, &format!(" {title} "));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    if inner.height == 0 {
+        return;
+    }
+    let [body, bottom] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(inner);
+    let max = (lines.len() as u16).saturating_sub(body.height);
+    frame.render_widget(Paragraph::new(lines).style(app.theme.popup).scroll((scroll.min(max), 0)), body);
+    frame.render_widget(Paragraph::new(keys).style(app.theme.popup), bottom);
 }
 
 fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
@@ -103,10 +118,12 @@ fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
         }));
     }
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
+    for part in wrap_words(
         "Confirming issues the prompt for the coordinator to send; it is journaled as you (human, via tui).",
-        theme.muted,
-    )));
+        usize::from(inner),
+    ) {
+        lines.push(Line::from(Span::styled(part, theme.muted)));
+    }
     if let Some(error) = &dialog.error {
         lines.push(Line::from(""));
         for part in wrap_words(error, usize::from(inner)) {
@@ -114,19 +131,18 @@ fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
         }
     }
     lines.push(Line::from(""));
-    if dialog.busy {
-        lines.push(Line::from(Span::styled(format!("{} confirming…", app.spinner_frame()), theme.running)));
+    let keys = if dialog.busy {
+        Line::from(Span::styled(format!("{} confirming…", app.spinner_frame()), theme.running))
     } else {
-        lines.push(Line::from(vec![
+        let narrow = inner < 50;
+        Line::from(vec![
             key(app, "y", "confirm"),
-            Span::raw("   "),
-            key(app, "e", "edit in $EDITOR"),
-            Span::raw("   "),
+            Span::raw(if narrow { " " } else { "   " }),
+            key(app, "e", if narrow { "edit" } else { "edit in $EDITOR" }),
+            Span::raw(if narrow { " " } else { "   " }),
             key(app, "Esc", "cancel"),
-        ]));
-    }
-    let rect = centered(area, width, lines.len() as u16 + 2);
-    frame.render_widget(Clear, rect);
-    let block = popup_block(theme, &format!(" Confirm the delegation brief — {} ", dialog.name));
-    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((dialog.scroll, 0)), rect);
+        ])
+    };
+    let title = format!("Confirm the delegation brief — {}", dialog.name);
+    framed(app, frame, area, width, &title, lines, dialog.scroll, keys);
 }

@@ -12,23 +12,34 @@ use super::truncate;
 
 pub fn header(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
+    let groups: Vec<_> = app
+        .counts()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(group, count)| {
+            let (glyph, word, style) = match group {
+                StatusGroup::Confirm => ("◆", "confirm", theme.attention),
+                StatusGroup::Blocked => ("✗", "blocked", theme.error),
+                StatusGroup::Ready => ("✓", "ready", theme.ok),
+                StatusGroup::Waiting => ("◐", "waiting", theme.warn),
+                StatusGroup::Ended => ("⊘", "ended", theme.muted),
+                StatusGroup::Unreadable => ("!", "unreadable", theme.error),
+            };
+            (glyph, word, style, count)
+        })
+        .collect();
+    let running = (!app.live_runs.is_empty()).then(|| format!(" {} {} running ", app.spinner_frame(), app.live_runs.len()));
+    let full: usize = 11
+        + groups.iter().map(|(_, w, _, n)| w.len() + n.to_string().len() + 5).sum::<usize>()
+        + running.as_ref().map_or(0, |r| r.chars().count());
+    let compact = full > usize::from(area.width);
     let mut spans = vec![Span::styled(" forgeloop ", theme.title)];
-    for (group, count) in app.counts() {
-        if count == 0 {
-            continue;
-        }
-        let (glyph, word, style) = match group {
-            StatusGroup::Confirm => ("◆", "confirm", theme.attention),
-            StatusGroup::Blocked => ("✗", "blocked", theme.error),
-            StatusGroup::Ready => ("✓", "ready", theme.ok),
-            StatusGroup::Waiting => ("◐", "waiting", theme.warn),
-            StatusGroup::Ended => ("⊘", "ended", theme.muted),
-            StatusGroup::Unreadable => ("!", "unreadable", theme.error),
-        };
-        spans.push(Span::styled(format!(" {glyph} {count} {word} "), style));
+    for (glyph, word, style, count) in groups {
+        let text = if compact { format!(" {glyph}{count}") } else { format!(" {glyph} {count} {word} ") };
+        spans.push(Span::styled(text, style));
     }
-    if !app.live_runs.is_empty() {
-        spans.push(Span::styled(format!(" {} {} running ", app.spinner_frame(), app.live_runs.len()), theme.running));
+    if let Some(running) = running {
+        spans.push(Span::styled(if compact { format!(" {} {}", app.spinner_frame(), app.live_runs.len()) } else { running }, theme.running));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.status_bar), area);
 }

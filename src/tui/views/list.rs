@@ -90,7 +90,7 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     } else if wide || medium {
         Line::from(Span::styled(format!("{glyph} {word}"), style))
     } else {
-        Line::from(Span::styled(format!("{glyph} {}", truncate(word, 10)), style))
+        Line::from(Span::styled(format!("{glyph} {}", truncate(super::short_word(word), 10)), style))
     };
     let name = Span::styled(entry.name(), if entry.error.is_some() { theme.error } else { theme.text });
     let state = entry.state.as_ref();

@@ -55,7 +55,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 fn status_line(app: &App) -> Line<'static> {
     let theme = &app.theme;
     let pane = &app.log;
-    let mut spans = vec![Span::styled(format!("{} ", pane.title), theme.title)];
+    let mut spans = vec![Span::styled(format!("{} · ", pane.title), theme.title)];
     let percent = if pane.window.len == 0 {
         100
     } else if pane.window.at_eof {

@@ -48,6 +48,10 @@ pub fn render(app: &App, frame: &mut Frame) {
 }
 
 fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
+    if app.cycles.is_empty() {
+        list::render(app, frame, body);
+        return;
+    }
     let single = app.zoom || body.height < SPLIT_MIN_HEIGHT;
     if single {
         app.hits.list.set(Rect::default());
@@ -164,6 +168,18 @@ pub fn status_badge(status: Option<Status>, theme: &Theme) -> (&'static str, &'s
             Status::Aborted => ("⊘", "ABORTED", theme.muted),
             Status::Superseded => ("↷", "SUPERSEDED", theme.muted),
         },
+    }
+}
+
+/// The status word for narrow lists (at most 10 cells).
+pub fn short_word(word: &'static str) -> &'static str {
+    match word {
+        "CONFIRM BRIEF" => "CONFIRM",
+        "CAP REACHED" => "CAP",
+        "UNCONFIRMED" => "UNCONFIRM",
+        "UNREADABLE" => "UNREADABLE",
+        "SUPERSEDED" => "SUPERSEDED",
+        other => other,
     }
 }
 
