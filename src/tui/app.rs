@@ -1062,7 +1062,6 @@ impl App {
 
     fn cycles_loaded(&mut self, loaded: Vec<CycleEntry>, gone: Vec<PathBuf>, fx: &mut Vec<Effect>) {
         let before = self.cycles.len();
-        let old_dirs = self.watch_dirs();
         self.cycles.retain(|c| !gone.contains(&c.path));
         for entry in loaded {
             match self.cycles.iter_mut().find(|c| c.path == entry.path) {
@@ -1076,11 +1075,9 @@ impl App {
         if self.selected != had_selection {
             self.selection_changed(fx);
         }
+        // The set of cycles changed: watch their directories (the watcher skips no-ops).
         if self.cycles.len() != before || !gone.is_empty() {
-            let dirs = self.watch_dirs();
-            if dirs != old_dirs {
-                fx.push(Effect::Watch(dirs));
-            }
+            fx.push(Effect::Watch(self.watch_dirs()));
         }
         self.dirty = true;
     }
@@ -1092,8 +1089,8 @@ impl App {
         let before: Vec<PathBuf> = self.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
         let fresh = self.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
         self.runs = Some((path.clone(), runs));
-        // A run started here just created its log: show it live.
-        if fresh && self.is_running(&path) {
+        // A run started here (or one being followed) just created its log: show it live.
+        if fresh && (self.is_running(&path) || (self.log.follow && self.tab == Tab::Log)) {
             self.run_sel = 0;
             self.log.follow = true;
             if self.tab == Tab::Log || self.tab == Tab::Runs {
