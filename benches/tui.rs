@@ -21,11 +21,30 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tui_support::{Fixture, t0};
 
-const CYCLES: usize = 1000;
+/// Overridable for a quick trial run: FORGELOOP_BENCH_CYCLES, FORGELOOP_BENCH_LOG_MIB.
+fn cycles() -> usize {
+    std::env::var("FORGELOOP_BENCH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000)
+}
+
+fn log_bytes() -> u64 {
+    std::env::var("FORGELOOP_BENCH_LOG_MIB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(1024) << 20
+}
+
+fn progress(what: &str) {
+    eprintln!("[tui bench] {what}");
+}
+
+/// One home with the cycles, built once (the use cases fsync every write, so this takes a
+/// while) and removed at the end of `main`.
+fn fixture() -> &'static Fixture {
+    static FIXTURE: std::sync::OnceLock<Fixture> = std::sync::OnceLock::new();
+    FIXTURE.get_or_init(thousand_cycles)
+}
 
 fn thousand_cycles() -> Fixture {
     let fx = Fixture::new();
-    for i in 0..CYCLES {
+    progress(&format!("creating {} cycles with the use cases", cycles()));
+    for i in 0..cycles() {
         let name = format!("cycle-{i:04}");
         fx.start(&name, i % 7 == 0, 5);
         if i % 10 == 3 {
@@ -44,9 +63,9 @@ fn rss_kib() -> (u64, u64) {
 }
 
 fn frame(c: &mut Criterion) {
-    let fx = thousand_cycles();
+    let fx = fixture();
     let (app, _) = fx.app("dark");
-    assert_eq!(app.cycles.len(), CYCLES);
+    assert_eq!(app.cycles.len(), cycles());
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     c.bench_function("tui frame, 1000 cycles, 200x60", |b| {
         b.iter(|| {
@@ -65,13 +84,13 @@ fn frame(c: &mut Criterion) {
 
 /// Write a state file, measure until the runtime has redrawn with the new status.
 fn latency(c: &mut Criterion) {
-    let fx = thousand_cycles();
+    let fx = fixture();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mut runtime = rt.block_on(async {
         let app = App::new(fx.roots(), Theme::builtin("dark").unwrap(), false, t0(), fx.ctx.redactor.clone());
         let terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         let mut runtime = Runtime::new(fx.ctx.clone(), Vec::new(), app, terminal, false);
-        while runtime.app.cycles.len() < CYCLES {
+        while runtime.app.cycles.len() < cycles() {
             runtime.step().await.unwrap();
         }
         runtime
@@ -110,7 +129,7 @@ fn latency(c: &mut Criterion) {
 
 /// RSS with 1,000 cycles loaded and a 1 GB log open, scrolled to its end and searched.
 fn memory() {
-    let fx = thousand_cycles();
+    let fx = fixture();
     let name = "cycle-0003";
     let runs = fx.paths(name).runs();
     std::fs::create_dir_all(&runs).unwrap();
@@ -119,7 +138,8 @@ fn memory() {
         let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&log_path).unwrap());
         let line = b"tests/test_module.py::test_something_long_enough_to_look_real PASSED [ 42%] \x1b[32mok\x1b[0m\n";
         let mut written = 0u64;
-        while written < 1 << 30 {
+        progress("writing the log");
+        while written < log_bytes() {
             file.write_all(line).unwrap();
             written += line.len() as u64;
         }
@@ -132,7 +152,8 @@ fn memory() {
         let app = App::new(fx.roots(), Theme::builtin("dark").unwrap(), false, t0(), fx.ctx.redactor.clone());
         let terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         let mut runtime = Runtime::new(fx.ctx.clone(), Vec::new(), app, terminal, false);
-        while runtime.app.cycles.len() < CYCLES {
+        progress("loading the cycles");
+        while runtime.app.cycles.len() < cycles() {
             runtime.step().await.unwrap();
         }
         runtime.draw().unwrap();
@@ -147,9 +168,11 @@ fn memory() {
         send(Action::Cmd(Cmd::Open));
         send(Action::Cmd(Cmd::Tab(3)));
         let start = Instant::now();
+        progress("opening the log");
         while !runtime.app.log.loaded {
             runtime.step().await.unwrap();
         }
+        progress("going to its end");
         send(Action::Cmd(Cmd::Bottom));
         while !runtime.app.log.window.at_eof {
             runtime.step().await.unwrap();
@@ -163,6 +186,7 @@ fn memory() {
         for ch in "needle".chars() {
             send(Action::Cmd(Cmd::Insert(ch)));
         }
+        progress("searching");
         let start = Instant::now();
         send(Action::Cmd(Cmd::Submit));
         runtime.step().await.unwrap();
@@ -175,10 +199,11 @@ fn memory() {
     });
     let _ = opened;
     println!("machine: {} cores, {}", std::thread::available_parallelism().map_or(0, |n| n.get()), cpu_model());
-    println!("RSS before the runtime (1000 cycles on disk, fixture built): {} KiB", before.0);
-    println!("RSS with 1000 cycles loaded and the 1 GiB log open at its end: {} KiB (peak {} KiB)", after_open.0, after_open.1);
-    println!("RSS after searching the whole 1 GiB log: {} KiB (peak {} KiB)", after_search.0, after_search.1);
-    println!("open the 1 GiB log and show its end: {open_time:?}; search all of it: {search_time:?}");
+    let (n, mib) = (cycles(), log_bytes() >> 20);
+    println!("RSS before the runtime ({n} cycles on disk, fixture built): {} KiB", before.0);
+    println!("RSS with {n} cycles loaded and the {mib} MiB log open at its end: {} KiB (peak {} KiB)", after_open.0, after_open.1);
+    println!("RSS after searching the whole {mib} MiB log: {} KiB (peak {} KiB)", after_search.0, after_search.1);
+    println!("open the {mib} MiB log and show its end: {open_time:?}; search all of it: {search_time:?}");
     std::fs::remove_file(&log_path).unwrap();
 }
 
@@ -202,4 +227,5 @@ fn main() {
     }
     benches();
     Criterion::default().configure_from_args().final_summary();
+    let _ = std::fs::remove_dir_all(fixture().root());
 }

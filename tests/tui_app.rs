@@ -92,6 +92,8 @@ fn the_filter_narrows_and_escape_clears_it() {
     chars(&mut app, &mut d, "await-");
     assert_eq!(names(&app), ["await-fix", "await-pr"]);
     assert_eq!(selected_name(&app), "await-fix", "the selection moves into the filtered rows");
+    let (journal_of, _) = app.journal.as_ref().unwrap();
+    assert_eq!(journal_of, &fx.state_path("await-fix"), "and its detail is loaded");
     key(&mut app, &mut d, KeyCode::Backspace);
     key(&mut app, &mut d, KeyCode::Enter);
     assert!(!app.filter_editing);

@@ -590,7 +590,7 @@ impl App {
                 self.dirty = true;
                 self.command(cmd, &mut fx);
             }
-            Action::Paste(text) => self.paste(&text),
+            Action::Paste(text) => self.paste(&text, &mut fx),
             Action::Mouse(event) => self.mouse_event(event, &mut fx),
             Action::Resize => {
                 self.dirty = true;
@@ -688,7 +688,7 @@ impl App {
             return;
         }
         if self.filter_editing {
-            self.filter_command(cmd);
+            self.filter_command(cmd, fx);
             return;
         }
         if self.log.search.editing && self.focus == Focus::Detail && self.tab == Tab::Log {
@@ -724,8 +724,12 @@ impl App {
                     self.zoom = false;
                 }
                 Focus::List if !self.filter.is_empty() => {
+                    let before = self.selected.clone();
                     self.filter.clear();
                     self.refilter();
+                    if self.selected != before {
+                        self.selection_changed(fx);
+                    }
                 }
                 Focus::List => {}
             },
@@ -858,7 +862,8 @@ impl App {
         }
     }
 
-    fn filter_command(&mut self, cmd: Cmd) {
+    fn filter_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
+        let before = self.selected.clone();
         match cmd {
             Cmd::Insert(c) => self.filter.push(c),
             Cmd::Backspace => {
@@ -872,13 +877,20 @@ impl App {
             _ => return,
         }
         self.refilter();
+        if self.selected != before {
+            self.selection_changed(fx);
+        }
     }
 
-    fn paste(&mut self, text: &str) {
+    fn paste(&mut self, text: &str, fx: &mut Vec<Effect>) {
         let clean: String = text.chars().filter(|c| !c.is_control()).collect();
         if self.filter_editing {
+            let before = self.selected.clone();
             self.filter.push_str(&clean);
             self.refilter();
+            if self.selected != before {
+                self.selection_changed(fx);
+            }
         } else if self.log.search.editing {
             self.log.search.input.push_str(&clean);
         } else if let Some(Popup::Input { value, .. }) = self.popups.last_mut() {
