@@ -76,8 +76,14 @@ fn selection_follows_the_cycle_when_the_order_changes() {
     }
     assert_eq!(selected_name(&app), "await-pr");
     // Someone else confirms confirm-me: it moves down, the selection stays on await-pr.
-    forgeloop::cycle::actions::confirm(&fx.ctx, &fx.paths("confirm-me"), None, "terminal", forgeloop::domain::state::Actor::Human)
-        .unwrap();
+    forgeloop::cycle::actions::confirm(
+        &fx.ctx,
+        &fx.paths("confirm-me"),
+        None,
+        "terminal",
+        forgeloop::domain::state::Actor::Human,
+    )
+    .unwrap();
     d.apply(&mut app, Action::FilesChanged(vec![fx.state_path("confirm-me")]));
     assert_eq!(selected_name(&app), "await-pr");
     assert_eq!(names(&app)[0], "blocked");
@@ -137,7 +143,11 @@ fn tabs_switch_and_load_what_they_show() {
     assert_eq!(app.tab, Tab::Runs);
     assert_eq!(app.run_rows().len(), 1);
     let effects = app.update(Action::Cmd(Cmd::Tab(3)));
-    assert!(effects.iter().any(|e| matches!(e, Effect::Log(LogRequest::Open { path, .. }) if path.ends_with("1-0123456789ab.log"))));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Log(LogRequest::Open { path, .. }) if path.ends_with("1-0123456789ab.log")))
+    );
     d.settle(&mut app, effects);
     assert_eq!(app.tab, Tab::Log);
     assert!(app.log.loaded);
@@ -208,7 +218,9 @@ fn confirming_a_brief_with_an_edit_that_fails_validation_changes_nothing() {
     let Some(Effect::EditBrief { text, .. }) = effects.first() else { panic!("{effects:?}") };
     assert!(text.contains("== WebGPT question ==") && text.contains("Goal: add dark mode."));
     // The person deletes two fields: the dialog says so and nothing changes.
-    let broken = text.replace("Constraints: keep accessibility contrast.\n", "").replace("Validation: run the frontend test suite.\n", "");
+    let broken = text
+        .replace("Constraints: keep accessibility contrast.\n", "")
+        .replace("Validation: run the frontend test suite.\n", "");
     d.apply(&mut app, Action::EditorFinished { path: path.clone(), result: Ok(broken) });
     let Some(Popup::ConfirmBrief(dialog)) = app.popups.last() else { panic!("dialog closed") };
     let error = dialog.error.clone().unwrap();
@@ -231,7 +243,8 @@ fn confirming_an_edited_brief_goes_through_the_use_case_as_human_via_tui() {
     let (mut app, mut d) = fx.app("dark");
     let path = fx.state_path("confirm-me");
     key(&mut app, &mut d, KeyCode::Char('c'));
-    let edited = forgeloop::tui::editor::compose("A sharper question?", &BRIEF.replace("add dark mode.", "add a dark theme."));
+    let edited =
+        forgeloop::tui::editor::compose("A sharper question?", &BRIEF.replace("add dark mode.", "add a dark theme."));
     d.apply(&mut app, Action::EditorFinished { path: path.clone(), result: Ok(edited) });
     let Some(Popup::ConfirmBrief(dialog)) = app.popups.last() else { panic!() };
     assert!(dialog.error.is_none());
@@ -247,7 +260,8 @@ fn confirming_an_edited_brief_goes_through_the_use_case_as_human_via_tui() {
     let entry = app.selected_entry().unwrap();
     assert_eq!(entry.status(), Some(Status::AwaitingWebgptPr), "the row shows the result");
     let events = forgeloop::store::journal::read(&fx.paths("confirm-me").journal()).unwrap().events;
-    let confirmed = events.iter().find(|e| e.kind == "brief_confirmed" && e.actor == forgeloop::domain::state::Actor::Human);
+    let confirmed =
+        events.iter().find(|e| e.kind == "brief_confirmed" && e.actor == forgeloop::domain::state::Actor::Human);
     assert_eq!(confirmed.unwrap().data["edited"], true);
 }
 
@@ -300,7 +314,10 @@ fn rerun_is_guarded_by_status() {
     // A second rerun of the same cycle is refused while the first runs.
     key(&mut app, &mut d, KeyCode::Char('r'));
     assert!(app.popups.is_empty());
-    d.apply(&mut app, Action::RunFinished { path: fx.state_path("await-fix"), result: Ok("TEST_FAILED at iteration 2".into()) });
+    d.apply(
+        &mut app,
+        Action::RunFinished { path: fx.state_path("await-fix"), result: Ok("TEST_FAILED at iteration 2".into()) },
+    );
     assert!(!app.animating());
 }
 

@@ -7,10 +7,10 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use forgeloop::domain::status::Status;
+use forgeloop::tui::Theme;
 use forgeloop::tui::app::{Action, App};
 use forgeloop::tui::event::{Msg, Runtime};
 use forgeloop::tui::keymap::Cmd;
-use forgeloop::tui::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tui_support::*;
@@ -48,14 +48,19 @@ async fn changes_on_disk_reach_the_screen() {
     })
     .await;
     let torn = fx.garbage("torn.json", b"{\"status\":");
-    until(&mut runtime, "the unreadable row", |app| app.cycles.iter().any(|c| c.path == torn && c.error.is_some())).await;
+    until(&mut runtime, "the unreadable row", |app| app.cycles.iter().any(|c| c.path == torn && c.error.is_some()))
+        .await;
     std::fs::remove_file(&torn).unwrap();
     until(&mut runtime, "the removal", |app| !app.cycles.iter().any(|c| c.path == torn)).await;
     // The screen shows it after the last step.
     runtime.draw().unwrap();
     let text = format!("{}", runtime.terminal.backend());
     assert!(text.contains("✗ INFRA") && text.contains("◆ CONFIRM BRIEF"), "{text}");
-    assert!(runtime.app.watching.0 >= 3, "cycles, task-space and runs directories are watched: {:?}", runtime.app.watching);
+    assert!(
+        runtime.app.watching.0 >= 3,
+        "cycles, task-space and runs directories are watched: {:?}",
+        runtime.app.watching
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,6 +89,7 @@ async fn a_live_log_is_followed_as_it_grows_and_after_it_shrinks() {
     until(&mut runtime, "the new tail", |app| app.log.window.lines.last().is_some_and(|l| l.text == "line 199")).await;
     // The runner compacts the file (it shrinks): the follower starts over from the new content.
     std::fs::write(&log, "$ pytest -q\n[... forgeloop is cutting output here ...]\nline 500\n").unwrap();
-    until(&mut runtime, "the shrunk tail", |app| app.log.window.lines.last().is_some_and(|l| l.text == "line 500")).await;
+    until(&mut runtime, "the shrunk tail", |app| app.log.window.lines.last().is_some_and(|l| l.text == "line 500"))
+        .await;
     assert_eq!(runtime.app.log.window.lines[0].text, "$ pytest -q");
 }

@@ -78,8 +78,22 @@ fn every_status_in_the_wide_list_shows_glyph_and_word() {
     let (app, _) = fx.app("dark");
     let text = screen(&app, 200, 60);
     for word in [
-        "◆ CONFIRM BRIEF", "○ AWAIT PR", "◐ AWAIT FIX", "✓ READY", "■ CAP REACHED", "✗ NO PR", "✗ CONNECTOR", "✗ NO MODEL",
-        "✗ NO PROJECT", "✗ SOURCES", "✗ UNCONFIRMED", "✗ INFRA", "✗ PR CLOSED", "⊘ ABORTED", "↷ SUPERSEDED", "! UNREADABLE",
+        "◆ CONFIRM BRIEF",
+        "○ AWAIT PR",
+        "◐ AWAIT FIX",
+        "✓ READY",
+        "■ CAP REACHED",
+        "✗ NO PR",
+        "✗ CONNECTOR",
+        "✗ NO MODEL",
+        "✗ NO PROJECT",
+        "✗ SOURCES",
+        "✗ UNCONFIRMED",
+        "✗ INFRA",
+        "✗ PR CLOSED",
+        "⊘ ABORTED",
+        "↷ SUPERSEDED",
+        "! UNREADABLE",
     ] {
         assert!(text.contains(word), "{word} missing:\n{text}");
     }
@@ -169,10 +183,12 @@ fn themes() {
         let theme = Theme::builtin(name).unwrap();
         let buffer = terminal.backend().buffer();
         // Row 0 is the header (counts); the list starts below it.
-        let glyph = (2..40).flat_map(|y| (0..120).map(move |x| (x, y))).find(|&(x, y)| buffer[(x, y)].symbol() == "◆").unwrap();
+        let glyph =
+            (2..40).flat_map(|y| (0..120).map(move |x| (x, y))).find(|&(x, y)| buffer[(x, y)].symbol() == "◆").unwrap();
         let cell = &buffer[glyph];
         assert_eq!(cell.bg, theme.selection.bg.unwrap(), "{name}: the first row is selected");
-        let blocked = (2..40).flat_map(|y| (0..120).map(move |x| (x, y))).find(|&(x, y)| buffer[(x, y)].symbol() == "✗").unwrap();
+        let blocked =
+            (2..40).flat_map(|y| (0..120).map(move |x| (x, y))).find(|&(x, y)| buffer[(x, y)].symbol() == "✗").unwrap();
         assert_eq!(buffer[blocked].fg, theme.error.fg.unwrap(), "{name}");
     }
 }

@@ -97,21 +97,57 @@ pub enum Action {
     /// Debounced paths that changed on disk.
     FilesChanged(Vec<PathBuf>),
     Discovered(Vec<PathBuf>),
-    CyclesLoaded { loaded: Vec<CycleEntry>, gone: Vec<PathBuf> },
-    JournalLoaded { path: PathBuf, result: Result<Vec<Event>, String> },
-    RunsListed { path: PathBuf, runs: Vec<RunFile> },
+    CyclesLoaded {
+        loaded: Vec<CycleEntry>,
+        gone: Vec<PathBuf>,
+    },
+    JournalLoaded {
+        path: PathBuf,
+        result: Result<Vec<Event>, String>,
+    },
+    RunsListed {
+        path: PathBuf,
+        runs: Vec<RunFile>,
+    },
     RegistryLoaded(Vec<ProjectRecord>),
-    SourcesLoaded { repository: String, sources: Sources },
+    SourcesLoaded {
+        repository: String,
+        sources: Sources,
+    },
     LogWindow(LogWindow),
-    LogFound { generation: u64, kind: FindKind, offset: Option<u64>, wrapped: bool },
-    LogFailed { generation: u64, error: String },
+    LogFound {
+        generation: u64,
+        kind: FindKind,
+        offset: Option<u64>,
+        wrapped: bool,
+    },
+    LogFailed {
+        generation: u64,
+        error: String,
+    },
     /// A use case finished (`what` names it for messages).
-    UseCaseDone { what: String, path: PathBuf, result: Result<String, String> },
-    RunFinished { path: PathBuf, result: Result<String, String> },
-    EditorFinished { path: PathBuf, result: Result<String, String> },
+    UseCaseDone {
+        what: String,
+        path: PathBuf,
+        result: Result<String, String>,
+    },
+    RunFinished {
+        path: PathBuf,
+        result: Result<String, String>,
+    },
+    EditorFinished {
+        path: PathBuf,
+        result: Result<String, String>,
+    },
     Copied(Result<usize, String>),
-    Opened { url: String, result: Result<(), String> },
-    Watching { dirs: usize, problems: Vec<String> },
+    Opened {
+        url: String,
+        result: Result<(), String>,
+    },
+    Watching {
+        dirs: usize,
+        problems: Vec<String>,
+    },
     /// SIGTERM/SIGHUP: leave now, cancelling runs.
     Terminate,
 }
@@ -460,9 +496,7 @@ impl App {
         let running = self.selected.as_ref().is_some_and(|p| self.is_running(p));
         match cmd {
             Cmd::ConfirmBrief => status == Some(Status::AwaitingBriefConfirmation),
-            Cmd::Rerun => {
-                !running && matches!(status, Some(Status::AwaitingWebgptFix | Status::ReadyToMerge))
-            }
+            Cmd::Rerun => !running && matches!(status, Some(Status::AwaitingWebgptFix | Status::ReadyToMerge)),
             Cmd::CancelRun => running,
             Cmd::Abort => status.is_some_and(|s| !s.is_final()),
             Cmd::Unblock => status.is_some_and(Status::is_unblockable),
@@ -539,7 +573,11 @@ impl App {
                 log: Some(file.path.clone()),
             });
         }
-        rows.sort_by(|a, b| b.iteration.cmp(&a.iteration).then_with(|| (b.result == RunResult::Live).cmp(&(a.result == RunResult::Live))));
+        rows.sort_by(|a, b| {
+            b.iteration
+                .cmp(&a.iteration)
+                .then_with(|| (b.result == RunResult::Live).cmp(&(a.result == RunResult::Live)))
+        });
         rows
     }
 
@@ -634,7 +672,9 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Action::LogFound { generation, kind, offset, wrapped } => self.log_found(generation, kind, offset, wrapped, &mut fx),
+            Action::LogFound { generation, kind, offset, wrapped } => {
+                self.log_found(generation, kind, offset, wrapped, &mut fx)
+            }
             Action::LogFailed { generation, error } => {
                 if generation == self.log.generation {
                     self.log.error = Some(error);
@@ -785,11 +825,9 @@ impl App {
                 self.log.search.input.clear();
             }
             Cmd::NextMatch | Cmd::PrevMatch => self.search_again(cmd == Cmd::NextMatch, fx),
-            Cmd::FirstError => {
-                if self.log.path.is_some() {
-                    self.log.finding_error = true;
-                    fx.push(Effect::Log(LogRequest::FirstError { generation: self.log.generation }));
-                }
+            Cmd::FirstError if self.log.path.is_some() => {
+                self.log.finding_error = true;
+                fx.push(Effect::Log(LogRequest::FirstError { generation: self.log.generation }));
             }
             _ => {}
         }
@@ -799,7 +837,8 @@ impl App {
 
     fn refilter(&mut self) {
         let needle = self.filter.to_lowercase();
-        self.visible = (0..self.cycles.len()).filter(|&i| needle.is_empty() || matches_filter(&self.cycles[i], &needle)).collect();
+        self.visible =
+            (0..self.cycles.len()).filter(|&i| needle.is_empty() || matches_filter(&self.cycles[i], &needle)).collect();
         if self.selected_row().is_none() {
             self.selected = self.visible.first().map(|&i| self.cycles[i].path.clone());
         }
@@ -994,7 +1033,8 @@ impl App {
                 if path.file_name().is_some_and(|n| n == "sources.json")
                     && let Ok(rel) = path.strip_prefix(&self.roots.registry)
                 {
-                    let parts: Vec<_> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                    let parts: Vec<_> =
+                        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
                     if parts.len() == 3 {
                         sources.insert(format!("{}/{}", parts[0], parts[1]));
                     }
@@ -1022,8 +1062,13 @@ impl App {
                 continue;
             }
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let in_state_dir = path.parent().is_some_and(|p| p == self.roots.cycles_dir || self.roots.extra_dirs.iter().any(|d| d == p));
-            if (in_state_dir && crate::cycle::list::is_state_name(&name)) || path == self.roots.cycles_dir || self.roots.extra_dirs.contains(&path) {
+            let in_state_dir = path
+                .parent()
+                .is_some_and(|p| p == self.roots.cycles_dir || self.roots.extra_dirs.iter().any(|d| d == p));
+            if (in_state_dir && crate::cycle::list::is_state_name(&name))
+                || path == self.roots.cycles_dir
+                || self.roots.extra_dirs.contains(&path)
+            {
                 discover = true;
             }
         }
@@ -1062,7 +1107,8 @@ impl App {
         let known: BTreeSet<&PathBuf> = self.cycles.iter().map(|c| &c.path).collect();
         let found: BTreeSet<&PathBuf> = paths.iter().collect();
         let new: Vec<PathBuf> = paths.iter().filter(|p| !known.contains(p)).cloned().collect();
-        let gone: Vec<PathBuf> = self.cycles.iter().filter(|c| !found.contains(&c.path)).map(|c| c.path.clone()).collect();
+        let gone: Vec<PathBuf> =
+            self.cycles.iter().filter(|c| !found.contains(&c.path)).map(|c| c.path.clone()).collect();
         if !gone.is_empty() {
             self.cycles_loaded(Vec::new(), gone, fx);
         }
@@ -1098,7 +1144,8 @@ impl App {
         if self.selected.as_ref() != Some(&path) {
             return;
         }
-        let before: Vec<PathBuf> = self.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
+        let before: Vec<PathBuf> =
+            self.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
         let fresh = self.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
         self.runs = Some((path.clone(), runs));
         // A run started here (or one being followed) just created its log: show it live.
@@ -1119,7 +1166,11 @@ impl App {
     // ----- log pane -----
 
     fn log_window(&self, anchor: Anchor) -> Effect {
-        Effect::Log(LogRequest::Window { generation: self.log.generation, anchor, height: usize::from(self.log.height.get().max(1)) })
+        Effect::Log(LogRequest::Window {
+            generation: self.log.generation,
+            anchor,
+            height: usize::from(self.log.height.get().max(1)),
+        })
     }
 
     fn close_log(&mut self, fx: &mut Vec<Effect>) {
@@ -1308,11 +1359,16 @@ impl App {
             return;
         };
         if state.status != Status::AwaitingBriefConfirmation {
-            self.toast_error(format!("only a brief awaiting confirmation can be confirmed; this cycle is {}", state.status));
+            self.toast_error(format!(
+                "only a brief awaiting confirmation can be confirmed; this cycle is {}",
+                state.status
+            ));
             return;
         }
         let fields = match &state.brief {
-            Some(brief) => crate::domain::brief::Field::ALL.iter().map(|f| (f.label(), brief.get(*f).to_owned())).collect(),
+            Some(brief) => {
+                crate::domain::brief::Field::ALL.iter().map(|f| (f.label(), brief.get(*f).to_owned())).collect()
+            }
             None => vec![("Intent brief", state.intent_brief.clone())],
         };
         let dialog = ConfirmDialog {
@@ -1355,7 +1411,9 @@ impl App {
             return;
         };
         if state.commands.is_none() {
-            self.toast_error("this cycle has no stored commands; run `forgeloop forge --pr … --commands-json F` once first");
+            self.toast_error(
+                "this cycle has no stored commands; run `forgeloop forge --pr … --commands-json F` once first",
+            );
             return;
         }
         let mut body = format!(
@@ -1367,7 +1425,9 @@ impl App {
             body.push_str("\n\nThe last run PASSED: this is a human override of READY_TO_MERGE.");
         }
         if state.iteration >= state.max_iterations {
-            body.push_str("\n\nThe cap is already reached: the cycle will move to BLOCKED_MAX_ITERATIONS instead of running.");
+            body.push_str(
+                "\n\nThe cap is already reached: the cycle will move to BLOCKED_MAX_ITERATIONS instead of running.",
+            );
         }
         self.popups.push(Popup::YesNo { ask: Ask::Rerun(path), title: "Rerun the tests?".into(), body });
     }
@@ -1546,7 +1606,12 @@ impl App {
                             Some((q, b)) => (q.clone(), b.clone()),
                             None => (
                                 dialog.question.clone(),
-                                dialog.fields.iter().map(|(l, t)| format!("{l}: {}", t.replace('\n', "\n  "))).collect::<Vec<_>>().join("\n"),
+                                dialog
+                                    .fields
+                                    .iter()
+                                    .map(|(l, t)| format!("{l}: {}", t.replace('\n', "\n  ")))
+                                    .collect::<Vec<_>>()
+                                    .join("\n"),
                             ),
                         };
                         editor::compose(&question, &brief)
@@ -1599,7 +1664,10 @@ impl App {
                 run.cancel_requested = true;
                 run.abort_after = Some(reason);
                 fx.push(Effect::CancelRun { path });
-                self.toast = Some(Toast { text: "cancelling the rerun; the cycle is aborted when it stops".into(), error: false });
+                self.toast = Some(Toast {
+                    text: "cancelling the rerun; the cycle is aborted when it stops".into(),
+                    error: false,
+                });
             }
             None => fx.push(Effect::Abort { path, reason }),
         }
@@ -1618,8 +1686,10 @@ impl App {
                 match editor::parse(&text) {
                     Ok((question, brief)) => {
                         dialog.question = question.clone();
-                        dialog.fields =
-                            crate::domain::brief::Field::ALL.iter().map(|f| (f.label(), brief.get(*f).to_owned())).collect();
+                        dialog.fields = crate::domain::brief::Field::ALL
+                            .iter()
+                            .map(|f| (f.label(), brief.get(*f).to_owned()))
+                            .collect();
                         dialog.edited = Some((question, brief.render()));
                         dialog.error = None;
                     }
@@ -1685,7 +1755,9 @@ impl App {
         if !self.mouse || !self.popups.is_empty() {
             return;
         }
-        let inside = |r: Rect| event.column >= r.x && event.column < r.x + r.width && event.row >= r.y && event.row < r.y + r.height;
+        let inside = |r: Rect| {
+            event.column >= r.x && event.column < r.x + r.width && event.row >= r.y && event.row < r.y + r.height
+        };
         let list = self.hits.list.get();
         let detail = self.hits.detail.get();
         let tabs = self.hits.tabs.get();
@@ -1763,9 +1835,14 @@ fn matches_filter(entry: &CycleEntry, needle: &str) -> bool {
     hay.push(' ');
     hay.push_str(&entry.path.to_string_lossy().to_lowercase());
     if let Some(state) = &entry.state {
-        for part in [Some(state.status.as_str()), state.repository.as_deref(), state.pr_ref.as_deref(), Some(state.request.as_str())]
-            .into_iter()
-            .flatten()
+        for part in [
+            Some(state.status.as_str()),
+            state.repository.as_deref(),
+            state.pr_ref.as_deref(),
+            Some(state.request.as_str()),
+        ]
+        .into_iter()
+        .flatten()
         {
             hay.push(' ');
             hay.push_str(&part.to_lowercase());

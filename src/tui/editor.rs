@@ -36,9 +36,8 @@ pub enum EditError {
 /// Splits and validates an edited file: (question, brief).
 pub fn parse(text: &str) -> Result<(String, Brief), EditError> {
     let kept: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect();
-    let find = |heading: &'static str| {
-        kept.iter().position(|l| l.trim() == heading).ok_or(EditError::MissingHeading(heading))
-    };
+    let find =
+        |heading: &'static str| kept.iter().position(|l| l.trim() == heading).ok_or(EditError::MissingHeading(heading));
     let q = find(QUESTION_HEADING)?;
     let b = find(BRIEF_HEADING)?;
     let (question, brief) = if q < b {

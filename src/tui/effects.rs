@@ -19,7 +19,8 @@ use crate::store::layout::CyclePaths;
 /// (background task, spinner, live log, cancel, quit guard, abort-after-cancel) is in place.
 pub async fn run_rerun(ctx: Ctx, paths: CyclePaths, cancel: watch::Receiver<bool>) -> Result<String, String> {
     let _ = (ctx, paths, cancel);
-    Err("rerun is not available in this build yet: the test use case (crate::cycle::test::rerun) is not wired in".into())
+    Err("rerun is not available in this build yet: the test use case (crate::cycle::test::rerun) is not wired in"
+        .into())
 }
 
 /// Opens a URL with the platform opener, detached; an error says why so the URL can be shown.

@@ -110,9 +110,12 @@ impl<B: Backend> Runtime<B> {
             let _ = watch_out.send(Msg::Watch(raw));
         });
         let log_out = tx.clone();
-        let log = LogWorker::spawn(ctx.redactor.clone(), Box::new(move |action| {
-            let _ = log_out.send(Msg::Action(action));
-        }));
+        let log = LogWorker::spawn(
+            ctx.redactor.clone(),
+            Box::new(move |action| {
+                let _ = log_out.send(Msg::Action(action));
+            }),
+        );
         let loader = Loader::spawn(tx.clone());
         let mut runtime = Runtime {
             app,
@@ -366,7 +369,8 @@ impl<B: Backend> Runtime<B> {
                 }
                 Effect::Log(request) => self.log.send(request),
                 Effect::Confirm { path, edited } => self.use_case("confirm", path, move |ctx, paths| {
-                    let edited = edited.map(|(webgpt_question, intent_brief)| EditedBrief { webgpt_question, intent_brief });
+                    let edited =
+                        edited.map(|(webgpt_question, intent_brief)| EditedBrief { webgpt_question, intent_brief });
                     actions::confirm(ctx, paths, edited, "tui", Actor::Human)
                         .map(|saved| format!("brief confirmed; the prompt is issued ({})", saved.state.status))
                 }),

@@ -66,7 +66,8 @@ pub fn last_event(path: &Path) -> Option<Event> {
     let mut bytes = Vec::new();
     file.take(TAIL_PROBE).read_to_end(&mut bytes).ok()?;
     let text = String::from_utf8_lossy(&bytes);
-    let mut recent = text.split('\n').rev().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str::<Event>(l).ok());
+    let mut recent =
+        text.split('\n').rev().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str::<Event>(l).ok());
     let last = recent.next()?;
     // A transition journals its own event, then `status_changed`: the former says more.
     if last.kind == "status_changed"
@@ -81,7 +82,10 @@ pub fn last_event(path: &Path) -> Option<Event> {
 pub fn load_journal(redactor: &Redactor, path: &Path) -> Result<Vec<Event>, String> {
     match fs::metadata(path) {
         Ok(meta) if meta.len() > MAX_JOURNAL_BYTES => {
-            return Err(format!("the journal is larger than {} MiB; read it with `forgeloop log`", MAX_JOURNAL_BYTES >> 20));
+            return Err(format!(
+                "the journal is larger than {} MiB; read it with `forgeloop log`",
+                MAX_JOURNAL_BYTES >> 20
+            ));
         }
         _ => {}
     }
@@ -113,7 +117,9 @@ pub fn summarize(kind: &str, data: &Value) -> String {
         "status_changed" => format!("{} → {}", s("from"), s("to")),
         "blocked" => format!("blocked: {}", s("reason")),
         "unblocked" => format!("unblocked (was {})", s("from")),
-        "cap_extended" => format!("cap {} → {}", data.get("from").unwrap_or(&Value::Null), data.get("to").unwrap_or(&Value::Null)),
+        "cap_extended" => {
+            format!("cap {} → {}", data.get("from").unwrap_or(&Value::Null), data.get("to").unwrap_or(&Value::Null))
+        }
         "aborted" => format!("aborted: {}", s("reason")),
         "superseded" => format!("continued in {}", s("successor")),
         "run_started" => match text_field(data, "head_sha") {
@@ -169,8 +175,14 @@ pub fn load_registry(redactor: &Redactor, dir: &Path) -> Vec<ProjectRecord> {
 }
 
 fn read_record(redactor: &Redactor, path: &Path, key: String) -> ProjectRecord {
-    let mut record =
-        ProjectRecord { path: path.to_path_buf(), key, repository: None, project_url: None, project_name: None, error: None };
+    let mut record = ProjectRecord {
+        path: path.to_path_buf(),
+        key,
+        repository: None,
+        project_url: None,
+        project_name: None,
+        error: None,
+    };
     let value = read_small(path).and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
     let mut value = match value {
         Ok(value) => value,
@@ -188,7 +200,11 @@ fn read_record(redactor: &Redactor, path: &Path, key: String) -> ProjectRecord {
     record.project_url = object.get("project_url").and_then(Value::as_str).map(str::to_owned);
     record.project_name = object.get("project_name").and_then(Value::as_str).map(str::to_owned);
     record.error = if record.repository.as_deref() != Some(record.key.as_str()) {
-        Some(format!("repository field {:?} does not match its file {}", record.repository.as_deref().unwrap_or(""), record.key))
+        Some(format!(
+            "repository field {:?} does not match its file {}",
+            record.repository.as_deref().unwrap_or(""),
+            record.key
+        ))
     } else if !record.project_url.as_deref().is_some_and(is_project_url) {
         Some("project_url is not a ChatGPT Project home URL".into())
     } else if record.project_name.as_deref().is_none_or(|n| n.trim().is_empty()) {
@@ -217,7 +233,8 @@ pub fn project_id(url: &str) -> Option<&str> {
 /// `<registry>/<owner>/<repo>/sources.json`, read as plain JSON: an array of items, or an
 /// object holding one under `sources` or `items`.
 pub fn load_sources(redactor: &Redactor, registry: &Path, repository: &str) -> Sources {
-    let Some((owner, repo)) = repository.to_ascii_lowercase().split_once('/').map(|(o, r)| (o.to_owned(), r.to_owned()))
+    let Some((owner, repo)) =
+        repository.to_ascii_lowercase().split_once('/').map(|(o, r)| (o.to_owned(), r.to_owned()))
     else {
         return Sources::Invalid(format!("{repository:?} is not owner/repo"));
     };
@@ -228,7 +245,8 @@ pub fn load_sources(redactor: &Redactor, registry: &Path, repository: &str) -> S
     if !path.exists() {
         return Sources::Missing;
     }
-    let mut value = match read_small(&path).and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string())) {
+    let mut value = match read_small(&path).and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
+    {
         Ok(value) => value,
         Err(err) => return Sources::Invalid(redactor.redact(&err).into_owned()),
     };

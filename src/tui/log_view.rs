@@ -35,7 +35,10 @@ pub enum Anchor {
     /// The last lines of the file.
     Tail,
     /// `delta` lines after (or before, when negative) the line starting at `from`.
-    Lines { from: u64, delta: i64 },
+    Lines {
+        from: u64,
+        delta: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -426,7 +429,10 @@ impl Worker {
             }
             // Only the newest window matters.
             if matches!(request, LogRequest::Window { .. })
-                && self.pending.iter().any(|r| matches!(r, LogRequest::Window { .. } | LogRequest::Open { .. } | LogRequest::Close))
+                && self
+                    .pending
+                    .iter()
+                    .any(|r| matches!(r, LogRequest::Window { .. } | LogRequest::Open { .. } | LogRequest::Close))
             {
                 continue;
             }
@@ -485,7 +491,9 @@ impl Worker {
     fn window(&mut self, generation: u64, anchor: &Anchor, height: usize) {
         match self.doc() {
             None => {}
-            Some(Err(e)) => self.fail(generation, self.redactor.redact(&format!("cannot open the log: {e}")).into_owned()),
+            Some(Err(e)) => {
+                self.fail(generation, self.redactor.redact(&format!("cannot open the log: {e}")).into_owned())
+            }
             Some(Ok(mut doc)) => match doc.window(anchor, height, &self.redactor) {
                 Ok(mut window) => {
                     window.generation = generation;
@@ -500,10 +508,13 @@ impl Worker {
     fn interrupted(&mut self) -> bool {
         while let Ok(request) = self.rx.try_recv() {
             match request {
-                LogRequest::Window { generation, anchor, height } if generation == self.generation => self.window(generation, &anchor, height),
+                LogRequest::Window { generation, anchor, height } if generation == self.generation => {
+                    self.window(generation, &anchor, height)
+                }
                 LogRequest::Window { .. } => {}
                 other => {
-                    let replaces = matches!(other, LogRequest::Open { .. } | LogRequest::Close | LogRequest::Search { .. });
+                    let replaces =
+                        matches!(other, LogRequest::Open { .. } | LogRequest::Close | LogRequest::Search { .. });
                     self.pending.push_back(other);
                     if replaces {
                         return true;
@@ -682,9 +693,16 @@ mod tests {
 
     #[test]
     fn error_lines_are_recognised() {
-        for line in ["error: could not compile", "error[E0308]: mismatched", "FAILED tests/x.py", "thread 'main' panicked at",
-            "Traceback (most recent call last):", "[exit 1 after 0.2s]", "[timed out after 900s: process group killed]", "E   AssertionError: x"]
-        {
+        for line in [
+            "error: could not compile",
+            "error[E0308]: mismatched",
+            "FAILED tests/x.py",
+            "thread 'main' panicked at",
+            "Traceback (most recent call last):",
+            "[exit 1 after 0.2s]",
+            "[timed out after 900s: process group killed]",
+            "E   AssertionError: x",
+        ] {
             assert!(is_error_line(line.as_bytes()), "{line}");
         }
         for line in ["[exit 0 after 1.0s]", "test result: ok. 0 errors", "error_handling.rs compiled", "all good"] {

@@ -36,9 +36,11 @@ impl CycleEntry {
     pub fn name(&self) -> String {
         let stem = self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         match &self.state {
-            Some(state) if !state.task_space.is_empty() => {
-                state.task_space.strip_prefix(crate::domain::task_space::TASK_SPACE_PREFIX).unwrap_or(&state.task_space).to_owned()
-            }
+            Some(state) if !state.task_space.is_empty() => state
+                .task_space
+                .strip_prefix(crate::domain::task_space::TASK_SPACE_PREFIX)
+                .unwrap_or(&state.task_space)
+                .to_owned(),
             _ => stem,
         }
     }

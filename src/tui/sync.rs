@@ -88,8 +88,10 @@ impl SyncDriver {
             Effect::Watch(_) => Vec::new(),
             Effect::Log(request) => self.log(request),
             Effect::Confirm { path, edited } => self.use_case("confirm", path, |ctx, paths| {
-                let edited = edited.map(|(webgpt_question, intent_brief)| EditedBrief { webgpt_question, intent_brief });
-                actions::confirm(ctx, paths, edited, "tui", Actor::Human).map(|s| format!("brief confirmed ({})", s.state.status))
+                let edited =
+                    edited.map(|(webgpt_question, intent_brief)| EditedBrief { webgpt_question, intent_brief });
+                actions::confirm(ctx, paths, edited, "tui", Actor::Human)
+                    .map(|s| format!("brief confirmed ({})", s.state.status))
             }),
             Effect::Abort { path, reason } => self.use_case("abort", path, |ctx, paths| {
                 actions::abort(ctx, paths, &reason, Actor::Human).map(|_| "cycle aborted".to_owned())
@@ -133,7 +135,9 @@ impl SyncDriver {
                 Vec::new()
             }
             LogRequest::Window { generation, anchor, height } => {
-                let Some(path) = self.log_path.clone().filter(|_| generation == self.generation) else { return Vec::new() };
+                let Some(path) = self.log_path.clone().filter(|_| generation == self.generation) else {
+                    return Vec::new();
+                };
                 match LogDoc::open(&path).and_then(|mut d| d.window(&anchor, height, &self.ctx.redactor)) {
                     Ok(mut window) => {
                         window.generation = generation;
@@ -143,17 +147,27 @@ impl SyncDriver {
                 }
             }
             LogRequest::Search { generation, query, from, forward } => {
-                let Some(path) = self.log_path.clone().filter(|_| generation == self.generation) else { return Vec::new() };
-                match LogDoc::open(&path).and_then(|mut d| log_view::search(&mut d, &query, from, forward, &mut || false)) {
-                    Ok(Some((offset, wrapped))) => vec![Action::LogFound { generation, kind: FindKind::Search, offset, wrapped }],
+                let Some(path) = self.log_path.clone().filter(|_| generation == self.generation) else {
+                    return Vec::new();
+                };
+                match LogDoc::open(&path)
+                    .and_then(|mut d| log_view::search(&mut d, &query, from, forward, &mut || false))
+                {
+                    Ok(Some((offset, wrapped))) => {
+                        vec![Action::LogFound { generation, kind: FindKind::Search, offset, wrapped }]
+                    }
                     Ok(None) => Vec::new(),
                     Err(e) => fail(generation, e),
                 }
             }
             LogRequest::FirstError { generation } => {
-                let Some(path) = self.log_path.clone().filter(|_| generation == self.generation) else { return Vec::new() };
+                let Some(path) = self.log_path.clone().filter(|_| generation == self.generation) else {
+                    return Vec::new();
+                };
                 match LogDoc::open(&path).and_then(|d| log_view::first_error(&d, &mut || false)) {
-                    Ok(Some(offset)) => vec![Action::LogFound { generation, kind: FindKind::Error, offset, wrapped: false }],
+                    Ok(Some(offset)) => {
+                        vec![Action::LogFound { generation, kind: FindKind::Error, offset, wrapped: false }]
+                    }
                     Ok(None) => Vec::new(),
                     Err(e) => fail(generation, e),
                 }

@@ -17,7 +17,9 @@ pub const BUILTIN: [(&str, &str); 3] = [("dark", DARK), ("light", LIGHT), ("high
 
 #[derive(Debug, thiserror::Error)]
 pub enum ThemeError {
-    #[error("cannot read the theme file {path}: {reason}; pass a built-in name (dark, light, high-contrast) or a readable TOML file")]
+    #[error(
+        "cannot read the theme file {path}: {reason}; pass a built-in name (dark, light, high-contrast) or a readable TOML file"
+    )]
     Read { path: PathBuf, reason: String },
     #[error("invalid theme {name}: {reason}")]
     Invalid { name: String, reason: String },
@@ -83,7 +85,9 @@ roles!(
 fn parse_color(value: &Value, role: &str) -> Result<Color, String> {
     match value {
         Value::String(text) => Color::from_str(text.trim()).map_err(|_| format!("{role}: unknown colour {text:?}")),
-        Value::Integer(n) => u8::try_from(*n).map(Color::Indexed).map_err(|_| format!("{role}: colour index {n} is not 0-255")),
+        Value::Integer(n) => {
+            u8::try_from(*n).map(Color::Indexed).map_err(|_| format!("{role}: colour index {n} is not 0-255"))
+        }
         other => Err(format!("{role}: a colour must be a name, \"#rrggbb\" or 0-255, not {}", other.type_str())),
     }
 }
@@ -107,7 +111,9 @@ fn parse_style(value: &Value, role: &str) -> Result<Style, String> {
             "italic" => style = flag(Modifier::ITALIC)?.map_or(style, |m| style.add_modifier(m)),
             "underline" => style = flag(Modifier::UNDERLINED)?.map_or(style, |m| style.add_modifier(m)),
             "reversed" => style = flag(Modifier::REVERSED)?.map_or(style, |m| style.add_modifier(m)),
-            other => return Err(format!("{role}: unknown key {other:?} (fg, bg, bold, dim, italic, underline, reversed)")),
+            other => {
+                return Err(format!("{role}: unknown key {other:?} (fg, bg, bold, dim, italic, underline, reversed)"));
+            }
         }
     }
     Ok(style)
@@ -132,7 +138,9 @@ impl Theme {
             }
             let style = parse_style(value, key).map_err(invalid)?;
             let role = if key == "match" { "r#match" } else { key.as_str() };
-            let slot = theme.slot(role).ok_or_else(|| invalid(format!("unknown role {key:?}; roles are {}", ROLES.join(", ").replace("r#", ""))))?;
+            let slot = theme.slot(role).ok_or_else(|| {
+                invalid(format!("unknown role {key:?}; roles are {}", ROLES.join(", ").replace("r#", "")))
+            })?;
             *slot = style;
         }
         Ok(theme)

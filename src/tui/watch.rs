@@ -53,7 +53,13 @@ impl DirWatcher {
             let _ = tx.send(message);
         })
         .map_err(|e| WatchError::Start(e.to_string()))?;
-        Ok(DirWatcher { inner, desired: Vec::new(), active: BTreeMap::new(), pending: BTreeSet::new(), problems: Vec::new() })
+        Ok(DirWatcher {
+            inner,
+            desired: Vec::new(),
+            active: BTreeMap::new(),
+            pending: BTreeSet::new(),
+            problems: Vec::new(),
+        })
     }
 
     /// Watches exactly `dirs` (plus ancestors standing in for missing ones).

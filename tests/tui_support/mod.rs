@@ -85,19 +85,21 @@ impl Fixture {
     }
 
     pub fn start(&self, name: &str, await_confirmation: bool, max: u32) -> PathBuf {
-        retry(|| start(
-            &self.ctx,
-            StartRequest {
-                state: name.into(),
-                request: format!("Request for {name}"),
-                webgpt_question: Some(QUESTION.into()),
-                intent_brief: Some(BRIEF.into()),
-                max_iterations: max,
-                await_confirmation,
-                continue_from: None,
-                new_repository: None,
-            },
-        ))
+        retry(|| {
+            start(
+                &self.ctx,
+                StartRequest {
+                    state: name.into(),
+                    request: format!("Request for {name}"),
+                    webgpt_question: Some(QUESTION.into()),
+                    intent_brief: Some(BRIEF.into()),
+                    max_iterations: max,
+                    await_confirmation,
+                    continue_from: None,
+                    new_repository: None,
+                },
+            )
+        })
         .path
     }
 
@@ -131,13 +133,14 @@ impl Fixture {
     pub fn run(&self, name: &str, passed: bool, sha: &str, log: &str) -> PathBuf {
         let paths = self.paths(name);
         let mut log_path = PathBuf::new();
-        retry(|| mutate(&self.ctx, &paths, Actor::Agent, |state, events, now| {
-            let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
-            let iteration = state.iteration + 1;
-            let sha12 = &sha[..12];
-            log_path = paths.runs().join(format!("{iteration}-{sha12}.log"));
-            let status = if passed { TestStatus::Passed } else { TestStatus::Failed };
-            let report: Report = serde_json::from_value(json!({
+        retry(|| {
+            mutate(&self.ctx, &paths, Actor::Agent, |state, events, now| {
+                let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
+                let iteration = state.iteration + 1;
+                let sha12 = &sha[..12];
+                log_path = paths.runs().join(format!("{iteration}-{sha12}.log"));
+                let status = if passed { TestStatus::Passed } else { TestStatus::Failed };
+                let report: Report = serde_json::from_value(json!({
                 "status": status.as_str(),
                 "repository": "acme/widget",
                 "pull_request": 7,
@@ -149,25 +152,34 @@ impl Fixture {
                 "log_path": log_path.display().to_string(),
             }))
             .unwrap();
-            let summary = RunSummary {
-                iteration,
-                pr: pr.shorthand(),
-                head_sha: sha.into(),
-                status,
-                started_at: now.into(),
-                finished_at: now.into(),
-                duration_seconds: 12.5,
-                actor: Actor::Agent,
-                log_path: Some(log_path.display().to_string()),
-                report_path: None,
-                comment_url: Some(format!("https://github.com/acme/widget/pull/7#issuecomment-{iteration}00")),
-            };
-            state.commands = Some(parse_commands(r#"[["pytest","-q"]]"#).unwrap());
-            events.push(NewEvent::new("run_started", Actor::Agent, json!({"head_sha": sha, "iteration": iteration})));
-            machine::record_run(state, &pr, report, summary, now);
-            events.push(NewEvent::new("run_finished", Actor::Agent, json!({"status": status.as_str(), "iteration": iteration})));
-            Ok(())
-        }));
+                let summary = RunSummary {
+                    iteration,
+                    pr: pr.shorthand(),
+                    head_sha: sha.into(),
+                    status,
+                    started_at: now.into(),
+                    finished_at: now.into(),
+                    duration_seconds: 12.5,
+                    actor: Actor::Agent,
+                    log_path: Some(log_path.display().to_string()),
+                    report_path: None,
+                    comment_url: Some(format!("https://github.com/acme/widget/pull/7#issuecomment-{iteration}00")),
+                };
+                state.commands = Some(parse_commands(r#"[["pytest","-q"]]"#).unwrap());
+                events.push(NewEvent::new(
+                    "run_started",
+                    Actor::Agent,
+                    json!({"head_sha": sha, "iteration": iteration}),
+                ));
+                machine::record_run(state, &pr, report, summary, now);
+                events.push(NewEvent::new(
+                    "run_finished",
+                    Actor::Agent,
+                    json!({"status": status.as_str(), "iteration": iteration}),
+                ));
+                Ok(())
+            })
+        });
         std::fs::create_dir_all(paths.runs()).unwrap();
         std::fs::write(&log_path, log).unwrap();
         log_path
@@ -182,7 +194,11 @@ impl Fixture {
             mutate(&self.ctx, &self.paths(name), Actor::System, |state, events, now| {
                 let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
                 machine::reach_cap(state, &pr, now);
-                events.push(NewEvent::new("blocked", Actor::System, json!({"status": "BLOCKED_MAX_ITERATIONS", "reason": "cap"})));
+                events.push(NewEvent::new(
+                    "blocked",
+                    Actor::System,
+                    json!({"status": "BLOCKED_MAX_ITERATIONS", "reason": "cap"}),
+                ));
                 Ok(())
             })
         });

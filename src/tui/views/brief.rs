@@ -29,7 +29,12 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         theme,
         "Iteration",
         pad,
-        format!("{} of {}{}", state.iteration, state.max_iterations, if state.iteration >= state.max_iterations { " (cap reached)" } else { "" }),
+        format!(
+            "{} of {}{}",
+            state.iteration,
+            state.max_iterations,
+            if state.iteration >= state.max_iterations { " (cap reached)" } else { "" }
+        ),
         theme.text,
     ));
     if let Some(error) = &state.last_error {
@@ -74,7 +79,13 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         None => lines.push(field(theme, "Confirmed", pad, "no confirmation recorded", theme.muted)),
     }
     if let Some(abort) = &state.abort {
-        lines.push(field(theme, "Aborted", pad, format!("by {} at {}: {}", abort.by.as_str(), short_time(&abort.at), abort.reason), theme.muted));
+        lines.push(field(
+            theme,
+            "Aborted",
+            pad,
+            format!("by {} at {}: {}", abort.by.as_str(), short_time(&abort.at), abort.reason),
+            theme.muted,
+        ));
     }
     let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((clamp_scroll(app.detail_scroll, area), 0));
     frame.render_widget(paragraph, area);

@@ -37,7 +37,8 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                 ]));
                 if event.kind == "reply_recorded" {
                     if let Some(reason) = event.data.get("reason").and_then(Value::as_str) {
-                        lines.push(Line::from(Span::styled(format!("                     why: {reason}"), theme.muted)));
+                        lines
+                            .push(Line::from(Span::styled(format!("                     why: {reason}"), theme.muted)));
                     }
                     if let Some(text) = event.data.get("text").and_then(Value::as_str) {
                         quote(&mut lines, theme, text, REPLY_LINES, area.width);

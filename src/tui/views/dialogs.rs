@@ -79,7 +79,16 @@ fn simple(
 /// A popup of `width` sized to its lines, with the key line pinned to its bottom so it
 /// stays visible however small the terminal is.
 #[allow(clippy::too_many_arguments)]
-fn framed(app: &App, frame: &mut Frame, area: Rect, width: u16, title: &str, lines: Vec<Line>, scroll: u16, keys: Line) {
+fn framed(
+    app: &App,
+    frame: &mut Frame,
+    area: Rect,
+    width: u16,
+    title: &str,
+    lines: Vec<Line>,
+    scroll: u16,
+    keys: Line,
+) {
     let rect = centered(area, width, lines.len() as u16 + 3);
     frame.render_widget(Clear, rect);
     let block = popup_block(&app.theme, &format!(" {title} "));
@@ -100,7 +109,10 @@ fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
     let inner = width.saturating_sub(2);
     let mut lines: Vec<Line> = Vec::new();
     if dialog.edited.is_some() {
-        lines.push(Line::from(Span::styled("Edited: this wording replaces the proposed one when you confirm.", theme.warn)));
+        lines.push(Line::from(Span::styled(
+            "Edited: this wording replaces the proposed one when you confirm.",
+            theme.warn,
+        )));
         lines.push(Line::from(""));
     }
     lines.push(Line::from(Span::styled("WebGPT question", theme.header)));

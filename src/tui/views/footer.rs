@@ -28,7 +28,8 @@ pub fn header(app: &App, frame: &mut Frame, area: Rect) {
             (glyph, word, style, count)
         })
         .collect();
-    let running = (!app.live_runs.is_empty()).then(|| format!(" {} {} running ", app.spinner_frame(), app.live_runs.len()));
+    let running =
+        (!app.live_runs.is_empty()).then(|| format!(" {} {} running ", app.spinner_frame(), app.live_runs.len()));
     let full: usize = 11
         + groups.iter().map(|(_, w, _, n)| w.len() + n.to_string().len() + 5).sum::<usize>()
         + running.as_ref().map_or(0, |r| r.chars().count());
@@ -39,7 +40,10 @@ pub fn header(app: &App, frame: &mut Frame, area: Rect) {
         spans.push(Span::styled(text, style));
     }
     if let Some(running) = running {
-        spans.push(Span::styled(if compact { format!(" {} {}", app.spinner_frame(), app.live_runs.len()) } else { running }, theme.running));
+        spans.push(Span::styled(
+            if compact { format!(" {} {}", app.spinner_frame(), app.live_runs.len()) } else { running },
+            theme.running,
+        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.status_bar), area);
 }

@@ -20,7 +20,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
             let room = usize::from(rect.width.saturating_sub(2)).saturating_sub(22).max(10);
             for (i, part) in wrap_words(help, room).into_iter().enumerate() {
                 let keys = if i == 0 { keys.as_str() } else { "" };
-                lines.push(Line::from(vec![Span::styled(format!("  {keys:<19} "), theme.key), Span::styled(part, theme.text)]));
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {keys:<19} "), theme.key),
+                    Span::styled(part, theme.text),
+                ]));
             }
         }
         lines.push(Line::from(""));
@@ -32,8 +35,5 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
     let max = (lines.len() as u16).saturating_sub(rect.height.saturating_sub(2));
     let block = super::dialogs::popup_block(theme, " Keys (Esc closes) ");
     frame.render_widget(Clear, rect);
-    frame.render_widget(
-        Paragraph::new(lines).block(block).style(theme.popup).scroll((scroll.min(max), 0)),
-        rect,
-    );
+    frame.render_widget(Paragraph::new(lines).block(block).style(theme.popup).scroll((scroll.min(max), 0)), rect);
 }

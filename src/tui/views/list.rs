@@ -31,7 +31,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     if app.visible.is_empty() {
-        frame.render_widget(Paragraph::new(Span::styled("No cycle matches the filter (Esc clears it).", theme.muted)), inner);
+        frame.render_widget(
+            Paragraph::new(Span::styled("No cycle matches the filter (Esc clears it).", theme.muted)),
+            inner,
+        );
         return;
     }
     let height = usize::from(inner.height.saturating_sub(1)).max(1);
@@ -72,12 +75,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     } else if medium {
         (
             vec!["Status", "Task space", "Iter", "Age", "Repository#PR"],
-            vec![Constraint::Length(16), Constraint::Fill(2), Constraint::Length(5), Constraint::Length(4), Constraint::Fill(2)],
+            vec![
+                Constraint::Length(16),
+                Constraint::Fill(2),
+                Constraint::Length(5),
+                Constraint::Length(4),
+                Constraint::Fill(2),
+            ],
         )
     } else {
         (vec!["Status", "Task space", "Iter"], vec![Constraint::Length(12), Constraint::Fill(1), Constraint::Length(5)])
     };
-    let header = Row::new(header.into_iter().map(|h| Cell::from(h))).style(theme.header);
+    let header = Row::new(header.into_iter().map(Cell::from)).style(theme.header);
     let table = Table::new(rows, widths).header(header).column_spacing(1);
     frame.render_widget(table, inner);
 }
@@ -86,7 +95,10 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     let running = app.is_running(&entry.path);
     let (glyph, word, style) = status_badge(entry.status(), theme);
     let status = if running {
-        Line::from(vec![Span::styled(format!("{} ", app.spinner_frame()), theme.running), Span::styled("RUNNING", theme.running)])
+        Line::from(vec![
+            Span::styled(format!("{} ", app.spinner_frame()), theme.running),
+            Span::styled("RUNNING", theme.running),
+        ])
     } else if wide || medium {
         Line::from(Span::styled(format!("{glyph} {word}"), style))
     } else {
@@ -142,6 +154,9 @@ fn gauge(iteration: Option<(u32, u32)>, theme: &Theme) -> Line<'static> {
     Line::from(vec![
         Span::styled("▰".repeat(filled as usize), fill_style),
         Span::styled("▱".repeat((cells - filled) as usize), theme.gauge_empty),
-        Span::styled(format!(" {k}/{n}"), if full { theme.gauge_full.add_modifier(Modifier::BOLD) } else { theme.text }),
+        Span::styled(
+            format!(" {k}/{n}"),
+            if full { theme.gauge_full.add_modifier(Modifier::BOLD) } else { theme.text },
+        ),
     ])
 }

@@ -18,7 +18,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     app.log.height.set(body.height.max(1));
     let pane = &app.log;
     if pane.path.is_none() {
-        let text = if app.run_rows().is_empty() { "No run log yet." } else { "Select a run in the Runs tab (3) and press Enter." };
+        let text = if app.run_rows().is_empty() {
+            "No run log yet."
+        } else {
+            "Select a run in the Runs tab (3) and press Enter."
+        };
         frame.render_widget(Paragraph::new(Span::styled(text, theme.muted)), area);
         return;
     }
@@ -56,9 +60,7 @@ fn status_line(app: &App) -> Line<'static> {
     let theme = &app.theme;
     let pane = &app.log;
     let mut spans = vec![Span::styled(format!("{} · ", pane.title), theme.title)];
-    let percent = if pane.window.len == 0 {
-        100
-    } else if pane.window.at_eof {
+    let percent = if pane.window.len == 0 || pane.window.at_eof {
         100
     } else {
         (pane.window.top.saturating_mul(100) / pane.window.len.max(1)).min(99)
@@ -98,7 +100,14 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
-fn render_line(line: &LogLine, query: Option<&str>, current: bool, hscroll: usize, wrap: bool, theme: &Theme) -> Line<'static> {
+fn render_line(
+    line: &LogLine,
+    query: Option<&str>,
+    current: bool,
+    hscroll: usize,
+    wrap: bool,
+    theme: &Theme,
+) -> Line<'static> {
     let base = if is_footer(&line.text) { footer_style(&line.text, theme) } else { theme.text };
     let chars: Vec<char> = line.text.chars().collect();
     let ranges = query.map(|q| highlight_ranges(&line.text, q)).unwrap_or_default();
@@ -138,7 +147,9 @@ fn skip_columns(chars: &[char], columns: usize) -> usize {
 
 /// The runner's section lines: `$ argv`, `[exit N after Ts]`, `[not run] …`.
 fn is_footer(text: &str) -> bool {
-    text.starts_with("$ ") || (text.starts_with('[') && (text.contains(" after ") || text.starts_with("[not run]") || text.starts_with("[... forgeloop")))
+    text.starts_with("$ ")
+        || (text.starts_with('[')
+            && (text.contains(" after ") || text.starts_with("[not run]") || text.starts_with("[... forgeloop")))
 }
 
 fn footer_style(text: &str, theme: &Theme) -> Style {

@@ -91,7 +91,8 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
     }
     let [tabs_area, content] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
     app.hits.tabs.set(tabs_area);
-    let titles: Vec<Line> = Tab::ALL.iter().enumerate().map(|(i, t)| Line::from(format!("{} {}", i + 1, t.title()))).collect();
+    let titles: Vec<Line> =
+        Tab::ALL.iter().enumerate().map(|(i, t)| Line::from(format!("{} {}", i + 1, t.title()))).collect();
     let selected = Tab::ALL.iter().position(|t| *t == app.tab).unwrap_or(0);
     let tabs = Tabs::new(titles)
         .select(selected)
@@ -101,7 +102,8 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(tabs, tabs_area);
     app.detail_height.set(content.height);
     let Some(entry) = app.selected_entry() else {
-        let text = if app.cycles.is_empty() { empty_text(app) } else { vec![Line::from("Select a cycle in the list.")] };
+        let text =
+            if app.cycles.is_empty() { empty_text(app) } else { vec![Line::from("Select a cycle in the list.")] };
         frame.render_widget(Paragraph::new(text).style(theme.muted), content);
         return;
     };
@@ -234,14 +236,24 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 /// A labelled value wrapped to `width` with a hanging indent, so long values stay in their
 /// column: `Goal               first part…` / `                   continued`.
-pub fn wrapped_field<'a>(theme: &Theme, label: &str, pad: usize, value: &str, style: Style, width: u16) -> Vec<Line<'a>> {
+pub fn wrapped_field<'a>(
+    theme: &Theme,
+    label: &str,
+    pad: usize,
+    value: &str,
+    style: Style,
+    width: u16,
+) -> Vec<Line<'a>> {
     let room = usize::from(width).saturating_sub(pad + 1).max(8);
     let mut lines = Vec::new();
     let mut first = true;
     for paragraph in value.split('\n') {
         for piece in wrap_words(paragraph, room) {
             let label = if first { label } else { "" };
-            lines.push(Line::from(vec![Span::styled(format!("{label:<pad$} "), theme.muted), Span::styled(piece, style)]));
+            lines.push(Line::from(vec![
+                Span::styled(format!("{label:<pad$} "), theme.muted),
+                Span::styled(piece, style),
+            ]));
             first = false;
         }
     }

@@ -28,11 +28,16 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         Line::from(""),
     ];
     match &state.repository {
-        None => lines.push(Line::from(Span::styled("Not bound to a repository yet (the first accepted PR binds it).", theme.muted))),
+        None => lines.push(Line::from(Span::styled(
+            "Not bound to a repository yet (the first accepted PR binds it).",
+            theme.muted,
+        ))),
         Some(repo) => {
             let key = repo.to_ascii_lowercase();
             match app.projects.iter().find(|p| p.key == key) {
-                None if !app.projects_loaded => lines.push(Line::from(Span::styled("Reading the registry…", theme.muted))),
+                None if !app.projects_loaded => {
+                    lines.push(Line::from(Span::styled("Reading the registry…", theme.muted)))
+                }
                 None => lines.push(field(theme, "Registry", pad, format!("no record for {key}"), theme.muted)),
                 Some(record) if record.error.is_some() => lines.push(field(
                     theme,
@@ -46,8 +51,12 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                     let state_id = state.project_url.as_deref().and_then(project_id);
                     let conversation_id = state.conversation_url.as_deref().and_then(project_id);
                     let conflict = match (registry_id, state_id, conversation_id) {
-                        (Some(r), Some(s), _) if r != s => Some(format!("the cycle names Project {s}, the registry {r}")),
-                        (Some(r), _, Some(c)) if r != c => Some(format!("the conversation is in Project {c}, the registry says {r}")),
+                        (Some(r), Some(s), _) if r != s => {
+                            Some(format!("the cycle names Project {s}, the registry {r}"))
+                        }
+                        (Some(r), _, Some(c)) if r != c => {
+                            Some(format!("the conversation is in Project {c}, the registry says {r}"))
+                        }
                         _ => None,
                     };
                     match conflict {
@@ -56,7 +65,11 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                             theme,
                             "Registry",
                             pad,
-                            format!("✓ bound to {} ({})", record.project_name.clone().unwrap_or_default(), record.project_url.clone().unwrap_or_default()),
+                            format!(
+                                "✓ bound to {} ({})",
+                                record.project_name.clone().unwrap_or_default(),
+                                record.project_url.clone().unwrap_or_default()
+                            ),
                             theme.ok,
                         )),
                     }
@@ -66,9 +79,15 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             lines.push(Line::from(Span::styled("Sources", theme.header)));
             match app.sources.get(repo) {
                 None => lines.push(Line::from(Span::styled("  reading…", theme.muted))),
-                Some(Sources::Missing) => lines.push(Line::from(Span::styled("  no sources.json for this repository", theme.muted))),
-                Some(Sources::Invalid(e)) => lines.push(Line::from(Span::styled(format!("  sources.json is invalid: {e}"), theme.error))),
-                Some(Sources::Items(items)) if items.is_empty() => lines.push(Line::from(Span::styled("  (empty)", theme.muted))),
+                Some(Sources::Missing) => {
+                    lines.push(Line::from(Span::styled("  no sources.json for this repository", theme.muted)))
+                }
+                Some(Sources::Invalid(e)) => {
+                    lines.push(Line::from(Span::styled(format!("  sources.json is invalid: {e}"), theme.error)))
+                }
+                Some(Sources::Items(items)) if items.is_empty() => {
+                    lines.push(Line::from(Span::styled("  (empty)", theme.muted)))
+                }
                 Some(Sources::Items(items)) => {
                     for item in items {
                         let style = match item.status.as_str() {
@@ -85,7 +104,11 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                                     "  {}{}{}",
                                     item.purpose,
                                     if item.label.is_empty() { String::new() } else { format!(" · {}", item.label) },
-                                    if item.verified.is_empty() { String::new() } else { format!(" · verified {}", item.verified) }
+                                    if item.verified.is_empty() {
+                                        String::new()
+                                    } else {
+                                        format!(" · verified {}", item.verified)
+                                    }
                                 ),
                                 theme.muted,
                             ),

@@ -34,7 +34,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         let text = if app.projects_loaded {
             vec![
                 Line::from(Span::styled("The registry has no records.", theme.muted)),
-                Line::from(Span::styled("Bind one with `forgeloop project bind --repository OWNER/REPO …`.", theme.muted)),
+                Line::from(Span::styled(
+                    "Bind one with `forgeloop project bind --repository OWNER/REPO …`.",
+                    theme.muted,
+                )),
             ]
         } else {
             vec![Line::from(Span::styled("Reading the registry…", theme.muted))]
@@ -54,7 +57,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let bound = app
                 .cycles
                 .iter()
-                .filter(|c| c.state.as_ref().and_then(|s| s.repository.as_deref()).is_some_and(|r| r.eq_ignore_ascii_case(&record.key)))
+                .filter(|c| {
+                    c.state
+                        .as_ref()
+                        .and_then(|s| s.repository.as_deref())
+                        .is_some_and(|r| r.eq_ignore_ascii_case(&record.key))
+                })
                 .count();
             let (check, style) = match (&record.error, conflict(app, record)) {
                 (Some(e), _) => (format!("✗ invalid: {e}"), theme.error),
@@ -72,6 +80,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         })
         .collect();
     let header = Row::new(["Repository", "Project", "URL", "Cycles", "Check"]).style(theme.header);
-    let widths = [Constraint::Fill(2), Constraint::Fill(2), Constraint::Fill(3), Constraint::Length(6), Constraint::Fill(3)];
+    let widths =
+        [Constraint::Fill(2), Constraint::Fill(2), Constraint::Fill(3), Constraint::Length(6), Constraint::Fill(3)];
     frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), inner);
 }

@@ -16,7 +16,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if rows.is_empty() {
         let text = vec![
             Line::from(Span::styled("No test run yet.", theme.muted)),
-            Line::from(Span::styled("Runs appear here when the coordinator tests a PR (forge --pr) or you rerun (r).", theme.muted)),
+            Line::from(Span::styled(
+                "Runs appear here when the coordinator tests a PR (forge --pr) or you rerun (r).",
+                theme.muted,
+            )),
         ];
         frame.render_widget(Paragraph::new(text), area);
         return;
