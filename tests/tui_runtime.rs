@@ -93,3 +93,16 @@ async fn a_live_log_is_followed_as_it_grows_and_after_it_shrinks() {
         .await;
     assert_eq!(runtime.app.log.window.lines[0].text, "$ pytest -q");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_home_created_after_start_is_picked_up() {
+    // Nothing exists yet: the watcher stands on the nearest existing ancestor, and files
+    // written before a directory's own watch is in place are still found.
+    let fx = Fixture::new();
+    let mut runtime = new_runtime(&fx);
+    until(&mut runtime, "the first discovery", |app| app.discovered).await;
+    for i in 0..3 {
+        fx.start(&format!("late-{i}"), false, 5);
+    }
+    until(&mut runtime, "the cycles created after start", |app| app.cycles.len() == 3).await;
+}

@@ -260,11 +260,12 @@ impl<B: Backend> Runtime<B> {
                 };
                 self.apply(action).await;
             }
-            Msg::Watch(Raw::Paths(paths)) => {
+            Msg::Watch(Raw::Paths(mut paths)) => {
                 if let Some(watcher) = &mut self.watcher
                     && watcher.affects(&paths)
                 {
-                    watcher.reconcile();
+                    // Directories that just appeared may already hold files: look at them.
+                    paths.extend(watcher.reconcile());
                     let (dirs, problems) = (watcher.watched(), watcher.problems().to_vec());
                     self.apply(Action::Watching { dirs, problems }).await;
                 }
@@ -362,9 +363,12 @@ impl<B: Backend> Runtime<B> {
                 }
                 Effect::Watch(dirs) => {
                     if let Some(watcher) = &mut self.watcher {
-                        watcher.set(dirs);
+                        let appeared = watcher.set(dirs);
                         let (dirs, problems) = (watcher.watched(), watcher.problems().to_vec());
                         self.send(Action::Watching { dirs, problems });
+                        if !appeared.is_empty() {
+                            self.send(Action::FilesChanged(appeared));
+                        }
                     }
                 }
                 Effect::Log(request) => self.log.send(request),

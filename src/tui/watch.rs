@@ -62,10 +62,11 @@ impl DirWatcher {
         })
     }
 
-    /// Watches exactly `dirs` (plus ancestors standing in for missing ones).
-    pub fn set(&mut self, dirs: Vec<WatchDir>) {
+    /// Watches exactly `dirs` (plus ancestors standing in for missing ones). Returns the
+    /// directories that were missing and now exist (see [`DirWatcher::reconcile`]).
+    pub fn set(&mut self, dirs: Vec<WatchDir>) -> Vec<PathBuf> {
         self.desired = dirs;
-        self.reconcile();
+        self.reconcile()
     }
 
     /// Whether a batch may have created or removed a directory we care about.
@@ -73,9 +74,12 @@ impl DirWatcher {
         paths.iter().any(|p| self.active.contains_key(p) || self.pending.iter().any(|d| d.starts_with(p)))
     }
 
-    pub fn reconcile(&mut self) {
+    /// Brings the watches in line with the desired directories. Returns the desired
+    /// directories that were missing before and exist now: files created in them before
+    /// their watch was added raised no event, so the caller must look at them once.
+    pub fn reconcile(&mut self) -> Vec<PathBuf> {
         let mut target: BTreeMap<PathBuf, bool> = BTreeMap::new();
-        self.pending.clear();
+        let was_pending = std::mem::take(&mut self.pending);
         for dir in &self.desired {
             if dir.path.is_dir() {
                 let slot = target.entry(dir.path.clone()).or_insert(false);
@@ -106,6 +110,7 @@ impl DirWatcher {
                 Err(err) => self.problems.push(format!("{}: {err}", path.display())),
             }
         }
+        was_pending.into_iter().filter(|p| !self.pending.contains(p) && self.active.contains_key(p)).collect()
     }
 
     pub fn watched(&self) -> usize {
