@@ -14,3 +14,4 @@ pub mod redact;
 pub mod registry;
 pub mod runner;
 pub mod store;
+pub mod tui;

@@ -79,6 +79,8 @@ pub enum Command {
     /// Test infrastructure: serve the GitHub emulator on 127.0.0.1 (tests and the demo only)
     #[command(hide = true)]
     GithubEmulator(EmulatorArgs),
+    /// The control room: watch every cycle live, confirm briefs, rerun, abort, unblock, extend
+    Tui(TuiArgs),
 }
 
 #[derive(Debug, Args)]
@@ -268,4 +270,17 @@ pub struct ExtendArgs {
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct TuiArgs {
+    /// Also watch state files in DIR (repeatable; config tui.watch adds more)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Vec<PathBuf>,
+    /// Theme: dark, light, high-contrast, or a TOML file [default: config tui.theme, else dark]
+    #[arg(long, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
+    /// Enable mouse support (click to select, wheel to scroll)
+    #[arg(long)]
+    pub mouse: bool,
 }

@@ -62,16 +62,25 @@ fn git_check() -> Check {
 /// The directory exists (or can be created) and a file can be written in it.
 fn dir_check(name: &'static str, dir: &Path) -> Check {
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    let result = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&probe, b"ok")).and_then(|_| std::fs::remove_file(&probe));
+    let result = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&probe, b"ok"))
+        .and_then(|_| std::fs::remove_file(&probe));
     match result {
         Ok(()) => ok(name, format!("{} is writable", dir.display())),
-        Err(err) => problem(name, format!("{}: {err}", dir.display()), "fix the permissions, or choose another directory with --home / FORGELOOP_HOME"),
+        Err(err) => problem(
+            name,
+            format!("{}: {err}", dir.display()),
+            "fix the permissions, or choose another directory with --home / FORGELOOP_HOME",
+        ),
     }
 }
 
 fn registry_check(ctx: &Ctx) -> Check {
     if !ctx.registry.exists() {
-        return ok("registry", format!("{} does not exist yet (created by the first `project bind`)", ctx.registry.display()));
+        return ok(
+            "registry",
+            format!("{} does not exist yet (created by the first `project bind`)", ctx.registry.display()),
+        );
     }
     let records = Registry::new(ctx.registry.clone()).list();
     match records {
@@ -81,10 +90,18 @@ fn registry_check(ctx: &Ctx) -> Check {
             if invalid == 0 {
                 ok("registry", detail)
             } else {
-                problem("registry", detail, "run `forgeloop project list` to see the invalid records and fix or unbind them")
+                problem(
+                    "registry",
+                    detail,
+                    "run `forgeloop project list` to see the invalid records and fix or unbind them",
+                )
             }
         }
-        Err(err) => problem("registry", err.to_string(), "check --registry / FORGELOOP_REGISTRY and the directory's permissions"),
+        Err(err) => problem(
+            "registry",
+            err.to_string(),
+            "check --registry / FORGELOOP_REGISTRY and the directory's permissions",
+        ),
     }
 }
 
@@ -124,7 +141,9 @@ fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
                 _ => ok("rate_limit", "not reported"),
             });
         }
-        Err(err) => checks.push(problem("github", err.to_string(), "see the message; `forgeloop doctor` again after fixing")),
+        Err(err) => {
+            checks.push(problem("github", err.to_string(), "see the message; `forgeloop doctor` again after fixing"))
+        }
     }
     checks
 }

@@ -63,8 +63,11 @@ pub fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartReques
     let private = !args.public;
     let net = net::connect(&mut ctx)?;
     let repo = net.runtime.block_on(net.engine.github.create_repository(args.owner.as_deref(), &name, private))?;
-    request.new_repository =
-        Some(NewRepository { repository: repo.full_name.full_name(), html_url: repo.html_url.clone(), private: repo.private });
+    request.new_repository = Some(NewRepository {
+        repository: repo.full_name.full_name(),
+        html_url: repo.html_url.clone(),
+        private: repo.private,
+    });
     let started = start::start(&ctx, request)?;
     Ok(output::json(&ctx.redactor, &started.state))
 }

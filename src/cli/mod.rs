@@ -60,22 +60,8 @@ fn user_home() -> Option<PathBuf> {
     env_path("HOME")
 }
 
-/// The token in use and credential-like environment values are masked everywhere; `token`
-/// adds one discovered elsewhere (`gh auth token`, a token command).
 pub(crate) fn redactor_with_token(token: Option<&str>) -> Redactor {
-    let mut builder = Redactor::builder().env_vars(std::env::vars());
-    for name in ["GH_TOKEN", "GITHUB_TOKEN"] {
-        if let Ok(token) = std::env::var(name) {
-            builder = builder.known_value("github-token", &token);
-        }
-    }
-    if let Some(token) = token {
-        builder = builder.known_value("github-token", token);
-    }
-    if let Some(home) = user_home() {
-        builder = builder.home_dir(&home);
-    }
-    builder.build()
+    crate::cycle::context::process_redactor(token)
 }
 
 fn xdg(var: &str, fallback: &str) -> Result<PathBuf> {
@@ -217,6 +203,11 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             Ok(output::json(r, &actions::extend(ctx, &paths, args.by)?.state))
         }
         Command::Project(args) => project::run(ctx, args),
+        Command::Tui(args) => {
+            let opts = crate::tui::TuiOptions { dirs: args.dir, theme: args.theme, mouse: args.mouse };
+            crate::tui::run(ctx.clone(), opts).map_err(|e| Error::Invalid(e.to_string()))?;
+            Ok(0)
+        }
         Command::Completions(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
             Ok(0)

@@ -7,7 +7,6 @@ use tokio::sync::watch;
 use crate::cycle::Ctx;
 use crate::cycle::pr_test::Engine;
 use crate::error::{Error, Result};
-use crate::github::{token, web_host_for};
 
 pub struct Net {
     pub runtime: Runtime,
@@ -26,16 +25,9 @@ pub fn runtime() -> Result<Runtime> {
 /// Discovers the token, adds it to the redactor, and builds the client.
 pub fn connect(ctx: &mut Ctx) -> Result<Net> {
     let runtime = runtime()?;
-    let web_host = web_host_for(&ctx.github_api)?;
-    let found = token::discover(&|name| std::env::var(name).ok(), &web_host, ctx.config.github.token_command.as_deref());
-    let token_source = found.as_ref().map(|t| t.source);
-    let token = found.map(|t| t.value);
-    if let Some(value) = &token {
-        ctx.redactor = super::redactor_with_token(Some(value));
-    }
-    let engine = {
+    let (engine, token_source) = {
         let _entered = runtime.enter();
-        Engine::connect(&ctx.github_api, token)?
+        Engine::discover(ctx)?
     };
     Ok(Net { runtime, engine, token_source })
 }

@@ -15,9 +15,9 @@ const MAX_EXPLAIN_BYTES: u64 = 256 * 1024 * 1024;
 
 pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<i32> {
     let mut input: Box<dyn Read> = match &args.file {
-        Some(path) => Box::new(
-            std::fs::File::open(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?,
-        ),
+        Some(path) => {
+            Box::new(std::fs::File::open(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?)
+        }
         None => Box::new(io::stdin().lock()),
     };
     if args.explain {

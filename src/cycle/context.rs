@@ -33,6 +33,25 @@ impl Clock for FixedClock {
     }
 }
 
+/// The redactor of a forgeloop process: the GitHub token in use (from the environment, or
+/// `token` when it was discovered elsewhere), every credential-like environment value, and the
+/// user's home directory.
+pub fn process_redactor(token: Option<&str>) -> Redactor {
+    let mut builder = Redactor::builder().env_vars(std::env::vars());
+    for name in ["GH_TOKEN", "GITHUB_TOKEN"] {
+        if let Ok(value) = std::env::var(name) {
+            builder = builder.known_value("github-token", &value);
+        }
+    }
+    if let Some(value) = token {
+        builder = builder.known_value("github-token", value);
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        builder = builder.home_dir(std::path::Path::new(&home));
+    }
+    builder.build()
+}
+
 #[derive(Clone)]
 pub struct Ctx {
     pub home: Home,

@@ -37,8 +37,30 @@ pub struct Engine {
 impl Engine {
     /// Needs a tokio runtime (octocrab's client is built on it).
     pub fn connect(api_base: &str, token: Option<String>) -> Result<Engine> {
-        let github = GithubClient::new(GithubConfig { api_base: api_base.to_owned(), token: token.clone(), ..GithubConfig::default() })?;
+        let github = GithubClient::new(GithubConfig {
+            api_base: api_base.to_owned(),
+            token: token.clone(),
+            ..GithubConfig::default()
+        })?;
         Ok(Engine { github, token })
+    }
+
+    /// Finds the token (SPEC §2 order), makes `ctx`'s redactor mask it, and connects to
+    /// `ctx.github_api`. Returns where the token came from. May run `gh auth token` (blocking,
+    /// bounded by a short timeout); needs a tokio runtime.
+    pub fn discover(ctx: &mut Ctx) -> Result<(Engine, Option<&'static str>)> {
+        let web_host = crate::github::web_host_for(&ctx.github_api)?;
+        let found = crate::github::token::discover(
+            &|name| std::env::var(name).ok(),
+            &web_host,
+            ctx.config.github.token_command.as_deref(),
+        );
+        let source = found.as_ref().map(|t| t.source);
+        let token = found.map(|t| t.value);
+        if token.is_some() {
+            ctx.redactor = super::context::process_redactor(token.as_deref());
+        }
+        Ok((Engine::connect(&ctx.github_api, token)?, source))
     }
 }
 
@@ -162,7 +184,11 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         Err(err) => return infra_failure(ctx, paths, &before, state, &pr, &opts, err),
     };
 
-    let marker = Marker { task_space: Some(state.task_space.clone()), iteration: Some(iteration), head_sha: pull.head_sha.clone() };
+    let marker = Marker {
+        task_space: Some(state.task_space.clone()),
+        iteration: Some(iteration),
+        head_sha: pull.head_sha.clone(),
+    };
     let log_hint = format!("`{log_rel}` of cycle `{}`", paths.stem);
     let mut report = build_report(ctx, &pull, &done.outcome, &marker, Some(&log_hint), done.environment.clone());
     report.log_path = Some(log_rel.clone());
@@ -287,7 +313,9 @@ async fn execute(
     }
     let checkout = match prepared {
         Ok(checkout) => checkout,
-        Err(CheckoutError::Cancelled) => return Ok(Executed::Cancelled("the run was cancelled during the fetch".into())),
+        Err(CheckoutError::Cancelled) => {
+            return Ok(Executed::Cancelled("the run was cancelled during the fetch".into()));
+        }
         Err(err) => return Err(Error::Checkout(err)),
     };
 
@@ -370,7 +398,8 @@ async fn publish(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, state: CycleSta
     };
     let repo = RepoName::parse(&report.repository)?;
     let body = ctx.redactor.redact(&report.comment_markdown).into_owned();
-    let marker = Marker::find(&body).ok_or_else(|| Error::Invalid("the report's comment has no forgeloop marker".into()))?;
+    let marker =
+        Marker::find(&body).ok_or_else(|| Error::Invalid("the report's comment has no forgeloop marker".into()))?;
     let result = engine.github.publish_comment(&repo, report.pull_request, &marker, &body).await;
     let before = state.clone();
     let mut state = state;
@@ -383,7 +412,8 @@ async fn publish(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, state: CycleSta
             if let Some(last) = state.history.last_mut() {
                 last.comment_url = Some(published.comment.html_url.clone());
             }
-            let data = json!({"url": published.comment.html_url, "created": published.created, "iteration": marker.iteration});
+            let data =
+                json!({"url": published.comment.html_url, "created": published.created, "iteration": marker.iteration});
             (NewEvent::new("comment_published", Actor::System, data), true)
         }
         Err(err) => {
@@ -445,8 +475,14 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
         return Err(Error::Invalid(format!("{pr} is {why}; forgeloop only tests open pull requests")));
     }
     let stamp = ctx.clock.now().format("%Y%m%dT%H%M%SZ");
-    let name = format!("{}-{}-{}-{}-{stamp}", pull.repository.owner(), pull.repository.name(), pull.number, &pull.head_sha[..12])
-        .to_ascii_lowercase();
+    let name = format!(
+        "{}-{}-{}-{}-{stamp}",
+        pull.repository.owner(),
+        pull.repository.name(),
+        pull.number,
+        &pull.head_sha[..12]
+    )
+    .to_ascii_lowercase();
     let log_path: PathBuf = ctx.home.root().join("tests").join(format!("{name}.log"));
     let mut opts = RunOptions::new(req.pr.clone(), Actor::Agent);
     opts.submodules = req.submodules;

@@ -9,8 +9,10 @@ use octocrab::Octocrab;
 use serde_json::json;
 
 use super::errors::GithubError;
-use super::model::{Access, CheckSummary, Comment, Published, PullInfo, RepoInfo, User, WireCheckRuns, WireComment, WirePull, WireRepo,
-    WireUser,};
+use super::model::{
+    Access, CheckSummary, Comment, Published, PullInfo, RepoInfo, User, WireCheckRuns, WireComment, WirePull, WireRepo,
+    WireUser,
+};
 use super::transport::{Call, Reply, Transport};
 use crate::domain::pr_ref::{self, GITHUB_WEB_HOST, RepoName};
 use crate::domain::report::normalize_sha;

@@ -17,6 +17,9 @@ fn holder_text(pid: &Option<u32>) -> String {
     pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
 }
 
+/// How often a lock apparently held by this process is retried (10 ms apart).
+const SELF_RETRIES: u32 = 30;
+
 /// Held for the whole mutation; released on drop. The lock file itself is never deleted
 /// (deleting it would let two processes lock two different inodes).
 #[derive(Debug)]
@@ -26,21 +29,34 @@ pub struct FileLock {
 }
 
 impl FileLock {
-    /// Takes the lock or fails at once with the holder's pid; never waits.
+    /// Takes the lock or fails at once with the holder's pid; never waits for another process.
+    ///
+    /// One exception: when the holder is this very process, the lock may only look held
+    /// because a thread just forked a child that still carries a copy of a released lock's
+    /// descriptor until it execs. That window is short, so it is retried briefly.
     pub fn try_acquire(path: &Path) -> Result<FileLock, LockError> {
+        let mut attempts = 0;
+        loop {
+            match FileLock::try_once(path) {
+                Err(LockError::Busy { pid: Some(pid), .. }) if pid == std::process::id() && attempts < SELF_RETRIES => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_once(path: &Path) -> Result<FileLock, LockError> {
         let io_err = |source| LockError::Io { path: path.to_path_buf(), source };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io_err)?;
         }
-        let mut file =
-            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io_err)?;
+        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io_err)?;
         match file.try_lock() {
             Ok(()) => {
                 // Best effort: the pid is only informational for CYCLE_BUSY messages.
-                let _ = file
-                    .set_len(0)
-                    .and_then(|_| file.seek(SeekFrom::Start(0)))
-                    .and_then(|_| write!(file, "{}", std::process::id()));
+                let _ = file.set_len(0).and_then(|_| file.seek(SeekFrom::Start(0))).and_then(|_| write!(file, "{}", std::process::id()));
                 Ok(FileLock { _file: file, path: path.to_path_buf() })
             }
             Err(TryLockError::WouldBlock) => {

@@ -1,0 +1,58 @@
+//! Effect handlers that reach outside the process: the rerun and the browser.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::cycle::Ctx;
+use crate::store::layout::CyclePaths;
+
+/// Runs the tests of a cycle again (SPEC §6.3): same code path as `forge --pr` with the
+/// cycle's stored PR and commands, re-resolving the PR's current head; counts as an
+/// iteration; writes the live log `NAME.d/runs/<iteration>-<sha12>.log` (the Log tab follows
+/// it); stops the process group when `cancel` becomes `true`. Returns a one-line summary.
+pub async fn run_rerun(ctx: Ctx, paths: CyclePaths, cancel: watch::Receiver<bool>) -> Result<String, String> {
+    let mut ctx = ctx;
+    // Token discovery may run `gh auth token`: keep it off the async workers.
+    let (ctx, engine) = tokio::task::spawn_blocking(move || {
+        crate::cycle::pr_test::Engine::discover(&mut ctx).map(|(engine, _)| (ctx, engine))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
+    let outcome = crate::cycle::pr_test::rerun(&ctx, &engine, &paths, cancel)
+        .await
+        .map_err(|e| ctx.redactor.redact(&e.to_string()).into_owned())?;
+    let state = &outcome.saved.state;
+    Ok(match &outcome.report {
+        Some(report) => {
+            format!("{} at iteration {} ({})", report.status.as_str(), state.iteration, &report.head_sha[..12])
+        }
+        None => format!("nothing ran: the cycle is {}", state.status),
+    })
+}
+
+/// Opens a URL with the platform opener, detached; an error says why so the URL can be shown.
+pub async fn open_url(url: &str) -> Result<(), String> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(format!("refusing to open {url:?}: not an http(s) URL"));
+    }
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let mut child = Command::new(opener)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {opener}: {e}"))?;
+    let waited = tokio::time::timeout(Duration::from_secs(5), tokio::task::spawn_blocking(move || child.wait())).await;
+    match waited {
+        Ok(Ok(Ok(status))) if status.success() => Ok(()),
+        Ok(Ok(Ok(status))) => Err(format!("{opener} failed ({status})")),
+        Ok(Ok(Err(e))) => Err(format!("{opener}: {e}")),
+        Ok(Err(e)) => Err(e.to_string()),
+        // Still running: it launched something; the child is reaped by the blocking task.
+        Err(_) => Ok(()),
+    }
+}

@@ -1,0 +1,589 @@
+//! The one keymap. Keys resolve to commands through it, and both the footer hints and the `?`
+//! help overlay are generated from it, so what is shown is always what works.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// Where the keyboard is: the top popup, an input line, or the focused view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    Global,
+    List,
+    /// Actions on the selected cycle (list and detail).
+    Cycle,
+    Detail,
+    Runs,
+    Log,
+    Projects,
+    FilterInput,
+    SearchInput,
+    ConfirmBrief,
+    YesNo,
+    TextInput,
+    Help,
+    Message,
+}
+
+impl Context {
+    pub fn title(self) -> &'static str {
+        match self {
+            Context::Global => "Everywhere",
+            Context::List => "Cycle list",
+            Context::Cycle => "Selected cycle",
+            Context::Detail => "Detail tabs",
+            Context::Runs => "Runs tab",
+            Context::Log => "Log tab",
+            Context::Projects => "Projects view",
+            Context::FilterInput => "Filter input",
+            Context::SearchInput => "Log search input",
+            Context::ConfirmBrief => "Confirm-brief dialog",
+            Context::YesNo => "Confirmation dialog",
+            Context::TextInput => "Input dialog",
+            Context::Help => "Help",
+            Context::Message => "Message",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cmd {
+    Quit,
+    Help,
+    Suspend,
+    Projects,
+    SwitchFocus,
+    Zoom,
+    Tab(u8),
+    PrevTab,
+    NextTab,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Left,
+    Right,
+    Back,
+    Open,
+    Filter,
+    NextAttention,
+    ConfirmBrief,
+    Rerun,
+    CancelRun,
+    Abort,
+    Unblock,
+    Extend,
+    CopyOutbox,
+    OpenPr,
+    OpenConversation,
+    Follow,
+    Wrap,
+    Search,
+    NextMatch,
+    PrevMatch,
+    FirstError,
+    Yes,
+    No,
+    Edit,
+    Submit,
+    Cancel,
+    Backspace,
+    Insert(char),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeySpec {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+const fn k(c: char) -> KeySpec {
+    KeySpec { code: KeyCode::Char(c), mods: KeyModifiers::NONE }
+}
+const fn ctrl(c: char) -> KeySpec {
+    KeySpec { code: KeyCode::Char(c), mods: KeyModifiers::CONTROL }
+}
+const fn code(code: KeyCode) -> KeySpec {
+    KeySpec { code, mods: KeyModifiers::NONE }
+}
+
+impl KeySpec {
+    fn matches(&self, key: &KeyEvent) -> bool {
+        let mods = match key.code {
+            // The shifted character already says Shift ('G', '?', '+').
+            KeyCode::Char(_) => key.modifiers - KeyModifiers::SHIFT,
+            KeyCode::BackTab => KeyModifiers::NONE,
+            _ => key.modifiers,
+        };
+        let code = match key.code {
+            KeyCode::BackTab => KeyCode::Tab,
+            other => other,
+        };
+        code == self.code && mods == self.mods
+    }
+
+    pub fn label(&self) -> String {
+        let base = match self.code {
+            KeyCode::Char(' ') => "Space".to_owned(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::Left => "←".into(),
+            KeyCode::Right => "→".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::Backspace => "Bksp".into(),
+            other => format!("{other:?}"),
+        };
+        if self.mods.contains(KeyModifiers::CONTROL) { format!("Ctrl-{base}") } else { base }
+    }
+}
+
+pub struct Binding {
+    pub contexts: &'static [Context],
+    pub keys: &'static [KeySpec],
+    pub cmd: Cmd,
+    /// Short label for the footer; empty keeps the binding out of the footer.
+    pub hint: &'static str,
+    pub help: &'static str,
+}
+
+use Context as C;
+
+const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Help, C::ConfirmBrief];
+
+pub static BINDINGS: &[Binding] = &[
+    // Popups first: they are modal.
+    Binding {
+        contexts: &[C::ConfirmBrief],
+        keys: &[k('y'), code(KeyCode::Enter)],
+        cmd: Cmd::Yes,
+        hint: "confirm",
+        help: "Confirm the brief (journaled as you, via tui); the prompt is issued",
+    },
+    Binding {
+        contexts: &[C::ConfirmBrief],
+        keys: &[k('e')],
+        cmd: Cmd::Edit,
+        hint: "edit in $EDITOR",
+        help: "Edit the question and brief in $EDITOR; re-validated on return",
+    },
+    Binding {
+        contexts: &[C::ConfirmBrief, C::YesNo, C::TextInput, C::Message],
+        keys: &[code(KeyCode::Esc)],
+        cmd: Cmd::Cancel,
+        hint: "cancel",
+        help: "Close without changing anything",
+    },
+    Binding { contexts: &[C::ConfirmBrief, C::YesNo], keys: &[k('n')], cmd: Cmd::No, hint: "", help: "No" },
+    Binding {
+        contexts: &[C::YesNo],
+        keys: &[k('y'), code(KeyCode::Enter)],
+        cmd: Cmd::Yes,
+        hint: "yes",
+        help: "Yes, do it",
+    },
+    Binding {
+        contexts: &[C::TextInput, C::FilterInput, C::SearchInput],
+        keys: &[code(KeyCode::Enter)],
+        cmd: Cmd::Submit,
+        hint: "apply",
+        help: "Apply the input",
+    },
+    Binding {
+        contexts: &[C::FilterInput, C::SearchInput],
+        keys: &[code(KeyCode::Esc)],
+        cmd: Cmd::Cancel,
+        hint: "clear",
+        help: "Clear and leave the input",
+    },
+    Binding {
+        contexts: &[C::TextInput, C::FilterInput, C::SearchInput],
+        keys: &[code(KeyCode::Backspace)],
+        cmd: Cmd::Backspace,
+        hint: "",
+        help: "Delete a character",
+    },
+    Binding {
+        contexts: &[C::Message],
+        keys: &[code(KeyCode::Enter), k('q')],
+        cmd: Cmd::Cancel,
+        hint: "close",
+        help: "Close the message",
+    },
+    Binding {
+        contexts: &[C::Message],
+        keys: &[k('y')],
+        cmd: Cmd::CopyOutbox,
+        hint: "copy",
+        help: "Copy the shown text to the clipboard (OSC 52)",
+    },
+    Binding {
+        contexts: &[C::Help],
+        keys: &[code(KeyCode::Esc), k('?'), k('q')],
+        cmd: Cmd::Cancel,
+        hint: "close",
+        help: "Close help",
+    },
+    // Movement.
+    Binding { contexts: MOVE, keys: &[k('j'), code(KeyCode::Down)], cmd: Cmd::Down, hint: "", help: "Move down" },
+    Binding { contexts: MOVE, keys: &[k('k'), code(KeyCode::Up)], cmd: Cmd::Up, hint: "", help: "Move up" },
+    Binding {
+        contexts: MOVE,
+        keys: &[code(KeyCode::PageDown), ctrl('d'), ctrl('f')],
+        cmd: Cmd::PageDown,
+        hint: "",
+        help: "Page down",
+    },
+    Binding {
+        contexts: MOVE,
+        keys: &[code(KeyCode::PageUp), ctrl('u'), ctrl('b')],
+        cmd: Cmd::PageUp,
+        hint: "",
+        help: "Page up",
+    },
+    Binding { contexts: MOVE, keys: &[k('g'), code(KeyCode::Home)], cmd: Cmd::Top, hint: "", help: "Go to the top" },
+    Binding {
+        contexts: MOVE,
+        keys: &[k('G'), code(KeyCode::End)],
+        cmd: Cmd::Bottom,
+        hint: "",
+        help: "Go to the bottom (Log: end of file)",
+    },
+    Binding {
+        contexts: &[C::Log],
+        keys: &[k('h'), code(KeyCode::Left)],
+        cmd: Cmd::Left,
+        hint: "",
+        help: "Scroll left (when not wrapping)",
+    },
+    Binding {
+        contexts: &[C::Log],
+        keys: &[k('l'), code(KeyCode::Right)],
+        cmd: Cmd::Right,
+        hint: "",
+        help: "Scroll right (when not wrapping)",
+    },
+    // List.
+    Binding {
+        contexts: &[C::List],
+        keys: &[k('/')],
+        cmd: Cmd::Filter,
+        hint: "filter",
+        help: "Filter cycles by name, status, repository or PR",
+    },
+    Binding {
+        contexts: &[C::List],
+        keys: &[k('n')],
+        cmd: Cmd::NextAttention,
+        hint: "next needing you",
+        help: "Jump to the next cycle that needs a person",
+    },
+    Binding {
+        contexts: &[C::List],
+        keys: &[code(KeyCode::Enter)],
+        cmd: Cmd::Open,
+        hint: "",
+        help: "Open the selected cycle's detail",
+    },
+    Binding { contexts: &[C::List], keys: &[code(KeyCode::Esc)], cmd: Cmd::Back, hint: "", help: "Clear the filter" },
+    // Log.
+    Binding {
+        contexts: &[C::Log],
+        keys: &[k('/')],
+        cmd: Cmd::Search,
+        hint: "search",
+        help: "Search the log (smart case)",
+    },
+    Binding { contexts: &[C::Log], keys: &[k('n')], cmd: Cmd::NextMatch, hint: "next", help: "Next match" },
+    Binding { contexts: &[C::Log], keys: &[k('N')], cmd: Cmd::PrevMatch, hint: "prev", help: "Previous match" },
+    Binding {
+        contexts: &[C::Log],
+        keys: &[k('e')],
+        cmd: Cmd::FirstError,
+        hint: "first error",
+        help: "Jump to the first error line (error, FAILED, panicked, Traceback, non-zero exit)",
+    },
+    Binding {
+        contexts: &[C::Log],
+        keys: &[k('f')],
+        cmd: Cmd::Follow,
+        hint: "follow",
+        help: "Follow the end of the log as it grows",
+    },
+    Binding { contexts: &[C::Log], keys: &[k('w')], cmd: Cmd::Wrap, hint: "wrap", help: "Toggle line wrapping" },
+    // Runs.
+    Binding {
+        contexts: &[C::Runs],
+        keys: &[code(KeyCode::Enter)],
+        cmd: Cmd::Open,
+        hint: "show log",
+        help: "Show the selected run's log",
+    },
+    // Detail.
+    Binding {
+        contexts: &[C::Detail],
+        keys: &[code(KeyCode::Esc)],
+        cmd: Cmd::Back,
+        hint: "back",
+        help: "Back to the cycle list",
+    },
+    Binding { contexts: &[C::Detail], keys: &[code(KeyCode::Left)], cmd: Cmd::PrevTab, hint: "", help: "Previous tab" },
+    Binding { contexts: &[C::Detail], keys: &[code(KeyCode::Right)], cmd: Cmd::NextTab, hint: "", help: "Next tab" },
+    // Actions on the selected cycle.
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('c')],
+        cmd: Cmd::ConfirmBrief,
+        hint: "confirm brief",
+        help: "Review and confirm a brief awaiting confirmation",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('r')],
+        cmd: Cmd::Rerun,
+        hint: "rerun",
+        help: "Rerun the tests at the PR's current head (AWAITING_WEBGPT_FIX; READY_TO_MERGE as an override)",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('x')],
+        cmd: Cmd::CancelRun,
+        hint: "cancel run",
+        help: "Cancel the rerun started here",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('a')],
+        cmd: Cmd::Abort,
+        hint: "abort",
+        help: "Abort the cycle for good (asks for a reason)",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('u')],
+        cmd: Cmd::Unblock,
+        hint: "unblock",
+        help: "Lift a BLOCKED_* status",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('+')],
+        cmd: Cmd::Extend,
+        hint: "extend cap",
+        help: "Raise the iteration cap",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('y')],
+        cmd: Cmd::CopyOutbox,
+        hint: "copy message",
+        help: "Copy the message to send (outbox) to the clipboard (OSC 52)",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('o')],
+        cmd: Cmd::OpenPr,
+        hint: "open PR",
+        help: "Open the PR in the browser",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('O')],
+        cmd: Cmd::OpenConversation,
+        hint: "",
+        help: "Open the ChatGPT conversation in the browser",
+    },
+    // Tabs and screens.
+    Binding {
+        contexts: &[C::List, C::Detail],
+        keys: &[code(KeyCode::Tab)],
+        cmd: Cmd::SwitchFocus,
+        hint: "",
+        help: "Switch focus between the list and the detail",
+    },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('1')], cmd: Cmd::Tab(0), hint: "", help: "Brief tab" },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('2')], cmd: Cmd::Tab(1), hint: "", help: "Conversation tab" },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('3')], cmd: Cmd::Tab(2), hint: "", help: "Runs tab" },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('4')], cmd: Cmd::Tab(3), hint: "", help: "Log tab" },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('5')], cmd: Cmd::Tab(4), hint: "", help: "Project tab" },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('[')], cmd: Cmd::PrevTab, hint: "", help: "Previous tab" },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k(']')], cmd: Cmd::NextTab, hint: "", help: "Next tab" },
+    Binding {
+        contexts: &[C::List, C::Detail],
+        keys: &[k('z')],
+        cmd: Cmd::Zoom,
+        hint: "",
+        help: "Zoom the focused pane to the full screen",
+    },
+    Binding {
+        contexts: &[C::Projects],
+        keys: &[code(KeyCode::Esc), k('p')],
+        cmd: Cmd::Projects,
+        hint: "back",
+        help: "Back to the cycles",
+    },
+    Binding {
+        contexts: &[C::Projects],
+        keys: &[k('o'), code(KeyCode::Enter)],
+        cmd: Cmd::Open,
+        hint: "open Project",
+        help: "Open the selected Project in the browser",
+    },
+    Binding {
+        contexts: &[C::Global],
+        keys: &[k('p')],
+        cmd: Cmd::Projects,
+        hint: "projects",
+        help: "Show the Project registry",
+    },
+    Binding { contexts: &[C::Global], keys: &[k('?')], cmd: Cmd::Help, hint: "help", help: "Show this help" },
+    Binding {
+        contexts: &[C::Global],
+        keys: &[ctrl('z')],
+        cmd: Cmd::Suspend,
+        hint: "",
+        help: "Suspend to the shell (resume with fg)",
+    },
+    Binding {
+        contexts: &[C::Global],
+        keys: &[k('q'), ctrl('c')],
+        cmd: Cmd::Quit,
+        hint: "quit",
+        help: "Quit (asks first while a rerun started here is running)",
+    },
+];
+
+/// The command a key means in the active contexts (first context first). In text inputs an
+/// unbound printable character is typed.
+pub fn resolve(contexts: &[Context], key: &KeyEvent) -> Option<Cmd> {
+    if key.kind == KeyEventKind::Release {
+        return None;
+    }
+    for context in contexts {
+        if let Some(binding) =
+            BINDINGS.iter().find(|b| b.contexts.contains(context) && b.keys.iter().any(|s| s.matches(key)))
+        {
+            return Some(binding.cmd);
+        }
+        if matches!(context, C::FilterInput | C::SearchInput | C::TextInput)
+            && let KeyCode::Char(c) = key.code
+            && !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return Some(Cmd::Insert(c));
+        }
+    }
+    None
+}
+
+/// Footer hints for the active contexts, in context order, skipping unavailable commands.
+pub fn hints(contexts: &[Context], available: impl Fn(Cmd) -> bool) -> Vec<(String, &'static str)> {
+    let mut seen: Vec<Cmd> = Vec::new();
+    let mut out = Vec::new();
+    for context in contexts {
+        for binding in BINDINGS.iter().filter(|b| b.contexts.contains(context) && !b.hint.is_empty()) {
+            if seen.contains(&binding.cmd) || !available(binding.cmd) {
+                continue;
+            }
+            seen.push(binding.cmd);
+            out.push((binding.keys[0].label(), binding.hint));
+        }
+    }
+    out
+}
+
+/// The help overlay: every binding once, grouped by the context it belongs to.
+pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+    let order = [
+        C::Global,
+        C::List,
+        C::Cycle,
+        C::Detail,
+        C::Runs,
+        C::Log,
+        C::Projects,
+        C::FilterInput,
+        C::SearchInput,
+        C::ConfirmBrief,
+        C::YesNo,
+        C::TextInput,
+        C::Message,
+        C::Help,
+    ];
+    let row = |b: &Binding| (b.keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" "), b.help);
+    let mut sections =
+        vec![("Moving (lists, tabs, dialogs)", BINDINGS.iter().filter(|b| b.contexts == MOVE).map(row).collect())];
+    for context in order {
+        let rows: Vec<_> =
+            BINDINGS.iter().filter(|b| b.contexts != MOVE && b.contexts.first() == Some(&context)).map(row).collect();
+        if !rows.is_empty() {
+            sections.push((context.title(), rows));
+        }
+    }
+    sections
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn keys_resolve_by_context_order() {
+        let n = key(KeyCode::Char('n'), KeyModifiers::NONE);
+        assert_eq!(resolve(&[C::List, C::Cycle, C::Global], &n), Some(Cmd::NextAttention));
+        assert_eq!(resolve(&[C::Log, C::Detail, C::Cycle, C::Global], &n), Some(Cmd::NextMatch));
+        assert_eq!(resolve(&[C::FilterInput], &n), Some(Cmd::Insert('n')));
+        let shifted = key(KeyCode::Char('G'), KeyModifiers::SHIFT);
+        assert_eq!(resolve(&[C::List], &shifted), Some(Cmd::Bottom));
+        assert_eq!(resolve(&[C::Global], &key(KeyCode::Char('c'), KeyModifiers::CONTROL)), Some(Cmd::Quit));
+        assert_eq!(resolve(&[C::YesNo], &key(KeyCode::Char('q'), KeyModifiers::NONE)), None);
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_context() {
+        let all = [
+            C::Global,
+            C::List,
+            C::Cycle,
+            C::Detail,
+            C::Runs,
+            C::Log,
+            C::Projects,
+            C::FilterInput,
+            C::SearchInput,
+            C::ConfirmBrief,
+            C::YesNo,
+            C::TextInput,
+            C::Help,
+            C::Message,
+        ];
+        for context in all {
+            let mut keys = Vec::new();
+            for binding in BINDINGS.iter().filter(|b| b.contexts.contains(&context)) {
+                for spec in binding.keys {
+                    assert!(!keys.contains(spec), "{spec:?} twice in {context:?}");
+                    keys.push(*spec);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hints_and_help_come_from_the_same_table() {
+        let hints = hints(&[C::List, C::Cycle, C::Global], |cmd| cmd != Cmd::Rerun);
+        assert!(hints.iter().any(|(k, h)| k == "/" && *h == "filter"));
+        assert!(!hints.iter().any(|(_, h)| *h == "rerun"));
+        let help = help_sections();
+        let total: usize = help.iter().map(|(_, rows)| rows.len()).sum();
+        assert_eq!(total, BINDINGS.len());
+    }
+}

@@ -1,0 +1,302 @@
+//! Blocking readers the runtime calls on background threads. Each returns data already
+//! passed through the redactor; none panics or fails on a malformed, half-written, huge or
+//! vanished file: the problem becomes part of the result.
+
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::cycle::{Ctx, list};
+use crate::domain::state::CycleState;
+use crate::redact::Redactor;
+use crate::store::journal::{self, Event};
+use crate::store::state_file::{self, StateFileError};
+
+use super::model::{CycleEntry, EventLine, ProjectRecord, RunFile, SourceItem, Sources};
+
+/// Journals larger than this are not read whole for the Conversation tab.
+pub const MAX_JOURNAL_BYTES: u64 = 64 * 1024 * 1024;
+/// Registry records and source manifests larger than this are flagged, not read.
+pub const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+/// How much of a journal's end is read to find its last event.
+const TAIL_PROBE: u64 = 256 * 1024;
+
+/// Every state path the control room should show (cycles dir, extra dirs, task-space index).
+pub fn discover(ctx: &Ctx, extra_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    list::state_paths(ctx, extra_dirs)
+}
+
+/// Loads one state file and its journal's last event. `None` when the file is gone.
+pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
+    let mut entry = CycleEntry { path: path.to_path_buf(), state: None, error: None, last_event: None };
+    match state_file::read_bytes(path) {
+        Err(StateFileError::Missing(_)) => return None,
+        Err(err) => entry.error = Some(redactor.redact(&err.to_string()).into_owned()),
+        Ok(bytes) => match parse_state(redactor, &bytes) {
+            Ok(state) => entry.state = Some(state),
+            Err(err) => entry.error = Some(redactor.redact(&err).into_owned()),
+        },
+    }
+    if let Ok(paths) = crate::store::layout::CyclePaths::new(path.to_path_buf()) {
+        entry.last_event = last_event(&paths.journal()).map(|e| event_line(redactor, &e));
+    }
+    Some(entry)
+}
+
+/// Parses and redacts a state document (a hand-written file may hold what the tool never would).
+pub fn parse_state(redactor: &Redactor, bytes: &[u8]) -> Result<CycleState, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "the state file is not valid UTF-8".to_owned())?;
+    if text.trim().is_empty() {
+        return Err("the state file is empty (being written, or truncated)".into());
+    }
+    let mut value: Value = serde_json::from_str(text).map_err(|e| format!("the state file is not valid JSON: {e}"))?;
+    redactor.redact_json(&mut value);
+    CycleState::from_value(value).map_err(|e| e.to_string())
+}
+
+/// The last complete event of a journal, reading only its end.
+pub fn last_event(path: &Path) -> Option<Event> {
+    let mut file = File::open(path).ok()?;
+    let len = file.seek(SeekFrom::End(0)).ok()?;
+    let start = len.saturating_sub(TAIL_PROBE);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(TAIL_PROBE).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut recent =
+        text.split('\n').rev().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str::<Event>(l).ok());
+    let last = recent.next()?;
+    // A transition journals its own event, then `status_changed`: the former says more.
+    if last.kind == "status_changed"
+        && let Some(before) = recent.next().filter(|e| e.at == last.at && e.kind != "status_changed")
+    {
+        return Some(before);
+    }
+    Some(last)
+}
+
+/// Reads a whole journal for the Conversation tab, redacted.
+pub fn load_journal(redactor: &Redactor, path: &Path) -> Result<Vec<Event>, String> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_JOURNAL_BYTES => {
+            return Err(format!(
+                "the journal is larger than {} MiB; read it with `forgeloop log`",
+                MAX_JOURNAL_BYTES >> 20
+            ));
+        }
+        _ => {}
+    }
+    let contents = journal::read(path).map_err(|e| redactor.redact(&e.to_string()).into_owned())?;
+    let mut events = contents.events;
+    for event in &mut events {
+        redactor.redact_json(&mut event.data);
+    }
+    Ok(events)
+}
+
+fn text_field<'a>(data: &'a Value, key: &str) -> Option<&'a str> {
+    data.get(key).and_then(Value::as_str)
+}
+
+/// A one-line description of an event, for the list and the timeline.
+pub fn summarize(kind: &str, data: &Value) -> String {
+    let s = |key| text_field(data, key).unwrap_or("?");
+    match kind {
+        "created" => format!("created: {}", s("request")),
+        "brief_confirmed" => format!("brief confirmed via {}", s("via")),
+        "prompt_issued" => format!("{} issued", text_field(data, "kind").unwrap_or("prompt")),
+        "followup_issued" => "follow-up issued (asks for PR_URL)".into(),
+        "message_sent" => format!("{} sent", text_field(data, "kind").unwrap_or("message")),
+        "reply_recorded" => match text_field(data, "pr") {
+            Some(pr) => format!("reply {} {pr}", s("class")),
+            None => format!("reply {}", s("class")),
+        },
+        "status_changed" => format!("{} → {}", s("from"), s("to")),
+        "blocked" => format!("blocked: {}", s("reason")),
+        "unblocked" => format!("unblocked (was {})", s("from")),
+        "cap_extended" => {
+            format!("cap {} → {}", data.get("from").unwrap_or(&Value::Null), data.get("to").unwrap_or(&Value::Null))
+        }
+        "aborted" => format!("aborted: {}", s("reason")),
+        "superseded" => format!("continued in {}", s("successor")),
+        "run_started" => match text_field(data, "head_sha") {
+            Some(sha) => format!("run started at {}", &sha[..sha.len().min(12)]),
+            None => "run started".into(),
+        },
+        "run_finished" => format!("run finished: {}", text_field(data, "status").unwrap_or("?")),
+        "comment_published" => "comment published".into(),
+        "attached" => "attached to a Project".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+pub fn event_line(redactor: &Redactor, event: &Event) -> EventLine {
+    let mut data = event.data.clone();
+    redactor.redact_json(&mut data);
+    let summary: String = summarize(&event.kind, &data).chars().take(200).collect();
+    EventLine { at: event.at.clone(), kind: event.kind.clone(), actor: event.actor, summary }
+}
+
+fn read_small(path: &Path) -> Result<Vec<u8>, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RECORD_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_RECORD_BYTES {
+        return Err(format!("larger than {} KiB", MAX_RECORD_BYTES >> 10));
+    }
+    Ok(bytes)
+}
+
+/// Every `<registry>/<owner>/<repo>.json`, each validated like the registry reads it.
+pub fn load_registry(redactor: &Redactor, dir: &Path) -> Vec<ProjectRecord> {
+    let mut records = Vec::new();
+    let Ok(owners) = fs::read_dir(dir) else { return records };
+    for owner in owners.flatten() {
+        let owner_name = owner.file_name().to_string_lossy().into_owned();
+        if owner_name.starts_with('.') || !owner.path().is_dir() {
+            continue;
+        }
+        let Ok(files) = fs::read_dir(owner.path()) else { continue };
+        for file in files.flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            let Some(repo) = name.strip_suffix(".json") else { continue };
+            if name.starts_with('.') || !file.path().is_file() {
+                continue;
+            }
+            let key = format!("{owner_name}/{repo}");
+            records.push(read_record(redactor, &file.path(), key));
+        }
+    }
+    records.sort_by(|a, b| a.key.cmp(&b.key));
+    records
+}
+
+fn read_record(redactor: &Redactor, path: &Path, key: String) -> ProjectRecord {
+    let mut record = ProjectRecord {
+        path: path.to_path_buf(),
+        key,
+        repository: None,
+        project_url: None,
+        project_name: None,
+        error: None,
+    };
+    let value = read_small(path).and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+    let mut value = match value {
+        Ok(value) => value,
+        Err(err) => {
+            record.error = Some(redactor.redact(&format!("unreadable record: {err}")).into_owned());
+            return record;
+        }
+    };
+    redactor.redact_json(&mut value);
+    let Some(object) = value.as_object() else {
+        record.error = Some("not a JSON object".into());
+        return record;
+    };
+    record.repository = object.get("repository").and_then(Value::as_str).map(str::to_owned);
+    record.project_url = object.get("project_url").and_then(Value::as_str).map(str::to_owned);
+    record.project_name = object.get("project_name").and_then(Value::as_str).map(str::to_owned);
+    record.error = if record.repository.as_deref() != Some(record.key.as_str()) {
+        Some(format!(
+            "repository field {:?} does not match its file {}",
+            record.repository.as_deref().unwrap_or(""),
+            record.key
+        ))
+    } else if !record.project_url.as_deref().is_some_and(is_project_url) {
+        Some("project_url is not a ChatGPT Project home URL".into())
+    } else if record.project_name.as_deref().is_none_or(|n| n.trim().is_empty()) {
+        Some("project_name is missing or blank".into())
+    } else {
+        None
+    };
+    record
+}
+
+/// `https://chatgpt.com/g/g-p-<id>/project` (optional trailing slash), as the registry checks it.
+pub fn is_project_url(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("https://chatgpt.com/g/g-p-") else { return false };
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let Some(id) = rest.strip_suffix("/project") else { return false };
+    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// The project id (`g-p-…`) of a Project or conversation URL.
+pub fn project_id(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("https://chatgpt.com/g/")?;
+    let id = rest.split('/').next()?;
+    id.starts_with("g-p-").then_some(id)
+}
+
+/// `<registry>/<owner>/<repo>/sources.json`, read as plain JSON: an array of items, or an
+/// object holding one under `sources` or `items`.
+pub fn load_sources(redactor: &Redactor, registry: &Path, repository: &str) -> Sources {
+    let Some((owner, repo)) =
+        repository.to_ascii_lowercase().split_once('/').map(|(o, r)| (o.to_owned(), r.to_owned()))
+    else {
+        return Sources::Invalid(format!("{repository:?} is not owner/repo"));
+    };
+    if [&owner, &repo].iter().any(|p| p.is_empty() || p.starts_with('.') || p.contains(['/', '\\'])) {
+        return Sources::Invalid(format!("{repository:?} is not owner/repo"));
+    }
+    let path = registry.join(&owner).join(&repo).join("sources.json");
+    if !path.exists() {
+        return Sources::Missing;
+    }
+    let mut value = match read_small(&path).and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
+    {
+        Ok(value) => value,
+        Err(err) => return Sources::Invalid(redactor.redact(&err).into_owned()),
+    };
+    redactor.redact_json(&mut value);
+    let items = match &value {
+        Value::Array(items) => items,
+        Value::Object(map) => match map.get("sources").or_else(|| map.get("items")) {
+            Some(Value::Array(items)) => items,
+            _ => return Sources::Invalid("expected a list under \"sources\"".into()),
+        },
+        _ => return Sources::Invalid("expected a JSON array or object".into()),
+    };
+    let pick = |item: &Value, keys: &[&str]| {
+        keys.iter().find_map(|k| item.get(*k).and_then(Value::as_str)).unwrap_or("").to_owned()
+    };
+    Sources::Items(
+        items
+            .iter()
+            .map(|item| SourceItem {
+                what: pick(item, &["path", "url", "original", "source"]),
+                purpose: pick(item, &["purpose"]),
+                status: pick(item, &["status"]),
+                label: pick(item, &["observed_label", "label", "id"]),
+                verified: pick(item, &["last_verified", "verified_at"]),
+            })
+            .collect(),
+    )
+}
+
+/// The files of a cycle's `runs/` directory, newest first by name order of iteration.
+pub fn list_runs(dir: &Path) -> Vec<RunFile> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let now = SystemTime::now();
+    let mut runs: Vec<RunFile> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".log") || name.starts_with('.') {
+                return None;
+            }
+            let meta = e.metadata().ok()?;
+            let idle_secs = meta.modified().ok().and_then(|m| now.duration_since(m).ok()).map(|d| d.as_secs());
+            Some(RunFile { path: e.path(), name, len: meta.len(), idle_secs })
+        })
+        .collect();
+    runs.sort_by(|a, b| run_order(&a.name).cmp(&run_order(&b.name)).then_with(|| a.name.cmp(&b.name)));
+    runs
+}
+
+/// `<iteration>-<sha12>.log` sorts by iteration number.
+pub fn run_order(name: &str) -> u64 {
+    name.split(['-', '.']).next().and_then(|n| n.parse().ok()).unwrap_or(u64::MAX)
+}

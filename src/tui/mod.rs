@@ -1,0 +1,115 @@
+//! The control room (`forgeloop tui`, SPEC §6): a live view of every cycle, its
+//! conversation, runs and logs, and the human-only actions — all through the same use-case
+//! functions as the CLI, journaled with actor `human`.
+//!
+//! Layout of the module: [`app`] is the pure state machine (actions in, effects out);
+//! [`event`] the runtime that feeds it and carries out effects; [`views`] draws it;
+//! [`keymap`] is the one table of keys; [`watch`], [`load`] and [`log_view`] read the disk.
+
+pub mod app;
+pub mod clipboard;
+pub mod editor;
+pub mod effects;
+pub mod event;
+pub mod keymap;
+pub mod load;
+pub mod log_view;
+pub mod model;
+pub mod sanitize;
+pub mod sync;
+pub mod terminal;
+pub mod theme;
+pub mod views;
+pub mod watch;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use crate::cycle::Ctx;
+
+pub use app::{Action, App, Effect, Roots};
+pub use theme::Theme;
+
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    /// Extra directories of state files (`--dir`), besides config `tui.watch`.
+    pub dirs: Vec<PathBuf>,
+    /// `--theme NAME|PATH`; config `tui.theme` when absent.
+    pub theme: Option<String>,
+    pub mouse: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("the control room needs a terminal: stdout is not a TTY (run `forgeloop list` for JSON)")]
+    NotATerminal,
+    #[error(transparent)]
+    Theme(#[from] theme::ThemeError),
+    #[error("terminal error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Everything the app is configured with, resolved from the context and the options.
+pub fn prepare(ctx: &Ctx, opts: &TuiOptions) -> Result<(Roots, Theme, bool), TuiError> {
+    let spec = opts.theme.clone().or_else(|| ctx.config.tui.theme.clone());
+    let mut theme = Theme::select(spec.as_deref())?;
+    if Theme::no_color_requested() {
+        theme = theme.without_color();
+    }
+    let mut extra_dirs: Vec<PathBuf> = Vec::new();
+    for dir in ctx.config.tui.watch.iter().chain(&opts.dirs) {
+        let dir = PathBuf::from(crate::store::layout::expand_tilde(&dir.to_string_lossy()));
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        if !extra_dirs.contains(&dir) {
+            extra_dirs.push(dir);
+        }
+    }
+    let roots = Roots {
+        cycles_dir: ctx.home.cycles_dir(),
+        task_spaces_dir: ctx.home.task_spaces_dir(),
+        registry: std::path::absolute(&ctx.registry).unwrap_or_else(|_| ctx.registry.clone()),
+        extra_dirs,
+    };
+    Ok((roots, theme, opts.mouse || ctx.config.tui.mouse))
+}
+
+/// Runs the control room on this terminal until the person quits.
+pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(TuiError::NotATerminal);
+    }
+    let (roots, theme, mouse) = prepare(&ctx, &opts)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    terminal::install_panic_hook();
+    let result = runtime.block_on(async move {
+        let _guard = terminal::Guard;
+        terminal::enter(mouse)?;
+        let term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        let app = App::new(roots.clone(), theme, mouse, ctx.clock.now(), ctx.redactor.clone());
+        let mut rt = event::Runtime::new(ctx, roots.extra_dirs.clone(), app, term, true);
+        rt.start_input();
+        signals(rt.sender());
+        rt.run().await
+    });
+    terminal::restore();
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result.map_err(TuiError::from)
+}
+
+/// SIGTERM and SIGHUP end the control room cleanly (terminal restored, runs cancelled).
+fn signals(tx: tokio::sync::mpsc::UnboundedSender<event::Msg>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    for kind in [SignalKind::terminate(), SignalKind::hangup()] {
+        let tx = tx.clone();
+        if let Ok(mut stream) = signal(kind) {
+            tokio::spawn(async move {
+                if stream.recv().await.is_some() {
+                    let _ = tx.send(event::Msg::Action(Action::Terminate));
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! What the control room knows about the files it watches: one entry per cycle, the
+//! registry's records, a cycle's run logs. Built by `load` on a background thread, already
+//! redacted, so rendering never touches the disk or the redactor's inputs twice.
+
+use std::path::PathBuf;
+
+use crate::domain::state::{Actor, CycleState};
+use crate::domain::status::Status;
+
+/// One state file: parsed, or the reason it could not be (never a crash).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CycleEntry {
+    pub path: PathBuf,
+    pub state: Option<CycleState>,
+    pub error: Option<String>,
+    /// The journal's last event, for the list's "last event" column.
+    pub last_event: Option<EventLine>,
+}
+
+impl CycleEntry {
+    pub fn status(&self) -> Option<Status> {
+        self.state.as_ref().map(|s| s.status)
+    }
+
+    /// Lower sorts first: the status's own rank, with an unreadable file after the blocked
+    /// cycles and before those ready to merge (a person should look at it).
+    pub fn attention_rank(&self) -> u8 {
+        self.status().map_or(5, |s| s.attention_rank() * 2)
+    }
+
+    pub fn needs_human(&self) -> bool {
+        self.state.as_ref().is_none_or(|s| s.status.needs_human())
+    }
+
+    /// The name people use for a cycle: its task space, else the file stem.
+    pub fn name(&self) -> String {
+        let stem = self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        match &self.state {
+            Some(state) if !state.task_space.is_empty() => state
+                .task_space
+                .strip_prefix(crate::domain::task_space::TASK_SPACE_PREFIX)
+                .unwrap_or(&state.task_space)
+                .to_owned(),
+            _ => stem,
+        }
+    }
+
+    pub fn updated_at(&self) -> Option<&str> {
+        self.state.as_ref().and_then(|s| s.updated_at.as_deref().or(s.created_at.as_deref()))
+    }
+}
+
+/// A journal event reduced to one line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventLine {
+    pub at: String,
+    pub kind: String,
+    pub actor: Actor,
+    pub summary: String,
+}
+
+/// A registry record `<registry>/<owner>/<repo>.json`, valid or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectRecord {
+    pub path: PathBuf,
+    /// `owner/repo` from the file's location (lowercase).
+    pub key: String,
+    pub repository: Option<String>,
+    pub project_url: Option<String>,
+    pub project_name: Option<String>,
+    pub error: Option<String>,
+}
+
+/// One item of `<registry>/<owner>/<repo>/sources.json`, read leniently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceItem {
+    pub what: String,
+    pub purpose: String,
+    pub status: String,
+    pub label: String,
+    pub verified: String,
+}
+
+/// A cycle's sources manifest: absent, read, or unreadable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sources {
+    Missing,
+    Items(Vec<SourceItem>),
+    Invalid(String),
+}
+
+/// A file in a cycle's `runs/` directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFile {
+    pub path: PathBuf,
+    pub name: String,
+    pub len: u64,
+    /// Seconds since it was last written, as measured when listed.
+    pub idle_secs: Option<u64>,
+}

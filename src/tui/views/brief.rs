@@ -1,0 +1,98 @@
+//! Brief tab: the request, the WebGPT question, the five fields and how (and whether) they
+//! were confirmed, with the next step.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use crate::domain::brief::Field;
+use crate::domain::next::next_step;
+use crate::domain::status::Status;
+use crate::tui::app::App;
+use crate::tui::model::CycleEntry;
+
+use super::{field, short_time, status_badge, wrapped_field};
+
+pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let Some(state) = &entry.state else { return };
+    let pad = 18;
+    let mut lines: Vec<Line> = Vec::new();
+    let (glyph, word, style) = status_badge(Some(state.status), theme);
+    lines.push(field(theme, "Status", pad, format!("{glyph} {word} ({})", state.status), style));
+    let next = next_step(state, &entry.path.display().to_string());
+    let w = area.width;
+    lines.extend(wrapped_field(theme, "Next", pad, &app.redactor.redact(&next.explanation), theme.text, w));
+    lines.extend(wrapped_field(theme, "Request", pad, &state.request, theme.text, w));
+    lines.push(field(
+        theme,
+        "Iteration",
+        pad,
+        format!(
+            "{} of {}{}",
+            state.iteration,
+            state.max_iterations,
+            if state.iteration >= state.max_iterations { " (cap reached)" } else { "" }
+        ),
+        theme.text,
+    ));
+    if let Some(error) = &state.last_error {
+        lines.extend(wrapped_field(theme, "Last error", pad, error, theme.error, w));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled("WebGPT question", theme.header)));
+    for text in state.webgpt_question.lines() {
+        lines.push(Line::from(Span::styled(format!("  {text}"), theme.text)));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled("Delegation brief", theme.header)));
+    match &state.brief {
+        Some(brief) => {
+            for f in Field::ALL {
+                lines.extend(wrapped_field(theme, f.label(), pad, brief.get(f), theme.text, w));
+            }
+        }
+        None => {
+            for text in state.intent_brief.lines() {
+                lines.push(Line::from(Span::styled(format!("  {text}"), theme.text)));
+            }
+        }
+    }
+    lines.push(Line::from(""));
+    match &state.brief_confirmation {
+        Some(c) => lines.push(field(
+            theme,
+            "Confirmed",
+            pad,
+            format!("by {} via {} at {}", c.by.as_str(), c.via, short_time(&c.at)),
+            theme.ok,
+        )),
+        None if state.status == Status::AwaitingBriefConfirmation => {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<pad$} ", "Confirmed"), theme.muted),
+                Span::styled("not yet — press ", theme.attention),
+                Span::styled("c", theme.key),
+                Span::styled(" to review and confirm", theme.attention),
+            ]));
+        }
+        None => lines.push(field(theme, "Confirmed", pad, "no confirmation recorded", theme.muted)),
+    }
+    if let Some(abort) = &state.abort {
+        lines.push(field(
+            theme,
+            "Aborted",
+            pad,
+            format!("by {} at {}: {}", abort.by.as_str(), short_time(&abort.at), abort.reason),
+            theme.muted,
+        ));
+    }
+    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((clamp_scroll(app.detail_scroll, area), 0));
+    frame.render_widget(paragraph, area);
+}
+
+/// Keeps `G` (u16::MAX) from scrolling into emptiness: the renderer cannot know the wrapped
+/// height cheaply, so it leaves a screenful at most.
+pub(super) fn clamp_scroll(scroll: u16, _area: Rect) -> u16 {
+    scroll.min(2000)
+}

@@ -1,0 +1,106 @@
+//! Conversation tab: the journal as a timeline — prompt issued, what was sent and when, each
+//! reply with its classification and text, follow-ups, handoffs, blocks — and the message
+//! waiting to be sent.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use serde_json::Value;
+
+use crate::domain::state::Actor;
+use crate::tui::app::App;
+use crate::tui::load::summarize;
+use crate::tui::model::CycleEntry;
+use crate::tui::theme::Theme;
+
+use super::short_time;
+
+const REPLY_LINES: usize = 12;
+
+pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let Some(state) = &entry.state else { return };
+    let mut lines: Vec<Line> = Vec::new();
+    match &app.journal {
+        Some((path, Ok(events))) if path == &entry.path => {
+            if events.is_empty() {
+                lines.push(Line::from(Span::styled("The journal is empty.", theme.muted)));
+            }
+            for event in events {
+                let style = event_style(theme, &event.kind, &event.data);
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{} ", short_time(&event.at)), theme.muted),
+                    Span::styled(format!("{:<6} ", event.actor.as_str()), actor_style(theme, event.actor)),
+                    Span::styled(summarize(&event.kind, &event.data), style),
+                ]));
+                if event.kind == "reply_recorded" {
+                    if let Some(reason) = event.data.get("reason").and_then(Value::as_str) {
+                        lines
+                            .push(Line::from(Span::styled(format!("                     why: {reason}"), theme.muted)));
+                    }
+                    if let Some(text) = event.data.get("text").and_then(Value::as_str) {
+                        quote(&mut lines, theme, text, REPLY_LINES, area.width);
+                    }
+                }
+            }
+        }
+        Some((path, Err(error))) if path == &entry.path => {
+            lines.push(Line::from(Span::styled(format!("The journal cannot be read: {error}"), theme.error)));
+        }
+        _ => lines.push(Line::from(Span::styled("Loading the journal…", theme.muted))),
+    }
+    lines.push(Line::from(""));
+    match &state.outbox {
+        Some(outbox) => {
+            let kind = format!("{:?}", outbox.kind).to_lowercase();
+            let when = match &outbox.sent_at {
+                Some(at) => Span::styled(format!("sent at {}", short_time(at)), theme.ok),
+                None => Span::styled("waiting to be sent (y copies it)", theme.attention),
+            };
+            lines.push(Line::from(vec![Span::styled(format!("Outbox: {kind}, "), theme.header), when]));
+            quote(&mut lines, theme, &outbox.text, usize::MAX, area.width);
+        }
+        None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
+    }
+    let scroll = super::brief::clamp_scroll(app.detail_scroll, area);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+}
+
+fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u16) {
+    let all: Vec<&str> = text.lines().collect();
+    let room = usize::from(width).saturating_sub(4).max(8);
+    for line in all.iter().take(max) {
+        for part in super::wrap_words(line, room) {
+            lines.push(Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(part, theme.text)]));
+        }
+    }
+    if all.len() > max {
+        lines.push(Line::from(Span::styled(format!("  │ … {} more lines", all.len() - max), theme.muted)));
+    }
+}
+
+fn actor_style(theme: &Theme, actor: Actor) -> Style {
+    match actor {
+        Actor::Human => theme.attention,
+        Actor::Agent => theme.info,
+        Actor::System => theme.muted,
+    }
+}
+
+fn event_style(theme: &Theme, kind: &str, data: &Value) -> Style {
+    match kind {
+        "blocked" | "aborted" => theme.error,
+        "brief_confirmed" | "unblocked" | "cap_extended" => theme.ok,
+        "reply_recorded" => match data.get("class").and_then(Value::as_str) {
+            Some("PR_FOUND") => theme.ok,
+            _ => theme.warn,
+        },
+        "run_finished" => match data.get("status").and_then(Value::as_str) {
+            Some("TEST_PASSED") => theme.ok,
+            _ => theme.error,
+        },
+        _ => theme.text,
+    }
+}

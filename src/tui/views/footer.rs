@@ -1,0 +1,92 @@
+//! The header (counts per status group, runs in progress), the status line (messages, what is
+//! watched) and the footer hints, which come from the keymap for the active context.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::tui::app::{App, StatusGroup};
+
+use super::truncate;
+
+pub fn header(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let groups: Vec<_> = app
+        .counts()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(group, count)| {
+            let (glyph, word, style) = match group {
+                StatusGroup::Confirm => ("◆", "confirm", theme.attention),
+                StatusGroup::Blocked => ("✗", "blocked", theme.error),
+                StatusGroup::Ready => ("✓", "ready", theme.ok),
+                StatusGroup::Waiting => ("◐", "waiting", theme.warn),
+                StatusGroup::Ended => ("⊘", "ended", theme.muted),
+                StatusGroup::Unreadable => ("!", "unreadable", theme.error),
+            };
+            (glyph, word, style, count)
+        })
+        .collect();
+    let running =
+        (!app.live_runs.is_empty()).then(|| format!(" {} {} running ", app.spinner_frame(), app.live_runs.len()));
+    let full: usize = 11
+        + groups.iter().map(|(_, w, _, n)| w.len() + n.to_string().len() + 5).sum::<usize>()
+        + running.as_ref().map_or(0, |r| r.chars().count());
+    let compact = full > usize::from(area.width);
+    let mut spans = vec![Span::styled(" forgeloop ", theme.title)];
+    for (glyph, word, style, count) in groups {
+        let text = if compact { format!(" {glyph}{count}") } else { format!(" {glyph} {count} {word} ") };
+        spans.push(Span::styled(text, style));
+    }
+    if let Some(running) = running {
+        spans.push(Span::styled(
+            if compact { format!(" {} {}", app.spinner_frame(), app.live_runs.len()) } else { running },
+            theme.running,
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.status_bar), area);
+}
+
+pub fn status_line(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let width = usize::from(area.width);
+    let line = match &app.toast {
+        Some(toast) => Line::from(Span::styled(
+            format!(" {} ", truncate(&toast.text, width.saturating_sub(2))),
+            if toast.error { theme.toast_error } else { theme.toast_info },
+        )),
+        None => {
+            let (dirs, problems) = &app.watching;
+            let mut text = format!(" watching {dirs} dirs: {}", app.shown(&app.roots.cycles_dir));
+            if !app.roots.extra_dirs.is_empty() {
+                text.push_str(&format!(" +{} extra", app.roots.extra_dirs.len()));
+            }
+            text.push_str(&format!(" · registry {}", app.shown(&app.roots.registry)));
+            let mut spans = vec![Span::styled(truncate(&text, width), theme.muted)];
+            if !problems.is_empty() {
+                spans.push(Span::styled(format!(" · {} not watchable: {}", problems.len(), problems[0]), theme.warn));
+            }
+            Line::from(spans)
+        }
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+pub fn hints(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    let width = usize::from(area.width);
+    for (key, label) in app.hints() {
+        let cost = key.chars().count() + label.chars().count() + 3;
+        if used + cost > width {
+            break;
+        }
+        used += cost;
+        spans.push(Span::styled(format!(" {key}"), theme.key));
+        spans.push(Span::styled(format!(" {label} "), theme.muted));
+    }
+    let [left] = Layout::horizontal([Constraint::Fill(1)]).areas(area);
+    frame.render_widget(Paragraph::new(Line::from(spans)), left);
+}

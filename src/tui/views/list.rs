@@ -1,0 +1,162 @@
+//! The cycle list (k9s-style): status glyph and word, task space, repository#PR, iteration
+//! gauge, age and last event; what needs the person first.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use crate::tui::app::{App, Focus};
+use crate::tui::model::CycleEntry;
+use crate::tui::theme::Theme;
+
+use super::{age, pane_block, status_badge, truncate};
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let focused = app.focus == Focus::List;
+    let mut title = vec![Span::styled(format!(" Cycles {}/{} ", app.visible.len(), app.cycles.len()), theme.title)];
+    if app.filter_editing || !app.filter.is_empty() {
+        let cursor = if app.filter_editing { "█" } else { "" };
+        title.push(Span::styled(format!(" /{}{cursor} ", app.filter), theme.accent));
+    }
+    let block = pane_block(theme, focused).title(Line::from(title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    app.hits.list.set(area);
+    if app.cycles.is_empty() {
+        let text = if app.discovered { super::empty_text(app) } else { vec![Line::from("Loading…")] };
+        frame.render_widget(Paragraph::new(text), inner);
+        return;
+    }
+    if app.visible.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled("No cycle matches the filter (Esc clears it).", theme.muted)),
+            inner,
+        );
+        return;
+    }
+    let height = usize::from(inner.height.saturating_sub(1)).max(1);
+    app.list_height.set(inner.height.saturating_sub(1));
+    let selected = app.selected_row().unwrap_or(0);
+    let mut offset = app.hits.list_offset.get().min(app.visible.len().saturating_sub(1));
+    if selected < offset {
+        offset = selected;
+    } else if selected >= offset + height {
+        offset = selected + 1 - height;
+    }
+    app.hits.list_offset.set(offset);
+
+    let width = inner.width;
+    let wide = width >= 100;
+    let medium = width >= 60;
+    let rows: Vec<Row> = app.visible[offset..(offset + height).min(app.visible.len())]
+        .iter()
+        .enumerate()
+        .map(|(i, &index)| {
+            let entry = &app.cycles[index];
+            let row = row(app, entry, wide, medium, theme);
+            if offset + i == selected { row.style(theme.selection) } else { row }
+        })
+        .collect();
+    let (header, widths): (Vec<&str>, Vec<Constraint>) = if wide {
+        (
+            vec!["Status", "Task space", "Repository#PR", "Iteration", "Age", "Last event"],
+            vec![
+                Constraint::Length(16),
+                Constraint::Fill(2),
+                Constraint::Fill(2),
+                Constraint::Length(11),
+                Constraint::Length(4),
+                Constraint::Fill(3),
+            ],
+        )
+    } else if medium {
+        (
+            vec!["Status", "Task space", "Iter", "Age", "Repository#PR"],
+            vec![
+                Constraint::Length(16),
+                Constraint::Fill(2),
+                Constraint::Length(5),
+                Constraint::Length(4),
+                Constraint::Fill(2),
+            ],
+        )
+    } else {
+        (vec!["Status", "Task space", "Iter"], vec![Constraint::Length(12), Constraint::Fill(1), Constraint::Length(5)])
+    };
+    let header = Row::new(header.into_iter().map(Cell::from)).style(theme.header);
+    let table = Table::new(rows, widths).header(header).column_spacing(1);
+    frame.render_widget(table, inner);
+}
+
+fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Theme) -> Row<'a> {
+    let running = app.is_running(&entry.path);
+    let (glyph, word, style) = status_badge(entry.status(), theme);
+    let status = if running {
+        Line::from(vec![
+            Span::styled(format!("{} ", app.spinner_frame()), theme.running),
+            Span::styled("RUNNING", theme.running),
+        ])
+    } else if wide || medium {
+        Line::from(Span::styled(format!("{glyph} {word}"), style))
+    } else {
+        Line::from(Span::styled(format!("{glyph} {}", truncate(super::short_word(word), 10)), style))
+    };
+    let name = Span::styled(entry.name(), if entry.error.is_some() { theme.error } else { theme.text });
+    let state = entry.state.as_ref();
+    let repo = match state {
+        Some(s) => match (&s.pr_ref, &s.repository) {
+            (Some(pr), _) => pr.clone(),
+            (None, Some(repo)) => repo.clone(),
+            (None, None) => "—".into(),
+        },
+        None => "—".into(),
+    };
+    let iteration = state.map(|s| (s.iteration, s.max_iterations));
+    let short_iter = iteration.map_or("—".into(), |(k, n)| format!("{k}/{n}"));
+    let last = match (&entry.error, &entry.last_event) {
+        (Some(error), _) => Span::styled(error.clone(), theme.error),
+        (None, Some(event)) => Span::styled(event.summary.clone(), theme.muted),
+        (None, None) => Span::styled("—", theme.muted),
+    };
+    let age = Span::styled(age(app.now, entry.updated_at()), theme.muted);
+    if wide {
+        Row::new(vec![
+            Cell::from(status),
+            Cell::from(name),
+            Cell::from(Span::styled(repo, theme.text)),
+            Cell::from(gauge(iteration, theme)),
+            Cell::from(age),
+            Cell::from(last),
+        ])
+    } else if medium {
+        Row::new(vec![
+            Cell::from(status),
+            Cell::from(name),
+            Cell::from(Span::styled(short_iter, theme.text)),
+            Cell::from(age),
+            Cell::from(Span::styled(repo, theme.muted)),
+        ])
+    } else {
+        Row::new(vec![Cell::from(status), Cell::from(name), Cell::from(Span::styled(short_iter, theme.text))])
+    }
+}
+
+/// `▰▰▱▱▱ 2/5`: five cells, red when the cap is reached.
+fn gauge(iteration: Option<(u32, u32)>, theme: &Theme) -> Line<'static> {
+    let Some((k, n)) = iteration else { return Line::from(Span::styled("—", theme.muted)) };
+    let cells = 5u32;
+    let filled = if n == 0 { cells } else { (k.min(n) * cells).div_ceil(n).min(cells) };
+    let full = k >= n;
+    let fill_style = if full { theme.gauge_full } else { theme.gauge_filled };
+    Line::from(vec![
+        Span::styled("▰".repeat(filled as usize), fill_style),
+        Span::styled("▱".repeat((cells - filled) as usize), theme.gauge_empty),
+        Span::styled(
+            format!(" {k}/{n}"),
+            if full { theme.gauge_full.add_modifier(Modifier::BOLD) } else { theme.text },
+        ),
+    ])
+}

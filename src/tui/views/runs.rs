@@ -1,0 +1,65 @@
+//! Runs tab: the run history (iteration, SHA, result, duration, comment link), plus logs in
+//! `runs/` that are not in the history yet (a run in progress, or one that never finished).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use crate::tui::app::{App, Focus, RunResult, run_result_word};
+
+use super::short_time;
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let rows = app.run_rows();
+    if rows.is_empty() {
+        let text = vec![
+            Line::from(Span::styled("No test run yet.", theme.muted)),
+            Line::from(Span::styled(
+                "Runs appear here when the coordinator tests a PR (forge --pr) or you rerun (r).",
+                theme.muted,
+            )),
+        ];
+        frame.render_widget(Paragraph::new(text), area);
+        return;
+    }
+    let selected = app.run_sel.min(rows.len() - 1);
+    let height = usize::from(area.height.saturating_sub(1)).max(1);
+    let offset = selected.saturating_sub(height - 1);
+    let table_rows: Vec<Row> = rows
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .map(|(i, r)| {
+            let (glyph, style) = match r.result {
+                RunResult::Passed => ("✓", theme.ok),
+                RunResult::Failed => ("✗", theme.error),
+                RunResult::Live => (app.spinner_frame(), theme.running),
+                RunResult::Incomplete => ("?", theme.warn),
+            };
+            let row = Row::new(vec![
+                Cell::from(r.iteration.map_or("—".into(), |i| i.to_string())),
+                Cell::from(Span::styled(r.sha12.clone(), theme.accent)),
+                Cell::from(Span::styled(format!("{glyph} {}", run_result_word(r.result)), style)),
+                Cell::from(r.duration.map_or("—".into(), |d| format!("{d:.1}s"))),
+                Cell::from(r.started_at.as_deref().map_or("—".into(), short_time)),
+                Cell::from(Span::styled(r.actor.clone().unwrap_or_default(), theme.muted)),
+                Cell::from(Span::styled(r.comment_url.clone().unwrap_or_else(|| "—".into()), theme.info)),
+            ]);
+            if i == selected && app.focus == Focus::Detail { row.style(theme.selection) } else { row }
+        })
+        .collect();
+    let header = Row::new(["#", "SHA", "Result", "Duration", "Started", "By", "Comment"]).style(theme.header);
+    let widths = [
+        Constraint::Length(3),
+        Constraint::Length(12),
+        Constraint::Length(12),
+        Constraint::Length(9),
+        Constraint::Length(11),
+        Constraint::Length(6),
+        Constraint::Fill(1),
+    ];
+    frame.render_widget(Table::new(table_rows, widths).header(header).column_spacing(1), area);
+}

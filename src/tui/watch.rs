@@ -1,0 +1,158 @@
+//! File watching (SPEC §6.1): `notify` on directories only — never on files, whose inodes
+//! atomic renames replace. A directory that does not exist yet is covered by watching its
+//! nearest existing ancestor until it appears. Events are debounced into batches of paths.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::app::WatchDir;
+
+/// Events closer together than this are delivered as one batch.
+pub const DEBOUNCE: Duration = Duration::from_millis(20);
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot start the file watcher: {0}; check the inotify limits (fs.inotify.max_user_instances)")]
+    Start(String),
+}
+
+/// What the raw callback reports.
+#[derive(Debug)]
+pub enum Raw {
+    Paths(Vec<PathBuf>),
+    /// The kernel queue overflowed: everything must be re-read.
+    Rescan,
+    Error(String),
+}
+
+pub struct DirWatcher {
+    inner: RecommendedWatcher,
+    desired: Vec<WatchDir>,
+    /// What is actually watched: directory → recursive.
+    active: BTreeMap<PathBuf, bool>,
+    /// Desired directories that do not exist yet.
+    pending: BTreeSet<PathBuf>,
+    problems: Vec<String>,
+}
+
+impl DirWatcher {
+    pub fn new(tx: UnboundedSender<Raw>) -> Result<DirWatcher, WatchError> {
+        let inner = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
+            let message = match result {
+                Ok(event) if event.need_rescan() => Raw::Rescan,
+                Ok(event) => match event.kind {
+                    EventKind::Access(_) => return,
+                    _ => Raw::Paths(event.paths),
+                },
+                Err(err) => Raw::Error(err.to_string()),
+            };
+            let _ = tx.send(message);
+        })
+        .map_err(|e| WatchError::Start(e.to_string()))?;
+        Ok(DirWatcher {
+            inner,
+            desired: Vec::new(),
+            active: BTreeMap::new(),
+            pending: BTreeSet::new(),
+            problems: Vec::new(),
+        })
+    }
+
+    /// Watches exactly `dirs` (plus ancestors standing in for missing ones). Returns the
+    /// directories that were missing and now exist (see [`DirWatcher::reconcile`]).
+    pub fn set(&mut self, dirs: Vec<WatchDir>) -> Vec<PathBuf> {
+        self.desired = dirs;
+        self.reconcile()
+    }
+
+    /// Whether a batch may have created or removed a directory we care about.
+    pub fn affects(&self, paths: &[PathBuf]) -> bool {
+        paths.iter().any(|p| self.active.contains_key(p) || self.pending.iter().any(|d| d.starts_with(p)))
+    }
+
+    /// Brings the watches in line with the desired directories. Returns the desired
+    /// directories that were missing before and exist now: files created in them before
+    /// their watch was added raised no event, so the caller must look at them once.
+    pub fn reconcile(&mut self) -> Vec<PathBuf> {
+        let mut target: BTreeMap<PathBuf, bool> = BTreeMap::new();
+        let was_pending = std::mem::take(&mut self.pending);
+        for dir in &self.desired {
+            if dir.path.is_dir() {
+                let slot = target.entry(dir.path.clone()).or_insert(false);
+                *slot |= dir.recursive;
+            } else {
+                self.pending.insert(dir.path.clone());
+                if let Some(ancestor) = dir.path.ancestors().skip(1).find(|a| a.is_dir()) {
+                    target.entry(ancestor.to_path_buf()).or_insert(false);
+                }
+            }
+        }
+        let stale: Vec<PathBuf> =
+            self.active.iter().filter(|(p, r)| target.get(*p) != Some(r)).map(|(p, _)| p.clone()).collect();
+        for path in stale {
+            let _ = self.inner.unwatch(&path);
+            self.active.remove(&path);
+        }
+        self.problems.clear();
+        for (path, recursive) in target {
+            if self.active.contains_key(&path) {
+                continue;
+            }
+            let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
+            match self.inner.watch(&path, mode) {
+                Ok(()) => {
+                    self.active.insert(path, recursive);
+                }
+                Err(err) => self.problems.push(format!("{}: {err}", path.display())),
+            }
+        }
+        was_pending.into_iter().filter(|p| !self.pending.contains(p) && self.active.contains_key(p)).collect()
+    }
+
+    pub fn watched(&self) -> usize {
+        self.active.len()
+    }
+
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    pub fn is_watching(&self, path: &Path) -> bool {
+        self.active.contains_key(path)
+    }
+}
+
+/// Collects raw events into batches: the first event opens a window of [`DEBOUNCE`].
+pub fn debounce(mut raw: UnboundedReceiver<Raw>, out: impl Fn(Raw) + Send + 'static) {
+    tokio::spawn(async move {
+        while let Some(first) = raw.recv().await {
+            let mut paths = BTreeSet::new();
+            let mut rescan = false;
+            let mut absorb = |message: Raw, out: &dyn Fn(Raw)| match message {
+                Raw::Paths(p) => paths.extend(p),
+                Raw::Rescan => rescan = true,
+                Raw::Error(e) => out(Raw::Error(e)),
+            };
+            absorb(first, &out);
+            let deadline = tokio::time::Instant::now() + DEBOUNCE;
+            while let Ok(Some(message)) = tokio::time::timeout_at(deadline, raw.recv()).await {
+                absorb(message, &out);
+            }
+            if rescan {
+                out(Raw::Rescan);
+            }
+            if !paths.is_empty() {
+                out(Raw::Paths(paths.into_iter().collect()));
+            }
+        }
+    });
+}
+
+/// A channel for [`DirWatcher::new`] and [`debounce`].
+pub fn channel() -> (UnboundedSender<Raw>, UnboundedReceiver<Raw>) {
+    unbounded_channel()
+}

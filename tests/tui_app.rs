@@ -1,0 +1,474 @@
+//! The control room's state machine, without rendering: actions in, state and effects out.
+//! Cycles are real files made with the use-case functions; loads run synchronously.
+
+mod tui_support;
+
+use crossterm::event::KeyCode;
+use forgeloop::domain::status::Status;
+use forgeloop::tui::app::{Action, Ask, Effect, Focus, InputPurpose, Popup, Screen, SearchState, Tab};
+use forgeloop::tui::keymap::Cmd;
+use forgeloop::tui::log_view::LogRequest;
+use tui_support::*;
+
+/// await-fix (failed run), ready (passed), confirm, await-pr, blocked, aborted.
+fn mixed() -> Fixture {
+    let mut fx = Fixture::new();
+    fx.at(50).start("await-pr", false, 5);
+    fx.at(40).start("await-fix", false, 5);
+    fx.sent("await-fix");
+    fx.reply("await-fix", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.run("await-fix", false, "0123456789abcdef0123456789abcdef01234567", &failing_log());
+    fx.at(30).start("ready", false, 5);
+    fx.run("ready", true, "fedcba9876543210fedcba9876543210fedcba98", "$ pytest -q\n41 passed\n[exit 0 after 3.0s]\n");
+    fx.at(20).start("confirm-me", true, 5);
+    fx.at(10).start("blocked", false, 5);
+    fx.block("blocked", Status::BlockedModelUnavailable, "no GPT-5 in the model picker");
+    fx.at(5).start("gone", false, 5);
+    fx.abort("gone");
+    fx
+}
+
+fn names(app: &forgeloop::tui::App) -> Vec<String> {
+    app.visible.iter().map(|&i| app.cycles[i].name()).collect()
+}
+
+#[test]
+fn the_list_puts_what_needs_a_person_first() {
+    let fx = mixed();
+    let (app, _) = fx.app("dark");
+    assert_eq!(names(&app), ["confirm-me", "blocked", "ready", "await-fix", "await-pr", "gone"]);
+    assert_eq!(selected_name(&app), "confirm-me");
+    // Last event comes from each journal's end.
+    let blocked = app.cycles.iter().find(|c| c.name() == "blocked").unwrap();
+    assert!(blocked.last_event.as_ref().unwrap().summary.contains("no GPT-5"), "{:?}", blocked.last_event);
+}
+
+#[test]
+fn navigation_moves_the_selection_and_loads_its_detail() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    key(&mut app, &mut d, KeyCode::Char('j'));
+    assert_eq!(selected_name(&app), "blocked");
+    key(&mut app, &mut d, KeyCode::Down);
+    assert_eq!(selected_name(&app), "ready");
+    key(&mut app, &mut d, KeyCode::Char('G'));
+    assert_eq!(selected_name(&app), "gone");
+    key(&mut app, &mut d, KeyCode::Char('j'));
+    assert_eq!(selected_name(&app), "gone", "stops at the bottom");
+    key(&mut app, &mut d, KeyCode::Char('k'));
+    assert_eq!(selected_name(&app), "await-pr");
+    key(&mut app, &mut d, KeyCode::Char('g'));
+    assert_eq!(selected_name(&app), "confirm-me");
+    key(&mut app, &mut d, KeyCode::PageDown);
+    assert_ne!(selected_name(&app), "confirm-me");
+    // The selection's journal was loaded for the Conversation tab.
+    let (path, events) = app.journal.as_ref().unwrap();
+    assert_eq!(path, &app.selected.clone().unwrap());
+    assert!(!events.as_ref().unwrap().is_empty());
+}
+
+#[test]
+fn selection_follows_the_cycle_when_the_order_changes() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    for _ in 0..4 {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    assert_eq!(selected_name(&app), "await-pr");
+    // Someone else confirms confirm-me: it moves down, the selection stays on await-pr.
+    forgeloop::cycle::actions::confirm(
+        &fx.ctx,
+        &fx.paths("confirm-me"),
+        None,
+        "terminal",
+        forgeloop::domain::state::Actor::Human,
+    )
+    .unwrap();
+    d.apply(&mut app, Action::FilesChanged(vec![fx.state_path("confirm-me")]));
+    assert_eq!(selected_name(&app), "await-pr");
+    assert_eq!(names(&app)[0], "blocked");
+}
+
+#[test]
+fn the_filter_narrows_and_escape_clears_it() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    assert!(app.filter_editing);
+    chars(&mut app, &mut d, "await-");
+    assert_eq!(names(&app), ["await-fix", "await-pr"]);
+    assert_eq!(selected_name(&app), "await-fix", "the selection moves into the filtered rows");
+    let (journal_of, _) = app.journal.as_ref().unwrap();
+    assert_eq!(journal_of, &fx.state_path("await-fix"), "and its detail is loaded");
+    key(&mut app, &mut d, KeyCode::Backspace);
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert!(!app.filter_editing);
+    assert_eq!(app.filter, "await");
+    // Status words and repositories match too.
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    for _ in 0..5 {
+        key(&mut app, &mut d, KeyCode::Backspace);
+    }
+    chars(&mut app, &mut d, "ready_to acme");
+    assert_eq!(names(&app), ["ready"]);
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert!(app.filter.is_empty());
+    assert_eq!(app.visible.len(), 6);
+}
+
+#[test]
+fn n_jumps_to_the_next_cycle_needing_a_person() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        key(&mut app, &mut d, KeyCode::Char('n'));
+        seen.push(selected_name(&app));
+    }
+    assert_eq!(seen, ["blocked", "ready", "confirm-me", "blocked"]);
+}
+
+#[test]
+fn tabs_switch_and_load_what_they_show() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    // Select await-fix, open its detail, go to the Log tab.
+    while selected_name(&app) != "await-fix" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.focus, Focus::Detail);
+    key(&mut app, &mut d, KeyCode::Char('3'));
+    assert_eq!(app.tab, Tab::Runs);
+    assert_eq!(app.run_rows().len(), 1);
+    let effects = app.update(Action::Cmd(Cmd::Tab(3)));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Log(LogRequest::Open { path, .. }) if path.ends_with("1-0123456789ab.log")))
+    );
+    d.settle(&mut app, effects);
+    assert_eq!(app.tab, Tab::Log);
+    assert!(app.log.loaded);
+    assert_eq!(app.log.window.lines[0].text, "$ pytest -q");
+    key(&mut app, &mut d, KeyCode::Char(']'));
+    assert_eq!(app.tab, Tab::Project);
+    key(&mut app, &mut d, KeyCode::Char('['));
+    key(&mut app, &mut d, KeyCode::Char('['));
+    assert_eq!(app.tab, Tab::Runs);
+    key(&mut app, &mut d, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::List);
+    key(&mut app, &mut d, KeyCode::Char('p'));
+    assert_eq!(app.screen, Screen::Projects);
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Cycles);
+}
+
+#[test]
+fn the_log_searches_and_finds_the_first_error() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "await-fix" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    app.log.height.set(5);
+    cmd(&mut app, &mut d, Cmd::Tab(3));
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.focus, Focus::Detail);
+    key(&mut app, &mut d, KeyCode::Char('e'));
+    assert!(app.log.window.lines.iter().any(|l| l.text.contains("FAILED")), "{:?}", app.log.window.lines);
+    assert!(!app.log.window.lines.iter().any(|l| l.text.contains('\u{1b}')), "ANSI is stripped");
+    key(&mut app, &mut d, KeyCode::Char('g'));
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "assertionerror");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.log.search.state, SearchState::Found);
+    let current = app.log.search.current.unwrap();
+    let line = app.log.window.lines.iter().find(|l| l.offset == current).unwrap();
+    assert!(line.text.contains("AssertionError"));
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert!(app.log.search.wrapped, "the only match is found again after wrapping");
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "no such text");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.log.search.state, SearchState::NotFound);
+    key(&mut app, &mut d, KeyCode::Char('w'));
+    assert!(app.log.wrap);
+    key(&mut app, &mut d, KeyCode::Char('f'));
+    assert!(app.log.follow);
+    assert!(app.log.window.at_eof);
+    key(&mut app, &mut d, KeyCode::Char('k'));
+    assert!(!app.log.follow, "scrolling up stops following");
+}
+
+#[test]
+fn confirming_a_brief_with_an_edit_that_fails_validation_changes_nothing() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    let path = fx.state_path("confirm-me");
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(selected_name(&app), "confirm-me");
+    key(&mut app, &mut d, KeyCode::Char('c'));
+    let Some(Popup::ConfirmBrief(dialog)) = app.popups.last() else { panic!("no dialog") };
+    assert_eq!(dialog.question, QUESTION);
+    assert_eq!(dialog.fields.len(), 5);
+    // e asks the runtime to open the editor on the question and the brief.
+    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('e'))));
+    let Some(Effect::EditBrief { text, .. }) = effects.first() else { panic!("{effects:?}") };
+    assert!(text.contains("== WebGPT question ==") && text.contains("Goal: add dark mode."));
+    // The person deletes two fields: the dialog says so and nothing changes.
+    let broken = text
+        .replace("Constraints: keep accessibility contrast.\n", "")
+        .replace("Validation: run the frontend test suite.\n", "");
+    d.apply(&mut app, Action::EditorFinished { path: path.clone(), result: Ok(broken) });
+    let Some(Popup::ConfirmBrief(dialog)) = app.popups.last() else { panic!("dialog closed") };
+    let error = dialog.error.clone().unwrap();
+    assert!(error.contains("Constraints") && error.contains("Validation"), "{error}");
+    assert!(dialog.edited.is_none());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Reopening the editor keeps the person's draft.
+    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('e'))));
+    let Some(Effect::EditBrief { text: draft, .. }) = effects.first() else { panic!() };
+    assert!(!draft.contains("Constraints: keep"));
+    // Esc cancels: still nothing changed.
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert!(app.popups.is_empty());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn confirming_an_edited_brief_goes_through_the_use_case_as_human_via_tui() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    let path = fx.state_path("confirm-me");
+    key(&mut app, &mut d, KeyCode::Char('c'));
+    let edited =
+        forgeloop::tui::editor::compose("A sharper question?", &BRIEF.replace("add dark mode.", "add a dark theme."));
+    d.apply(&mut app, Action::EditorFinished { path: path.clone(), result: Ok(edited) });
+    let Some(Popup::ConfirmBrief(dialog)) = app.popups.last() else { panic!() };
+    assert!(dialog.error.is_none());
+    assert_eq!(dialog.fields[0].1, "add a dark theme.");
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    assert!(app.popups.is_empty(), "the dialog closes on success");
+    let state = read_state(&path);
+    assert_eq!(state["status"], "AWAITING_WEBGPT_PR");
+    assert_eq!(state["brief_confirmation"]["by"], "human");
+    assert_eq!(state["brief_confirmation"]["via"], "tui");
+    assert_eq!(state["webgpt_question"], "A sharper question?");
+    assert_eq!(state["brief"]["goal"], "add a dark theme.");
+    let entry = app.selected_entry().unwrap();
+    assert_eq!(entry.status(), Some(Status::AwaitingWebgptPr), "the row shows the result");
+    let events = forgeloop::store::journal::read(&fx.paths("confirm-me").journal()).unwrap().events;
+    let confirmed =
+        events.iter().find(|e| e.kind == "brief_confirmed" && e.actor == forgeloop::domain::state::Actor::Human);
+    assert_eq!(confirmed.unwrap().data["edited"], true);
+}
+
+#[test]
+fn confirm_is_refused_for_other_statuses() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    key(&mut app, &mut d, KeyCode::Char('j'));
+    key(&mut app, &mut d, KeyCode::Char('c'));
+    assert!(app.popups.is_empty());
+    assert!(app.toast.as_ref().unwrap().error);
+    assert!(!app.available(Cmd::ConfirmBrief));
+}
+
+fn select(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDriver, name: &str) {
+    key(app, d, KeyCode::Char('g'));
+    for _ in 0..app.visible.len() {
+        if selected_name(app) == name {
+            return;
+        }
+        key(app, d, KeyCode::Char('j'));
+    }
+    panic!("no cycle {name}");
+}
+
+#[test]
+fn rerun_is_guarded_by_status() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    for name in ["await-pr", "confirm-me", "blocked", "gone"] {
+        select(&mut app, &mut d, name);
+        assert!(!app.available(Cmd::Rerun), "{name}");
+        key(&mut app, &mut d, KeyCode::Char('r'));
+        assert!(app.popups.is_empty(), "{name}");
+        assert!(app.toast.as_ref().unwrap().text.contains("AWAITING_WEBGPT_FIX"), "{name}");
+    }
+    select(&mut app, &mut d, "ready");
+    key(&mut app, &mut d, KeyCode::Char('r'));
+    let Some(Popup::YesNo { ask: Ask::Rerun(_), body, .. }) = app.popups.last() else { panic!() };
+    assert!(body.contains("override"), "{body}");
+    assert!(body.contains("iteration 2 of 5"), "{body}");
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert!(app.live_runs.is_empty());
+    select(&mut app, &mut d, "await-fix");
+    key(&mut app, &mut d, KeyCode::Char('r'));
+    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
+    assert!(effects.contains(&Effect::Rerun { path: fx.state_path("await-fix") }));
+    assert!(app.is_running(&fx.state_path("await-fix")));
+    assert!(app.animating(), "the spinner ticks while it runs");
+    // A second rerun of the same cycle is refused while the first runs.
+    key(&mut app, &mut d, KeyCode::Char('r'));
+    assert!(app.popups.is_empty());
+    d.apply(
+        &mut app,
+        Action::RunFinished { path: fx.state_path("await-fix"), result: Ok("TEST_FAILED at iteration 2".into()) },
+    );
+    assert!(!app.animating());
+}
+
+#[test]
+fn quitting_while_a_rerun_runs_asks_first_and_cancels_it() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "await-fix");
+    key(&mut app, &mut d, KeyCode::Char('r'));
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    key(&mut app, &mut d, KeyCode::Char('q'));
+    assert!(!app.quit);
+    assert!(matches!(app.popups.last(), Some(Popup::YesNo { ask: Ask::Quit, .. })));
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert!(!app.quit && app.popups.is_empty());
+    key(&mut app, &mut d, KeyCode::Char('q'));
+    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
+    assert!(app.quit);
+    assert_eq!(effects, vec![Effect::CancelRun { path: fx.state_path("await-fix") }, Effect::Quit]);
+    // Without a run, q quits at once.
+    let (mut idle, _) = fx.app("dark");
+    let effects = idle.update(Action::Cmd(Cmd::Quit));
+    assert_eq!(effects, vec![Effect::Quit]);
+}
+
+#[test]
+fn abort_asks_for_a_reason_and_is_journaled_as_human() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "await-pr");
+    let path = fx.state_path("await-pr");
+    key(&mut app, &mut d, KeyCode::Char('a'));
+    assert!(matches!(app.popups.last(), Some(Popup::Input { purpose: InputPurpose::Abort(_), .. })));
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert_eq!(read_state(&path)["status"], "AWAITING_WEBGPT_PR", "Esc changes nothing");
+    key(&mut app, &mut d, KeyCode::Char('a'));
+    // An empty reason is refused in the dialog.
+    for _ in 0..60 {
+        key(&mut app, &mut d, KeyCode::Backspace);
+    }
+    key(&mut app, &mut d, KeyCode::Enter);
+    let Some(Popup::Input { error, .. }) = app.popups.last() else { panic!() };
+    assert!(error.is_some());
+    chars(&mut app, &mut d, "wrong repository");
+    key(&mut app, &mut d, KeyCode::Enter);
+    let state = read_state(&path);
+    assert_eq!(state["status"], "ABORTED");
+    assert_eq!(state["abort"]["by"], "human");
+    assert_eq!(state["abort"]["reason"], "wrong repository");
+    assert!(!app.available(Cmd::Abort), "an ended cycle cannot be aborted again");
+}
+
+#[test]
+fn aborting_a_running_cycle_cancels_the_run_then_aborts() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "await-fix");
+    let path = fx.state_path("await-fix");
+    key(&mut app, &mut d, KeyCode::Char('r'));
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    key(&mut app, &mut d, KeyCode::Char('a'));
+    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Enter)));
+    assert_eq!(effects, vec![Effect::CancelRun { path: path.clone() }], "the run holds the lock: cancel first");
+    let effects = app.update(Action::RunFinished { path: path.clone(), result: Err("cancelled".into()) });
+    assert!(effects.iter().any(|e| matches!(e, Effect::Abort { path: p, .. } if p == &path)));
+    d.settle(&mut app, effects);
+    assert_eq!(read_state(&path)["status"], "ABORTED");
+}
+
+#[test]
+fn unblock_and_extend_go_through_the_human_use_cases() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "blocked");
+    let path = fx.state_path("blocked");
+    key(&mut app, &mut d, KeyCode::Char('u'));
+    let Some(Popup::YesNo { body, .. }) = app.popups.last() else { panic!() };
+    assert!(body.contains("no GPT-5") && body.contains("AWAITING_WEBGPT_PR"), "{body}");
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    assert_eq!(read_state(&path)["status"], "AWAITING_WEBGPT_PR");
+    key(&mut app, &mut d, KeyCode::Char('+'));
+    chars(&mut app, &mut d, "x2");
+    let Some(Popup::Input { value, .. }) = app.popups.last() else { panic!() };
+    assert_eq!(value, "12", "only digits are typed");
+    key(&mut app, &mut d, KeyCode::Backspace);
+    key(&mut app, &mut d, KeyCode::Backspace);
+    chars(&mut app, &mut d, "3");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(read_state(&path)["max_iterations"], 8);
+    let events = forgeloop::store::journal::read(&fx.paths("blocked").journal()).unwrap().events;
+    for kind in ["unblocked", "cap_extended"] {
+        let event = events.iter().find(|e| e.kind == kind).unwrap();
+        assert_eq!(event.actor, forgeloop::domain::state::Actor::Human, "{kind}");
+    }
+}
+
+#[test]
+fn file_changes_reload_only_what_changed() {
+    let fx = mixed();
+    let (mut app, _) = fx.app("dark");
+    let state = fx.state_path("await-pr");
+    let effects = app.update(Action::FilesChanged(vec![state.clone()]));
+    assert_eq!(effects, vec![Effect::LoadCycles(vec![state.clone()])]);
+    let journal = fx.paths("await-pr").journal();
+    let effects = app.update(Action::FilesChanged(vec![journal]));
+    assert_eq!(effects, vec![Effect::LoadCycles(vec![state])]);
+    let new = fx.ctx.home.cycles_dir().join("new.json");
+    assert_eq!(app.update(Action::FilesChanged(vec![new])), vec![Effect::Discover]);
+    let record = fx.ctx.registry.join("acme/widget.json");
+    assert_eq!(app.update(Action::FilesChanged(vec![record])), vec![Effect::LoadRegistry]);
+    assert!(app.update(Action::FilesChanged(vec![fx.root().join("elsewhere.txt")])).is_empty());
+}
+
+#[test]
+fn malformed_half_written_and_vanished_files_are_rows_not_crashes() {
+    let fx = mixed();
+    let garbage = fx.garbage("torn.json", b"{\"status\": \"AWAIT");
+    let empty = fx.garbage("empty.json", b"");
+    let binary = fx.garbage("binary.json", &[0xff, 0xfe, 0x00, 0x1b]);
+    let (mut app, mut d) = fx.app("dark");
+    for path in [&garbage, &empty, &binary] {
+        let entry = app.cycles.iter().find(|c| &c.path == path).unwrap();
+        assert!(entry.state.is_none() && entry.error.is_some(), "{path:?}");
+    }
+    assert_eq!(app.counts()[5].1, 3);
+    // The torn file is completed: it becomes a cycle row… or here, still an error (no request).
+    std::fs::write(&garbage, b"{\"status\": \"AWAITING_WEBGPT_PR\", \"request\": \"r\"}").unwrap();
+    d.apply(&mut app, Action::FilesChanged(vec![garbage.clone()]));
+    let entry = app.cycles.iter().find(|c| c.path == garbage).unwrap();
+    assert_eq!(entry.status(), Some(Status::AwaitingWebgptPr));
+    // A vanished file is removed from the list.
+    std::fs::remove_file(&empty).unwrap();
+    d.apply(&mut app, Action::FilesChanged(vec![empty.clone()]));
+    assert!(!app.cycles.iter().any(|c| c.path == empty));
+    // Nothing panics drawing any of it, at any size.
+    for (w, h) in [(80, 24), (40, 12), (12, 5), (200, 60)] {
+        let _ = screen(&app, w, h);
+    }
+}
+
+#[test]
+fn help_and_hints_come_from_the_keymap() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    let hints: Vec<&str> = app.hints().iter().map(|(_, h)| *h).collect();
+    assert!(hints.contains(&"confirm brief"), "{hints:?}");
+    assert!(!hints.contains(&"rerun"), "rerun is not offered for a brief awaiting confirmation");
+    key(&mut app, &mut d, KeyCode::Char('?'));
+    assert!(matches!(app.popups.last(), Some(Popup::Help { .. })));
+    let hints: Vec<&str> = app.hints().iter().map(|(_, h)| *h).collect();
+    assert_eq!(hints, ["close"]);
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert!(app.popups.is_empty());
+}

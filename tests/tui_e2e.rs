@@ -1,0 +1,93 @@
+//! The real binary in a real terminal (tmux): the control room sees a cycle created from
+//! outside without a key press, and a person confirms its brief with keys.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::Sandbox;
+use support::tmux::{Tmux, sh_quote};
+
+fn tui_command(sb: &Sandbox, env: &str) -> String {
+    format!(
+        "cd {} && {env} FORGELOOP_HOME={} FORGELOOP_REGISTRY={} XDG_CONFIG_HOME={} {} tui; echo EXIT=$?; sleep 30",
+        sh_quote(&sb.dir.path().display().to_string()),
+        sh_quote(&sb.home().display().to_string()),
+        sh_quote(&sb.path("registry").display().to_string()),
+        sh_quote(&sb.path("xdg").display().to_string()),
+        sh_quote(env!("CARGO_BIN_EXE_forgeloop")),
+    )
+}
+
+fn wait_for_file(path: &std::path::Path, what: &str, check: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok())
+            && check(&value)
+        {
+            return value;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{what} did not happen in {}", path.display());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_cycle_created_outside_appears_live_and_is_confirmed_with_keys() {
+    let sb = Sandbox::new();
+    let tmux = Tmux::start(&tui_command(&sb, ""), 120, 40);
+    tmux.wait_for("No cycles yet", Duration::from_secs(20));
+
+    // The coordinator creates a cycle from another process; no key is pressed.
+    let run = sb.start("dark-mode", &["--await-confirmation"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let screen = tmux.wait_for("CONFIRM BRIEF", Duration::from_secs(10));
+    assert!(screen.contains("dark-mode"), "{screen}");
+    assert!(screen.contains("◆ 1 confirm"), "{screen}");
+
+    tmux.send_keys(&["c"]);
+    let dialog = tmux.wait_for("Confirm the delegation brief", Duration::from_secs(10));
+    assert!(dialog.contains("add dark mode."), "{dialog}");
+    tmux.send_keys(&["y"]);
+
+    let state_path = sb.home().join("cycles/dark-mode.json");
+    let state = wait_for_file(&state_path, "confirmation", |s| s["status"] == "AWAITING_WEBGPT_PR");
+    assert_eq!(state["brief_confirmation"]["by"], "human");
+    assert_eq!(state["brief_confirmation"]["via"], "tui");
+    assert!(state["webgpt_prompt"].as_str().unwrap().contains("## Confirmed user intent"));
+    tmux.wait_for("AWAIT PR", Duration::from_secs(10));
+
+    // An outside change shows up too: the agent records the prompt as sent.
+    assert_eq!(sb.run(&["sent", "--state", "dark-mode"]).code, 0);
+    tmux.send_keys(&["2"]);
+    tmux.wait_for("prompt sent", Duration::from_secs(10));
+
+    tmux.send_keys(&["q"]);
+    let screen = tmux.wait_for("EXIT=0", Duration::from_secs(10));
+    assert!(!screen.contains("Cycles 1/1"), "the alternate screen was left:\n{screen}");
+}
+
+#[test]
+fn secrets_in_state_files_are_masked_on_screen() {
+    let sb = Sandbox::new();
+    // A token made at run time, never a literal; the TUI knows it as the GitHub token.
+    let token: String = format!("ghp_{}", (0..36).map(|i| char::from(b'a' + (i * 7 % 26) as u8)).collect::<String>());
+    let cycles = sb.home().join("cycles");
+    std::fs::create_dir_all(&cycles).unwrap();
+    let state = serde_json::json!({"status": "AWAITING_WEBGPT_PR", "request": format!("use {token} to push"), "task_space": "webgpt-orchestrator:leak"});
+    std::fs::write(cycles.join("leak.json"), state.to_string()).unwrap();
+    let tmux = Tmux::start(&tui_command(&sb, &format!("GH_TOKEN={token}")), 120, 40);
+    let screen = tmux.wait_for("REDACTED", Duration::from_secs(20));
+    assert!(!screen.contains(&token), "{screen}");
+    assert!(screen.contains("use [REDACTED"), "{screen}");
+    tmux.send_keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(10));
+}
+
+#[test]
+fn without_a_terminal_it_refuses_with_json() {
+    let sb = Sandbox::new();
+    let run = sb.run(&["tui"]);
+    assert_eq!(run.code, 2);
+    assert!(run.json()["error"].as_str().unwrap().contains("needs a terminal"));
+}

@@ -1,0 +1,306 @@
+//! Fixtures for the control-room tests: real cycles made with the use-case functions in a
+//! temporary home, a fixed clock, and a synchronous driver to settle the app.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use forgeloop::cycle::session::mutate;
+use forgeloop::cycle::start::{StartRequest, start};
+use forgeloop::cycle::{Ctx, FixedClock, actions, reply};
+use forgeloop::domain::commands::parse_commands;
+use forgeloop::domain::machine;
+use forgeloop::domain::pr_ref::parse_pr_ref;
+use forgeloop::domain::report::{Report, TestStatus};
+use forgeloop::domain::state::{Actor, RunSummary};
+use forgeloop::domain::status::Status;
+use forgeloop::redact::Redactor;
+use forgeloop::store::journal::NewEvent;
+use forgeloop::store::layout::CyclePaths;
+use forgeloop::tui::app::{Action, App, Roots};
+use forgeloop::tui::keymap::Cmd;
+use forgeloop::tui::sync::SyncDriver;
+use forgeloop::tui::{Theme, views};
+
+pub const BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
+pub const QUESTION: &str = "Implement dark mode in the existing web app, open a PR, and report its URL.";
+
+/// Retries a fixture mutation that lost a lock race: a child process spawned by another
+/// test thread (insta runs `cargo metadata`) briefly inherits the lock descriptor between
+/// fork and exec, so a lock taken and released here can look held for a moment.
+pub fn retry<T>(mut call: impl FnMut() -> forgeloop::error::Result<T>) -> T {
+    for _ in 0..100 {
+        match call() {
+            Err(forgeloop::error::Error::Lock(forgeloop::store::lock::LockError::Busy { .. })) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    call().unwrap()
+}
+
+pub fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z").unwrap().with_timezone(&Utc)
+}
+
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub ctx: Ctx,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let mut ctx = Ctx::for_home(root.join("home"));
+        ctx.registry = root.join("registry");
+        // The sandbox root plays the user's home: paths render as `~/…` whatever the temp dir.
+        ctx.redactor = Redactor::builder().home_dir(&root).build();
+        ctx.clock = Arc::new(FixedClock(t0()));
+        Fixture { dir, ctx }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    /// Makes later use-case calls happen `minutes` before t0.
+    pub fn at(&mut self, minutes: i64) -> &mut Self {
+        self.ctx.clock = Arc::new(FixedClock(t0() - Duration::minutes(minutes)));
+        self
+    }
+
+    pub fn paths(&self, name: &str) -> CyclePaths {
+        self.ctx.cycle(name).unwrap()
+    }
+
+    pub fn state_path(&self, name: &str) -> PathBuf {
+        self.paths(name).state
+    }
+
+    pub fn start(&self, name: &str, await_confirmation: bool, max: u32) -> PathBuf {
+        retry(|| {
+            start(
+                &self.ctx,
+                StartRequest {
+                    state: name.into(),
+                    request: format!("Request for {name}"),
+                    webgpt_question: Some(QUESTION.into()),
+                    intent_brief: Some(BRIEF.into()),
+                    max_iterations: max,
+                    await_confirmation,
+                    continue_from: None,
+                    new_repository: None,
+                },
+            )
+        })
+        .path
+    }
+
+    pub fn continue_from(&self, old: &str, name: &str) {
+        start(
+            &self.ctx,
+            StartRequest {
+                state: name.into(),
+                request: format!("Request for {name}"),
+                webgpt_question: None,
+                intent_brief: None,
+                max_iterations: 5,
+                await_confirmation: false,
+                continue_from: Some(old.into()),
+                new_repository: None,
+            },
+        )
+        .unwrap();
+    }
+
+    pub fn sent(&self, name: &str) {
+        retry(|| actions::sent(&self.ctx, &self.paths(name)));
+    }
+
+    pub fn reply(&self, name: &str, text: &str) {
+        retry(|| reply::reply(&self.ctx, &self.paths(name), text, None));
+    }
+
+    /// Records a completed test run of `acme/widget#7` (as the test use case will) and writes
+    /// its log to `runs/<iteration>-<sha12>.log`.
+    pub fn run(&self, name: &str, passed: bool, sha: &str, log: &str) -> PathBuf {
+        let paths = self.paths(name);
+        let mut log_path = PathBuf::new();
+        retry(|| {
+            mutate(&self.ctx, &paths, Actor::Agent, |state, events, now| {
+                let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
+                let iteration = state.iteration + 1;
+                let sha12 = &sha[..12];
+                log_path = paths.runs().join(format!("{iteration}-{sha12}.log"));
+                let status = if passed { TestStatus::Passed } else { TestStatus::Failed };
+                let report: Report = serde_json::from_value(json!({
+                "status": status.as_str(),
+                "repository": "acme/widget",
+                "pull_request": 7,
+                "head_sha": sha,
+                "commands": [{"argv": ["pytest", "-q"], "exit_code": if passed {0} else {1}, "duration_seconds": 12.5}],
+                "comment_markdown": format!("## Forge Loop PR test: {}\n\nSee the log.", status.as_str()),
+                "failure_output": if passed { serde_json::Value::Null } else { json!("E   AssertionError: dark mode not persisted") },
+                "comment_published": true,
+                "log_path": log_path.display().to_string(),
+            }))
+            .unwrap();
+                let summary = RunSummary {
+                    iteration,
+                    pr: pr.shorthand(),
+                    head_sha: sha.into(),
+                    status,
+                    started_at: now.into(),
+                    finished_at: now.into(),
+                    duration_seconds: 12.5,
+                    actor: Actor::Agent,
+                    log_path: Some(log_path.display().to_string()),
+                    report_path: None,
+                    comment_url: Some(format!("https://github.com/acme/widget/pull/7#issuecomment-{iteration}00")),
+                };
+                state.commands = Some(parse_commands(r#"[["pytest","-q"]]"#).unwrap());
+                events.push(NewEvent::new(
+                    "run_started",
+                    Actor::Agent,
+                    json!({"head_sha": sha, "iteration": iteration}),
+                ));
+                machine::record_run(state, &pr, report, summary, now);
+                events.push(NewEvent::new(
+                    "run_finished",
+                    Actor::Agent,
+                    json!({"status": status.as_str(), "iteration": iteration}),
+                ));
+                Ok(())
+            })
+        });
+        std::fs::create_dir_all(paths.runs()).unwrap();
+        std::fs::write(&log_path, log).unwrap();
+        log_path
+    }
+
+    pub fn block(&self, name: &str, status: Status, reason: &str) {
+        retry(|| actions::block(&self.ctx, &self.paths(name), status, reason, Actor::Agent));
+    }
+
+    pub fn reach_cap(&self, name: &str) {
+        retry(|| {
+            mutate(&self.ctx, &self.paths(name), Actor::System, |state, events, now| {
+                let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
+                machine::reach_cap(state, &pr, now);
+                events.push(NewEvent::new(
+                    "blocked",
+                    Actor::System,
+                    json!({"status": "BLOCKED_MAX_ITERATIONS", "reason": "cap"}),
+                ));
+                Ok(())
+            })
+        });
+    }
+
+    pub fn abort(&self, name: &str) {
+        retry(|| actions::abort(&self.ctx, &self.paths(name), "the user changed their mind", Actor::Agent));
+    }
+
+    /// A file in the cycles directory that is not a valid state.
+    pub fn garbage(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.ctx.home.cycles_dir().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    /// A registry record (the registry module writes these; here they are plain files).
+    pub fn record(&self, owner: &str, repo: &str, body: &str) {
+        let dir = self.ctx.registry.join(owner);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{repo}.json")), body).unwrap();
+    }
+
+    pub fn roots(&self) -> Roots {
+        Roots {
+            cycles_dir: self.ctx.home.cycles_dir(),
+            task_spaces_dir: self.ctx.home.task_spaces_dir(),
+            registry: self.ctx.registry.clone(),
+            extra_dirs: Vec::new(),
+        }
+    }
+
+    /// An app started on this home and settled (every load done).
+    pub fn app(&self, theme: &str) -> (App, SyncDriver) {
+        let theme = Theme::builtin(theme).unwrap();
+        let mut app = App::new(self.roots(), theme, false, t0(), self.ctx.redactor.clone());
+        let mut driver = SyncDriver::new(self.ctx.clone(), Vec::new());
+        driver.start(&mut app);
+        (app, driver)
+    }
+}
+
+/// A long realistic failing log with ANSI colour, a secret-free body and a runner footer.
+pub fn failing_log() -> String {
+    let mut log = String::from("$ pytest -q\n");
+    for i in 0..40 {
+        log.push_str(&format!("tests/test_theme.py::test_case_{i:02} \u{1b}[32mPASSED\u{1b}[0m\n"));
+    }
+    log.push_str("tests/test_theme.py::test_dark_mode_persists \u{1b}[31mFAILED\u{1b}[0m\n");
+    log.push_str("    def test_dark_mode_persists(page):\n>       assert page.theme == \"dark\"\n");
+    log.push_str("E   AssertionError: dark mode not persisted after reload\n");
+    log.push_str("progress 10%\r50%\r100%\n");
+    log.push_str("=========== 1 failed, 40 passed in 12.50s ===========\n[exit 1 after 12.5s]\n");
+    log
+}
+
+pub fn key(app: &mut App, driver: &mut SyncDriver, code: crossterm::event::KeyCode) {
+    let event = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
+    driver.apply(app, Action::Key(event));
+}
+
+pub fn chars(app: &mut App, driver: &mut SyncDriver, text: &str) {
+    for c in text.chars() {
+        key(app, driver, crossterm::event::KeyCode::Char(c));
+    }
+}
+
+pub fn cmd(app: &mut App, driver: &mut SyncDriver, cmd: Cmd) {
+    driver.apply(app, Action::Cmd(cmd));
+}
+
+pub fn draw(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| views::render(app, f)).unwrap();
+    terminal
+}
+
+pub fn screen(app: &App, width: u16, height: u16) -> String {
+    let terminal = draw(app, width, height);
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buffer.area.height {
+        let mut skip = 0;
+        for x in 0..buffer.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let symbol = buffer[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(symbol).saturating_sub(1);
+            out.push_str(symbol);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+pub fn selected_name(app: &App) -> String {
+    app.selected_entry().map(|e| e.name()).unwrap_or_default()
+}
+
+pub fn read_state(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
