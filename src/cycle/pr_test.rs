@@ -109,6 +109,7 @@ enum Executed {
 
 struct Completed {
     outcome: RunOutcome,
+    fetch: checkout::FetchStats,
     environment: Environment,
     started_at: String,
     started: Instant,
@@ -215,7 +216,9 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         "run_finished",
         opts.actor,
         json!({"iteration": iteration, "pr": pr.shorthand(), "head_sha": report.head_sha, "status": report.status,
-               "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated}),
+               "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated,
+               "fetch": {"mirror_created": done.fetch.mirror_created, "fetched": done.fetch.fetched,
+                         "received_objects": done.fetch.received_objects, "received_bytes": done.fetch.received_bytes}}),
     );
     // The run counts before anything is posted: a failed post never loses it (SPEC §5.2.8).
     let mut saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
@@ -330,6 +333,7 @@ async fn execute(
         commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
         tree_sha: Some(checkout.tree_sha.clone()),
     };
+    let fetch = checkout.fetch.clone();
     if opts.keep_checkout {
         let kept = checkout.keep();
         tracing::info!("kept the checkout at {}", kept.display());
@@ -337,7 +341,7 @@ async fn execute(
     if outcome.cancelled {
         return Ok(Executed::Cancelled("the run was cancelled; it does not count as an iteration".into()));
     }
-    Ok(Executed::Completed(Box::new(Completed { outcome, environment, started_at, started })))
+    Ok(Executed::Completed(Box::new(Completed { outcome, fetch, environment, started_at, started })))
 }
 
 fn round3(x: f64) -> f64 {

@@ -52,11 +52,15 @@ impl FileLock {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io_err)?;
         }
-        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io_err)?;
+        let mut file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io_err)?;
         match file.try_lock() {
             Ok(()) => {
                 // Best effort: the pid is only informational for CYCLE_BUSY messages.
-                let _ = file.set_len(0).and_then(|_| file.seek(SeekFrom::Start(0))).and_then(|_| write!(file, "{}", std::process::id()));
+                let _ = file
+                    .set_len(0)
+                    .and_then(|_| file.seek(SeekFrom::Start(0)))
+                    .and_then(|_| write!(file, "{}", std::process::id()));
                 Ok(FileLock { _file: file, path: path.to_path_buf() })
             }
             Err(TryLockError::WouldBlock) => {

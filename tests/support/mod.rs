@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod tmux;
+pub mod world;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
