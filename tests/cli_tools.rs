@@ -1,0 +1,71 @@
+//! `redact` as a filter and `doctor` against the emulator.
+
+mod support;
+
+use std::io::Write;
+use std::process::Stdio;
+
+use support::world::{World, fresh_secret};
+
+fn pipe(w: &World, args: &[&str], input: &[u8]) -> (i32, String) {
+    let mut child = w.sb.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn redact_filters_stdin_and_files_and_explains_without_values() {
+    let w = World::new();
+    let token = fresh_secret("ghp_");
+    let mut log =
+        format!("ok 1 - task-runner\nremote: https://x-access-token:{token}@github.com/acme/widget.git\n").into_bytes();
+    log.extend_from_slice(b"\xff invalid\n");
+    let (code, out) = pipe(&w, &["redact"], &log);
+    assert_eq!(code, 0);
+    assert!(!out.contains(&token));
+    assert!(out.contains("[REDACTED:"));
+    assert!(out.contains("ok 1 - task-runner"), "harmless words are untouched");
+    assert!(out.contains('\u{fffd}'), "invalid UTF-8 is replaced, not an error");
+    std::fs::write(w.path("log.txt"), &log).unwrap();
+    let run = w.sb.run(&["redact", "log.txt"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(run.stdout, out);
+    let explain = w.sb.run(&["redact", "--explain", "log.txt"]);
+    assert_eq!(explain.code, 0);
+    assert!(!explain.stdout.contains(&token));
+    let report = explain.json();
+    assert!(report["count"].as_u64().unwrap() >= 1);
+    let first = &report["findings"][0];
+    assert_eq!(first["line"], 2);
+    assert!(first["kind"].is_string() && first["start"].is_u64());
+    assert_eq!(w.sb.run(&["redact", "missing.txt"]).code, 2);
+}
+
+#[test]
+fn doctor_reports_each_check_with_a_fix() {
+    let w = World::new();
+    let run = w.run(&["doctor"]);
+    let out = run.json();
+    let checks = out["checks"].as_array().unwrap();
+    let get = |name: &str| {
+        checks.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("no {name} check: {out:#}")).clone()
+    };
+    assert_eq!(get("git")["ok"], true);
+    assert_eq!(get("home")["ok"], true);
+    assert_eq!(get("token")["ok"], true);
+    assert_eq!(get("github")["ok"], true, "{out:#}");
+    assert!(get("github")["detail"].as_str().unwrap().contains(support::world::LOGIN));
+    // Tests have no terminal: that one is a problem, with its fix, and the exit code says so.
+    let terminal = get("terminal");
+    assert_eq!(terminal["ok"], false);
+    assert!(terminal["fix"].as_str().unwrap().contains("terminal"));
+    assert_eq!((run.code, out["status"].as_str()), (2, Some("PROBLEMS")));
+    // Without a token: the token check says how to fix it, and nothing leaks.
+    let bare = w.run_env(&["doctor"], &[("PATH", "/usr/bin:/bin")]);
+    let out = w.run_env(&["doctor"], &[("GH_TOKEN", "")]).json();
+    let token = out["checks"].as_array().unwrap().iter().find(|c| c["name"] == "token").unwrap().clone();
+    assert_eq!(token["ok"], false);
+    assert!(token["fix"].as_str().unwrap().contains("GH_TOKEN"));
+    assert!(!bare.stdout.contains(&w.token));
+}

@@ -1,0 +1,245 @@
+//! The runbook (skills/webgpt-orchestrator/SKILL.md) followed end to end against the GitHub
+//! emulator, with a scripted WebGPT reply at each chat step; and every forgeloop command the
+//! runbook names exists.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use serde_json::Value;
+use support::world::{CALC_BUGGY, CALC_FIXED, World};
+use support::{BRIEF, QUESTION};
+
+const SKILL: &str = include_str!("../skills/webgpt-orchestrator/SKILL.md");
+
+/// Follows `next` like a coordinator would, checking the action it expects.
+fn next(w: &World, state: &str, expected: &str) -> Value {
+    let next = w.run(&["next", "--state", state]).json();
+    assert_eq!(next["action"], expected, "{next:#}");
+    next
+}
+
+fn reply(w: &World, state: &str, text: &str) -> Value {
+    fs::write(w.path("reply.txt"), text).unwrap();
+    let run = w.run(&["reply", "--state", state, "--file", "reply.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    run.json()
+}
+
+/// Runs the command `next` gave, with the commands file filled in.
+fn run_next_command(w: &World, next: &Value) -> Value {
+    let mut args: Vec<String> = serde_json::from_value(next["command"].clone()).unwrap();
+    assert_eq!(args[0], "forgeloop");
+    for arg in &mut args {
+        if arg == "COMMANDS.json" {
+            *arg = "commands.json".into();
+        }
+    }
+    let refs: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+    let run = w.run(&refs);
+    assert_eq!(run.code, 0, "{refs:?}: {}", run.stdout);
+    run.json()
+}
+
+#[test]
+fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let pr_url = |n: u64| format!("http://{}/acme/widget/pull/{n}", w.emu.web_host());
+
+    // 1. The Project: not linked yet, bound after the (scripted) browser search.
+    let lookup = w.run(&["project", "lookup", "--repository", "acme/widget"]).json();
+    assert_eq!(lookup["status"], "PROJECT_NOT_LINKED");
+    let project = "https://chatgpt.com/g/g-p-widget/project";
+    let bind = w.run(&[
+        "project",
+        "bind",
+        "--repository",
+        "acme/widget",
+        "--project-url",
+        project,
+        "--project-name",
+        "acme/widget",
+    ]);
+    assert_eq!(bind.json()["status"], "PROJECT_LINKED");
+
+    // 2. Start the cycle with the confirmed brief, attach the Project.
+    let start = w.run(&[
+        "forge",
+        "--state",
+        "dark-mode",
+        "--request",
+        "Fix calc.sh",
+        "--webgpt-question",
+        QUESTION,
+        "--intent-brief",
+        BRIEF,
+    ]);
+    assert_eq!(start.code, 0, "{}", start.stdout);
+    let state = start.json()["task_space"].as_str().unwrap().to_owned();
+    assert_eq!(state, "webgpt-orchestrator:dark-mode");
+    assert_eq!(w.run(&["project", "attach", "--repository", "acme/widget", "--state", "dark-mode"]).code, 0);
+
+    // 3. The loop. Send the prompt, record it, attach the conversation.
+    let step = next(&w, "dark-mode", "send");
+    assert!(step["text"].as_str().unwrap().contains("## Confirmed WebGPT question"));
+    run_next_command(&w, &step);
+    let conversation = "https://chatgpt.com/g/g-p-widget/c/dark-mode-1";
+    let attach = w.run(&[
+        "project",
+        "attach",
+        "--repository",
+        "acme/widget",
+        "--state",
+        "dark-mode",
+        "--conversation-url",
+        conversation,
+    ]);
+    assert_eq!(attach.code, 0, "{}", attach.stdout);
+
+    // WebGPT asks a question instead of opening a PR: one follow-up.
+    next(&w, "dark-mode", "wait_for_reply");
+    let r = reply(&w, "dark-mode", "Before I start: should the fix keep the old behaviour behind a flag?");
+    assert_eq!(r["classification"], "NO_PR_REFERENCE");
+    let step = next(&w, "dark-mode", "send");
+    assert!(step["text"].as_str().unwrap().contains("PR_URL: <url>"));
+    run_next_command(&w, &step);
+
+    // WebGPT opens a (buggy) PR and answers with the trailer.
+    let n = w.pr(&repo, "fix-calc", CALC_BUGGY);
+    let r = reply(&w, "dark-mode", &format!("I opened the PR.\n\nPR_URL: {}", pr_url(n)));
+    assert_eq!(r["classification"], "PR_FOUND");
+    let step = next(&w, "dark-mode", "run");
+    let state = run_next_command(&w, &step);
+    assert_eq!(state["status"], "AWAITING_WEBGPT_FIX");
+
+    // The failure handoff goes back into the same conversation; WebGPT pushes a fix.
+    let step = next(&w, "dark-mode", "send");
+    assert!(step["text"].as_str().unwrap().contains("## Forge Loop PR test: TEST_FAILED"));
+    run_next_command(&w, &step);
+    w.commit(&repo, "fix-calc", &[("calc.sh", CALC_FIXED)], "use addition");
+    let r = reply(&w, "dark-mode", &format!("Pushed a fix.\nPR_URL: {}", pr_url(n)));
+    assert_eq!(r["classification"], "PR_FOUND");
+    let step = next(&w, "dark-mode", "run");
+    assert!(
+        !step["command"].as_array().unwrap().iter().any(|a| a == "--commands-json"),
+        "the stored commands are reused"
+    );
+    let state = run_next_command(&w, &step);
+    assert_eq!(state["status"], "READY_TO_MERGE");
+
+    // 5. Stop and report; never merge.
+    let step = next(&w, "dark-mode", "stop");
+    assert!(step["explanation"].as_str().unwrap().contains("READY_TO_MERGE"));
+    let status = w.run(&["status", "--pr", &format!("acme/widget#{n}")]).json();
+    assert_eq!(status["state"], "open", "forgeloop never merges");
+    assert_eq!(w.comments(&repo, n).len(), 2, "one comment per tested iteration");
+    let file = w.sb.read_json(&w.sb.home().join("cycles/dark-mode.json"));
+    assert_eq!(file["conversation_url"], conversation);
+    assert_eq!(file["project_url"], project);
+    assert_eq!(w.run(&["log", "--state", "dark-mode", "--verify"]).code, 0);
+}
+
+#[test]
+fn the_runbook_stop_conditions_and_blocks() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    // A connector denial stops the loop.
+    let start = w.run(&[
+        "forge",
+        "--state",
+        "denied",
+        "--request",
+        "r",
+        "--webgpt-question",
+        QUESTION,
+        "--intent-brief",
+        BRIEF,
+    ]);
+    assert_eq!(start.code, 0);
+    run_next_command(&w, &next(&w, "denied", "send"));
+    let r = reply(&w, "denied", "I don't have access to acme/widget through the GitHub connector.");
+    assert_eq!(r["status"], "BLOCKED_CONNECTOR_DENIED");
+    next(&w, "denied", "stop");
+    // The coordinator records what it saw in the browser.
+    let start =
+        w.run(&["forge", "--state", "model", "--request", "r", "--webgpt-question", QUESTION, "--intent-brief", BRIEF]);
+    assert_eq!(start.code, 0);
+    let block = w.run(&[
+        "block",
+        "--state",
+        "model",
+        "--status",
+        "BLOCKED_MODEL_UNAVAILABLE",
+        "--reason",
+        "no 6 Pro in the picker",
+    ]);
+    assert_eq!(block.json()["status"], "BLOCKED_MODEL_UNAVAILABLE");
+    assert!(next(&w, "model", "stop")["explanation"].as_str().unwrap().contains("no 6 Pro"));
+    // The one-shot commands of the runbook's aliases.
+    let n = w.pr(&repo, "x", CALC_FIXED);
+    assert_eq!(w.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", "commands.json"]).code, 0);
+    // --await-confirmation + wait: the coordinator waits for the person.
+    let start = w.run(&[
+        "forge",
+        "--state",
+        "waiting",
+        "--request",
+        "r",
+        "--webgpt-question",
+        QUESTION,
+        "--intent-brief",
+        BRIEF,
+        "--await-confirmation",
+    ]);
+    assert_eq!(start.code, 0);
+    let step = next(&w, "waiting", "wait_for_human");
+    assert_eq!(step["command"][1], "wait");
+    let timeout = w.run(&["wait", "--state", "waiting", "--timeout", "1"]);
+    assert_eq!(timeout.json()["status"], "TIMEOUT");
+    // --continue-from carries the count and the cap.
+    let cont = w.run(&["forge", "--state", "denied-2", "--request", "continue", "--continue-from", "model"]);
+    assert_eq!(cont.code, 0, "{}", cont.stdout);
+}
+
+#[test]
+fn every_command_the_runbook_names_exists() {
+    let w = World::new();
+    // Commands are what the runbook shows as code: fenced blocks and `inline` spans.
+    let mut code = Vec::new();
+    let mut in_fence = false;
+    for line in SKILL.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            code.push(line.to_owned());
+        } else {
+            code.extend(line.split('`').skip(1).step_by(2).map(str::to_owned));
+        }
+    }
+    let mut named = BTreeSet::new();
+    for span in &code {
+        let mut words = span.split_whitespace();
+        while let Some(word) = words.next() {
+            if word == "forgeloop"
+                && let Some(sub) = words.next()
+                && !sub.is_empty()
+                && sub.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            {
+                named.insert(sub.to_owned());
+            }
+        }
+    }
+    for expected in
+        ["forge", "next", "sent", "reply", "wait", "project", "block", "status", "test", "extend", "unblock"]
+    {
+        assert!(named.contains(expected), "the runbook should name `forgeloop {expected}`: {named:?}");
+    }
+    for sub in &named {
+        let help = w.run(&[sub.as_str(), "--help"]);
+        assert_eq!(help.code, 0, "`forgeloop {sub}` does not exist: {}", help.stderr);
+    }
+}
