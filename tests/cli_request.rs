@@ -414,3 +414,33 @@ fn handoff_and_iterate_print_text_and_refuse_bad_reports() {
     }
     assert_eq!(sb.run(&["handoff", "--result", "missing.json"]).code, 2);
 }
+
+#[test]
+fn secrets_in_the_request_never_reach_the_prompt_and_hashes_match_the_sent_text() {
+    let sb = Sandbox::new();
+    let token = format!("ghp_{}", "Ab3".repeat(12));
+    let request = format!("Use the token {token} to call the API");
+    let run = sb.run(&[
+        "forge",
+        "--request",
+        &request,
+        "--intent-brief",
+        BRIEF,
+        "--webgpt-question",
+        QUESTION,
+        "--state",
+        "c.json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(!run.stdout.contains(&token));
+    let file = fs::read_to_string(sb.path("c.json")).unwrap();
+    assert!(!file.contains(&token) && file.contains("[REDACTED:github-token]"));
+    let next = sb.run(&["next", "--state", "c.json"]).json();
+    let text = next["text"].as_str().unwrap();
+    let sha = forgeloop::domain::state::sha256_hex(text.as_bytes());
+    assert_eq!(next["text_sha256"], sha.as_str(), "the hash is of the text that is sent");
+    let log = sb.run(&["log", "--state", "c.json"]).json();
+    let issued = log["events"].as_array().unwrap().iter().find(|e| e["kind"] == "prompt_issued").unwrap().clone();
+    assert_eq!(issued["data"]["sha256"], sha.as_str());
+    assert!(!fs::read_to_string(sb.path("c.d/events.jsonl")).unwrap().contains(&token));
+}

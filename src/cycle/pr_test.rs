@@ -220,8 +220,16 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
                "fetch": {"mirror_created": done.fetch.mirror_created, "fetched": done.fetch.fetched,
                          "received_objects": done.fetch.received_objects, "received_bytes": done.fetch.received_bytes}}),
     );
+    let mut events = vec![event];
+    if let Some(outbox) = &state.outbox {
+        events.push(NewEvent::new(
+            "handoff_issued",
+            Actor::System,
+            json!({"kind": outbox.kind, "sha256": outbox.sha256}),
+        ));
+    }
     // The run counts before anything is posted: a failed post never loses it (SPEC §5.2.8).
-    let mut saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
+    let mut saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, events, &now)?;
     if opts.post_comment {
         saved = publish(ctx, engine, paths, saved.state).await?.0;
     }

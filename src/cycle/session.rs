@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::domain::state::{Actor, CycleState};
+use crate::domain::state::{Actor, CycleState, sha256_hex};
 use crate::error::{Error, Result};
 use crate::store::journal::{self, Event, NewEvent};
 use crate::store::layout::CyclePaths;
@@ -19,11 +19,16 @@ pub struct Saved {
     pub events: Vec<Event>,
 }
 
-/// Redacts a state document the way it is persisted.
+/// Redacts a state document the way it is persisted. The outbox hash is recomputed so it is
+/// the hash of the text the coordinator actually sends.
 pub fn redact_state(ctx: &Ctx, state: &CycleState) -> CycleState {
     let Ok(mut value) = serde_json::to_value(state) else { return state.clone() };
     ctx.redactor.redact_json(&mut value);
-    CycleState::from_value(value).unwrap_or_else(|_| state.clone())
+    let mut redacted = CycleState::from_value(value).unwrap_or_else(|_| state.clone());
+    if let Some(outbox) = redacted.outbox.as_mut() {
+        outbox.sha256 = sha256_hex(outbox.text.as_bytes());
+    }
+    redacted
 }
 
 /// Writes the state and appends `events` (plus `status_changed` when the status moved).
@@ -48,6 +53,12 @@ pub fn persist(
     }
     for event in &mut events {
         ctx.redactor.redact_json(&mut event.data);
+        // An issued message is journaled with the hash of the (redacted) text that is sent.
+        if matches!(event.kind, "prompt_issued" | "followup_issued" | "handoff_issued")
+            && let Some(outbox) = &state.outbox
+        {
+            event.data["sha256"] = serde_json::Value::from(outbox.sha256.clone());
+        }
     }
     let events = journal::append(&paths.journal(), &events, now)?;
     Ok(Saved { state, events })
