@@ -115,7 +115,8 @@ fn run(opts: &DemoOptions) -> Result<(Redactor, Summary), DemoError> {
     {
         return Err(DemoError::Speed(speed));
     }
-    if !opts.headless && !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if !opts.headless && !terminal {
         return Err(DemoError::NotATerminal);
     }
     let started = Instant::now();
@@ -203,7 +204,8 @@ fn run_on(
         cycles,
     };
     if !summary.all_ok() {
-        summary.status = "DEMO_UNEXPECTED";
+        let quit_early = finished.iter().any(|f| f.stopped);
+        summary.status = if !opts.headless && quit_early { "DEMO_QUIT_EARLY" } else { "DEMO_UNEXPECTED" };
     }
     Ok((redactor, summary))
 }
