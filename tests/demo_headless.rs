@@ -55,7 +55,15 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> (i32, Value, String) {
-        let out = self.command(args).output().unwrap();
+        self.run_env(args, &[])
+    }
+
+    fn run_env(&self, args: &[&str], vars: &[(&str, &Path)]) -> (i32, Value, String) {
+        let mut cmd = self.command(args);
+        for (name, value) in vars {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let json = serde_json::from_str(&stdout)
@@ -175,10 +183,15 @@ fn headless_demo_ends_every_cycle_as_expected_and_leaves_nothing_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     become_subreaper();
     let env = Env::new();
-    let (code, summary, stderr) = env.run(&["demo", "--headless"]);
+    // The person's real forgeloop home (FORGELOOP_HOME) is not a sandbox: only --home is.
+    let real_home = env.path("real-forgeloop-home");
+    std::fs::create_dir_all(real_home.join("cycles")).unwrap();
+    let (code, summary, stderr) = env.run_env(&["demo", "--headless"], &[("FORGELOOP_HOME", &real_home)]);
     assert_eq!(code, 0, "{summary:#}\n{stderr}");
     assert_summary_ok(&summary);
     assert_eq!(summary["mode"], "headless");
+    assert_eq!(entries(&real_home), ["cycles"]);
+    assert!(entries(&real_home.join("cycles")).is_empty());
     assert_eq!(summary["emulator"]["stopped"], true);
 
     // Nothing left: no process, no listening emulator, no sandbox, no checkout.

@@ -95,7 +95,13 @@ impl DemoError {
 /// Runs the demo and prints its JSON summary (or error); returns the exit code: 0 when every
 /// cycle ended where expected (with the control room: whenever the person quit normally),
 /// 2 otherwise.
-pub fn main(opts: DemoOptions) -> i32 {
+pub fn main(mut opts: DemoOptions) -> i32 {
+    // Only an explicit `--home` keeps a sandbox: `FORGELOOP_HOME` names the person's real
+    // forgeloop home, which must never become (or be refused as) a demo sandbox.
+    let flag = std::env::args_os().any(|a| a == "--home" || a.to_string_lossy().starts_with("--home="));
+    if !flag {
+        opts.home = None;
+    }
     match run(&opts) {
         Ok((redactor, summary)) => {
             crate::cli::output::json(&redactor, &summary);
@@ -204,8 +210,8 @@ fn run_on(
         cycles,
     };
     if !summary.all_ok() {
-        let quit_early = finished.iter().any(|f| f.stopped);
-        summary.status = if !opts.headless && quit_early { "DEMO_QUIT_EARLY" } else { "DEMO_UNEXPECTED" };
+        let stopped_early = finished.iter().any(|f| f.stopped);
+        summary.status = if stopped_early { "DEMO_STOPPED" } else { "DEMO_UNEXPECTED" };
     }
     Ok((redactor, summary))
 }

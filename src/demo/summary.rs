@@ -34,8 +34,8 @@ pub struct CycleSummary {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
-    /// `DEMO_OK` when every cycle ended where expected; `DEMO_QUIT_EARLY` when the person left
-    /// the control room before every cycle ended; else `DEMO_UNEXPECTED`.
+    /// `DEMO_OK` when every cycle ended where expected; `DEMO_STOPPED` when the demo was stopped
+    /// (the person quit the control room, Ctrl-C) before every cycle ended; else `DEMO_UNEXPECTED`.
     pub status: &'static str,
     pub mode: &'static str,
     pub sandbox: String,
