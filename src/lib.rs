@@ -7,6 +7,7 @@ pub mod checkout;
 pub mod cli;
 pub mod config;
 pub mod cycle;
+pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod github;

@@ -81,6 +81,8 @@ pub enum Command {
     GithubEmulator(EmulatorArgs),
     /// The control room: watch every cycle live, confirm briefs, rerun, abort, unblock, extend
     Tui(TuiArgs),
+    /// See it all work offline: a sandbox, a built-in GitHub emulator, a scripted WebGPT, five live cycles
+    Demo(DemoArgs),
 }
 
 #[derive(Debug, Args)]
@@ -283,4 +285,16 @@ pub struct TuiArgs {
     /// Enable mouse support (click to select, wheel to scroll)
     #[arg(long)]
     pub mouse: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "The sandbox is a temporary directory, removed at the end; with --home DIR it is kept \
+(DIR must be new, empty, or a previous demo sandbox) and `forgeloop tui --home DIR` opens it again.")]
+pub struct DemoArgs {
+    /// No control room: run to the end and print a JSON summary (exit 0 only if every cycle ended as expected)
+    #[arg(long)]
+    pub headless: bool,
+    /// Pace: N times faster than the default (about 1.5 s per step; --headless default: no pauses)
+    #[arg(long, value_name = "N")]
+    pub speed: Option<f64>,
 }

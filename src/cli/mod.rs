@@ -41,6 +41,11 @@ pub fn main() -> i32 {
             return err.exit_code();
         }
     };
+    // The demo builds its own sandboxed context; the user's config and home play no part.
+    if let Command::Demo(args) = &cli.command {
+        let home = cli.home.clone();
+        return crate::demo::main(crate::demo::DemoOptions { home, headless: args.headless, speed: args.speed });
+    }
     let redactor = redactor_with_token(None);
     let ctx = match context(&cli, redactor.clone()) {
         Ok(ctx) => ctx,
@@ -208,6 +213,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             crate::tui::run(ctx.clone(), opts).map_err(|e| Error::Invalid(e.to_string()))?;
             Ok(0)
         }
+        Command::Demo(_) => Err(Error::Invalid("`forgeloop demo` runs before a context is built".into())),
         Command::Completions(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
             Ok(0)

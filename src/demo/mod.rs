@@ -1,0 +1,295 @@
+//! `forgeloop demo` (SPEC §9): the whole product working on a machine with no GitHub account
+//! and no browser. A sandbox home, the built-in **GitHub emulator** (test and demo
+//! infrastructure, not GitHub) on 127.0.0.1 with a token made for this run, a small project
+//! whose tests need only `sh` and `git`, a scripted stand-in for WebGPT, and five cycles driven
+//! concurrently by a scripted coordinator through the same use cases as the CLI — real fetches,
+//! checkouts, test processes and PR comments. The control room opens on the sandbox; with
+//! `--headless` the same runs to the end and a JSON summary says whether each cycle ended where
+//! it should.
+//!
+//! Layout: [`sandbox`] (the directory and the token), [`project`] (the calculator),
+//! [`scenarios`] (the five cycles), [`webgpt`] (the scripted WebGPT), [`coordinator`] (the
+//! scripted agent following `next`), [`pace`] (pauses and the stop signal), [`summary`].
+
+pub mod coordinator;
+pub mod pace;
+pub mod project;
+pub mod sandbox;
+pub mod scenarios;
+pub mod summary;
+pub mod webgpt;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::runtime::Runtime;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::cycle::Ctx;
+use crate::cycle::context::process_redactor;
+use crate::cycle::pr_test::Engine;
+use crate::domain::commands::{CommandsError, parse_commands};
+use crate::github::emulator::{Emulator, EmulatorConfig, EmulatorError};
+use crate::redact::Redactor;
+
+use coordinator::{Confirmer, Demo, Finished};
+use pace::Pace;
+use sandbox::Sandbox;
+use summary::Summary;
+
+/// `--headless` gives up (stopping every cycle) after this long; the demo needs seconds.
+const WATCHDOG: Duration = Duration::from_secs(120);
+/// How long stopped drivers get to wind down (a running test is cancelled) before they are
+/// aborted.
+const GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Default)]
+pub struct DemoOptions {
+    /// Keep the sandbox here (`--home`); a temporary one is removed at the end.
+    pub home: Option<PathBuf>,
+    pub headless: bool,
+    /// `--speed N`: N times the default pace.
+    pub speed: Option<f64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("--speed must be a positive number (1 is the default pace, 4 four times faster); got {0}")]
+    Speed(f64),
+    #[error(
+        "the demo opens the control room, which needs a terminal; run `forgeloop demo --headless` for the same demo with a JSON summary"
+    )]
+    NotATerminal,
+    #[error("cannot use {path} as the demo sandbox: {reason}")]
+    Home { path: PathBuf, reason: String },
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+    #[error(transparent)]
+    Emulator(#[from] EmulatorError),
+    #[error(transparent)]
+    Forgeloop(#[from] crate::error::Error),
+    #[error("the control room failed: {0}")]
+    Tui(#[from] crate::tui::TuiError),
+    #[error("the demo's commands file is invalid: {0}")]
+    Commands(#[from] CommandsError),
+}
+
+impl DemoError {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> DemoError {
+        DemoError::Io { context: context.into(), source }
+    }
+
+    /// The `status` word of the JSON error document.
+    pub fn status(&self) -> &'static str {
+        match self {
+            DemoError::Speed(_) | DemoError::NotATerminal | DemoError::Home { .. } => "REFUSED",
+            _ => "DEMO_FAILED",
+        }
+    }
+}
+
+/// Runs the demo and prints its JSON summary (or error); returns the exit code: 0 when every
+/// cycle ended where expected (with the control room: whenever the person quit normally),
+/// 2 otherwise.
+pub fn main(mut opts: DemoOptions) -> i32 {
+    // Only an explicit `--home` keeps a sandbox: `FORGELOOP_HOME` names the person's real
+    // forgeloop home, which must never become (or be refused as) a demo sandbox.
+    let flag = std::env::args_os().any(|a| a == "--home" || a.to_string_lossy().starts_with("--home="));
+    if !flag {
+        opts.home = None;
+    }
+    match run(&opts) {
+        Ok((redactor, summary)) => {
+            crate::cli::output::json(&redactor, &summary);
+            if opts.headless && !summary.all_ok() { 2 } else { 0 }
+        }
+        Err(err) => {
+            let redactor = process_redactor(None);
+            crate::cli::output::json(&redactor, &json!({"status": err.status(), "error": err.to_string()}));
+            2
+        }
+    }
+}
+
+fn run(opts: &DemoOptions) -> Result<(Redactor, Summary), DemoError> {
+    if let Some(speed) = opts.speed
+        && !(speed.is_finite() && speed > 0.0)
+    {
+        return Err(DemoError::Speed(speed));
+    }
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if !opts.headless && !terminal {
+        return Err(DemoError::NotATerminal);
+    }
+    let started = Instant::now();
+    let token = sandbox::fresh_token();
+    if !opts.headless {
+        // The control room's rerun finds its token like every forgeloop command (GH_TOKEN
+        // first): point it at this run's emulator token, so `r` works in the demo. Test
+        // commands never see it (their environment is an allowlist).
+        // SAFETY: no other thread exists yet (the runtimes start below), so nothing reads the
+        // environment concurrently.
+        unsafe { std::env::set_var("GH_TOKEN", &token) };
+    }
+    let sandbox = Sandbox::create(opts.home.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("forgeloop-demo")
+        .enable_all()
+        .build()
+        .map_err(|e| DemoError::io("cannot start the async runtime", e))?;
+    let result = run_on(&runtime, &sandbox, opts, token);
+    // Nothing of the demo outlives this: drivers were joined, the emulator stopped; what is
+    // left (idle connections) goes with the runtime.
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    let kept = sandbox.kept();
+    let root = sandbox.root().display().to_string();
+    let removed = sandbox.finish();
+    let (redactor, mut summary) = result?;
+    removed?;
+    summary.sandbox = root;
+    summary.sandbox_kept = kept;
+    summary.elapsed_seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    Ok((redactor, summary))
+}
+
+fn run_on(
+    runtime: &Runtime,
+    sandbox: &Sandbox,
+    opts: &DemoOptions,
+    token: String,
+) -> Result<(Redactor, Summary), DemoError> {
+    let confirmer = if opts.headless { Confirmer::StandIn } else { Confirmer::Person };
+    let pace = Pace::new(opts.headless, opts.speed);
+    let demo = runtime.block_on(setup(sandbox, confirmer, pace, token))?;
+    let scenarios = scenarios::all();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stop_tx = Arc::new(stop_tx);
+    let handles: Vec<JoinHandle<Finished>> =
+        scenarios.iter().map(|s| runtime.spawn(coordinator::drive(demo.clone(), s.clone(), stop_rx.clone()))).collect();
+
+    let (finished, tui) = if opts.headless {
+        runtime.spawn(stop_on_signals(stop_tx.clone()));
+        (runtime.block_on(join(handles, &stop_tx, WATCHDOG)), Ok(()))
+    } else {
+        let tui = crate::tui::run(demo.ctx.clone(), crate::tui::TuiOptions::default());
+        let _ = stop_tx.send(true);
+        (runtime.block_on(join(handles, &stop_tx, GRACE)), tui)
+    };
+
+    let cycles = summary::cycles(&demo, &scenarios, &finished);
+    let api = demo.emulator.api_base();
+    let redactor = demo.ctx.redactor.clone();
+    let emulator = demo.emulator.clone();
+    drop(demo);
+    let stopped = match Arc::try_unwrap(emulator) {
+        Ok(emulator) => {
+            runtime.block_on(emulator.shutdown());
+            true
+        }
+        // A clone is still held somewhere: dropping ours does not stop it; the runtime's
+        // shutdown does.
+        Err(_) => false,
+    };
+    tui?;
+    let mut summary = Summary {
+        status: "DEMO_OK",
+        mode: if opts.headless { "headless" } else { "tui" },
+        sandbox: String::new(),
+        sandbox_kept: false,
+        emulator: json!({
+            "api": api,
+            "what": "the built-in GitHub emulator (demo and tests only; not GitHub)",
+            "stopped": stopped,
+        }),
+        elapsed_seconds: 0.0,
+        cycles,
+    };
+    if !summary.all_ok() {
+        let stopped_early = finished.iter().any(|f| f.stopped);
+        summary.status = if stopped_early { "DEMO_STOPPED" } else { "DEMO_UNEXPECTED" };
+    }
+    Ok((redactor, summary))
+}
+
+/// The emulator with the project on `main`, the commands file, the context and the client.
+async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: String) -> Result<Arc<Demo>, DemoError> {
+    let emulator = Emulator::start(EmulatorConfig {
+        root: sandbox.emulator_root(),
+        token: Some(token.clone()),
+        login: project::LOGIN.to_owned(),
+    })
+    .await?;
+    let repo = emulator.create_repo(project::LOGIN, project::REPO_NAME, true).await?;
+    let files = project::main_files();
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    emulator
+        .commit_files(&repo, &repo.default_branch, &files, "calc: the add operation, its test and the test runner")
+        .await?;
+
+    let commands_path = sandbox.root().join("commands.json");
+    std::fs::write(&commands_path, project::COMMANDS_JSON)
+        .map_err(|e| DemoError::io(format!("cannot write {}", commands_path.display()), e))?;
+    let commands = parse_commands(project::COMMANDS_JSON)?;
+
+    let mut ctx = Ctx::for_home(sandbox.root().to_path_buf()).with_github_api(&emulator.api_base())?;
+    ctx.redactor = process_redactor(Some(&token));
+    std::fs::create_dir_all(ctx.home.cycles_dir())
+        .map_err(|e| DemoError::io("cannot create the sandbox's cycles directory", e))?;
+    let engine = Engine::connect(&ctx.github_api, Some(token))?;
+    Ok(Arc::new(Demo { ctx, engine, emulator: Arc::new(emulator), repo, commands, pace, confirmer }))
+}
+
+/// Waits for every driver until `limit`; then raises the stop signal and gives them
+/// [`GRACE`] to wind down before aborting what is left.
+async fn join(handles: Vec<JoinHandle<Finished>>, stop: &watch::Sender<bool>, limit: Duration) -> Vec<Finished> {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut out = Vec::with_capacity(handles.len());
+    for mut handle in handles {
+        let joined = match tokio::time::timeout_at(deadline, &mut handle).await {
+            Ok(joined) => joined,
+            Err(_) => {
+                let _ = stop.send(true);
+                match tokio::time::timeout(GRACE, &mut handle).await {
+                    Ok(joined) => joined,
+                    Err(_) => {
+                        handle.abort();
+                        let _ = handle.await;
+                        out.push(Finished {
+                            error: Some("the cycle's driver did not stop in time".into()),
+                            stopped: true,
+                            steps: 0,
+                        });
+                        continue;
+                    }
+                }
+            }
+        };
+        out.push(joined.unwrap_or_else(|e| Finished {
+            error: Some(format!("the cycle's driver failed: {e}")),
+            ..Finished::default()
+        }));
+    }
+    out
+}
+
+/// Ctrl-C or SIGTERM stops a headless demo cleanly (running tests are cancelled).
+async fn stop_on_signals(stop: Arc<watch::Sender<bool>>) {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+    let _ = stop.send(true);
+}

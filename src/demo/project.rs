@@ -1,0 +1,107 @@
+//! The demo's project: a tiny calculator whose tests need only `sh` (and `git` to fetch it),
+//! so the demo runs on any machine without a toolchain.
+
+/// The repository the scripted WebGPT works in (owned by the emulator's user).
+pub const REPO_NAME: &str = "calc";
+
+/// The emulator's authenticated user, and so the repository owner.
+pub const LOGIN: &str = "forgeloop-demo";
+
+/// The operations `calc.sh` knows on `main`; each task adds one.
+const BASE_OPERATIONS: &[(&str, &str)] = &[("add", "echo $((a + b))")];
+
+const README: &str = "# calc\n\nA tiny calculator for the forgeloop demo: `sh calc.sh OP A B`.\n\
+Run the tests with `sh test.sh` (only `sh` is needed).\n";
+
+const TEST_SH: &str = r##"#!/bin/sh
+# Runs every tests/*.sh. Each prints one line per check and fails when a check failed.
+failed=0
+for t in tests/*.sh; do
+    echo "# $t"
+    if ! sh "$t"; then
+        failed=1
+    fi
+done
+if [ "$failed" -ne 0 ]; then
+    echo "FAILED: see the lines marked FAIL above"
+    exit 1
+fi
+echo "all tests passed"
+"##;
+
+const CHECK_SH: &str = r#"# check EXPECTED OP A B: runs calc.sh and compares its answer (stdout and stderr).
+fails=0
+check() {
+    want=$1
+    shift
+    got=$(sh calc.sh "$@" 2>&1)
+    if [ "$got" = "$want" ]; then
+        echo "ok   calc $* = $got"
+    else
+        echo "FAIL calc $*: expected $want, got $got"
+        fails=$((fails + 1))
+    fi
+}
+"#;
+
+const ADD_TEST: &str = "check 5 add 2 3\ncheck 0 add -4 4\n";
+
+/// `calc.sh` with the base operations plus `extra` (operation, shell body).
+pub fn calc_sh(extra: &[(&str, &str)]) -> String {
+    let mut out = String::from(
+        "#!/bin/sh\n# calc.sh OP A B: a tiny calculator for the forgeloop demo.\nop=$1\na=$2\nb=$3\ncase \"$op\" in\n",
+    );
+    for (op, body) in BASE_OPERATIONS.iter().chain(extra) {
+        out.push_str(&format!("{op})\n    {body}\n    ;;\n"));
+    }
+    out.push_str("*)\n    echo \"calc.sh: unknown operation '$op'\" >&2\n    exit 2\n    ;;\nesac\n");
+    out
+}
+
+/// A test file: the shared `check` helper, then `checks` (lines of `check WANT OP A B`).
+pub fn test_file(checks: &str) -> String {
+    format!(". ./lib/check.sh\n{checks}[ \"$fails\" -eq 0 ]\n")
+}
+
+/// What `main` holds: the calculator with `add`, its test, and the test runner.
+pub fn main_files() -> Vec<(&'static str, String)> {
+    vec![
+        ("README.md", README.to_owned()),
+        ("calc.sh", calc_sh(&[])),
+        ("test.sh", TEST_SH.to_owned()),
+        ("lib/check.sh", CHECK_SH.to_owned()),
+        ("tests/add.sh", test_file(ADD_TEST)),
+    ]
+}
+
+/// The commands file of the demo (the object form, with a timeout a stuck test cannot exceed).
+pub const COMMANDS_JSON: &str = r#"{"commands": [{"argv": ["sh", "test.sh"], "timeout_s": 60}]}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// The project's own tests pass on `main` and fail on a wrong operation, with `sh` only.
+    #[test]
+    fn main_passes_and_a_wrong_operation_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in main_files() {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let run = || Command::new("sh").arg("test.sh").current_dir(dir.path()).output().unwrap();
+        let out = run();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("ok   calc add 2 3 = 5"));
+
+        std::fs::write(dir.path().join("calc.sh"), calc_sh(&[("sub", "echo $((a + b))")])).unwrap();
+        std::fs::write(dir.path().join("tests/sub.sh"), test_file("check 2 sub 5 3\n")).unwrap();
+        let out = run();
+        assert!(!out.status.success());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("FAIL calc sub 5 3: expected 2, got 8"), "{stdout}");
+        assert!(stdout.contains("ok   calc add 2 3 = 5"), "{stdout}");
+    }
+}

@@ -1,0 +1,245 @@
+//! The five cycles of the demo: what each asks WebGPT for, how the scripted WebGPT behaves,
+//! what the demo's stand-in for the user does, and where each must end.
+
+use crate::domain::status::Status;
+
+use super::project::{LOGIN, REPO_NAME, calc_sh, test_file};
+use super::webgpt::{Attempt, Persona};
+
+/// What the demo's stand-in for the user does besides confirming briefs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UserAct {
+    Nothing,
+    /// Aborts the cycle with this reason once its first run has failed.
+    AbortAfterFailedRun(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The state name (and so the task space `webgpt-orchestrator:<name>`).
+    pub name: &'static str,
+    /// One line for people: what this cycle shows.
+    pub shows: &'static str,
+    pub request: String,
+    pub question: String,
+    pub brief: String,
+    pub max_iterations: u32,
+    pub await_confirmation: bool,
+    pub persona: Persona,
+    pub user: UserAct,
+    /// After `next` says stop at the cap, the scripted agent runs `forge --pr` once more, to
+    /// show that forgeloop itself refuses a run past the cap (`BLOCKED_MAX_ITERATIONS`,
+    /// nothing fetched or run).
+    pub tries_past_cap: bool,
+    /// When it starts, in steps after the demo began (so cycles appear one by one).
+    pub start_after: f64,
+    pub expect: Expect,
+}
+
+/// Where a scenario must end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expect {
+    pub status: Status,
+    pub iteration: u32,
+    /// forgeloop's comments on the PR (one per completed run).
+    pub comments: usize,
+}
+
+/// One task: add operation `op` to calc.sh, with its checks.
+struct Task {
+    op: &'static str,
+    what: &'static str,
+    example: &'static str,
+    checks: &'static str,
+}
+
+impl Task {
+    fn attempt(&self, body: &str) -> Attempt {
+        vec![
+            ("calc.sh".to_owned(), calc_sh(&[(self.op, body)])),
+            (format!("tests/{}.sh", self.op), test_file(self.checks)),
+        ]
+    }
+
+    fn request(&self) -> String {
+        format!("Add {} to calc.sh as the `{}` operation, with tests.", self.what, self.op)
+    }
+
+    fn question(&self) -> String {
+        format!(
+            "In {LOGIN}/{REPO_NAME}, add a `{op}` operation ({what}) to calc.sh with a test file tests/{op}.sh, open a pull request, and reply with its URL.",
+            op = self.op,
+            what = self.what
+        )
+    }
+
+    fn brief(&self) -> String {
+        format!(
+            "Goal: calc.sh supports {what} as `sh calc.sh {op} A B`.\n\
+Success: {example}, and tests/{op}.sh checks it.\n\
+Scope: calc.sh and a new tests/{op}.sh only; the other operations stay as they are.\n\
+Constraints: POSIX sh only, no new tools; never merge.\n\
+Validation: `sh test.sh` passes on the pull request's head commit.",
+            what = self.what,
+            op = self.op,
+            example = self.example
+        )
+    }
+
+    fn persona(&self, summary: &str, attempts: Vec<Attempt>, forgets_link_once: bool) -> Persona {
+        Persona {
+            branch: format!("webgpt/{}", self.op),
+            title: format!("Add the {} operation", self.op),
+            summary: summary.to_owned(),
+            attempts,
+            forgets_link_once,
+        }
+    }
+}
+
+fn scenario(task: &Task, name: &'static str, shows: &'static str, persona: Persona, expect: Expect) -> Scenario {
+    Scenario {
+        name,
+        shows,
+        request: task.request(),
+        question: task.question(),
+        brief: task.brief(),
+        max_iterations: 5,
+        await_confirmation: false,
+        persona,
+        user: UserAct::Nothing,
+        tries_past_cap: false,
+        start_after: 0.0,
+        expect,
+    }
+}
+
+/// The demo's cycles, in the order they start.
+pub fn all() -> Vec<Scenario> {
+    let sub = Task {
+        op: "sub",
+        what: "subtraction",
+        example: "`sh calc.sh sub 5 3` prints 2",
+        checks: "check 2 sub 5 3\ncheck -1 sub 2 3\n",
+    };
+    let pow = Task {
+        op: "pow",
+        what: "exponentiation",
+        example: "`sh calc.sh pow 2 3` prints 8",
+        checks: "check 8 pow 2 3\ncheck 1 pow 7 0\n",
+    };
+    let mul = Task {
+        op: "mul",
+        what: "multiplication",
+        example: "`sh calc.sh mul 2 3` prints 6",
+        checks: "check 6 mul 2 3\ncheck 0 mul 9 0\n",
+    };
+    let div = Task {
+        op: "div",
+        what: "integer division that refuses division by zero",
+        example: "`sh calc.sh div 7 2` prints 3 and `sh calc.sh div 1 0` fails with a clear message",
+        checks: "check 3 div 7 2\ncheck 'calc.sh: division by zero' div 1 0\n",
+    };
+    let rem = Task {
+        op: "mod",
+        what: "the remainder of a division",
+        example: "`sh calc.sh mod 7 3` prints 1",
+        checks: "check 1 mod 7 3\ncheck 0 mod 6 3\n",
+    };
+
+    let mut out = Vec::new();
+
+    let persona = sub.persona(
+        "I added the `sub` operation to calc.sh and tests/sub.sh.",
+        vec![sub.attempt("echo $((a + b))"), sub.attempt("echo $((a - b))")],
+        false,
+    );
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 2 };
+    out.push(scenario(
+        &sub,
+        "add-subtraction",
+        "fails, gets the failure handoff, pushes a fix, passes",
+        persona,
+        expect,
+    ));
+
+    let persona = pow.persona(
+        "I added the `pow` operation to calc.sh and tests/pow.sh.",
+        vec![
+            pow.attempt("echo $((a * b))"),
+            pow.attempt("r=1; i=0; while [ \"$i\" -le \"$b\" ]; do r=$((r * a)); i=$((i + 1)); done; echo \"$r\""),
+        ],
+        false,
+    );
+    let expect = Expect { status: Status::BlockedMaxIterations, iteration: 2, comments: 2 };
+    let mut cap = scenario(&pow, "add-power", "never gets it right and hits its cap of 2 iterations", persona, expect);
+    cap.max_iterations = 2;
+    cap.tries_past_cap = true;
+    cap.start_after = 0.5;
+    out.push(cap);
+
+    let persona = mul.persona(
+        "I added the `mul` operation to calc.sh and tests/mul.sh.",
+        vec![mul.attempt("echo $((a * b))")],
+        false,
+    );
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 1, comments: 1 };
+    let mut confirm =
+        scenario(&mul, "add-multiplication", "waits until a person confirms its brief, then passes", persona, expect);
+    confirm.await_confirmation = true;
+    confirm.start_after = 1.0;
+    out.push(confirm);
+
+    let persona = div.persona(
+        "I added the `div` operation to calc.sh, with a clear error on division by zero, and tests/div.sh.",
+        vec![
+            div.attempt("if [ \"$b\" -eq 0 ]; then echo 'calc.sh: division by zero' >&2; exit 1; fi; echo $((a / b))"),
+        ],
+        true,
+    );
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 1, comments: 1 };
+    let mut followup =
+        scenario(&div, "add-division", "replies without a PR link, is asked once, gives it, passes", persona, expect);
+    followup.start_after = 1.5;
+    out.push(followup);
+
+    let persona = rem.persona(
+        "I added the `mod` operation to calc.sh and tests/mod.sh.",
+        vec![rem.attempt("echo $((a / b))")],
+        false,
+    );
+    let expect = Expect { status: Status::Aborted, iteration: 1, comments: 1 };
+    let mut abort = scenario(&rem, "add-modulo", "is aborted by the user after its first failing run", persona, expect);
+    abort.user = UserAct::AbortAfterFailedRun(
+        "The user decided calc does not need a modulo operation after all (the demo's stand-in for the user)".into(),
+    );
+    abort.start_after = 2.0;
+    out.push(abort);
+
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::brief::Brief;
+
+    #[test]
+    fn five_distinct_cycles_with_complete_briefs() {
+        let all = all();
+        assert_eq!(all.len(), 5);
+        let mut names: Vec<_> = all.iter().map(|s| s.name).collect();
+        names.dedup();
+        assert_eq!(names.len(), 5);
+        for s in &all {
+            Brief::parse(&s.brief).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+            assert!(!s.persona.attempts.is_empty());
+        }
+        let statuses: Vec<_> = all.iter().map(|s| s.expect.status).collect();
+        for wanted in [Status::ReadyToMerge, Status::BlockedMaxIterations, Status::Aborted] {
+            assert!(statuses.contains(&wanted));
+        }
+        assert!(all.iter().any(|s| s.await_confirmation));
+        assert!(all.iter().any(|s| s.persona.forgets_link_once));
+    }
+}

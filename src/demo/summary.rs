@@ -1,0 +1,140 @@
+//! The demo's verdict: where every cycle ended against where its scenario says it must, with
+//! the evidence (iterations, PR, comments on the emulator, journal check, confirmation).
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::domain::status::Status;
+use crate::store::journal;
+use crate::store::state_file;
+
+use super::coordinator::{Confirmer, Demo, Finished};
+use super::scenarios::Scenario;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CycleSummary {
+    pub name: String,
+    pub scenario: String,
+    pub expected: String,
+    pub status: String,
+    pub iteration: u32,
+    pub max_iterations: u32,
+    pub pr: Option<String>,
+    pub pr_url: Option<String>,
+    /// forgeloop's comments on the PR, counted on the emulator.
+    pub comments: usize,
+    /// `{via, by}` when the brief was confirmed.
+    pub brief_confirmation: Option<Value>,
+    pub journal_ok: bool,
+    pub state: String,
+    pub ok: bool,
+    /// What differs from the scenario; empty when `ok`.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// `DEMO_OK` when every cycle ended where expected; `DEMO_STOPPED` when the demo was stopped
+    /// (the person quit the control room, Ctrl-C) before every cycle ended; else `DEMO_UNEXPECTED`.
+    pub status: &'static str,
+    pub mode: &'static str,
+    pub sandbox: String,
+    /// `false`: the temporary sandbox was removed (pass `--home DIR` to keep one).
+    pub sandbox_kept: bool,
+    pub emulator: Value,
+    pub elapsed_seconds: f64,
+    pub cycles: Vec<CycleSummary>,
+}
+
+impl Summary {
+    pub fn all_ok(&self) -> bool {
+        !self.cycles.is_empty() && self.cycles.iter().all(|c| c.ok)
+    }
+}
+
+/// Reads each cycle's state, journal and PR comments (the emulator must still be running).
+pub fn cycles(demo: &Demo, scenarios: &[Scenario], finished: &[Finished]) -> Vec<CycleSummary> {
+    scenarios
+        .iter()
+        .zip(finished.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(scenario, done)| cycle(demo, scenario, done))
+        .collect()
+}
+
+fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> CycleSummary {
+    let mut problems = Vec::new();
+    let paths = demo.ctx.cycle(scenario.name).ok();
+    let state = paths.as_ref().map(|p| state_file::load(&p.state));
+    let state = match state {
+        Some(Ok(state)) => Some(state),
+        Some(Err(err)) => {
+            problems.push(format!("cannot read the state: {err}"));
+            None
+        }
+        None => {
+            problems.push("no state path".into());
+            None
+        }
+    };
+    let journal_ok = match paths.as_ref().map(|p| journal::verify(&p.journal())) {
+        Some(Ok(_)) => true,
+        Some(Err(err)) => {
+            problems.push(format!("journal: {err}"));
+            false
+        }
+        None => false,
+    };
+    if let Some(done) = finished {
+        if let Some(error) = &done.error {
+            problems.push(format!("the scripted coordinator gave up: {error}"));
+        }
+        if done.stopped {
+            problems.push("stopped before the cycle ended".into());
+        }
+    }
+    let pr = state.as_ref().and_then(|s| s.pr_ref.clone());
+    let number = state.as_ref().and_then(|s| s.report.as_ref()).map(|r| r.pull_request);
+    let comments = number.map_or(0, |n| demo.emulator.comments(&demo.repo, n).len());
+    let pr_url = number.map(|n| format!("{}/pull/{n}", demo.repo.html_url));
+    let expected = scenario.expect;
+    let confirmation = state.as_ref().and_then(|s| s.brief_confirmation.as_ref());
+    if let Some(state) = &state {
+        if state.status != expected.status {
+            problems.push(format!("ended {} instead of {}", state.status, expected.status));
+        }
+        if state.iteration != expected.iteration {
+            problems.push(format!("used {} iterations instead of {}", state.iteration, expected.iteration));
+        }
+        if comments != expected.comments {
+            problems.push(format!("{comments} comments on the PR instead of {}", expected.comments));
+        }
+        if state.history.iter().any(|run| run.comment_url.is_none()) {
+            problems.push("a run's comment was not published".into());
+        }
+        match confirmation {
+            None if state.status != Status::AwaitingBriefConfirmation => {
+                problems.push("the brief was never confirmed".into())
+            }
+            Some(c) if scenario.await_confirmation && demo.confirmer == Confirmer::StandIn && c.via != "demo" => {
+                problems.push(format!("the brief was confirmed via {} instead of the demo's stand-in", c.via))
+            }
+            _ => {}
+        }
+    }
+    CycleSummary {
+        name: scenario.name.to_owned(),
+        scenario: scenario.shows.to_owned(),
+        expected: expected.status.as_str().to_owned(),
+        status: state.as_ref().map_or_else(|| "UNREADABLE".to_owned(), |s| s.status.as_str().to_owned()),
+        iteration: state.as_ref().map_or(0, |s| s.iteration),
+        max_iterations: state.as_ref().map_or(0, |s| s.max_iterations),
+        pr,
+        pr_url,
+        comments,
+        brief_confirmation: confirmation.map(|c| json!({"via": c.via, "by": c.by.as_str()})),
+        journal_ok,
+        state: paths.map(|p| p.state.display().to_string()).unwrap_or_default(),
+        ok: problems.is_empty(),
+        problems,
+    }
+}

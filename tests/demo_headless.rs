@@ -1,0 +1,293 @@
+//! `forgeloop demo --headless`, the real binary with no GitHub token and an empty HOME: every
+//! cycle ends where its scenario says, through real fetches, test processes and PR comments on
+//! the emulator; nothing is left running or lying around afterwards; with `--home` the sandbox
+//! stays behind for inspection and holds what the summary claims.
+#![cfg(target_os = "linux")]
+
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The leftover-process check looks at every child of this test process, so the tests of
+/// this file run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env { dir: tempfile::tempdir().unwrap() };
+        for sub in ["home", "tmp"] {
+            std::fs::create_dir_all(env.path(sub)).unwrap();
+        }
+        env
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// The binary with an empty HOME, a private TMPDIR, and nothing of the developer's
+    /// forgeloop or GitHub setup.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forgeloop"));
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env("HOME", self.path("home"))
+            .env("TMPDIR", self.path("tmp"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("GH_TOKEN")
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("FORGELOOP_HOME")
+            .env_remove("FORGELOOP_REGISTRY")
+            .env_remove("FORGELOOP_CONFIG")
+            .env_remove("FORGELOOP_GITHUB_API")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, Value, String) {
+        self.run_env(args, &[])
+    }
+
+    fn run_env(&self, args: &[&str], vars: &[(&str, &Path)]) -> (i32, Value, String) {
+        let mut cmd = self.command(args);
+        for (name, value) in vars {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let json = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
+        (out.status.code().unwrap_or(-1), json, stderr)
+    }
+}
+
+/// Orphaned descendants of the demo are re-parented to this process, so they can be found.
+fn become_subreaper() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes who adopts our orphans.
+    let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(rc, 0, "prctl(PR_SET_CHILD_SUBREAPER) failed");
+}
+
+/// `(pid, state, command line)` of every process whose parent is this test process.
+fn my_children() -> Vec<(u32, char, String)> {
+    let me = std::process::id();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(state), Some(ppid)) = (fields.first(), fields.get(1).and_then(|p| p.parse::<u32>().ok())) else {
+            continue;
+        };
+        if ppid == me {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            out.push((pid, state.chars().next().unwrap_or('?'), cmdline));
+        }
+    }
+    out
+}
+
+/// Nothing the demo started may outlive it: no adopted orphan, running or exited.
+fn assert_nothing_left_running() {
+    let start = Instant::now();
+    loop {
+        let left = my_children();
+        let running: Vec<_> = left.iter().filter(|(_, state, _)| *state != 'Z').collect();
+        if running.is_empty() {
+            // An exited orphan (zombie) still means it outlived the demo.
+            assert!(left.is_empty(), "processes outlived the demo: {left:?}");
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "processes outlived the demo: {running:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_leftover_check_sees_an_orphan_it_adopted() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    become_subreaper();
+    let status = Command::new("sh").args(["-c", "sleep 30 & exit 0"]).status().unwrap();
+    assert!(status.success());
+    let start = Instant::now();
+    let orphan = loop {
+        if let Some((pid, _, _)) = my_children().into_iter().find(|(_, _, cmd)| cmd.starts_with("sleep 30")) {
+            break pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "the orphan was not adopted: {:?}", my_children());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: signalling and reaping our own adopted child.
+    unsafe {
+        libc::kill(orphan as i32, libc::SIGKILL);
+        libc::waitpid(orphan as i32, std::ptr::null_mut(), 0);
+    }
+    assert!(my_children().iter().all(|(pid, _, _)| *pid != orphan));
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+}
+
+/// Checks the summary: at least five cycles, each ended where expected, with the scenario
+/// statuses of SPEC §9 and the issue all present.
+fn assert_summary_ok(summary: &Value) {
+    assert_eq!(summary["status"], "DEMO_OK", "{summary:#}");
+    let cycles = summary["cycles"].as_array().unwrap();
+    assert!(cycles.len() >= 5, "{summary:#}");
+    for cycle in cycles {
+        assert_eq!(cycle["ok"], true, "{cycle:#}");
+        assert_eq!(cycle["status"], cycle["expected"], "{cycle:#}");
+        assert_eq!(cycle["journal_ok"], true, "{cycle:#}");
+        assert!(cycle["comments"].as_u64().unwrap() >= 1, "every cycle had a run, so a comment: {cycle:#}");
+        assert!(cycle["problems"].as_array().unwrap().is_empty(), "{cycle:#}");
+    }
+    let by_name = |name: &str| cycles.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name} missing"));
+    let fixed = by_name("add-subtraction");
+    assert_eq!((fixed["status"].as_str(), fixed["iteration"].as_u64()), (Some("READY_TO_MERGE"), Some(2)));
+    let capped = by_name("add-power");
+    assert_eq!(capped["status"], "BLOCKED_MAX_ITERATIONS");
+    assert_eq!((capped["iteration"].as_u64(), capped["max_iterations"].as_u64()), (Some(2), Some(2)));
+    let confirmed = by_name("add-multiplication");
+    assert_eq!(confirmed["status"], "READY_TO_MERGE");
+    assert_eq!(confirmed["brief_confirmation"]["via"], "demo");
+    assert_eq!(confirmed["brief_confirmation"]["by"], "system");
+    let asked_once = by_name("add-division");
+    assert_eq!(asked_once["status"], "READY_TO_MERGE");
+    let aborted = by_name("add-modulo");
+    assert_eq!((aborted["status"].as_str(), aborted["iteration"].as_u64()), (Some("ABORTED"), Some(1)));
+}
+
+fn emulator_addr(summary: &Value) -> SocketAddr {
+    let api = summary["emulator"]["api"].as_str().unwrap();
+    let addr: SocketAddr = api.strip_prefix("http://").unwrap().parse().unwrap();
+    assert!(addr.ip().is_loopback(), "{api}");
+    addr
+}
+
+#[test]
+fn headless_demo_ends_every_cycle_as_expected_and_leaves_nothing_behind() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    become_subreaper();
+    let env = Env::new();
+    // The person's real forgeloop home (FORGELOOP_HOME) is not a sandbox: only --home is.
+    let real_home = env.path("real-forgeloop-home");
+    std::fs::create_dir_all(real_home.join("cycles")).unwrap();
+    let (code, summary, stderr) = env.run_env(&["demo", "--headless"], &[("FORGELOOP_HOME", &real_home)]);
+    assert_eq!(code, 0, "{summary:#}\n{stderr}");
+    assert_summary_ok(&summary);
+    assert_eq!(summary["mode"], "headless");
+    assert_eq!(entries(&real_home), ["cycles"]);
+    assert!(entries(&real_home.join("cycles")).is_empty());
+    assert_eq!(summary["emulator"]["stopped"], true);
+
+    // Nothing left: no process, no listening emulator, no sandbox, no checkout.
+    assert_nothing_left_running();
+    assert!(TcpStream::connect_timeout(&emulator_addr(&summary), Duration::from_secs(2)).is_err());
+    assert_eq!(summary["sandbox_kept"], false);
+    let sandbox = PathBuf::from(summary["sandbox"].as_str().unwrap());
+    assert!(sandbox.starts_with(env.path("tmp")), "the sandbox is a temporary directory: {}", sandbox.display());
+    assert!(!sandbox.exists(), "the temporary sandbox was removed");
+    assert!(entries(&env.path("tmp")).is_empty(), "left in TMPDIR: {:?}", entries(&env.path("tmp")));
+    // The user's HOME was not touched (no token, no config, no state).
+    assert!(entries(&env.path("home")).is_empty(), "{:?}", entries(&env.path("home")));
+    // The generated token never reaches the output.
+    assert!(!summary.to_string().contains("ghp_"), "{summary}");
+}
+
+#[test]
+fn with_home_the_sandbox_is_kept_and_holds_what_the_summary_says() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    become_subreaper();
+    let env = Env::new();
+    let home = env.path("sandbox");
+    let home_arg = home.display().to_string();
+    let (code, summary, stderr) = env.run(&["demo", "--headless", "--home", &home_arg]);
+    assert_eq!(code, 0, "{summary:#}\n{stderr}");
+    assert_summary_ok(&summary);
+    assert_eq!(summary["sandbox_kept"], true);
+    assert_nothing_left_running();
+
+    for cycle in summary["cycles"].as_array().unwrap() {
+        let name = cycle["name"].as_str().unwrap();
+        let state_path = home.join("cycles").join(format!("{name}.json"));
+        let state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+        assert_eq!(state["status"], cycle["status"], "{name}");
+        assert_eq!(state["iteration"], cycle["iteration"], "{name}");
+        // The journal's hash chain holds.
+        let journal = home.join("cycles").join(format!("{name}.d/events.jsonl"));
+        let contents = forgeloop::store::journal::verify(&journal).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!contents.torn_tail);
+        let kinds: Vec<&str> = contents.events.iter().map(|e| e.kind.as_str()).collect();
+        assert!(kinds.contains(&"run_finished") && kinds.contains(&"comment_published"), "{name}: {kinds:?}");
+        // Every run has its redacted log and report, and a published comment.
+        let history = state["history"].as_array().unwrap();
+        assert_eq!(history.len() as u64, cycle["iteration"].as_u64().unwrap(), "{name}");
+        assert_eq!(history.len() as u64, cycle["comments"].as_u64().unwrap(), "{name}: one comment per run");
+        for run in history {
+            let log = home.join("cycles").join(format!("{name}.d")).join(run["log_path"].as_str().unwrap());
+            let text = std::fs::read_to_string(&log).unwrap();
+            assert!(text.contains("$ sh test.sh"), "{name}: {text}");
+            assert!(run["comment_url"].as_str().unwrap().contains("#issuecomment-"), "{name}");
+        }
+    }
+
+    let awaited: Value =
+        serde_json::from_slice(&std::fs::read(home.join("cycles/add-multiplication.json")).unwrap()).unwrap();
+    assert_eq!(awaited["brief_confirmation"]["via"], "demo");
+    assert_eq!(awaited["brief_confirmation"]["by"], "system", "the demo's stand-in is not a human");
+    let journal = forgeloop::store::journal::verify(&home.join("cycles/add-multiplication.d/events.jsonl")).unwrap();
+    let confirmed = journal.events.iter().find(|e| e.kind == "brief_confirmed").unwrap();
+    assert_eq!(confirmed.actor, forgeloop::domain::state::Actor::System);
+    assert_eq!(confirmed.data["via"], "demo");
+
+    // The failing runs' comments carry the failure, the passing ones say so.
+    let fixed: Value =
+        serde_json::from_slice(&std::fs::read(home.join("cycles/add-subtraction.json")).unwrap()).unwrap();
+    assert!(fixed["report"]["comment_markdown"].as_str().unwrap().contains("TEST_PASSED"));
+    let capped: Value = serde_json::from_slice(&std::fs::read(home.join("cycles/add-power.json")).unwrap()).unwrap();
+    assert!(capped["report"]["comment_markdown"].as_str().unwrap().contains("FAIL calc pow 2 3"));
+
+    // The same directory can hold the demo again: the previous sandbox is replaced.
+    let (code, summary, stderr) = env.run(&["demo", "--headless", "--home", &home_arg]);
+    assert_eq!(code, 0, "{summary:#}\n{stderr}");
+    assert_summary_ok(&summary);
+    assert_nothing_left_running();
+}
+
+#[test]
+fn refuses_a_foreign_home_a_bad_speed_and_a_missing_terminal() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::new();
+    let mine = env.path("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "keep me").unwrap();
+    let (code, doc, _) = env.run(&["demo", "--headless", "--home", &mine.display().to_string()]);
+    assert_eq!(code, 2);
+    assert_eq!(doc["status"], "REFUSED");
+    assert!(doc["error"].as_str().unwrap().contains("not a previous demo sandbox"), "{doc}");
+    assert_eq!(entries(&mine), ["notes.txt"]);
+
+    let (code, doc, _) = env.run(&["demo", "--headless", "--speed", "0"]);
+    assert_eq!(code, 2);
+    assert!(doc["error"].as_str().unwrap().contains("--speed"), "{doc}");
+
+    // Without a terminal the control room cannot open; the error says what to run instead.
+    let (code, doc, _) = env.run(&["demo"]);
+    assert_eq!(code, 2);
+    assert!(doc["error"].as_str().unwrap().contains("--headless"), "{doc}");
+    assert!(entries(&env.path("tmp")).is_empty(), "a refused demo creates no sandbox");
+}

@@ -1,0 +1,120 @@
+//! `forgeloop demo` in a real terminal (tmux): the cycles appear and progress with no key
+//! pressed, the one awaiting confirmation waits for the person, who confirms it with keys; it
+//! then passes; quitting stops everything and removes the temporary sandbox.
+#![cfg(target_os = "linux")]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::tmux::{Tmux, sh_quote};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Waits until one screen line contains every one of `needles`; returns the screen.
+fn wait_for_line(tmux: &Tmux, needles: &[&str]) -> String {
+    let start = Instant::now();
+    loop {
+        let screen = tmux.capture();
+        if screen.lines().any(|line| needles.iter().all(|n| line.contains(n))) {
+            return screen;
+        }
+        assert!(start.elapsed() < LIMIT, "no line with {needles:?}; screen:\n{screen}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The sandbox the demo made in our TMPDIR.
+fn sandbox_in(tmp: &Path) -> PathBuf {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("forgeloop-demo-")))
+        .unwrap_or_else(|| panic!("no demo sandbox in {}", tmp.display()))
+}
+
+/// Processes whose working directory is inside `dir` (test commands run in checkouts under
+/// the demo's TMPDIR; the emulator's git in the sandbox).
+fn processes_in(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if entry.file_name().to_string_lossy().parse::<u32>().is_err() {
+            continue;
+        }
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd"))
+            && cwd.starts_with(dir)
+        {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            out.push(format!("{} {}", entry.file_name().to_string_lossy(), String::from_utf8_lossy(&cmdline)));
+        }
+    }
+    out
+}
+
+fn pid_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rfind(')').map(|i| stat[i + 1..].trim_start().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+#[test]
+fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, tmp) = (dir.path().join("home"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let pid_file = dir.path().join("demo.pid");
+    let command = format!(
+        "cd / && env -u GH_TOKEN -u GITHUB_TOKEN -u FORGELOOP_HOME -u FORGELOOP_CONFIG -u FORGELOOP_REGISTRY \
+         -u FORGELOOP_GITHUB_API -u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME={home} TMPDIR={tmp} \
+         sh -c 'echo $$ > {pid}; exec {bin} demo --speed 4'; echo EXIT=$?; sleep 30",
+        home = sh_quote(&home.display().to_string()),
+        tmp = sh_quote(&tmp.display().to_string()),
+        pid = pid_file.display(),
+        bin = sh_quote(env!("CARGO_BIN_EXE_forgeloop")),
+    );
+    let tmux = Tmux::start(&command, 120, 40);
+
+    // No key pressed: the cycles appear and move on by themselves.
+    wait_for_line(&tmux, &["✓ READY"]);
+    wait_for_line(&tmux, &["■ CAP REACHED", "add-power"]);
+    wait_for_line(&tmux, &["⊘ ABORTED", "add-modulo"]);
+    let screen = wait_for_line(&tmux, &["◆ CONFIRM BRIEF", "add-multiplication"]);
+    assert!(screen.contains("Cycles 5/5"), "{screen}");
+
+    // The waiting cycle really waits for the person.
+    let sandbox = sandbox_in(&tmp);
+    let state_path = sandbox.join("cycles/add-multiplication.json");
+    let state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    assert_eq!(state["status"], "AWAITING_BRIEF_CONFIRMATION");
+
+    // It sorts first (it needs the person): go to the top, review, confirm.
+    tmux.send_keys(&["g"]);
+    wait_for_line(&tmux, &["add-multiplication", "CONFIRM BRIEF", "─"]);
+    tmux.send_keys(&["c"]);
+    let dialog = tmux.wait_for("Confirm the delegation brief", LIMIT);
+    assert!(dialog.contains("add-multiplication"), "{dialog}");
+    tmux.send_keys(&["y"]);
+    wait_for_line(&tmux, &["✓ READY", "add-multiplication"]);
+
+    let state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    assert_eq!(state["status"], "READY_TO_MERGE");
+    assert_eq!(state["brief_confirmation"]["via"], "tui");
+    assert_eq!(state["brief_confirmation"]["by"], "human");
+    assert_eq!(state["iteration"], 1);
+
+    // Quit: no rerun was started from the control room, so nothing to confirm.
+    let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    tmux.send_keys(&["q"]);
+    tmux.wait_for("EXIT=0", LIMIT);
+    assert!(!pid_alive(pid), "the demo process is still running");
+    let left = processes_in(&tmp);
+    assert!(left.is_empty(), "still running: {left:?}");
+    assert!(!sandbox.exists(), "the temporary sandbox was removed");
+    let rest: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(rest.is_empty(), "left in TMPDIR: {rest:?}");
+}
