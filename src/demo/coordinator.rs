@@ -104,7 +104,6 @@ pub async fn drive(demo: Arc<Demo>, scenario: Scenario, stop: watch::Receiver<bo
         stop,
         paths,
         last_sent: None,
-        tried_past_cap: false,
         steps: 0,
     };
     let result = driver.run().await;
@@ -127,7 +126,6 @@ struct Driver {
     state_ref: String,
     /// The last message "typed into the chat", which WebGPT answers.
     last_sent: Option<String>,
-    tried_past_cap: bool,
     steps: u32,
 }
 
@@ -240,22 +238,7 @@ impl Driver {
                 self.wait_for_confirmation().await?;
                 Ok(Flow::Continue)
             }
-            Action::Stop => {
-                let at_cap = state.status == Status::AwaitingWebgptFix && state.iteration >= state.max_iterations;
-                match (&state.pr_ref, at_cap && self.scenario.tries_past_cap && !self.tried_past_cap) {
-                    (Some(pr), true) => {
-                        // The runbook says stop; this scripted agent runs the test once more to
-                        // show that forgeloop refuses it before touching GitHub.
-                        self.tried_past_cap = true;
-                        let pr = pr.clone();
-                        self.pause(1.5).await?;
-                        self.test(&pr, false).await?;
-                        Ok(Flow::Continue)
-                    }
-                    _ => Ok(Flow::End),
-                }
-            }
-            Action::Done => Ok(Flow::End),
+            Action::Stop | Action::Done => Ok(Flow::End),
         }
     }
 

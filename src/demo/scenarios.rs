@@ -27,10 +27,6 @@ pub struct Scenario {
     pub await_confirmation: bool,
     pub persona: Persona,
     pub user: UserAct,
-    /// After `next` says stop at the cap, the scripted agent runs `forge --pr` once more, to
-    /// show that forgeloop itself refuses a run past the cap (`BLOCKED_MAX_ITERATIONS`,
-    /// nothing fetched or run).
-    pub tries_past_cap: bool,
     /// When it starts, in steps after the demo began (so cycles appear one by one).
     pub start_after: f64,
     pub expect: Expect,
@@ -108,7 +104,6 @@ fn scenario(task: &Task, name: &'static str, shows: &'static str, persona: Perso
         await_confirmation: false,
         persona,
         user: UserAct::Nothing,
-        tries_past_cap: false,
         start_after: 0.0,
         expect,
     }
@@ -174,7 +169,6 @@ pub fn all() -> Vec<Scenario> {
     let expect = Expect { status: Status::BlockedMaxIterations, iteration: 2, comments: 2 };
     let mut cap = scenario(&pow, "add-power", "never gets it right and hits its cap of 2 iterations", persona, expect);
     cap.max_iterations = 2;
-    cap.tries_past_cap = true;
     cap.start_after = 0.5;
     out.push(cap);
 

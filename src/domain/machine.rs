@@ -520,7 +520,7 @@ pub fn next_action(state: &CycleState) -> String {
             "Wait for a person to confirm the delegation brief (forgeloop tui, or forgeloop confirm on a terminal); `forgeloop wait` returns when it changes.".into()
         }
         Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
-            "The iteration cap is reached: do not send the handoff; stop and report to the user.".into()
+            "The iteration cap is reached: do not send the handoff. Run forge --pr once more: it records BLOCKED_MAX_ITERATIONS without testing anything; then stop and report to the user.".into()
         }
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix if state.outbox.is_none() && reported_pr.is_some() => {
             format!("Test the PR WebGPT reported ({}) with forgeloop forge --pr.", reported_pr.unwrap_or("?"))

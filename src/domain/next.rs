@@ -67,11 +67,16 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
             step.explanation = "A person must confirm the delegation brief in `forgeloop tui` (or `forgeloop confirm` on a terminal). Wait for it; do not send anything.".into();
             step.command = cmd(&["forgeloop", "wait", "--state", state_ref]);
         }
+        // The cap is spent by a failed run: the handoff is pointless. Running forge --pr now
+        // records BLOCKED_MAX_ITERATIONS without fetching or testing (SPEC §3 rule 2).
         Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
+            let pr = state.pr_ref.clone().unwrap_or_default();
+            step.action = Action::Run;
             step.explanation = format!(
-                "Stop and report: the last run failed and the iteration cap ({}) is reached. Do not send the handoff; a person may raise the cap with `forgeloop extend`.",
+                "The last run failed and the iteration cap ({}) is reached. Do not send the handoff. Run the command: it records BLOCKED_MAX_ITERATIONS without fetching or testing anything; then stop and report.",
                 state.max_iterations
             );
+            step.command = cmd(&["forgeloop", "forge", "--pr", &pr, "--state", state_ref]);
         }
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => conversation_step(state, state_ref, &mut step),
         Status::ReadyToMerge => {
@@ -202,9 +207,11 @@ mod tests {
         assert_eq!(next_step(&s, "x").action, Action::Stop);
         s.status = Status::AwaitingWebgptFix;
         s.iteration = 2;
+        s.pr_ref = Some("acme/widget#3".into());
         let step = next_step(&s, "x");
-        assert_eq!(step.action, Action::Stop);
+        assert_eq!(step.action, Action::Run, "running once more records the cap without testing");
         assert!(step.explanation.contains("cap"));
+        assert_eq!(step.command.unwrap(), ["forgeloop", "forge", "--pr", "acme/widget#3", "--state", "x"]);
     }
 
     #[test]
