@@ -62,6 +62,12 @@ pub fn web_host_for(api_base: &str) -> Result<String, GithubError> {
     ApiBase::parse(api_base).map(|api| api.web_host)
 }
 
+/// `scheme://web_host` of the web pages (PRs, repositories) that go with an API base.
+pub fn web_base_for(api_base: &str) -> Result<String, GithubError> {
+    let scheme = if api_base.trim_start().to_ascii_lowercase().starts_with("http://") { "http" } else { "https" };
+    Ok(format!("{scheme}://{}", web_host_for(api_base)?))
+}
+
 /// A GitHub REST client. Cheap to share by reference; it caches the authenticated login.
 pub struct GithubClient {
     transport: Transport,

@@ -18,7 +18,7 @@ mod model;
 pub mod token;
 mod transport;
 
-pub use client::{DEFAULT_API_BASE, DEFAULT_TIMEOUT, GithubClient, GithubConfig, web_host_for};
+pub use client::{DEFAULT_API_BASE, DEFAULT_TIMEOUT, GithubClient, GithubConfig, web_base_for, web_host_for};
 pub use errors::GithubError;
 pub use model::{Access, CheckSummary, Comment, PrState, Published, PullInfo, RepoInfo, User};
 pub use token::Token;

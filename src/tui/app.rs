@@ -333,6 +333,8 @@ pub struct App {
     pub theme: Theme,
     pub mouse: bool,
     pub now: DateTime<Utc>,
+    /// Where PR pages live (`https://github.com`, an Enterprise host, the demo's emulator).
+    pub web_base: String,
     pub cycles: Vec<CycleEntry>,
     /// Indices into `cycles` that pass the filter, in display order.
     pub visible: Vec<usize>,
@@ -381,6 +383,7 @@ impl App {
             theme,
             mouse,
             now,
+            web_base: "https://github.com".to_owned(),
             cycles: Vec::new(),
             visible: Vec::new(),
             selected: None,
@@ -803,7 +806,7 @@ impl App {
                 None => self.toast_error("this cycle has no message to send"),
             },
             Cmd::OpenPr => match self.selected_state().and_then(|s| s.pr_ref.clone()) {
-                Some(pr) => fx.push(Effect::OpenUrl(pr_url(&pr))),
+                Some(pr) => fx.push(Effect::OpenUrl(pr_url(&pr, &self.web_base))),
                 None => self.toast_error("this cycle has no PR yet"),
             },
             Cmd::OpenConversation => match self.selected_state().and_then(|s| s.conversation_url.clone()) {
@@ -1810,14 +1813,16 @@ pub fn outbox_text(state: &CycleState) -> Option<String> {
     state.outbox.as_ref().map(|o| o.text.clone()).filter(|t| !t.is_empty())
 }
 
-/// `owner/repo#N` (or a URL) → the PR's web URL.
-pub fn pr_url(pr: &str) -> String {
+/// `owner/repo#N` (or a URL) → the PR's web URL on `web_base` (`https://github.com`, an
+/// Enterprise host, or the demo's emulator).
+pub fn pr_url(pr: &str, web_base: &str) -> String {
     if pr.starts_with("https://") || pr.starts_with("http://") {
         return pr.to_owned();
     }
+    let base = web_base.trim_end_matches('/');
     match pr.split_once('#') {
-        Some((repo, number)) => format!("https://github.com/{repo}/pull/{number}"),
-        None => format!("https://github.com/{pr}"),
+        Some((repo, number)) => format!("{base}/{repo}/pull/{number}"),
+        None => format!("{base}/{pr}"),
     }
 }
 

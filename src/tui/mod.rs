@@ -88,7 +88,10 @@ pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
         let _guard = terminal::Guard;
         terminal::enter(mouse)?;
         let term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-        let app = App::new(roots.clone(), theme, mouse, ctx.clock.now(), ctx.redactor.clone());
+        let mut app = App::new(roots.clone(), theme, mouse, ctx.clock.now(), ctx.redactor.clone());
+        if let Ok(base) = crate::github::web_base_for(&ctx.github_api) {
+            app.web_base = base;
+        }
         let mut rt = event::Runtime::new(ctx, roots.extra_dirs.clone(), app, term, true);
         rt.start_input();
         signals(rt.sender());
