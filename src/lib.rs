@@ -10,6 +10,7 @@ pub mod cycle;
 pub mod domain;
 pub mod error;
 pub mod github;
+pub mod mcp;
 pub mod redact;
 pub mod registry;
 pub mod runner;

@@ -81,6 +81,8 @@ pub enum Command {
     GithubEmulator(EmulatorArgs),
     /// The control room: watch every cycle live, confirm briefs, rerun, abort, unblock, extend
     Tui(TuiArgs),
+    /// MCP server on stdin/stdout: PR status, test with a configured profile, handoff, cycles
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -284,3 +286,6 @@ pub struct TuiArgs {
     #[arg(long)]
     pub mouse: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct McpArgs {}

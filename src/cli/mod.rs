@@ -208,6 +208,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             crate::tui::run(ctx.clone(), opts).map_err(|e| Error::Invalid(e.to_string()))?;
             Ok(0)
         }
+        Command::Mcp(_) => crate::mcp::run(ctx.clone()),
         Command::Completions(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
             Ok(0)
