@@ -272,7 +272,13 @@ fn status_test_and_handoff_against_the_emulator_with_progress_and_concurrency() 
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix", CALC_BUGGY);
     let head = w.emu.pr_head(&repo, n).unwrap();
-    let config = format!("{CONFIG}[mcp.profiles.slow]\ncommands = [[\"sleep\", \"3\"], [\"sh\", \"test.sh\"]]\n");
+    // The first command waits for a gate file the test creates, so "while the run is still
+    // going" is a fact of ordering, not of timing.
+    let gate = w.path("gate");
+    let config = format!(
+        "{CONFIG}[mcp.profiles.slow]\ncommands = [[\"sh\", \"-c\", \"while [ ! -e '{}' ]; do sleep 0.05; done\"], [\"sh\", \"test.sh\"]]\n",
+        gate.display()
+    );
     let mut mcp = Mcp::start(&w, &config);
     mcp.initialize();
 
@@ -300,18 +306,18 @@ fn status_test_and_handoff_against_the_emulator_with_progress_and_concurrency() 
             break;
         }
     }
-    // `sleep 3` is running now: forge_cycles must answer before the run does.
+    // The first command is running and cannot end before the gate exists: forge_cycles must
+    // be answered meanwhile (a server that serialised requests would never answer it).
     mcp.send(json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "forge_cycles", "arguments": {}}}));
-    let mut order = Vec::new();
-    while order.len() < 2 {
-        let message = mcp.next();
-        if let Some(id) = message["id"].as_i64().filter(|_| message.get("method").is_none()) {
-            order.push((id, message));
-        }
-    }
-    assert_eq!(order[0].0, 11, "forge_cycles waited for the test run");
-    assert_eq!(order[1].0, 10);
-    let report = order[1].1["result"]["structuredContent"].clone();
+    let cycles = mcp.response(11);
+    assert!(!is_error(&cycles), "{cycles}");
+    assert!(
+        !mcp.transcript.iter().any(|m| m["id"] == json!(10)),
+        "the run cannot have finished before the gate was opened"
+    );
+    std::fs::write(&gate, "").unwrap();
+    let run = mcp.response(10);
+    let report = run["result"]["structuredContent"].clone();
     assert_eq!(report["status"], "TEST_FAILED", "{report:#}");
     assert_eq!(report["head_sha"], head.as_str());
     assert_eq!(report["comment_published"], false);
