@@ -11,6 +11,7 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod github;
+pub mod mcp;
 pub mod redact;
 pub mod registry;
 pub mod runner;

@@ -83,6 +83,8 @@ pub enum Command {
     Tui(TuiArgs),
     /// See it all work offline: a sandbox, a built-in GitHub emulator, a scripted WebGPT, five live cycles
     Demo(DemoArgs),
+    /// MCP server on stdin/stdout: PR status, test with a configured profile, handoff, cycles
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -298,3 +300,6 @@ pub struct DemoArgs {
     #[arg(long, value_name = "N")]
     pub speed: Option<f64>,
 }
+
+#[derive(Debug, Args)]
+pub struct McpArgs {}

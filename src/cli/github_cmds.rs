@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::cycle::Ctx;
 use crate::cycle::pr_test::{self, OneShot, RunOptions};
 use crate::cycle::start::{self, StartRequest};
@@ -104,34 +102,7 @@ pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
 pub fn status(mut ctx: Ctx, args: &StatusArgs) -> Result<i32> {
     let pr = parse_pr_ref(&args.pr, &ctx.hosts)?;
     let net = net::connect(&mut ctx)?;
-    let github = &net.engine.github;
-    let (pull, checks) = net.runtime.block_on(async {
-        let pull = github.pull_request(&pr.repo, pr.number).await?;
-        let checks = github.check_runs(&pull.repository, &pull.head_sha).await?;
-        Ok::<_, Error>((pull, checks))
-    })?;
-    let state = if pull.merged {
-        "merged"
-    } else if pull.is_open() {
-        "open"
-    } else {
-        "closed"
-    };
-    let doc = json!({
-        "repository": pull.repository.full_name(),
-        "number": pull.number,
-        "title": pull.title,
-        "html_url": pull.html_url,
-        "state": state,
-        "merged": pull.merged,
-        "draft": pull.draft,
-        "base_ref": pull.base_ref,
-        "head_ref": pull.head_ref,
-        "head_sha": pull.head_sha,
-        "head_repository": pull.head_repository.as_ref().map(|r| r.full_name()),
-        "checks": {"total": checks.total, "success": checks.success, "failure": checks.failure,
-                   "pending": checks.pending, "other": checks.other},
-    });
+    let doc = net.runtime.block_on(crate::cycle::pr_status::pr_status(&net.engine, &pr))?;
     Ok(output::json(&ctx.redactor, &doc))
 }
 

@@ -214,6 +214,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             Ok(0)
         }
         Command::Demo(_) => Err(Error::Invalid("`forgeloop demo` runs before a context is built".into())),
+        Command::Mcp(_) => crate::mcp::run(ctx.clone()),
         Command::Completions(args) => {
             clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
             Ok(0)

@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod context;
 pub mod list;
+pub mod pr_status;
 pub mod pr_test;
 pub mod reply;
 pub mod session;

@@ -1,0 +1,191 @@
+//! What `webgpt_pr_test` may run and where (reference weakness 2: the reference server ran
+//! any PR anyone named). Only profiles named in config `mcp.profiles` run, never caller
+//! commands; only repositories bound in the Project registry or listed in config
+//! `mcp.allowed_repositories` are tested. Every check here is local: a refusal happens
+//! before any network call.
+
+use std::collections::BTreeMap;
+
+use crate::config::McpConfig;
+use crate::domain::commands::{CommandsError, CommandsProfile, commands_from_value};
+use crate::domain::pr_ref::RepoName;
+use crate::registry::{Registry, RepoKey};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error(
+        "no test profiles are configured, so the MCP server runs nothing: add one to the forgeloop config, e.g. [mcp.profiles.smoke] commands = [[\"git\", \"diff\", \"--check\"]]"
+    )]
+    NoProfiles,
+    #[error("unknown test profile {name:?}; the configured profiles are: {known}")]
+    UnknownProfile { name: String, known: String },
+    #[error(
+        "the config's test profile {name:?} is not a valid commands list: {reason}; fix [mcp.profiles.{name}] in the forgeloop config"
+    )]
+    BadProfile { name: String, reason: String },
+    #[error(
+        "{repository} is not allowed: the MCP server only tests repositories bound in the Project registry (`forgeloop project bind`) or listed in the config's mcp.allowed_repositories{note}"
+    )]
+    RepositoryNotAllowed { repository: String, note: String },
+    #[error(
+        "{pr}'s code comes from {head}, which is not allowed: the MCP server only tests PRs whose head repository is the base repository or is itself bound or listed in mcp.allowed_repositories"
+    )]
+    HeadNotAllowed { pr: String, head: String },
+    #[error(
+        "{pr}'s head repository was deleted, so whose code it is cannot be checked; the MCP server does not test it (a person can run `forgeloop test`)"
+    )]
+    HeadDeleted { pr: String },
+}
+
+/// Why a repository may be tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowed {
+    /// Bound to a ChatGPT Project in the registry.
+    Registry,
+    /// Listed in config `mcp.allowed_repositories`.
+    Config,
+}
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    profiles: BTreeMap<String, toml::Value>,
+    allowed: Vec<String>,
+    registry: Registry,
+}
+
+impl Policy {
+    pub fn new(config: &McpConfig, registry: Registry) -> Policy {
+        Policy { profiles: config.profiles.clone(), allowed: config.allowed_repositories.clone(), registry }
+    }
+
+    pub fn profile_names(&self) -> Vec<String> {
+        self.profiles.keys().cloned().collect()
+    }
+
+    /// The commands of a configured profile (same formats as a commands file).
+    pub fn profile(&self, name: &str) -> Result<CommandsProfile, PolicyError> {
+        if self.profiles.is_empty() {
+            return Err(PolicyError::NoProfiles);
+        }
+        let Some(value) = self.profiles.get(name) else {
+            return Err(PolicyError::UnknownProfile { name: name.to_owned(), known: self.profile_names().join(", ") });
+        };
+        let bad = |reason: String| PolicyError::BadProfile { name: name.to_owned(), reason };
+        let json = serde_json::to_value(value).map_err(|e| bad(e.to_string()))?;
+        commands_from_value(&json).map_err(|e: CommandsError| bad(e.to_string()))
+    }
+
+    /// Whether `repo` may be tested: bound in the registry, else listed in config. A registry
+    /// record that cannot be read does not count as bound.
+    pub fn repository(&self, repo: &RepoName) -> Result<Allowed, PolicyError> {
+        let refused = |note: String| PolicyError::RepositoryNotAllowed { repository: repo.full_name(), note };
+        let Ok(key) = RepoKey::parse(&repo.full_name()) else {
+            return Err(refused(String::new()));
+        };
+        let registry = self.registry.lookup(&key);
+        if matches!(registry, Ok(Some(_))) {
+            return Ok(Allowed::Registry);
+        }
+        let mut invalid = Vec::new();
+        for entry in &self.allowed {
+            match RepoKey::parse(entry.trim()) {
+                Ok(listed) if listed == key => return Ok(Allowed::Config),
+                Ok(_) => {}
+                Err(_) => invalid.push(format!("{entry:?}")),
+            }
+        }
+        let mut note = String::new();
+        if let Err(err) = registry {
+            note.push_str(&format!(" (its registry record is unusable: {err})"));
+        }
+        if !invalid.is_empty() {
+            note.push_str(&format!(
+                " (ignored entries of mcp.allowed_repositories that are not OWNER/REPO: {})",
+                invalid.join(", ")
+            ));
+        }
+        Err(refused(note))
+    }
+
+    /// After the PR's metadata is known: the code under test comes from its head repository,
+    /// which must be the base repository or allowed itself (a fork of an allowed public
+    /// repository can be anyone's).
+    pub fn head(&self, pr: &str, base: &RepoName, head: Option<&RepoName>) -> Result<(), PolicyError> {
+        let Some(head) = head else {
+            return Err(PolicyError::HeadDeleted { pr: pr.to_owned() });
+        };
+        if head.same_as(base) || self.repository(head).is_ok() {
+            Ok(())
+        } else {
+            Err(PolicyError::HeadNotAllowed { pr: pr.to_owned(), head: head.full_name() })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(dir: &std::path::Path, toml_text: &str) -> Policy {
+        let config: crate::config::Config = toml::from_str(toml_text).unwrap();
+        Policy::new(&config.mcp, Registry::new(dir.join("registry")))
+    }
+
+    fn repo(text: &str) -> RepoName {
+        RepoName::parse(text).unwrap()
+    }
+
+    const CONFIG: &str = r#"
+[mcp]
+allowed_repositories = ["Acme/Widget", "not a repo"]
+[mcp.profiles.smoke]
+commands = [["git", "diff", "--check"]]
+[mcp.profiles.default]
+commands = [["bun", "test"], {argv = ["bun", "run", "typecheck"], timeout_s = 60}]
+[mcp.profiles.broken]
+commands = "rm -rf /"
+"#;
+
+    #[test]
+    fn profiles_come_from_config_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = policy(dir.path(), CONFIG);
+        assert_eq!(p.profile("smoke").unwrap().commands[0].argv, ["git", "diff", "--check"]);
+        let default = p.profile("default").unwrap();
+        assert_eq!(default.commands.len(), 2);
+        assert_eq!(default.commands[1].timeout_s, Some(60));
+        let unknown = p.profile("everything").unwrap_err().to_string();
+        assert!(unknown.contains("broken, default, smoke"), "{unknown}");
+        assert!(matches!(p.profile("broken"), Err(PolicyError::BadProfile { .. })));
+        let none = policy(dir.path(), "");
+        assert!(matches!(none.profile("smoke"), Err(PolicyError::NoProfiles)));
+    }
+
+    #[test]
+    fn repositories_must_be_listed_or_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = policy(dir.path(), CONFIG);
+        assert_eq!(p.repository(&repo("acme/widget")).unwrap(), Allowed::Config);
+        let refused = p.repository(&repo("evil/widget")).unwrap_err().to_string();
+        assert!(refused.contains("evil/widget is not allowed"), "{refused}");
+        assert!(refused.contains("\"not a repo\""), "invalid entries are named: {refused}");
+
+        let registry = Registry::new(dir.path().join("registry"));
+        let key = RepoKey::parse("bound/repo").unwrap();
+        registry.bind(&key, "https://chatgpt.com/g/g-p-0123456789abcdef0123456789abcdef/project", "Bound").unwrap();
+        assert_eq!(p.repository(&repo("Bound/Repo")).unwrap(), Allowed::Registry);
+    }
+
+    #[test]
+    fn fork_heads_must_be_allowed_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = policy(dir.path(), CONFIG);
+        let base = repo("acme/widget");
+        assert!(p.head("acme/widget#1", &base, Some(&repo("ACME/widget"))).is_ok());
+        assert!(matches!(
+            p.head("acme/widget#1", &base, Some(&repo("stranger/widget"))),
+            Err(PolicyError::HeadNotAllowed { .. })
+        ));
+        assert!(matches!(p.head("acme/widget#1", &base, None), Err(PolicyError::HeadDeleted { .. })));
+    }
+}

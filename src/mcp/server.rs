@@ -1,0 +1,347 @@
+//! The MCP tool surface (SPEC §8): six tools, each a thin wrapper over a use case. Every
+//! result and every error message is redacted; tool failures are results with `isError`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use tokio::sync::{Notify, OnceCell, watch};
+
+use crate::cycle::Ctx;
+use crate::cycle::pr_status::pr_status;
+use crate::cycle::pr_test::{Engine, OneShot, test_once};
+use crate::domain::pr_ref::{PrRef, parse_pr_ref};
+use crate::error::Error;
+use crate::redact::Redactor;
+use crate::registry::Registry;
+
+use super::policy::Policy;
+use super::progress::{self, LogSpot, Reporter};
+use super::tools::{self, CycleInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput};
+
+const INSTRUCTIONS: &str = "forgeloop: the WebGPT pull-request loop. webgpt_pr_status reads a PR; \
+webgpt_pr_test tests a PR's head SHA in an isolated checkout with a test profile from the forgeloop \
+config (only repositories bound in the Project registry or allowed in config; it never posts comments); \
+webgpt_pr_handoff turns a failed report into the text to send WebGPT; forge_cycles, forge_cycle and \
+forge_next read the cycles on this machine. Nothing here merges, pushes or runs caller-given commands.";
+
+/// GitHub access, built on first use: finding the token may run `gh auth token`.
+struct Github {
+    /// The server's context with the discovered token added to its redactor.
+    ctx: Ctx,
+    engine: Engine,
+}
+
+/// How many test runs are in flight, so shutdown can wait for their process groups to go.
+#[derive(Default)]
+struct Runs {
+    active: AtomicUsize,
+    idle: Notify,
+}
+
+struct RunGuard(Arc<Shared>);
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if self.0.runs.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.runs.idle.notify_waiters();
+        }
+    }
+}
+
+struct Shared {
+    ctx: Ctx,
+    policy: Policy,
+    github: OnceCell<Arc<Github>>,
+    runs: Runs,
+    /// Fires when the client is gone (stdin EOF): every run is cancelled at once.
+    shutdown: watch::Sender<bool>,
+}
+
+#[derive(Clone)]
+pub struct ForgeServer {
+    shared: Arc<Shared>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl ForgeServer {
+    pub fn new(ctx: Ctx) -> ForgeServer {
+        let policy = Policy::new(&ctx.config.mcp, Registry::new(ctx.registry.clone()));
+        let names = policy.profile_names();
+        let mut tool_router = Self::tool_router();
+        if let Some(route) = tool_router.map.get_mut("webgpt_pr_test") {
+            let configured = if names.is_empty() {
+                "none (add [mcp.profiles.NAME] to the config)".to_owned()
+            } else {
+                names.join(", ")
+            };
+            let description =
+                format!("{} Configured profiles: {configured}.", route.attr.description.as_deref().unwrap_or(""));
+            route.attr.description = Some(description.into());
+        }
+        let shared =
+            Shared { ctx, policy, github: OnceCell::new(), runs: Runs::default(), shutdown: watch::channel(false).0 };
+        ForgeServer { shared: Arc::new(shared), tool_router }
+    }
+
+    /// Cancels every test run (their process groups are killed) and waits, at most
+    /// `grace`, for them to finish.
+    pub async fn shut_down(&self, grace: Duration) {
+        let _ = self.shared.shutdown.send(true);
+        let idle = async {
+            loop {
+                let notified = self.shared.runs.idle.notified();
+                if self.shared.runs.active.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(grace, idle).await;
+    }
+
+    /// The redactor that knows the most secrets so far (the discovered token once known).
+    fn redactor(&self) -> Redactor {
+        match self.shared.github.get() {
+            Some(github) => github.ctx.redactor.clone(),
+            None => self.shared.ctx.redactor.clone(),
+        }
+    }
+
+    async fn github(&self) -> Result<Arc<Github>, Failure> {
+        let github = self
+            .shared
+            .github
+            .get_or_try_init(|| async {
+                let mut ctx = self.shared.ctx.clone();
+                // Token discovery may run a command: keep it off the async workers.
+                tokio::task::spawn_blocking(move || {
+                    let (engine, _) = Engine::discover(&mut ctx)?;
+                    Ok::<_, Error>(Arc::new(Github { ctx, engine }))
+                })
+                .await
+                .map_err(|e| Failure::new("BLOCKED", format!("cannot set up GitHub access: {e}")))?
+                .map_err(Failure::from)
+            })
+            .await?;
+        Ok(github.clone())
+    }
+
+    fn pr(&self, text: &str) -> Result<PrRef, Failure> {
+        parse_pr_ref(text, &self.shared.ctx.hosts).map_err(|e| Failure::from(Error::from(e)))
+    }
+
+    /// Runs a blocking read-only body off the async workers.
+    async fn blocking(&self, body: impl FnOnce(&Ctx) -> Outcome + Send + 'static) -> Outcome {
+        let ctx = self.shared.ctx.clone();
+        tokio::task::spawn_blocking(move || body(&ctx))
+            .await
+            .unwrap_or_else(|e| Err(Failure::new("BLOCKED", format!("the tool failed: {e}"))))
+    }
+
+    fn finish(&self, outcome: Outcome) -> CallToolResult {
+        let redactor = self.redactor();
+        let (mut value, failed) = match outcome {
+            Ok(value) => (value, false),
+            Err(failure) => (failure.document(), true),
+        };
+        redactor.redact_json(&mut value);
+        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+        let mut result = if failed {
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        };
+        if value.is_object() {
+            result.structured_content = Some(value);
+        }
+        result
+    }
+
+    async fn run_test(&self, input: PrTestInput, context: RequestContext<RoleServer>) -> Outcome {
+        // Every refusal is decided here, before any network call.
+        let pr = self.pr(&input.pr)?;
+        let commands = self.shared.policy.profile(&input.profile)?;
+        self.shared.policy.repository(&pr.repo)?;
+
+        let _guard = {
+            self.shared.runs.active.fetch_add(1, Ordering::SeqCst);
+            RunGuard(self.shared.clone())
+        };
+        let cancel = self.cancel_channel(&context);
+        let github = self.github().await?;
+        let reporter =
+            Reporter::new(context.peer.clone(), context.meta.get_progress_token(), github.ctx.redactor.clone());
+        let total = commands.commands.len() as f64 + 2.0;
+        reporter.report(0.0, total, &format!("resolving {pr}")).await;
+        let pull = github.engine.github.pull_request(&pr.repo, pr.number).await.map_err(Error::from)?;
+        if !pull.repository.same_as(&pr.repo) {
+            // GitHub answered for another repository (renamed or transferred).
+            self.shared.policy.repository(&pull.repository)?;
+        }
+        self.shared.policy.head(&pr.shorthand(), &pull.repository, pull.head_repository.as_ref())?;
+        if *cancel.borrow() {
+            return Err(Failure::new("CANCELLED", "the run was cancelled before it started"));
+        }
+
+        let sha12 = pull.head_sha.get(..12).unwrap_or(&pull.head_sha).to_owned();
+        reporter.report(1.0, total, &format!("fetching {sha12} and checking it out")).await;
+        let (done, done_rx) = tokio::sync::oneshot::channel();
+        let follower = reporter.wanted().then(|| {
+            let spot = LogSpot {
+                dir: github.ctx.home.root().join("tests"),
+                prefix: format!("{}-{}-{}-{sha12}-", pull.repository.owner(), pull.repository.name(), pull.number)
+                    .to_ascii_lowercase(),
+                since: github.ctx.clock.now().format(progress::STAMP_FORMAT).to_string(),
+            };
+            let argv = commands.commands.iter().map(|c| c.argv.clone()).collect();
+            tokio::spawn(progress::follow(spot, argv, reporter.clone(), 2.0, total, done_rx))
+        });
+        let request = OneShot {
+            pr: input.pr.clone(),
+            commands,
+            post_comment: false,
+            submodules: false,
+            keep_checkout: false,
+            cancel: Some(cancel),
+        };
+        let result = test_once(&github.ctx, &github.engine, request).await;
+        let _ = done.send(());
+        if let Some(follower) = follower {
+            let _ = follower.await;
+        }
+        let report = result?;
+        reporter.report(total, total, &format!("finished: {}", report.status.as_str())).await;
+        serde_json::to_value(&report).map_err(|e| Failure::new("BLOCKED", format!("cannot encode the report: {e}")))
+    }
+
+    /// A cancel channel for the runner that fires on the client's `notifications/cancelled`
+    /// for this request or when the server shuts down.
+    fn cancel_channel(&self, context: &RequestContext<RoleServer>) -> watch::Receiver<bool> {
+        let (tx, rx) = watch::channel(false);
+        let ct = context.ct.clone();
+        let mut shutdown = self.shared.shutdown.subscribe();
+        tokio::spawn(async move {
+            let server_gone = async {
+                if shutdown.wait_for(|gone| *gone).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            tokio::select! {
+                _ = ct.cancelled() => {}
+                _ = server_gone => {}
+                // The run ended and dropped its receiver: nothing left to cancel.
+                _ = tx.closed() => return,
+            }
+            let _ = tx.send(true);
+        });
+        rx
+    }
+}
+
+#[tool_router]
+impl ForgeServer {
+    #[tool(
+        description = "Read a pull request: title, URL, state (open/closed/merged), draft, base and head refs, head SHA, head repository, and the check-run summary of the head SHA.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn webgpt_pr_status(&self, Parameters(input): Parameters<PrInput>) -> CallToolResult {
+        let outcome = async {
+            let pr = self.pr(&input.pr)?;
+            let github = self.github().await?;
+            let status = pr_status(&github.engine, &pr).await?;
+            serde_json::to_value(&status).map_err(|e| Failure::new("BLOCKED", e.to_string()))
+        }
+        .await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Test a pull request's head SHA once, in an isolated checkout, with a test profile from the forgeloop config (never caller-given commands). Only repositories bound in the Project registry or listed in config mcp.allowed_repositories, and only PRs whose code comes from such a repository. Never posts a comment. Returns the test report; send progressToken for progress, cancel to stop the run.",
+        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = true)
+    )]
+    async fn webgpt_pr_test(
+        &self,
+        Parameters(input): Parameters<PrTestInput>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let outcome = self.run_test(input, context).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "The text to send WebGPT after a failed test report (the report's comment plus the PR_URL request), as `forgeloop iterate` prints it. A passing or partial report is an error.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn webgpt_pr_handoff(&self, Parameters(input): Parameters<HandoffInput>) -> CallToolResult {
+        self.finish(tools::handoff(input))
+    }
+
+    #[tool(
+        description = "Every known forgeloop cycle (as `forgeloop list`): state path, status, task space, repository, PR, iteration and cap, whether a person is needed.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn forge_cycles(&self) -> CallToolResult {
+        let outcome = self.blocking(tools::cycles).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "One cycle's state document, by state (name or path from forge_cycles) or task_space.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn forge_cycle(&self, Parameters(input): Parameters<CycleInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::cycle(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "A cycle's single next action (as `forgeloop next`): what to send, what to run, or why to stop. By state or task_space.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn forge_next(&self, Parameters(input): Parameters<CycleInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::next(ctx, &input)).await;
+        self.finish(outcome)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ForgeServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("forgeloop", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name) {
+            let mut names: Vec<String> = self.tool_router.list_all().into_iter().map(|t| t.name.into_owned()).collect();
+            names.sort();
+            let message = format!("unknown tool {:?}; the tools are: {}", request.name, names.join(", "));
+            return Err(ErrorData::invalid_params(self.redactor().redact(&message).into_owned(), None));
+        }
+        self.tool_router.call(ToolCallContext::new(self, request, context)).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let message = format!("Method not found: {}", request.method);
+        Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, self.redactor().redact(&message).into_owned(), None))
+    }
+}

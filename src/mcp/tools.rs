@@ -1,0 +1,250 @@
+//! The six tools' inputs (their JSON schemas are generated from these types) and bodies.
+//! Bodies return a JSON document or a [`Failure`]; the server redacts both before anything
+//! leaves the process.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use rmcp::schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::cycle::Ctx;
+use crate::cycle::list;
+use crate::domain::next::next_step;
+use crate::domain::report::{Report, TestStatus};
+use crate::domain::state::CycleState;
+use crate::domain::text;
+use crate::error::Error;
+use crate::store::state_file;
+use crate::store::task_index;
+
+use super::policy::PolicyError;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct PrInput {
+    /// The pull request: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
+    pub pr: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct PrTestInput {
+    /// The pull request: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
+    pub pr: String,
+    /// A test profile named in the forgeloop config under [mcp.profiles.NAME] (never caller-given commands)
+    pub profile: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct HandoffInput {
+    /// A test report as returned by webgpt_pr_test (or written by `forgeloop test --result`)
+    pub report: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct CycleInput {
+    /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
+    #[serde(default)]
+    pub state: Option<String>,
+    /// The cycle's task space, e.g. webgpt-orchestrator:add-dark-mode (give this or state)
+    #[serde(default)]
+    pub task_space: Option<String>,
+}
+
+/// A tool that could not do its job: the CLI's error document, `{"status", "error", ...}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub status: &'static str,
+    pub message: String,
+    pub details: Map<String, Value>,
+}
+
+impl Failure {
+    pub fn new(status: &'static str, message: impl Into<String>) -> Failure {
+        Failure { status, message: message.into(), details: Map::new() }
+    }
+
+    pub fn document(&self) -> Value {
+        let mut doc = Map::new();
+        doc.insert("status".into(), Value::from(self.status));
+        doc.insert("error".into(), Value::from(self.message.clone()));
+        for (key, value) in &self.details {
+            doc.insert(key.clone(), value.clone());
+        }
+        Value::Object(doc)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(err: Error) -> Failure {
+        Failure { status: err.status(), message: err.to_string(), details: err.details() }
+    }
+}
+
+impl From<PolicyError> for Failure {
+    fn from(err: PolicyError) -> Failure {
+        Failure::new("REFUSED", err.to_string())
+    }
+}
+
+pub type Outcome = Result<Value, Failure>;
+
+fn to_value<T: serde::Serialize>(value: &T) -> Outcome {
+    serde_json::to_value(value).map_err(|e| Failure::new("BLOCKED", format!("cannot encode the result: {e}")))
+}
+
+/// `forge_cycles`: what `forgeloop list` prints, plus the control room's watched directories.
+pub fn cycles(ctx: &Ctx) -> Outcome {
+    Ok(json!({ "cycles": to_value(&list::list(ctx, &ctx.config.tui.watch))? }))
+}
+
+/// `forge_cycle`: the state document.
+pub fn cycle(ctx: &Ctx, input: &CycleInput) -> Outcome {
+    let (_, state) = load(ctx, input)?;
+    to_value(&state)
+}
+
+/// `forge_next`: the single next action, as `forgeloop next` prints it.
+pub fn next(ctx: &Ctx, input: &CycleInput) -> Outcome {
+    let (path, state) = load(ctx, input)?;
+    to_value(&next_step(&state, &path.display().to_string()))
+}
+
+fn load(ctx: &Ctx, input: &CycleInput) -> Result<(PathBuf, CycleState), Failure> {
+    let path = resolve(ctx, input)?;
+    let state = state_file::load(&path).map_err(Error::from)?;
+    Ok((path, state))
+}
+
+/// Only cycles forgeloop knows (the cycles directory, the task-space index, config
+/// `tui.watch`): these read-only tools are not a way to read arbitrary files.
+fn resolve(ctx: &Ctx, input: &CycleInput) -> Result<PathBuf, Failure> {
+    let nonempty = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    match (nonempty(&input.state), nonempty(&input.task_space)) {
+        (Some(state), None) => {
+            let path = ctx.home.resolve_state(&state).map_err(Error::from)?;
+            let known: BTreeSet<PathBuf> =
+                list::state_paths(ctx, &ctx.config.tui.watch).iter().map(|p| canonical(p)).collect();
+            if known.contains(&canonical(&path)) {
+                Ok(path)
+            } else {
+                Err(Failure::new(
+                    "NO_STATE",
+                    format!(
+                        "{state:?} is not a known cycle; these tools read only the cycles that forge_cycles lists (the cycles directory, the task-space index and config tui.watch)"
+                    ),
+                ))
+            }
+        }
+        (None, Some(task_space)) => {
+            let prefixed = format!("webgpt-orchestrator:{task_space}");
+            task_index::entries(&ctx.home.task_spaces_dir())
+                .into_iter()
+                .find(|e| e.task_space == task_space || e.task_space == prefixed)
+                .map(|e| e.state_path())
+                .ok_or_else(|| {
+                    Failure::new(
+                        "NO_STATE",
+                        format!("no cycle owns the task space {task_space:?}; forge_cycles lists the known ones"),
+                    )
+                })
+        }
+        _ => Err(Failure::new("BLOCKED", "give exactly one of state and task_space")),
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// `webgpt_pr_handoff`: what `forgeloop iterate` prints for a failed report.
+pub fn handoff(input: HandoffInput) -> Outcome {
+    let report: Report = serde_json::from_value(Value::Object(input.report)).map_err(|e| {
+        Failure::new(
+            "BLOCKED",
+            format!(
+                "the report is not a forgeloop test report: {e}; pass the object webgpt_pr_test returned (status, repository, pull_request, head_sha, commands, comment_markdown)"
+            ),
+        )
+    })?;
+    if report.status == TestStatus::Passed {
+        return Err(Failure::new(
+            "NOTHING_TO_SEND",
+            "the report passed: there is nothing to send WebGPT; the PR is ready for a person to review",
+        ));
+    }
+    let comment = if report.comment_markdown.trim().is_empty() {
+        "(the report has no comment text)"
+    } else {
+        report.comment_markdown.as_str()
+    };
+    Ok(json!({
+        "status": report.status,
+        "repository": report.repository,
+        "pull_request": report.pull_request,
+        "head_sha": report.head_sha,
+        "handoff": text::handoff(comment),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(status: &str) -> Map<String, Value> {
+        let value = json!({"status": status, "repository": "acme/widget", "pull_request": 7,
+            "head_sha": "c".repeat(40), "commands": [{"argv": ["sh", "test.sh"], "exit_code": 1, "duration_seconds": 0.1}],
+            "comment_markdown": "## Forge Loop PR test: TEST_FAILED\nboom"});
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_failed_report_becomes_the_handoff_text() {
+        let doc = handoff(HandoffInput { report: report("TEST_FAILED") }).unwrap();
+        let text = doc["handoff"].as_str().unwrap();
+        assert!(text.starts_with("## Forge Loop PR test: TEST_FAILED\nboom"), "{text}");
+        assert!(text.contains("PR_URL:"), "{text}");
+        assert_eq!(doc["pull_request"], 7);
+    }
+
+    #[test]
+    fn partial_and_passing_reports_are_tool_errors() {
+        let mut partial = report("TEST_FAILED");
+        partial.remove("comment_markdown");
+        let err = handoff(HandoffInput { report: partial }).unwrap_err();
+        assert!(err.message.contains("comment_markdown"), "{}", err.message);
+        let mut odd = report("TEST_FAILED");
+        odd.insert("pull_request".into(), json!("seven"));
+        assert_eq!(handoff(HandoffInput { report: odd }).unwrap_err().status, "BLOCKED");
+        assert_eq!(handoff(HandoffInput { report: report("TEST_PASSED") }).unwrap_err().status, "NOTHING_TO_SEND");
+        assert_eq!(handoff(HandoffInput { report: report("BLOCKED") }).unwrap_err().status, "BLOCKED");
+    }
+
+    #[test]
+    fn cycles_are_resolved_only_among_known_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::for_home(dir.path().join("home"));
+        let outside = dir.path().join("elsewhere.json");
+        std::fs::write(&outside, r#"{"status":"AWAITING_WEBGPT_PR","request":"r"}"#).unwrap();
+        let by_path = CycleInput { state: Some(outside.display().to_string()), task_space: None };
+        assert_eq!(cycle(&ctx, &by_path).unwrap_err().status, "NO_STATE");
+        let neither = CycleInput { state: None, task_space: None };
+        assert!(cycle(&ctx, &neither).unwrap_err().message.contains("exactly one"));
+        let unknown = CycleInput { state: None, task_space: Some("nope".into()) };
+        assert_eq!(next(&ctx, &unknown).unwrap_err().status, "NO_STATE");
+
+        std::fs::create_dir_all(ctx.home.cycles_dir()).unwrap();
+        std::fs::copy(&outside, ctx.home.cycles_dir().join("known.json")).unwrap();
+        let bare = CycleInput { state: Some("known".into()), task_space: None };
+        assert_eq!(cycle(&ctx, &bare).unwrap()["status"], "AWAITING_WEBGPT_PR");
+        assert_eq!(cycles(&ctx).unwrap()["cycles"].as_array().unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""`forgeloop mcp` driven by a real MCP client this project did not write: the official
+Python SDK (`mcp` on PyPI) and its stdio client session, against the GitHub emulator.
+
+Run from the repository root after `cargo build`:
+
+    python3 tests/mcp/client_test.py [--bin target/debug/forgeloop]
+
+The script installs what it needs itself: when the SDK is missing it creates a virtual
+environment in target/mcp-venv, installs the pinned SDK from PyPI, and re-runs itself there.
+It exits 0 when every check passed and prints what failed otherwise.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import queue
+import secrets
+import string
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+SDK = "mcp==2.3.0"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+VENV = ROOT / "target" / "mcp-venv"
+HANG_GUARD = 120.0  # seconds; only against a hung server, never an assertion on speed
+
+TEST_SH = "#!/bin/sh\nout=$(sh calc.sh 2 3)\nif [ \"$out\" = 5 ]; then echo 'ok - 2+3=5'; else echo \"not ok - expected 5, got $out\"; exit 1; fi\n"
+CALC_BUGGY = "echo $(($1 - $2))\n"
+
+
+def ensure_sdk():
+    """Re-runs this script in a venv with the SDK when it is not importable here."""
+    try:
+        import mcp  # noqa: F401
+        return
+    except ImportError:
+        pass
+    python = VENV / "bin" / "python"
+    if os.environ.get("FORGELOOP_MCP_VENV") == "1":
+        sys.exit(f"the MCP SDK is still missing in {VENV}; remove it and run again")
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SDK], check=True)
+    env = dict(os.environ, FORGELOOP_MCP_VENV="1")
+    os.execve(str(python), [str(python), __file__, *sys.argv[1:]], env)
+
+
+def fresh_token():
+    alphabet = string.ascii_letters + string.digits
+    return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
+
+
+def wait_for(predicate, what):
+    deadline = time.monotonic() + HANG_GUARD
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.02)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class Emulator:
+    """`forgeloop github-emulator` as a process, driven through its admin API."""
+
+    def __init__(self, binary, work, token):
+        port_file = work / "emulator.port"
+        self.proc = subprocess.Popen(
+            [binary, "github-emulator", "--root", str(work / "emulator"), "--port-file", str(port_file), "--token", token],
+            stdin=subprocess.DEVNULL,
+        )
+        port = wait_for(lambda: port_file.exists() and port_file.read_text().strip(), "the emulator's port")
+        self.base = f"http://127.0.0.1:{port}"
+        self.api = self.admin("GET", "health")["api_base"]
+
+    def admin(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"{self.base}/_emulator/{path}", data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=HANG_GUARD) as response:
+            return json.loads(response.read() or b"{}")
+
+    def project(self, owner, name):
+        self.admin("POST", "repos", {"owner": owner, "name": name, "private": False})
+        self.admin("POST", f"repos/{owner}/{name}/commits",
+                   {"branch": "main", "files": {"test.sh": TEST_SH, "calc.sh": CALC_BUGGY}, "message": "project"})
+
+    def pr(self, owner, name, branch, calc):
+        self.admin("POST", f"repos/{owner}/{name}/commits", {"branch": branch, "files": {"calc.sh": calc}, "message": branch})
+        return self.admin("POST", f"repos/{owner}/{name}/pulls", {"head": branch, "base": "main", "title": branch})["number"]
+
+    def requests_to(self, needle):
+        return [r for r in self.admin("GET", "requests") if needle in r.get("path", "")]
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def field(obj, snake, camel):
+    return getattr(obj, snake, None) if hasattr(obj, snake) else getattr(obj, camel, None)
+
+
+def structured(result):
+    value = field(result, "structured_content", "structuredContent")
+    if value is None:
+        value = json.loads(result.content[0].text)
+    return value
+
+
+def is_error(result):
+    return bool(field(result, "is_error", "isError"))
+
+
+async def sdk_checks(binary, work, emu, token, env, version):
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    pid_file = work / "hang.pid"
+    failing = emu.pr("acme", "widget", "fix", CALC_BUGGY)
+    foreign = emu.pr("stranger", "tool", "x", CALC_BUGGY)
+    params = StdioServerParameters(command=binary, args=["mcp"], env=env, cwd=str(work))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            info = field(init, "server_info", "serverInfo")
+            assert info.name == "forgeloop", info
+            assert info.version == version, (info.version, version)
+
+            tools = sorted(t.name for t in (await session.list_tools()).tools)
+            assert tools == ["forge_cycle", "forge_cycles", "forge_next", "webgpt_pr_handoff",
+                             "webgpt_pr_status", "webgpt_pr_test"], tools
+
+            status = await session.call_tool("webgpt_pr_status", {"pr": f"acme/widget#{failing}"})
+            assert not is_error(status), status
+            doc = structured(status)
+            assert doc["state"] == "open" and doc["repository"] == "acme/widget", doc
+            assert doc["head_sha"] == emu.admin("GET", f"repos/acme/widget/pulls/{failing}")["head_sha"], doc
+
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append((value, total, message))
+
+            tested = await session.call_tool("webgpt_pr_test", {"pr": f"acme/widget#{failing}", "profile": "project"},
+                                             progress_callback=on_progress)
+            assert not is_error(tested), tested
+            report = structured(tested)
+            assert report["status"] == "TEST_FAILED", report
+            assert report["comment_published"] is False, report
+            assert emu.admin("GET", f"repos/acme/widget/issues/{failing}/comments") == [], "no comment is posted"
+            messages = [m for _, _, m in progress]
+            assert any(m.startswith("fetching") for m in messages), messages
+            assert messages[-1] == "finished: TEST_FAILED", messages
+
+            handoff = await session.call_tool("webgpt_pr_handoff", {"report": report})
+            assert not is_error(handoff), handoff
+            text = structured(handoff)["handoff"]
+            assert "## Forge Loop PR test: TEST_FAILED" in text and "PR_URL:" in text, text
+            partial = await session.call_tool("webgpt_pr_handoff", {"report": {"status": "TEST_FAILED"}})
+            assert is_error(partial), partial
+
+            cycles = structured(await session.call_tool("forge_cycles", {}))["cycles"]
+            assert len(cycles) == 1 and cycles[0]["status"] == "AWAITING_WEBGPT_PR", cycles
+            cycle = structured(await session.call_tool("forge_cycle", {"state": "dark-mode"}))
+            assert cycle["status"] == "AWAITING_WEBGPT_PR", cycle
+            step = structured(await session.call_tool("forge_next", {"task_space": cycles[0]["task_space"]}))
+            assert step["action"] == "send", step
+
+            before = len(emu.requests_to("/repos/stranger/tool"))
+            refused = await session.call_tool("webgpt_pr_test", {"pr": f"stranger/tool#{foreign}", "profile": "smoke"})
+            assert is_error(refused), refused
+            assert "stranger/tool is not allowed" in refused.content[0].text, refused
+            assert len(emu.requests_to("/repos/stranger/tool")) == before, "a refused repository is never contacted"
+            refused = await session.call_tool("webgpt_pr_test", {"pr": f"acme/widget#{failing}", "profile": "anything"})
+            assert is_error(refused) and "unknown test profile" in refused.content[0].text, refused
+
+            # Cancellation: the SDK sends notifications/cancelled when the call is abandoned.
+            async with anyio.create_task_group() as group:
+                async def run_hang():
+                    await session.call_tool("webgpt_pr_test", {"pr": f"acme/widget#{failing}", "profile": "hang"})
+                group.start_soon(run_hang)
+                while not (pid_file.exists() and pid_file.read_text().strip()):
+                    await anyio.sleep(0.02)
+                pid = int(pid_file.read_text().strip())
+                assert alive(pid)
+                group.cancel_scope.cancel()
+            deadline = time.monotonic() + HANG_GUARD
+            while alive(pid):
+                assert time.monotonic() < deadline, f"the cancelled run's process {pid} is still alive"
+                await anyio.sleep(0.02)
+            await session.send_ping()
+            assert len((await session.list_tools()).tools) == 6, "the server still serves after a cancellation"
+
+    assert token not in json.dumps(report), "the token never appears in a result"
+
+
+class Raw:
+    """A raw pipe to `forgeloop mcp`, for what an SDK will not send."""
+
+    def __init__(self, binary, env, cwd):
+        self.proc = subprocess.Popen([binary, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
+        self.lines.put(None)
+
+    def send(self, text):
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def next(self):
+        message = self.lines.get(timeout=HANG_GUARD)
+        assert message is not None, "the server closed stdout"
+        return message
+
+
+def raw_checks(binary, env, cwd):
+    raw = Raw(binary, env, cwd)
+    raw.send("{ this is not JSON")
+    parse = raw.next()
+    assert parse["id"] is None and parse["error"]["code"] == -32700, parse
+    raw.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+    assert raw.next()["result"]["serverInfo"]["name"] == "forgeloop"
+    raw.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    raw.send("also not JSON }")
+    assert raw.next()["error"]["code"] == -32700
+    # A notification gets no reply: the next message is the answer to the ping after it.
+    raw.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}))
+    raw.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    pong = raw.next()
+    assert pong == {"jsonrpc": "2.0", "id": 2, "result": {}}, pong
+    raw.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}))
+    assert raw.next()["error"]["code"] == -32601
+    raw.proc.stdin.close()
+    assert raw.lines.get(timeout=HANG_GUARD) is None, "nothing unasked-for after EOF"
+    assert raw.proc.wait(timeout=HANG_GUARD) == 0, "EOF ends the server with exit code 0"
+
+
+def main():
+    ensure_sdk()
+    import anyio
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default=str(ROOT / "target" / "debug" / "forgeloop"))
+    binary = str(pathlib.Path(parser.parse_args().bin).resolve())
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()[-1]
+    token = fresh_token()
+    with tempfile.TemporaryDirectory(prefix="forgeloop-mcp-") as tmp:
+        work = pathlib.Path(tmp)
+        emu = Emulator(binary, work, token)
+        try:
+            emu.project("acme", "widget")
+            emu.project("stranger", "tool")
+            config = work / "config.toml"
+            config.write_text(
+                '[mcp]\nallowed_repositories = ["acme/widget"]\n'
+                '[mcp.profiles.smoke]\ncommands = [["git", "diff", "--check"]]\n'
+                '[mcp.profiles.default]\ncommands = [["bun", "test"], ["bun", "run", "typecheck"]]\n'
+                '[mcp.profiles.project]\ncommands = [["sh", "test.sh"]]\n'
+                f'[mcp.profiles.hang]\ncommands = [["sh", "-c", "echo $$ > \'{work / "hang.pid"}\'; exec sleep 300"]]\n'
+            )
+            env = {
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": str(work),
+                "FORGELOOP_HOME": str(work / "home"),
+                "FORGELOOP_REGISTRY": str(work / "registry"),
+                "FORGELOOP_CONFIG": str(config),
+                "FORGELOOP_GITHUB_API": emu.api,
+                "GH_TOKEN": token,
+            }
+            brief = ("Goal: add dark mode.\nSuccess: preferences persist.\nScope: web app only.\n"
+                     "Constraints: keep contrast.\nValidation: run the tests.")
+            subprocess.run([binary, "forge", "--request", "Add dark mode", "--intent-brief", brief,
+                            "--webgpt-question", "Implement dark mode and open a PR.", "--state", "dark-mode"],
+                           env=env, cwd=work, check=True, stdout=subprocess.DEVNULL)
+            anyio.run(sdk_checks, binary, work, emu, token, env, version)
+            raw_checks(binary, env, str(work))
+        finally:
+            emu.stop()
+    print("mcp client test: ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,443 @@
+//! `forgeloop mcp` driven over a raw stdio pipe (JSON lines), as an MCP client would, against
+//! the GitHub emulator: protocol behaviour (SPEC §8, reference weaknesses 11 and 12), the
+//! repository and profile allowlists, concurrency, progress and cancellation.
+
+mod support;
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::world::{CALC_BUGGY, World};
+
+/// Only a guard against a hung server; no assertion depends on how long anything takes.
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+struct Mcp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every message received, in order (for whole-session checks).
+    transcript: Vec<Value>,
+    /// Received but not yet consumed by `response`/`next`.
+    backlog: VecDeque<Value>,
+}
+
+impl Mcp {
+    fn start(w: &World, config: &str) -> Mcp {
+        std::fs::write(w.path("mcp.toml"), config).unwrap();
+        let mut cmd = w.sb.command(&["mcp"]);
+        cmd.env("FORGELOOP_GITHUB_API", w.emu.api_base())
+            .env("GH_TOKEN", &w.token)
+            .env("FORGELOOP_CONFIG", w.path("mcp.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Mcp { child, stdin, lines, transcript: Vec::new(), backlog: VecDeque::new() }
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.response(id)
+    }
+
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        self.request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// The next message from the server.
+    fn next(&mut self) -> Value {
+        if let Some(message) = self.backlog.pop_front() {
+            return message;
+        }
+        self.receive().unwrap_or_else(|| panic!("the server closed stdout; transcript: {:#?}", self.transcript))
+    }
+
+    fn receive(&mut self) -> Option<Value> {
+        match self.lines.recv_timeout(HANG_GUARD) {
+            Ok(line) => {
+                let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                self.transcript.push(value.clone());
+                Some(value)
+            }
+            Err(RecvTimeoutError::Disconnected) => None,
+            Err(RecvTimeoutError::Timeout) => panic!("no message from the server; transcript: {:#?}", self.transcript),
+        }
+    }
+
+    /// Waits for the response to `id`, keeping anything else for later.
+    fn response(&mut self, id: i64) -> Value {
+        if let Some(at) = self.backlog.iter().position(|m| m["id"] == json!(id) && m.get("method").is_none()) {
+            return self.backlog.remove(at).unwrap();
+        }
+        loop {
+            let message =
+                self.receive().unwrap_or_else(|| panic!("no response to {id}; transcript: {:#?}", self.transcript));
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                return message;
+            }
+            self.backlog.push_back(message);
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        let init = self.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1"}}),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        init
+    }
+
+    /// Closes stdin, reads to the end and returns the exit code.
+    fn finish(&mut self) -> i32 {
+        drop(self.stdin.take());
+        while self.receive().is_some() {}
+        let deadline = Instant::now() + HANG_GUARD;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "the server did not exit after EOF");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tool_text(response: &Value) -> Value {
+    let text = response["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{response:#}"));
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+fn is_error(response: &Value) -> bool {
+    response["result"]["isError"] == json!(true)
+}
+
+const CONFIG: &str = r#"
+[mcp]
+allowed_repositories = ["acme/widget"]
+[mcp.profiles.smoke]
+commands = [["git", "diff", "--check"]]
+[mcp.profiles.project]
+commands = [["sh", "test.sh"]]
+"#;
+
+#[test]
+fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
+    let w = World::new();
+    let mut mcp = Mcp::start(&w, CONFIG);
+    // A notification before initialize is dropped, not fatal (rmcp alone would end here).
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // So is a malformed first line: parse error, and the server keeps serving.
+    mcp.send_raw("{\"jsonrpc\": \"2.0\", \"id\": 99, ");
+    let parse = mcp.next();
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["id"], Value::Null);
+
+    let init = mcp.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "forgeloop");
+    assert_eq!(init["result"]["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+
+    let list = mcp.request(2, "tools/list", json!({}));
+    let mut names: Vec<&str> =
+        list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["forge_cycle", "forge_cycles", "forge_next", "webgpt_pr_handoff", "webgpt_pr_status", "webgpt_pr_test"]
+    );
+    let test_tool = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "webgpt_pr_test").unwrap();
+    assert_eq!(test_tool["inputSchema"]["required"], json!(["pr", "profile"]));
+    assert!(test_tool["description"].as_str().unwrap().contains("Configured profiles: project, smoke."));
+
+    mcp.send_raw("this is not json");
+    assert_eq!(mcp.next()["error"]["code"], -32700);
+    mcp.send_raw("[1, 2]");
+    assert_eq!(mcp.next()["error"]["code"], -32600);
+    let unknown = mcp.request(3, "no/such/method", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let bad_params = mcp.request(4, "tools/call", json!("not an object"));
+    assert_eq!(bad_params["error"]["code"], -32602, "{bad_params}");
+    let unknown_tool = mcp.call(5, "run_shell", json!({"cmd": "id"}));
+    assert_eq!(unknown_tool["error"]["code"], -32602, "{unknown_tool}");
+    assert!(unknown_tool["error"]["message"].as_str().unwrap().contains("webgpt_pr_test"));
+
+    // Tool failures are results flagged isError, with a useful message.
+    let partial = mcp.call(6, "webgpt_pr_handoff", json!({"report": {"status": "TEST_FAILED"}}));
+    assert!(is_error(&partial), "{partial}");
+    assert!(tool_text(&partial)["error"].as_str().unwrap().contains("missing field"), "{partial}");
+    let missing_arg = mcp.call(7, "webgpt_pr_status", json!({}));
+    assert!(is_error(&missing_arg), "{missing_arg}");
+
+    // Notifications never get a reply: unknown ones, malformed ones, cancellations of nothing.
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever"}));
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 7}));
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 12345}}));
+    assert_eq!(mcp.request(8, "ping", json!({}))["result"], json!({}));
+
+    assert_eq!(mcp.finish(), 0, "EOF ends the server cleanly");
+    // Exactly one response per request, and the only id-less messages are the three
+    // answers to unparsable or batch lines.
+    let mut ids: Vec<i64> = mcp.transcript.iter().filter_map(|m| m["id"].as_i64()).collect();
+    ids.sort();
+    assert_eq!(ids, (1..=8).collect::<Vec<_>>(), "{:#?}", mcp.transcript);
+    let anonymous = mcp.transcript.iter().filter(|m| m.get("method").is_none() && m["id"].is_null()).count();
+    assert_eq!(anonymous, 3, "{:#?}", mcp.transcript);
+}
+
+#[test]
+fn refused_repositories_and_profiles_make_no_github_request() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let other = w.project("stranger", "tool", false);
+    let m = w.pr(&other, "x", CALC_BUGGY);
+    w.emu.clear_requests();
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+
+    let refused_repo = mcp.call(2, "webgpt_pr_test", json!({"pr": format!("stranger/tool#{m}"), "profile": "smoke"}));
+    assert!(is_error(&refused_repo), "{refused_repo}");
+    let doc = tool_text(&refused_repo);
+    assert_eq!(doc["status"], "REFUSED");
+    assert!(doc["error"].as_str().unwrap().contains("stranger/tool is not allowed"), "{doc}");
+
+    let refused_profile = mcp.call(3, "webgpt_pr_test", json!({"pr": format!("acme/widget#{n}"), "profile": "rm-rf"}));
+    assert!(is_error(&refused_profile), "{refused_profile}");
+    let doc = tool_text(&refused_profile);
+    assert!(doc["error"].as_str().unwrap().contains("unknown test profile \"rm-rf\""), "{doc}");
+    assert!(doc["error"].as_str().unwrap().contains("project, smoke"), "{doc}");
+
+    let bad_ref = mcp.call(4, "webgpt_pr_test", json!({"pr": "../..#1", "profile": "smoke"}));
+    assert!(is_error(&bad_ref), "{bad_ref}");
+    assert!(w.emu.requests().is_empty(), "refusals happen before any GitHub request: {:?}", w.emu.requests());
+
+    // A bound repository is allowed without being listed.
+    let bound = w.sb.run(&[
+        "project",
+        "bind",
+        "--repository",
+        "stranger/tool",
+        "--project-url",
+        "https://chatgpt.com/g/g-p-tool/project",
+        "--project-name",
+        "Tool",
+    ]);
+    assert_eq!(bound.code, 0, "{}", bound.stdout);
+    let allowed = mcp.call(5, "webgpt_pr_test", json!({"pr": format!("stranger/tool#{m}"), "profile": "project"}));
+    assert!(!is_error(&allowed), "{allowed}");
+    assert_eq!(tool_text(&allowed)["status"], "TEST_FAILED");
+    assert_eq!(mcp.finish(), 0);
+}
+
+#[test]
+fn status_test_and_handoff_against_the_emulator_with_progress_and_concurrency() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    // The first command waits for a gate file the test creates, so "while the run is still
+    // going" is a fact of ordering, not of timing.
+    let gate = w.path("gate");
+    let config = format!(
+        "{CONFIG}[mcp.profiles.slow]\ncommands = [[\"sh\", \"-c\", \"while [ ! -e '{}' ]; do sleep 0.05; done\"], [\"sh\", \"test.sh\"]]\n",
+        gate.display()
+    );
+    let mut mcp = Mcp::start(&w, &config);
+    mcp.initialize();
+
+    let status = mcp.call(2, "webgpt_pr_status", json!({"pr": format!("acme/widget#{n}")}));
+    assert!(!is_error(&status), "{status}");
+    let doc = &status["result"]["structuredContent"];
+    assert_eq!(doc["state"], "open");
+    assert_eq!(doc["head_sha"], head.as_str());
+    assert_eq!(doc["repository"], "acme/widget");
+    assert!(doc["checks"]["total"].is_u64());
+    // The same document `forgeloop status` prints: one implementation.
+    let cli = w.run(&["status", "--pr", &format!("acme/widget#{n}")]);
+    assert_eq!(&cli.json(), doc);
+
+    // A long test run with progress; other requests are answered while it runs.
+    mcp.send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+        "name": "webgpt_pr_test", "arguments": {"pr": format!("acme/widget#{n}"), "profile": "slow"},
+        "_meta": {"progressToken": "run-10"}}}));
+    loop {
+        let message = mcp.next();
+        assert!(message.get("id") != Some(&json!(10)), "the run ended before its first command was seen: {message}");
+        if message["method"] == "notifications/progress"
+            && message["params"]["message"].as_str().unwrap_or("").starts_with("running command 1/2")
+        {
+            break;
+        }
+    }
+    // The first command is running and cannot end before the gate exists: forge_cycles must
+    // be answered meanwhile (a server that serialised requests would never answer it).
+    mcp.send(json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "forge_cycles", "arguments": {}}}));
+    let cycles = mcp.response(11);
+    assert!(!is_error(&cycles), "{cycles}");
+    assert!(
+        !mcp.transcript.iter().any(|m| m["id"] == json!(10)),
+        "the run cannot have finished before the gate was opened"
+    );
+    std::fs::write(&gate, "").unwrap();
+    let run = mcp.response(10);
+    let report = run["result"]["structuredContent"].clone();
+    assert_eq!(report["status"], "TEST_FAILED", "{report:#}");
+    assert_eq!(report["head_sha"], head.as_str());
+    assert_eq!(report["comment_published"], false);
+    assert!(w.comments(&repo, n).is_empty(), "the MCP server never posts comments");
+
+    let progress: Vec<(f64, String)> = mcp
+        .transcript
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == "run-10")
+        .map(|m| (m["params"]["progress"].as_f64().unwrap(), m["params"]["message"].as_str().unwrap().to_owned()))
+        .collect();
+    assert!(progress.windows(2).all(|p| p[0].0 < p[1].0), "progress only grows: {progress:?}");
+    let messages: Vec<&str> = progress.iter().map(|(_, m)| m.as_str()).collect();
+    assert!(messages.iter().any(|m| m.starts_with("fetching")), "{messages:?}");
+    assert!(messages.iter().any(|m| m.starts_with("running command 2/2: sh test.sh")), "{messages:?}");
+    assert_eq!(messages.last(), Some(&"finished: TEST_FAILED"));
+
+    let handoff = mcp.call(12, "webgpt_pr_handoff", json!({"report": report}));
+    assert!(!is_error(&handoff), "{handoff}");
+    let text = handoff["result"]["structuredContent"]["handoff"].as_str().unwrap();
+    assert!(text.contains("## Forge Loop PR test: TEST_FAILED"), "{text}");
+    assert!(text.contains("PR_URL:"), "{text}");
+    assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&w.token)), "the token never leaves the server");
+    assert_eq!(mcp.finish(), 0);
+}
+
+#[test]
+fn cycles_are_read_by_state_and_task_space() {
+    let w = World::new();
+    assert_eq!(w.sb.start("dark-mode", &[]).code, 0);
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+
+    let cycles = mcp.call(2, "forge_cycles", json!({}));
+    let rows = cycles["result"]["structuredContent"]["cycles"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1, "{cycles}");
+    let task_space = rows[0]["task_space"].as_str().unwrap().to_owned();
+
+    let by_name = mcp.call(3, "forge_cycle", json!({"state": "dark-mode"}));
+    assert_eq!(by_name["result"]["structuredContent"]["status"], "AWAITING_WEBGPT_PR", "{by_name}");
+    let by_space = mcp.call(4, "forge_cycle", json!({"task_space": task_space}));
+    assert_eq!(by_space["result"]["structuredContent"], by_name["result"]["structuredContent"]);
+    let next = mcp.call(5, "forge_next", json!({"task_space": task_space}));
+    let step = &next["result"]["structuredContent"];
+    assert_eq!(step["action"], "send", "{next}");
+    let cli = w.sb.run(&["next", "--state", "dark-mode"]).json();
+    assert_eq!(step["text"], cli["text"]);
+
+    let outside = mcp.call(6, "forge_next", json!({"state": "/etc/passwd.json"}));
+    assert!(is_error(&outside), "{outside}");
+    assert_eq!(tool_text(&outside)["status"], "NO_STATE");
+    assert_eq!(mcp.finish(), 0);
+}
+
+#[test]
+fn cancelling_a_run_kills_its_process_group_and_the_server_keeps_serving() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let pid_file = w.path("child.pid");
+    let config = format!(
+        "{CONFIG}[mcp.profiles.hang]\ncommands = [[\"sh\", \"-c\", \"echo $$ > '{}'; exec sleep 300\"]]\n",
+        pid_file.display()
+    );
+    let mut mcp = Mcp::start(&w, &config);
+    mcp.initialize();
+    mcp.send(json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
+        "name": "webgpt_pr_test", "arguments": {"pr": format!("acme/widget#{n}"), "profile": "hang"}}}));
+    let deadline = Instant::now() + HANG_GUARD;
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse::<i32>().ok()) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the profile's command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(alive(pid));
+    mcp.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20, "reason": "test"}}),
+    );
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "the cancelled run's process {pid} is still alive");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(mcp.request(21, "ping", json!({}))["result"], json!({}), "the server still serves");
+    assert_eq!(mcp.finish(), 0);
+    assert!(
+        !mcp.transcript.iter().any(|m| m["id"] == json!(20)),
+        "a cancelled request gets no response: {:#?}",
+        mcp.transcript
+    );
+}
+
+#[test]
+fn eof_during_a_run_stops_it_and_exits_cleanly() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let pid_file = w.path("child.pid");
+    let config = format!(
+        "{CONFIG}[mcp.profiles.hang]\ncommands = [[\"sh\", \"-c\", \"echo $$ > '{}'; exec sleep 300\"]]\n",
+        pid_file.display()
+    );
+    let mut mcp = Mcp::start(&w, &config);
+    mcp.initialize();
+    mcp.send(json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {
+        "name": "webgpt_pr_test", "arguments": {"pr": format!("acme/widget#{n}"), "profile": "hang"}}}));
+    let deadline = Instant::now() + HANG_GUARD;
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse::<i32>().ok()) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the profile's command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(mcp.finish(), 0);
+    assert!(!alive(pid), "the run's process outlived the server");
+}
+
+fn alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a reaped child is gone.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
