@@ -1,0 +1,410 @@
+//! Popups and the actions behind them: confirm, rerun, abort, unblock, extend, quit; results.
+
+use super::*;
+
+impl App {
+    pub(super) fn open_confirm(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        let Some(state) = &entry.state else {
+            self.toast_error("this state file cannot be read; nothing to confirm");
+            return;
+        };
+        if state.status != Status::AwaitingBriefConfirmation {
+            self.toast_error(format!(
+                "only a brief awaiting confirmation can be confirmed; this cycle is {}",
+                state.status
+            ));
+            return;
+        }
+        let fields = match &state.brief {
+            Some(brief) => {
+                crate::domain::brief::Field::ALL.iter().map(|f| (f.label(), brief.get(*f).to_owned())).collect()
+            }
+            None => vec![("Intent brief", state.intent_brief.clone())],
+        };
+        let dialog = ConfirmDialog {
+            path: entry.path.clone(),
+            name: entry.name(),
+            question: state.webgpt_question.clone(),
+            fields,
+            edited: None,
+            draft: None,
+            error: None,
+            busy: false,
+            scroll: 0,
+        };
+        self.popups.push(Popup::ConfirmBrief(dialog));
+    }
+
+    pub(super) fn ask_rerun(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        let path = entry.path.clone();
+        let Some(state) = &entry.state else {
+            self.toast_error("this state file cannot be read");
+            return;
+        };
+        if self.is_running(&path) {
+            self.toast_error("a rerun started here is already running for this cycle");
+            return;
+        }
+        let override_pass = match state.status {
+            Status::AwaitingWebgptFix => false,
+            Status::ReadyToMerge => true,
+            other => {
+                self.toast_error(format!(
+                    "rerun is allowed on AWAITING_WEBGPT_FIX and, as an override, READY_TO_MERGE; this cycle is {other}"
+                ));
+                return;
+            }
+        };
+        let Some(pr) = state.pr_ref.clone() else {
+            self.toast_error("this cycle has no PR to rerun");
+            return;
+        };
+        if state.commands.is_none() {
+            self.toast_error(
+                "this cycle has no stored commands; run `forgeloop forge --pr … --commands-json F` once first",
+            );
+            return;
+        }
+        let mut body = format!(
+            "Test {pr} again at its current head with the stored commands.\nThis counts as iteration {} of {}.",
+            state.iteration.saturating_add(1),
+            state.max_iterations
+        );
+        if override_pass {
+            body.push_str("\n\nThe last run PASSED: this is a human override of READY_TO_MERGE.");
+        }
+        if state.iteration >= state.max_iterations {
+            body.push_str(
+                "\n\nThe cap is already reached: the cycle will move to BLOCKED_MAX_ITERATIONS instead of running.",
+            );
+        }
+        self.popups.push(Popup::YesNo { ask: Ask::Rerun(path), title: "Rerun the tests?".into(), body });
+    }
+
+    pub(super) fn ask_abort(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        match entry.status() {
+            Some(s) if !s.is_final() => {}
+            Some(s) => {
+                self.toast_error(format!("this cycle has already ended ({s})"));
+                return;
+            }
+            None => {
+                self.toast_error("this state file cannot be read");
+                return;
+            }
+        }
+        let running = self.is_running(&entry.path);
+        let prompt = format!(
+            "Abort {} for good? This cannot be undone.{}\nReason (journaled):",
+            entry.name(),
+            if running { " The rerun started here is cancelled first." } else { "" }
+        );
+        self.popups.push(Popup::Input {
+            purpose: InputPurpose::Abort(entry.path.clone()),
+            title: "Abort the cycle".into(),
+            prompt,
+            value: DEFAULT_ABORT_REASON.into(),
+            error: None,
+        });
+    }
+
+    pub(super) fn ask_unblock(&mut self) {
+        let Some(state) = self.selected_state() else { return };
+        let status = state.status;
+        if !status.is_unblockable() {
+            let hint = if status == Status::BlockedMaxIterations {
+                "the cap is lifted with extend (+), not unblock"
+            } else {
+                "only a BLOCKED_* cycle can be unblocked"
+            };
+            self.toast_error(format!("{hint}; this cycle is {status}"));
+            return;
+        }
+        let why = state.last_error.clone().unwrap_or_else(|| "no reason recorded".into());
+        let back = state.blocked_from.map_or("the status before the block".to_owned(), |s| s.as_str().to_owned());
+        let path = self.selected.clone().unwrap_or_default();
+        self.popups.push(Popup::YesNo {
+            ask: Ask::Unblock(path),
+            title: "Unblock the cycle?".into(),
+            body: format!("It is {status}: {why}\n\nIt returns to {back}. Journaled as you (human)."),
+        });
+    }
+
+    pub(super) fn ask_extend(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        let Some(state) = &entry.state else { return };
+        if state.status.is_final() {
+            self.toast_error(format!("this cycle has already ended ({})", state.status));
+            return;
+        }
+        let prompt = format!(
+            "{} has used {} of {} iterations. Allow how many more?",
+            entry.name(),
+            state.iteration,
+            state.max_iterations
+        );
+        self.popups.push(Popup::Input {
+            purpose: InputPurpose::Extend(entry.path.clone()),
+            title: "Extend the iteration cap".into(),
+            prompt,
+            value: "1".into(),
+            error: None,
+        });
+    }
+
+    pub(super) fn ask_quit(&mut self, fx: &mut Vec<Effect>) {
+        if self.live_runs.is_empty() {
+            self.quit = true;
+            fx.push(Effect::Quit);
+        } else {
+            let n = self.live_runs.len();
+            self.popups.push(Popup::YesNo {
+                ask: Ask::Quit,
+                title: "Quit while a rerun is running?".into(),
+                body: format!(
+                    "{n} rerun{} started here {} still running. Quitting cancels {}.",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "is" } else { "are" },
+                    if n == 1 { "it" } else { "them" }
+                ),
+            });
+        }
+    }
+
+    pub(super) fn popup_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
+        let Some(popup) = self.popups.last_mut() else { return };
+        match popup {
+            Popup::Help { scroll } => match cmd {
+                Cmd::Cancel => {
+                    self.popups.pop();
+                }
+                Cmd::Down => *scroll = scroll.saturating_add(1),
+                Cmd::Up => *scroll = scroll.saturating_sub(1),
+                Cmd::PageDown => *scroll = scroll.saturating_add(10),
+                Cmd::PageUp => *scroll = scroll.saturating_sub(10),
+                Cmd::Top => *scroll = 0,
+                Cmd::Bottom => *scroll = u16::MAX,
+                _ => {}
+            },
+            Popup::Message { copy, .. } => match cmd {
+                Cmd::Cancel => {
+                    self.popups.pop();
+                }
+                Cmd::CopyOutbox => {
+                    if let Some(text) = copy.clone() {
+                        fx.push(Effect::Copy(text));
+                    }
+                }
+                _ => {}
+            },
+            Popup::YesNo { ask, .. } => match cmd {
+                Cmd::Yes => {
+                    let ask = ask.clone();
+                    self.popups.pop();
+                    self.answer_yes(ask, fx);
+                }
+                Cmd::No | Cmd::Cancel => {
+                    self.popups.pop();
+                }
+                _ => {}
+            },
+            Popup::Input { purpose, value, error, .. } => match cmd {
+                Cmd::Insert(c) => {
+                    let numeric = matches!(purpose, InputPurpose::Extend(_));
+                    if !numeric || c.is_ascii_digit() {
+                        value.push(c);
+                        *error = None;
+                    }
+                }
+                Cmd::Backspace => {
+                    value.pop();
+                }
+                Cmd::Cancel => {
+                    self.popups.pop();
+                }
+                Cmd::Submit => match purpose.clone() {
+                    InputPurpose::Extend(path) => match value.trim().parse::<u32>() {
+                        Ok(by) if by >= 1 => {
+                            self.popups.pop();
+                            fx.push(Effect::Extend { path, by });
+                        }
+                        _ => *error = Some("enter a whole number of at least 1".into()),
+                    },
+                    InputPurpose::Abort(path) => {
+                        let reason = value.trim().to_owned();
+                        if reason.is_empty() {
+                            *error = Some("say why (it is journaled)".into());
+                        } else {
+                            self.popups.pop();
+                            self.abort(path, reason, fx);
+                        }
+                    }
+                },
+                _ => {}
+            },
+            Popup::ConfirmBrief(dialog) => match cmd {
+                Cmd::Yes if !dialog.busy => {
+                    dialog.busy = true;
+                    dialog.error = None;
+                    fx.push(Effect::Confirm { path: dialog.path.clone(), edited: dialog.edited.clone() });
+                }
+                Cmd::Edit if !dialog.busy => {
+                    let text = dialog.draft.clone().unwrap_or_else(|| {
+                        let (question, brief) = match &dialog.edited {
+                            Some((q, b)) => (q.clone(), b.clone()),
+                            None => (
+                                dialog.question.clone(),
+                                dialog
+                                    .fields
+                                    .iter()
+                                    .map(|(l, t)| format!("{l}: {}", t.replace('\n', "\n  ")))
+                                    .collect::<Vec<_>>()
+                                    .join("\n"),
+                            ),
+                        };
+                        editor::compose(&question, &brief)
+                    });
+                    fx.push(Effect::EditBrief { path: dialog.path.clone(), text });
+                }
+                Cmd::No | Cmd::Cancel if !dialog.busy => {
+                    self.popups.pop();
+                }
+                Cmd::Down => dialog.scroll = dialog.scroll.saturating_add(1),
+                Cmd::Up => dialog.scroll = dialog.scroll.saturating_sub(1),
+                Cmd::PageDown => dialog.scroll = dialog.scroll.saturating_add(10),
+                Cmd::PageUp => dialog.scroll = dialog.scroll.saturating_sub(10),
+                _ => {}
+            },
+        }
+    }
+
+    pub(super) fn answer_yes(&mut self, ask: Ask, fx: &mut Vec<Effect>) {
+        match ask {
+            Ask::Quit => {
+                for path in self.live_runs.keys() {
+                    fx.push(Effect::CancelRun { path: path.clone() });
+                }
+                self.quit = true;
+                fx.push(Effect::Quit);
+            }
+            Ask::Rerun(path) => {
+                self.live_runs.insert(path.clone(), LiveRun { cancel_requested: false, abort_after: None });
+                self.toast = Some(Toast { text: "rerun started; its log appears in the Log tab".into(), error: false });
+                fx.push(Effect::Rerun { path: path.clone() });
+                if self.selected.as_ref() == Some(&path) {
+                    fx.push(Effect::ListRuns(path));
+                }
+            }
+            Ask::CancelRun(path) => {
+                if let Some(run) = self.live_runs.get_mut(&path) {
+                    run.cancel_requested = true;
+                    fx.push(Effect::CancelRun { path });
+                }
+            }
+            Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
+        }
+    }
+
+    pub(super) fn abort(&mut self, path: PathBuf, reason: String, fx: &mut Vec<Effect>) {
+        match self.live_runs.get_mut(&path) {
+            Some(run) => {
+                // The run holds the cycle lock: cancel it, abort when it has stopped.
+                run.cancel_requested = true;
+                run.abort_after = Some(reason);
+                fx.push(Effect::CancelRun { path });
+                self.toast = Some(Toast {
+                    text: "cancelling the rerun; the cycle is aborted when it stops".into(),
+                    error: false,
+                });
+            }
+            None => fx.push(Effect::Abort { path, reason }),
+        }
+    }
+
+    pub(super) fn editor_finished(&mut self, path: PathBuf, result: Result<String, String>) {
+        self.dirty = true;
+        let Some(Popup::ConfirmBrief(dialog)) = self.popups.last_mut() else { return };
+        if dialog.path != path {
+            return;
+        }
+        match result {
+            Err(error) => dialog.error = Some(error),
+            Ok(text) => {
+                dialog.draft = Some(text.clone());
+                match editor::parse(&text) {
+                    Ok((question, brief)) => {
+                        dialog.question = question.clone();
+                        dialog.fields = crate::domain::brief::Field::ALL
+                            .iter()
+                            .map(|f| (f.label(), brief.get(*f).to_owned()))
+                            .collect();
+                        dialog.edited = Some((question, brief.render()));
+                        dialog.error = None;
+                    }
+                    Err(error) => {
+                        dialog.error = Some(format!("{error}. Nothing was changed; press e to fix it."));
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn use_case_done(
+        &mut self,
+        what: String,
+        path: PathBuf,
+        result: Result<String, String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.dirty = true;
+        let confirm_dialog = matches!(self.popups.last(), Some(Popup::ConfirmBrief(d)) if d.path == path);
+        match result {
+            Ok(message) => {
+                if what == "confirm" && confirm_dialog {
+                    self.popups.pop();
+                }
+                self.toast = Some(Toast { text: message, error: false });
+                // The watcher reloads it too; this makes the result visible at once.
+                fx.push(Effect::LoadCycles(vec![path.clone()]));
+                if self.selected.as_ref() == Some(&path) {
+                    fx.push(Effect::LoadJournal(path));
+                }
+            }
+            Err(error) => {
+                if what == "confirm"
+                    && confirm_dialog
+                    && let Some(Popup::ConfirmBrief(dialog)) = self.popups.last_mut()
+                {
+                    dialog.busy = false;
+                    dialog.error = Some(error);
+                    return;
+                }
+                self.toast_error(format!("{what} failed: {error}"));
+            }
+        }
+    }
+
+    pub(super) fn run_finished(&mut self, path: PathBuf, result: Result<String, String>, fx: &mut Vec<Effect>) {
+        self.dirty = true;
+        let run = self.live_runs.remove(&path);
+        match &result {
+            Ok(summary) => self.toast = Some(Toast { text: format!("rerun finished: {summary}"), error: false }),
+            Err(error) if run.as_ref().is_some_and(|r| r.cancel_requested) => {
+                self.toast = Some(Toast { text: format!("rerun cancelled: {error}"), error: false })
+            }
+            Err(error) => self.toast_error(format!("rerun failed: {error}")),
+        }
+        if let Some(reason) = run.and_then(|r| r.abort_after) {
+            fx.push(Effect::Abort { path: path.clone(), reason });
+        }
+        fx.push(Effect::LoadCycles(vec![path.clone()]));
+        if self.selected.as_ref() == Some(&path) {
+            fx.push(Effect::ListRuns(path));
+        }
+    }
+
+    // ----- mouse -----
+}

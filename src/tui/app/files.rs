@@ -1,0 +1,152 @@
+//! Keeping the list in step with the disk: watched changes, discovered and loaded cycles, runs.
+
+use super::*;
+
+impl App {
+    pub(super) fn files_changed(&mut self, paths: Vec<PathBuf>, fx: &mut Vec<Effect>) {
+        let mut discover = false;
+        let mut load = BTreeSet::new();
+        let mut journal = false;
+        let mut runs = false;
+        let mut log = false;
+        let mut registry = false;
+        let mut sources = BTreeSet::new();
+        let selected = self.selected.clone();
+        for path in paths {
+            if path.starts_with(&self.roots.registry) {
+                registry = true;
+                if path.file_name().is_some_and(|n| n == "sources.json")
+                    && let Ok(rel) = path.strip_prefix(&self.roots.registry)
+                {
+                    let parts: Vec<_> =
+                        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                    if parts.len() == 3 {
+                        sources.insert(format!("{}/{}", parts[0], parts[1]));
+                    }
+                }
+                continue;
+            }
+            if path.parent() == Some(self.roots.task_spaces_dir.as_path()) || path == self.roots.task_spaces_dir {
+                discover = true;
+                continue;
+            }
+            if self.cycles.iter().any(|c| c.path == path) {
+                load.insert(path);
+                continue;
+            }
+            if let Some((sidecar, state)) = self.sidecar_of(&path) {
+                let rel = path.strip_prefix(&sidecar).map(Path::to_path_buf).unwrap_or_default();
+                if rel.as_os_str().is_empty() || rel.starts_with("events.jsonl") {
+                    load.insert(state.clone());
+                    journal |= Some(&state) == selected.as_ref();
+                }
+                if rel.starts_with("runs") || rel.as_os_str().is_empty() {
+                    runs |= Some(&state) == selected.as_ref();
+                    log |= self.log.path.as_ref().is_some_and(|l| l == &path || !l.exists());
+                }
+                continue;
+            }
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let in_state_dir = path
+                .parent()
+                .is_some_and(|p| p == self.roots.cycles_dir || self.roots.extra_dirs.iter().any(|d| d == p));
+            if (in_state_dir && crate::cycle::list::is_state_name(&name))
+                || path == self.roots.cycles_dir
+                || self.roots.extra_dirs.contains(&path)
+            {
+                discover = true;
+            }
+        }
+        if discover {
+            fx.push(Effect::Discover);
+        }
+        if !load.is_empty() {
+            fx.push(Effect::LoadCycles(load.into_iter().collect()));
+        }
+        if let Some(path) = selected {
+            if journal {
+                fx.push(Effect::LoadJournal(path.clone()));
+            }
+            if runs {
+                fx.push(Effect::ListRuns(path));
+            }
+        }
+        if log && self.log.path.is_some() {
+            let anchor = if self.log.follow { Anchor::Tail } else { Anchor::Offset(self.log.window.top) };
+            fx.push(self.log_window(anchor));
+        }
+        if registry {
+            fx.push(Effect::LoadRegistry);
+        }
+        for repo in sources {
+            fx.push(Effect::LoadSources(repo));
+        }
+    }
+
+    pub(super) fn sidecar_of(&self, path: &Path) -> Option<(PathBuf, PathBuf)> {
+        path.ancestors().find_map(|a| self.sidecars.get(a).map(|state| (a.to_path_buf(), state.clone())))
+    }
+
+    pub(super) fn discovered(&mut self, paths: Vec<PathBuf>, fx: &mut Vec<Effect>) {
+        self.discovered = true;
+        let known: BTreeSet<&PathBuf> = self.cycles.iter().map(|c| &c.path).collect();
+        let found: BTreeSet<&PathBuf> = paths.iter().collect();
+        let new: Vec<PathBuf> = paths.iter().filter(|p| !known.contains(p)).cloned().collect();
+        let gone: Vec<PathBuf> =
+            self.cycles.iter().filter(|c| !found.contains(&c.path)).map(|c| c.path.clone()).collect();
+        if !gone.is_empty() {
+            self.cycles_loaded(Vec::new(), gone, fx);
+        }
+        if !new.is_empty() {
+            fx.push(Effect::LoadCycles(new));
+        }
+        self.dirty = true;
+    }
+
+    pub(super) fn cycles_loaded(&mut self, loaded: Vec<CycleEntry>, gone: Vec<PathBuf>, fx: &mut Vec<Effect>) {
+        let before = self.cycles.len();
+        self.cycles.retain(|c| !gone.contains(&c.path));
+        for entry in loaded {
+            match self.cycles.iter_mut().find(|c| c.path == entry.path) {
+                Some(slot) => *slot = entry,
+                None => self.cycles.push(entry),
+            }
+        }
+        self.sort();
+        let had_selection = self.selected.clone();
+        self.refilter();
+        if self.selected != had_selection {
+            self.selection_changed(fx);
+        }
+        // The set of cycles changed: watch their directories (the watcher skips no-ops).
+        if self.cycles.len() != before || !gone.is_empty() {
+            fx.push(Effect::Watch(self.watch_dirs()));
+        }
+        self.dirty = true;
+    }
+
+    pub(super) fn runs_listed(&mut self, path: PathBuf, runs: Vec<RunFile>, fx: &mut Vec<Effect>) {
+        if self.selected.as_ref() != Some(&path) {
+            return;
+        }
+        let before: Vec<PathBuf> =
+            self.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
+        let fresh = self.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
+        self.runs = Some((path.clone(), runs));
+        // A run started here (or one being followed) just created its log: show it live.
+        if fresh && (self.is_running(&path) || (self.log.follow && self.tab == Tab::Log)) {
+            self.run_sel = 0;
+            self.log.follow = true;
+            if self.tab == Tab::Log || self.tab == Tab::Runs {
+                self.close_log(fx);
+                self.tab = Tab::Log;
+            }
+        }
+        if self.tab == Tab::Log {
+            self.ensure_log(fx);
+        }
+        self.dirty = true;
+    }
+
+    // ----- log pane -----
+}
