@@ -86,6 +86,7 @@ pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
             submodules: args.submodules,
             keep_checkout: args.keep_checkout,
             cancel: Some(cancel),
+            progress: None,
         },
     ))?;
     if let Some(path) = &args.result {

@@ -77,6 +77,8 @@ pub struct RunOptions {
     /// The control room's rerun may re-test a `READY_TO_MERGE` cycle.
     pub human_override: bool,
     pub cancel: Option<watch::Receiver<bool>>,
+    /// Told when each command starts (MCP progress notifications).
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<runner::CommandStarted>>,
 }
 
 impl RunOptions {
@@ -90,6 +92,7 @@ impl RunOptions {
             actor,
             human_override: false,
             cancel: None,
+            progress: None,
         }
     }
 }
@@ -333,6 +336,7 @@ async fn execute(
     let parent_env = runner::process_env();
     let mut request = RunRequest::new(checkout.path(), commands, log_path, &ctx.redactor, &parent_env);
     request.cancel = opts.cancel.clone();
+    request.progress = opts.progress.clone();
     let outcome = runner::run(request).await.map_err(Error::Runner)?;
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -477,6 +481,7 @@ pub struct OneShot {
     pub submodules: bool,
     pub keep_checkout: bool,
     pub cancel: Option<watch::Receiver<bool>>,
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<runner::CommandStarted>>,
 }
 
 pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Report> {
@@ -500,6 +505,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     opts.submodules = req.submodules;
     opts.keep_checkout = req.keep_checkout;
     opts.cancel = req.cancel.clone();
+    opts.progress = req.progress.clone();
     let done = match execute(ctx, engine, &pull, &req.commands, &log_path, &opts).await? {
         Executed::Completed(done) => done,
         Executed::Cancelled(message) => return Err(Error::Invalid(message)),

@@ -25,7 +25,7 @@ use crate::redact::Redactor;
 use crate::registry::Registry;
 
 use super::policy::Policy;
-use super::progress::{self, LogSpot, Reporter};
+use super::progress::{self, Reporter};
 use super::tools::{self, CycleInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput};
 
 const INSTRUCTIONS: &str = "forgeloop: the WebGPT pull-request loop. webgpt_pr_status reads a PR; \
@@ -195,17 +195,8 @@ impl ForgeServer {
 
         let sha12 = pull.head_sha.get(..12).unwrap_or(&pull.head_sha).to_owned();
         reporter.report(1.0, total, &format!("fetching {sha12} and checking it out")).await;
-        let (done, done_rx) = tokio::sync::oneshot::channel();
-        let follower = reporter.wanted().then(|| {
-            let spot = LogSpot {
-                dir: github.ctx.home.root().join("tests"),
-                prefix: format!("{}-{}-{}-{sha12}-", pull.repository.owner(), pull.repository.name(), pull.number)
-                    .to_ascii_lowercase(),
-                since: github.ctx.clock.now().format(progress::STAMP_FORMAT).to_string(),
-            };
-            let argv = commands.commands.iter().map(|c| c.argv.clone()).collect();
-            tokio::spawn(progress::follow(spot, argv, reporter.clone(), 2.0, total, done_rx))
-        });
+        let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
+        let follower = tokio::spawn(progress::forward(progress_rx, reporter.clone(), 2.0, total));
         let request = OneShot {
             pr: input.pr.clone(),
             commands,
@@ -213,12 +204,11 @@ impl ForgeServer {
             submodules: false,
             keep_checkout: false,
             cancel: Some(cancel),
+            progress: reporter.wanted().then_some(progress_tx),
         };
         let result = test_once(&github.ctx, &github.engine, request).await;
-        let _ = done.send(());
-        if let Some(follower) = follower {
-            let _ = follower.await;
-        }
+        // The sender is gone with `request`: the forwarder drains what is left and ends.
+        let _ = follower.await;
         let report = result?;
         reporter.report(total, total, &format!("finished: {}", report.status.as_str())).await;
         serde_json::to_value(&report).map_err(|e| Failure::new("BLOCKED", format!("cannot encode the report: {e}")))

@@ -74,6 +74,17 @@ pub struct RunRequest<'a> {
     /// (SIGTERM, then SIGKILL after `kill_grace`), later commands are not run, and the outcome
     /// says `cancelled`. A dropped sender does not cancel. `None`: not cancellable.
     pub cancel: Option<watch::Receiver<bool>>,
+    /// Told when each command starts (for progress reports); a closed receiver is ignored.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<CommandStarted>>,
+}
+
+/// A command of the run is about to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandStarted {
+    /// 0-based position in the profile.
+    pub index: usize,
+    pub total: usize,
+    pub argv: Vec<String>,
 }
 
 impl<'a> RunRequest<'a> {
@@ -94,6 +105,7 @@ impl<'a> RunRequest<'a> {
             failure_tail_chars: FAILURE_TAIL_CHARS,
             kill_grace: DEFAULT_KILL_GRACE,
             cancel: None,
+            progress: None,
         }
     }
 }
@@ -162,6 +174,11 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             log.write_all(b"\n").map_err(log_error)?;
         }
         write_section_line(&mut log, &redactor.redact(&section::header(&spec.argv))).map_err(log_error)?;
+        if let Some(progress) = &req.progress {
+            let started =
+                CommandStarted { index, total: req.profile.commands.len(), argv: spec.argv.clone() };
+            let _ = progress.send(started);
+        }
 
         let env = build_env(req.parent_env, req.profile, index);
         let timeout_s = req.profile.timeout_for(index);
