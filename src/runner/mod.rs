@@ -175,8 +175,7 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         }
         write_section_line(&mut log, &redactor.redact(&section::header(&spec.argv))).map_err(log_error)?;
         if let Some(progress) = &req.progress {
-            let started =
-                CommandStarted { index, total: req.profile.commands.len(), argv: spec.argv.clone() };
+            let started = CommandStarted { index, total: req.profile.commands.len(), argv: spec.argv.clone() };
             let _ = progress.send(started);
         }
 
