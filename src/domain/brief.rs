@@ -176,11 +176,14 @@ fn sentence_ended_before(text: &str, i: usize) -> bool {
     matches!(text[..i].trim_end().chars().last(), Some('.' | ';' | '!' | '?'))
 }
 
+/// Indentation is any whitespace but a newline: the same set `tidy` trims from a line, so a
+/// line that `tidy` turns into `Goal: …` is a label here too (render/parse round trip).
+fn skip_indent(text: &str, i: usize) -> usize {
+    i + text[i..].find(|c: char| c == '\n' || !c.is_whitespace()).unwrap_or(text.len() - i)
+}
+
 fn skip_list_marker(text: &str, mut i: usize) -> usize {
-    let bytes = text.as_bytes();
-    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
-        i += 1;
-    }
+    i = skip_indent(text, i);
     let rest = &text[i..];
     let marker_len = if rest.starts_with("- ") || rest.starts_with("* ") {
         2
@@ -190,11 +193,7 @@ fn skip_list_marker(text: &str, mut i: usize) -> usize {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         if digits > 0 && rest[digits..].starts_with(". ") { digits + 2 } else { 0 }
     };
-    i += marker_len;
-    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
-        i += 1;
-    }
-    i
+    skip_indent(text, i + marker_len)
 }
 
 fn match_label(text: &str, pos: usize) -> Option<(Field, usize)> {
@@ -280,5 +279,19 @@ mod tests {
     fn render_parses_back_to_the_same_brief() {
         let brief = Brief::parse("Goal: a\n b\nSuccess: c\nScope: d\nConstraints: e\nValidation: f").unwrap();
         assert_eq!(Brief::parse(&brief.render()).unwrap(), brief);
+    }
+
+    /// Found by the `brief_parse` fuzz target: `tidy` trimmed the vertical tab of a
+    /// continuation line, which rendered as a second `Goal:` label.
+    #[test]
+    fn a_label_after_unusual_indentation_is_a_label_both_ways() {
+        for indent in ["\u{b}", "\u{c}", "\u{a0}", " \u{2003}"] {
+            let text = format!("Success: b\nScope: c\nConstraints: d\nValidation: .\n{indent}Goal:\nGoal: a");
+            assert_eq!(Brief::parse(&text), Err(BriefError::Duplicate(Field::Goal)), "{indent:?}");
+            let text = format!("Goal: a\n{indent}Success: b\nScope: c\nConstraints: d\nValidation: e");
+            let brief = Brief::parse(&text).unwrap();
+            assert_eq!(brief.get(Field::Success), "b");
+            assert_eq!(Brief::parse(&brief.render()).unwrap(), brief);
+        }
     }
 }

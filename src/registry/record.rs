@@ -54,18 +54,18 @@ impl Record {
         let Value::Object(mut map) = value else {
             return Err(RecordError::Mapping("the file must hold a JSON object".into()));
         };
-        let repository = match map.remove("repository") {
+        let repository = match map.shift_remove("repository") {
             Some(Value::String(r)) if r == key.to_string() => r,
             Some(Value::String(r)) => {
                 return Err(RecordError::Mapping(format!("its repository is {r:?}, but the file is for {key}")));
             }
             _ => return Err(RecordError::Mapping(format!("its repository field is not {:?}", key.to_string()))),
         };
-        let project_url = match map.remove("project_url") {
+        let project_url = match map.shift_remove("project_url") {
             Some(Value::String(u)) => u,
             _ => return Err(RecordError::Fields("project_url is not a string".into())),
         };
-        let project_name = match map.remove("project_name") {
+        let project_name = match map.shift_remove("project_name") {
             Some(Value::String(n)) if !n.trim().is_empty() => n,
             _ => return Err(RecordError::Fields("project_name is not a non-blank string".into())),
         };
@@ -140,6 +140,16 @@ mod tests {
         assert_eq!(record.extra["note"]["by"], "me");
         let back: Value = serde_json::from_slice(&record.to_bytes()).unwrap();
         assert_eq!(back["note"]["by"], "me");
+    }
+
+    /// Found by the `registry_record` fuzz target: removing the known keys reordered the
+    /// preserved ones, so every rewrite of a record permuted them.
+    #[test]
+    fn preserved_keys_keep_their_order_across_rewrites() {
+        let text = br#"{"repository":"acme/widget","project_url":"https://chatgpt.com/g/g-p-x/project","project_name":"W","a":1,"b":2,"c":3}"#;
+        let once = Record::parse(text, &key()).unwrap().to_bytes();
+        assert_eq!(once, text.to_vec());
+        assert_eq!(Record::parse(&once, &key()).unwrap().to_bytes(), once);
     }
 
     #[test]

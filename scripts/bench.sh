@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Runs forgeloop's benchmarks (release build), one heavy part at a time, and prints one
+# Markdown table with the SPEC §10 targets or the reference tool's method as the baseline.
+#
+#   scripts/bench.sh                      # all: redact checkout tui next_list
+#   scripts/bench.sh checkout next_list   # some
+#
+# Raw output of each part goes to $BENCH_OUT (default target/bench-logs/). Knobs:
+#   FORGELOOP_BENCH_COMMITS / FORGELOOP_BENCH_FILES  checkout repository (default 20000 / 5000,
+#                                                    generated with git fast-import)
+#   FORGELOOP_BENCH_ROUNDS                           checkout rounds, medians (default 5)
+#   FORGELOOP_BENCH_DIR                              where generated data lives (default: $TMPDIR)
+#   FORGELOOP_BENCH_MB                               redaction log size (default 100)
+#   BENCH_FULL=1                                     also run the checkout bench's criterion groups
+#                                                    (the table uses its interleaved medians)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+out=${BENCH_OUT:-target/bench-logs}
+mkdir -p "$out"
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(redact checkout tui next_list)
+
+rows=()
+row() { rows+=("| $1 | $2 | $3 | $4 |"); }
+# ratio A B: A/B with two decimals ("-" when either is missing).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+# bencher_ms LOG NAME-REGEX: criterion's --output-format bencher line for NAME, in ms.
+bencher_ms() {
+    sed -nE "s/^test ($2) \.\.\. bench: +([0-9,]+) ns\/iter.*/\2/p" "$1" | head -1 | tr -d , |
+        awk 'NF { printf "%.3f", $1 / 1e6 }'
+}
+step() { printf '\n== %s (%s) ==\n' "$1" "$(date +%T)" >&2; }
+
+cargo bench --no-run >&2
+
+for part in "${parts[@]}"; do
+    log="$out/$part.log"
+    case "$part" in
+    redact)
+        step "redaction throughput, ${FORGELOOP_BENCH_MB:-100} MB realistic log"
+        FORGELOOP_BENCH_QUICK=1 cargo bench --bench redact 2>&1 | tee "$log" >&2
+        for kind in whole-text stream; do
+            wall=$(sed -nE "s/^ *${kind}[^:]*: +([0-9.]+) MB\/s wall.*/\1/p" "$log" | head -1)
+            cpu=$(sed -nE "s/^ *${kind}[^:]*: .* ([0-9.]+) MB\/s per CPU-second.*/\1/p" "$log" | head -1)
+            row "redaction, $kind, full rule set" "$wall MB/s wall ($cpu MB/s per CPU-second)" "SPEC ≥ 300 MB/s" \
+                "$(ratio "$wall" 300)×"
+        done
+        ;;
+    checkout)
+        commits=${FORGELOOP_BENCH_COMMITS:-20000}
+        files=${FORGELOOP_BENCH_FILES:-5000}
+        step "checkout, $commits commits × $files files"
+        filter=(--output-format bencher)
+        [ "${BENCH_FULL:-0}" = 1 ] || filter+=(interleaved-summary-only)
+        FORGELOOP_BENCH_COMMITS=$commits FORGELOOP_BENCH_FILES=$files \
+            cargo bench --bench checkout -- "${filter[@]}" 2>&1 | tee "$log" >&2
+        med() { sed -nE "s/^ +$1 +([0-9.]+) ms$/\1/p" "$log" | head -1; }
+        ref=$(med reference_git_cli_clone_path)
+        first=$(med first_iteration_prepare)
+        second=$(med second_iteration_prepare)
+        tree=$(med tree_checkout_only)
+        row "checkout, first iteration (new mirror), $commits commits × $files files" "$first ms" \
+            "git clone --no-checkout + checkout --detach: $ref ms" "$(ratio "$first" "$ref")×"
+        row "checkout, second iteration (warm mirror, 1 new commit)" "$second ms" \
+            "git clone --no-checkout + checkout --detach: $ref ms" "$(ratio "$second" "$ref")×"
+        row "checkout, second iteration vs writing the tree only" "$second ms" \
+            "tree checkout only: $tree ms (SPEC ≤ 1.5×)" "$(ratio "$second" "$tree")×"
+        ;;
+    tui)
+        step "control room, 1,000 cycles, 1 GiB log"
+        cargo bench --bench tui -- --output-format bencher 2>&1 | tee "$log" >&2
+        frame=$(bencher_ms "$log" "tui frame, 1000 cycles, 200x60")
+        page=$(bencher_ms "$log" "tui frame after a page down, 1000 cycles, 200x60")
+        change=$(bencher_ms "$log" "tui state change to redraw, 1000 cycles")
+        peak=$(sed -nE 's/^RSS with .* log open at its end: .*\(peak ([0-9]+) KiB\).*/\1/p' "$log" | head -1)
+        search_peak=$(sed -nE 's/^RSS after searching .*\(peak ([0-9]+) KiB\).*/\1/p' "$log" | head -1)
+        row "TUI frame, 1,000 cycles, 200×60" "$frame ms" "SPEC ≤ 10 ms" "$(ratio "$frame" 10)×"
+        row "TUI frame after a page down (every cell changes)" "$page ms" "SPEC ≤ 10 ms" "$(ratio "$page" 10)×"
+        row "TUI state change to redraw" "$change ms" "SPEC ≤ 100 ms" "$(ratio "$change" 100)×"
+        peak_mb=$(awk -v k="$peak" 'BEGIN { if (k != "") printf "%.1f", k / 1024 }')
+        search_mb=$(awk -v k="$search_peak" 'BEGIN { if (k != "") printf "%.1f", k / 1024 }')
+        row "TUI peak RSS, 1,000 cycles + 1 GiB log open (after a full search)" \
+            "$peak_mb MiB ($search_mb MiB)" "SPEC ≤ 60 MB" "$(ratio "$search_mb" 57.2)×"
+        ;;
+    next_list)
+        step "forgeloop next / list, 1,000 cycles, real binary"
+        cargo bench --bench next_list -- --output-format bencher 2>&1 | tee "$log" >&2
+        floor=$(bencher_ms "$log" "headless/process_floor_bin_true")
+        next=$(bencher_ms "$log" "headless/next_[0-9]+_cycles")
+        list=$(bencher_ms "$log" "headless/list_[0-9]+_cycles")
+        row "forgeloop next --state X (process start included)" "$next ms" "SPEC ≤ 20 ms" "$(ratio "$next" 20)×"
+        row "forgeloop list, 1,000 cycles (process start included)" "$list ms" "-" "-"
+        row "process floor: /bin/true spawned the same way" "$floor ms" "-" "-"
+        ;;
+    *)
+        echo "unknown part $part (redact, checkout, tui, next_list)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+model=$(lscpu 2>/dev/null | sed -nE 's/^Model name: +//p' | head -1)
+mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+printf '\nMachine: %s, %s cores (nproc), %s RAM; %s; %s\n\n' "${model:-unknown CPU}" "$(nproc)" "$mem" \
+    "$(rustc --version)" "$(date -u +%Y-%m-%d)"
+echo "| benchmark | result | baseline | ratio |"
+echo "|---|---:|---|---:|"
+printf '%s\n' "${rows[@]}"
