@@ -13,6 +13,8 @@
 #   FORGELOOP_BENCH_MB                               redaction log size (default 100)
 #   BENCH_FULL=1                                     also run the checkout bench's criterion groups
 #                                                    (the table uses its interleaved medians)
+#   BENCH_REUSE=1                                    build the table from the raw logs of an
+#                                                    earlier run where they exist (no re-run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -27,10 +29,19 @@ row() { rows+=("| $1 | $2 | $3 | $4 |"); }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 # bencher_ms LOG NAME-REGEX: criterion's --output-format bencher line for NAME, in ms.
 bencher_ms() {
-    sed -nE "s/^test ($2) \.\.\. bench: +([0-9,]+) ns\/iter.*/\2/p" "$1" | head -1 | tr -d , |
+    sed -nE "s#^test ($2) \.\.\. bench: +([0-9,]+) ns/iter.*#\2#p" "$1" | head -1 | tr -d , |
         awk 'NF { printf "%.3f", $1 / 1e6 }'
 }
 step() { printf '\n== %s (%s) ==\n' "$1" "$(date +%T)" >&2; }
+# measure CMD...: runs a bench into $log, or with BENCH_REUSE=1 replays the log already there.
+measure() {
+    if [ "${BENCH_REUSE:-0}" = 1 ] && [ -s "$log" ]; then
+        echo "(reusing $log)" >&2
+        cat "$log" >&2
+    else
+        "$@" 2>&1 | tee "$log" >&2
+    fi
+}
 
 cargo bench --no-run >&2
 
@@ -39,7 +50,7 @@ for part in "${parts[@]}"; do
     case "$part" in
     redact)
         step "redaction throughput, ${FORGELOOP_BENCH_MB:-100} MB realistic log"
-        FORGELOOP_BENCH_QUICK=1 cargo bench --bench redact 2>&1 | tee "$log" >&2
+        FORGELOOP_BENCH_QUICK=1 measure cargo bench --bench redact
         for kind in whole-text stream; do
             wall=$(sed -nE "s/^ *${kind}[^:]*: +([0-9.]+) MB\/s wall.*/\1/p" "$log" | head -1)
             cpu=$(sed -nE "s/^ *${kind}[^:]*: .* ([0-9.]+) MB\/s per CPU-second.*/\1/p" "$log" | head -1)
@@ -54,7 +65,7 @@ for part in "${parts[@]}"; do
         filter=(--output-format bencher)
         [ "${BENCH_FULL:-0}" = 1 ] || filter+=(interleaved-summary-only)
         FORGELOOP_BENCH_COMMITS=$commits FORGELOOP_BENCH_FILES=$files \
-            cargo bench --bench checkout -- "${filter[@]}" 2>&1 | tee "$log" >&2
+            measure cargo bench --bench checkout -- "${filter[@]}"
         med() { sed -nE "s/^ +$1 +([0-9.]+) ms$/\1/p" "$log" | head -1; }
         ref=$(med reference_git_cli_clone_path)
         first=$(med first_iteration_prepare)
@@ -69,7 +80,7 @@ for part in "${parts[@]}"; do
         ;;
     tui)
         step "control room, 1,000 cycles, 1 GiB log"
-        cargo bench --bench tui -- --output-format bencher 2>&1 | tee "$log" >&2
+        measure cargo bench --bench tui -- --output-format bencher
         frame=$(bencher_ms "$log" "tui frame, 1000 cycles, 200x60")
         page=$(bencher_ms "$log" "tui frame after a page down, 1000 cycles, 200x60")
         change=$(bencher_ms "$log" "tui state change to redraw, 1000 cycles")
@@ -85,7 +96,7 @@ for part in "${parts[@]}"; do
         ;;
     next_list)
         step "forgeloop next / list, 1,000 cycles, real binary"
-        cargo bench --bench next_list -- --output-format bencher 2>&1 | tee "$log" >&2
+        measure cargo bench --bench next_list -- --output-format bencher
         floor=$(bencher_ms "$log" "headless/process_floor_bin_true")
         next=$(bencher_ms "$log" "headless/next_[0-9]+_cycles")
         list=$(bencher_ms "$log" "headless/list_[0-9]+_cycles")

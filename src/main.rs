@@ -1,5 +1,5 @@
 fn main() {
-    // Before any thread exists: libgit2's first initialisation may set SSL_CERT_* variables.
-    forgeloop::checkout::init_git_early();
+    // libgit2 is initialised in `cli::main`, after parsing and before any thread exists, and
+    // only for commands that may use git: its OpenSSL start-up costs ~14 ms per process.
     std::process::exit(forgeloop::cli::main());
 }

@@ -292,8 +292,8 @@ fn a_crash_mid_comment_never_double_posts() {
         delay_ms: 4000,
         times: 1,
     });
-    let mut child =
-        w.sb.command(&[
+    let mut child = w
+        .command(&[
             "forge",
             "--pr",
             &format!("acme/widget#{n}"),
@@ -303,8 +303,6 @@ fn a_crash_mid_comment_never_double_posts() {
             "commands.json",
             "--post-comment",
         ])
-        .env("FORGELOOP_GITHUB_API", w.emu.api_base())
-        .env("GH_TOKEN", &w.token)
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();

@@ -40,9 +40,7 @@ fn gated_commands(w: &World, name: &str, trace: &Path, release: &Path) -> PathBu
 }
 
 fn spawn_forge(w: &World, pr: &str, commands: &Path) -> Child {
-    w.sb.command(&["forge", "--pr", pr, "--state", "c.json", "--commands-json", commands.to_str().unwrap()])
-        .env("FORGELOOP_GITHUB_API", w.emu.api_base())
-        .env("GH_TOKEN", &w.token)
+    w.command(&["forge", "--pr", pr, "--state", "c.json", "--commands-json", commands.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -171,8 +171,8 @@ fn kill_forge_pr(w: &World, rng: &mut Lcg, count: usize) -> Tally {
         if post {
             args.push("--post-comment");
         }
-        let mut cmd = w.sb.command(&args);
-        cmd.env("FORGELOOP_GITHUB_API", w.emu.api_base()).env("GH_TOKEN", &w.token).env("TMPDIR", &tmp);
+        let mut cmd = w.command(&args);
+        cmd.env("TMPDIR", &tmp);
         cmd
     };
     // The first run creates the mirror; the second measures an ordinary later iteration.

@@ -36,9 +36,7 @@ fn setup() -> (World, String, String) {
 
 fn spawn_forge(w: &World, pr: &str, commands: &Value) -> Child {
     fs::write(w.path("hostile.json"), commands.to_string()).unwrap();
-    w.sb.command(&["forge", "--pr", pr, "--state", "c.json", "--commands-json", "hostile.json"])
-        .env("FORGELOOP_GITHUB_API", w.emu.api_base())
-        .env("GH_TOKEN", &w.token)
+    w.command(&["forge", "--pr", pr, "--state", "c.json", "--commands-json", "hostile.json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

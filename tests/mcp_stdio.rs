@@ -29,10 +29,8 @@ struct Mcp {
 impl Mcp {
     fn start(w: &World, config: &str) -> Mcp {
         std::fs::write(w.path("mcp.toml"), config).unwrap();
-        let mut cmd = w.sb.command(&["mcp"]);
-        cmd.env("FORGELOOP_GITHUB_API", w.emu.api_base())
-            .env("GH_TOKEN", &w.token)
-            .env("FORGELOOP_CONFIG", w.path("mcp.toml"))
+        let mut cmd = w.command(&["mcp"]);
+        cmd.env("FORGELOOP_CONFIG", w.path("mcp.toml"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());

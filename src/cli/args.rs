@@ -87,6 +87,40 @@ pub enum Command {
     Mcp(McpArgs),
 }
 
+impl Command {
+    /// Whether this command may reach libgit2 (a checkout, a rerun, the emulator's git side).
+    /// The others only read and write forgeloop's own files, so they skip its start-up cost.
+    pub fn may_use_git(&self) -> bool {
+        match self {
+            Command::Forge(args) => args.pr.is_some(),
+            Command::Handoff(_)
+            | Command::Iterate(_)
+            | Command::Reply(_)
+            | Command::Next(_)
+            | Command::Sent(_)
+            | Command::Wait(_)
+            | Command::List(_)
+            | Command::Log(_)
+            | Command::Abort(_)
+            | Command::Block(_)
+            | Command::Confirm(_)
+            | Command::Unblock(_)
+            | Command::Extend(_)
+            | Command::Project(_)
+            | Command::Redact(_)
+            | Command::Completions(_) => false,
+            Command::Status(_)
+            | Command::Test(_)
+            | Command::Comment(_)
+            | Command::Doctor
+            | Command::GithubEmulator(_)
+            | Command::Tui(_)
+            | Command::Demo(_)
+            | Command::Mcp(_) => true,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ForgeArgs {
     /// State file path, or a bare name for <home>/cycles/NAME.json
@@ -303,3 +337,24 @@ pub struct DemoArgs {
 
 #[derive(Debug, Args)]
 pub struct McpArgs {}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Cli;
+
+    fn may_use_git(args: &[&str]) -> bool {
+        Cli::try_parse_from([&["forgeloop"], args].concat()).unwrap().command.may_use_git()
+    }
+
+    #[test]
+    fn only_commands_that_can_reach_a_checkout_start_libgit2() {
+        assert!(may_use_git(&["forge", "--pr", "acme/widget#1", "--state", "c.json"]));
+        assert!(may_use_git(&["tui"]));
+        assert!(may_use_git(&["mcp"]));
+        assert!(!may_use_git(&["forge", "--request", "x", "--state", "c.json"]));
+        assert!(!may_use_git(&["next", "--state", "c.json"]));
+        assert!(!may_use_git(&["list"]));
+    }
+}

@@ -41,6 +41,10 @@ pub fn main() -> i32 {
             return err.exit_code();
         }
     };
+    // Still single-threaded here: libgit2's first initialisation may set SSL_CERT_* variables.
+    if cli.command.may_use_git() {
+        crate::checkout::init_git_early();
+    }
     // The demo builds its own sandboxed context; the user's config and home play no part.
     if let Command::Demo(args) = &cli.command {
         let home = cli.home.clone();

@@ -58,6 +58,14 @@ impl World {
         self.run_env(args, &[("GH_TOKEN", &self.token)])
     }
 
+    /// A forgeloop command pointed at the emulator with the token in GH_TOKEN, for tests that
+    /// spawn it themselves (to kill it, race it, or talk to its stdin).
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = self.sb.command(args);
+        cmd.env("FORGELOOP_GITHUB_API", self.emu.api_base()).env("GH_TOKEN", &self.token);
+        cmd
+    }
+
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = self.sb.command(args);
         cmd.env("FORGELOOP_GITHUB_API", self.emu.api_base());
