@@ -119,8 +119,9 @@ impl Checkout {
     }
 }
 
-/// Initialises libgit2 once, before any thread exists: git2's first init may `set_var`
-/// `SSL_CERT_FILE`/`SSL_CERT_DIR` (openssl-probe), which is unsound once other threads run.
+/// Initialises libgit2 once, before any thread exists (`cli::main` does, for the commands that
+/// may use git): git2's first init may `set_var` `SSL_CERT_FILE`/`SSL_CERT_DIR`
+/// (openssl-probe), which is unsound once other threads run.
 /// Also isolates libgit2 from the user's git config (`insteadOf` rewrites, `core.autocrlf`
 /// would change what is fetched or checked out) and sets network timeouts. Idempotent.
 pub fn init_git_early() {
@@ -128,7 +129,7 @@ pub fn init_git_early() {
     INIT.call_once(|| {
         // Any opts call runs git2's init (with the openssl-probe step) first.
         // SAFETY: these write libgit2 globals without synchronisation; `Once` makes this the only
-        // writer, and `main` calls it before starting threads. Failures leave libgit2's defaults.
+        // writer, and `cli::main` calls it before starting threads. Failures leave the defaults.
         unsafe {
             for level in [
                 git2::ConfigLevel::System,
