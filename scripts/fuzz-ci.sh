@@ -13,6 +13,11 @@
 #
 #   scripts/fuzz-ci.sh                  # every target, 5 s each
 #   FUZZ_SECONDS=600 scripts/fuzz-ci.sh pr_ref
+#   FUZZ_RUNS=100000 scripts/fuzz-ci.sh # a fixed number of inputs from a fixed seed
+#
+# FUZZ_RUNS makes a run reproducible (libFuzzer's -runs with -seed=${FUZZ_SEED:-1}): the same
+# corpus and code always try the same inputs, so CI cannot turn red on a lucky draw; new bugs
+# are found by timed runs, and their inputs join the corpus as regression seeds.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 export CARGO_TERM_COLOR=never
@@ -34,15 +39,23 @@ targets=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+if [ -n "${FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
+    label="$FUZZ_RUNS inputs (seed ${FUZZ_SEED:-1})"
+else
+    budget=(-max_total_time="$seconds")
+    label="${seconds}s"
+fi
+
 started=$(date +%s)
 cargo fuzz build --sanitizer "$sanitizer" >&2
 echo "fuzz build: $(( $(date +%s) - started )) s" >&2
 for target in "${targets[@]}"; do
     mkdir -p "$work/$target" "corpus/$target"
-    echo "== fuzzing $target for ${seconds}s ==" >&2
+    echo "== fuzzing $target: $label ==" >&2
     status=0
     cargo fuzz run --sanitizer "$sanitizer" "$target" "$work/$target" "corpus/$target" -- \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$work/$target.log" 2>&1 ||
+        "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$work/$target.log" 2>&1 ||
         status=$?
     grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::new_units_added)' "$work/$target.log" >&2 || true
     if [ "$status" -ne 0 ]; then
@@ -51,4 +64,4 @@ for target in "${targets[@]}"; do
         exit 1
     fi
 done
-echo "fuzzing passed: ${#targets[@]} targets, ${seconds}s each, $(( $(date +%s) - started )) s in all" >&2
+echo "fuzzing passed: ${#targets[@]} targets, $label each, $(( $(date +%s) - started )) s in all" >&2

@@ -306,6 +306,24 @@ mod tests {
         assert_eq!(back["pr_ref"], Value::Null);
     }
 
+    /// Found by the state_load fuzz target: a number beyond u64 in an unknown key is an f64;
+    /// without serde_json's `float_roundtrip` its shortest form re-parsed to a neighbouring
+    /// f64, so every rewrite drifted.
+    #[test]
+    fn an_unknown_key_holding_a_huge_number_rewrites_stably() {
+        let big = format!("{}1", "2".repeat(93));
+        let text = format!(r#"{{"status":"AWAITING_WEBGPT_FIX","request":"r","unknown_key":{{"kept":[{big},2]}}}}"#);
+        let json = CycleState::from_bytes(text.as_bytes()).unwrap().to_json();
+        let again = CycleState::from_bytes(json.as_bytes()).unwrap().to_json();
+        assert_eq!(again, json);
+        for value in [0.1, 1e300, 2.2250738585072014e-308, 123456789.12345679] {
+            let text = format!(r#"{{"status":"AWAITING_WEBGPT_FIX","request":"r","f":{value:e}}}"#);
+            let back: Value =
+                serde_json::from_str(&CycleState::from_bytes(text.as_bytes()).unwrap().to_json()).unwrap();
+            assert_eq!(back["f"].as_f64(), Some(value));
+        }
+    }
+
     #[test]
     fn minimal_reference_state_gets_defaults() {
         let state = CycleState::from_bytes(br#"{"status":"AWAITING_WEBGPT_FIX","request":"r"}"#).unwrap();
