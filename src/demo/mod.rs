@@ -279,17 +279,6 @@ async fn join(handles: Vec<JoinHandle<Finished>>, stop: &watch::Sender<bool>, li
 
 /// Ctrl-C or SIGTERM stops a headless demo cleanly (running tests are cancelled).
 async fn stop_on_signals(stop: Arc<watch::Sender<bool>>) {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
+    crate::cli::net::interrupted().await;
     let _ = stop.send(true);
 }
