@@ -19,6 +19,26 @@ pub struct Config {
     pub tui: TuiConfig,
     #[serde(default)]
     pub mcp: McpConfig,
+    #[serde(default)]
+    pub runner: RunnerConfig,
+}
+
+/// How test commands run. Only the person edits this file: a commands file or the MCP server
+/// can widen the sandbox in small ways, never turn it off (SPEC §5.6).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerConfig {
+    /// `"on"` (default) or `"off"`: run PR code without the sandbox, at your own risk.
+    pub sandbox: Option<SandboxSwitch>,
+    /// Processes and threads one run may have at once (default 4096).
+    pub max_processes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxSwitch {
+    On,
+    Off,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -90,11 +110,18 @@ watch = ["/w"]
 allowed_repositories = ["acme/widget"]
 [mcp.profiles.smoke]
 commands = [["git", "diff", "--check"]]
+[runner]
+sandbox = "off"
+max_processes = 512
 "#;
         let config: Config = toml::from_str(text).unwrap();
         assert_eq!(config.github.token_command.as_deref().unwrap()[0], "pass");
         assert!(config.mcp.profiles.contains_key("smoke"));
+        assert_eq!(config.runner.sandbox, Some(SandboxSwitch::Off));
+        assert_eq!(config.runner.max_processes, Some(512));
         assert!(toml::from_str::<Config>("[github]\napi_url = \"x\"").is_err());
+        // A typo never leaves the sandbox in an unknown state.
+        assert!(toml::from_str::<Config>("[runner]\nsandbox = \"of\"").is_err());
     }
 
     #[test]

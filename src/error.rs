@@ -67,6 +67,9 @@ pub enum Error {
     Checkout(crate::checkout::CheckoutError),
     #[error(transparent)]
     Runner(crate::runner::RunnerError),
+    /// Nothing ran: no sandbox here, or a commands file asked for a path it may not have.
+    #[error(transparent)]
+    Sandbox(crate::sandbox::SandboxError),
     #[error("the run could not complete ({infra_failures} in a row; the cycle stays {cycle_status}): {message}")]
     Infra { message: String, infra_failures: u32, cycle_status: crate::domain::status::Status },
     /// Everything `forgeloop project …` refuses; its status is the reference tool's
@@ -110,6 +113,7 @@ impl Error {
             }
             Error::Infra { .. } => "INFRA_FAILURE",
             Error::Registry(e) => e.status(),
+            Error::Sandbox(e) => e.status(),
             _ => "BLOCKED",
         }
     }
@@ -137,6 +141,10 @@ impl Error {
             }
             Error::Registry(e) if e.status() == "CYCLE_BUSY" => {
                 map.insert("pid".into(), json!(e.busy_pid()));
+            }
+            Error::Sandbox(crate::sandbox::SandboxError::Unavailable { causes, fixes }) => {
+                map.insert("causes".into(), json!(causes));
+                map.insert("fixes".into(), json!(fixes));
             }
             _ => {}
         }

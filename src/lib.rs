@@ -24,6 +24,8 @@ pub mod redact;
 pub mod registry;
 #[cfg(feature = "app")]
 pub mod runner;
+#[cfg(all(feature = "app", target_os = "linux"))]
+pub mod sandbox;
 pub mod store;
 #[cfg(feature = "app")]
 pub mod tui;

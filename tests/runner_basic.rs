@@ -157,11 +157,9 @@ async fn credential_names_are_refused_even_when_passed_through() {
     let gh_token = generated_secret("ghp_");
     fx.parent_env.insert("GH_TOKEN".into(), gh_token.clone());
     fx.parent_env.insert("MY_API_KEY".into(), generated_secret("k"));
-    let forged = CommandsProfile {
-        commands: vec![CommandSpec { argv: vec!["env".into()], timeout_s: None, env: Default::default() }],
-        env_passthrough: vec!["GH_TOKEN".into(), "MY_API_KEY".into()],
-        timeout_s: None,
-    };
+    let mut forged =
+        CommandsProfile::of(vec![CommandSpec { argv: vec!["env".into()], timeout_s: None, env: Default::default() }]);
+    forged.env_passthrough = vec!["GH_TOKEN".into(), "MY_API_KEY".into()];
     let env = build_env(&fx.parent_env, &forged, 0);
     assert!(!env.contains_key("GH_TOKEN") && !env.contains_key("MY_API_KEY"));
     assert_eq!(env.get("CI").map(String::as_str), Some("true"));
@@ -194,7 +192,7 @@ async fn a_known_secret_printed_by_a_test_never_reaches_the_log_or_failure_outpu
 #[tokio::test]
 async fn an_empty_profile_fails_without_running_anything() {
     let fx = Fixture::new();
-    let empty = CommandsProfile { commands: vec![], env_passthrough: vec![], timeout_s: None };
+    let empty = CommandsProfile::of(vec![]);
     let outcome = fx.run(&empty).await;
     assert_eq!(outcome.status, TestStatus::Failed);
     assert!(outcome.commands.is_empty());

@@ -109,7 +109,10 @@ fn context(cli: &Cli, redactor: Redactor) -> Result<Ctx> {
         clock: Arc::new(SystemClock),
         hosts: WebHosts::default(),
         github_api: String::new(),
+        sandbox: crate::sandbox::Settings::default(),
+        config_path: Some(config_path),
     }
+    .with_runner_config()
     .with_github_api(&github_api)
 }
 

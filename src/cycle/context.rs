@@ -62,6 +62,10 @@ pub struct Ctx {
     pub hosts: WebHosts,
     /// The GitHub REST API base (`--github-api`, `FORGELOOP_GITHUB_API`, config).
     pub github_api: String,
+    /// How test commands are sandboxed (config `[runner]`).
+    pub sandbox: crate::sandbox::Settings,
+    /// The config file in use, if any: never visible to a test.
+    pub config_path: Option<PathBuf>,
 }
 
 impl Ctx {
@@ -76,7 +80,29 @@ impl Ctx {
             clock: Arc::new(SystemClock),
             hosts: WebHosts::default(),
             github_api: crate::github::DEFAULT_API_BASE.to_owned(),
+            sandbox: crate::sandbox::Settings::default(),
+            config_path: None,
         }
+    }
+
+    /// Applies the `[runner]` settings of the config.
+    pub fn with_runner_config(mut self) -> Ctx {
+        use crate::config::SandboxSwitch;
+        self.sandbox.enabled = self.config.runner.sandbox != Some(SandboxSwitch::Off);
+        if let Some(max) = self.config.runner.max_processes {
+            self.sandbox.max_processes = max;
+        }
+        self
+    }
+
+    /// forgeloop's own files, which no test may see or be granted: its home (cycles, mirrors,
+    /// logs, task-space index), the registry and the config.
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        let mut paths = vec![self.home.root().to_path_buf(), self.registry.clone()];
+        if let Some(config) = &self.config_path {
+            paths.push(config.parent().map_or_else(|| config.clone(), std::path::Path::to_path_buf));
+        }
+        paths
     }
 
     /// Points the context at another GitHub API (Enterprise, or the emulator in tests and the

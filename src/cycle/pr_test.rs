@@ -20,6 +20,7 @@ use crate::domain::text::{self, CommentInput, Marker};
 use crate::error::{Error, Result};
 use crate::github::{GithubClient, GithubConfig, PullInfo};
 use crate::runner::{self, RunOutcome, RunRequest};
+use crate::sandbox;
 use crate::store::atomic::write_atomic;
 use crate::store::journal::NewEvent;
 use crate::store::layout::CyclePaths;
@@ -138,6 +139,8 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let commands = opts.commands.clone().or_else(|| state.commands.clone()).ok_or_else(|| {
         Error::Invalid("PR mode needs --commands-json the first time; later runs reuse the cycle's commands".into())
     })?;
+    // No sandbox, no run: refused before any network call, and the cycle does not move.
+    let sandbox = sandbox_plan(ctx, &commands).await?;
 
     let pull = match engine.github.pull_request(&pr.repo, pr.number).await {
         Ok(pull) => pull,
@@ -174,7 +177,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     );
     session::persist(ctx, paths, Some(&before), &live, opts.actor, vec![event], &now)?;
 
-    let executed = execute(ctx, engine, &pull, &commands, &log_path, &opts).await;
+    let executed = execute(ctx, engine, &pull, &commands, &sandbox, &log_path, &opts).await;
     let done = match executed {
         Ok(Executed::Completed(done)) => done,
         Ok(Executed::Cancelled(message)) => {
@@ -266,12 +269,25 @@ fn infra_failure(
     Err(Error::Infra { message, infra_failures: state.infra_failures, cycle_status: state.status })
 }
 
+/// Checks the sandbox settings of `commands` and builds a sandbox of the best tier here
+/// (SPEC §5.6); blocking work, so it runs off the async threads.
+pub async fn sandbox_plan(ctx: &Ctx, commands: &CommandsProfile) -> Result<sandbox::Plan> {
+    let settings = ctx.sandbox.clone();
+    let profile = commands.clone();
+    let protected = ctx.protected_paths();
+    tokio::task::spawn_blocking(move || sandbox::prepare(&settings, &profile, &runner::process_env(), &protected))
+        .await
+        .map_err(|e| Error::Invalid(format!("the sandbox check failed: {e}")))?
+        .map_err(Error::Sandbox)
+}
+
 /// Fetches and checks out the PR head, then runs the commands into `log_path`.
 async fn execute(
     ctx: &Ctx,
     engine: &Engine,
     pull: &PullInfo,
     commands: &CommandsProfile,
+    sandbox: &sandbox::Plan,
     log_path: &Path,
     opts: &RunOptions,
 ) -> Result<Executed> {
@@ -337,6 +353,8 @@ async fn execute(
     let mut request = RunRequest::new(checkout.path(), commands, log_path, &ctx.redactor, &parent_env);
     request.cancel = opts.cancel.clone();
     request.progress = opts.progress.clone();
+    let sandbox = sandbox.for_checkout(checkout.path());
+    request.sandbox = Some(&sandbox);
     let outcome = runner::run(request).await.map_err(Error::Runner)?;
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -344,6 +362,7 @@ async fn execute(
         os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
         commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
         tree_sha: Some(checkout.tree_sha.clone()),
+        sandbox: Some(sandbox.info()),
     };
     let fetch = checkout.fetch.clone();
     if opts.keep_checkout {
@@ -370,6 +389,7 @@ fn build_report(
     environment: Environment,
 ) -> Report {
     let repository = pull.repository.full_name();
+    let sandbox = environment.sandbox.as_ref().map(|s| s.label());
     let comment_markdown = text::comment_markdown(&CommentInput {
         marker,
         status: outcome.status,
@@ -379,6 +399,7 @@ fn build_report(
         commands: &outcome.commands,
         failure_output: outcome.failure_output.as_deref(),
         log_hint,
+        sandbox: sandbox.as_deref(),
     });
     Report {
         status: outcome.status,
@@ -486,6 +507,7 @@ pub struct OneShot {
 
 pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Report> {
     let pr = parse_pr_ref(&req.pr, &ctx.hosts)?;
+    let sandbox = sandbox_plan(ctx, &req.commands).await?;
     let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
     if !pull.is_open() {
         let why = if pull.merged { "merged" } else { "closed" };
@@ -506,7 +528,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     opts.keep_checkout = req.keep_checkout;
     opts.cancel = req.cancel.clone();
     opts.progress = req.progress.clone();
-    let done = match execute(ctx, engine, &pull, &req.commands, &log_path, &opts).await? {
+    let done = match execute(ctx, engine, &pull, &req.commands, &sandbox, &log_path, &opts).await? {
         Executed::Completed(done) => done,
         Executed::Cancelled(message) => return Err(Error::Invalid(message)),
     };

@@ -17,6 +17,8 @@ pub const DEFAULT_TIMEOUT_S: u64 = 900;
 const MAX_COMMANDS: usize = 256;
 const MAX_ARGS: usize = 4096;
 const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
+const MAX_PATHS: usize = 64;
+const MAX_MEMORY_MB: u64 = 1 << 30;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandSpec {
@@ -35,9 +37,38 @@ pub struct CommandsProfile {
     pub env_passthrough: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
+    /// Share the host's network with the sandbox (default: its own empty network).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub network: bool,
+    /// Extra absolute paths the sandbox may read (never inside the denied set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_paths: Vec<String>,
+    /// Extra absolute paths the sandbox may read and write (never inside the denied set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_paths: Vec<String>,
+    /// A memory cap for the run, where the machine allows one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 impl CommandsProfile {
+    /// A profile of just these commands, every option at its default.
+    pub fn of(commands: Vec<CommandSpec>) -> CommandsProfile {
+        CommandsProfile {
+            commands,
+            env_passthrough: Vec::new(),
+            timeout_s: None,
+            network: false,
+            read_paths: Vec::new(),
+            write_paths: Vec::new(),
+            memory_mb: None,
+        }
+    }
+
     /// The timeout that applies to command `index`.
     pub fn timeout_for(&self, index: usize) -> u64 {
         self.commands.get(index).and_then(|c| c.timeout_s).or(self.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S)
@@ -51,7 +82,7 @@ pub enum CommandsError {
     #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
     Shape(String),
     #[error(
-        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s (and per command: argv, timeout_s, env)"
+        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb (and per command: argv, timeout_s, env)"
     )]
     UnknownKey(String),
     #[error("invalid environment variable name {0:?}")]
@@ -62,6 +93,16 @@ pub enum CommandsError {
     CredentialPassthrough(String),
     #[error("timeout_s must be a whole number of seconds from 1 to {MAX_TIMEOUT_S}")]
     Timeout,
+    #[error("{0} must be a list of at most {MAX_PATHS} absolute paths (starting with /, without NUL or ..)")]
+    Paths(&'static str),
+    #[error("\"network\" must be true or false")]
+    Network,
+    #[error("memory_mb must be a whole number of megabytes from 16 to {MAX_MEMORY_MB}")]
+    Memory,
+    #[error(
+        "the sandbox can only be turned off by the person, in config.toml ([runner] sandbox = \"off\"), never by a commands file"
+    )]
+    SandboxOff,
 }
 
 pub fn parse_commands(text: &str) -> Result<CommandsProfile, CommandsError> {
@@ -71,13 +112,14 @@ pub fn parse_commands(text: &str) -> Result<CommandsProfile, CommandsError> {
 
 pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsError> {
     match value {
-        Value::Array(items) => {
-            Ok(CommandsProfile { commands: parse_list(items)?, env_passthrough: Vec::new(), timeout_s: None })
-        }
+        Value::Array(items) => Ok(CommandsProfile::of(parse_list(items)?)),
         Value::Object(map) => {
             for key in map.keys() {
-                if !matches!(key.as_str(), "commands" | "env_passthrough" | "timeout_s") {
-                    return Err(CommandsError::UnknownKey(key.clone()));
+                match key.as_str() {
+                    "commands" | "env_passthrough" | "timeout_s" | "network" | "read_paths" | "write_paths"
+                    | "memory_mb" => {}
+                    "sandbox" => return Err(CommandsError::SandboxOff),
+                    _ => return Err(CommandsError::UnknownKey(key.clone())),
                 }
             }
             let Some(Value::Array(items)) = map.get("commands") else {
@@ -88,10 +130,26 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 Some(Value::Array(names)) => names.iter().map(passthrough_name).collect::<Result<_, _>>()?,
                 Some(_) => return Err(CommandsError::Shape("\"env_passthrough\" must be an array of names".into())),
             };
+            let network = match map.get("network") {
+                None => false,
+                Some(Value::Bool(on)) => *on,
+                Some(_) => return Err(CommandsError::Network),
+            };
+            let memory_mb = match map.get("memory_mb") {
+                None => None,
+                Some(value) => match value.as_u64() {
+                    Some(n) if (16..=MAX_MEMORY_MB).contains(&n) => Some(n),
+                    _ => return Err(CommandsError::Memory),
+                },
+            };
             Ok(CommandsProfile {
                 commands: parse_list(items)?,
                 env_passthrough,
                 timeout_s: map.get("timeout_s").map(timeout).transpose()?,
+                network,
+                read_paths: paths(map.get("read_paths"), "read_paths")?,
+                write_paths: paths(map.get("write_paths"), "write_paths")?,
+                memory_mb,
             })
         }
         _ => Err(CommandsError::Shape("expected an array or an object".into())),
@@ -153,6 +211,24 @@ fn argv(index: usize, parts: &[Value]) -> Result<Vec<String>, CommandsError> {
                 "command {} has an argument that is not a non-empty string",
                 index + 1
             ))),
+        })
+        .collect()
+}
+
+/// Absolute, NUL-free, without `..` (so what is checked is what is mounted).
+fn paths(value: Option<&Value>, what: &'static str) -> Result<Vec<String>, CommandsError> {
+    let Some(value) = value else { return Ok(Vec::new()) };
+    let Value::Array(items) = value else { return Err(CommandsError::Paths(what)) };
+    if items.len() > MAX_PATHS {
+        return Err(CommandsError::Paths(what));
+    }
+    items
+        .iter()
+        .map(|item| match item {
+            Value::String(p) if p.starts_with('/') && !p.contains('\0') && !p.split('/').any(|part| part == "..") => {
+                Ok(p.clone())
+            }
+            _ => Err(CommandsError::Paths(what)),
         })
         .collect()
 }
@@ -238,6 +314,32 @@ mod tests {
         ] {
             assert!(parse_commands(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    #[test]
+    fn sandbox_options_widen_only_what_an_agent_may() {
+        let text = r#"{"commands": [["a"]], "network": true, "read_paths": ["/opt/data"], "write_paths": ["/srv/out"], "memory_mb": 512}"#;
+        let profile = parse_commands(text).unwrap();
+        assert!(profile.network);
+        assert_eq!(profile.read_paths, ["/opt/data"]);
+        assert_eq!(profile.write_paths, ["/srv/out"]);
+        assert_eq!(profile.memory_mb, Some(512));
+        let stored = serde_json::to_value(&profile).unwrap();
+        assert_eq!(commands_from_value(&stored).unwrap(), profile);
+        // Defaults stay out of the stored form, so existing states keep their exact commands.
+        let plain = serde_json::to_value(parse_commands(r#"[["a"]]"#).unwrap()).unwrap();
+        assert_eq!(plain, serde_json::json!({"commands": [{"argv": ["a"]}]}));
+        for bad in [
+            r#"{"commands": [["a"]], "network": "yes"}"#,
+            r#"{"commands": [["a"]], "read_paths": ["relative"]}"#,
+            r#"{"commands": [["a"]], "read_paths": "/etc"}"#,
+            r#"{"commands": [["a"]], "write_paths": ["/srv/../root"]}"#,
+            r#"{"commands": [["a"]], "memory_mb": 1}"#,
+        ] {
+            assert!(parse_commands(bad).is_err(), "{bad:?} should be refused");
+        }
+        let off = parse_commands(r#"{"commands": [["a"]], "sandbox": "off"}"#).unwrap_err();
+        assert_eq!(off, CommandsError::SandboxOff);
     }
 
     #[test]

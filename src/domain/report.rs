@@ -59,6 +59,58 @@ pub struct Environment {
     pub commands_sha256: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree_sha: Option<String>,
+    /// Absent in reports written before the sandbox existed (and by the reference tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxInfo>,
+}
+
+/// What was in force for a run, as the report's `environment.sandbox` records it (SPEC §5.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxInfo {
+    /// `namespaces`, `landlock`, or `off`.
+    pub kind: String,
+    pub network: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landlock_abi: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_processes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_limit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_paths: Vec<String>,
+}
+
+impl SandboxInfo {
+    pub fn off() -> SandboxInfo {
+        SandboxInfo {
+            kind: "off".into(),
+            network: true,
+            landlock_abi: None,
+            max_processes: None,
+            process_limit: None,
+            memory_mb: None,
+            memory_limit: None,
+            read_paths: Vec::new(),
+            write_paths: Vec::new(),
+        }
+    }
+
+    /// The words a person reads: the PR comment's `Sandbox:` line, the Runs tab, `next`.
+    pub fn label(&self) -> String {
+        match self.kind.as_str() {
+            "off" => "unsandboxed".to_owned(),
+            kind => {
+                let net = if self.network { "host network" } else { "no network" };
+                if kind == "landlock" { format!("isolated (Landlock), {net}") } else { format!("isolated, {net}") }
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -149,6 +149,8 @@ pub struct CommentInput<'a> {
     pub failure_output: Option<&'a str>,
     /// Where the full log is kept, e.g. "run log `3-0123456789ab.log` of cycle `x`".
     pub log_hint: Option<&'a str>,
+    /// What the commands ran in ("isolated, no network", "unsandboxed"); `None` omits the line.
+    pub sandbox: Option<&'a str>,
 }
 
 /// The PR comment. It never contains the chat-only `PR_URL` trailer.
@@ -159,10 +161,11 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
         format!("- Repository: {}", code_span(input.repository)),
         format!("- PR: {}", code_span(&format!("#{}", input.pull_request))),
         format!("- Head SHA: {}", code_span(input.head_sha)),
-        String::new(),
-        "| Command | Exit | Duration |".to_owned(),
-        "|---|---:|---:|".to_owned(),
     ];
+    if let Some(sandbox) = input.sandbox {
+        lines.push(format!("- Sandbox: {}", table_cell(sandbox)));
+    }
+    lines.extend([String::new(), "| Command | Exit | Duration |".to_owned(), "|---|---:|---:|".to_owned()]);
     for command in input.commands {
         lines.push(format!(
             "| {} | {} | {} |",
@@ -286,6 +289,7 @@ mod tests {
             commands: &commands,
             failure_output: Some(output),
             log_hint: None,
+            sandbox: Some("isolated, no network"),
         })
     }
 
@@ -312,6 +316,7 @@ mod tests {
         assert!(comment.contains("## Forge Loop PR test: TEST_FAILED"));
         assert!(comment.contains("AssertionError: expected 1 got 2"));
         assert!(comment.contains("| `pytest` `-q` | 1 | 0.25s |"));
+        assert!(comment.contains("\n- Sandbox: isolated, no network\n"));
         assert!(!comment.contains("PR_URL"));
         let handoff = handoff(&comment);
         assert!(handoff.starts_with(&comment));
@@ -337,8 +342,10 @@ mod tests {
             commands: &commands,
             failure_output: None,
             log_hint: None,
+            sandbox: None,
         });
         assert!(!comment.contains("Failure output"));
+        assert!(!comment.contains("Sandbox:"));
         assert!(comment.contains("| 0 | 1.0s |"));
     }
 

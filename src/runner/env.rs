@@ -112,15 +112,13 @@ mod tests {
     use crate::domain::commands::CommandSpec;
 
     fn profile(passthrough: &[&str], command_env: &[(&str, &str)]) -> CommandsProfile {
-        CommandsProfile {
-            commands: vec![CommandSpec {
-                argv: vec!["env".into()],
-                timeout_s: None,
-                env: command_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            }],
-            env_passthrough: passthrough.iter().map(|s| s.to_string()).collect(),
+        let mut profile = CommandsProfile::of(vec![CommandSpec {
+            argv: vec!["env".into()],
             timeout_s: None,
-        }
+            env: command_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }]);
+        profile.env_passthrough = passthrough.iter().map(|s| s.to_string()).collect();
+        profile
     }
 
     fn parent(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

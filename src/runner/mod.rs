@@ -42,6 +42,7 @@ use crate::domain::commands::CommandsProfile;
 use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::redact::Redactor;
+use crate::sandbox::{Plan, PrivateDirs};
 use log::CappedLog;
 use output::{OutputSink, TailRing};
 use process::{Cancel, ExecError, Outcome, Spawn};
@@ -76,6 +77,10 @@ pub struct RunRequest<'a> {
     pub cancel: Option<watch::Receiver<bool>>,
     /// Told when each command starts (for progress reports); a closed receiver is ignored.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<CommandStarted>>,
+    /// The sandbox every command runs in (SPEC §5.6). `None` runs the commands directly: only
+    /// the runner's own tests do that; the use cases always pass a plan (which may itself say
+    /// "off" when the person configured it).
+    pub sandbox: Option<&'a Plan>,
 }
 
 /// A command of the run is about to start.
@@ -106,6 +111,7 @@ impl<'a> RunRequest<'a> {
             kill_grace: DEFAULT_KILL_GRACE,
             cancel: None,
             progress: None,
+            sandbox: None,
         }
     }
 }
@@ -140,6 +146,8 @@ pub enum RunnerError {
     LogWrite { path: PathBuf, source: io::Error },
     #[error("cannot create the output pipe for a test command: {0}; the process may be out of file descriptors")]
     Pipe(io::Error),
+    #[error("cannot create the run's private temporary and home directories: {0}; check the temporary directory")]
+    PrivateDirs(io::Error),
 }
 
 /// Runs the profile's commands in order and reports how they ended. Must be called within a
@@ -154,6 +162,11 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
     let log_error = |source| RunnerError::LogWrite { path: req.log_path.to_path_buf(), source };
     let mut log = CappedLog::new(open_log(req.log_path)?, req.log_cap_bytes);
     let mut cancel = Cancel::new(req.cancel.clone());
+    // One private /tmp and HOME for the whole run (shared by its commands, removed after).
+    let private = match req.sandbox {
+        Some(plan) if plan.is_sandboxed() => Some(PrivateDirs::new().map_err(RunnerError::PrivateDirs)?),
+        _ => None,
+    };
 
     let mut commands = Vec::with_capacity(req.profile.commands.len());
     let mut failure_output = None;
@@ -179,12 +192,20 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             let _ = progress.send(started);
         }
 
-        let env = build_env(req.parent_env, req.profile, index);
+        let mut env = build_env(req.parent_env, req.profile, index);
+        let (program, args) = match (req.sandbox, &private) {
+            (Some(plan), Some(private)) => plan.wrap(&spec.argv, req.checkout, private, &mut env),
+            _ => match spec.argv.split_first() {
+                Some((program, args)) => (PathBuf::from(program), args.to_vec()),
+                None => (PathBuf::new(), Vec::new()),
+            },
+        };
         let timeout_s = req.profile.timeout_for(index);
         let mut tail = TailRing::new(req.failure_tail_chars);
         let mut sink = OutputSink::new(&redactor, &mut log, &mut tail);
         let spawn = Spawn {
-            argv: &spec.argv,
+            program: &program,
+            args: &args,
             env: &env,
             cwd: req.checkout,
             timeout: Duration::from_secs(timeout_s),

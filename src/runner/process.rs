@@ -27,7 +27,8 @@ pub const DRAIN: Duration = Duration::from_millis(500);
 const GROUP_POLL: Duration = Duration::from_millis(25);
 
 pub struct Spawn<'a> {
-    pub argv: &'a [String],
+    pub program: &'a Path,
+    pub args: &'a [String],
     pub env: &'a BTreeMap<String, String>,
     pub cwd: &'a Path,
     pub timeout: Duration,
@@ -93,16 +94,16 @@ enum Stop {
 
 /// Runs one command to the end, streaming its output into `sink`.
 pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink<'_>) -> Result<Outcome, ExecError> {
-    let Some((program, args)) = spec.argv.split_first() else {
+    if spec.program.as_os_str().is_empty() {
         return Ok(Outcome::NotStarted(io::Error::new(io::ErrorKind::InvalidInput, "empty argv")));
-    };
+    }
     let (reader, writer) = io::pipe().map_err(ExecError::Pipe)?;
     let mut output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(ExecError::Pipe)?;
     let spawned = {
         let writer_for_stderr = writer.try_clone().map_err(ExecError::Pipe)?;
-        let mut command = tokio::process::Command::new(program);
+        let mut command = tokio::process::Command::new(spec.program);
         command
-            .args(args)
+            .args(spec.args)
             .current_dir(spec.cwd)
             .env_clear()
             .envs(spec.env)

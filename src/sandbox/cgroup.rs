@@ -1,0 +1,119 @@
+//! Bounds on a whole run that `RLIMIT_NPROC` cannot give: the kernel never applies that limit
+//! to root, so a run started by root is moved (the helper, before it starts anything) into a
+//! cgroup of its own with `pids.max` (and `memory.max` when the profile asks for memory_mb).
+//! cgroup v2 at the hierarchy's root, or the v1 `pids`/`memory` hierarchies below the current
+//! group. Best effort: what could not be set is reported, never hidden.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+const V2_ROOT: &str = "/sys/fs/cgroup";
+
+pub struct Limits {
+    /// Directories created for this run, with the group each controller came from.
+    created: Vec<(PathBuf, PathBuf)>,
+    pids: bool,
+    memory: bool,
+    root: bool,
+}
+
+impl Limits {
+    /// Enters a fresh cgroup when running as root; otherwise rlimits do the job.
+    pub fn enter(max_processes: u64, memory_mb: Option<u64>) -> Limits {
+        // SAFETY: geteuid has no arguments and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut limits = Limits { created: Vec::new(), pids: false, memory: false, root };
+        if !root {
+            return limits;
+        }
+        let name = format!("forgeloop-sandbox-{}", std::process::id());
+        let memory_bytes = memory_mb.map(|mb| mb.saturating_mul(1024 * 1024));
+        if Path::new(V2_ROOT).join("cgroup.controllers").exists() {
+            let enabled = fs::read_to_string(Path::new(V2_ROOT).join("cgroup.subtree_control")).unwrap_or_default();
+            let dir = Path::new(V2_ROOT).join(&name);
+            if enabled.split_whitespace().any(|c| c == "pids") && fs::create_dir(&dir).is_ok() {
+                let origin = own_group("").map(|g| Path::new(V2_ROOT).join(g.trim_start_matches('/')));
+                let pids = fs::write(dir.join("pids.max"), max_processes.to_string()).is_ok();
+                let memory = memory_bytes.is_some_and(|b| fs::write(dir.join("memory.max"), b.to_string()).is_ok());
+                if limits.join(dir, origin) {
+                    limits.pids = pids;
+                    limits.memory = memory;
+                }
+            }
+        } else {
+            let pids_dir = Path::new(V2_ROOT).join("pids");
+            if let Some(group) = own_group("pids") {
+                let origin = pids_dir.join(group.trim_start_matches('/'));
+                let dir = origin.join(&name);
+                if fs::create_dir(&dir).is_ok() {
+                    let pids = fs::write(dir.join("pids.max"), max_processes.to_string()).is_ok();
+                    limits.pids = limits.join(dir, Some(origin)) && pids;
+                }
+            }
+            if let (Some(bytes), Some(group)) = (memory_bytes, own_group("memory")) {
+                let origin = Path::new(V2_ROOT).join("memory").join(group.trim_start_matches('/'));
+                let dir = origin.join(&name);
+                if fs::create_dir(&dir).is_ok() {
+                    let memory = fs::write(dir.join("memory.limit_in_bytes"), bytes.to_string()).is_ok();
+                    limits.memory = limits.join(dir, Some(origin)) && memory;
+                }
+            }
+        }
+        limits
+    }
+
+    /// Moves this process into `dir`; on failure removes it again.
+    fn join(&mut self, dir: PathBuf, origin: Option<PathBuf>) -> bool {
+        if fs::write(dir.join("cgroup.procs"), std::process::id().to_string()).is_err() {
+            let _ = fs::remove_dir(&dir);
+            return false;
+        }
+        self.created.push((dir, origin.unwrap_or_else(|| PathBuf::from(V2_ROOT))));
+        true
+    }
+
+    pub fn process_limit(&self) -> &'static str {
+        match (self.pids, self.root) {
+            (true, _) => "cgroup",
+            // The kernel exempts root from RLIMIT_NPROC.
+            (false, true) => "none",
+            (false, false) => "rlimit",
+        }
+    }
+
+    pub fn memory_by_cgroup(&self) -> bool {
+        self.memory
+    }
+
+    pub fn memory_limit(&self) -> &'static str {
+        if self.memory { "cgroup" } else { "rlimit" }
+    }
+
+    /// Moves the helper back and removes the run's groups (empty once the run is over).
+    pub fn leave(self) {
+        for (dir, origin) in &self.created {
+            let _ = fs::write(origin.join("cgroup.procs"), std::process::id().to_string());
+            for _ in 0..50 {
+                if fs::remove_dir(dir).is_ok() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+/// This process's group in the hierarchy of `controller` (`""`: the v2 unified hierarchy).
+fn own_group(controller: &str) -> Option<String> {
+    let text = fs::read_to_string("/proc/self/cgroup").ok()?;
+    text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let matches = if controller.is_empty() {
+            controllers.is_empty()
+        } else {
+            controllers.split(',').any(|c| c == controller)
+        };
+        matches.then(|| path.to_owned())
+    })
+}

@@ -1,0 +1,76 @@
+//! The sandbox helper: `forgeloop __sandbox-exec SPEC`. The runner starts it instead of the
+//! test command (same pipe, same process group, same environment); it builds the sandbox the
+//! spec describes, runs the command in it, and exits the way the command did (the same exit
+//! code, or killed by the same signal). It runs before any thread exists, which is what makes
+//! forking and entering namespaces here safe.
+
+use std::io::Write;
+
+use super::spec::{Built, Spec, Tier};
+use super::{EXIT_SANDBOX_FAILED, cgroup, landlock_tier, ns_tier, restrict};
+
+/// How the sandboxed command ended.
+pub enum Ended {
+    Exited(i32),
+    Signalled(i32),
+}
+
+/// Entry point; `args` are the process arguments after [`super::HELPER_ARG`].
+pub fn main(args: &[String]) -> i32 {
+    let spec: Spec = match args.first().map(|json| serde_json::from_str(json)) {
+        Some(Ok(spec)) => spec,
+        _ => return fail("the helper was started without a valid spec"),
+    };
+    if spec.argv.is_empty() {
+        return fail("empty argv");
+    }
+    let limits = cgroup::Limits::enter(spec.max_processes, spec.memory_mb);
+    if spec.probe {
+        let built = Built {
+            landlock_abi: restrict::landlock_abi(),
+            process_limit: limits.process_limit().to_owned(),
+            memory_limit: limits.memory_limit().to_owned(),
+        };
+        if spec.tier == Tier::Landlock && built.landlock_abi == 0 {
+            return fail("the kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=landlock)");
+        }
+        println!("{}", serde_json::to_string(&built).unwrap_or_default());
+        let _ = std::io::stdout().flush();
+    }
+    let ended = match spec.tier {
+        Tier::Namespaces => ns_tier::run(&spec, &limits),
+        Tier::Landlock => landlock_tier::run(&spec, &limits),
+    };
+    limits.leave();
+    match ended {
+        Ok(Ended::Exited(code)) => code,
+        Ok(Ended::Signalled(signal)) => die_by(signal),
+        Err(message) => fail(&message),
+    }
+}
+
+fn fail(message: &str) -> i32 {
+    eprintln!("forgeloop: the sandbox could not be built: {message}");
+    EXIT_SANDBOX_FAILED
+}
+
+/// Ends this process with `signal`, so the runner sees what the command saw.
+fn die_by(signal: i32) -> i32 {
+    // SAFETY: plain libc calls on integers; this process is single-threaded.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
+    }
+    128 + signal
+}
+
+/// Message for a command that could not be started inside the sandbox, and its exit code (as
+/// a shell reports it: 127 not found, 126 not executable).
+pub fn exec_failed(program: &str, error: &std::io::Error) -> i32 {
+    let _ = writeln!(std::io::stderr(), "forgeloop: could not start {program:?}: {error}");
+    if error.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 }
+}

@@ -1,0 +1,205 @@
+//! The restrictions a sandboxed command takes on itself just before `exec`, in both tiers:
+//! resource limits, no capabilities, no_new_privs, Landlock (files, and signals/ptrace to
+//! processes outside the run) and, in the second tier, a seccomp filter against network
+//! sockets. Called only in a freshly forked child of the single-threaded helper.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, Scope,
+};
+use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
+
+use super::spec::{Spec, Tier};
+
+/// The newest Landlock ABI this build knows; older kernels get what they support.
+const NEWEST: ABI = ABI::V6;
+/// Device files a test may read and write (and, for a terminal, ioctl).
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+
+/// The kernel's Landlock ABI version, 0 without Landlock.
+pub fn landlock_abi() -> u32 {
+    // SAFETY: the documented version query; no pointer is dereferenced.
+    let v = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<libc::c_void>(), 0usize, 1u32) };
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// Everything of this module, in order. `Err` is a message for the log.
+/// `memory_by_cgroup`: the run's cgroup already caps memory (else a per-process rlimit does).
+pub fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
+    set_limits(spec, memory_by_cgroup)?;
+    drop_capabilities()?;
+    landlock(spec)?;
+    if spec.tier == Tier::Landlock && !spec.network {
+        deny_network_sockets()?;
+    }
+    Ok(())
+}
+
+fn set_limits(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
+    set_rlimit(libc::RLIMIT_NPROC, spec.max_processes)?;
+    set_rlimit(libc::RLIMIT_CORE, 0)?;
+    if let (Some(mb), false) = (spec.memory_mb, memory_by_cgroup) {
+        set_rlimit(libc::RLIMIT_DATA, mb.saturating_mul(1024 * 1024))?;
+    }
+    Ok(())
+}
+
+/// Lowers a limit (never raises the hard one).
+fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> Result<(), String> {
+    let mut current = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit write/read the struct we own.
+    unsafe {
+        if libc::getrlimit(resource, &mut current) != 0 {
+            return Err(format!("getrlimit: {}", std::io::Error::last_os_error()));
+        }
+        let hard = current.rlim_max.min(value);
+        let limit = libc::rlimit { rlim_cur: hard, rlim_max: hard };
+        if libc::setrlimit(resource, &limit) != 0 {
+            return Err(format!("setrlimit: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+/// A run started by root keeps uid 0 in the second tier: without capabilities it cannot read
+/// other processes' memory or environment, override file permissions, or regain them on exec.
+fn drop_capabilities() -> Result<(), String> {
+    use caps::CapSet;
+    // The bounding set first (needs CAP_SETPCAP); an ordinary user has nothing to drop.
+    if caps::has_cap(None, CapSet::Effective, caps::Capability::CAP_SETPCAP).unwrap_or(false) {
+        caps::clear(None, CapSet::Bounding).map_err(|e| format!("dropping the bounding set: {e}"))?;
+    }
+    for set in [CapSet::Ambient, CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
+        caps::clear(None, set).map_err(|e| format!("dropping capabilities: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Read-only and read-write trees of the run, and the scopes (no signals to, ptrace of, or
+/// abstract sockets of processes outside the run). Sets no_new_privs.
+fn landlock(spec: &Spec) -> Result<(), String> {
+    let abi = landlock_abi();
+    if abi == 0 {
+        // The first tier stands without it; the second was refused at the probe.
+        return if spec.tier == Tier::Landlock { Err("the kernel has no Landlock".into()) } else { no_new_privs() };
+    }
+    let read = AccessFs::from_read(NEWEST);
+    let write = AccessFs::from_all(NEWEST);
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(NEWEST))
+        .and_then(|r| r.scope(Scope::AbstractUnixSocket | Scope::Signal))
+        .map_err(|e| e.to_string())?;
+    if spec.tier == Tier::Landlock && !spec.network {
+        ruleset = ruleset.handle_access(AccessNet::from_all(NEWEST)).map_err(|e| e.to_string())?;
+    }
+    let mut created = ruleset.create().map_err(|e| e.to_string())?;
+
+    let mut rules: BTreeMap<std::path::PathBuf, BitFlags<AccessFs>> = BTreeMap::new();
+    for dir in &spec.view.system {
+        if dir == Path::new("/etc") {
+            // Each entry but the machine's secrets: Landlock can only allow, never carve out.
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    if !spec.view.hidden.contains(&path) {
+                        rules.insert(path, read);
+                    }
+                }
+            }
+            rules.insert(dir.clone(), AccessFs::ReadDir.into());
+        } else {
+            rules.insert(dir.clone(), read);
+        }
+    }
+    for path in &spec.view.read {
+        rules.insert(path.clone(), read);
+    }
+    rules.insert("/proc".into(), AccessFs::ReadFile | AccessFs::ReadDir);
+    rules.insert("/dev".into(), AccessFs::ReadDir.into());
+    for device in DEVICES {
+        rules.insert((*device).into(), AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev);
+    }
+    let mut writable: Vec<&Path> = vec![&spec.checkout];
+    writable.extend(spec.view.write.iter().map(|p| p.as_path()));
+    if spec.tier == Tier::Namespaces {
+        // Private by construction in the first tier.
+        writable.extend([Path::new("/tmp"), Path::new("/dev/shm"), Path::new("/dev/pts")]);
+        if let Some(home) = &spec.view.home {
+            writable.push(home);
+        }
+    } else {
+        writable.extend([spec.private_tmp.as_path(), spec.private_home.as_path()]);
+    }
+    for path in writable {
+        rules.insert(path.to_path_buf(), write);
+    }
+    for (path, access) in rules {
+        // A path that does not exist here (a missing device, say) is simply not granted.
+        let Ok(fd) = PathFd::new(&path) else { continue };
+        let access = if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
+            access & AccessFs::from_file(NEWEST)
+        } else {
+            access
+        };
+        created = created.add_rule(PathBeneath::new(fd, access)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let status = created.restrict_self().map_err(|e| e.to_string())?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err("Landlock refused the ruleset".into());
+    }
+    Ok(())
+}
+
+fn no_new_privs() -> Result<(), String> {
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Second tier without `"network": true`: only Unix sockets (and socketpairs) may be created,
+/// and io_uring, which can open sockets of its own, is refused.
+fn deny_network_sockets() -> Result<(), String> {
+    let not_unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)
+        .map_err(|e| e.to_string())?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![not_unix]).map_err(|e| e.to_string())?]);
+    for call in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
+        rules.insert(call, vec![]);
+    }
+    let arch = std::env::consts::ARCH.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EACCES as u32), arch)
+        .map_err(|e| e.to_string())?;
+    let program: seccompiler::BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
+    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))
+}
+
+/// Brings up `lo` in the run's own network namespace, so a test can serve and reach itself.
+pub fn loopback_up() -> Result<(), String> {
+    // SAFETY: a datagram socket used only for two interface ioctls on a zeroed ifreq.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(format!("socket: {}", std::io::Error::last_os_error()));
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+            *dst = *src as libc::c_char;
+        }
+        let mut result = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req);
+        if result == 0 {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            result = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req);
+        }
+        let error = std::io::Error::last_os_error();
+        libc::close(fd);
+        if result != 0 {
+            return Err(format!("bringing up lo: {error}"));
+        }
+    }
+    Ok(())
+}

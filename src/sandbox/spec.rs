@@ -1,0 +1,57 @@
+//! The instructions the forgeloop process hands to the sandbox helper for one command: the
+//! tier, the view, the limits and the argv. Serialized as one JSON argument of the helper.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::view::View;
+
+/// Which defences are built (SPEC §5.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// User, mount, PID, network, IPC and UTS namespaces, plus Landlock where the kernel has it.
+    Namespaces,
+    /// Where user namespaces are refused: Landlock, a seccomp socket filter, and the helper as
+    /// child subreaper killing every descendant.
+    Landlock,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Namespaces => "namespaces",
+            Tier::Landlock => "landlock",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spec {
+    pub tier: Tier,
+    pub view: View,
+    /// The checkout: read-write, and the working directory.
+    pub checkout: PathBuf,
+    /// Private, empty per run: `/tmp` and `HOME` (first tier), or `TMPDIR` and `HOME` (second).
+    pub private_tmp: PathBuf,
+    pub private_home: PathBuf,
+    pub network: bool,
+    pub max_processes: u64,
+    pub memory_mb: Option<u64>,
+    /// The probe: report what could be built on stdout, then run the command.
+    #[serde(default)]
+    pub probe: bool,
+    pub argv: Vec<String>,
+}
+
+/// What the helper could build, as it reports it when probing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Built {
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// How processes are bounded: `cgroup` (pids controller), `rlimit`, or `none`.
+    pub process_limit: String,
+    /// How memory is capped when asked: `cgroup`, `rlimit` (data segment per process), or `none`.
+    pub memory_limit: String,
+}

@@ -1,0 +1,359 @@
+//! What a sandboxed run may see (SPEC §5.6), decided in the forgeloop process from its own
+//! environment and the commands profile. The sandbox helper only carries this out, so every
+//! rule lives here once and both tiers enforce the same view.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::commands::CommandsProfile;
+
+/// Read-only system trees (missing ones are skipped; on merged-/usr systems `/bin` and friends
+/// are symlinks, which the view recreates as symlinks).
+pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
+
+/// Entries of `/etc` that hold the machine's own secrets: hidden even though `/etc` is visible
+/// (a run started by root would otherwise read them, being their owner).
+pub const HIDDEN_ETC: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssl/private",
+    "/etc/forgeloop",
+];
+
+/// Credential stores under the user's home: never visible, and no extra path may lead into them.
+pub const CREDENTIAL_STORES: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".config/gh",
+    ".aws",
+    ".netrc",
+    ".git-credentials",
+    ".docker",
+    ".kube",
+    ".config/gcloud",
+    ".azure",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
+/// Variables that name a toolchain's home: bound back read-only at their real path, and set
+/// explicitly so a tool finds them when `HOME` is private. The second field is the default
+/// location under `HOME` used when the variable is unset.
+const TOOLCHAIN_VARS: &[(&str, Option<&str>)] = &[
+    ("CARGO_HOME", Some(".cargo")),
+    ("RUSTUP_HOME", Some(".rustup")),
+    ("GOPATH", None),
+    ("GOROOT", None),
+    ("GOBIN", None),
+    ("GOMODCACHE", None),
+    ("JAVA_HOME", None),
+    ("MAVEN_HOME", None),
+    ("M2_HOME", None),
+    ("VIRTUAL_ENV", None),
+    ("PYENV_ROOT", Some(".pyenv")),
+    ("CONDA_PREFIX", None),
+    ("NVM_DIR", Some(".nvm")),
+    ("NVM_BIN", None),
+    ("PNPM_HOME", None),
+    ("BUN_INSTALL", Some(".bun")),
+    ("VOLTA_HOME", Some(".volta")),
+    ("DENO_INSTALL_ROOT", None),
+    ("GEM_HOME", None),
+    ("RBENV_ROOT", Some(".rbenv")),
+    ("DOTNET_ROOT", None),
+    ("SSL_CERT_FILE", None),
+    ("SSL_CERT_DIR", None),
+];
+
+/// Only these parts of `CARGO_HOME` are bound: the rest holds the crates.io token
+/// (`credentials.toml`) and registry settings.
+const CARGO_HOME_PARTS: &[&str] = &["bin", "registry", "git", "env"];
+
+/// Variables that point into the real home for writing (caches, configuration): dropped, so
+/// tools fall back to the private `HOME`.
+pub const DROPPED_VARS: &[&str] =
+    &["XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "GOCACHE", "DENO_DIR", "GRADLE_USER_HOME", "TMPDIR"];
+
+/// The filesystem view of one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct View {
+    /// Read-only system trees that exist here.
+    pub system: Vec<PathBuf>,
+    /// Read-only: toolchain homes, `PATH` directories, the profile's `read_paths`.
+    pub read: Vec<PathBuf>,
+    /// Read-write besides the checkout: the profile's `write_paths`.
+    pub write: Vec<PathBuf>,
+    /// Inside visible trees but hidden (machine secrets under `/etc`).
+    pub hidden: Vec<PathBuf>,
+    /// The user's `HOME` as the parent process has it; in the first tier the private home
+    /// appears at this path.
+    pub home: Option<PathBuf>,
+    /// Toolchain variables to set explicitly (their defaults lived under the real `HOME`).
+    pub env_set: BTreeMap<String, String>,
+}
+
+/// A `read_paths`/`write_paths` entry that may not be granted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} entry {path:?} is refused: {reason}")]
+pub struct PathRefused {
+    pub what: &'static str,
+    pub path: String,
+    pub reason: String,
+}
+
+/// Paths no run may see or be granted: the homes, forgeloop's own files (`protected`: its home,
+/// the registry, the config) and the credential stores.
+pub struct Denied {
+    roots: Vec<PathBuf>,
+    /// Where a toolchain lives inside a denied root (e.g. `~/.cargo/bin`): allowed.
+    exceptions: Vec<PathBuf>,
+    /// Never allowed, exceptions or not.
+    stores: Vec<PathBuf>,
+}
+
+impl Denied {
+    pub fn new(home: Option<&Path>, protected: &[PathBuf]) -> Denied {
+        let mut roots: Vec<PathBuf> =
+            ["/root", "/home", "/proc", "/sys", "/dev", "/run", "/var/run"].iter().map(PathBuf::from).collect();
+        let mut stores = Vec::new();
+        if let Some(home) = home {
+            roots.push(home.to_path_buf());
+            for store in CREDENTIAL_STORES {
+                stores.push(home.join(store));
+            }
+        }
+        stores.extend(protected.iter().cloned());
+        for path in roots.clone().iter().chain(stores.clone().iter()) {
+            if let Ok(real) = path.canonicalize()
+                && &real != path
+            {
+                if roots.contains(path) {
+                    roots.push(real);
+                } else {
+                    stores.push(real);
+                }
+            }
+        }
+        Denied { roots, exceptions: Vec::new(), stores }
+    }
+
+    /// Why `path` (absolute, normalised) may not be granted, if it may not.
+    fn refusal(&self, path: &Path) -> Option<String> {
+        if let Some(store) = self.stores.iter().find(|s| path.starts_with(s) || s.starts_with(path)) {
+            return Some(format!("it is or contains {}, which a test never sees", store.display()));
+        }
+        if self.exceptions.iter().any(|e| path.starts_with(e)) {
+            return None;
+        }
+        if let Some(root) = self.roots.iter().find(|r| path.starts_with(r) || r.starts_with(path)) {
+            return Some(format!("it is or contains {}, which a test never sees", root.display()));
+        }
+        None
+    }
+
+    /// Checks the path as written and where it really leads (symlinks resolved).
+    fn check(&self, path: &Path) -> Result<PathBuf, String> {
+        let lexical = normalise(path).ok_or_else(|| "it must be an absolute path without ..".to_owned())?;
+        if let Some(reason) = self.refusal(&lexical) {
+            return Err(reason);
+        }
+        let real = lexical.canonicalize().map_err(|e| format!("it cannot be resolved here ({e})"))?;
+        if let Some(reason) = self.refusal(&real) {
+            return Err(format!("it leads to {}: {reason}", real.display()));
+        }
+        Ok(lexical)
+    }
+}
+
+/// `/a/./b//c` → `/a/b/c`; `None` for relative paths and any `..`.
+fn normalise(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::from("/");
+    for part in path.components() {
+        match part {
+            Component::RootDir | Component::CurDir => {}
+            Component::Normal(name) => out.push(name),
+            Component::ParentDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Builds the view from the parent environment (`HOME`, `PATH`, the toolchain variables) and
+/// the profile, refusing extra paths inside the denied set.
+pub fn build(
+    env: &BTreeMap<String, String>,
+    profile: &CommandsProfile,
+    protected: &[PathBuf],
+) -> Result<View, PathRefused> {
+    let home = env.get("HOME").map(PathBuf::from).and_then(|h| normalise(&h)).filter(|h| h != Path::new("/"));
+    let mut denied = Denied::new(home.as_deref(), protected);
+    let mut view = View { home: home.clone(), ..View::default() };
+
+    for dir in SYSTEM_DIRS {
+        let path = Path::new(dir);
+        if path.symlink_metadata().is_ok() {
+            view.system.push(path.to_path_buf());
+        }
+    }
+    view.hidden = HIDDEN_ETC.iter().map(PathBuf::from).filter(|p| p.symlink_metadata().is_ok()).collect();
+
+    // Toolchain homes: allowed even inside the real home, never if they are (or contain) the
+    // home itself or a credential store.
+    let mut toolchains = Vec::new();
+    for (name, default) in TOOLCHAIN_VARS {
+        let (value, defaulted) = match env.get(*name).filter(|v| !v.is_empty()) {
+            Some(value) => (PathBuf::from(value), false),
+            None => match (default, &home) {
+                (Some(rel), Some(home)) => (home.join(rel), true),
+                _ => continue,
+            },
+        };
+        let Some(path) = normalise(&value) else { continue };
+        if !path.exists() || !acceptable_tool_dir(&path, &denied) {
+            continue;
+        }
+        if defaulted {
+            view.env_set.insert((*name).to_owned(), path.display().to_string());
+        }
+        if *name == "CARGO_HOME" {
+            toolchains.extend(CARGO_HOME_PARTS.iter().map(|part| path.join(part)).filter(|p| p.exists()));
+        } else {
+            toolchains.push(path);
+        }
+    }
+    denied.exceptions = toolchains.clone();
+    push_unique(&mut view.read, toolchains);
+
+    // PATH directories not already visible.
+    if let Some(path_var) = env.get("PATH") {
+        for entry in path_var.split(':') {
+            let Some(dir) = normalise(Path::new(entry)) else { continue };
+            if !dir.is_dir() || covered(&dir, &view) || !acceptable_tool_dir(&dir, &denied) {
+                continue;
+            }
+            push_unique(&mut view.read, [dir]);
+        }
+    }
+
+    for (what, list, target) in
+        [("read_paths", &profile.read_paths, &mut view.read), ("write_paths", &profile.write_paths, &mut view.write)]
+    {
+        for raw in list {
+            let path =
+                denied.check(Path::new(raw)).map_err(|reason| PathRefused { what, path: raw.clone(), reason })?;
+            push_unique(target, [path]);
+        }
+    }
+    Ok(view)
+}
+
+/// A toolchain or `PATH` directory is bound unless it would expose a home, a credential store
+/// or forgeloop's files: it may sit inside the home, but not be the home or one of its parents.
+fn acceptable_tool_dir(path: &Path, denied: &Denied) -> bool {
+    let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    [path, real.as_path()].iter().all(|p| {
+        !denied.stores.iter().any(|s| p.starts_with(s) || s.starts_with(p))
+            && !denied.roots.iter().any(|r| r.starts_with(p))
+            && *p != Path::new("/")
+    })
+}
+
+/// Already visible through a system tree or an earlier entry.
+fn covered(dir: &Path, view: &View) -> bool {
+    view.system.iter().chain(view.read.iter()).any(|visible| dir.starts_with(visible))
+}
+
+fn push_unique(list: &mut Vec<PathBuf>, items: impl IntoIterator<Item = PathBuf>) {
+    for item in items {
+        if !list.contains(&item) {
+            list.push(item);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::commands::parse_commands;
+
+    fn env(home: &Path, path: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([("HOME".to_owned(), home.display().to_string()), ("PATH".to_owned(), path.to_owned())])
+    }
+
+    #[test]
+    fn normalising_refuses_relative_paths_and_parent_steps() {
+        assert_eq!(normalise(Path::new("/a/./b//c")), Some(PathBuf::from("/a/b/c")));
+        assert_eq!(normalise(Path::new("a/b")), None);
+        assert_eq!(normalise(Path::new("/a/../b")), None);
+    }
+
+    #[test]
+    fn toolchains_in_the_home_are_bound_but_never_the_home_or_its_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        for sub in [".cargo/bin", ".cargo/registry", ".rustup", "bin", ".ssh"] {
+            std::fs::create_dir_all(home.join(sub)).unwrap();
+        }
+        std::fs::write(home.join(".cargo/credentials.toml"), "token").unwrap();
+        let path = format!(
+            "{}:{}:{}:/usr/bin",
+            home.join(".cargo/bin").display(),
+            home.display(),
+            home.join(".ssh").display()
+        );
+        let profile = parse_commands(r#"[["true"]]"#).unwrap();
+        let view = build(&env(&home, &path), &profile, &[]).unwrap();
+        assert!(view.read.contains(&home.join(".cargo/bin")));
+        assert!(view.read.contains(&home.join(".cargo/registry")));
+        assert!(view.read.contains(&home.join(".rustup")));
+        assert!(!view.read.contains(&home.join(".cargo")), "{view:?}");
+        assert!(!view.read.contains(&home), "the home itself is never bound: {view:?}");
+        assert!(!view.read.iter().any(|p| p.starts_with(home.join(".ssh"))), "{view:?}");
+        assert_eq!(view.env_set.get("RUSTUP_HOME").map(String::as_str), Some(home.join(".rustup").to_str().unwrap()));
+    }
+
+    #[test]
+    fn extra_paths_inside_the_denied_set_are_refused_even_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let forgeloop_home = dir.path().join("state");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(&forgeloop_home).unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let sneaky = dir.path().join("sneaky");
+        std::os::unix::fs::symlink(home.join(".ssh"), &sneaky).unwrap();
+        let protected = [forgeloop_home.clone()];
+        let grant = |key: &str, path: &Path| {
+            let text = serde_json::json!({"commands": [["true"]], key: [path]}).to_string();
+            build(&env(&home, "/usr/bin"), &parse_commands(&text).unwrap(), &protected)
+        };
+        assert_eq!(grant("read_paths", &data).unwrap().read.last(), Some(&data));
+        for (key, path) in [
+            ("read_paths", home.join(".ssh")),
+            ("read_paths", home.clone()),
+            ("write_paths", home.join("project")),
+            ("read_paths", sneaky.clone()),
+            ("write_paths", forgeloop_home.join("cycles")),
+            ("read_paths", dir.path().to_path_buf()),
+            ("read_paths", PathBuf::from("/")),
+            ("read_paths", PathBuf::from("/proc/1")),
+        ] {
+            let err = grant(key, &path).unwrap_err();
+            assert_eq!(err.what, key);
+            assert!(!err.reason.is_empty());
+        }
+    }
+}
