@@ -35,7 +35,8 @@ fn gated_commands(w: &World, name: &str, trace: &Path, release: &Path) -> PathBu
         r = release.display()
     );
     let path = w.path(name);
-    fs::write(&path, json!([["sh", "-c", script], ["sh", "test.sh"]]).to_string()).unwrap();
+    let commands = json!({"commands": [["sh", "-c", script], ["sh", "test.sh"]], "write_paths": [w.shared_dir()]});
+    fs::write(&path, commands.to_string()).unwrap();
     path
 }
 
@@ -115,7 +116,7 @@ fn sixteen_forge_pr_processes_run_one_at_a_time_and_never_pass_the_cap() {
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix", CALC_BUGGY);
     w.cycle("c.json", &["--max-iterations", "3"]);
-    let (trace, release) = (w.path("trace"), w.path("release"));
+    let (trace, release) = (w.shared_dir().join("trace"), w.shared_dir().join("release"));
     let commands = gated_commands(&w, "gated.json", &trace, &release);
     let pr = format!("acme/widget#{n}");
 
@@ -164,10 +165,11 @@ fn an_ungated_stampede_loses_no_update() {
     let n = w.pr(&repo, "fix", CALC_BUGGY);
     let cap = 6;
     w.cycle("c.json", &["--max-iterations", &cap.to_string()]);
-    let trace = w.path("trace");
+    let trace = w.shared_dir().join("trace");
     let script = format!("echo start >> '{t}'; sh test.sh; r=$?; echo end >> '{t}'; exit $r", t = trace.display());
     let commands = w.path("quick.json");
-    fs::write(&commands, json!([["sh", "-c", script]]).to_string()).unwrap();
+    fs::write(&commands, json!({"commands": [["sh", "-c", script]], "write_paths": [w.shared_dir()]}).to_string())
+        .unwrap();
     let pr = format!("acme/widget#{n}");
     let mut completed = 0;
     for _wave in 0..4 {
@@ -200,11 +202,11 @@ fn the_control_rooms_rerun_and_an_agents_forge_pr_exclude_each_other() {
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix", CALC_BUGGY);
     w.cycle("c.json", &[]);
-    let (trace, release) = (w.path("trace"), w.path("release"));
+    let (trace, release) = (w.shared_dir().join("trace"), w.shared_dir().join("release"));
     let commands = gated_commands(&w, "gated.json", &trace, &release);
     let pr = format!("acme/widget#{n}");
     let api = w.emu.api_base();
-    let ctx = forgeloop::cycle::Ctx::for_home(w.sb.home()).with_github_api(&api).unwrap();
+    let ctx = w.ctx();
     let paths = CyclePaths::new(fs::canonicalize(w.path("c.json")).unwrap()).unwrap();
     let engine = w.rt.block_on(async { Engine::connect(&api, Some(w.token.clone())) }).unwrap();
     let (_cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);

@@ -2,7 +2,7 @@
 //! * a command that leaves a background child in its group: the run returns, the child dies
 //!   with the group;
 //! * a daemon that left the group (`setsid`) and keeps the output pipe open: the run still
-//!   returns (the daemon is outside forgeloop's reach; the test kills it itself);
+//!   returns, and the sandbox (SPEC §5.6) takes the daemon down with the run;
 //! * a command that ignores SIGTERM past its timeout: SIGKILLed after the grace period, the
 //!   run is a failed, timed-out run;
 //! * a command that prints gigabytes: forgeloop's memory stays bounded and the log is capped.
@@ -14,7 +14,6 @@
 mod support;
 
 use std::fs;
-use std::path::Path;
 use std::process::{Child, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -74,69 +73,51 @@ fn finish(mut child: Child) -> (i32, Value, u64) {
     (status.code().unwrap_or(-1), json, peak)
 }
 
-/// Whether `pid` is a live (non-zombie) process.
-fn alive(pid: i32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-fn read_pid(path: &Path) -> i32 {
-    fs::read_to_string(path).unwrap().trim().parse().unwrap()
-}
-
-/// Waits (bounded) for `pid` to be gone: a killed process may take a moment to be reaped.
-fn gone(pid: i32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while alive(pid) {
-        if Instant::now() > deadline {
-            return false;
-        }
-        sleep(Duration::from_millis(20));
-    }
-    true
+/// A name for this test's processes: a sandboxed run's pids mean nothing outside it, so the
+/// processes are found by their command line.
+fn tag(what: &str) -> String {
+    format!("{what}-{}", support::world::fresh_secret("").to_lowercase())
 }
 
 #[test]
 fn a_background_child_in_the_group_dies_with_it_and_the_run_returns() {
     let (w, pr, _) = setup();
-    let pidf = w.path("bg.pid");
-    let script = format!("sleep 300 & echo $! > '{}'; echo spawned a child; sh test.sh", pidf.display());
+    let tag = tag("bg");
+    let script = format!("sh -c 'sleep 300; :' {tag} & echo spawned a child; sh test.sh");
     let (code, out, _) = finish(spawn_forge(&w, &pr, &json!([["sh", "-c", script]])));
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["report"]["status"], "TEST_PASSED");
-    let pid = read_pid(&pidf);
-    assert!(gone(pid), "the background child {pid} outlived the run");
+    let left = support::wait_until_gone(&tag, Duration::from_secs(30));
+    assert!(left.is_empty(), "the background child {left:?} outlived the run");
 }
 
 #[test]
-fn a_daemon_that_left_the_group_cannot_hang_the_run() {
+fn a_daemon_that_left_the_group_cannot_hang_the_run_or_outlive_it() {
     let (w, pr, _) = setup();
-    let pidf = w.path("daemon.pid");
+    let tag = tag("daemon");
     // The daemon keeps the inherited output pipe open and lives in its own session.
-    let script = format!(
-        "setsid sh -c 'echo $$ > \"{}\"; exec sleep 300' & sleep 0.2; echo daemon started; sh test.sh",
-        pidf.display()
-    );
+    let script = format!("setsid sh -c 'sleep 300; :' {tag} & sleep 0.2; echo daemon started; sh test.sh");
     let (code, out, _) = finish(spawn_forge(&w, &pr, &json!([["sh", "-c", script]])));
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["report"]["status"], "TEST_PASSED");
     assert_eq!(out["iteration"], 1);
-    let pid = read_pid(&pidf);
-    eprintln!("the setsid daemon {pid} is {} after the run", if alive(pid) { "still alive" } else { "gone" });
-    // It is outside forgeloop's process group; the test cleans up the process it caused.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
+    let left = support::wait_until_gone(&tag, Duration::from_secs(30));
+    for pid in &left {
+        // SAFETY: kill with integer arguments; cleans up what the test caused.
+        unsafe {
+            libc::kill(*pid, libc::SIGKILL);
+        }
     }
+    assert!(left.is_empty(), "the setsid daemon {left:?} outlived the run");
 }
 
 #[test]
 fn a_command_ignoring_sigterm_is_sigkilled_after_its_timeout() {
     let (w, pr, _) = setup();
-    let pidf = w.path("stubborn.pid");
-    let script = format!("trap '' TERM; echo $$ > '{}'; echo stubborn; while :; do sleep 1; done", pidf.display());
-    let commands = json!({"commands": [{"argv": ["sh", "-c", script], "timeout_s": 1}, ["sh", "test.sh"]]});
+    let tag = tag("stubborn");
+    let script = "trap '' TERM; echo stubborn; while :; do sleep 1; done";
+    let commands =
+        json!({"commands": [{"argv": ["sh", "-c", script, &tag], "timeout_s": 1}, ["sh", "test.sh"]]});
     let (code, out, _) = finish(spawn_forge(&w, &pr, &commands));
     assert_eq!(code, 0, "{out}");
     let report = &out["report"];
@@ -145,8 +126,8 @@ fn a_command_ignoring_sigterm_is_sigkilled_after_its_timeout() {
     assert_eq!(report["commands"][0]["timed_out"], true);
     assert_eq!(report["commands"][1]["not_run"], true);
     assert_eq!(out["status"], "AWAITING_WEBGPT_FIX");
-    let pid = read_pid(&pidf);
-    assert!(gone(pid), "the SIGTERM-ignoring command {pid} survived");
+    let left = support::wait_until_gone(&tag, Duration::from_secs(30));
+    assert!(left.is_empty(), "the SIGTERM-ignoring command {left:?} survived");
 }
 
 #[test]

@@ -272,9 +272,10 @@ fn status_test_and_handoff_against_the_emulator_with_progress_and_concurrency() 
     let head = w.emu.pr_head(&repo, n).unwrap();
     // The first command waits for a gate file the test creates, so "while the run is still
     // going" is a fact of ordering, not of timing.
-    let gate = w.path("gate");
+    let gate = w.shared_dir().join("gate");
     let config = format!(
-        "{CONFIG}[mcp.profiles.slow]\ncommands = [[\"sh\", \"-c\", \"while [ ! -e '{}' ]; do sleep 0.05; done\"], [\"sh\", \"test.sh\"]]\n",
+        "{CONFIG}[mcp.profiles.slow]\nread_paths = [\"{}\"]\ncommands = [[\"sh\", \"-c\", \"while [ ! -e '{}' ]; do sleep 0.05; done\"], [\"sh\", \"test.sh\"]]\n",
+        w.shared_dir().display(),
         gate.display()
     );
     let mut mcp = Mcp::start(&w, &config);
@@ -375,31 +376,22 @@ fn cancelling_a_run_kills_its_process_group_and_the_server_keeps_serving() {
     let w = World::new();
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix", CALC_BUGGY);
-    let pid_file = w.path("child.pid");
-    let config = format!(
-        "{CONFIG}[mcp.profiles.hang]\ncommands = [[\"sh\", \"-c\", \"echo $$ > '{}'; exec sleep 300\"]]\n",
-        pid_file.display()
-    );
+    let (config, started, tag) = hang_profile(&w);
     let mut mcp = Mcp::start(&w, &config);
     mcp.initialize();
     mcp.send(json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
         "name": "webgpt_pr_test", "arguments": {"pr": format!("acme/widget#{n}"), "profile": "hang"}}}));
     let deadline = Instant::now() + HANG_GUARD;
-    let pid = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse::<i32>().ok()) {
-            break pid;
-        }
+    while !started.exists() {
         assert!(Instant::now() < deadline, "the profile's command never started");
         std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(alive(pid));
+    }
+    assert!(!support::processes_with(&tag).is_empty());
     mcp.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20, "reason": "test"}}),
     );
-    while alive(pid) {
-        assert!(Instant::now() < deadline, "the cancelled run's process {pid} is still alive");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let left = support::wait_until_gone(&tag, HANG_GUARD);
+    assert!(left.is_empty(), "the cancelled run's processes {left:?} are still alive");
     assert_eq!(mcp.request(21, "ping", json!({}))["result"], json!({}), "the server still serves");
     assert_eq!(mcp.finish(), 0);
     assert!(
@@ -414,28 +406,30 @@ fn eof_during_a_run_stops_it_and_exits_cleanly() {
     let w = World::new();
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix", CALC_BUGGY);
-    let pid_file = w.path("child.pid");
-    let config = format!(
-        "{CONFIG}[mcp.profiles.hang]\ncommands = [[\"sh\", \"-c\", \"echo $$ > '{}'; exec sleep 300\"]]\n",
-        pid_file.display()
-    );
+    let (config, started, tag) = hang_profile(&w);
     let mut mcp = Mcp::start(&w, &config);
     mcp.initialize();
     mcp.send(json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {
         "name": "webgpt_pr_test", "arguments": {"pr": format!("acme/widget#{n}"), "profile": "hang"}}}));
     let deadline = Instant::now() + HANG_GUARD;
-    let pid = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse::<i32>().ok()) {
-            break pid;
-        }
+    while !started.exists() {
         assert!(Instant::now() < deadline, "the profile's command never started");
         std::thread::sleep(Duration::from_millis(20));
-    };
+    }
     assert_eq!(mcp.finish(), 0);
-    assert!(!alive(pid), "the run's process outlived the server");
+    let left = support::wait_until_gone(&tag, Duration::from_secs(10));
+    assert!(left.is_empty(), "the run's processes {left:?} outlived the server");
 }
 
-fn alive(pid: i32) -> bool {
-    // Signal 0 checks existence; a reaped child is gone.
-    unsafe { libc::kill(pid, 0) == 0 }
+/// A profile whose command marks that it started (in a directory the profile grants) and
+/// then hangs; its processes carry a tag in their command line.
+fn hang_profile(w: &World) -> (String, std::path::PathBuf, String) {
+    let tag = format!("hang-{}", support::world::fresh_secret("").to_lowercase());
+    let started = w.shared_dir().join("started");
+    let config = format!(
+        "{CONFIG}[mcp.profiles.hang]\nwrite_paths = [\"{}\"]\ncommands = [[\"sh\", \"-c\", \"touch '{}'; sleep 300; :\", \"{tag}\"]]\n",
+        w.shared_dir().display(),
+        started.display()
+    );
+    (config, started, tag)
 }

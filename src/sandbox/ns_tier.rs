@@ -53,12 +53,15 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     for path in spec.view.write.iter().chain(std::iter::once(&spec.checkout)) {
         container.bindmount_rw(&path.to_string_lossy(), &path.to_string_lossy());
     }
+    // Machine secrets under /etc: covered by an empty tmpfs or /dev/null. Landlock leaves them
+    // out too; this matters where the kernel has no Landlock. Files are covered only for root
+    // (an ordinary user cannot read them anyway, and the mount needs write access to them).
     for hidden in &spec.view.hidden {
         let target = hidden.to_string_lossy();
         if hidden.is_dir() {
             let flags = MountOptions::NOSUID | MountOptions::NODEV | MountOptions::RDONLY;
             container.mount("tmpfs", &target, "tmpfs", flags, None);
-        } else {
+        } else if uid == 0 {
             container.bindmount_ro("/dev/null", &target);
         }
     }

@@ -221,17 +221,20 @@ pub fn build(
             },
         };
         let Some(path) = normalise(&value) else { continue };
-        if !path.exists() || !acceptable_tool_dir(&path, &denied) {
+        let parts: Vec<PathBuf> = if *name == "CARGO_HOME" {
+            CARGO_HOME_PARTS.iter().map(|part| path.join(part)).collect()
+        } else {
+            vec![path.clone()]
+        };
+        let parts: Vec<PathBuf> =
+            parts.into_iter().filter(|p| p.exists() && acceptable_tool_dir(p, &denied)).collect();
+        if parts.is_empty() {
             continue;
         }
         if defaulted {
             view.env_set.insert((*name).to_owned(), path.display().to_string());
         }
-        if *name == "CARGO_HOME" {
-            toolchains.extend(CARGO_HOME_PARTS.iter().map(|part| path.join(part)).filter(|p| p.exists()));
-        } else {
-            toolchains.push(path);
-        }
+        toolchains.extend(parts);
     }
     denied.exceptions = toolchains.clone();
     push_unique(&mut view.read, toolchains);

