@@ -2,7 +2,7 @@
 # Runs forgeloop's benchmarks (release build), one heavy part at a time, and prints one
 # Markdown table with the SPEC §10 targets or the reference tool's method as the baseline.
 #
-#   scripts/bench.sh                      # all: redact checkout tui next_list
+#   scripts/bench.sh                      # all: redact checkout tui next_list sandbox
 #   scripts/bench.sh checkout next_list   # some
 #
 # Raw output of each part goes to $BENCH_OUT (default target/bench-logs/). Knobs:
@@ -21,7 +21,7 @@ export CARGO_TERM_COLOR=never
 out=${BENCH_OUT:-target/bench-logs}
 mkdir -p "$out"
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(redact checkout tui next_list)
+[ ${#parts[@]} -eq 0 ] && parts=(redact checkout tui next_list sandbox)
 
 rows=()
 row() { rows+=("| $1 | $2 | $3 | $4 |"); }
@@ -104,8 +104,19 @@ for part in "${parts[@]}"; do
         row "forgeloop list, 1,000 cycles (process start included)" "$list ms" "-" "-"
         row "process floor: /bin/true spawned the same way" "$floor ms" "-" "-"
         ;;
+    sandbox)
+        step "sandbox setup per command: true, unsandboxed and in each tier"
+        measure cargo bench --bench sandbox -- --output-format bencher
+        plain=$(bencher_ms "$log" "sandbox/unsandboxed_true")
+        for tier in namespaces landlock; do
+            t=$(bencher_ms "$log" "sandbox/${tier}_true")
+            cost=$(awk -v a="$t" -v b="$plain" 'BEGIN { if (a != "" && b != "") printf "%.3f", a - b }')
+            row "sandbox setup per command, $tier tier (true: $t ms)" "$cost ms" \
+                "unsandboxed true: $plain ms (SPEC cost ≤ 15 ms)" "$(ratio "$cost" 15)×"
+        done
+        ;;
     *)
-        echo "unknown part $part (redact, checkout, tui, next_list)" >&2
+        echo "unknown part $part (redact, checkout, tui, next_list, sandbox)" >&2
         exit 2
         ;;
     esac

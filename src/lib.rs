@@ -24,7 +24,7 @@ pub mod redact;
 pub mod registry;
 #[cfg(feature = "app")]
 pub mod runner;
-#[cfg(all(feature = "app", target_os = "linux"))]
+#[cfg(feature = "app")]
 pub mod sandbox;
 pub mod store;
 #[cfg(feature = "app")]

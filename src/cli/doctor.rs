@@ -33,6 +33,7 @@ fn problem(name: &'static str, detail: impl Into<String>, fix: impl Into<String>
 pub fn run(mut ctx: Ctx) -> Result<i32> {
     let mut checks = vec![git_check(), dir_check("home", ctx.home.root()), dir_check("cycles", &ctx.home.cycles_dir())];
     checks.push(registry_check(&ctx));
+    checks.push(sandbox_check(&ctx));
     checks.extend(github_checks(&mut ctx));
     checks.push(if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         ok("terminal", "stdin and stdout are a terminal: `tui`, `confirm`, `unblock` and `extend` can run here")
@@ -72,6 +73,41 @@ fn dir_check(name: &'static str, dir: &Path) -> Check {
             format!("{}: {err}", dir.display()),
             "fix the permissions, or choose another directory with --home / FORGELOOP_HOME",
         ),
+    }
+}
+
+/// Builds a sandbox the way a run would and runs `true` in it (SPEC §5.6).
+fn sandbox_check(ctx: &Ctx) -> Check {
+    if !ctx.sandbox.enabled {
+        return problem(
+            "sandbox",
+            "off in config.toml ([runner] sandbox = \"off\"): PR code runs unsandboxed, with your files and network",
+            "remove `sandbox = \"off\"` from the [runner] section of config.toml",
+        );
+    }
+    let profile = crate::domain::commands::CommandsProfile::of(Vec::new());
+    match crate::sandbox::prepare(&ctx.sandbox, &profile, &crate::runner::process_env(), &ctx.protected_paths()) {
+        Ok(plan) => {
+            let info = plan.info();
+            let abi = info.landlock_abi.map_or_else(|| "no Landlock".to_owned(), |abi| format!("Landlock ABI {abi}"));
+            let limit = info.process_limit.as_deref().unwrap_or("none");
+            let detail = format!("{} tier works here ({abi}; processes bounded by {limit})", info.kind);
+            if limit == "none" {
+                problem(
+                    "sandbox",
+                    detail,
+                    "as root the kernel ignores RLIMIT_NPROC: make the pids cgroup controller writable, or run forgeloop as an ordinary user",
+                )
+            } else {
+                ok("sandbox", detail)
+            }
+        }
+        Err(crate::sandbox::SandboxError::Unavailable { causes, fixes }) => problem(
+            "sandbox",
+            format!("no sandbox can be built here, so no PR would be tested: {}", causes.join("; ")),
+            fixes.join("; "),
+        ),
+        Err(other) => problem("sandbox", other.to_string(), "see the message"),
     }
 }
 

@@ -20,7 +20,6 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::cycle::{Ctx, SystemClock, actions, list, wait};
-use crate::domain::next::next_step;
 use crate::domain::pr_ref::WebHosts;
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
@@ -144,7 +143,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Next(args) => {
             let paths = ctx.cycle(&args.state)?;
             let state = state_file::load(&paths.state)?;
-            Ok(output::json(r, &next_step(&state, &paths.state.display().to_string())))
+            Ok(output::json(r, &ctx.next_step(&state, &paths.state.display().to_string())))
         }
         Command::Sent(args) => Ok(output::json(r, &actions::sent(ctx, &ctx.cycle(&args.state)?)?.state)),
         Command::Wait(args) => {

@@ -95,13 +95,21 @@ impl Ctx {
         self
     }
 
+    /// The cycle's next step as every front end shows it: `unsandboxed` is said when the
+    /// person turned the sandbox off.
+    pub fn next_step(&self, state: &crate::domain::state::CycleState, state_ref: &str) -> crate::domain::next::NextStep {
+        let mut step = crate::domain::next::next_step(state, state_ref);
+        if !self.sandbox.enabled {
+            step.sandbox = Some("unsandboxed");
+        }
+        step
+    }
+
     /// forgeloop's own files, which no test may see or be granted: its home (cycles, mirrors,
     /// logs, task-space index), the registry and the config.
     pub fn protected_paths(&self) -> Vec<PathBuf> {
         let mut paths = vec![self.home.root().to_path_buf(), self.registry.clone()];
-        if let Some(config) = &self.config_path {
-            paths.push(config.parent().map_or_else(|| config.clone(), std::path::Path::to_path_buf));
-        }
+        paths.extend(self.config_path.clone());
         paths
     }
 

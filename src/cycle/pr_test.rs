@@ -215,6 +215,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         log_path: Some(log_rel.clone()),
         report_path: Some(report_rel.clone()),
         comment_url: None,
+        sandbox: done.environment.sandbox.as_ref().map(|s| s.label()),
     };
     state.commands = Some(commands);
     machine::record_run(&mut state, &pr, report.clone(), summary, &now);

@@ -611,6 +611,7 @@ mod tests {
             log_path: None,
             report_path: None,
             comment_url: None,
+            sandbox: None,
         };
         (report, summary)
     }

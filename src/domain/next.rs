@@ -41,6 +41,9 @@ pub struct NextStep {
     pub max_iterations: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
+    /// `"unsandboxed"` when the person turned the sandbox off: the agent must see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<&'static str>,
 }
 
 fn cmd(parts: &[&str]) -> Option<Vec<String>> {
@@ -60,6 +63,7 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
         iteration: state.iteration,
         max_iterations: state.max_iterations,
         pr: state.pr_ref.clone(),
+        sandbox: None,
     };
     match state.status {
         Status::AwaitingBriefConfirmation => {

@@ -105,6 +105,9 @@ pub struct RunSummary {
     pub report_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment_url: Option<String>,
+    /// What the commands ran in: "isolated, no network", "unsandboxed", … (SPEC §5.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// A test run in progress (written when it starts, removed when it ends), so the control

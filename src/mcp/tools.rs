@@ -11,7 +11,6 @@ use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
 use crate::cycle::list;
-use crate::domain::next::next_step;
 use crate::domain::report::{Report, TestStatus};
 use crate::domain::state::CycleState;
 use crate::domain::text;
@@ -115,7 +114,7 @@ pub fn cycle(ctx: &Ctx, input: &CycleInput) -> Outcome {
 /// `forge_next`: the single next action, as `forgeloop next` prints it.
 pub fn next(ctx: &Ctx, input: &CycleInput) -> Outcome {
     let (path, state) = load(ctx, input)?;
-    to_value(&next_step(&state, &path.display().to_string()))
+    to_value(&ctx.next_step(&state, &path.display().to_string()))
 }
 
 fn load(ctx: &Ctx, input: &CycleInput) -> Result<(PathBuf, CycleState), Failure> {

@@ -15,11 +15,17 @@
 //!
 //! Where neither can be built nothing runs: [`SandboxError::Unavailable`].
 
+#[cfg(target_os = "linux")]
 mod cgroup;
+#[cfg(target_os = "linux")]
 pub mod helper;
+#[cfg(target_os = "linux")]
 mod landlock_tier;
+#[cfg(target_os = "linux")]
 mod ns_tier;
+#[cfg(target_os = "linux")]
 mod reaper;
+#[cfg(target_os = "linux")]
 mod restrict;
 pub mod spec;
 pub mod view;
@@ -268,6 +274,12 @@ fn choose_tier(plan: &Plan) -> Result<(Tier, Built), SandboxError> {
 }
 
 fn fixes() -> Vec<String> {
+    if !cfg!(target_os = "linux") {
+        return vec![
+            "run forgeloop on Linux (a Linux VM or container will do)".into(),
+            "or, at your own risk, set [runner] sandbox = \"off\" in config.toml (every report then says unsandboxed)".into(),
+        ];
+    }
     vec![
         "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for forgeloop)".into(),
         "or boot a kernel with Landlock (CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= list)".into(),

@@ -92,6 +92,7 @@ pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
         if let Ok(base) = crate::github::web_base_for(&ctx.github_api) {
             app.web_base = base;
         }
+        app.unsandboxed = !ctx.sandbox.enabled;
         let mut rt = event::Runtime::new(ctx, roots.extra_dirs.clone(), app, term, true);
         rt.start_input();
         signals(rt.sender());

@@ -305,6 +305,8 @@ pub struct RunRow {
     pub started_at: Option<String>,
     pub actor: Option<String>,
     pub comment_url: Option<String>,
+    /// What the run's commands ran in ("isolated, no network", "unsandboxed").
+    pub sandbox: Option<String>,
     pub log: Option<PathBuf>,
 }
 
@@ -340,6 +342,8 @@ pub struct App {
     pub now: DateTime<Utc>,
     /// Where PR pages live (`https://github.com`, an Enterprise host, the demo's emulator).
     pub web_base: String,
+    /// The person turned the sandbox off (config): every screen says so.
+    pub unsandboxed: bool,
     pub cycles: Vec<CycleEntry>,
     /// Indices into `cycles` that pass the filter, in display order.
     pub visible: Vec<usize>,
@@ -389,6 +393,7 @@ impl App {
             mouse,
             now,
             web_base: "https://github.com".to_owned(),
+            unsandboxed: false,
             cycles: Vec::new(),
             visible: Vec::new(),
             selected: None,
@@ -558,6 +563,7 @@ impl App {
                     started_at: Some(run.started_at.clone()),
                     actor: Some(run.actor.as_str().to_owned()),
                     comment_url: run.comment_url.clone(),
+                    sandbox: run.sandbox.clone(),
                     log,
                 }
             })
@@ -578,6 +584,7 @@ impl App {
                 started_at: None,
                 actor: None,
                 comment_url: None,
+                sandbox: None,
                 log: Some(file.path.clone()),
             });
         }

@@ -17,6 +17,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let focused = app.focus == Focus::List;
     let mut title = vec![Span::styled(format!(" Cycles {}/{} ", app.visible.len(), app.cycles.len()), theme.title)];
+    if app.unsandboxed {
+        title.push(Span::styled(" ⚠ unsandboxed: PR code runs with your files and network ", theme.warn));
+    }
     if app.filter_editing || !app.filter.is_empty() {
         let cursor = if app.filter_editing { "█" } else { "" };
         title.push(Span::styled(format!(" /{}{cursor} ", app.filter), theme.accent));

@@ -1,4 +1,4 @@
-//! Runs tab: the run history (iteration, SHA, result, duration, comment link), plus logs in
+//! Runs tab: the run history (iteration, SHA, result, duration, sandbox, comment link), plus logs in
 //! `runs/` that are not in the history yet (a run in progress, or one that never finished).
 
 use ratatui::Frame;
@@ -46,12 +46,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(r.duration.map_or("—".into(), |d| format!("{d:.1}s"))),
                 Cell::from(r.started_at.as_deref().map_or("—".into(), short_time)),
                 Cell::from(Span::styled(r.actor.clone().unwrap_or_default(), theme.muted)),
+                Cell::from(match r.sandbox.as_deref() {
+                    None => Span::styled("—", theme.muted),
+                    Some(label) if label == "unsandboxed" => Span::styled("⚠ unsandboxed", theme.warn),
+                    Some(label) => Span::styled(label.to_owned(), theme.muted),
+                }),
                 Cell::from(Span::styled(r.comment_url.clone().unwrap_or_else(|| "—".into()), theme.info)),
             ]);
             if i == selected && app.focus == Focus::Detail { row.style(theme.selection) } else { row }
         })
         .collect();
-    let header = Row::new(["#", "SHA", "Result", "Duration", "Started", "By", "Comment"]).style(theme.header);
+    let header = Row::new(["#", "SHA", "Result", "Duration", "Started", "By", "Sandbox", "Comment"]).style(theme.header);
     let widths = [
         Constraint::Length(3),
         Constraint::Length(12),
@@ -59,6 +64,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(9),
         Constraint::Length(11),
         Constraint::Length(6),
+        Constraint::Length(31),
         Constraint::Fill(1),
     ];
     frame.render_widget(Table::new(table_rows, widths).header(header).column_spacing(1), area);

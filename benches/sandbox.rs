@@ -1,0 +1,55 @@
+//! What the sandbox (SPEC §5.6) costs per test command: `true` started directly, and through
+//! the sandbox helper in each tier, exactly as the runner starts it (the release binary, the
+//! plan's argv and environment). SPEC §10: at most 15 ms more than unsandboxed.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use forgeloop::domain::commands::parse_commands;
+use forgeloop::sandbox::{self, PrivateDirs, Settings};
+
+fn run(program: &PathBuf, args: &[String], env: &BTreeMap<String, String>, cwd: &std::path::Path) {
+    let status = Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{program:?} {args:?} failed");
+}
+
+fn bench(c: &mut Criterion) {
+    let profile = parse_commands(r#"[["true"]]"#).unwrap();
+    let parent = forgeloop::runner::process_env();
+    let base_env = forgeloop::runner::build_env(&parent, &profile, 0);
+    let settings = Settings { helper: PathBuf::from(env!("CARGO_BIN_EXE_forgeloop")), ..Settings::default() };
+    let checkout = tempfile::tempdir().unwrap();
+    let private = PrivateDirs::new().unwrap();
+    let argv = vec!["true".to_owned()];
+
+    let mut group = c.benchmark_group("sandbox");
+    group.sample_size(50);
+    let direct = sandbox::prepare(&Settings { enabled: false, ..settings.clone() }, &profile, &parent, &[]).unwrap();
+    let mut env = base_env.clone();
+    let (program, args) = direct.wrap(&argv, checkout.path(), &private, &mut env);
+    group.bench_function("unsandboxed_true", |b| b.iter(|| run(&program, &args, &env, checkout.path())));
+
+    for (name, refuse) in [("namespaces_true", ""), ("landlock_true", "namespaces")] {
+        // SAFETY: set before any thread of this bench starts a child; read by prepare below.
+        unsafe { std::env::set_var(sandbox::REFUSE_ENV, refuse) };
+        let plan = sandbox::prepare(&settings, &profile, &parent, &[]).unwrap();
+        eprintln!("{name}: {:?}", plan.info());
+        let mut env = base_env.clone();
+        let (program, args) = plan.wrap(&argv, checkout.path(), &private, &mut env);
+        group.bench_function(name, |b| b.iter(|| run(&program, &args, &env, checkout.path())));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
