@@ -154,6 +154,12 @@ fn assert_summary_ok(summary: &Value) {
         assert_eq!(cycle["journal_ok"], true, "{cycle:#}");
         assert!(cycle["comments"].as_u64().unwrap() >= 1, "every cycle had a run, so a comment: {cycle:#}");
         assert!(cycle["problems"].as_array().unwrap().is_empty(), "{cycle:#}");
+        // Every run ran in the sandbox (SPEC §5.6).
+        let sandboxes = cycle["sandboxes"].as_array().unwrap();
+        assert!(
+            !sandboxes.is_empty() && sandboxes.iter().all(|s| s.as_str().unwrap().starts_with("isolated")),
+            "{cycle:#}"
+        );
     }
     let by_name = |name: &str| cycles.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name} missing"));
     let fixed = by_name("add-subtraction");
@@ -206,6 +212,25 @@ fn headless_demo_ends_every_cycle_as_expected_and_leaves_nothing_behind() {
     assert!(entries(&env.path("home")).is_empty(), "{:?}", entries(&env.path("home")));
     // The generated token never reaches the output.
     assert!(!summary.to_string().contains("ghp_"), "{summary}");
+}
+
+/// Where unprivileged user namespaces are refused (forced here through the test seam), the
+/// demo runs every cycle in the second tier and ends the same way.
+#[test]
+fn headless_demo_works_without_user_namespaces() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    become_subreaper();
+    let env = Env::new();
+    let refuse = PathBuf::from("namespaces");
+    let (code, summary, stderr) = env.run_env(&["demo", "--headless"], &[("FORGELOOP_SANDBOX_REFUSE", &refuse)]);
+    assert_eq!(code, 0, "{summary:#}\n{stderr}");
+    assert_summary_ok(&summary);
+    for cycle in summary["cycles"].as_array().unwrap() {
+        for label in cycle["sandboxes"].as_array().unwrap() {
+            assert_eq!(label, "isolated (Landlock), no network", "{cycle:#}");
+        }
+    }
+    assert_nothing_left_running();
 }
 
 #[test]

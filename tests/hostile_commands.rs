@@ -116,8 +116,7 @@ fn a_command_ignoring_sigterm_is_sigkilled_after_its_timeout() {
     let (w, pr, _) = setup();
     let tag = tag("stubborn");
     let script = "trap '' TERM; echo stubborn; while :; do sleep 1; done";
-    let commands =
-        json!({"commands": [{"argv": ["sh", "-c", script, &tag], "timeout_s": 1}, ["sh", "test.sh"]]});
+    let commands = json!({"commands": [{"argv": ["sh", "-c", script, &tag], "timeout_s": 1}, ["sh", "test.sh"]]});
     let (code, out, _) = finish(spawn_forge(&w, &pr, &commands));
     assert_eq!(code, 0, "{out}");
     let report = &out["report"];

@@ -58,11 +58,10 @@ every_way!(credential_files_cannot_be_read_through_a_committed_symlink, |lab: La
     let home = lab.user_home.display().to_string();
     let ssh = format!("{home}/.ssh/id_ed25519");
     let aws = format!("{home}/.aws/credentials");
-    let n = lab.hostile_pr(&[("attack.sh", "cat key creds; cat dir/id_ed25519; exit 0\n")], &[
-        ("key", ssh.as_str()),
-        ("creds", aws.as_str()),
-        ("dir", &format!("{home}/.ssh")),
-    ]);
+    let n = lab.hostile_pr(
+        &[("attack.sh", "cat key creds; cat dir/id_ed25519; exit 0\n")],
+        &[("key", ssh.as_str()), ("creds", aws.as_str()), ("dir", &format!("{home}/.ssh"))],
+    );
     let attack = lab.test(n, r#"[["sh", "attack.sh"]]"#);
     assert!(!attack.everything().contains(&lab.canary), "{}", attack.everything());
     assert!(attack.log.contains("$ sh attack.sh"));
@@ -336,7 +335,10 @@ fn with_no_tier_available_forge_pr_refuses_and_changes_nothing() {
     let out = run.json();
     assert_eq!(out["status"], "SANDBOX_UNAVAILABLE");
     assert!(out["causes"].as_array().unwrap().len() == 2, "{out}");
-    assert!(out["fixes"].as_array().unwrap().iter().any(|f| f.as_str().unwrap().contains("sandbox = \\\"off\\\"") || f.as_str().unwrap().contains("sandbox = \"off\"")));
+    assert!(
+        out["fixes"].as_array().unwrap().iter().any(|f| f.as_str().unwrap().contains("sandbox = \\\"off\\\"")
+            || f.as_str().unwrap().contains("sandbox = \"off\""))
+    );
     assert_eq!(std::fs::read(&state_path).unwrap(), before, "the state file changed");
     assert_eq!(support::snapshot(&lab.w.path("c.d")), sidecar_before, "the journal changed");
     assert_eq!(lab.w.emu.requests().len(), requests_before, "GitHub was contacted");

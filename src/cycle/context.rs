@@ -97,7 +97,11 @@ impl Ctx {
 
     /// The cycle's next step as every front end shows it: `unsandboxed` is said when the
     /// person turned the sandbox off.
-    pub fn next_step(&self, state: &crate::domain::state::CycleState, state_ref: &str) -> crate::domain::next::NextStep {
+    pub fn next_step(
+        &self,
+        state: &crate::domain::state::CycleState,
+        state_ref: &str,
+    ) -> crate::domain::next::NextStep {
         let mut step = crate::domain::next::next_step(state, state_ref);
         if !self.sandbox.enabled {
             step.sandbox = Some("unsandboxed");

@@ -26,6 +26,8 @@ pub struct CycleSummary {
     /// `{via, by}` when the brief was confirmed.
     pub brief_confirmation: Option<Value>,
     pub journal_ok: bool,
+    /// What each run's commands ran in, in order ("isolated, no network", …).
+    pub sandboxes: Vec<String>,
     pub state: String,
     pub ok: bool,
     /// What differs from the scenario; empty when `ok`.
@@ -111,6 +113,15 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
         if state.history.iter().any(|run| run.comment_url.is_none()) {
             problems.push("a run's comment was not published".into());
         }
+        if let Some(run) =
+            state.history.iter().find(|run| !run.sandbox.as_deref().is_some_and(|s| s.starts_with("isolated")))
+        {
+            problems.push(format!(
+                "run {} was not sandboxed ({})",
+                run.iteration,
+                run.sandbox.as_deref().unwrap_or("unknown")
+            ));
+        }
         match confirmation {
             None if state.status != Status::AwaitingBriefConfirmation => {
                 problems.push("the brief was never confirmed".into())
@@ -133,6 +144,9 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
         comments,
         brief_confirmation: confirmation.map(|c| json!({"via": c.via, "by": c.by.as_str()})),
         journal_ok,
+        sandboxes: state.as_ref().map_or_else(Vec::new, |s| {
+            s.history.iter().map(|run| run.sandbox.clone().unwrap_or_else(|| "unknown".into())).collect()
+        }),
         state: paths.map(|p| p.state.display().to_string()).unwrap_or_default(),
         ok: problems.is_empty(),
         problems,

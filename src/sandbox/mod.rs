@@ -277,7 +277,8 @@ fn fixes() -> Vec<String> {
     if !cfg!(target_os = "linux") {
         return vec![
             "run forgeloop on Linux (a Linux VM or container will do)".into(),
-            "or, at your own risk, set [runner] sandbox = \"off\" in config.toml (every report then says unsandboxed)".into(),
+            "or, at your own risk, set [runner] sandbox = \"off\" in config.toml (every report then says unsandboxed)"
+                .into(),
         ];
     }
     vec![

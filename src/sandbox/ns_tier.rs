@@ -21,6 +21,10 @@ const UNPRIVILEGED_ID: u32 = 1000;
 
 pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     let mut container = Container::new();
+    // The new root is an empty directory beside the run's private ones, removed with them.
+    let root = spec.private_home.with_file_name("root");
+    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    container.rootdir(&root);
     container.unshare(Namespace::Ipc).unshare(Namespace::Uts).hostname("forgeloop-sandbox");
     if !spec.network {
         container.unshare(Namespace::Network);

@@ -226,8 +226,7 @@ pub fn build(
         } else {
             vec![path.clone()]
         };
-        let parts: Vec<PathBuf> =
-            parts.into_iter().filter(|p| p.exists() && acceptable_tool_dir(p, &denied)).collect();
+        let parts: Vec<PathBuf> = parts.into_iter().filter(|p| p.exists() && acceptable_tool_dir(p, &denied)).collect();
         if parts.is_empty() {
             continue;
         }

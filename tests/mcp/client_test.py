@@ -67,12 +67,27 @@ def wait_for(predicate, what):
         time.sleep(0.02)
 
 
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+# The hanging profile's processes carry this in their command line: inside the sandbox's PID
+# namespace their pids mean nothing outside, so they are found by name.
+HANG_TAG = f"hang-{os.getpid()}-{int(time.time() * 1000)}"
+
+
+def processes_with(needle):
+    """Live (non-zombie) processes whose command line contains `needle`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in cmdline and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
 
 
 class Emulator:
@@ -132,7 +147,7 @@ async def sdk_checks(binary, work, emu, token, env, version):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    pid_file = work / "hang.pid"
+    started = work / "shared" / "started"
     failing = emu.pr("acme", "widget", "fix", CALC_BUGGY)
     foreign = emu.pr("stranger", "tool", "x", CALC_BUGGY)
     params = StdioServerParameters(command=binary, args=["mcp"], env=env, cwd=str(work))
@@ -196,14 +211,13 @@ async def sdk_checks(binary, work, emu, token, env, version):
                 async def run_hang():
                     await session.call_tool("webgpt_pr_test", {"pr": f"acme/widget#{failing}", "profile": "hang"})
                 group.start_soon(run_hang)
-                while not (pid_file.exists() and pid_file.read_text().strip()):
+                while not started.exists():
                     await anyio.sleep(0.02)
-                pid = int(pid_file.read_text().strip())
-                assert alive(pid)
+                assert processes_with(HANG_TAG), "the hanging command runs"
                 group.cancel_scope.cancel()
             deadline = time.monotonic() + HANG_GUARD
-            while alive(pid):
-                assert time.monotonic() < deadline, f"the cancelled run's process {pid} is still alive"
+            while processes_with(HANG_TAG):
+                assert time.monotonic() < deadline, "the cancelled run's processes are still alive"
                 await anyio.sleep(0.02)
             await session.send_ping()
             assert len((await session.list_tools()).tools) == 6, "the server still serves after a cancellation"
@@ -278,11 +292,14 @@ def main():
                 '[mcp.profiles.smoke]\ncommands = [["git", "diff", "--check"]]\n'
                 '[mcp.profiles.default]\ncommands = [["bun", "test"], ["bun", "run", "typecheck"]]\n'
                 '[mcp.profiles.project]\ncommands = [["sh", "test.sh"]]\n'
-                f'[mcp.profiles.hang]\ncommands = [["sh", "-c", "echo $$ > \'{work / "hang.pid"}\'; exec sleep 300"]]\n'
+                f'[mcp.profiles.hang]\nwrite_paths = ["{work / "shared"}"]\n'
+                f'commands = [["sh", "-c", "touch \'{work / "shared" / "started"}\'; sleep 300; :", "{HANG_TAG}"]]\n'
             )
+            (work / "shared").mkdir()
+            (work / "userhome").mkdir()
             env = {
                 "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOME": str(work),
+                "HOME": str(work / "userhome"),
                 "FORGELOOP_HOME": str(work / "home"),
                 "FORGELOOP_REGISTRY": str(work / "registry"),
                 "FORGELOOP_CONFIG": str(config),

@@ -56,7 +56,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             if i == selected && app.focus == Focus::Detail { row.style(theme.selection) } else { row }
         })
         .collect();
-    let header = Row::new(["#", "SHA", "Result", "Duration", "Started", "By", "Sandbox", "Comment"]).style(theme.header);
+    let header =
+        Row::new(["#", "SHA", "Result", "Duration", "Started", "By", "Sandbox", "Comment"]).style(theme.header);
     let widths = [
         Constraint::Length(3),
         Constraint::Length(12),
