@@ -227,3 +227,21 @@ fn wide_characters_keep_columns_aligned() {
     assert!(columns.windows(2).all(|w| w[0] == w[1]), "{columns:?}\n{text}");
     insta::assert_snapshot!("wide_characters", draw(&app, 80, 24).backend());
 }
+
+/// With the person's `[runner] sandbox = "off"` every screen says so: the cycle list's title
+/// and the run's Sandbox column.
+#[test]
+fn an_unsandboxed_control_room_says_so() {
+    let fx = every_status_home();
+    let (mut app, mut d) = fx.app("dark");
+    app.unsandboxed = true;
+    let terminal = draw(&app, 120, 40);
+    insta::assert_snapshot!("unsandboxed_list_120x40", terminal.backend());
+    while selected_name(&app) != "await-fix" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Enter);
+    cmd(&mut app, &mut d, Cmd::Tab(2));
+    let text = format!("{:?}", draw(&app, 120, 40).backend());
+    assert!(text.contains("⚠ unsandboxed: PR code runs with your files and network"), "{text}");
+}

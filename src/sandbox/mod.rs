@@ -248,9 +248,31 @@ pub fn prepare(
     Ok(plan)
 }
 
+/// What this process learned about the machine: the tier that works (or why none does), per
+/// helper, refusal seam and whether memory was asked for. The kernel's abilities do not change
+/// under a running process, so each run after the first skips the probe.
+type Probed = Result<(Tier, Built), Vec<String>>;
+static PROBED: std::sync::Mutex<Vec<((PathBuf, String, bool), Probed)>> = std::sync::Mutex::new(Vec::new());
+
 /// Probes the tiers in order of strength; the first that runs `true` wins.
 fn choose_tier(plan: &Plan) -> Result<(Tier, Built), SandboxError> {
     let refused = std::env::var(REFUSE_ENV).unwrap_or_default();
+    let key = (plan.helper.clone(), refused.clone(), plan.memory_mb.is_some());
+    let cached = PROBED.lock().ok().and_then(|seen| seen.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
+    let probed = match cached {
+        Some(probed) => probed,
+        None => {
+            let probed = probe_tiers(plan, &refused);
+            if let Ok(mut seen) = PROBED.lock() {
+                seen.push((key, probed.clone()));
+            }
+            probed
+        }
+    };
+    probed.map_err(|causes| SandboxError::Unavailable { causes, fixes: fixes() })
+}
+
+fn probe_tiers(plan: &Plan, refused: &str) -> Probed {
     let refused: Vec<&str> = refused.split(',').map(str::trim).collect();
     let mut causes = Vec::new();
     if !cfg!(target_os = "linux") {
@@ -270,7 +292,7 @@ fn choose_tier(plan: &Plan) -> Result<(Tier, Built), SandboxError> {
             }
         }
     }
-    Err(SandboxError::Unavailable { causes, fixes: fixes() })
+    Err(causes)
 }
 
 fn fixes() -> Vec<String> {

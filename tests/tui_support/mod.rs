@@ -164,7 +164,7 @@ impl Fixture {
                     log_path: Some(log_path.display().to_string()),
                     report_path: None,
                     comment_url: Some(format!("https://github.com/acme/widget/pull/7#issuecomment-{iteration}00")),
-                    sandbox: None,
+                    sandbox: Some("isolated, no network".into()),
                 };
                 state.commands = Some(parse_commands(r#"[["pytest","-q"]]"#).unwrap());
                 events.push(NewEvent::new(

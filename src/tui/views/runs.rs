@@ -48,8 +48,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(Span::styled(r.actor.clone().unwrap_or_default(), theme.muted)),
                 Cell::from(match r.sandbox.as_deref() {
                     None => Span::styled("—", theme.muted),
-                    Some(label) if label == "unsandboxed" => Span::styled("⚠ unsandboxed", theme.warn),
-                    Some(label) => Span::styled(label.to_owned(), theme.muted),
+                    Some("unsandboxed") => Span::styled("⚠ unsandboxed", theme.warn),
+                    Some(label) => Span::styled(short_sandbox(label), theme.muted),
                 }),
                 Cell::from(Span::styled(r.comment_url.clone().unwrap_or_else(|| "—".into()), theme.info)),
             ]);
@@ -65,8 +65,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Length(9),
         Constraint::Length(11),
         Constraint::Length(6),
-        Constraint::Length(31),
+        Constraint::Length(13),
         Constraint::Fill(1),
     ];
     frame.render_widget(Table::new(table_rows, widths).header(header).column_spacing(1), area);
+}
+
+/// The Runs table's short form of a run's sandbox label: the tier and whether it had network.
+fn short_sandbox(label: &str) -> String {
+    let tier = if label.starts_with("isolated (Landlock)") { "landlock" } else { "isolated" };
+    if label.contains("host network") { format!("{tier} +net") } else { tier.to_owned() }
 }
