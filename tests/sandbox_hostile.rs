@@ -48,8 +48,18 @@ fn credentials_script(lab: &Lab) -> String {
 }
 
 every_way!(credential_files_cannot_be_read, |lab: Lab| {
-    let attack = lab.attack(&credentials_script(&lab));
+    let attack = lab.attack(&format!(
+        "{}cat /etc/shadow /etc/gshadow; cat /etc/ssh/*key*; exit 0\n",
+        credentials_script(&lab).replace("exit 0\n", "")
+    ));
     assert!(!attack.everything().contains(&lab.canary), "a credential leaked:\n{}", attack.everything());
+    // The machine's own secrets under /etc stay hidden too (readable here only because the
+    // test runs as root).
+    for secret in ["/etc/shadow", "/etc/gshadow"] {
+        if let Some(line) = std::fs::read_to_string(secret).ok().and_then(|t| t.lines().next().map(str::to_owned)) {
+            assert!(!attack.log.contains(&line), "{secret} leaked:\n{}", attack.log);
+        }
+    }
     // The attack did run: its own output is in the log.
     assert!(attack.log.contains("$ sh attack.sh"), "{}", attack.log);
 });
@@ -202,15 +212,54 @@ every_way!(a_process_outside_the_run_cannot_be_signalled, |lab: Lab| {
 });
 
 every_way!(an_ordinary_test_still_works, |lab: Lab| {
-    let script = "set -e\necho hi > \"$HOME/note\"; cat \"$HOME/note\"\n\
+    let script = "set -e\necho hi > \"$HOME/note\"; cat \"$HOME/note\"\ngrep CapEff /proc/self/status\necho uid=$(id -u)\n\
                   echo data > out.txt; cat out.txt\nmkdir -p \"$TMPDIR/x\" && echo tmp-ok\n\
                   python3 -c 'print(\"py\", 6 * 7)'\ngit rev-parse --is-inside-work-tree\n";
     let n = lab.hostile_pr(&[("ok.sh", script)], &[]);
     let attack = lab.test(n, r#"[["sh", "ok.sh"]]"#);
     assert_eq!(attack.report["status"], "TEST_PASSED", "{}", attack.log);
-    for expected in ["hi", "data", "tmp-ok", "py 42", "true"] {
+    for expected in ["hi", "data", "tmp-ok", "py 42", "true", "CapEff:\t0000000000000000"] {
         assert!(attack.log.lines().any(|l| l == expected), "{expected:?} missing:\n{}", attack.log);
     }
+    // In the first tier a run started by root is not root inside.
+    if lab.tier == Tier::Namespaces {
+        assert!(!attack.log.lines().any(|l| l == "uid=0"), "{}", attack.log);
+    }
+});
+
+every_way!(memory_mb_caps_what_the_run_can_take, |lab: Lab| {
+    let tag = format!("{}-hog", lab.canary);
+    let hog = "import sys\nheld = []\ntry:\n    for i in range(60):\n        held.append(bytearray(10 * 1024 * 1024))\n    print('took 600 MB', flush=True)\nexcept MemoryError:\n    print('refused at', len(held) * 10, 'MB', flush=True)\n";
+    let n = lab.hostile_pr(&[("hog.py", hog)], &[]);
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let (tag, peak, watching) = (tag.clone(), peak.clone(), watching.clone());
+        std::thread::spawn(move || {
+            while watching.load(std::sync::atomic::Ordering::SeqCst) {
+                for pid in Lab::processes_with(&tag) {
+                    let rss = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                        .ok()
+                        .and_then(|s| {
+                            s.lines()
+                                .find(|l| l.starts_with("VmRSS:"))
+                                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+                        })
+                        .unwrap_or(0u64);
+                    peak.fetch_max(rss, std::sync::atomic::Ordering::SeqCst);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let attack = lab.test(n, &format!(r#"{{"commands": [["python3", "hog.py", "{tag}"]], "memory_mb": 128}}"#));
+    watching.store(false, std::sync::atomic::Ordering::SeqCst);
+    watcher.join().unwrap();
+    let peak_mb = peak.load(std::sync::atomic::Ordering::SeqCst) / 1024;
+    assert!(!attack.log.contains("took 600 MB"), "{}", attack.log);
+    assert!(peak_mb <= 160, "the hog held {peak_mb} MB:\n{}", attack.log);
+    assert_eq!(attack.report["environment"]["sandbox"]["memory_mb"], 128);
+    assert!(attack.report["environment"]["sandbox"]["memory_limit"].is_string());
 });
 
 /// A Rust crate builds with the toolchain bound back read-only (root's own toolchain; the
@@ -272,6 +321,43 @@ fn with_the_sandbox_off_the_attack_succeeds_and_every_output_says_unsandboxed() 
     assert!(report["comment_markdown"].as_str().unwrap().contains("- Sandbox: unsandboxed"));
     let log = std::fs::read_to_string(report["log_path"].as_str().unwrap()).unwrap();
     assert!(log.contains(&format!("{}-ssh", lab.canary)), "the control did not see the leak:\n{log}");
+    // `next` and `doctor` say it too.
+    let start = lab.run(&[
+        "forge",
+        "--request",
+        "Add dark mode",
+        "--intent-brief",
+        support::BRIEF,
+        "--webgpt-question",
+        support::QUESTION,
+        "--state",
+        "c.json",
+    ]);
+    assert_eq!(start.code, 0, "{}", start.stdout);
+    assert_eq!(lab.run(&["next", "--state", "c.json"]).json()["sandbox"], "unsandboxed");
+    let doctor = lab.run(&["doctor"]).json();
+    let check = doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == "sandbox").unwrap().clone();
+    assert_eq!(check["ok"], false, "{check}");
+}
+
+/// `doctor` builds a sandbox and says which tier works; `next` says nothing about it then.
+#[test]
+fn doctor_reports_the_tier_that_works() {
+    for tier in [Tier::Namespaces, Tier::Landlock] {
+        let lab = Lab::new(tier, Who::Root);
+        let doctor = lab.run(&["doctor"]).json();
+        let check = doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == "sandbox").unwrap().clone();
+        assert_eq!(check["ok"], true, "{check}");
+        let detail = check["detail"].as_str().unwrap();
+        assert!(detail.starts_with(&format!("{} tier works here", tier.kind())), "{detail}");
+        assert!(detail.contains("Landlock ABI"), "{detail}");
+    }
+    let mut lab = Lab::new(Tier::Namespaces, Who::Root);
+    lab.set_env("FORGELOOP_SANDBOX_REFUSE", "namespaces,landlock");
+    let doctor = lab.run(&["doctor"]).json();
+    let check = doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == "sandbox").unwrap().clone();
+    assert_eq!(check["ok"], false, "{check}");
+    assert!(check["fix"].as_str().unwrap().contains("sandbox = \"off\""), "{check}");
 }
 
 /// A commands file cannot turn the sandbox off or grant a credential store.

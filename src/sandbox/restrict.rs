@@ -14,8 +14,9 @@ use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompConditio
 
 use super::spec::{Spec, Tier};
 
-/// The newest Landlock ABI this build knows; older kernels get what they support.
-const NEWEST: ABI = ABI::V6;
+/// The newest Landlock ABI handled; older kernels enforce what they know (best effort). ABI 9
+/// adds `ResolveUnix`: connecting to a Unix socket outside the allowed trees is then refused.
+const NEWEST: ABI = ABI::V9;
 /// Device files a test may read and write (and, for a terminal, ioctl).
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
 
