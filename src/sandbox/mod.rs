@@ -252,7 +252,9 @@ pub fn prepare(
 /// helper, refusal seam and whether memory was asked for. The kernel's abilities do not change
 /// under a running process, so each run after the first skips the probe.
 type Probed = Result<(Tier, Built), Vec<String>>;
-static PROBED: std::sync::Mutex<Vec<((PathBuf, String, bool), Probed)>> = std::sync::Mutex::new(Vec::new());
+/// Helper, refusal seam, memory asked for.
+type ProbeKey = (PathBuf, String, bool);
+static PROBED: std::sync::Mutex<Vec<(ProbeKey, Probed)>> = std::sync::Mutex::new(Vec::new());
 
 /// Probes the tiers in order of strength; the first that runs `true` wins.
 fn choose_tier(plan: &Plan) -> Result<(Tier, Built), SandboxError> {

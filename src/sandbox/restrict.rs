@@ -100,8 +100,9 @@ fn landlock(spec: &Spec) -> Result<(), String> {
 
     let mut rules: BTreeMap<std::path::PathBuf, BitFlags<AccessFs>> = BTreeMap::new();
     for dir in &spec.view.system {
-        if dir == Path::new("/etc") {
+        if dir == Path::new("/etc") && spec.tier == Tier::Landlock {
             // Each entry but the machine's secrets: Landlock can only allow, never carve out.
+            // (The first tier covers them with mounts, or they are not readable to begin with.)
             if let Ok(entries) = std::fs::read_dir(dir) {
                 for entry in entries.flatten() {
                     let path = entry.path();
