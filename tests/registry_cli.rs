@@ -192,7 +192,7 @@ fn traversal_and_injection_keys_touch_nothing_inside_or_outside_the_registry() {
             args.push(&reg);
             let run = sb.run(&args);
             blocked(&run);
-            assert!(run.json()["error"].as_str().unwrap().contains("expected GitHub owner/repo"), "{}", run.stdout);
+            assert!(run.json()["error"].as_str().unwrap().contains("is not a GitHub owner/repo: "), "{}", run.stdout);
         }
     }
     assert_eq!(tree(sb.dir.path()), before);

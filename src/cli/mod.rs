@@ -142,6 +142,12 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Iterate(args) => handoff(ctx, &args.result, true),
         Command::Next(args) => {
             let paths = ctx.cycle(&args.state)?;
+            // A reference-tool state gets its outbox on first touch; when another process holds
+            // the cycle, `next` still answers (from the same fields) and `sent` adopts later.
+            match actions::adopt_reference_outbox(ctx, &paths) {
+                Ok(_) | Err(Error::Lock(_)) => {}
+                Err(err) => return Err(err),
+            }
             let state = state_file::load(&paths.state)?;
             Ok(output::json(r, &ctx.next_step(&state, &paths.state.display().to_string())))
         }

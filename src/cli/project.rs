@@ -184,12 +184,21 @@ fn fields(record: &Record) -> Map<String, Value> {
     doc
 }
 
+/// The key, or (for a name GitHub never allows that the registry nevertheless holds, from the
+/// reference tool) an error that says what is wrong with the stored record and how to fix it.
+fn parse_or_unusable(registry: &Registry, text: &str) -> std::result::Result<RepoKey, RegistryError> {
+    RepoKey::parse(text).map_err(|key_error| match registry.unusable_file(text) {
+        Some(path) => RegistryError::Unusable { key_error, path },
+        None => RegistryError::Key(key_error),
+    })
+}
+
 pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
     let registry = Registry::new(&ctx.registry);
     let r = &ctx.redactor;
     match args.command {
         ProjectCommand::Lookup(args) => {
-            let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
+            let key = parse_or_unusable(&registry, &args.repository)?;
             match registry.lookup(&key)? {
                 Some(record) => Ok(output::json(r, &linked("PROJECT_LINKED", &record))),
                 None => Ok(output::json(
@@ -209,6 +218,21 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
             Ok(output::json(r, &doc))
         }
         ProjectCommand::Unbind(args) => {
+            // A record the reference tool accepted but forgeloop cannot use (a name GitHub never
+            // allows, or contents that do not parse) goes with the exact URL stored in it.
+            let unusable = match RepoKey::parse(&args.repository) {
+                Err(key_error) => Some(registry.unusable_file(&args.repository).ok_or(RegistryError::Key(key_error))?),
+                Ok(key) => match registry.lookup(&key) {
+                    Err(RegistryError::Record { path, .. }) => Some(path),
+                    _ => None,
+                },
+            };
+            if let Some(path) = unusable {
+                let url = registry.remove_unusable(&path, &args.project_url)?;
+                let doc = json!({"status": "PROJECT_UNBOUND", "repository": args.repository, "project_url": url,
+                    "next_action": format!("The unusable record {} is removed. Bind the right repository with: forgeloop project bind --repository <owner/repo> --project-url <Project home URL> --project-name <Project name>", path.display())});
+                return Ok(output::json(r, &doc));
+            }
             let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
             let removed = registry.unbind(&key, &args.project_url)?;
             let mut doc = linked("PROJECT_UNBOUND", &removed);

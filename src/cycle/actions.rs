@@ -40,10 +40,37 @@ pub fn confirm(ctx: &Ctx, paths: &CyclePaths, edited: Option<EditedBrief>, via: 
 /// Records that the outbox message was typed into the chat; refused the second time.
 pub fn sent(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
     mutate(ctx, paths, Actor::Agent, |state, events, now| {
+        if let Some(kind) = machine::adopt_reference_outbox(state, now) {
+            events.push(adopted_event(kind));
+        }
         let outbox = machine::mark_sent(state, now)?;
         events.push(NewEvent::new("message_sent", Actor::Agent, json!({"kind": outbox.kind, "sha256": outbox.sha256})));
         Ok(())
     })
+}
+
+/// A reference-tool state (no outbox) gets the outbox its pending message belongs in, under
+/// the cycle lock, journaled. `Ok(None)`: nothing to adopt (the usual case; nothing written).
+pub fn adopt_reference_outbox(ctx: &Ctx, paths: &CyclePaths) -> Result<Option<Saved>> {
+    let current = crate::store::state_file::load(&paths.state)?;
+    if machine::reference_message(&current).is_none() {
+        return Ok(None);
+    }
+    mutate(ctx, paths, Actor::System, |state, events, now| {
+        if let Some(kind) = machine::adopt_reference_outbox(state, now) {
+            events.push(adopted_event(kind));
+        }
+        Ok(())
+    })
+    .map(Some)
+}
+
+fn adopted_event(kind: crate::domain::state::OutboxKind) -> NewEvent {
+    NewEvent::new(
+        "outbox_adopted",
+        Actor::System,
+        json!({"kind": kind, "from": "a reference-tool state (webgpt-orchestrator): the pending message was in its old fields"}),
+    )
 }
 
 pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<Saved> {

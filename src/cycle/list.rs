@@ -40,7 +40,7 @@ impl Summary {
         Summary {
             status: state.status.as_str().to_owned(),
             task_space: state.task_space.clone(),
-            repository: state.repository.clone(),
+            repository: state.effective_repository(),
             pr_ref: state.pr_ref.clone(),
             iteration: state.iteration,
             max_iterations: state.max_iterations,
@@ -78,9 +78,22 @@ pub fn state_paths(ctx: &Ctx, extra_dirs: &[PathBuf]) -> Vec<PathBuf> {
     paths.into_iter().collect()
 }
 
+/// When the file last changed, in the format forgeloop writes timestamps: what a reference-tool
+/// state (which records no times) shows as its `updated_at`.
+pub fn modified_at(path: &Path) -> Option<String> {
+    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(chrono::DateTime::<chrono::Utc>::from(modified).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
 pub fn row(path: &Path) -> CycleRow {
     match state_file::load(path) {
-        Ok(state) => CycleRow { state: path.to_path_buf(), summary: Some(Summary::of(&state)), error: None },
+        Ok(state) => {
+            let mut summary = Summary::of(&state);
+            if summary.updated_at.is_none() {
+                summary.updated_at = state.created_at.clone().or_else(|| modified_at(path));
+            }
+            CycleRow { state: path.to_path_buf(), summary: Some(summary), error: None }
+        }
         Err(err) => CycleRow { state: path.to_path_buf(), summary: None, error: Some(err.to_string()) },
     }
 }

@@ -484,6 +484,36 @@ pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Resu
 }
 
 /// Marks the outbox message as typed into the chat; refused the second time.
+/// The message a reference-tool state is waiting to have sent, which it keeps in its old
+/// fields instead of an outbox: the prompt of a fresh cycle (no reply recorded yet), or the
+/// failure handoff after a failed run. `None` when the state has an outbox or nothing to send.
+pub fn reference_message(state: &CycleState) -> Option<(OutboxKind, &str)> {
+    if state.outbox.is_some() || state.last_reply.is_some() {
+        return None;
+    }
+    fn text(t: &Option<String>) -> Option<&str> {
+        t.as_deref().filter(|t| !t.trim().is_empty())
+    }
+    match state.status {
+        Status::AwaitingWebgptPr => text(&state.webgpt_prompt).map(|t| (OutboxKind::Prompt, t)),
+        Status::AwaitingWebgptFix if state.report.as_ref().is_some_and(|r| r.status == TestStatus::Failed) => {
+            text(&state.webgpt_handoff).map(|t| (OutboxKind::Handoff, t))
+        }
+        _ => None,
+    }
+}
+
+/// Gives a reference-tool state the outbox its pending message belongs in (SPEC §3: files of
+/// the reference tool keep working). Returns the adopted kind, or `None` when there was nothing
+/// to adopt.
+pub fn adopt_reference_outbox(state: &mut CycleState, now: &str) -> Option<OutboxKind> {
+    let (kind, text) = reference_message(state)?;
+    let text = text.to_owned();
+    state.outbox = Some(Outbox::new(kind, text, now));
+    touch(state, now);
+    Some(kind)
+}
+
 pub fn mark_sent(state: &mut CycleState, now: &str) -> Result<Outbox, SentError> {
     let Some(outbox) = state.outbox.as_mut() else {
         return Err(SentError::Nothing);

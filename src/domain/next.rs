@@ -87,7 +87,7 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
             step.explanation = format!(
                 "Stop and report READY_TO_MERGE: {} passed at head SHA {}. Do not merge; a person reviews and merges.",
                 state.pr_ref.as_deref().unwrap_or("the PR"),
-                state.head_sha.as_deref().unwrap_or("?")
+                state.tested_head_sha().unwrap_or("?")
             );
         }
         Status::BlockedMaxIterations => {
@@ -159,16 +159,27 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
             );
             step.command = cmd(&["forgeloop", "reply", "--state", state_ref, "--file", "REPLY.txt"]);
         }
-        None => {
-            // A reference-tool state: no outbox, the text is in the old fields.
-            let text =
-                if state.status == Status::AwaitingWebgptFix { &state.webgpt_handoff } else { &state.webgpt_prompt };
-            step.action = Action::Send;
-            step.explanation =
-                "Type the text into the cycle's ChatGPT conversation, then record it with the command.".into();
-            step.text = text.clone();
-            step.command = cmd(&["forgeloop", "sent", "--state", state_ref]);
-        }
+        None => match crate::domain::machine::reference_message(state) {
+            // A reference-tool state: no outbox yet, the text is in its old fields. `sent` (or
+            // `next` in the CLI) gives it an outbox first, so the command below never refuses.
+            Some((kind, text)) => {
+                step.action = Action::Send;
+                step.explanation = format!(
+                    "Type {} (text) into the cycle's ChatGPT conversation ({}), submit it, then record it with the command.",
+                    what(kind),
+                    state.task_space
+                );
+                step.text = Some(text.to_owned());
+                step.text_sha256 = Some(super::state::sha256_hex(text.as_bytes()));
+                step.command = cmd(&["forgeloop", "sent", "--state", state_ref]);
+            }
+            None => {
+                step.explanation = format!(
+                    "Stop and report {}: the cycle has no message to send and no reported PR to test. Test the PR WebGPT opened with `forgeloop forge --pr <PR> --state {state_ref} --commands-json <file>`, or start a new cycle.",
+                    state.status
+                );
+            }
+        },
     }
 }
 

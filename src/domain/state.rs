@@ -288,6 +288,25 @@ impl CycleState {
     pub fn outbox_pending(&self) -> Option<&Outbox> {
         self.outbox.as_ref().filter(|o| o.sent_at.is_none())
     }
+
+    /// The repository the cycle works on: its binding, else the repository of its last report
+    /// or of its PR reference (a reference-tool state has no binding until `project attach`).
+    pub fn effective_repository(&self) -> Option<String> {
+        let nonempty = |s: &String| !s.trim().is_empty();
+        self.repository
+            .clone()
+            .filter(nonempty)
+            .or_else(|| self.report.as_ref().map(|r| r.repository.clone()).filter(nonempty))
+            .or_else(|| {
+                let pr = super::pr_ref::parse_pr_ref(self.pr_ref.as_deref()?, &super::pr_ref::WebHosts::default());
+                pr.ok().map(|pr| pr.repo.full_name())
+            })
+    }
+
+    /// The head SHA the last run tested (a reference-tool state has it only in its report).
+    pub fn tested_head_sha(&self) -> Option<&str> {
+        self.head_sha.as_deref().or_else(|| self.report.as_ref().map(|r| r.head_sha.as_str()).filter(|s| !s.is_empty()))
+    }
 }
 
 #[cfg(test)]

@@ -38,9 +38,16 @@ pub enum RegistryError {
     #[error("{0}")]
     Name(RecordError),
     #[error(
-        "the registry record {path} is unusable: {source}. forgeloop never treats a broken record as absent: inspect the file, then fix or remove it by hand"
+        "the registry record {path} is unusable: {source}. forgeloop never treats a broken record as absent: {}",
+        repair_hint(.path)
     )]
     Record { path: PathBuf, source: RecordError },
+    /// A record the reference tool accepted under a name GitHub never allows.
+    #[error(
+        "{key_error}. The registry holds {path} for it, which the reference tool accepted, but no GitHub repository can have this name, so no PR will ever match it: {}",
+        repair_hint(.path)
+    )]
+    Unusable { key_error: KeyError, path: PathBuf },
     #[error("cannot {action} {path}: {source}")]
     Io { action: &'static str, path: PathBuf, source: io::Error },
     #[error(
@@ -51,6 +58,10 @@ pub enum RegistryError {
         "{repository} is not linked to a ChatGPT Project; the repository must be linked (`forgeloop project lookup`, then `forgeloop project bind`) before {action}"
     )]
     NotLinked { repository: String, action: &'static str },
+    #[error(
+        "the unusable record {path} is removed only with the exact project_url stored in it, {stored:?}; nothing was removed"
+    )]
+    UnusableMismatch { path: PathBuf, stored: String },
     #[error(
         "{repository} is linked to {bound_url} (project {bound_id}), not to Project {given_id}; nothing was removed. Pass the currently bound Project URL to unbind it"
     )]
@@ -96,6 +107,21 @@ impl RegistryError {
             _ => None,
         }
     }
+}
+
+/// How to get rid of a record that cannot be used: `unbind` takes it with the exact
+/// `project_url` stored in it (even one that is not valid), so nothing else is removed.
+fn repair_hint(path: &Path) -> String {
+    let repo = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let owner = path.parent().and_then(Path::file_name).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let url = fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("project_url").and_then(|u| u.as_str()).map(str::to_owned));
+    let url = url.map_or_else(|| "<the project_url stored in it>".to_owned(), |u| format!("{u:?}"));
+    format!(
+        "remove it with `forgeloop project unbind --repository {owner}/{repo} --project-url {url}`, then bind the right repository with the Project URL as the browser shows it"
+    )
 }
 
 /// The result of `bind`: the stored record (which may be the pre-existing one) and, when
@@ -149,6 +175,50 @@ impl Registry {
     /// The record for `key`, `None` when there is none. Never creates anything.
     pub fn lookup(&self, key: &RepoKey) -> Result<Option<Record>, RegistryError> {
         Ok(self.read(key)?.map(|(record, _)| record))
+    }
+
+    /// For a name [`RepoKey`] refuses: the file of a record the reference tool may have stored
+    /// under its looser rule, when one exists (so `lookup` can say what is wrong with it).
+    pub fn unusable_file(&self, text: &str) -> Option<PathBuf> {
+        let (owner, repo) = key::reference_key(text)?;
+        let path = self.root.join(owner).join(format!("{repo}.json"));
+        path.is_file().then_some(path)
+    }
+
+    /// Removes an unusable record (a name GitHub never allows, or contents that do not
+    /// parse) when `url_text` is exactly the `project_url` stored in it.
+    pub fn remove_unusable(&self, path: &Path, url_text: &str) -> Result<String, RegistryError> {
+        let io_err = |action, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| RegistryError::Io { action, path, source }
+        };
+        let bytes = fs::read(path).map_err(io_err("read the registry record", path))?;
+        let stored = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| v.get("project_url").and_then(|u| u.as_str()).map(str::to_owned));
+        if stored.as_deref() != Some(url_text) {
+            return Err(RegistryError::UnusableMismatch {
+                path: path.to_path_buf(),
+                stored: stored.unwrap_or_else(|| "(none)".into()),
+            });
+        }
+        let aside = path.with_file_name(format!(
+            ".{}.tmp-{}-{}-unbind",
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            std::process::id(),
+            ASIDE_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::rename(path, &aside).map_err(io_err("remove the registry record", path))?;
+        if fs::read(&aside).ok().as_deref() != Some(bytes.as_slice()) {
+            let _ = fs::hard_link(&aside, path);
+            let _ = fs::remove_file(&aside);
+            return Err(RegistryError::Changed { path: path.to_path_buf(), action: "unbinding" });
+        }
+        fs::remove_file(&aside).map_err(io_err("remove the registry record", &aside))?;
+        if let Some(dir) = path.parent() {
+            let _ = sync_dir(dir);
+        }
+        Ok(url_text.to_owned())
     }
 
     /// Like [`Registry::lookup`], but a missing record is an error naming `action`.
@@ -293,14 +363,14 @@ impl Registry {
     fn listed(&self, owner: &str, stem: &str, path: PathBuf) -> Listed {
         let repository = format!("{owner}/{stem}");
         let outcome = match RepoKey::parse(&repository) {
-            Err(err) => Err(format!("the file name is not a registry key: {err}")),
+            Err(key_error) => Err(RegistryError::Unusable { key_error, path: path.clone() }.to_string()),
             Ok(key) if key.to_string() != repository => {
                 Err(format!("the path is not lowercase; lookups of {key} read {}", self.record_path(&key).display()))
             }
             Ok(key) => match self.read(&key) {
                 Ok(Some((record, _))) => Ok(record),
                 Ok(None) => Err("the record vanished while listing".into()),
-                Err(RegistryError::Record { source, .. }) => Err(source.to_string()),
+                Err(err @ RegistryError::Record { .. }) => Err(err.to_string()),
                 Err(err) => Err(err.to_string()),
             },
         };

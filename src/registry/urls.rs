@@ -124,15 +124,20 @@ impl fmt::Display for ConversationUrl {
 /// is not exactly that shape. Segments are returned only when every byte of the path is
 /// an ID character or `/`, so no escape, dot segment or control character gets through.
 fn path_segments(text: &str) -> Result<Vec<&str>, &'static str> {
+    if text.trim() != text {
+        return Err("it has surrounding whitespace, which is not part of a URL");
+    }
     let Some(path) = text.strip_prefix(PREFIX) else {
         return Err(if text.starts_with("http://") {
             "the scheme must be https"
+        } else if text.to_ascii_lowercase().starts_with(PREFIX) {
+            "the scheme and host must be lowercase, as the browser's address bar shows them"
         } else {
             "it must start with https://chatgpt.com/ (no port, no user, no other host)"
         });
     };
     if path.contains(['?', '#']) {
-        return Err("no query or fragment is allowed");
+        return Err("no query or fragment is allowed, not even an empty '?' or '#'");
     }
     let path = path.strip_suffix('/').unwrap_or(path);
     if !path.bytes().all(|b| b == b'/' || is_id_byte(b)) {

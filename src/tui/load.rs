@@ -31,7 +31,13 @@ pub fn discover(ctx: &Ctx, extra_dirs: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Loads one state file and its journal's last event. `None` when the file is gone.
 pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
-    let mut entry = CycleEntry { path: path.to_path_buf(), state: None, error: None, last_event: None };
+    let mut entry = CycleEntry {
+        path: path.to_path_buf(),
+        state: None,
+        error: None,
+        last_event: None,
+        modified_at: crate::cycle::list::modified_at(path),
+    };
     match state_file::read_bytes(path) {
         Err(StateFileError::Missing(_)) => return None,
         Err(err) => entry.error = Some(redactor.redact(&err.to_string()).into_owned()),

@@ -15,6 +15,8 @@ pub struct CycleEntry {
     pub error: Option<String>,
     /// The journal's last event, for the list's "last event" column.
     pub last_event: Option<EventLine>,
+    /// The file's modification time: the age of a state that records none (reference tool).
+    pub modified_at: Option<String>,
 }
 
 impl CycleEntry {
@@ -46,7 +48,10 @@ impl CycleEntry {
     }
 
     pub fn updated_at(&self) -> Option<&str> {
-        self.state.as_ref().and_then(|s| s.updated_at.as_deref().or(s.created_at.as_deref()))
+        self.state
+            .as_ref()
+            .and_then(|s| s.updated_at.as_deref().or(s.created_at.as_deref()))
+            .or(self.modified_at.as_deref())
     }
 }
 

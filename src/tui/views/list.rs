@@ -110,9 +110,9 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     let name = Span::styled(entry.name(), if entry.error.is_some() { theme.error } else { theme.text });
     let state = entry.state.as_ref();
     let repo = match state {
-        Some(s) => match (&s.pr_ref, &s.repository) {
+        Some(s) => match (&s.pr_ref, s.effective_repository()) {
             (Some(pr), _) => pr.clone(),
-            (None, Some(repo)) => repo.clone(),
+            (None, Some(repo)) => repo,
             (None, None) => "—".into(),
         },
         None => "—".into(),

@@ -18,7 +18,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let pad = 16;
     let none = || "—".to_owned();
     let mut lines = vec![
-        field(theme, "Repository", pad, state.repository.clone().unwrap_or_else(none), theme.text),
+        field(theme, "Repository", pad, state.effective_repository().unwrap_or_else(none), theme.text),
         field(theme, "PR", pad, state.pr_ref.clone().unwrap_or_else(none), theme.text),
         field(theme, "Project", pad, state.project_name.clone().unwrap_or_else(none), theme.text),
         field(theme, "Project URL", pad, state.project_url.clone().unwrap_or_else(none), theme.info),
