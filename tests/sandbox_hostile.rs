@@ -322,31 +322,24 @@ fn with_the_sandbox_off_the_attack_succeeds_and_every_output_says_unsandboxed() 
     let log = std::fs::read_to_string(report["log_path"].as_str().unwrap()).unwrap();
     assert!(log.contains(&format!("{}-ssh", lab.canary)), "the control did not see the leak:\n{log}");
     // `next` and `doctor` say it too.
-    let start = lab.run(&[
-        "forge",
-        "--request",
-        "Add dark mode",
-        "--intent-brief",
-        support::BRIEF,
-        "--webgpt-question",
-        support::QUESTION,
-        "--state",
-        "c.json",
-    ]);
-    assert_eq!(start.code, 0, "{}", start.stdout);
+    lab.start_cycle("c.json");
     assert_eq!(lab.run(&["next", "--state", "c.json"]).json()["sandbox"], "unsandboxed");
-    let doctor = lab.run(&["doctor"]).json();
-    let check = doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == "sandbox").unwrap().clone();
+    let check = sandbox_check(&lab);
     assert_eq!(check["ok"], false, "{check}");
 }
 
-/// `doctor` builds a sandbox and says which tier works; `next` says nothing about it then.
+/// The `sandbox` entry of `forgeloop doctor`.
+fn sandbox_check(lab: &Lab) -> serde_json::Value {
+    let doctor = lab.run(&["doctor"]).json();
+    doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == "sandbox").cloned().unwrap()
+}
+
+/// `doctor` builds a sandbox and says which tier works, or why none does and the fixes.
 #[test]
 fn doctor_reports_the_tier_that_works() {
     for tier in [Tier::Namespaces, Tier::Landlock] {
         let lab = Lab::new(tier, Who::Root);
-        let doctor = lab.run(&["doctor"]).json();
-        let check = doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == "sandbox").unwrap().clone();
+        let check = sandbox_check(&lab);
         assert_eq!(check["ok"], true, "{check}");
         let detail = check["detail"].as_str().unwrap();
         assert!(detail.starts_with(&format!("{} tier works here", tier.kind())), "{detail}");
@@ -354,8 +347,7 @@ fn doctor_reports_the_tier_that_works() {
     }
     let mut lab = Lab::new(Tier::Namespaces, Who::Root);
     lab.set_env("FORGELOOP_SANDBOX_REFUSE", "namespaces,landlock");
-    let doctor = lab.run(&["doctor"]).json();
-    let check = doctor["checks"].as_array().unwrap().iter().find(|c| c["name"] == "sandbox").unwrap().clone();
+    let check = sandbox_check(&lab);
     assert_eq!(check["ok"], false, "{check}");
     assert!(check["fix"].as_str().unwrap().contains("sandbox = \"off\""), "{check}");
 }
@@ -391,18 +383,7 @@ fn with_no_tier_available_forge_pr_refuses_and_changes_nothing() {
     let mut lab = Lab::new(Tier::Namespaces, Who::Root);
     lab.set_env("FORGELOOP_SANDBOX_REFUSE", "namespaces,landlock");
     let n = lab.hostile_pr(&[("attack.sh", "echo ran > /dev/null\n")], &[]);
-    let start = lab.run(&[
-        "forge",
-        "--request",
-        "Add dark mode",
-        "--intent-brief",
-        support::BRIEF,
-        "--webgpt-question",
-        support::QUESTION,
-        "--state",
-        "c.json",
-    ]);
-    assert_eq!(start.code, 0, "{}", start.stdout);
+    lab.start_cycle("c.json");
     let state_path = lab.w.path("c.json");
     let before = std::fs::read(&state_path).unwrap();
     let sidecar_before = support::snapshot(&lab.w.path("c.d"));

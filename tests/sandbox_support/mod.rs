@@ -250,6 +250,22 @@ impl Lab {
         }
     }
 
+    /// Starts a cycle (the reference test brief) at `state`.
+    pub fn start_cycle(&self, state: &str) {
+        let run = self.run(&[
+            "forge",
+            "--request",
+            "Add dark mode",
+            "--intent-brief",
+            crate::support::BRIEF,
+            "--webgpt-question",
+            crate::support::QUESTION,
+            "--state",
+            state,
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+    }
+
     /// `forgeloop test` of PR `n` with `commands` (JSON); the report must name the lab's tier.
     pub fn test(&self, n: u64, commands: &str) -> Attack {
         let file = self.w.path(&format!("commands-{n}.json"));
