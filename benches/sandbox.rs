@@ -2,25 +2,24 @@
 //! the sandbox helper in each tier, exactly as the runner starts it (the release binary, the
 //! plan's argv and environment). SPEC §10: at most 15 ms more than unsandboxed.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use forgeloop::domain::commands::parse_commands;
-use forgeloop::sandbox::{self, PrivateDirs, Settings};
+use forgeloop::sandbox::{self, PrivateDirs, Settings, Started};
 
-fn run(program: &PathBuf, args: &[String], env: &BTreeMap<String, String>, cwd: &std::path::Path) {
-    let status = Command::new(program)
-        .args(args)
+fn run(started: &Started) {
+    let status = Command::new(&started.program)
+        .args(&started.args)
         .env_clear()
-        .envs(env)
-        .current_dir(cwd)
+        .envs(&started.env)
+        .current_dir(&started.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
         .unwrap();
-    assert!(status.success(), "{program:?} {args:?} failed");
+    assert!(status.success(), "{started:?} failed");
 }
 
 fn bench(c: &mut Criterion) {
@@ -35,18 +34,16 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("sandbox");
     group.sample_size(50);
     let direct = sandbox::prepare(&Settings { enabled: false, ..settings.clone() }, &profile, &parent, &[]).unwrap();
-    let mut env = base_env.clone();
-    let (program, args) = direct.wrap(&argv, checkout.path(), &private, &mut env);
-    group.bench_function("unsandboxed_true", |b| b.iter(|| run(&program, &args, &env, checkout.path())));
+    let started = direct.wrap(&argv, checkout.path(), &private, base_env.clone());
+    group.bench_function("unsandboxed_true", |b| b.iter(|| run(&started)));
 
     for (name, refuse) in [("namespaces_true", ""), ("landlock_true", "namespaces")] {
         // SAFETY: set before any thread of this bench starts a child; read by prepare below.
         unsafe { std::env::set_var(sandbox::REFUSE_ENV, refuse) };
         let plan = sandbox::prepare(&settings, &profile, &parent, &[]).unwrap();
         eprintln!("{name}: {:?}", plan.info());
-        let mut env = base_env.clone();
-        let (program, args) = plan.wrap(&argv, checkout.path(), &private, &mut env);
-        group.bench_function(name, |b| b.iter(|| run(&program, &args, &env, checkout.path())));
+        let started = plan.wrap(&argv, checkout.path(), &private, base_env.clone());
+        group.bench_function(name, |b| b.iter(|| run(&started)));
     }
     group.finish();
 }

@@ -262,6 +262,79 @@ every_way!(memory_mb_caps_what_the_run_can_take, |lab: Lab| {
     assert!(attack.report["environment"]["sandbox"]["memory_limit"].is_string());
 });
 
+/// The commands file's `env` is the command's, not the helper's: `LD_PRELOAD` pointing at a
+/// library the PR built must not load into the (unsandboxed) sandbox helper.
+#[test]
+fn ld_preload_from_the_commands_file_never_reaches_the_helper() {
+    for tier in [Tier::Namespaces, Tier::Landlock] {
+        let lab = Lab::new(tier, Who::Root);
+        let flag = lab.w.path(&format!("preloaded-{}", lab.canary));
+        let evil = format!(
+            "#include <stdio.h>\n__attribute__((constructor)) static void hit(void) {{ FILE *f = fopen(\"{}\", \"a\"); if (f) {{ fputs(\"x\", f); fclose(f); }} }}\n",
+            flag.display()
+        );
+        let n = lab.hostile_pr(&[("evil.c", &evil)], &[]);
+        let commands = r#"{"commands": [["cc", "-shared", "-fPIC", "-o", "evil.so", "evil.c"],
+            {"argv": ["true"], "env": {"LD_PRELOAD": "./evil.so", "LD_LIBRARY_PATH": "."}}]}"#;
+        let attack = lab.test(n, commands);
+        assert!(attack.log.contains("$ cc -shared"), "{}", attack.log);
+        assert!(!flag.exists(), "{tier:?}: the library ran outside the sandbox:\n{}", attack.log);
+    }
+}
+
+/// A test cannot type into the person's terminal: the run has no controlling terminal, so
+/// TIOCSTI on /dev/tty has nothing to push into. Run under tmux as a person would; the
+/// injected line would create a file when the pane's shell reads it.
+#[test]
+fn a_test_cannot_push_keystrokes_into_the_persons_terminal() {
+    if std::process::Command::new("tmux").arg("-V").output().is_err() {
+        panic!("tmux is needed for this test (CI installs it)");
+    }
+    for tier in [Tier::Namespaces, Tier::Landlock] {
+        let lab = Lab::new(tier, Who::Root);
+        let flag = lab.w.path("injected");
+        let inject = format!(
+            "import fcntl, os, termios\nfd = os.open('/dev/tty', os.O_RDWR)\nfor c in 'touch {}\\n':\n    fcntl.ioctl(fd, termios.TIOCSTI, c.encode())\nprint('injected')\n",
+            flag.display()
+        );
+        let n = lab.hostile_pr(&[("inject.py", &inject)], &[]);
+        let commands = lab.w.path("commands-tty.json");
+        std::fs::write(&commands, r#"[["python3", "inject.py"]]"#).unwrap();
+        let cmd =
+            lab.command(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", commands.to_str().unwrap()]);
+        let env: Vec<String> = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some(format!("{}={}", k.to_str()?, shell_quote(v?.to_str()?))))
+            .collect();
+        let program = cmd.get_program().to_str().unwrap().to_owned();
+        let args: Vec<String> = cmd.get_args().map(|a| shell_quote(a.to_str().unwrap())).collect();
+        let done = lab.w.path("done");
+        let line =
+            format!("env -i {} {} {} > /dev/null; touch {}", env.join(" "), program, args.join(" "), done.display());
+        let session = format!("fl-tty-{}", &lab.canary[6..16]);
+        let status = std::process::Command::new("tmux")
+            .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "20", "sh"])
+            .current_dir(lab.w.sb.dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::process::Command::new("tmux").args(["send-keys", "-t", &session, &line, "Enter"]).status().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while !done.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Give the pane's shell time to read anything that was pushed into its input.
+        std::thread::sleep(Duration::from_millis(700));
+        let _ = std::process::Command::new("tmux").args(["kill-session", "-t", &session]).status();
+        assert!(done.exists(), "forgeloop did not finish in the pane");
+        assert!(!flag.exists(), "{tier:?}: a keystroke pushed by the test ran in the person's shell");
+    }
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 /// A Rust crate builds with the toolchain bound back read-only (root's own toolchain; the
 /// ordinary user has none of its own here).
 #[test]
@@ -367,6 +440,12 @@ fn a_commands_file_cannot_turn_the_sandbox_off_or_reach_into_the_home() {
             format!(r#"{{"commands": [["sh", "attack.sh"]], "write_paths": ["{}"]}}"#, lab.forgeloop_home().display()),
             "SANDBOX_PATH_REFUSED",
         ),
+        // The shared /tmp holds other runs' private directories and agent sockets; the system
+        // trees stay read-only; the machine's secrets stay hidden.
+        (r#"{"commands": [["sh", "attack.sh"]], "read_paths": ["/tmp"]}"#.to_owned(), "SANDBOX_PATH_REFUSED"),
+        (r#"{"commands": [["sh", "attack.sh"]], "write_paths": ["/etc"]}"#.to_owned(), "SANDBOX_PATH_REFUSED"),
+        (r#"{"commands": [["sh", "attack.sh"]], "write_paths": ["/usr/local"]}"#.to_owned(), "SANDBOX_PATH_REFUSED"),
+        (r#"{"commands": [["sh", "attack.sh"]], "read_paths": ["/etc/ssh"]}"#.to_owned(), "SANDBOX_PATH_REFUSED"),
     ] {
         let file = lab.w.path("commands-bad.json");
         std::fs::write(&file, &commands).unwrap();

@@ -42,7 +42,7 @@ use crate::domain::commands::CommandsProfile;
 use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::redact::Redactor;
-use crate::sandbox::{Plan, PrivateDirs};
+use crate::sandbox::{Plan, PrivateDirs, Started};
 use log::CappedLog;
 use output::{OutputSink, TailRing};
 use process::{Cancel, ExecError, Outcome, Spawn};
@@ -192,22 +192,19 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             let _ = progress.send(started);
         }
 
-        let mut env = build_env(req.parent_env, req.profile, index);
-        let (program, args) = match (req.sandbox, &private) {
-            (Some(plan), Some(private)) => plan.wrap(&spec.argv, req.checkout, private, &mut env),
-            _ => match spec.argv.split_first() {
-                Some((program, args)) => (PathBuf::from(program), args.to_vec()),
-                None => (PathBuf::new(), Vec::new()),
-            },
+        let env = build_env(req.parent_env, req.profile, index);
+        let started = match (req.sandbox, &private) {
+            (Some(plan), Some(private)) => plan.wrap(&spec.argv, req.checkout, private, env),
+            _ => Started::direct(&spec.argv, req.checkout, env),
         };
         let timeout_s = req.profile.timeout_for(index);
         let mut tail = TailRing::new(req.failure_tail_chars);
         let mut sink = OutputSink::new(&redactor, &mut log, &mut tail);
         let spawn = Spawn {
-            program: &program,
-            args: &args,
-            env: &env,
-            cwd: req.checkout,
+            program: &started.program,
+            args: &started.args,
+            env: &started.env,
+            cwd: &started.cwd,
             timeout: Duration::from_secs(timeout_s),
             grace: req.kill_grace,
         };

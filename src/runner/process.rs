@@ -110,8 +110,19 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
             .stdin(Stdio::null())
             .stdout(writer)
             .stderr(writer_for_stderr)
-            .process_group(0)
             .kill_on_drop(true);
+        // A session of its own (and so a process group whose id is its pid): no controlling
+        // terminal, so a test cannot open /dev/tty and push keystrokes (TIOCSTI) into the
+        // person's shell.
+        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         command.spawn()
         // `command` drops here, closing our copies of the write end: EOF then means every
         // process holding the pipe has exited.
@@ -188,12 +199,15 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
                     if log_error.is_none()
                         && let Err(error) = sink.push(&buf[..n])
                     {
-                        // Nothing can be recorded any more: stop the command at once.
+                        // Nothing can be recorded any more: stop the command (SIGTERM first, so
+                        // the sandbox helper can take down what the command left, then SIGKILL
+                        // after the grace period).
                         log_error = Some(error);
                         stop.get_or_insert(Stop::LogFailed);
-                        group.signal(libc::SIGKILL);
-                        term_sent.get_or_insert(Instant::now());
-                        killed = true;
+                        if term_sent.is_none() {
+                            group.signal(libc::SIGTERM);
+                            term_sent = Some(Instant::now());
+                        }
                     }
                 }
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
@@ -284,7 +298,14 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         if self.armed {
-            self.signal(libc::SIGKILL);
+            // SIGTERM lets the sandbox helper kill what the command left behind; SIGKILL
+            // follows shortly from a thread of its own (a drop cannot wait).
+            self.signal(libc::SIGTERM);
+            let pgid = self.pgid;
+            let _ = std::thread::Builder::new().name("forgeloop-group-kill".into()).spawn(move || {
+                std::thread::sleep(Duration::from_millis(500));
+                Group { pgid, armed: false }.signal(libc::SIGKILL);
+            });
         }
     }
 }

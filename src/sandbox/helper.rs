@@ -24,7 +24,17 @@ pub fn main(args: &[String]) -> i32 {
     if spec.argv.is_empty() {
         return fail("empty argv");
     }
+    // If forgeloop dies (even by SIGKILL), the helper is told to stop, and takes the run down
+    // with it instead of leaving it running without a timeout.
+    // SAFETY: prctl with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+    }
     let limits = cgroup::Limits::enter(spec.max_processes, spec.memory_mb);
+    // The report says what the probe found; a run that cannot build the same does not run.
+    if !spec.probe && spec.expect_process_limit.as_deref().is_some_and(|want| want != limits.process_limit()) {
+        return fail(&format!("the process limit ({}) could not be set up for this command", limits.process_limit()));
+    }
     if spec.probe {
         let built = Built {
             landlock_abi: restrict::landlock_abi(),
@@ -33,6 +43,12 @@ pub fn main(args: &[String]) -> i32 {
         };
         if spec.tier == Tier::Landlock && built.landlock_abi == 0 {
             return fail("the kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=landlock)");
+        }
+        if spec.tier == Tier::Landlock && built.landlock_abi < 6 {
+            return fail(&format!(
+                "the kernel's Landlock ABI is {}; without ABI 6 (Linux 6.12) it cannot keep a test from signalling your processes",
+                built.landlock_abi
+            ));
         }
         println!("{}", serde_json::to_string(&built).unwrap_or_default());
         let _ = std::io::stdout().flush();

@@ -45,11 +45,21 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
 
 /// Applies the restrictions and execs the command; returns only on failure.
 fn exec_in_sandbox(spec: &Spec, limits: &Limits) -> i32 {
+    // Nothing of the helper's but stdin, stdout and stderr reaches the command.
+    // SAFETY: close_range with integer arguments.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    }
     if let Err(message) = restrict::apply(spec, limits.memory_by_cgroup()) {
         eprintln!("forgeloop: the sandbox could not be built: {message}");
         return EXIT_SANDBOX_FAILED;
     }
-    let error = std::process::Command::new(&spec.argv[0]).args(&spec.argv[1..]).current_dir(&spec.checkout).exec();
+    let error = std::process::Command::new(&spec.argv[0])
+        .args(&spec.argv[1..])
+        .env_clear()
+        .envs(&spec.env)
+        .current_dir(&spec.checkout)
+        .exec();
     exec_failed(&spec.argv[0], &error)
 }
 

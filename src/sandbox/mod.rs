@@ -146,38 +146,40 @@ impl Plan {
         plan
     }
 
-    /// How to start `argv` in the sandbox: the program, its arguments, and changes to the
-    /// command's environment (the private `HOME` and temporary directory, toolchain homes).
+    /// How to start `argv` with the command environment `env`. Sandboxed, the process started
+    /// is the helper, with an empty environment and `/` as its directory: the command's own
+    /// environment (the private `HOME` and temporary directory, toolchain homes) travels in
+    /// the spec and applies only inside, so nothing a commands file sets (`LD_PRELOAD`, say)
+    /// reaches the unsandboxed helper.
     pub fn wrap(
         &self,
         argv: &[String],
         checkout: &Path,
         private: &PrivateDirs,
-        env: &mut BTreeMap<String, String>,
-    ) -> (PathBuf, Vec<String>) {
-        let Some(tier) = self.tier else {
-            return match argv.split_first() {
-                Some((program, args)) => (PathBuf::from(program), args.to_vec()),
-                None => (PathBuf::new(), Vec::new()),
-            };
-        };
+        mut env: BTreeMap<String, String>,
+    ) -> Started {
+        let Some(tier) = self.tier else { return Started::direct(argv, checkout, env) };
         for name in view::DROPPED_VARS {
             env.remove(*name);
         }
         env.extend(self.view.env_set.clone());
-        match (tier, &self.view.home) {
-            (Tier::Namespaces, Some(home)) => {
-                env.insert("HOME".into(), home.display().to_string());
-            }
-            _ => {
-                env.insert("HOME".into(), private.home().display().to_string());
-            }
-        }
+        let home = match (tier, &self.view.home) {
+            (Tier::Namespaces, Some(home)) => home.clone(),
+            _ => private.home(),
+        };
+        env.insert("HOME".into(), home.display().to_string());
         let tmp = if tier == Tier::Namespaces { PathBuf::from("/tmp") } else { private.tmp() };
         env.insert("TMPDIR".into(), tmp.display().to_string());
-        let spec = self.spec(tier, argv, checkout, private, false);
+        let mut spec = self.spec(tier, argv, checkout, private, false);
+        spec.env = env;
+        spec.expect_process_limit = Some(self.built.process_limit.clone());
         let json = serde_json::to_string(&spec).unwrap_or_default();
-        (self.helper.clone(), vec![HELPER_ARG.to_owned(), json])
+        Started {
+            program: self.helper.clone(),
+            args: vec![HELPER_ARG.to_owned(), json],
+            env: BTreeMap::new(),
+            cwd: PathBuf::from("/"),
+        }
     }
 
     fn spec(&self, tier: Tier, argv: &[String], checkout: &Path, private: &PrivateDirs, probe: bool) -> Spec {
@@ -192,7 +194,29 @@ impl Plan {
             memory_mb: self.memory_mb,
             probe,
             argv: argv.to_vec(),
+            env: BTreeMap::from([("PATH".to_owned(), "/usr/bin:/bin:/usr/sbin:/sbin".to_owned())]),
+            expect_process_limit: None,
         }
+    }
+}
+
+/// A process to start for one command: the command itself, or the sandbox helper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+}
+
+impl Started {
+    /// The command as is (no sandbox).
+    pub fn direct(argv: &[String], cwd: &Path, env: BTreeMap<String, String>) -> Started {
+        let (program, args) = match argv.split_first() {
+            Some((program, args)) => (PathBuf::from(program), args.to_vec()),
+            None => (PathBuf::new(), Vec::new()),
+        };
+        Started { program, args, env, cwd: cwd.to_path_buf() }
     }
 }
 
@@ -325,7 +349,7 @@ fn probe(plan: &Plan, tier: Tier) -> Result<Built, String> {
         .arg(HELPER_ARG)
         .arg(json)
         .env_clear()
-        .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
+        .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -57,15 +57,17 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     for path in spec.view.write.iter().chain(std::iter::once(&spec.checkout)) {
         container.bindmount_rw(&path.to_string_lossy(), &path.to_string_lossy());
     }
-    // Machine secrets under /etc: covered by an empty tmpfs or /dev/null. Landlock leaves them
-    // out too; this matters where the kernel has no Landlock. Files are covered only for root
-    // (an ordinary user cannot read them anyway, and the mount needs write access to them).
+    // What must stay hidden inside the system trees (machine secrets, a home under /opt, …):
+    // covered by an empty tmpfs or /dev/null. Landlock leaves them out too; the mounts matter
+    // where the kernel has no Landlock. A file is covered only when this user owns it (hakoniwa
+    // opens a file's mount point for writing, which inside the namespace only an owner can);
+    // a file of another owner that is not world-readable is unreadable inside anyway.
     for hidden in &spec.view.hidden {
         let target = hidden.to_string_lossy();
         if hidden.is_dir() {
             let flags = MountOptions::NOSUID | MountOptions::NODEV | MountOptions::RDONLY;
             container.mount("tmpfs", &target, "tmpfs", flags, None);
-        } else if uid == 0 {
+        } else if owned_by(hidden, uid) {
             container.bindmount_ro("/dev/null", &target);
         }
     }
@@ -89,7 +91,7 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
             exec_failed(&inner.argv[0], &error)
         })
     };
-    command.envs(std::env::vars()).current_dir(&spec.checkout);
+    command.envs(&spec.env).current_dir(&spec.checkout);
     let mut child = command.spawn().map_err(|e| e.to_string())?;
     let status = child.wait().map_err(|e| e.to_string())?;
     match status.exit_code {
@@ -97,6 +99,11 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
         None if status.code > 128 && status.code < 128 + 65 => Ok(Ended::Signalled(status.code - 128)),
         None => Err(status.reason),
     }
+}
+
+fn owned_by(path: &Path, uid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    path.symlink_metadata().is_ok_and(|m| m.is_file() && m.uid() == uid)
 }
 
 fn within_system(path: &Path, spec: &Spec) -> bool {

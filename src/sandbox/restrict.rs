@@ -17,8 +17,9 @@ use super::spec::{Spec, Tier};
 /// The newest Landlock ABI handled; older kernels enforce what they know (best effort). ABI 9
 /// adds `ResolveUnix`: connecting to a Unix socket outside the allowed trees is then refused.
 const NEWEST: ABI = ABI::V9;
-/// Device files a test may read and write (and, for a terminal, ioctl).
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+/// Device files a test may read and write. Not `/dev/tty`: a run has no controlling terminal
+/// (the runner starts it in a session of its own), and never the person's.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 
 /// The kernel's Landlock ABI version, 0 without Landlock.
 pub fn landlock_abi() -> u32 {
@@ -33,8 +34,11 @@ pub fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
     set_limits(spec, memory_by_cgroup)?;
     drop_capabilities()?;
     landlock(spec)?;
-    if spec.tier == Tier::Landlock && !spec.network {
-        deny_network_sockets()?;
+    if spec.tier == Tier::Landlock {
+        // Unix sockets by path (the session bus, ssh-agent, docker.sock) are out of Landlock's
+        // reach before ABI 9: refuse creating them then, whatever `network` says.
+        let unix = landlock_abi() >= 9;
+        deny_sockets(!spec.network, !unix)?;
     }
     Ok(())
 }
@@ -100,21 +104,7 @@ fn landlock(spec: &Spec) -> Result<(), String> {
 
     let mut rules: BTreeMap<std::path::PathBuf, BitFlags<AccessFs>> = BTreeMap::new();
     for dir in &spec.view.system {
-        if dir == Path::new("/etc") && spec.tier == Tier::Landlock {
-            // Each entry but the machine's secrets: Landlock can only allow, never carve out.
-            // (The first tier covers them with mounts, or they are not readable to begin with.)
-            if let Ok(entries) = std::fs::read_dir(dir) {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    if !spec.view.hidden.contains(&path) {
-                        rules.insert(path, read);
-                    }
-                }
-            }
-            rules.insert(dir.clone(), AccessFs::ReadDir.into());
-        } else {
-            rules.insert(dir.clone(), read);
-        }
+        grant_except_hidden(dir, read, &spec.view.hidden, &mut rules, 0);
     }
     for path in &spec.view.read {
         rules.insert(path.clone(), read);
@@ -155,6 +145,33 @@ fn landlock(spec: &Spec) -> Result<(), String> {
     Ok(())
 }
 
+/// Grants `access` beneath `path`, except beneath the hidden paths: Landlock can only allow,
+/// never carve out, so a directory holding a hidden entry is granted entry by entry (its own
+/// listing stays readable: names only).
+fn grant_except_hidden(
+    path: &Path,
+    access: BitFlags<AccessFs>,
+    hidden: &[std::path::PathBuf],
+    rules: &mut BTreeMap<std::path::PathBuf, BitFlags<AccessFs>>,
+    depth: usize,
+) {
+    if hidden.iter().any(|h| h == path) {
+        return;
+    }
+    let holds_hidden = hidden.iter().any(|h| h.starts_with(path));
+    let is_dir = path.symlink_metadata().is_ok_and(|m| m.is_dir());
+    if !(holds_hidden && is_dir && depth < 16) {
+        rules.insert(path.to_path_buf(), access);
+        return;
+    }
+    rules.insert(path.to_path_buf(), AccessFs::ReadDir.into());
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for entry in entries.flatten() {
+            grant_except_hidden(&entry.path(), access, hidden, rules, depth + 1);
+        }
+    }
+}
+
 fn no_new_privs() -> Result<(), String> {
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
@@ -163,13 +180,23 @@ fn no_new_privs() -> Result<(), String> {
     Ok(())
 }
 
-/// Second tier without `"network": true`: only Unix sockets (and socketpairs) may be created,
-/// and io_uring, which can open sockets of its own, is refused.
-fn deny_network_sockets() -> Result<(), String> {
-    let not_unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)
-        .map_err(|e| e.to_string())?;
+/// Second tier: refuses creating network sockets (`network`: every family but Unix) and/or
+/// Unix sockets (`unix`); `socketpair` stays allowed. io_uring, which can open sockets of its
+/// own, is refused.
+fn deny_sockets(network: bool, unix: bool) -> Result<(), String> {
+    let family =
+        |op| SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, libc::AF_UNIX as u64).map_err(|e| e.to_string());
+    let mut socket_rules = Vec::new();
+    if network {
+        socket_rules.push(SeccompRule::new(vec![family(SeccompCmpOp::Ne)?]).map_err(|e| e.to_string())?);
+    }
+    if unix {
+        socket_rules.push(SeccompRule::new(vec![family(SeccompCmpOp::Eq)?]).map_err(|e| e.to_string())?);
+    }
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![not_unix]).map_err(|e| e.to_string())?]);
+    if !socket_rules.is_empty() {
+        rules.insert(libc::SYS_socket, socket_rules);
+    }
     for call in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
         rules.insert(call, vec![]);
     }

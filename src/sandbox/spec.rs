@@ -1,6 +1,7 @@
 //! The instructions the forgeloop process hands to the sandbox helper for one command: the
 //! tier, the view, the limits and the argv. Serialized as one JSON argument of the helper.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,12 @@ pub struct Spec {
     #[serde(default)]
     pub probe: bool,
     pub argv: Vec<String>,
+    /// The command's whole environment (the helper itself runs with none).
+    pub env: BTreeMap<String, String>,
+    /// How the probe bounded processes (`cgroup`, `rlimit`, `none`), as the report will say:
+    /// a command for which the helper cannot set up the same does not run.
+    #[serde(default)]
+    pub expect_process_limit: Option<String>,
 }
 
 /// What the helper could build, as it reports it when probing.

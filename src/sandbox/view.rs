@@ -43,6 +43,15 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".pypirc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".pgpass",
+    ".vault-token",
+    ".terraformrc",
+    ".terraform.d",
+    ".config/hub",
+    ".password-store",
 ];
 
 /// Variables that name a toolchain's home: bound back read-only at their real path, and set
@@ -122,9 +131,14 @@ pub struct Denied {
 
 impl Denied {
     pub fn new(home: Option<&Path>, protected: &[PathBuf]) -> Denied {
+        // Shared temporary directories hold other runs' private directories and agent sockets.
         let mut roots: Vec<PathBuf> =
-            ["/root", "/home", "/proc", "/sys", "/dev", "/run", "/var/run"].iter().map(PathBuf::from).collect();
-        let mut stores = Vec::new();
+            ["/root", "/home", "/proc", "/sys", "/dev", "/run", "/var/run", "/tmp", "/var/tmp"]
+                .iter()
+                .map(PathBuf::from)
+                .collect();
+        roots.push(std::env::temp_dir());
+        let mut stores: Vec<PathBuf> = HIDDEN_ETC.iter().map(PathBuf::from).collect();
         if let Some(home) = home {
             roots.push(home.to_path_buf());
             for store in CREDENTIAL_STORES {
@@ -207,7 +221,6 @@ pub fn build(
             view.system.push(path.to_path_buf());
         }
     }
-    view.hidden = HIDDEN_ETC.iter().map(PathBuf::from).filter(|p| p.symlink_metadata().is_ok()).collect();
 
     // Toolchain homes: allowed even inside the real home, never if they are (or contain) the
     // home itself or a credential store.
@@ -249,16 +262,75 @@ pub fn build(
         }
     }
 
-    for (what, list, target) in
-        [("read_paths", &profile.read_paths, &mut view.read), ("write_paths", &profile.write_paths, &mut view.write)]
-    {
+    for (what, list) in [("read_paths", &profile.read_paths), ("write_paths", &profile.write_paths)] {
         for raw in list {
-            let path =
-                denied.check(Path::new(raw)).map_err(|reason| PathRefused { what, path: raw.clone(), reason })?;
+            let refused = |reason: String| PathRefused { what, path: raw.clone(), reason };
+            let path = denied.check(Path::new(raw)).map_err(refused)?;
+            let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+            let in_system = |p: &Path| view.system.iter().any(|dir| p.starts_with(dir) || dir.starts_with(p));
+            if what == "write_paths" && (in_system(&path) || in_system(&real)) {
+                return Err(refused("the system trees stay read-only".into()));
+            }
+            if what == "read_paths" && (in_system(&path) || in_system(&real)) {
+                // Already visible (and its hidden parts stay hidden).
+                continue;
+            }
+            let target = if what == "read_paths" { &mut view.read } else { &mut view.write };
             push_unique(target, [path]);
         }
     }
+    view.hidden = hidden_paths(&view, &denied);
     Ok(view)
+}
+
+/// What must stay hidden inside the visible system trees: the machine's secrets under `/etc`;
+/// when forgeloop runs as root, every file there that is not world-readable (root owns them,
+/// so nothing else would stop it); and any home, credential store or forgeloop file that
+/// happens to live inside a system tree (`HOME=/opt/ci`, `FORGELOOP_HOME=/opt/forgeloop`).
+fn hidden_paths(view: &View, denied: &Denied) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> =
+        HIDDEN_ETC.iter().map(PathBuf::from).filter(|p| p.symlink_metadata().is_ok()).collect();
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        not_world_readable(Path::new("/etc"), &mut hidden, 0);
+    }
+    let visible = |p: &Path| view.system.iter().any(|dir| p.starts_with(dir) && p != dir.as_path());
+    for path in denied.roots.iter().chain(denied.stores.iter()) {
+        if visible(path) && path.symlink_metadata().is_ok() && !hidden.contains(path) {
+            hidden.push(path.clone());
+        }
+    }
+    // A hidden directory hides what is below it.
+    let mut outer: Vec<PathBuf> = Vec::new();
+    hidden.sort();
+    for path in hidden {
+        if !outer.iter().any(|o| path.starts_with(o)) {
+            outer.push(path);
+        }
+    }
+    outer
+}
+
+/// Entries under `dir` that others may not read (a directory without `o+rx` hides its tree).
+fn not_world_readable(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let Ok(meta) = entry.path().symlink_metadata() else { continue };
+        let mode = meta.permissions().mode();
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        if meta.is_dir() {
+            if mode & 0o005 != 0o005 {
+                out.push(entry.path());
+            } else if depth < 8 {
+                not_world_readable(&entry.path(), out, depth + 1);
+            }
+        } else if mode & 0o004 == 0 {
+            out.push(entry.path());
+        }
+    }
 }
 
 /// A toolchain or `PATH` directory is bound unless it would expose a home, a credential store
