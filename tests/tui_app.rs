@@ -472,3 +472,25 @@ fn help_and_hints_come_from_the_keymap() {
     key(&mut app, &mut d, KeyCode::Esc);
     assert!(app.popups.is_empty());
 }
+
+/// A state the reference tool wrote (no timestamps, no binding, the SHA only in its report):
+/// the control room shows its repository, tested SHA and an age from the file.
+#[test]
+fn a_reference_tool_state_shows_its_repository_and_age() {
+    let fx = Fixture::new();
+    let sha = "c".repeat(40);
+    let state = serde_json::json!({
+        "status": "READY_TO_MERGE", "request": "r", "intent_brief": "b", "webgpt_question": "q",
+        "pr_ref": "https://github.com/acme/widget/pull/7", "iteration": 1, "max_iterations": 5,
+        "task_space": "webgpt-orchestrator:old", "next_action": "n", "webgpt_handoff": "",
+        "report": {"status": "TEST_PASSED", "repository": "acme/widget", "pull_request": 7, "head_sha": sha,
+                   "commands": [], "comment_markdown": "", "comment_published": false}
+    });
+    fx.garbage("old.json", serde_json::to_string(&state).unwrap().as_bytes());
+    let (app, _) = fx.app("dark");
+    let entry = app.cycles.iter().find(|c| c.name() == "old").unwrap();
+    assert!(entry.updated_at().is_some_and(|t| t.ends_with('Z')), "the file's age: {entry:?}");
+    let loaded = entry.state.as_ref().unwrap();
+    assert_eq!(loaded.effective_repository().as_deref(), Some("acme/widget"));
+    assert_eq!(loaded.tested_head_sha(), Some(sha.as_str()));
+}
