@@ -54,6 +54,11 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".password-store",
 ];
 
+/// Entries of a shared temporary directory that belong to someone: forgeloop's own private
+/// directories, agent and multiplexer sockets, systemd's private temporaries.
+const PRIVATE_TMP_PREFIXES: &[&str] =
+    &["forgeloop-run-", "ssh-", "tmux-", "gpg", ".X11-unix", ".ICE-unix", "systemd-private-", "hakoniwa-"];
+
 /// Variables that name a toolchain's home: bound back read-only at their real path, and set
 /// explicitly so a tool finds them when `HOME` is private. The second field is the default
 /// location under `HOME` used when the variable is unset.
@@ -123,6 +128,9 @@ pub struct PathRefused {
 /// the registry, the config) and the credential stores.
 pub struct Denied {
     roots: Vec<PathBuf>,
+    /// Shared temporary directories: never granted whole (they hold other runs' private
+    /// directories and agent sockets); a directory made inside them for a project may be.
+    shared_tmp: Vec<PathBuf>,
     /// Where a toolchain lives inside a denied root (e.g. `~/.cargo/bin`): allowed.
     exceptions: Vec<PathBuf>,
     /// Never allowed, exceptions or not.
@@ -131,13 +139,10 @@ pub struct Denied {
 
 impl Denied {
     pub fn new(home: Option<&Path>, protected: &[PathBuf]) -> Denied {
-        // Shared temporary directories hold other runs' private directories and agent sockets.
         let mut roots: Vec<PathBuf> =
-            ["/root", "/home", "/proc", "/sys", "/dev", "/run", "/var/run", "/tmp", "/var/tmp"]
-                .iter()
-                .map(PathBuf::from)
-                .collect();
-        roots.push(std::env::temp_dir());
+            ["/root", "/home", "/proc", "/sys", "/dev", "/run", "/var/run"].iter().map(PathBuf::from).collect();
+        let mut shared_tmp: Vec<PathBuf> = vec!["/tmp".into(), "/var/tmp".into(), std::env::temp_dir()];
+        shared_tmp.extend(shared_tmp.clone().iter().filter_map(|p| p.canonicalize().ok()));
         let mut stores: Vec<PathBuf> = HIDDEN_ETC.iter().map(PathBuf::from).collect();
         if let Some(home) = home {
             roots.push(home.to_path_buf());
@@ -157,7 +162,7 @@ impl Denied {
                 }
             }
         }
-        Denied { roots, exceptions: Vec::new(), stores }
+        Denied { roots, shared_tmp, exceptions: Vec::new(), stores }
     }
 
     /// Why `path` (absolute, normalised) may not be granted, if it may not.
@@ -170,6 +175,22 @@ impl Denied {
         }
         if let Some(root) = self.roots.iter().find(|r| path.starts_with(r) || r.starts_with(path)) {
             return Some(format!("it is or contains {}, which a test never sees", root.display()));
+        }
+        if let Some(tmp) = self.shared_tmp.iter().find(|t| t.starts_with(path)) {
+            return Some(format!(
+                "it is or contains the shared {}, which holds other runs' private directories; grant a directory made inside it",
+                tmp.display()
+            ));
+        }
+        for tmp in &self.shared_tmp {
+            let first = path.strip_prefix(tmp).ok().and_then(|rest| rest.components().next());
+            let name = first.map(|c| c.as_os_str().to_string_lossy().into_owned()).unwrap_or_default();
+            if PRIVATE_TMP_PREFIXES.iter().any(|p| name.starts_with(p)) {
+                return Some(format!(
+                    "{} belongs to another program (an agent socket, a private directory)",
+                    tmp.join(&name).display()
+                ));
+            }
         }
         None
     }
@@ -415,6 +436,14 @@ mod tests {
             build(&env(&home, "/usr/bin"), &parse_commands(&text).unwrap(), &protected)
         };
         assert_eq!(grant("read_paths", &data).unwrap().read.last(), Some(&data));
+        // A directory made inside the shared temporary directory for a project may be granted;
+        // an agent's socket directory there may not.
+        assert_eq!(grant("write_paths", &data).unwrap().write.last(), Some(&data));
+        let agent = std::env::temp_dir().join(format!("ssh-forgeloop-test-{}", std::process::id()));
+        std::fs::create_dir_all(&agent).unwrap();
+        let refused = grant("read_paths", &agent).unwrap_err();
+        std::fs::remove_dir_all(&agent).unwrap();
+        assert!(refused.reason.contains("belongs to another program"), "{refused}");
         for (key, path) in [
             ("read_paths", home.join(".ssh")),
             ("read_paths", home.clone()),
@@ -424,6 +453,10 @@ mod tests {
             ("read_paths", dir.path().to_path_buf()),
             ("read_paths", PathBuf::from("/")),
             ("read_paths", PathBuf::from("/proc/1")),
+            ("read_paths", PathBuf::from("/tmp")),
+            ("write_paths", std::env::temp_dir()),
+            ("write_paths", PathBuf::from("/etc")),
+            ("read_paths", PathBuf::from("/etc/shadow")),
         ] {
             let err = grant(key, &path).unwrap_err();
             assert_eq!(err.what, key);
