@@ -273,17 +273,17 @@ pub fn prepare(
 }
 
 /// What this process learned about the machine: the tier that works (or why none does), per
-/// helper, refusal seam and whether memory was asked for. The kernel's abilities do not change
+/// helper, refusal seam, and whether memory and the network were asked for. The kernel's abilities do not change
 /// under a running process, so each run after the first skips the probe.
 type Probed = Result<(Tier, Built), Vec<String>>;
-/// Helper, refusal seam, memory asked for.
-type ProbeKey = (PathBuf, String, bool);
+/// Helper, refusal seam, memory asked for, network shared.
+type ProbeKey = (PathBuf, String, bool, bool);
 static PROBED: std::sync::Mutex<Vec<(ProbeKey, Probed)>> = std::sync::Mutex::new(Vec::new());
 
 /// Probes the tiers in order of strength; the first that runs `true` wins.
 fn choose_tier(plan: &Plan) -> Result<(Tier, Built), SandboxError> {
     let refused = std::env::var(REFUSE_ENV).unwrap_or_default();
-    let key = (plan.helper.clone(), refused.clone(), plan.memory_mb.is_some());
+    let key = (plan.helper.clone(), refused.clone(), plan.memory_mb.is_some(), plan.network);
     let cached = PROBED.lock().ok().and_then(|seen| seen.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
     let probed = match cached {
         Some(probed) => probed,
