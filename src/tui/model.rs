@@ -48,10 +48,8 @@ impl CycleEntry {
     }
 
     pub fn updated_at(&self) -> Option<&str> {
-        self.state
-            .as_ref()
-            .and_then(|s| s.updated_at.as_deref().or(s.created_at.as_deref()))
-            .or(self.modified_at.as_deref())
+        let state = self.state.as_ref()?;
+        state.updated_at.as_deref().or(state.created_at.as_deref()).or(self.modified_at.as_deref())
     }
 }
 
