@@ -8,6 +8,18 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 const V2_ROOT: &str = "/sys/fs/cgroup";
+const PREFIX: &str = "forgeloop-sandbox-";
+
+/// Removes the empty groups of earlier runs under `dir` (`rmdir` refuses any that still holds
+/// a process, so a concurrent run's group is never touched).
+fn sweep(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(PREFIX) {
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
+}
 
 pub struct Limits {
     /// Directories created for this run, with the group each controller came from.
@@ -26,10 +38,14 @@ impl Limits {
         if !root {
             return limits;
         }
-        let name = format!("forgeloop-sandbox-{}", std::process::id());
+        // Unique even when pids are reused; a helper killed before it could clean up leaves an
+        // empty group behind, which the next run removes (`sweep`).
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let name = format!("{PREFIX}{}-{nanos}", std::process::id());
         let memory_bytes = memory_mb.map(|mb| mb.saturating_mul(1024 * 1024));
         if Path::new(V2_ROOT).join("cgroup.controllers").exists() {
             let enabled = fs::read_to_string(Path::new(V2_ROOT).join("cgroup.subtree_control")).unwrap_or_default();
+            sweep(Path::new(V2_ROOT));
             let dir = Path::new(V2_ROOT).join(&name);
             if enabled.split_whitespace().any(|c| c == "pids") && fs::create_dir(&dir).is_ok() {
                 let origin = own_group("").map(|g| Path::new(V2_ROOT).join(g.trim_start_matches('/')));
@@ -44,6 +60,7 @@ impl Limits {
             let pids_dir = Path::new(V2_ROOT).join("pids");
             if let Some(group) = own_group("pids") {
                 let origin = pids_dir.join(group.trim_start_matches('/'));
+                sweep(&origin);
                 let dir = origin.join(&name);
                 if fs::create_dir(&dir).is_ok() {
                     let pids = fs::write(dir.join("pids.max"), max_processes.to_string()).is_ok();
@@ -52,6 +69,7 @@ impl Limits {
             }
             if let (Some(bytes), Some(group)) = (memory_bytes, own_group("memory")) {
                 let origin = Path::new(V2_ROOT).join("memory").join(group.trim_start_matches('/'));
+                sweep(&origin);
                 let dir = origin.join(&name);
                 if fs::create_dir(&dir).is_ok() {
                     let memory = fs::write(dir.join("memory.limit_in_bytes"), bytes.to_string()).is_ok();
