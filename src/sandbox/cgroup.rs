@@ -43,41 +43,43 @@ impl Limits {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let name = format!("{PREFIX}{}-{nanos}", std::process::id());
         let memory_bytes = memory_mb.map(|mb| mb.saturating_mul(1024 * 1024));
-        if Path::new(V2_ROOT).join("cgroup.controllers").exists() {
-            let enabled = fs::read_to_string(Path::new(V2_ROOT).join("cgroup.subtree_control")).unwrap_or_default();
-            sweep(Path::new(V2_ROOT));
-            let dir = Path::new(V2_ROOT).join(&name);
-            if enabled.split_whitespace().any(|c| c == "pids") && fs::create_dir(&dir).is_ok() {
-                let origin = own_group("").map(|g| Path::new(V2_ROOT).join(g.trim_start_matches('/')));
-                let pids = fs::write(dir.join("pids.max"), max_processes.to_string()).is_ok();
-                let memory = memory_bytes.is_some_and(|b| fs::write(dir.join("memory.max"), b.to_string()).is_ok());
-                if limits.join(dir, origin) {
-                    limits.pids = pids;
-                    limits.memory = memory;
-                }
+        let root_dir = Path::new(V2_ROOT);
+        if root_dir.join("cgroup.controllers").exists() {
+            let enabled = fs::read_to_string(root_dir.join("cgroup.subtree_control")).unwrap_or_default();
+            if enabled.split_whitespace().any(|c| c == "pids") {
+                let origin = own_group("").map(|g| root_dir.join(g.trim_start_matches('/')));
+                let mut settings = vec![("pids.max", max_processes.to_string())];
+                settings.extend(memory_bytes.map(|b| ("memory.max", b.to_string())));
+                let took = limits.group(root_dir, &name, origin, &settings);
+                limits.pids = took[0];
+                limits.memory = took.get(1).copied().unwrap_or(false);
             }
         } else {
-            let pids_dir = Path::new(V2_ROOT).join("pids");
             if let Some(group) = own_group("pids") {
-                let origin = pids_dir.join(group.trim_start_matches('/'));
-                sweep(&origin);
-                let dir = origin.join(&name);
-                if fs::create_dir(&dir).is_ok() {
-                    let pids = fs::write(dir.join("pids.max"), max_processes.to_string()).is_ok();
-                    limits.pids = limits.join(dir, Some(origin)) && pids;
-                }
+                let origin = root_dir.join("pids").join(group.trim_start_matches('/'));
+                let settings = [("pids.max", max_processes.to_string())];
+                limits.pids = limits.group(&origin, &name, Some(origin.clone()), &settings)[0];
             }
             if let (Some(bytes), Some(group)) = (memory_bytes, own_group("memory")) {
-                let origin = Path::new(V2_ROOT).join("memory").join(group.trim_start_matches('/'));
-                sweep(&origin);
-                let dir = origin.join(&name);
-                if fs::create_dir(&dir).is_ok() {
-                    let memory = fs::write(dir.join("memory.limit_in_bytes"), bytes.to_string()).is_ok();
-                    limits.memory = limits.join(dir, Some(origin)) && memory;
-                }
+                let origin = root_dir.join("memory").join(group.trim_start_matches('/'));
+                let settings = [("memory.limit_in_bytes", bytes.to_string())];
+                limits.memory = limits.group(&origin, &name, Some(origin.clone()), &settings)[0];
             }
         }
         limits
+    }
+
+    /// Creates `<parent>/<name>` (after sweeping `parent`), writes `settings` into it and moves
+    /// this process in. Which settings took: none when the group could not be made or joined.
+    fn group(&mut self, parent: &Path, name: &str, origin: Option<PathBuf>, settings: &[(&str, String)]) -> Vec<bool> {
+        sweep(parent);
+        let dir = parent.join(name);
+        if fs::create_dir(&dir).is_err() {
+            return vec![false; settings.len()];
+        }
+        let written: Vec<bool> =
+            settings.iter().map(|(file, value)| fs::write(dir.join(file), value).is_ok()).collect();
+        if self.join(dir, origin) { written } else { vec![false; settings.len()] }
     }
 
     /// Moves this process into `dir`; on failure removes it again.

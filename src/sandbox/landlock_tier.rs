@@ -3,12 +3,10 @@
 //! (no network sockets), no capabilities and rlimits; the helper is its child subreaper and
 //! kills every descendant when the command ends or the runner stops the run.
 
-use std::os::unix::process::CommandExt;
-
 use super::cgroup::Limits;
-use super::helper::{Ended, exec_failed};
+use super::helper::{self, Ended};
 use super::spec::Spec;
-use super::{EXIT_SANDBOX_FAILED, reaper, restrict};
+use super::{EXIT_SANDBOX_FAILED, reaper};
 
 pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     // SAFETY: prctl/sigprocmask/fork on a single-threaded process; the child only applies
@@ -50,17 +48,7 @@ fn exec_in_sandbox(spec: &Spec, limits: &Limits) -> i32 {
     unsafe {
         libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
     }
-    if let Err(message) = restrict::apply(spec, limits.memory_by_cgroup()) {
-        eprintln!("forgeloop: the sandbox could not be built: {message}");
-        return EXIT_SANDBOX_FAILED;
-    }
-    let error = std::process::Command::new(&spec.argv[0])
-        .args(&spec.argv[1..])
-        .env_clear()
-        .envs(&spec.env)
-        .current_dir(&spec.checkout)
-        .exec();
-    exec_failed(&spec.argv[0], &error)
+    helper::exec_restricted(spec, limits.memory_by_cgroup())
 }
 
 /// Waits for the command (reaping orphans meanwhile); a stop signal from the runner ends the

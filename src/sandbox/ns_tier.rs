@@ -5,15 +5,14 @@
 //! namespace: when it ends, the kernel kills everything it left behind, and when the helper
 //! dies (the runner's timeout or cancel), the parent-death signal takes the namespace down.
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 use hakoniwa::{Container, MountOptions, Namespace};
 
 use super::cgroup::Limits;
-use super::helper::{Ended, exec_failed};
+use super::helper::{self, Ended};
+use super::restrict;
 use super::spec::Spec;
-use super::{EXIT_SANDBOX_FAILED, restrict};
 
 /// The uid and gid a run started by root has inside: not 0, so the command holds no
 /// capabilities even in its own namespaces (it cannot remount the read-only view).
@@ -50,9 +49,7 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
         container.bindmount_rw(&spec.private_home.to_string_lossy(), &home.to_string_lossy());
     }
     for path in &spec.view.read {
-        if !within_system(path, spec) {
-            container.bindmount_ro(&path.to_string_lossy(), &path.to_string_lossy());
-        }
+        container.bindmount_ro(&path.to_string_lossy(), &path.to_string_lossy());
     }
     for path in spec.view.write.iter().chain(std::iter::once(&spec.checkout)) {
         container.bindmount_rw(&path.to_string_lossy(), &path.to_string_lossy());
@@ -80,15 +77,9 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     let mut command = unsafe {
         container.command_from_closure(move || {
             if !network && let Err(message) = restrict::loopback_up() {
-                eprintln!("forgeloop: the sandbox could not be built: {message}");
-                return EXIT_SANDBOX_FAILED;
+                return helper::fail(&message);
             }
-            if let Err(message) = restrict::apply(&inner, memory_by_cgroup) {
-                eprintln!("forgeloop: the sandbox could not be built: {message}");
-                return EXIT_SANDBOX_FAILED;
-            }
-            let error = std::process::Command::new(&inner.argv[0]).args(&inner.argv[1..]).exec();
-            exec_failed(&inner.argv[0], &error)
+            helper::exec_restricted(&inner, memory_by_cgroup)
         })
     };
     command.envs(&spec.env).current_dir(&spec.checkout);
@@ -104,8 +95,4 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
 fn owned_by(path: &Path, uid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     path.symlink_metadata().is_ok_and(|m| m.is_file() && m.uid() == uid)
-}
-
-fn within_system(path: &Path, spec: &Spec) -> bool {
-    spec.view.system.iter().any(|dir| path.starts_with(dir))
 }

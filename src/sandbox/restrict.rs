@@ -33,11 +33,12 @@ pub fn landlock_abi() -> u32 {
 pub fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
     set_limits(spec, memory_by_cgroup)?;
     drop_capabilities()?;
-    landlock(spec)?;
+    let abi = landlock_abi();
+    landlock(spec, abi)?;
     if spec.tier == Tier::Landlock {
         // Unix sockets by path (the session bus, ssh-agent, docker.sock) are out of Landlock's
         // reach before ABI 9: refuse creating them then, whatever `network` says.
-        let unix = landlock_abi() >= 9;
+        let unix = abi >= 9;
         deny_sockets(!spec.network, !unix)?;
     }
     Ok(())
@@ -85,8 +86,7 @@ fn drop_capabilities() -> Result<(), String> {
 
 /// Read-only and read-write trees of the run, and the scopes (no signals to, ptrace of, or
 /// abstract sockets of processes outside the run). Sets no_new_privs.
-fn landlock(spec: &Spec) -> Result<(), String> {
-    let abi = landlock_abi();
+fn landlock(spec: &Spec, abi: u32) -> Result<(), String> {
     if abi == 0 {
         // The first tier stands without it; the second was refused at the probe.
         return if spec.tier == Tier::Landlock { Err("the kernel has no Landlock".into()) } else { no_new_privs() };

@@ -102,7 +102,8 @@ pub const DROPPED_VARS: &[&str] =
 pub struct View {
     /// Read-only system trees that exist here.
     pub system: Vec<PathBuf>,
-    /// Read-only: toolchain homes, `PATH` directories, the profile's `read_paths`.
+    /// Read-only, outside the system trees: toolchain homes, `PATH` directories, the profile's
+    /// `read_paths`.
     pub read: Vec<PathBuf>,
     /// Read-write besides the checkout: the profile's `write_paths`.
     pub write: Vec<PathBuf>,
@@ -270,7 +271,9 @@ pub fn build(
         toolchains.extend(parts);
     }
     denied.exceptions = toolchains.clone();
-    push_unique(&mut view.read, toolchains);
+    // A toolchain inside a system tree (JAVA_HOME=/usr/lib/jvm/…) is visible already.
+    let outside_system: Vec<PathBuf> = toolchains.into_iter().filter(|t| !covered(t, &view)).collect();
+    push_unique(&mut view.read, outside_system);
 
     // PATH directories not already visible.
     if let Some(path_var) = env.get("PATH") {
