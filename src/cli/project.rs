@@ -188,7 +188,7 @@ fn fields(record: &Record) -> Map<String, Value> {
 /// reference tool) an error that says what is wrong with the stored record and how to fix it.
 fn parse_or_unusable(registry: &Registry, text: &str) -> std::result::Result<RepoKey, RegistryError> {
     RepoKey::parse(text).map_err(|key_error| match registry.unusable_file(text) {
-        Some(path) => RegistryError::Unusable { key_error, path },
+        Some(path) => RegistryError::unusable(key_error, path),
         None => RegistryError::Key(key_error),
     })
 }

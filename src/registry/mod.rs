@@ -37,17 +37,16 @@ pub enum RegistryError {
     Url(#[from] UrlError),
     #[error("{0}")]
     Name(RecordError),
+    /// `hint`: how to remove it ([`repair_hint`]), made when the record was read.
     #[error(
-        "the registry record {path} is unusable: {source}. forgeloop never treats a broken record as absent: {}",
-        repair_hint(.path)
+        "the registry record {path} is unusable: {source}. forgeloop never treats a broken record as absent: {hint}"
     )]
-    Record { path: PathBuf, source: RecordError },
+    Record { path: PathBuf, source: RecordError, hint: String },
     /// A record the reference tool accepted under a name GitHub never allows.
     #[error(
-        "{key_error}. The registry holds {path} for it, which the reference tool accepted, but no GitHub repository can have this name, so no PR will ever match it: {}",
-        repair_hint(.path)
+        "{key_error}. The registry holds {path} for it, which the reference tool accepted, but no GitHub repository can have this name, so no PR will ever match it: {hint}"
     )]
-    Unusable { key_error: KeyError, path: PathBuf },
+    Unusable { key_error: KeyError, path: PathBuf, hint: String },
     #[error("cannot {action} {path}: {source}")]
     Io { action: &'static str, path: PathBuf, source: io::Error },
     #[error(
@@ -111,17 +110,28 @@ impl RegistryError {
 
 /// How to get rid of a record that cannot be used: `unbind` takes it with the exact
 /// `project_url` stored in it (even one that is not valid), so nothing else is removed.
-fn repair_hint(path: &Path) -> String {
+fn repair_hint(path: &Path, bytes: &[u8]) -> String {
     let repo = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let owner = path.parent().and_then(Path::file_name).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let url = fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v.get("project_url").and_then(|u| u.as_str()).map(str::to_owned));
-    let url = url.map_or_else(|| "<the project_url stored in it>".to_owned(), |u| format!("{u:?}"));
+    let url =
+        stored_project_url(bytes).map_or_else(|| "<the project_url stored in it>".to_owned(), |u| format!("{u:?}"));
     format!(
         "remove it with `forgeloop project unbind --repository {owner}/{repo} --project-url {url}`, then bind the right repository with the Project URL as the browser shows it"
     )
+}
+
+/// The `project_url` string a record holds, valid or not.
+fn stored_project_url(bytes: &[u8]) -> Option<String> {
+    let value = serde_json::from_slice::<serde_json::Value>(bytes).ok()?;
+    value.get("project_url")?.as_str().map(str::to_owned)
+}
+
+impl RegistryError {
+    /// The error for a record stored under a name GitHub never allows (read once, for its URL).
+    pub fn unusable(key_error: KeyError, path: PathBuf) -> RegistryError {
+        let hint = repair_hint(&path, &fs::read(&path).unwrap_or_default());
+        RegistryError::Unusable { key_error, path, hint }
+    }
 }
 
 /// The result of `bind`: the stored record (which may be the pre-existing one) and, when
@@ -193,9 +203,7 @@ impl Registry {
             move |source| RegistryError::Io { action, path, source }
         };
         let bytes = fs::read(path).map_err(io_err("read the registry record", path))?;
-        let stored = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|v| v.get("project_url").and_then(|u| u.as_str()).map(str::to_owned));
+        let stored = stored_project_url(&bytes);
         if stored.as_deref() != Some(url_text) {
             return Err(RegistryError::UnusableMismatch {
                 path: path.to_path_buf(),
@@ -231,7 +239,10 @@ impl Registry {
         let Some(bytes) = read_capped(&path)? else { return Ok(None) };
         match Record::parse(&bytes, key) {
             Ok(record) => Ok(Some((record, bytes))),
-            Err(source) => Err(RegistryError::Record { path, source }),
+            Err(source) => {
+                let hint = repair_hint(&path, &bytes);
+                Err(RegistryError::Record { path, source, hint })
+            }
         }
     }
 
@@ -363,7 +374,7 @@ impl Registry {
     fn listed(&self, owner: &str, stem: &str, path: PathBuf) -> Listed {
         let repository = format!("{owner}/{stem}");
         let outcome = match RepoKey::parse(&repository) {
-            Err(key_error) => Err(RegistryError::Unusable { key_error, path: path.clone() }.to_string()),
+            Err(key_error) => Err(RegistryError::unusable(key_error, path.clone()).to_string()),
             Ok(key) if key.to_string() != repository => {
                 Err(format!("the path is not lowercase; lookups of {key} read {}", self.record_path(&key).display()))
             }
