@@ -46,10 +46,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(r.duration.map_or("—".into(), |d| format!("{d:.1}s"))),
                 Cell::from(r.started_at.as_deref().map_or("—".into(), short_time)),
                 Cell::from(Span::styled(r.actor.clone().unwrap_or_default(), theme.muted)),
-                Cell::from(match r.sandbox.as_deref() {
-                    None => Span::styled("—", theme.muted),
-                    Some("unsandboxed") => Span::styled("⚠ unsandboxed", theme.warn),
-                    Some(label) => Span::styled(short_sandbox(label), theme.muted),
+                Cell::from({
+                    let (text, warn) = sandbox_cell(r.sandbox.as_deref());
+                    Span::styled(text, if warn { theme.warn } else { theme.muted })
                 }),
                 Cell::from(Span::styled(r.comment_url.clone().unwrap_or_else(|| "—".into()), theme.info)),
             ]);
@@ -71,8 +70,28 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Table::new(table_rows, widths).header(header).column_spacing(1), area);
 }
 
-/// The Runs table's short form of a run's sandbox label: the tier and whether it had network.
-fn short_sandbox(label: &str) -> String {
-    let tier = if label.starts_with("isolated (Landlock)") { "landlock" } else { "isolated" };
-    if label.contains("host network") { format!("{tier} +net") } else { tier.to_owned() }
+/// The Runs table's short form of a run's sandbox label (the tier and whether it had the
+/// network), and whether it is a warning: an unsandboxed run always is.
+fn sandbox_cell(label: Option<&str>) -> (String, bool) {
+    match label {
+        None => ("—".to_owned(), false),
+        Some("unsandboxed") => ("⚠ unsandboxed".to_owned(), true),
+        Some(label) => {
+            let tier = if label.starts_with("isolated (Landlock)") { "landlock" } else { "isolated" };
+            (if label.contains("host network") { format!("{tier} +net") } else { tier.to_owned() }, false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sandbox_cell;
+
+    #[test]
+    fn the_sandbox_column_warns_about_an_unsandboxed_run() {
+        assert_eq!(sandbox_cell(Some("unsandboxed")), ("⚠ unsandboxed".to_owned(), true));
+        assert_eq!(sandbox_cell(Some("isolated, no network")), ("isolated".to_owned(), false));
+        assert_eq!(sandbox_cell(Some("isolated (Landlock), host network")), ("landlock +net".to_owned(), false));
+        assert_eq!(sandbox_cell(None), ("—".to_owned(), false));
+    }
 }
