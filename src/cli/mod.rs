@@ -164,11 +164,6 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         }
         Command::Block(args) => {
             let status = parse_status(&args.status)?;
-            if status == Status::BlockedMaxIterations {
-                return Err(Error::Invalid(
-                    "BLOCKED_MAX_ITERATIONS is set by forgeloop when the cap is reached".into(),
-                ));
-            }
             Ok(output::json(
                 r,
                 &actions::block(ctx, &ctx.cycle(&args.state)?, status, &args.reason, Actor::Agent)?.state,
@@ -178,14 +173,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             human::require_terminal("confirm")?;
             let paths = ctx.cycle(&args.state)?;
             let state = state_file::load(&paths.state)?;
-            if state.status != Status::AwaitingBriefConfirmation {
-                return Err(crate::domain::machine::Refusal {
-                    status: state.status,
-                    action: "confirming the brief",
-                    hint: "only a brief awaiting confirmation can be confirmed".into(),
-                }
-                .into());
-            }
+            crate::domain::machine::can_confirm(&state)?;
             let summary = format!(
                 "Cycle {}\n\nWebGPT question:\n{}\n\nIntent brief:\n{}\n",
                 paths.state.display(),

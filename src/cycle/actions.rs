@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::domain::event::EventKind;
 use crate::domain::machine;
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
@@ -25,10 +26,10 @@ pub fn confirm(ctx: &Ctx, paths: &CyclePaths, edited: Option<EditedBrief>, via: 
     mutate(ctx, paths, by, |state, events, now| {
         let edited_any = edited.is_some();
         machine::confirm_brief(state, edited.map(|e| (e.webgpt_question, e.intent_brief)), via, by, now)?;
-        events.push(NewEvent::new("brief_confirmed", by, json!({"via": via, "edited": edited_any})));
+        events.push(NewEvent::new(EventKind::BriefConfirmed, by, json!({"via": via, "edited": edited_any})));
         if let Some(outbox) = &state.outbox {
             events.push(NewEvent::new(
-                "prompt_issued",
+                EventKind::PromptIssued,
                 Actor::System,
                 json!({"kind": outbox.kind, "sha256": outbox.sha256}),
             ));
@@ -44,7 +45,11 @@ pub fn sent(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
             events.push(adopted_event(kind));
         }
         let outbox = machine::mark_sent(state, now)?;
-        events.push(NewEvent::new("message_sent", Actor::Agent, json!({"kind": outbox.kind, "sha256": outbox.sha256})));
+        events.push(NewEvent::new(
+            EventKind::MessageSent,
+            Actor::Agent,
+            json!({"kind": outbox.kind, "sha256": outbox.sha256}),
+        ));
         Ok(())
     })
 }
@@ -67,7 +72,7 @@ pub fn adopt_reference_outbox(ctx: &Ctx, paths: &CyclePaths) -> Result<Option<Sa
 
 fn adopted_event(kind: crate::domain::state::OutboxKind) -> NewEvent {
     NewEvent::new(
-        "outbox_adopted",
+        EventKind::OutboxAdopted,
         Actor::System,
         json!({"kind": kind, "from": "a reference-tool state (webgpt-orchestrator): the pending message was in its old fields"}),
     )
@@ -76,7 +81,7 @@ fn adopted_event(kind: crate::domain::state::OutboxKind) -> NewEvent {
 pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<Saved> {
     mutate(ctx, paths, by, |state, events, now| {
         machine::abort(state, reason, by, now)?;
-        events.push(NewEvent::new("aborted", by, json!({"reason": reason})));
+        events.push(NewEvent::new(EventKind::Aborted, by, json!({"reason": reason})));
         Ok(())
     })
 }
@@ -84,7 +89,7 @@ pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<S
 pub fn block(ctx: &Ctx, paths: &CyclePaths, status: Status, reason: &str, by: Actor) -> Result<Saved> {
     mutate(ctx, paths, by, |state, events, now| {
         machine::block(state, status, reason, now)?;
-        events.push(NewEvent::new("blocked", by, json!({"status": status.as_str(), "reason": reason})));
+        events.push(NewEvent::new(EventKind::Blocked, by, json!({"status": status.as_str(), "reason": reason})));
         Ok(())
     })
 }
@@ -93,7 +98,7 @@ pub fn block(ctx: &Ctx, paths: &CyclePaths, status: Status, reason: &str, by: Ac
 pub fn unblock(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
     mutate(ctx, paths, Actor::Human, |state, events, now| {
         let from = machine::unblock(state, now)?;
-        events.push(NewEvent::new("unblocked", Actor::Human, json!({"from": from.as_str()})));
+        events.push(NewEvent::new(EventKind::Unblocked, Actor::Human, json!({"from": from.as_str()})));
         Ok(())
     })
 }
@@ -103,7 +108,11 @@ pub fn extend(ctx: &Ctx, paths: &CyclePaths, by: u32) -> Result<Saved> {
     mutate(ctx, paths, Actor::Human, |state, events, now| {
         let old = state.max_iterations;
         machine::extend(state, by, now)?;
-        events.push(NewEvent::new("cap_extended", Actor::Human, json!({"from": old, "to": state.max_iterations})));
+        events.push(NewEvent::new(
+            EventKind::CapExtended,
+            Actor::Human,
+            json!({"from": old, "to": state.max_iterations}),
+        ));
         Ok(())
     })
 }

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use crate::checkout::{self, CheckoutError, CheckoutRequest};
 use crate::domain::commands::CommandsProfile;
+use crate::domain::event::EventKind;
 use crate::domain::machine::{self, TestGate};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
 use crate::domain::report::{Environment, Report, TestStatus};
@@ -171,7 +172,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         actor: opts.actor,
     });
     let event = NewEvent::new(
-        "run_started",
+        EventKind::RunStarted,
         opts.actor,
         json!({"pr": pr.shorthand(), "head_sha": pull.head_sha, "iteration": iteration, "log": log_rel}),
     );
@@ -184,7 +185,8 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
             let now = ctx.now();
             state.last_error = Some(message.clone());
             state.updated_at = Some(now.clone());
-            let event = NewEvent::new("run_cancelled", opts.actor, json!({"pr": pr.shorthand(), "reason": message}));
+            let event =
+                NewEvent::new(EventKind::RunCancelled, opts.actor, json!({"pr": pr.shorthand(), "reason": message}));
             let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
             return Ok(Outcome { saved, report: None });
         }
@@ -220,7 +222,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     state.commands = Some(commands);
     machine::record_run(&mut state, &pr, report.clone(), summary, &now);
     let event = NewEvent::new(
-        "run_finished",
+        EventKind::RunFinished,
         opts.actor,
         json!({"iteration": iteration, "pr": pr.shorthand(), "head_sha": report.head_sha, "status": report.status,
                "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated,
@@ -230,7 +232,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let mut events = vec![event];
     if let Some(outbox) = &state.outbox {
         events.push(NewEvent::new(
-            "handoff_issued",
+            EventKind::HandoffIssued,
             Actor::System,
             json!({"kind": outbox.kind, "sha256": outbox.sha256}),
         ));
@@ -245,7 +247,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
 }
 
 fn blocked_event(state: &CycleState, reason: &str) -> NewEvent {
-    NewEvent::new("blocked", Actor::System, json!({"status": state.status.as_str(), "reason": reason}))
+    NewEvent::new(EventKind::Blocked, Actor::System, json!({"status": state.status.as_str(), "reason": reason}))
 }
 
 /// SPEC §3 rule 3: the status stays, the failure is counted, three in a row block.
@@ -262,7 +264,7 @@ fn infra_failure(
     let message = ctx.redactor.redact(&err.to_string()).into_owned();
     machine::record_infra_failure(&mut state, &message, &now);
     let event = NewEvent::new(
-        "run_failed",
+        EventKind::RunFailed,
         Actor::System,
         json!({"pr": pr.shorthand(), "error": message, "infra_failures": state.infra_failures}),
     );
@@ -452,13 +454,13 @@ async fn publish(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, state: CycleSta
             }
             let data =
                 json!({"url": published.comment.html_url, "created": published.created, "iteration": marker.iteration});
-            (NewEvent::new("comment_published", Actor::System, data), true)
+            (NewEvent::new(EventKind::CommentPublished, Actor::System, data), true)
         }
         Err(err) => {
             let message = ctx.redactor.redact(&err.to_string()).into_owned();
             report.comment_published = false;
             report.comment_error = Some(message.clone());
-            (NewEvent::new("comment_failed", Actor::System, json!({"error": message})), false)
+            (NewEvent::new(EventKind::CommentFailed, Actor::System, json!({"error": message})), false)
         }
     };
     save_report(&paths.sidecar().join(report_rel), &report)?;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::json;
 
+use crate::domain::event::EventKind;
 use crate::domain::machine::{self, ReplyEffect};
 use crate::domain::pr_ref::{PrRef, parse_pr_ref};
 use crate::domain::reply::{Classification, ReplyClass, classify};
@@ -54,7 +55,7 @@ pub fn reply(ctx: &Ctx, paths: &CyclePaths, text: &str, correction: Option<Overr
         let effect = machine::record_reply(state, record.clone(), now)?;
         let kept: String = text.chars().take(JOURNAL_TEXT_LIMIT).collect();
         events.push(NewEvent::new(
-            "reply_recorded",
+            EventKind::ReplyRecorded,
             Actor::Agent,
             json!({
                 "class": record.class,
@@ -69,11 +70,11 @@ pub fn reply(ctx: &Ctx, paths: &CyclePaths, text: &str, correction: Option<Overr
         if effect == ReplyEffect::FollowUp
             && let Some(outbox) = &state.outbox
         {
-            events.push(NewEvent::new("followup_issued", Actor::System, json!({"sha256": outbox.sha256})));
+            events.push(NewEvent::new(EventKind::FollowupIssued, Actor::System, json!({"sha256": outbox.sha256})));
         }
         if effect == ReplyEffect::Blocked {
             events.push(NewEvent::new(
-                "blocked",
+                EventKind::Blocked,
                 Actor::System,
                 json!({"status": state.status.as_str(), "reason": state.last_error}),
             ));

@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::domain::event::EventKind;
 use crate::domain::state::{Actor, CycleState, sha256_hex};
 use crate::error::{Error, Result};
 use crate::store::journal::{self, Event, NewEvent};
@@ -46,7 +47,7 @@ pub fn persist(
     state_file::save_text(&paths.state, &state.to_json())?;
     if let Some(before) = before.filter(|b| b.status != state.status) {
         events.push(NewEvent::new(
-            "status_changed",
+            EventKind::StatusChanged,
             actor,
             json!({"from": before.status.as_str(), "to": state.status.as_str()}),
         ));
@@ -54,7 +55,7 @@ pub fn persist(
     for event in &mut events {
         ctx.redactor.redact_json(&mut event.data);
         // An issued message is journaled with the hash of the (redacted) text that is sent.
-        if matches!(event.kind, "prompt_issued" | "followup_issued" | "handoff_issued")
+        if event.kind.issues_message()
             && let Some(outbox) = &state.outbox
         {
             event.data["sha256"] = serde_json::Value::from(outbox.sha256.clone());

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::domain::event::EventKind;
 use crate::domain::machine::{self, Carry, NewCycle};
 use crate::domain::state::{Actor, CycleState, NewRepository};
 use crate::error::{Error, Result};
@@ -123,7 +124,7 @@ fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Resul
     }
     task_index::record(&index, &paths.stem, &paths.task_space(), &paths.state, now)?;
     let mut events = vec![NewEvent::new(
-        "created",
+        EventKind::Created,
         Actor::Agent,
         json!({
             "request": state.request,
@@ -135,11 +136,11 @@ fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Resul
         }),
     )];
     if let Some(confirmation) = &state.brief_confirmation {
-        events.push(NewEvent::new("brief_confirmed", confirmation.by, json!({"via": confirmation.via})));
+        events.push(NewEvent::new(EventKind::BriefConfirmed, confirmation.by, json!({"via": confirmation.via})));
     }
     if let Some(outbox) = &state.outbox {
         events.push(NewEvent::new(
-            "prompt_issued",
+            EventKind::PromptIssued,
             Actor::System,
             json!({"kind": outbox.kind, "sha256": outbox.sha256}),
         ));
@@ -152,7 +153,8 @@ fn supersede(ctx: &Ctx, old: &CyclePaths, new: &CyclePaths, now: &str) -> Result
     let before = state_file::load(&old.state)?;
     let mut state = before.clone();
     machine::supersede(&mut state, &new.state.display().to_string(), now)?;
-    let event = NewEvent::new("superseded", Actor::Agent, json!({"successor": new.state.display().to_string()}));
+    let event =
+        NewEvent::new(EventKind::Superseded, Actor::Agent, json!({"successor": new.state.display().to_string()}));
     session::persist(ctx, old, Some(&before), &state, Actor::Agent, vec![event], now)?;
     Ok(())
 }

@@ -181,6 +181,57 @@ fn refuse(state: &CycleState, action: &'static str, hint: impl Into<String>) -> 
     Refusal { status: state.status, action, hint: hint.into() }
 }
 
+/// Only a brief awaiting confirmation can be confirmed (every front end asks this first).
+pub fn can_confirm(state: &CycleState) -> Result<(), Refusal> {
+    if state.status != Status::AwaitingBriefConfirmation {
+        return Err(refuse(state, "confirming the brief", "only a brief awaiting confirmation can be confirmed"));
+    }
+    Ok(())
+}
+
+/// What a person's rerun will be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rerun {
+    /// The last run failed: an ordinary next iteration.
+    AfterFailure,
+    /// The last run passed: re-testing overrides `READY_TO_MERGE`.
+    OverridePass,
+}
+
+/// Whether the status lets a person rerun the tests (the control room's footer shows the key
+/// only then); [`can_rerun`] adds what the run itself needs.
+pub fn rerun_allowed(state: &CycleState) -> Result<Rerun, Refusal> {
+    match state.status {
+        Status::AwaitingWebgptFix => Ok(Rerun::AfterFailure),
+        Status::ReadyToMerge => Ok(Rerun::OverridePass),
+        other => Err(refuse(
+            state,
+            "rerunning the tests",
+            format!(
+                "rerun is allowed on AWAITING_WEBGPT_FIX and, as an override, READY_TO_MERGE; this cycle is {other}"
+            ),
+        )),
+    }
+}
+
+/// A person's rerun: the status allows it, and there is a PR and stored commands to run.
+/// The cap is not checked here: a rerun at the cap records `BLOCKED_MAX_ITERATIONS` (see
+/// [`gate_test`]), which the person is told before confirming.
+pub fn can_rerun(state: &CycleState) -> Result<Rerun, Refusal> {
+    let rerun = rerun_allowed(state)?;
+    if state.pr_ref.is_none() {
+        return Err(refuse(state, "rerunning the tests", "this cycle has no PR to rerun"));
+    }
+    if state.commands.is_none() {
+        return Err(refuse(
+            state,
+            "rerunning the tests",
+            "this cycle has no stored commands; run `forgeloop forge --pr … --commands-json F` once first",
+        ));
+    }
+    Ok(rerun)
+}
+
 /// Confirms a brief awaiting confirmation, optionally with edited wording.
 pub fn confirm_brief(
     state: &mut CycleState,
@@ -189,9 +240,7 @@ pub fn confirm_brief(
     by: Actor,
     now: &str,
 ) -> Result<(), ConfirmError> {
-    if state.status != Status::AwaitingBriefConfirmation {
-        return Err(refuse(state, "confirming the brief", "only a brief awaiting confirmation can be confirmed").into());
-    }
+    can_confirm(state)?;
     if let Some((question, brief_text)) = edited {
         let question = question.trim();
         if question.is_empty() {
@@ -353,6 +402,13 @@ pub fn abort(state: &mut CycleState, reason: &str, by: Actor, now: &str) -> Resu
 pub fn block(state: &mut CycleState, status: Status, reason: &str, now: &str) -> Result<(), Refusal> {
     if !status.is_blocked() {
         return Err(refuse(state, "blocking", format!("{status} is not a BLOCKED_* status")));
+    }
+    if status == Status::BlockedMaxIterations {
+        return Err(refuse(
+            state,
+            "blocking",
+            "BLOCKED_MAX_ITERATIONS is set by forgeloop when the cap is reached; a person raises the cap with `forgeloop extend`",
+        ));
     }
     if state.status.is_final() || state.status.is_blocked() {
         return Err(refuse(state, "blocking", "only a live, unblocked cycle can be blocked"));
@@ -785,6 +841,52 @@ mod tests {
             assert_eq!(gate_test(&state, &pr("acme/widget#1"), false).is_ok(), allowed, "{status}");
             assert!(!state.next_action.is_empty() || next_action(&state).len() > 10);
         }
+    }
+
+    #[test]
+    fn only_a_brief_awaiting_confirmation_can_be_confirmed() {
+        let base = start(new_cycle(5), NOW).unwrap();
+        for status in Status::ALL {
+            let mut state = base.clone();
+            state.status = status;
+            let refusal = can_confirm(&state).err();
+            assert_eq!(refusal.is_none(), status == Status::AwaitingBriefConfirmation, "{status}");
+            if let Some(refusal) = refusal {
+                assert_eq!(refusal.hint, "only a brief awaiting confirmation can be confirmed");
+                assert_eq!(refusal.status, status);
+            }
+        }
+    }
+
+    #[test]
+    fn a_rerun_needs_a_finished_run_a_pr_and_stored_commands() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        for status in Status::ALL {
+            state.status = status;
+            let expected = match status {
+                Status::AwaitingWebgptFix => Some(Rerun::AfterFailure),
+                Status::ReadyToMerge => Some(Rerun::OverridePass),
+                _ => None,
+            };
+            assert_eq!(rerun_allowed(&state).ok(), expected, "{status}");
+            if expected.is_none() {
+                assert!(rerun_allowed(&state).unwrap_err().hint.ends_with(&format!("this cycle is {status}")));
+            }
+        }
+        state.status = Status::AwaitingWebgptFix;
+        assert_eq!(can_rerun(&state).unwrap_err().hint, "this cycle has no PR to rerun");
+        state.pr_ref = Some("acme/widget#42".into());
+        assert!(can_rerun(&state).unwrap_err().hint.starts_with("this cycle has no stored commands"));
+        state.commands = Some(crate::domain::commands::parse_commands(r#"[["pytest"]]"#).unwrap());
+        assert_eq!(can_rerun(&state), Ok(Rerun::AfterFailure));
+    }
+
+    #[test]
+    fn only_forgeloop_sets_the_cap_block() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        let refusal = block(&mut state, Status::BlockedMaxIterations, "x", NOW).unwrap_err();
+        assert!(refusal.hint.contains("set by forgeloop when the cap is reached"), "{refusal}");
+        assert_eq!(state.status, Status::AwaitingWebgptPr);
     }
 
     #[test]

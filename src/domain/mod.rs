@@ -3,6 +3,7 @@
 
 pub mod brief;
 pub mod commands;
+pub mod event;
 pub mod machine;
 pub mod next;
 pub mod pr_ref;

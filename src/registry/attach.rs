@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
+use crate::domain::event::EventKind;
 use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::state::{Actor, CycleState};
 use crate::store::atomic::write_atomic;
@@ -158,7 +159,7 @@ pub fn attach(ctx: &Ctx, req: &AttachRequest) -> Result<Attached, RegistryError>
                 "conversation_url": recorded_conversation,
             });
             ctx.redactor.redact_json(&mut data);
-            journal::append(&paths.journal(), &[NewEvent::new("attached", Actor::Agent, data)], &now)?;
+            journal::append(&paths.journal(), &[NewEvent::new(EventKind::Attached, Actor::Agent, data)], &now)?;
             journaled = true;
         }
     }

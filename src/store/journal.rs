@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::domain::event::EventKind;
 use crate::domain::state::{Actor, sha256_hex};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,16 +22,23 @@ pub struct Event {
     pub hash: String,
 }
 
+impl Event {
+    /// The kind, when this forgeloop knows it (a newer version's events stay readable).
+    pub fn event_kind(&self) -> Option<EventKind> {
+        EventKind::parse(&self.kind)
+    }
+}
+
 /// An event before it is numbered and chained.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub actor: Actor,
     pub data: Value,
 }
 
 impl NewEvent {
-    pub fn new(kind: &'static str, actor: Actor, data: Value) -> Self {
+    pub fn new(kind: EventKind, actor: Actor, data: Value) -> Self {
         NewEvent { kind, actor, data }
     }
 }
@@ -90,11 +98,11 @@ pub fn append(path: &Path, events: &[NewEvent], now: &str) -> Result<Vec<Event>,
     let mut buffer = String::new();
     for new in events {
         seq += 1;
-        let hash = chain_hash(&previous, seq, now, new.kind, new.actor, &new.data);
+        let hash = chain_hash(&previous, seq, now, new.kind.as_str(), new.actor, &new.data);
         let event = Event {
             seq,
             at: now.to_owned(),
-            kind: new.kind.to_owned(),
+            kind: new.kind.as_str().to_owned(),
             actor: new.actor,
             data: new.data.clone(),
             hash,
@@ -196,13 +204,17 @@ mod tests {
     use serde_json::json;
 
     fn sample(path: &Path) {
-        append(path, &[NewEvent::new("created", Actor::Agent, json!({"b": 1, "a": [1, {"z": 1, "y": 2}]}))], "t1")
-            .unwrap();
+        append(
+            path,
+            &[NewEvent::new(EventKind::Created, Actor::Agent, json!({"b": 1, "a": [1, {"z": 1, "y": 2}]}))],
+            "t1",
+        )
+        .unwrap();
         append(
             path,
             &[
-                NewEvent::new("message_sent", Actor::Agent, json!({"sha256": "x"})),
-                NewEvent::new("status_changed", Actor::System, json!({"from": "A", "to": "B"})),
+                NewEvent::new(EventKind::MessageSent, Actor::Agent, json!({"sha256": "x"})),
+                NewEvent::new(EventKind::StatusChanged, Actor::System, json!({"from": "A", "to": "B"})),
             ],
             "t2",
         )
@@ -252,7 +264,7 @@ mod tests {
         let contents = verify(&path).unwrap();
         assert!(contents.torn_tail);
         assert_eq!(contents.events.len(), 3);
-        append(&path, &[NewEvent::new("aborted", Actor::Human, json!({}))], "t4").unwrap();
+        append(&path, &[NewEvent::new(EventKind::Aborted, Actor::Human, json!({}))], "t4").unwrap();
         let contents = verify(&path).unwrap();
         assert!(!contents.torn_tail);
         assert_eq!(contents.events.last().unwrap().seq, 4);

@@ -14,6 +14,7 @@ use forgeloop::cycle::session::mutate;
 use forgeloop::cycle::start::{StartRequest, start};
 use forgeloop::cycle::{Ctx, FixedClock, actions, reply};
 use forgeloop::domain::commands::parse_commands;
+use forgeloop::domain::event::EventKind;
 use forgeloop::domain::machine;
 use forgeloop::domain::pr_ref::parse_pr_ref;
 use forgeloop::domain::report::{Report, TestStatus};
@@ -168,13 +169,13 @@ impl Fixture {
                 };
                 state.commands = Some(parse_commands(r#"[["pytest","-q"]]"#).unwrap());
                 events.push(NewEvent::new(
-                    "run_started",
+                    EventKind::RunStarted,
                     Actor::Agent,
                     json!({"head_sha": sha, "iteration": iteration}),
                 ));
                 machine::record_run(state, &pr, report, summary, now);
                 events.push(NewEvent::new(
-                    "run_finished",
+                    EventKind::RunFinished,
                     Actor::Agent,
                     json!({"status": status.as_str(), "iteration": iteration}),
                 ));
@@ -196,7 +197,7 @@ impl Fixture {
                 let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
                 machine::reach_cap(state, &pr, now);
                 events.push(NewEvent::new(
-                    "blocked",
+                    EventKind::Blocked,
                     Actor::System,
                     json!({"status": "BLOCKED_MAX_ITERATIONS", "reason": "cap"}),
                 ));

@@ -1,0 +1,141 @@
+//! The names of journal events: one enum, so a writer cannot misspell one and a reader can
+//! match every kind exhaustively. They serialise to the strings journals have always held.
+
+/// What a journal line records. Unknown names (a newer forgeloop's) stay readable as text;
+/// [`EventKind::parse`] returns `None` for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Created,
+    BriefConfirmed,
+    PromptIssued,
+    FollowupIssued,
+    HandoffIssued,
+    MessageSent,
+    OutboxAdopted,
+    ReplyRecorded,
+    StatusChanged,
+    Blocked,
+    Unblocked,
+    CapExtended,
+    Aborted,
+    Superseded,
+    RunStarted,
+    RunFinished,
+    RunFailed,
+    RunCancelled,
+    CommentPublished,
+    CommentFailed,
+    Attached,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 21] = [
+        EventKind::Created,
+        EventKind::BriefConfirmed,
+        EventKind::PromptIssued,
+        EventKind::FollowupIssued,
+        EventKind::HandoffIssued,
+        EventKind::MessageSent,
+        EventKind::OutboxAdopted,
+        EventKind::ReplyRecorded,
+        EventKind::StatusChanged,
+        EventKind::Blocked,
+        EventKind::Unblocked,
+        EventKind::CapExtended,
+        EventKind::Aborted,
+        EventKind::Superseded,
+        EventKind::RunStarted,
+        EventKind::RunFinished,
+        EventKind::RunFailed,
+        EventKind::RunCancelled,
+        EventKind::CommentPublished,
+        EventKind::CommentFailed,
+        EventKind::Attached,
+    ];
+
+    /// The name written to `events.jsonl` (part of each line's hash: never change one).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Created => "created",
+            EventKind::BriefConfirmed => "brief_confirmed",
+            EventKind::PromptIssued => "prompt_issued",
+            EventKind::FollowupIssued => "followup_issued",
+            EventKind::HandoffIssued => "handoff_issued",
+            EventKind::MessageSent => "message_sent",
+            EventKind::OutboxAdopted => "outbox_adopted",
+            EventKind::ReplyRecorded => "reply_recorded",
+            EventKind::StatusChanged => "status_changed",
+            EventKind::Blocked => "blocked",
+            EventKind::Unblocked => "unblocked",
+            EventKind::CapExtended => "cap_extended",
+            EventKind::Aborted => "aborted",
+            EventKind::Superseded => "superseded",
+            EventKind::RunStarted => "run_started",
+            EventKind::RunFinished => "run_finished",
+            EventKind::RunFailed => "run_failed",
+            EventKind::RunCancelled => "run_cancelled",
+            EventKind::CommentPublished => "comment_published",
+            EventKind::CommentFailed => "comment_failed",
+            EventKind::Attached => "attached",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// An event that puts a new message in the outbox for the coordinator to send.
+    pub fn issues_message(self) -> bool {
+        matches!(self, EventKind::PromptIssued | EventKind::FollowupIssued | EventKind::HandoffIssued)
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_through_its_name() {
+        for kind in EventKind::ALL {
+            assert_eq!(EventKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(EventKind::parse("from_the_future"), None);
+    }
+
+    #[test]
+    fn names_are_the_ones_existing_journals_hold() {
+        let names: Vec<_> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "created",
+                "brief_confirmed",
+                "prompt_issued",
+                "followup_issued",
+                "handoff_issued",
+                "message_sent",
+                "outbox_adopted",
+                "reply_recorded",
+                "status_changed",
+                "blocked",
+                "unblocked",
+                "cap_extended",
+                "aborted",
+                "superseded",
+                "run_started",
+                "run_finished",
+                "run_failed",
+                "run_cancelled",
+                "comment_published",
+                "comment_failed",
+                "attached",
+            ]
+        );
+    }
+}
