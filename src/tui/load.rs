@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use crate::cycle::{Ctx, list};
+use crate::domain::event::EventKind;
 use crate::domain::state::CycleState;
 use crate::redact::Redactor;
 use crate::store::journal::{self, Event};
@@ -76,8 +77,9 @@ pub fn last_event(path: &Path) -> Option<Event> {
         text.split('\n').rev().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str::<Event>(l).ok());
     let last = recent.next()?;
     // A transition journals its own event, then `status_changed`: the former says more.
-    if last.kind == "status_changed"
-        && let Some(before) = recent.next().filter(|e| e.at == last.at && e.kind != "status_changed")
+    let status_changed = |e: &Event| e.event_kind() == Some(EventKind::StatusChanged);
+    if status_changed(&last)
+        && let Some(before) = recent.next().filter(|e| e.at == last.at && !status_changed(e))
     {
         return Some(before);
     }
@@ -107,35 +109,39 @@ fn text_field<'a>(data: &'a Value, key: &str) -> Option<&'a str> {
     data.get(key).and_then(Value::as_str)
 }
 
-/// A one-line description of an event, for the list and the timeline.
+/// A one-line description of an event, for the list and the timeline. A kind this version
+/// does not know (a newer forgeloop's) is shown as its name.
 pub fn summarize(kind: &str, data: &Value) -> String {
+    use EventKind as K;
     let s = |key| text_field(data, key).unwrap_or("?");
-    match kind {
-        "created" => format!("created: {}", s("request")),
-        "brief_confirmed" => format!("brief confirmed via {}", s("via")),
-        "prompt_issued" => format!("{} issued", text_field(data, "kind").unwrap_or("prompt")),
-        "followup_issued" => "follow-up issued (asks for PR_URL)".into(),
-        "message_sent" => format!("{} sent", text_field(data, "kind").unwrap_or("message")),
-        "reply_recorded" => match text_field(data, "pr") {
+    match EventKind::parse(kind) {
+        Some(K::Created) => format!("created: {}", s("request")),
+        Some(K::BriefConfirmed) => format!("brief confirmed via {}", s("via")),
+        Some(K::PromptIssued) => format!("{} issued", text_field(data, "kind").unwrap_or("prompt")),
+        Some(K::FollowupIssued) => "follow-up issued (asks for PR_URL)".into(),
+        Some(K::MessageSent) => format!("{} sent", text_field(data, "kind").unwrap_or("message")),
+        Some(K::ReplyRecorded) => match text_field(data, "pr") {
             Some(pr) => format!("reply {} {pr}", s("class")),
             None => format!("reply {}", s("class")),
         },
-        "status_changed" => format!("{} → {}", s("from"), s("to")),
-        "blocked" => format!("blocked: {}", s("reason")),
-        "unblocked" => format!("unblocked (was {})", s("from")),
-        "cap_extended" => {
+        Some(K::StatusChanged) => format!("{} → {}", s("from"), s("to")),
+        Some(K::Blocked) => format!("blocked: {}", s("reason")),
+        Some(K::Unblocked) => format!("unblocked (was {})", s("from")),
+        Some(K::CapExtended) => {
             format!("cap {} → {}", data.get("from").unwrap_or(&Value::Null), data.get("to").unwrap_or(&Value::Null))
         }
-        "aborted" => format!("aborted: {}", s("reason")),
-        "superseded" => format!("continued in {}", s("successor")),
-        "run_started" => match text_field(data, "head_sha") {
+        Some(K::Aborted) => format!("aborted: {}", s("reason")),
+        Some(K::Superseded) => format!("continued in {}", s("successor")),
+        Some(K::RunStarted) => match text_field(data, "head_sha") {
             Some(sha) => format!("run started at {}", &sha[..sha.len().min(12)]),
             None => "run started".into(),
         },
-        "run_finished" => format!("run finished: {}", text_field(data, "status").unwrap_or("?")),
-        "comment_published" => "comment published".into(),
-        "attached" => "attached to a Project".into(),
-        other => other.replace('_', " "),
+        Some(K::RunFinished) => format!("run finished: {}", text_field(data, "status").unwrap_or("?")),
+        Some(K::CommentPublished) => "comment published".into(),
+        Some(K::Attached) => "attached to a Project".into(),
+        Some(K::HandoffIssued | K::OutboxAdopted | K::RunFailed | K::RunCancelled | K::CommentFailed) | None => {
+            kind.replace('_', " ")
+        }
     }
 }
 

@@ -9,11 +9,8 @@ impl App {
             self.toast_error("this state file cannot be read; nothing to confirm");
             return;
         };
-        if state.status != Status::AwaitingBriefConfirmation {
-            self.toast_error(format!(
-                "only a brief awaiting confirmation can be confirmed; this cycle is {}",
-                state.status
-            ));
+        if let Err(refusal) = machine::can_confirm(state) {
+            self.toast_error(format!("{}; this cycle is {}", refusal.hint, refusal.status));
             return;
         }
         let fields = match &state.brief {
@@ -47,32 +44,20 @@ impl App {
             self.toast_error("a rerun started here is already running for this cycle");
             return;
         }
-        let override_pass = match state.status {
-            Status::AwaitingWebgptFix => false,
-            Status::ReadyToMerge => true,
-            other => {
-                self.toast_error(format!(
-                    "rerun is allowed on AWAITING_WEBGPT_FIX and, as an override, READY_TO_MERGE; this cycle is {other}"
-                ));
+        // The domain's rule, so the toast says what `forge --pr` would refuse.
+        let (rerun, pr) = match machine::can_rerun(state) {
+            Ok(rerun) => (rerun, state.pr_ref.clone().unwrap_or_default()),
+            Err(refusal) => {
+                self.toast_error(refusal.hint);
                 return;
             }
         };
-        let Some(pr) = state.pr_ref.clone() else {
-            self.toast_error("this cycle has no PR to rerun");
-            return;
-        };
-        if state.commands.is_none() {
-            self.toast_error(
-                "this cycle has no stored commands; run `forgeloop forge --pr … --commands-json F` once first",
-            );
-            return;
-        }
         let mut body = format!(
             "Test {pr} again at its current head with the stored commands.\nThis counts as iteration {} of {}.",
             state.iteration.saturating_add(1),
             state.max_iterations
         );
-        if override_pass {
+        if rerun == machine::Rerun::OverridePass {
             body.push_str("\n\nThe last run PASSED: this is a human override of READY_TO_MERGE.");
         }
         if state.iteration >= state.max_iterations {

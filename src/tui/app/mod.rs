@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
+use crate::domain::machine;
 use crate::domain::state::CycleState;
 use crate::domain::status::Status;
 use crate::store::journal::Event;
@@ -508,8 +509,9 @@ impl App {
         let status = state.map(|s| s.status);
         let running = self.selected.as_ref().is_some_and(|p| self.is_running(p));
         match cmd {
-            Cmd::ConfirmBrief => status == Some(Status::AwaitingBriefConfirmation),
-            Cmd::Rerun => !running && matches!(status, Some(Status::AwaitingWebgptFix | Status::ReadyToMerge)),
+            Cmd::ConfirmBrief => state.is_some_and(|s| machine::can_confirm(s).is_ok()),
+            // Status only (like the key's help): the dialog then says what else is missing.
+            Cmd::Rerun => !running && state.is_some_and(|s| machine::rerun_allowed(s).is_ok()),
             Cmd::CancelRun => running,
             Cmd::Abort => status.is_some_and(|s| !s.is_final()),
             Cmd::Unblock => status.is_some_and(Status::is_unblockable),

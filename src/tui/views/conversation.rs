@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use serde_json::Value;
 
+use crate::domain::event::EventKind;
 use crate::domain::state::Actor;
 use crate::tui::app::App;
 use crate::tui::load::summarize;
@@ -29,13 +30,14 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                 lines.push(Line::from(Span::styled("The journal is empty.", theme.muted)));
             }
             for event in events {
-                let style = event_style(theme, &event.kind, &event.data);
+                let kind = event.event_kind();
+                let style = event_style(theme, kind, &event.data);
                 lines.push(Line::from(vec![
                     Span::styled(format!("{} ", short_time(&event.at)), theme.muted),
                     Span::styled(format!("{:<6} ", event.actor.as_str()), actor_style(theme, event.actor)),
                     Span::styled(summarize(&event.kind, &event.data), style),
                 ]));
-                if event.kind == "reply_recorded" {
+                if kind == Some(EventKind::ReplyRecorded) {
                     if let Some(reason) = event.data.get("reason").and_then(Value::as_str) {
                         lines
                             .push(Line::from(Span::styled(format!("                     why: {reason}"), theme.muted)));
@@ -89,15 +91,16 @@ fn actor_style(theme: &Theme, actor: Actor) -> Style {
     }
 }
 
-fn event_style(theme: &Theme, kind: &str, data: &Value) -> Style {
+fn event_style(theme: &Theme, kind: Option<EventKind>, data: &Value) -> Style {
+    use EventKind as K;
     match kind {
-        "blocked" | "aborted" => theme.error,
-        "brief_confirmed" | "unblocked" | "cap_extended" => theme.ok,
-        "reply_recorded" => match data.get("class").and_then(Value::as_str) {
+        Some(K::Blocked | K::Aborted) => theme.error,
+        Some(K::BriefConfirmed | K::Unblocked | K::CapExtended) => theme.ok,
+        Some(K::ReplyRecorded) => match data.get("class").and_then(Value::as_str) {
             Some("PR_FOUND") => theme.ok,
             _ => theme.warn,
         },
-        "run_finished" => match data.get("status").and_then(Value::as_str) {
+        Some(K::RunFinished) => match data.get("status").and_then(Value::as_str) {
             Some("TEST_PASSED") => theme.ok,
             _ => theme.error,
         },
