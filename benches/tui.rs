@@ -16,6 +16,7 @@ use forgeloop::domain::status::Status;
 use forgeloop::tui::app::{Action, App};
 use forgeloop::tui::event::Runtime;
 use forgeloop::tui::keymap::Cmd;
+use forgeloop::tui::tab::Tab;
 use forgeloop::tui::{Theme, views};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -175,7 +176,7 @@ fn memory() {
         }
         send(Action::Cmd(Cmd::Submit));
         send(Action::Cmd(Cmd::Open));
-        send(Action::Cmd(Cmd::Tab(3)));
+        send(Action::Cmd(Cmd::Tab(Tab::Log)));
         let start = Instant::now();
         progress("opening the log");
         while !runtime.app.log.loaded {

@@ -142,7 +142,7 @@ fn tabs_switch_and_load_what_they_show() {
     key(&mut app, &mut d, KeyCode::Char('3'));
     assert_eq!(app.tab, Tab::Runs);
     assert_eq!(app.run_rows().len(), 1);
-    let effects = app.update(Action::Cmd(Cmd::Tab(3)));
+    let effects = app.update(Action::Cmd(Cmd::Tab(Tab::Log)));
     assert!(
         effects
             .iter()
@@ -173,7 +173,7 @@ fn the_log_searches_and_finds_the_first_error() {
         key(&mut app, &mut d, KeyCode::Char('j'));
     }
     app.log.height.set(5);
-    cmd(&mut app, &mut d, Cmd::Tab(3));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Log));
     key(&mut app, &mut d, KeyCode::Enter);
     assert_eq!(app.focus, Focus::Detail);
     key(&mut app, &mut d, KeyCode::Char('e'));

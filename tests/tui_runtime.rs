@@ -11,6 +11,7 @@ use forgeloop::tui::Theme;
 use forgeloop::tui::app::{Action, App};
 use forgeloop::tui::event::{Msg, Runtime};
 use forgeloop::tui::keymap::Cmd;
+use forgeloop::tui::tab::Tab;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tui_support::*;
@@ -77,7 +78,7 @@ async fn a_live_log_is_followed_as_it_grows_and_after_it_shrinks() {
     let mut runtime = new_runtime(&fx);
     until(&mut runtime, "the cycle", |app| app.cycles.len() == 1).await;
     send(&runtime, Cmd::Open);
-    send(&runtime, Cmd::Tab(3));
+    send(&runtime, Cmd::Tab(Tab::Log));
     until(&mut runtime, "the log", |app| app.log.loaded && !app.log.window.lines.is_empty()).await;
     assert!(runtime.app.log.follow, "a live run's log is followed");
     {

@@ -7,6 +7,7 @@ use crossterm::event::KeyCode;
 use forgeloop::domain::status::Status;
 use forgeloop::tui::Theme;
 use forgeloop::tui::keymap::Cmd;
+use forgeloop::tui::tab::Tab;
 use ratatui::style::{Color, Modifier};
 use tui_support::*;
 
@@ -119,11 +120,11 @@ fn brief_tab_of_a_confirmed_cycle() {
     }
     key(&mut app, &mut d, KeyCode::Enter);
     snap("brief_tab", &app);
-    cmd(&mut app, &mut d, Cmd::Tab(1));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Conversation));
     snap("conversation_tab", &app);
-    cmd(&mut app, &mut d, Cmd::Tab(2));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
     snap("runs_tab", &app);
-    cmd(&mut app, &mut d, Cmd::Tab(4));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Project));
     snap("project_tab", &app);
 }
 
@@ -135,7 +136,7 @@ fn failing_log_with_a_search() {
         key(&mut app, &mut d, KeyCode::Char('j'));
     }
     key(&mut app, &mut d, KeyCode::Enter);
-    cmd(&mut app, &mut d, Cmd::Tab(3));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Log));
     // Lay the screen out once, as the runtime does before any request is answered.
     draw(&app, 120, 40);
     cmd(&mut app, &mut d, Cmd::Top);
@@ -241,7 +242,7 @@ fn an_unsandboxed_control_room_says_so() {
         key(&mut app, &mut d, KeyCode::Char('j'));
     }
     key(&mut app, &mut d, KeyCode::Enter);
-    cmd(&mut app, &mut d, Cmd::Tab(2));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
     let text = format!("{:?}", draw(&app, 120, 40).backend());
     assert!(text.contains("⚠ unsandboxed: PR code runs with your files and network"), "{text}");
 }

@@ -3,6 +3,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+use super::tab::Tab;
+
 /// Where the keyboard is: the top popup, an input line, or the focused view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Context {
@@ -52,7 +54,7 @@ pub enum Cmd {
     Projects,
     SwitchFocus,
     Zoom,
-    Tab(u8),
+    Tab(Tab),
     PrevTab,
     NextTab,
     Up,
@@ -407,11 +409,29 @@ pub static BINDINGS: &[Binding] = &[
         hint: "",
         help: "Switch focus between the list and the detail",
     },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('1')], cmd: Cmd::Tab(0), hint: "", help: "Brief tab" },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('2')], cmd: Cmd::Tab(1), hint: "", help: "Conversation tab" },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('3')], cmd: Cmd::Tab(2), hint: "", help: "Runs tab" },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('4')], cmd: Cmd::Tab(3), hint: "", help: "Log tab" },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('5')], cmd: Cmd::Tab(4), hint: "", help: "Project tab" },
+    Binding {
+        contexts: &[C::List, C::Detail],
+        keys: &[k('1')],
+        cmd: Cmd::Tab(Tab::Brief),
+        hint: "",
+        help: "Brief tab",
+    },
+    Binding {
+        contexts: &[C::List, C::Detail],
+        keys: &[k('2')],
+        cmd: Cmd::Tab(Tab::Conversation),
+        hint: "",
+        help: "Conversation tab",
+    },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('3')], cmd: Cmd::Tab(Tab::Runs), hint: "", help: "Runs tab" },
+    Binding { contexts: &[C::List, C::Detail], keys: &[k('4')], cmd: Cmd::Tab(Tab::Log), hint: "", help: "Log tab" },
+    Binding {
+        contexts: &[C::List, C::Detail],
+        keys: &[k('5')],
+        cmd: Cmd::Tab(Tab::Project),
+        hint: "",
+        help: "Project tab",
+    },
     Binding { contexts: &[C::List, C::Detail], keys: &[k('[')], cmd: Cmd::PrevTab, hint: "", help: "Previous tab" },
     Binding { contexts: &[C::List, C::Detail], keys: &[k(']')], cmd: Cmd::NextTab, hint: "", help: "Next tab" },
     Binding {

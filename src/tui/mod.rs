@@ -17,6 +17,7 @@ pub mod log_view;
 pub mod model;
 pub mod sanitize;
 pub mod sync;
+pub mod tab;
 pub mod terminal;
 pub mod theme;
 pub mod views;

@@ -236,11 +236,11 @@ impl App {
                 if inside(tabs) {
                     // Tab titles are drawn as " Title " separated by "│".
                     let mut x = tabs.x;
-                    for (i, tab) in Tab::ALL.iter().enumerate() {
+                    for &tab in Tab::ALL {
                         let w = tab.title().len() as u16 + 4;
                         if event.column < x + w {
                             self.focus = Focus::Detail;
-                            self.set_tab(Tab::ALL[i], fx);
+                            self.set_tab(tab, fx);
                             break;
                         }
                         x += w;

@@ -21,6 +21,7 @@ use super::editor;
 use super::keymap::{self, Cmd, Context};
 use super::log_view::{Anchor, FindKind, LogRequest, LogWindow};
 use super::model::{CycleEntry, ProjectRecord, RunFile, Sources};
+pub use super::tab::Tab;
 use super::theme::Theme;
 
 mod dialogs;
@@ -43,33 +44,6 @@ pub enum Focus {
 pub enum Screen {
     Cycles,
     Projects,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tab {
-    Brief,
-    Conversation,
-    Runs,
-    Log,
-    Project,
-}
-
-impl Tab {
-    pub const ALL: [Tab; 5] = [Tab::Brief, Tab::Conversation, Tab::Runs, Tab::Log, Tab::Project];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Brief => "Brief",
-            Tab::Conversation => "Conversation",
-            Tab::Runs => "Runs",
-            Tab::Log => "Log",
-            Tab::Project => "Project",
-        }
-    }
-
-    fn index(self) -> usize {
-        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
-    }
 }
 
 /// A directory the runtime should watch.
@@ -770,9 +744,9 @@ impl App {
                 self.tab_shown(fx);
             }
             Cmd::Zoom => self.zoom = !self.zoom,
-            Cmd::Tab(i) => self.set_tab(Tab::ALL[usize::from(i).min(4)], fx),
-            Cmd::PrevTab => self.set_tab(Tab::ALL[(self.tab.index() + 4) % 5], fx),
-            Cmd::NextTab => self.set_tab(Tab::ALL[(self.tab.index() + 1) % 5], fx),
+            Cmd::Tab(tab) => self.set_tab(tab, fx),
+            Cmd::PrevTab => self.set_tab(self.tab.prev(), fx),
+            Cmd::NextTab => self.set_tab(self.tab.next(), fx),
             Cmd::Filter => self.filter_editing = true,
             Cmd::NextAttention => self.next_attention(fx),
             Cmd::Back => match self.focus {

@@ -93,9 +93,8 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
     app.hits.tabs.set(tabs_area);
     let titles: Vec<Line> =
         Tab::ALL.iter().enumerate().map(|(i, t)| Line::from(format!("{} {}", i + 1, t.title()))).collect();
-    let selected = Tab::ALL.iter().position(|t| *t == app.tab).unwrap_or(0);
     let tabs = Tabs::new(titles)
-        .select(selected)
+        .select(app.tab.index())
         .style(theme.tab_inactive)
         .highlight_style(theme.tab_active)
         .divider(Span::styled("│", theme.border));
