@@ -3,21 +3,11 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::{Clear, Paragraph};
 
 use crate::tui::app::{App, ConfirmDialog, Popup};
-use crate::tui::theme::Theme;
 
-use super::{centered, wrap_words, wrapped_field};
-
-pub fn popup_block(theme: &Theme, title: &str) -> Block<'static> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Double)
-        .border_style(theme.popup_border)
-        .title(Span::styled(title.to_owned(), theme.popup_border))
-        .style(theme.popup)
-}
+use super::{centered, popup_block, wrap_words, wrapped_field};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     for popup in &app.popups {

@@ -33,7 +33,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
         lines.push(Line::from(Span::styled(part, theme.muted)));
     }
     let max = (lines.len() as u16).saturating_sub(rect.height.saturating_sub(2));
-    let block = super::dialogs::popup_block(theme, " Keys (Esc closes) ");
+    let block = super::popup_block(theme, " Keys (Esc closes) ");
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(lines).block(block).style(theme.popup).scroll((scroll.min(max), 0)), rect);
 }

@@ -148,6 +148,16 @@ pub(super) fn pane_block(theme: &Theme, focused: bool) -> Block<'static> {
         .border_style(if focused { theme.border_focus } else { theme.border })
 }
 
+/// The frame of every popup (dialogs and the help overlay).
+pub fn popup_block(theme: &Theme, title: &str) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Double)
+        .border_style(theme.popup_border)
+        .title(Span::styled(title.to_owned(), theme.popup_border))
+        .style(theme.popup)
+}
+
 /// Glyph, word and style of a status; never colour alone.
 pub fn status_badge(status: Option<Status>, theme: &Theme) -> (&'static str, &'static str, Style) {
     match status {
