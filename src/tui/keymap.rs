@@ -606,4 +606,17 @@ mod tests {
         let total: usize = help.iter().map(|(_, rows)| rows.len()).sum();
         assert_eq!(total, BINDINGS.len());
     }
+
+    #[test]
+    fn each_tab_has_one_number_key_matching_the_tab_bar() {
+        for tab in Tab::ALL {
+            let keys: Vec<KeyCode> = BINDINGS
+                .iter()
+                .filter(|b| b.cmd == Cmd::Tab(*tab))
+                .flat_map(|b| b.keys.iter().map(|k| k.code))
+                .collect();
+            let digit = char::from_digit(tab.index() as u32 + 1, 10);
+            assert_eq!(keys, digit.map(KeyCode::Char).into_iter().collect::<Vec<_>>(), "{tab:?}");
+        }
+    }
 }

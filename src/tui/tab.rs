@@ -44,8 +44,6 @@ impl Tab {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::keymap::{BINDINGS, Cmd};
-    use crossterm::event::KeyCode;
 
     #[test]
     fn order_and_count_come_from_all() {
@@ -65,18 +63,5 @@ mod tests {
         assert_eq!(seen, Tab::ALL);
         assert_eq!(tab, Tab::ALL[0], "next wraps after the last");
         assert_eq!(Tab::ALL[0].prev(), Tab::ALL[Tab::ALL.len() - 1], "prev wraps before the first");
-    }
-
-    #[test]
-    fn each_tab_has_one_number_key_matching_the_tab_bar() {
-        for tab in Tab::ALL {
-            let keys: Vec<KeyCode> = BINDINGS
-                .iter()
-                .filter(|b| b.cmd == Cmd::Tab(*tab))
-                .flat_map(|b| b.keys.iter().map(|k| k.code))
-                .collect();
-            let digit = char::from_digit(tab.index() as u32 + 1, 10);
-            assert_eq!(keys, digit.map(KeyCode::Char).into_iter().collect::<Vec<_>>(), "{tab:?}");
-        }
     }
 }
