@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group};
 use forgeloop::domain::state::Actor;
 use forgeloop::domain::status::Status;
-use forgeloop::tui::app::{Action, App};
-use forgeloop::tui::event::Runtime;
+use forgeloop::tui::app::{App, Event};
 use forgeloop::tui::keymap::Cmd;
+use forgeloop::tui::runtime::Runtime;
 use forgeloop::tui::tab::Tab;
 use forgeloop::tui::{Theme, views};
 use ratatui::Terminal;
@@ -86,7 +86,7 @@ fn frame(c: &mut Criterion) {
         b.iter(|| {
             let last = app.visible.len().saturating_sub(1);
             let cmd = if app.selected_row() == Some(last) { Cmd::Top } else { Cmd::PageDown };
-            let _effects = app.update(Action::Cmd(cmd));
+            let _effects = app.update(Event::Cmd(cmd));
             terminal.draw(|f| views::render(&app, f)).unwrap();
         });
     });
@@ -169,21 +169,21 @@ fn memory() {
         runtime.draw().unwrap();
         // Select the cycle, open its Log tab (the 1 GB file), go to the end.
         let sender = runtime.sender();
-        let send = |a: Action| sender.send(forgeloop::tui::event::Msg::Action(a)).unwrap();
-        send(Action::Cmd(Cmd::Filter));
+        let send = |e: Event| sender.send(e).unwrap();
+        send(Event::Cmd(Cmd::Filter));
         for ch in name.chars() {
-            send(Action::Cmd(Cmd::Insert(ch)));
+            send(Event::Cmd(Cmd::Insert(ch)));
         }
-        send(Action::Cmd(Cmd::Submit));
-        send(Action::Cmd(Cmd::Open));
-        send(Action::Cmd(Cmd::Tab(Tab::Log)));
+        send(Event::Cmd(Cmd::Submit));
+        send(Event::Cmd(Cmd::Open));
+        send(Event::Cmd(Cmd::Tab(Tab::Log)));
         let start = Instant::now();
         progress("opening the log");
         while !runtime.app.log.loaded {
             runtime.step().await.unwrap();
         }
         progress("going to its end");
-        send(Action::Cmd(Cmd::Bottom));
+        send(Event::Cmd(Cmd::Bottom));
         while !runtime.app.log.window.at_eof {
             runtime.step().await.unwrap();
         }
@@ -191,17 +191,17 @@ fn memory() {
         let open_time = start.elapsed();
         let after_open = rss_kib();
         // Search from the top for the line at the very end: the whole file is scanned.
-        send(Action::Cmd(Cmd::Top));
+        send(Event::Cmd(Cmd::Top));
         while runtime.app.log.window.top != 0 {
             runtime.step().await.unwrap();
         }
-        send(Action::Cmd(Cmd::Search));
+        send(Event::Cmd(Cmd::Search));
         for ch in "needle".chars() {
-            send(Action::Cmd(Cmd::Insert(ch)));
+            send(Event::Cmd(Cmd::Insert(ch)));
         }
         progress("searching");
         let start = Instant::now();
-        send(Action::Cmd(Cmd::Submit));
+        send(Event::Cmd(Cmd::Submit));
         runtime.step().await.unwrap();
         while runtime.app.log.search.state == forgeloop::tui::app::SearchState::Searching {
             runtime.step().await.unwrap();

@@ -5,7 +5,7 @@ mod tui_support;
 
 use crossterm::event::KeyCode;
 use forgeloop::domain::status::Status;
-use forgeloop::tui::app::{Action, Ask, Effect, Focus, InputPurpose, Popup, Screen, SearchState, Tab};
+use forgeloop::tui::app::{Ask, Effect, Event, Focus, InputPurpose, Popup, Screen, SearchState, Tab};
 use forgeloop::tui::keymap::Cmd;
 use forgeloop::tui::log_view::LogRequest;
 use tui_support::*;
@@ -84,7 +84,7 @@ fn selection_follows_the_cycle_when_the_order_changes() {
         forgeloop::domain::state::Actor::Human,
     )
     .unwrap();
-    d.apply(&mut app, Action::FilesChanged(vec![fx.state_path("confirm-me")]));
+    d.apply(&mut app, Event::FilesChanged(vec![fx.state_path("confirm-me")]));
     assert_eq!(selected_name(&app), "await-pr");
     assert_eq!(names(&app)[0], "blocked");
 }
@@ -142,7 +142,7 @@ fn tabs_switch_and_load_what_they_show() {
     key(&mut app, &mut d, KeyCode::Char('3'));
     assert_eq!(app.tab, Tab::Runs);
     assert_eq!(app.run_rows().len(), 1);
-    let effects = app.update(Action::Cmd(Cmd::Tab(Tab::Log)));
+    let effects = app.update(Event::Cmd(Cmd::Tab(Tab::Log)));
     assert!(
         effects
             .iter()
@@ -214,21 +214,21 @@ fn confirming_a_brief_with_an_edit_that_fails_validation_changes_nothing() {
     assert_eq!(dialog.question, QUESTION);
     assert_eq!(dialog.fields.len(), 5);
     // e asks the runtime to open the editor on the question and the brief.
-    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('e'))));
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('e'))));
     let Some(Effect::EditBrief { text, .. }) = effects.first() else { panic!("{effects:?}") };
     assert!(text.contains("== WebGPT question ==") && text.contains("Goal: add dark mode."));
     // The person deletes two fields: the dialog says so and nothing changes.
     let broken = text
         .replace("Constraints: keep accessibility contrast.\n", "")
         .replace("Validation: run the frontend test suite.\n", "");
-    d.apply(&mut app, Action::EditorFinished { path: path.clone(), result: Ok(broken) });
+    d.apply(&mut app, Event::EditorFinished { path: path.clone(), result: Ok(broken) });
     let Some(Popup::ConfirmBrief(dialog)) = app.popups.last() else { panic!("dialog closed") };
     let error = dialog.error.clone().unwrap();
     assert!(error.contains("Constraints") && error.contains("Validation"), "{error}");
     assert!(dialog.edited.is_none());
     assert_eq!(std::fs::read(&path).unwrap(), before);
     // Reopening the editor keeps the person's draft.
-    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('e'))));
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('e'))));
     let Some(Effect::EditBrief { text: draft, .. }) = effects.first() else { panic!() };
     assert!(!draft.contains("Constraints: keep"));
     // Esc cancels: still nothing changed.
@@ -245,7 +245,7 @@ fn confirming_an_edited_brief_goes_through_the_use_case_as_human_via_tui() {
     key(&mut app, &mut d, KeyCode::Char('c'));
     let edited =
         forgeloop::tui::editor::compose("A sharper question?", &BRIEF.replace("add dark mode.", "add a dark theme."));
-    d.apply(&mut app, Action::EditorFinished { path: path.clone(), result: Ok(edited) });
+    d.apply(&mut app, Event::EditorFinished { path: path.clone(), result: Ok(edited) });
     let Some(Popup::ConfirmBrief(dialog)) = app.popups.last() else { panic!() };
     assert!(dialog.error.is_none());
     assert_eq!(dialog.fields[0].1, "add a dark theme.");
@@ -307,7 +307,7 @@ fn rerun_is_guarded_by_status() {
     assert!(app.live_runs.is_empty());
     select(&mut app, &mut d, "await-fix");
     key(&mut app, &mut d, KeyCode::Char('r'));
-    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
     assert!(effects.contains(&Effect::Rerun { path: fx.state_path("await-fix") }));
     assert!(app.is_running(&fx.state_path("await-fix")));
     assert!(app.animating(), "the spinner ticks while it runs");
@@ -316,7 +316,7 @@ fn rerun_is_guarded_by_status() {
     assert!(app.popups.is_empty());
     d.apply(
         &mut app,
-        Action::RunFinished { path: fx.state_path("await-fix"), result: Ok("TEST_FAILED at iteration 2".into()) },
+        Event::RunFinished { path: fx.state_path("await-fix"), result: Ok("TEST_FAILED at iteration 2".into()) },
     );
     assert!(!app.animating());
 }
@@ -334,12 +334,12 @@ fn quitting_while_a_rerun_runs_asks_first_and_cancels_it() {
     key(&mut app, &mut d, KeyCode::Char('n'));
     assert!(!app.quit && app.popups.is_empty());
     key(&mut app, &mut d, KeyCode::Char('q'));
-    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
     assert!(app.quit);
     assert_eq!(effects, vec![Effect::CancelRun { path: fx.state_path("await-fix") }, Effect::Quit]);
     // Without a run, q quits at once.
     let (mut idle, _) = fx.app("dark");
-    let effects = idle.update(Action::Cmd(Cmd::Quit));
+    let effects = idle.update(Event::Cmd(Cmd::Quit));
     assert_eq!(effects, vec![Effect::Quit]);
 }
 
@@ -379,9 +379,9 @@ fn aborting_a_running_cycle_cancels_the_run_then_aborts() {
     key(&mut app, &mut d, KeyCode::Char('r'));
     key(&mut app, &mut d, KeyCode::Char('y'));
     key(&mut app, &mut d, KeyCode::Char('a'));
-    let effects = app.update(Action::Key(crossterm::event::KeyEvent::from(KeyCode::Enter)));
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Enter)));
     assert_eq!(effects, vec![Effect::CancelRun { path: path.clone() }], "the run holds the lock: cancel first");
-    let effects = app.update(Action::RunFinished { path: path.clone(), result: Err("cancelled".into()) });
+    let effects = app.update(Event::RunFinished { path: path.clone(), result: Err("cancelled".into()) });
     assert!(effects.iter().any(|e| matches!(e, Effect::Abort { path: p, .. } if p == &path)));
     d.settle(&mut app, effects);
     assert_eq!(read_state(&path)["status"], "ABORTED");
@@ -419,16 +419,16 @@ fn file_changes_reload_only_what_changed() {
     let fx = mixed();
     let (mut app, _) = fx.app("dark");
     let state = fx.state_path("await-pr");
-    let effects = app.update(Action::FilesChanged(vec![state.clone()]));
+    let effects = app.update(Event::FilesChanged(vec![state.clone()]));
     assert_eq!(effects, vec![Effect::LoadCycles(vec![state.clone()])]);
     let journal = fx.paths("await-pr").journal();
-    let effects = app.update(Action::FilesChanged(vec![journal]));
+    let effects = app.update(Event::FilesChanged(vec![journal]));
     assert_eq!(effects, vec![Effect::LoadCycles(vec![state])]);
     let new = fx.ctx.home.cycles_dir().join("new.json");
-    assert_eq!(app.update(Action::FilesChanged(vec![new])), vec![Effect::Discover]);
+    assert_eq!(app.update(Event::FilesChanged(vec![new])), vec![Effect::Discover]);
     let record = fx.ctx.registry.join("acme/widget.json");
-    assert_eq!(app.update(Action::FilesChanged(vec![record])), vec![Effect::LoadRegistry]);
-    assert!(app.update(Action::FilesChanged(vec![fx.root().join("elsewhere.txt")])).is_empty());
+    assert_eq!(app.update(Event::FilesChanged(vec![record])), vec![Effect::LoadRegistry]);
+    assert!(app.update(Event::FilesChanged(vec![fx.root().join("elsewhere.txt")])).is_empty());
 }
 
 #[test]
@@ -445,12 +445,12 @@ fn malformed_half_written_and_vanished_files_are_rows_not_crashes() {
     assert_eq!(app.counts()[5].1, 3);
     // The torn file is completed: it becomes a cycle row… or here, still an error (no request).
     std::fs::write(&garbage, b"{\"status\": \"AWAITING_WEBGPT_PR\", \"request\": \"r\"}").unwrap();
-    d.apply(&mut app, Action::FilesChanged(vec![garbage.clone()]));
+    d.apply(&mut app, Event::FilesChanged(vec![garbage.clone()]));
     let entry = app.cycles.iter().find(|c| c.path == garbage).unwrap();
     assert_eq!(entry.status(), Some(Status::AwaitingWebgptPr));
     // A vanished file is removed from the list.
     std::fs::remove_file(&empty).unwrap();
-    d.apply(&mut app, Action::FilesChanged(vec![empty.clone()]));
+    d.apply(&mut app, Event::FilesChanged(vec![empty.clone()]));
     assert!(!app.cycles.iter().any(|c| c.path == empty));
     // Nothing panics drawing any of it, at any size.
     for (w, h) in [(80, 24), (40, 12), (12, 5), (200, 60)] {

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use forgeloop::domain::status::Status;
 use forgeloop::tui::Theme;
-use forgeloop::tui::app::{Action, App};
-use forgeloop::tui::event::{Msg, Runtime};
+use forgeloop::tui::app::{App, Event};
 use forgeloop::tui::keymap::Cmd;
+use forgeloop::tui::runtime::Runtime;
 use forgeloop::tui::tab::Tab;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -31,7 +31,7 @@ fn new_runtime(fx: &Fixture) -> Runtime<TestBackend> {
 }
 
 fn send(runtime: &Runtime<TestBackend>, cmd: Cmd) {
-    runtime.sender().send(Msg::Action(Action::Cmd(cmd))).unwrap();
+    runtime.sender().send(Event::Cmd(cmd)).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -106,4 +106,28 @@ async fn a_home_created_after_start_is_picked_up() {
         fx.start(&format!("late-{i}"), false, 5);
     }
     until(&mut runtime, "the cycles created after start", |app| app.cycles.len() == 3).await;
+}
+
+/// The runtime and the tests' synchronous driver carry out effects with one executor: the
+/// same confirmation gives the person the same message either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtime_and_the_sync_driver_share_one_executor() {
+    let synced = Fixture::new();
+    synced.start("one", true, 5);
+    let (mut app, mut d) = synced.app("dark");
+    cmd(&mut app, &mut d, Cmd::ConfirmBrief);
+    cmd(&mut app, &mut d, Cmd::Yes);
+    let by_sync = app.toast.clone().expect("a message after confirming");
+
+    let live = Fixture::new();
+    live.start("one", true, 5);
+    let mut runtime = new_runtime(&live);
+    until(&mut runtime, "the cycle", |app| app.cycles.len() == 1).await;
+    send(&runtime, Cmd::ConfirmBrief);
+    send(&runtime, Cmd::Yes);
+    until(&mut runtime, "the confirmation's message", |app| app.toast.is_some()).await;
+    let by_runtime = runtime.app.toast.clone().expect("the message");
+
+    assert_eq!(by_sync, by_runtime);
+    assert!(!by_sync.error && by_sync.text.contains("the prompt is issued"), "{by_sync:?}");
 }

@@ -8,7 +8,8 @@
 //! longer starts a line is moved to the start of its line.
 //!
 //! One worker thread owns all reads; the app sends it [`LogRequest`]s and gets windows and
-//! search results back as actions. Searches scan in chunks and give way to newer requests.
+//! search results back as [`LogEvent`]s. Searches scan in chunks and give way to newer
+//! requests.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -19,7 +20,6 @@ use std::sync::mpsc;
 
 use crate::redact::Redactor;
 
-use super::app::Action;
 use super::sanitize;
 
 const BLOCK: u64 = 64 * 1024;
@@ -381,19 +381,119 @@ pub fn is_error_line(line: &[u8]) -> bool {
     })
 }
 
-/// What interrupts a long scan: a newer request that replaces it.
-enum Scan<T> {
-    Done(T),
-    Interrupted,
+/// What the log reader reports; the app turns these into its own events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogEvent {
+    Window(LogWindow),
+    Found { generation: u64, kind: FindKind, offset: Option<u64>, wrapped: bool },
+    Failed { generation: u64, error: String },
 }
 
-struct Worker {
+/// Carries out [`LogRequest`]s on the open file: the same code for the worker thread (which
+/// lets newer requests interrupt long scans) and for the synchronous driver of tests.
+pub struct LogReader {
     redactor: Redactor,
-    rx: mpsc::Receiver<LogRequest>,
-    pending: VecDeque<LogRequest>,
-    emit: Box<dyn Fn(Action) + Send>,
     generation: u64,
     path: Option<PathBuf>,
+}
+
+impl LogReader {
+    pub fn new(redactor: Redactor) -> LogReader {
+        LogReader { redactor, generation: 0, path: None }
+    }
+
+    /// Carries out one request. `interrupted` is asked between chunks of a long scan; when it
+    /// says yes the scan is dropped and nothing is reported. Requests for another generation
+    /// (a file no longer open) are ignored.
+    pub fn handle(&mut self, request: LogRequest, interrupted: &mut dyn FnMut(&LogReader) -> bool) -> Option<LogEvent> {
+        match request {
+            LogRequest::Close => {
+                self.path = None;
+                None
+            }
+            LogRequest::Open { generation, path } => {
+                self.generation = generation;
+                self.path = Some(path);
+                None
+            }
+            LogRequest::Window { generation, anchor, height } => self.window(generation, &anchor, height),
+            LogRequest::Search { generation, query, from, forward } => {
+                self.search(generation, &query, from, forward, interrupted)
+            }
+            LogRequest::FirstError { generation } => self.first_error(generation, interrupted),
+        }
+    }
+
+    /// The generation of the open file (requests for others are stale).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// `None` for a stale generation; `Some(None)` when no file is open.
+    fn doc(&self, generation: u64) -> Option<Option<io::Result<LogDoc>>> {
+        (generation == self.generation).then(|| self.path.as_ref().map(|p| LogDoc::open(p)))
+    }
+
+    fn failed(generation: u64, error: String) -> Option<LogEvent> {
+        Some(LogEvent::Failed { generation, error })
+    }
+
+    pub fn window(&self, generation: u64, anchor: &Anchor, height: usize) -> Option<LogEvent> {
+        match self.doc(generation)?? {
+            Err(e) => Self::failed(generation, self.redactor.redact(&format!("cannot open the log: {e}")).into_owned()),
+            Ok(mut doc) => match doc.window(anchor, height, &self.redactor) {
+                Ok(mut window) => {
+                    window.generation = generation;
+                    Some(LogEvent::Window(window))
+                }
+                Err(e) => Self::failed(generation, format!("cannot read the log: {e}")),
+            },
+        }
+    }
+
+    fn search(
+        &self,
+        generation: u64,
+        query: &str,
+        from: u64,
+        forward: bool,
+        interrupted: &mut dyn FnMut(&LogReader) -> bool,
+    ) -> Option<LogEvent> {
+        // With no file open the search finds nothing (it does not hang the spinner).
+        let found = match self.doc(generation)? {
+            None => Ok(Some((None, false))),
+            Some(Err(e)) => Err(e),
+            Some(Ok(mut doc)) => search(&mut doc, query, from, forward, &mut || interrupted(self)),
+        };
+        match found {
+            Ok(Some((offset, wrapped))) => {
+                Some(LogEvent::Found { generation, kind: FindKind::Search, offset, wrapped })
+            }
+            Ok(None) => None,
+            Err(e) => Self::failed(generation, format!("cannot search the log: {e}")),
+        }
+    }
+
+    fn first_error(&self, generation: u64, interrupted: &mut dyn FnMut(&LogReader) -> bool) -> Option<LogEvent> {
+        let found = match self.doc(generation)? {
+            None => Ok(Some(None)),
+            Some(Err(e)) => Err(e),
+            Some(Ok(doc)) => first_error(&doc, &mut || interrupted(self)),
+        };
+        match found {
+            Ok(Some(offset)) => Some(LogEvent::Found { generation, kind: FindKind::Error, offset, wrapped: false }),
+            Ok(None) => None,
+            Err(e) => Self::failed(generation, format!("cannot read the log: {e}")),
+        }
+    }
+}
+
+/// The worker thread's side: a [`LogReader`] and the queue of requests not yet served.
+struct Worker {
+    reader: LogReader,
+    rx: mpsc::Receiver<LogRequest>,
+    pending: VecDeque<LogRequest>,
+    emit: Box<dyn Fn(LogEvent) + Send>,
 }
 
 /// Handle to the log worker thread; dropping it ends the thread.
@@ -402,9 +502,9 @@ pub struct LogWorker {
 }
 
 impl LogWorker {
-    pub fn spawn(redactor: Redactor, emit: Box<dyn Fn(Action) + Send>) -> LogWorker {
+    pub fn spawn(redactor: Redactor, emit: Box<dyn Fn(LogEvent) + Send>) -> LogWorker {
         let (tx, rx) = mpsc::channel();
-        let mut worker = Worker { redactor, rx, pending: VecDeque::new(), emit, generation: 0, path: None };
+        let mut worker = Worker { reader: LogReader::new(redactor), rx, pending: VecDeque::new(), emit };
         let _ = std::thread::Builder::new().name("forgeloop-log".into()).spawn(move || worker.run());
         LogWorker { tx }
     }
@@ -436,112 +536,40 @@ impl Worker {
             {
                 continue;
             }
-            self.handle(request);
+            let Worker { reader, rx, pending, emit } = self;
+            let emit = emit.as_ref();
+            if let Some(event) = reader.handle(request, &mut |reader| between_chunks(reader, rx, pending, emit)) {
+                emit(event);
+            }
         }
     }
+}
 
-    fn fail(&self, generation: u64, error: String) {
-        (self.emit)(Action::LogFailed { generation, error });
-    }
-
-    fn doc(&self) -> Option<io::Result<LogDoc>> {
-        self.path.as_ref().map(|p| LogDoc::open(p))
-    }
-
-    fn handle(&mut self, request: LogRequest) {
+/// Between chunks of a scan: serve windows at once, give up for a request that replaces it.
+fn between_chunks(
+    reader: &LogReader,
+    rx: &mpsc::Receiver<LogRequest>,
+    pending: &mut VecDeque<LogRequest>,
+    emit: &dyn Fn(LogEvent),
+) -> bool {
+    while let Ok(request) = rx.try_recv() {
         match request {
-            LogRequest::Close => self.path = None,
-            LogRequest::Open { generation, path } => {
-                self.generation = generation;
-                self.path = Some(path);
-            }
-            LogRequest::Window { generation, anchor, height } => {
-                if generation != self.generation {
-                    return;
-                }
-                self.window(generation, &anchor, height);
-            }
-            LogRequest::Search { generation, query, from, forward } => {
-                if generation != self.generation {
-                    return;
-                }
-                match self.search(&query, from, forward) {
-                    Ok(Scan::Done((offset, wrapped))) => {
-                        (self.emit)(Action::LogFound { generation, kind: FindKind::Search, offset, wrapped })
-                    }
-                    Ok(Scan::Interrupted) => {}
-                    Err(e) => self.fail(generation, format!("cannot search the log: {e}")),
+            LogRequest::Window { generation, anchor, height } if generation == reader.generation() => {
+                if let Some(event) = reader.window(generation, &anchor, height) {
+                    emit(event);
                 }
             }
-            LogRequest::FirstError { generation } => {
-                if generation != self.generation {
-                    return;
-                }
-                match self.first_error() {
-                    Ok(Scan::Done(offset)) => {
-                        (self.emit)(Action::LogFound { generation, kind: FindKind::Error, offset, wrapped: false })
-                    }
-                    Ok(Scan::Interrupted) => {}
-                    Err(e) => self.fail(generation, format!("cannot read the log: {e}")),
+            LogRequest::Window { .. } => {}
+            other => {
+                let replaces = matches!(other, LogRequest::Open { .. } | LogRequest::Close | LogRequest::Search { .. });
+                pending.push_back(other);
+                if replaces {
+                    return true;
                 }
             }
         }
     }
-
-    fn window(&mut self, generation: u64, anchor: &Anchor, height: usize) {
-        match self.doc() {
-            None => {}
-            Some(Err(e)) => {
-                self.fail(generation, self.redactor.redact(&format!("cannot open the log: {e}")).into_owned())
-            }
-            Some(Ok(mut doc)) => match doc.window(anchor, height, &self.redactor) {
-                Ok(mut window) => {
-                    window.generation = generation;
-                    (self.emit)(Action::LogWindow(window));
-                }
-                Err(e) => self.fail(generation, format!("cannot read the log: {e}")),
-            },
-        }
-    }
-
-    /// Between chunks: serve windows at once, give up for a request that replaces the scan.
-    fn interrupted(&mut self) -> bool {
-        while let Ok(request) = self.rx.try_recv() {
-            match request {
-                LogRequest::Window { generation, anchor, height } if generation == self.generation => {
-                    self.window(generation, &anchor, height)
-                }
-                LogRequest::Window { .. } => {}
-                other => {
-                    let replaces =
-                        matches!(other, LogRequest::Open { .. } | LogRequest::Close | LogRequest::Search { .. });
-                    self.pending.push_back(other);
-                    if replaces {
-                        return true;
-                    }
-                }
-            }
-        }
-        false
-    }
-
-    fn search(&mut self, query: &str, from: u64, forward: bool) -> io::Result<Scan<(Option<u64>, bool)>> {
-        let Some(doc) = self.doc() else { return Ok(Scan::Done((None, false))) };
-        let mut doc = doc?;
-        Ok(match search(&mut doc, query, from, forward, &mut || self.interrupted())? {
-            Some(found) => Scan::Done(found),
-            None => Scan::Interrupted,
-        })
-    }
-
-    fn first_error(&mut self) -> io::Result<Scan<Option<u64>>> {
-        let Some(doc) = self.doc() else { return Ok(Scan::Done(None)) };
-        let doc = doc?;
-        Ok(match first_error(&doc, &mut || self.interrupted())? {
-            Some(found) => Scan::Done(found),
-            None => Scan::Interrupted,
-        })
-    }
+    false
 }
 
 /// The line of the next (or previous) match of `query` from `from`, wrapping around once:

@@ -2,19 +2,21 @@
 //! conversation, runs and logs, and the human-only actions — all through the same use-case
 //! functions as the CLI, journaled with actor `human`.
 //!
-//! Layout of the module: [`app`] is the pure state machine (actions in, effects out);
-//! [`event`] the runtime that feeds it and carries out effects; [`views`] draws it;
-//! [`keymap`] is the one table of keys; [`watch`], [`load`] and [`log_view`] read the disk.
+//! Layout of the module: [`app`] is the pure state machine (events in, effects out);
+//! [`exec`] carries out its effects, for the [`runtime`] that feeds it (and for [`sync`], the
+//! tests' driver); [`views`] draws it; [`keymap`] is the one table of keys (commands);
+//! [`watch`], [`load`] and [`log_view`] read the disk and report in their own event types.
 
 pub mod app;
 pub mod clipboard;
 pub mod editor;
 pub mod effects;
-pub mod event;
+pub mod exec;
 pub mod keymap;
 pub mod load;
 pub mod log_view;
 pub mod model;
+pub mod runtime;
 pub mod sanitize;
 pub mod sync;
 pub mod tab;
@@ -31,7 +33,7 @@ use ratatui::backend::CrosstermBackend;
 
 use crate::cycle::Ctx;
 
-pub use app::{Action, App, Effect, Roots};
+pub use app::{App, Effect, Event, Roots};
 pub use theme::Theme;
 
 #[derive(Debug, Clone, Default)]
@@ -94,7 +96,7 @@ pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
             app.web_base = base;
         }
         app.unsandboxed = !ctx.sandbox.enabled;
-        let mut rt = event::Runtime::new(ctx, roots.extra_dirs.clone(), app, term, true);
+        let mut rt = runtime::Runtime::new(ctx, roots.extra_dirs.clone(), app, term, true);
         rt.start_input();
         signals(rt.sender());
         rt.run().await
@@ -105,14 +107,14 @@ pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
 }
 
 /// SIGTERM and SIGHUP end the control room cleanly (terminal restored, runs cancelled).
-fn signals(tx: tokio::sync::mpsc::UnboundedSender<event::Msg>) {
+fn signals(tx: tokio::sync::mpsc::UnboundedSender<Event>) {
     use tokio::signal::unix::{SignalKind, signal};
     for kind in [SignalKind::terminate(), SignalKind::hangup()] {
         let tx = tx.clone();
         if let Ok(mut stream) = signal(kind) {
             tokio::spawn(async move {
                 if stream.recv().await.is_some() {
-                    let _ = tx.send(event::Msg::Action(Action::Terminate));
+                    let _ = tx.send(Event::Terminate);
                 }
             });
         }

@@ -9,8 +9,6 @@ use std::time::Duration;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::app::WatchDir;
-
 /// Events closer together than this are delivered as one batch.
 pub const DEBOUNCE: Duration = Duration::from_millis(20);
 
@@ -20,9 +18,16 @@ pub enum WatchError {
     Start(String),
 }
 
-/// What the raw callback reports.
+/// A directory the runtime should watch.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WatchDir {
+    pub path: PathBuf,
+    pub recursive: bool,
+}
+
+/// What the watcher reports (raw, then debounced); the runtime turns these into app events.
 #[derive(Debug)]
-pub enum Raw {
+pub enum WatchEvent {
     Paths(Vec<PathBuf>),
     /// The kernel queue overflowed: everything must be re-read.
     Rescan,
@@ -40,15 +45,15 @@ pub struct DirWatcher {
 }
 
 impl DirWatcher {
-    pub fn new(tx: UnboundedSender<Raw>) -> Result<DirWatcher, WatchError> {
+    pub fn new(tx: UnboundedSender<WatchEvent>) -> Result<DirWatcher, WatchError> {
         let inner = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
             let message = match result {
-                Ok(event) if event.need_rescan() => Raw::Rescan,
+                Ok(event) if event.need_rescan() => WatchEvent::Rescan,
                 Ok(event) => match event.kind {
                     EventKind::Access(_) => return,
-                    _ => Raw::Paths(event.paths),
+                    _ => WatchEvent::Paths(event.paths),
                 },
-                Err(err) => Raw::Error(err.to_string()),
+                Err(err) => WatchEvent::Error(err.to_string()),
             };
             let _ = tx.send(message);
         })
@@ -127,15 +132,15 @@ impl DirWatcher {
 }
 
 /// Collects raw events into batches: the first event opens a window of [`DEBOUNCE`].
-pub fn debounce(mut raw: UnboundedReceiver<Raw>, out: impl Fn(Raw) + Send + 'static) {
+pub fn debounce(mut raw: UnboundedReceiver<WatchEvent>, out: impl Fn(WatchEvent) + Send + 'static) {
     tokio::spawn(async move {
         while let Some(first) = raw.recv().await {
             let mut paths = BTreeSet::new();
             let mut rescan = false;
-            let mut absorb = |message: Raw, out: &dyn Fn(Raw)| match message {
-                Raw::Paths(p) => paths.extend(p),
-                Raw::Rescan => rescan = true,
-                Raw::Error(e) => out(Raw::Error(e)),
+            let mut absorb = |message: WatchEvent, out: &dyn Fn(WatchEvent)| match message {
+                WatchEvent::Paths(p) => paths.extend(p),
+                WatchEvent::Rescan => rescan = true,
+                WatchEvent::Error(e) => out(WatchEvent::Error(e)),
             };
             absorb(first, &out);
             let deadline = tokio::time::Instant::now() + DEBOUNCE;
@@ -143,16 +148,16 @@ pub fn debounce(mut raw: UnboundedReceiver<Raw>, out: impl Fn(Raw) + Send + 'sta
                 absorb(message, &out);
             }
             if rescan {
-                out(Raw::Rescan);
+                out(WatchEvent::Rescan);
             }
             if !paths.is_empty() {
-                out(Raw::Paths(paths.into_iter().collect()));
+                out(WatchEvent::Paths(paths.into_iter().collect()));
             }
         }
     });
 }
 
 /// A channel for [`DirWatcher::new`] and [`debounce`].
-pub fn channel() -> (UnboundedSender<Raw>, UnboundedReceiver<Raw>) {
+pub fn channel() -> (UnboundedSender<WatchEvent>, UnboundedReceiver<WatchEvent>) {
     unbounded_channel()
 }

@@ -23,7 +23,7 @@ use forgeloop::domain::status::Status;
 use forgeloop::redact::Redactor;
 use forgeloop::store::journal::NewEvent;
 use forgeloop::store::layout::CyclePaths;
-use forgeloop::tui::app::{Action, App, Roots};
+use forgeloop::tui::app::{App, Event, Roots};
 use forgeloop::tui::keymap::Cmd;
 use forgeloop::tui::sync::SyncDriver;
 use forgeloop::tui::{Theme, views};
@@ -260,7 +260,7 @@ pub fn failing_log() -> String {
 
 pub fn key(app: &mut App, driver: &mut SyncDriver, code: crossterm::event::KeyCode) {
     let event = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
-    driver.apply(app, Action::Key(event));
+    driver.apply(app, Event::Key(event));
 }
 
 pub fn chars(app: &mut App, driver: &mut SyncDriver, text: &str) {
@@ -270,7 +270,7 @@ pub fn chars(app: &mut App, driver: &mut SyncDriver, text: &str) {
 }
 
 pub fn cmd(app: &mut App, driver: &mut SyncDriver, cmd: Cmd) {
-    driver.apply(app, Action::Cmd(cmd));
+    driver.apply(app, Event::Cmd(cmd));
 }
 
 pub fn draw(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {

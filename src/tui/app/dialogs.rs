@@ -339,7 +339,7 @@ impl App {
 
     pub(super) fn use_case_done(
         &mut self,
-        what: String,
+        what: UseCase,
         path: PathBuf,
         result: Result<String, String>,
         fx: &mut Vec<Effect>,
@@ -348,7 +348,7 @@ impl App {
         let confirm_dialog = matches!(self.popups.last(), Some(Popup::ConfirmBrief(d)) if d.path == path);
         match result {
             Ok(message) => {
-                if what == "confirm" && confirm_dialog {
+                if what == UseCase::Confirm && confirm_dialog {
                     self.popups.pop();
                 }
                 self.toast = Some(Toast { text: message, error: false });
@@ -359,7 +359,7 @@ impl App {
                 }
             }
             Err(error) => {
-                if what == "confirm"
+                if what == UseCase::Confirm
                     && confirm_dialog
                     && let Some(Popup::ConfirmBrief(dialog)) = self.popups.last_mut()
                 {
@@ -367,7 +367,7 @@ impl App {
                     dialog.error = Some(error);
                     return;
                 }
-                self.toast_error(format!("{what} failed: {error}"));
+                self.toast_error(format!("{} failed: {error}", what.as_str()));
             }
         }
     }

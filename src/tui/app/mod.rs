@@ -1,7 +1,7 @@
 //! The control room's state and its one transition function. `App::update` takes an
-//! [`Action`] (a key, a file change, a finished background task) and returns the
+//! [`Event`] (a key, a file change, a finished background task) and returns the
 //! [`Effect`]s the runtime must carry out; it never does I/O itself, so every behaviour is
-//! testable as "actions in, state and effects out".
+//! testable as "events in, state and effects out".
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -14,15 +14,16 @@ use ratatui::layout::Rect;
 use crate::domain::machine;
 use crate::domain::state::CycleState;
 use crate::domain::status::Status;
-use crate::store::journal::Event;
+use crate::store::journal::Event as JournalEvent;
 use crate::store::layout::CyclePaths;
 
 use super::editor;
 use super::keymap::{self, Cmd, Context};
-use super::log_view::{Anchor, FindKind, LogRequest, LogWindow};
+use super::log_view::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
 use super::model::{CycleEntry, ProjectRecord, RunFile, Sources};
 pub use super::tab::Tab;
 use super::theme::Theme;
+pub use super::watch::WatchDir;
 
 mod dialogs;
 mod files;
@@ -46,13 +47,6 @@ pub enum Screen {
     Projects,
 }
 
-/// A directory the runtime should watch.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct WatchDir {
-    pub path: PathBuf,
-    pub recursive: bool,
-}
-
 /// Where the control room looks, fixed at start.
 #[derive(Debug, Clone, Default)]
 pub struct Roots {
@@ -62,13 +56,16 @@ pub struct Roots {
     pub extra_dirs: Vec<PathBuf>,
 }
 
-/// Everything a key or a background task can tell the app.
+/// Everything that can happen to the app: raw input (keys, mouse, paste, resize), the clock,
+/// and what background work reports (files changed or loaded, log windows, finished use
+/// cases). Its meaning is decided in [`App::update`], keys through the keymap's [`Cmd`]s.
 #[derive(Debug, Clone)]
-pub enum Action {
+pub enum Event {
     Key(KeyEvent),
     Mouse(MouseEvent),
     Paste(String),
     Resize,
+    /// A command given directly (tests, benches), as if its key was pressed.
     Cmd(Cmd),
     /// Advances the spinner (sent only while something runs).
     Tick,
@@ -83,7 +80,7 @@ pub enum Action {
     },
     JournalLoaded {
         path: PathBuf,
-        result: Result<Vec<Event>, String>,
+        result: Result<Vec<JournalEvent>, String>,
     },
     RunsListed {
         path: PathBuf,
@@ -94,20 +91,11 @@ pub enum Action {
         repository: String,
         sources: Sources,
     },
-    LogWindow(LogWindow),
-    LogFound {
-        generation: u64,
-        kind: FindKind,
-        offset: Option<u64>,
-        wrapped: bool,
-    },
-    LogFailed {
-        generation: u64,
-        error: String,
-    },
-    /// A use case finished (`what` names it for messages).
+    /// What the log reader found (a window, a match, an error).
+    Log(LogEvent),
+    /// A use case finished with its message for the person.
     UseCaseDone {
-        what: String,
+        what: UseCase,
         path: PathBuf,
         result: Result<String, String>,
     },
@@ -132,7 +120,28 @@ pub enum Action {
     Terminate,
 }
 
-/// What the runtime must do; results come back as [`Action`]s.
+/// The human actions that run a use case (journaled as `human`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UseCase {
+    Confirm,
+    Abort,
+    Unblock,
+    Extend,
+}
+
+impl UseCase {
+    /// The word in "… failed: reason".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UseCase::Confirm => "confirm",
+            UseCase::Abort => "abort",
+            UseCase::Unblock => "unblock",
+            UseCase::Extend => "extend",
+        }
+    }
+}
+
+/// What the runtime must do; results come back as [`Event`]s.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     Quit,
@@ -330,7 +339,7 @@ pub struct App {
     pub tab: Tab,
     pub zoom: bool,
     pub popups: Vec<Popup>,
-    pub journal: Option<(PathBuf, Result<Vec<Event>, String>)>,
+    pub journal: Option<(PathBuf, Result<Vec<JournalEvent>, String>)>,
     pub runs: Option<(PathBuf, Vec<RunFile>)>,
     pub run_sel: usize,
     pub detail_scroll: u16,
@@ -605,57 +614,57 @@ impl App {
 
     // ----- the transition function -----
 
-    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+    pub fn update(&mut self, event: Event) -> Vec<Effect> {
         let mut fx = Vec::new();
-        match action {
-            Action::Key(key) => {
+        match event {
+            Event::Key(key) => {
                 self.toast = None;
                 self.dirty = true;
                 if let Some(cmd) = keymap::resolve(&self.contexts(), &key) {
                     self.command(cmd, &mut fx);
                 }
             }
-            Action::Cmd(cmd) => {
+            Event::Cmd(cmd) => {
                 self.dirty = true;
                 self.command(cmd, &mut fx);
             }
-            Action::Paste(text) => self.paste(&text, &mut fx),
-            Action::Mouse(event) => self.mouse_event(event, &mut fx),
-            Action::Resize => {
+            Event::Paste(text) => self.paste(&text, &mut fx),
+            Event::Mouse(mouse) => self.mouse_event(mouse, &mut fx),
+            Event::Resize => {
                 self.dirty = true;
                 if self.log.follow && self.log.path.is_some() {
                     fx.push(self.log_window(Anchor::Tail));
                 }
             }
-            Action::Tick => {
+            Event::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
                 self.dirty = true;
             }
-            Action::Clock(now) => {
+            Event::Clock(now) => {
                 self.now = now;
                 self.dirty = true;
             }
-            Action::FilesChanged(paths) => self.files_changed(paths, &mut fx),
-            Action::Discovered(paths) => self.discovered(paths, &mut fx),
-            Action::CyclesLoaded { loaded, gone } => self.cycles_loaded(loaded, gone, &mut fx),
-            Action::JournalLoaded { path, result } => {
+            Event::FilesChanged(paths) => self.files_changed(paths, &mut fx),
+            Event::Discovered(paths) => self.discovered(paths, &mut fx),
+            Event::CyclesLoaded { loaded, gone } => self.cycles_loaded(loaded, gone, &mut fx),
+            Event::JournalLoaded { path, result } => {
                 if self.selected.as_ref() == Some(&path) {
                     self.journal = Some((path, result));
                     self.dirty = true;
                 }
             }
-            Action::RunsListed { path, runs } => self.runs_listed(path, runs, &mut fx),
-            Action::RegistryLoaded(records) => {
+            Event::RunsListed { path, runs } => self.runs_listed(path, runs, &mut fx),
+            Event::RegistryLoaded(records) => {
                 self.projects = records;
                 self.projects_loaded = true;
                 self.project_sel = self.project_sel.min(self.projects.len().saturating_sub(1));
                 self.dirty = true;
             }
-            Action::SourcesLoaded { repository, sources } => {
+            Event::SourcesLoaded { repository, sources } => {
                 self.sources.insert(repository, sources);
                 self.dirty = true;
             }
-            Action::LogWindow(window) => {
+            Event::Log(LogEvent::Window(window)) => {
                 if window.generation == self.log.generation {
                     self.log.window = window;
                     self.log.loaded = true;
@@ -663,27 +672,27 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Action::LogFound { generation, kind, offset, wrapped } => {
+            Event::Log(LogEvent::Found { generation, kind, offset, wrapped }) => {
                 self.log_found(generation, kind, offset, wrapped, &mut fx)
             }
-            Action::LogFailed { generation, error } => {
+            Event::Log(LogEvent::Failed { generation, error }) => {
                 if generation == self.log.generation {
                     self.log.error = Some(error);
                     self.log.loaded = true;
                     self.dirty = true;
                 }
             }
-            Action::UseCaseDone { what, path, result } => self.use_case_done(what, path, result, &mut fx),
-            Action::RunFinished { path, result } => self.run_finished(path, result, &mut fx),
-            Action::EditorFinished { path, result } => self.editor_finished(path, result),
-            Action::Copied(result) => {
+            Event::UseCaseDone { what, path, result } => self.use_case_done(what, path, result, &mut fx),
+            Event::RunFinished { path, result } => self.run_finished(path, result, &mut fx),
+            Event::EditorFinished { path, result } => self.editor_finished(path, result),
+            Event::Copied(result) => {
                 self.toast = Some(match result {
                     Ok(n) => Toast { text: format!("copied {n} characters to the clipboard (OSC 52)"), error: false },
                     Err(e) => Toast { text: format!("could not copy: {e}"), error: true },
                 });
                 self.dirty = true;
             }
-            Action::Opened { url, result } => {
+            Event::Opened { url, result } => {
                 match result {
                     Ok(()) => self.toast = Some(Toast { text: format!("opened {url}"), error: false }),
                     Err(e) => self.popups.push(Popup::Message {
@@ -694,11 +703,11 @@ impl App {
                 }
                 self.dirty = true;
             }
-            Action::Watching { dirs, problems } => {
+            Event::Watching { dirs, problems } => {
                 self.watching = (dirs, problems);
                 self.dirty = true;
             }
-            Action::Terminate => {
+            Event::Terminate => {
                 for path in self.live_runs.keys() {
                     fx.push(Effect::CancelRun { path: path.clone() });
                 }
