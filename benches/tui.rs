@@ -71,7 +71,7 @@ fn rss_kib() -> (u64, u64) {
 fn frame(c: &mut Criterion) {
     let fx = fixture();
     let (app, _) = fx.app("dark");
-    assert_eq!(app.cycles.len(), cycles());
+    assert_eq!(app.list.cycles.len(), cycles());
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     c.bench_function("tui frame, 1000 cycles, 200x60", |b| {
         b.iter(|| {
@@ -84,7 +84,7 @@ fn frame(c: &mut Criterion) {
     let (mut app, _) = fx.app("dark");
     c.bench_function("tui frame after a page down, 1000 cycles, 200x60", |b| {
         b.iter(|| {
-            let last = app.visible.len().saturating_sub(1);
+            let last = app.list.visible.len().saturating_sub(1);
             let cmd = if app.selected_row() == Some(last) { Cmd::Top } else { Cmd::PageDown };
             let _effects = app.update(Event::Cmd(cmd));
             terminal.draw(|f| views::render(&app, f)).unwrap();
@@ -100,7 +100,7 @@ fn latency(c: &mut Criterion) {
         let app = App::new(fx.roots(), Theme::builtin("dark").unwrap(), false, t0(), fx.ctx.redactor.clone());
         let terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         let mut runtime = Runtime::new(fx.ctx.clone(), Vec::new(), app, terminal, false);
-        while runtime.app.cycles.len() < cycles() {
+        while runtime.app.list.cycles.len() < cycles() {
             runtime.step().await.unwrap();
         }
         runtime
@@ -124,7 +124,8 @@ fn latency(c: &mut Criterion) {
                 rt.block_on(async {
                     loop {
                         runtime.step().await.unwrap();
-                        let shown = runtime.app.cycles.iter().any(|e| e.path == target && e.status() == Some(want));
+                        let shown =
+                            runtime.app.list.cycles.iter().any(|e| e.path == target && e.status() == Some(want));
                         if shown && runtime.frames > frames && !runtime.app.dirty {
                             break;
                         }
@@ -163,7 +164,7 @@ fn memory() {
         let terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         let mut runtime = Runtime::new(fx.ctx.clone(), Vec::new(), app, terminal, false);
         progress("loading the cycles");
-        while runtime.app.cycles.len() < cycles() {
+        while runtime.app.list.cycles.len() < cycles() {
             runtime.step().await.unwrap();
         }
         runtime.draw().unwrap();

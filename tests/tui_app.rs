@@ -29,7 +29,7 @@ fn mixed() -> Fixture {
 }
 
 fn names(app: &forgeloop::tui::App) -> Vec<String> {
-    app.visible.iter().map(|&i| app.cycles[i].name()).collect()
+    app.list.visible.iter().map(|&i| app.list.cycles[i].name()).collect()
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn the_list_puts_what_needs_a_person_first() {
     assert_eq!(names(&app), ["confirm-me", "blocked", "ready", "await-fix", "await-pr", "gone"]);
     assert_eq!(selected_name(&app), "confirm-me");
     // Last event comes from each journal's end.
-    let blocked = app.cycles.iter().find(|c| c.name() == "blocked").unwrap();
+    let blocked = app.list.cycles.iter().find(|c| c.name() == "blocked").unwrap();
     assert!(blocked.last_event.as_ref().unwrap().summary.contains("no GPT-5"), "{:?}", blocked.last_event);
 }
 
@@ -62,8 +62,8 @@ fn navigation_moves_the_selection_and_loads_its_detail() {
     key(&mut app, &mut d, KeyCode::PageDown);
     assert_ne!(selected_name(&app), "confirm-me");
     // The selection's journal was loaded for the Conversation tab.
-    let (path, events) = app.journal.as_ref().unwrap();
-    assert_eq!(path, &app.selected.clone().unwrap());
+    let (path, events) = app.detail.journal.as_ref().unwrap();
+    assert_eq!(path, &app.list.selected.clone().unwrap());
     assert!(!events.as_ref().unwrap().is_empty());
 }
 
@@ -94,16 +94,16 @@ fn the_filter_narrows_and_escape_clears_it() {
     let fx = mixed();
     let (mut app, mut d) = fx.app("dark");
     key(&mut app, &mut d, KeyCode::Char('/'));
-    assert!(app.filter_editing);
+    assert!(app.list.filter_editing);
     chars(&mut app, &mut d, "await-");
     assert_eq!(names(&app), ["await-fix", "await-pr"]);
     assert_eq!(selected_name(&app), "await-fix", "the selection moves into the filtered rows");
-    let (journal_of, _) = app.journal.as_ref().unwrap();
+    let (journal_of, _) = app.detail.journal.as_ref().unwrap();
     assert_eq!(journal_of, &fx.state_path("await-fix"), "and its detail is loaded");
     key(&mut app, &mut d, KeyCode::Backspace);
     key(&mut app, &mut d, KeyCode::Enter);
-    assert!(!app.filter_editing);
-    assert_eq!(app.filter, "await");
+    assert!(!app.list.filter_editing);
+    assert_eq!(app.list.filter, "await");
     // Status words and repositories match too.
     key(&mut app, &mut d, KeyCode::Char('/'));
     for _ in 0..5 {
@@ -113,8 +113,8 @@ fn the_filter_narrows_and_escape_clears_it() {
     assert_eq!(names(&app), ["ready"]);
     key(&mut app, &mut d, KeyCode::Enter);
     key(&mut app, &mut d, KeyCode::Esc);
-    assert!(app.filter.is_empty());
-    assert_eq!(app.visible.len(), 6);
+    assert!(app.list.filter.is_empty());
+    assert_eq!(app.list.visible.len(), 6);
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn tabs_switch_and_load_what_they_show() {
     key(&mut app, &mut d, KeyCode::Enter);
     assert_eq!(app.focus, Focus::Detail);
     key(&mut app, &mut d, KeyCode::Char('3'));
-    assert_eq!(app.tab, Tab::Runs);
+    assert_eq!(app.detail.tab, Tab::Runs);
     assert_eq!(app.run_rows().len(), 1);
     let effects = app.update(Event::Cmd(Cmd::Tab(Tab::Log)));
     assert!(
@@ -149,14 +149,14 @@ fn tabs_switch_and_load_what_they_show() {
             .any(|e| matches!(e, Effect::Log(LogRequest::Open { path, .. }) if path.ends_with("1-0123456789ab.log")))
     );
     d.settle(&mut app, effects);
-    assert_eq!(app.tab, Tab::Log);
+    assert_eq!(app.detail.tab, Tab::Log);
     assert!(app.log.loaded);
     assert_eq!(app.log.window.lines[0].text, "$ pytest -q");
     key(&mut app, &mut d, KeyCode::Char(']'));
-    assert_eq!(app.tab, Tab::Project);
+    assert_eq!(app.detail.tab, Tab::Project);
     key(&mut app, &mut d, KeyCode::Char('['));
     key(&mut app, &mut d, KeyCode::Char('['));
-    assert_eq!(app.tab, Tab::Runs);
+    assert_eq!(app.detail.tab, Tab::Runs);
     key(&mut app, &mut d, KeyCode::Tab);
     assert_eq!(app.focus, Focus::List);
     key(&mut app, &mut d, KeyCode::Char('p'));
@@ -278,7 +278,7 @@ fn confirm_is_refused_for_other_statuses() {
 
 fn select(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDriver, name: &str) {
     key(app, d, KeyCode::Char('g'));
-    for _ in 0..app.visible.len() {
+    for _ in 0..app.list.visible.len() {
         if selected_name(app) == name {
             return;
         }
@@ -439,19 +439,19 @@ fn malformed_half_written_and_vanished_files_are_rows_not_crashes() {
     let binary = fx.garbage("binary.json", &[0xff, 0xfe, 0x00, 0x1b]);
     let (mut app, mut d) = fx.app("dark");
     for path in [&garbage, &empty, &binary] {
-        let entry = app.cycles.iter().find(|c| &c.path == path).unwrap();
+        let entry = app.list.cycles.iter().find(|c| &c.path == path).unwrap();
         assert!(entry.state.is_none() && entry.error.is_some(), "{path:?}");
     }
     assert_eq!(app.counts()[5].1, 3);
     // The torn file is completed: it becomes a cycle row… or here, still an error (no request).
     std::fs::write(&garbage, b"{\"status\": \"AWAITING_WEBGPT_PR\", \"request\": \"r\"}").unwrap();
     d.apply(&mut app, Event::FilesChanged(vec![garbage.clone()]));
-    let entry = app.cycles.iter().find(|c| c.path == garbage).unwrap();
+    let entry = app.list.cycles.iter().find(|c| c.path == garbage).unwrap();
     assert_eq!(entry.status(), Some(Status::AwaitingWebgptPr));
     // A vanished file is removed from the list.
     std::fs::remove_file(&empty).unwrap();
     d.apply(&mut app, Event::FilesChanged(vec![empty.clone()]));
-    assert!(!app.cycles.iter().any(|c| c.path == empty));
+    assert!(!app.list.cycles.iter().any(|c| c.path == empty));
     // Nothing panics drawing any of it, at any size.
     for (w, h) in [(80, 24), (40, 12), (12, 5), (200, 60)] {
         let _ = screen(&app, w, h);
@@ -488,7 +488,7 @@ fn a_reference_tool_state_shows_its_repository_and_age() {
     });
     fx.garbage("old.json", serde_json::to_string(&state).unwrap().as_bytes());
     let (app, _) = fx.app("dark");
-    let entry = app.cycles.iter().find(|c| c.name() == "old").unwrap();
+    let entry = app.list.cycles.iter().find(|c| c.name() == "old").unwrap();
     assert!(entry.updated_at().is_some_and(|t| t.ends_with('Z')), "the file's age: {entry:?}");
     let loaded = entry.state.as_ref().unwrap();
     assert_eq!(loaded.effective_repository().as_deref(), Some("acme/widget"));

@@ -39,20 +39,22 @@ async fn changes_on_disk_reach_the_screen() {
     let fx = Fixture::new();
     fx.start("one", false, 5);
     let mut runtime = new_runtime(&fx);
-    until(&mut runtime, "the first cycle", |app| app.cycles.len() == 1).await;
+    until(&mut runtime, "the first cycle", |app| app.list.cycles.len() == 1).await;
     // A new cycle, a status change, an unreadable file and a removal, all from outside.
     fx.start("two", true, 5);
-    until(&mut runtime, "the new cycle", |app| app.cycles.len() == 2).await;
+    until(&mut runtime, "the new cycle", |app| app.list.cycles.len() == 2).await;
     fx.block("one", Status::BlockedInfra, "unreachable");
     until(&mut runtime, "the status change", |app| {
-        app.cycles.iter().any(|c| c.name() == "one" && c.status() == Some(Status::BlockedInfra))
+        app.list.cycles.iter().any(|c| c.name() == "one" && c.status() == Some(Status::BlockedInfra))
     })
     .await;
     let torn = fx.garbage("torn.json", b"{\"status\":");
-    until(&mut runtime, "the unreadable row", |app| app.cycles.iter().any(|c| c.path == torn && c.error.is_some()))
-        .await;
+    until(&mut runtime, "the unreadable row", |app| {
+        app.list.cycles.iter().any(|c| c.path == torn && c.error.is_some())
+    })
+    .await;
     std::fs::remove_file(&torn).unwrap();
-    until(&mut runtime, "the removal", |app| !app.cycles.iter().any(|c| c.path == torn)).await;
+    until(&mut runtime, "the removal", |app| !app.list.cycles.iter().any(|c| c.path == torn)).await;
     // The screen shows it after the last step.
     runtime.draw().unwrap();
     let text = format!("{}", runtime.terminal.backend());
@@ -76,7 +78,7 @@ async fn a_live_log_is_followed_as_it_grows_and_after_it_shrinks() {
     let log = runs.join("1-0123456789ab.log");
     std::fs::write(&log, "$ pytest -q\n").unwrap();
     let mut runtime = new_runtime(&fx);
-    until(&mut runtime, "the cycle", |app| app.cycles.len() == 1).await;
+    until(&mut runtime, "the cycle", |app| app.list.cycles.len() == 1).await;
     send(&runtime, Cmd::Open);
     send(&runtime, Cmd::Tab(Tab::Log));
     until(&mut runtime, "the log", |app| app.log.loaded && !app.log.window.lines.is_empty()).await;
@@ -105,7 +107,7 @@ async fn a_home_created_after_start_is_picked_up() {
     for i in 0..3 {
         fx.start(&format!("late-{i}"), false, 5);
     }
-    until(&mut runtime, "the cycles created after start", |app| app.cycles.len() == 3).await;
+    until(&mut runtime, "the cycles created after start", |app| app.list.cycles.len() == 3).await;
 }
 
 /// The runtime and the tests' synchronous driver carry out effects with one executor: the
@@ -122,7 +124,7 @@ async fn the_runtime_and_the_sync_driver_share_one_executor() {
     let live = Fixture::new();
     live.start("one", true, 5);
     let mut runtime = new_runtime(&live);
-    until(&mut runtime, "the cycle", |app| app.cycles.len() == 1).await;
+    until(&mut runtime, "the cycle", |app| app.list.cycles.len() == 1).await;
     send(&runtime, Cmd::ConfirmBrief);
     send(&runtime, Cmd::Yes);
     until(&mut runtime, "the confirmation's message", |app| app.toast.is_some()).await;

@@ -69,7 +69,7 @@ fn empty_home() {
 fn every_status() {
     let fx = every_status_home();
     let (app, _) = fx.app("dark");
-    assert_eq!(app.cycles.len(), 17);
+    assert_eq!(app.list.cycles.len(), 17);
     snap("every_status", &app);
 }
 

@@ -279,7 +279,7 @@ impl<B: Backend> Runtime<B> {
                 self.apply(Event::FilesChanged(paths)).await;
             }
             Incoming::Watch(WatchEvent::Rescan) => {
-                let mut paths: Vec<PathBuf> = self.app.cycles.iter().map(|c| c.path.clone()).collect();
+                let mut paths: Vec<PathBuf> = self.app.list.cycles.iter().map(|c| c.path.clone()).collect();
                 paths.push(self.app.roots.cycles_dir.clone());
                 paths.push(self.app.roots.task_spaces_dir.clone());
                 paths.push(self.app.roots.registry.clone());

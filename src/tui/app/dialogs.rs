@@ -1,170 +1,135 @@
-//! Popups and the actions behind them: confirm, rerun, abort, unblock, extend, quit; results.
+//! The popups pane: a stack of dialogs drawn over the screen, the top one taking the keys.
+//! What a dialog's answer sets off (a use case, a rerun) is the app's to route, see
+//! [`Answer`].
 
-use super::*;
+use std::path::{Path, PathBuf};
 
-impl App {
-    pub(super) fn open_confirm(&mut self) {
-        let Some(entry) = self.selected_entry() else { return };
-        let Some(state) = &entry.state else {
-            self.toast_error("this state file cannot be read; nothing to confirm");
-            return;
-        };
-        if let Err(refusal) = machine::can_confirm(state) {
-            self.toast_error(format!("{}; this cycle is {}", refusal.hint, refusal.status));
-            return;
-        }
-        let fields = match &state.brief {
-            Some(brief) => {
-                crate::domain::brief::Field::ALL.iter().map(|f| (f.label(), brief.get(*f).to_owned())).collect()
-            }
-            None => vec![("Intent brief", state.intent_brief.clone())],
-        };
-        let dialog = ConfirmDialog {
-            path: entry.path.clone(),
-            name: entry.name(),
-            question: state.webgpt_question.clone(),
-            fields,
-            edited: None,
-            draft: None,
-            error: None,
-            busy: false,
-            scroll: 0,
-        };
-        self.popups.push(Popup::ConfirmBrief(dialog));
+use crate::tui::editor;
+use crate::tui::keymap::{Cmd, Context};
+
+use super::Effect;
+
+/// The confirm-brief dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfirmDialog {
+    pub path: PathBuf,
+    pub name: String,
+    pub question: String,
+    /// Label and text of the five fields, as they will be confirmed.
+    pub fields: Vec<(&'static str, String)>,
+    /// The wording after an edit (question, brief text); `None` confirms as proposed.
+    pub edited: Option<(String, String)>,
+    /// The last text from the editor, reopened on the next edit so no work is lost.
+    pub draft: Option<String>,
+    pub error: Option<String>,
+    pub busy: bool,
+    pub scroll: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    Quit,
+    Rerun(PathBuf),
+    CancelRun(PathBuf),
+    Unblock(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputPurpose {
+    Abort(PathBuf),
+    Extend(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Popup {
+    ConfirmBrief(ConfirmDialog),
+    YesNo { ask: Ask, title: String, body: String },
+    Input { purpose: InputPurpose, title: String, prompt: String, value: String, error: Option<String> },
+    Help { scroll: u16 },
+    Message { title: String, text: String, copy: Option<String> },
+}
+
+/// What a command given to the top popup asks of the app.
+#[derive(Debug, PartialEq)]
+pub enum Answer {
+    /// Handled inside the popup (or ignored).
+    Nothing,
+    Effect(Effect),
+    /// The person said yes to this question.
+    Yes(Ask),
+    /// Abort with this reason (a running rerun is cancelled first).
+    Abort {
+        path: PathBuf,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Popups {
+    stack: Vec<Popup>,
+}
+
+impl<'a> IntoIterator for &'a Popups {
+    type Item = &'a Popup;
+    type IntoIter = std::slice::Iter<'a, Popup>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.stack.iter()
+    }
+}
+
+impl Popups {
+    pub fn push(&mut self, popup: Popup) {
+        self.stack.push(popup);
     }
 
-    pub(super) fn ask_rerun(&mut self) {
-        let Some(entry) = self.selected_entry() else { return };
-        let path = entry.path.clone();
-        let Some(state) = &entry.state else {
-            self.toast_error("this state file cannot be read");
-            return;
-        };
-        if self.is_running(&path) {
-            self.toast_error("a rerun started here is already running for this cycle");
-            return;
-        }
-        // The domain's rule, so the toast says what `forge --pr` would refuse.
-        let (rerun, pr) = match machine::can_rerun(state) {
-            Ok(rerun) => (rerun, state.pr_ref.clone().unwrap_or_default()),
-            Err(refusal) => {
-                self.toast_error(refusal.hint);
-                return;
-            }
-        };
-        let mut body = format!(
-            "Test {pr} again at its current head with the stored commands.\nThis counts as iteration {} of {}.",
-            state.iteration.saturating_add(1),
-            state.max_iterations
-        );
-        if rerun == machine::Rerun::OverridePass {
-            body.push_str("\n\nThe last run PASSED: this is a human override of READY_TO_MERGE.");
-        }
-        if state.iteration >= state.max_iterations {
-            body.push_str(
-                "\n\nThe cap is already reached: the cycle will move to BLOCKED_MAX_ITERATIONS instead of running.",
-            );
-        }
-        self.popups.push(Popup::YesNo { ask: Ask::Rerun(path), title: "Rerun the tests?".into(), body });
+    pub fn pop(&mut self) -> Option<Popup> {
+        self.stack.pop()
     }
 
-    pub(super) fn ask_abort(&mut self) {
-        let Some(entry) = self.selected_entry() else { return };
-        match entry.status() {
-            Some(s) if !s.is_final() => {}
-            Some(s) => {
-                self.toast_error(format!("this cycle has already ended ({s})"));
-                return;
-            }
-            None => {
-                self.toast_error("this state file cannot be read");
-                return;
-            }
-        }
-        let running = self.is_running(&entry.path);
-        let prompt = format!(
-            "Abort {} for good? This cannot be undone.{}\nReason (journaled):",
-            entry.name(),
-            if running { " The rerun started here is cancelled first." } else { "" }
-        );
-        self.popups.push(Popup::Input {
-            purpose: InputPurpose::Abort(entry.path.clone()),
-            title: "Abort the cycle".into(),
-            prompt,
-            value: DEFAULT_ABORT_REASON.into(),
-            error: None,
-        });
+    pub fn last(&self) -> Option<&Popup> {
+        self.stack.last()
     }
 
-    pub(super) fn ask_unblock(&mut self) {
-        let Some(state) = self.selected_state() else { return };
-        let status = state.status;
-        if !status.is_unblockable() {
-            let hint = if status == Status::BlockedMaxIterations {
-                "the cap is lifted with extend (+), not unblock"
-            } else {
-                "only a BLOCKED_* cycle can be unblocked"
-            };
-            self.toast_error(format!("{hint}; this cycle is {status}"));
-            return;
-        }
-        let why = state.last_error.clone().unwrap_or_else(|| "no reason recorded".into());
-        let back = state.blocked_from.map_or("the status before the block".to_owned(), |s| s.as_str().to_owned());
-        let path = self.selected.clone().unwrap_or_default();
-        self.popups.push(Popup::YesNo {
-            ask: Ask::Unblock(path),
-            title: "Unblock the cycle?".into(),
-            body: format!("It is {status}: {why}\n\nIt returns to {back}. Journaled as you (human)."),
-        });
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
     }
 
-    pub(super) fn ask_extend(&mut self) {
-        let Some(entry) = self.selected_entry() else { return };
-        let Some(state) = &entry.state else { return };
-        if state.status.is_final() {
-            self.toast_error(format!("this cycle has already ended ({})", state.status));
-            return;
-        }
-        let prompt = format!(
-            "{} has used {} of {} iterations. Allow how many more?",
-            entry.name(),
-            state.iteration,
-            state.max_iterations
-        );
-        self.popups.push(Popup::Input {
-            purpose: InputPurpose::Extend(entry.path.clone()),
-            title: "Extend the iteration cap".into(),
-            prompt,
-            value: "1".into(),
-            error: None,
-        });
+    /// Bottom to top, the order they are drawn in.
+    pub fn iter(&self) -> std::slice::Iter<'_, Popup> {
+        self.stack.iter()
     }
 
-    pub(super) fn ask_quit(&mut self, fx: &mut Vec<Effect>) {
-        if self.live_runs.is_empty() {
-            self.quit = true;
-            fx.push(Effect::Quit);
-        } else {
-            let n = self.live_runs.len();
-            self.popups.push(Popup::YesNo {
-                ask: Ask::Quit,
-                title: "Quit while a rerun is running?".into(),
-                body: format!(
-                    "{n} rerun{} started here {} still running. Quitting cancels {}.",
-                    if n == 1 { "" } else { "s" },
-                    if n == 1 { "is" } else { "are" },
-                    if n == 1 { "it" } else { "them" }
-                ),
-            });
+    /// The keyboard context of the top popup.
+    pub fn context(&self) -> Option<Context> {
+        Some(match self.stack.last()? {
+            Popup::ConfirmBrief(_) => Context::ConfirmBrief,
+            Popup::YesNo { .. } => Context::YesNo,
+            Popup::Input { .. } => Context::TextInput,
+            Popup::Help { .. } => Context::Help,
+            Popup::Message { .. } => Context::Message,
+        })
+    }
+
+    /// A confirmation is being carried out (the spinner turns).
+    pub fn busy(&self) -> bool {
+        self.stack.iter().any(|p| matches!(p, Popup::ConfirmBrief(d) if d.busy))
+    }
+
+    /// Pasted text goes into an input line, if that is on top.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(Popup::Input { value, .. }) = self.stack.last_mut() {
+            value.push_str(text);
         }
     }
 
-    pub(super) fn popup_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
-        let Some(popup) = self.popups.last_mut() else { return };
+    /// A command for the top popup.
+    pub fn command(&mut self, cmd: Cmd) -> Answer {
+        let Some(popup) = self.stack.last_mut() else { return Answer::Nothing };
         match popup {
             Popup::Help { scroll } => match cmd {
                 Cmd::Cancel => {
-                    self.popups.pop();
+                    self.stack.pop();
                 }
                 Cmd::Down => *scroll = scroll.saturating_add(1),
                 Cmd::Up => *scroll = scroll.saturating_sub(1),
@@ -176,11 +141,11 @@ impl App {
             },
             Popup::Message { copy, .. } => match cmd {
                 Cmd::Cancel => {
-                    self.popups.pop();
+                    self.stack.pop();
                 }
                 Cmd::CopyOutbox => {
                     if let Some(text) = copy.clone() {
-                        fx.push(Effect::Copy(text));
+                        return Answer::Effect(Effect::Copy(text));
                     }
                 }
                 _ => {}
@@ -188,11 +153,11 @@ impl App {
             Popup::YesNo { ask, .. } => match cmd {
                 Cmd::Yes => {
                     let ask = ask.clone();
-                    self.popups.pop();
-                    self.answer_yes(ask, fx);
+                    self.stack.pop();
+                    return Answer::Yes(ask);
                 }
                 Cmd::No | Cmd::Cancel => {
-                    self.popups.pop();
+                    self.stack.pop();
                 }
                 _ => {}
             },
@@ -208,13 +173,13 @@ impl App {
                     value.pop();
                 }
                 Cmd::Cancel => {
-                    self.popups.pop();
+                    self.stack.pop();
                 }
                 Cmd::Submit => match purpose.clone() {
                     InputPurpose::Extend(path) => match value.trim().parse::<u32>() {
                         Ok(by) if by >= 1 => {
-                            self.popups.pop();
-                            fx.push(Effect::Extend { path, by });
+                            self.stack.pop();
+                            return Answer::Effect(Effect::Extend { path, by });
                         }
                         _ => *error = Some("enter a whole number of at least 1".into()),
                     },
@@ -223,8 +188,8 @@ impl App {
                         if reason.is_empty() {
                             *error = Some("say why (it is journaled)".into());
                         } else {
-                            self.popups.pop();
-                            self.abort(path, reason, fx);
+                            self.stack.pop();
+                            return Answer::Abort { path, reason };
                         }
                     }
                 },
@@ -234,7 +199,10 @@ impl App {
                 Cmd::Yes if !dialog.busy => {
                     dialog.busy = true;
                     dialog.error = None;
-                    fx.push(Effect::Confirm { path: dialog.path.clone(), edited: dialog.edited.clone() });
+                    return Answer::Effect(Effect::Confirm {
+                        path: dialog.path.clone(),
+                        edited: dialog.edited.clone(),
+                    });
                 }
                 Cmd::Edit if !dialog.busy => {
                     let text = dialog.draft.clone().unwrap_or_else(|| {
@@ -252,10 +220,10 @@ impl App {
                         };
                         editor::compose(&question, &brief)
                     });
-                    fx.push(Effect::EditBrief { path: dialog.path.clone(), text });
+                    return Answer::Effect(Effect::EditBrief { path: dialog.path.clone(), text });
                 }
                 Cmd::No | Cmd::Cancel if !dialog.busy => {
-                    self.popups.pop();
+                    self.stack.pop();
                 }
                 Cmd::Down => dialog.scroll = dialog.scroll.saturating_add(1),
                 Cmd::Up => dialog.scroll = dialog.scroll.saturating_sub(1),
@@ -264,57 +232,20 @@ impl App {
                 _ => {}
             },
         }
+        Answer::Nothing
     }
 
-    pub(super) fn answer_yes(&mut self, ask: Ask, fx: &mut Vec<Effect>) {
-        match ask {
-            Ask::Quit => {
-                for path in self.live_runs.keys() {
-                    fx.push(Effect::CancelRun { path: path.clone() });
-                }
-                self.quit = true;
-                fx.push(Effect::Quit);
-            }
-            Ask::Rerun(path) => {
-                self.live_runs.insert(path.clone(), LiveRun { cancel_requested: false, abort_after: None });
-                self.toast = Some(Toast { text: "rerun started; its log appears in the Log tab".into(), error: false });
-                fx.push(Effect::Rerun { path: path.clone() });
-                if self.selected.as_ref() == Some(&path) {
-                    fx.push(Effect::ListRuns(path));
-                }
-            }
-            Ask::CancelRun(path) => {
-                if let Some(run) = self.live_runs.get_mut(&path) {
-                    run.cancel_requested = true;
-                    fx.push(Effect::CancelRun { path });
-                }
-            }
-            Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
+    /// The confirm dialog for `path`, if it is on top.
+    fn confirm_dialog(&mut self, path: &Path) -> Option<&mut ConfirmDialog> {
+        match self.stack.last_mut() {
+            Some(Popup::ConfirmBrief(dialog)) if dialog.path == path => Some(dialog),
+            _ => None,
         }
     }
 
-    pub(super) fn abort(&mut self, path: PathBuf, reason: String, fx: &mut Vec<Effect>) {
-        match self.live_runs.get_mut(&path) {
-            Some(run) => {
-                // The run holds the cycle lock: cancel it, abort when it has stopped.
-                run.cancel_requested = true;
-                run.abort_after = Some(reason);
-                fx.push(Effect::CancelRun { path });
-                self.toast = Some(Toast {
-                    text: "cancelling the rerun; the cycle is aborted when it stops".into(),
-                    error: false,
-                });
-            }
-            None => fx.push(Effect::Abort { path, reason }),
-        }
-    }
-
-    pub(super) fn editor_finished(&mut self, path: PathBuf, result: Result<String, String>) {
-        self.dirty = true;
-        let Some(Popup::ConfirmBrief(dialog)) = self.popups.last_mut() else { return };
-        if dialog.path != path {
-            return;
-        }
+    /// The editor returned: the dialog shows the edited wording, or why it is refused.
+    pub fn editor_finished(&mut self, path: &Path, result: Result<String, String>) {
+        let Some(dialog) = self.confirm_dialog(path) else { return };
         match result {
             Err(error) => dialog.error = Some(error),
             Ok(text) => {
@@ -337,59 +268,20 @@ impl App {
         }
     }
 
-    pub(super) fn use_case_done(
-        &mut self,
-        what: UseCase,
-        path: PathBuf,
-        result: Result<String, String>,
-        fx: &mut Vec<Effect>,
-    ) {
-        self.dirty = true;
-        let confirm_dialog = matches!(self.popups.last(), Some(Popup::ConfirmBrief(d)) if d.path == path);
+    /// The confirmation of `path` finished. On success its dialog closes; a failure is shown
+    /// in it (`true`), or, with no dialog open, left to the caller (`false`).
+    pub fn confirm_done(&mut self, path: &Path, result: &Result<String, String>) -> bool {
+        let Some(dialog) = self.confirm_dialog(path) else { return false };
         match result {
-            Ok(message) => {
-                if what == UseCase::Confirm && confirm_dialog {
-                    self.popups.pop();
-                }
-                self.toast = Some(Toast { text: message, error: false });
-                // The watcher reloads it too; this makes the result visible at once.
-                fx.push(Effect::LoadCycles(vec![path.clone()]));
-                if self.selected.as_ref() == Some(&path) {
-                    fx.push(Effect::LoadJournal(path));
-                }
+            Ok(_) => {
+                self.stack.pop();
+                false
             }
             Err(error) => {
-                if what == UseCase::Confirm
-                    && confirm_dialog
-                    && let Some(Popup::ConfirmBrief(dialog)) = self.popups.last_mut()
-                {
-                    dialog.busy = false;
-                    dialog.error = Some(error);
-                    return;
-                }
-                self.toast_error(format!("{} failed: {error}", what.as_str()));
+                dialog.busy = false;
+                dialog.error = Some(error.clone());
+                true
             }
         }
     }
-
-    pub(super) fn run_finished(&mut self, path: PathBuf, result: Result<String, String>, fx: &mut Vec<Effect>) {
-        self.dirty = true;
-        let run = self.live_runs.remove(&path);
-        match &result {
-            Ok(summary) => self.toast = Some(Toast { text: format!("rerun finished: {summary}"), error: false }),
-            Err(error) if run.as_ref().is_some_and(|r| r.cancel_requested) => {
-                self.toast = Some(Toast { text: format!("rerun cancelled: {error}"), error: false })
-            }
-            Err(error) => self.toast_error(format!("rerun failed: {error}")),
-        }
-        if let Some(reason) = run.and_then(|r| r.abort_after) {
-            fx.push(Effect::Abort { path: path.clone(), reason });
-        }
-        fx.push(Effect::LoadCycles(vec![path.clone()]));
-        if self.selected.as_ref() == Some(&path) {
-            fx.push(Effect::ListRuns(path));
-        }
-    }
-
-    // ----- mouse -----
 }

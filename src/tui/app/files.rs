@@ -1,6 +1,12 @@
-//! Keeping the list in step with the disk: watched changes, discovered and loaded cycles, runs.
+//! Keeping the panes in step with the disk: watched changes, discovered and loaded cycles,
+//! a cycle's runs.
 
-use super::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::tui::model::{CycleEntry, RunFile};
+
+use super::{App, Effect, Tab};
 
 impl App {
     pub(super) fn files_changed(&mut self, paths: Vec<PathBuf>, fx: &mut Vec<Effect>) {
@@ -11,7 +17,7 @@ impl App {
         let mut log = false;
         let mut registry = false;
         let mut sources = BTreeSet::new();
-        let selected = self.selected.clone();
+        let selected = self.list.selected.clone();
         for path in paths {
             if path.starts_with(&self.roots.registry) {
                 registry = true;
@@ -30,11 +36,11 @@ impl App {
                 discover = true;
                 continue;
             }
-            if self.cycles.iter().any(|c| c.path == path) {
+            if self.list.contains(&path) {
                 load.insert(path);
                 continue;
             }
-            if let Some((sidecar, state)) = self.sidecar_of(&path) {
+            if let Some((sidecar, state)) = self.list.sidecar_of(&path) {
                 let rel = path.strip_prefix(&sidecar).map(Path::to_path_buf).unwrap_or_default();
                 if rel.as_os_str().is_empty() || rel.starts_with("events.jsonl") {
                     load.insert(state.clone());
@@ -71,9 +77,8 @@ impl App {
                 fx.push(Effect::ListRuns(path));
             }
         }
-        if log && self.log.path.is_some() {
-            let anchor = if self.log.follow { Anchor::Tail } else { Anchor::Offset(self.log.window.top) };
-            fx.push(self.log_window(anchor));
+        if log && self.log.is_open() {
+            fx.push(self.log.refresh_request());
         }
         if registry {
             fx.push(Effect::LoadRegistry);
@@ -83,17 +88,13 @@ impl App {
         }
     }
 
-    pub(super) fn sidecar_of(&self, path: &Path) -> Option<(PathBuf, PathBuf)> {
-        path.ancestors().find_map(|a| self.sidecars.get(a).map(|state| (a.to_path_buf(), state.clone())))
-    }
-
     pub(super) fn discovered(&mut self, paths: Vec<PathBuf>, fx: &mut Vec<Effect>) {
         self.discovered = true;
-        let known: BTreeSet<&PathBuf> = self.cycles.iter().map(|c| &c.path).collect();
+        let known: BTreeSet<&PathBuf> = self.list.cycles.iter().map(|c| &c.path).collect();
         let found: BTreeSet<&PathBuf> = paths.iter().collect();
         let new: Vec<PathBuf> = paths.iter().filter(|p| !known.contains(p)).cloned().collect();
         let gone: Vec<PathBuf> =
-            self.cycles.iter().filter(|c| !found.contains(&c.path)).map(|c| c.path.clone()).collect();
+            self.list.cycles.iter().filter(|c| !found.contains(&c.path)).map(|c| c.path.clone()).collect();
         if !gone.is_empty() {
             self.cycles_loaded(Vec::new(), gone, fx);
         }
@@ -104,49 +105,38 @@ impl App {
     }
 
     pub(super) fn cycles_loaded(&mut self, loaded: Vec<CycleEntry>, gone: Vec<PathBuf>, fx: &mut Vec<Effect>) {
-        let before = self.cycles.len();
-        self.cycles.retain(|c| !gone.contains(&c.path));
-        for entry in loaded {
-            match self.cycles.iter_mut().find(|c| c.path == entry.path) {
-                Some(slot) => *slot = entry,
-                None => self.cycles.push(entry),
-            }
-        }
-        self.sort();
-        let had_selection = self.selected.clone();
-        self.refilter();
-        if self.selected != had_selection {
-            self.selection_changed(fx);
-        }
+        let before = self.list.cycles.len();
+        let had_selection = self.list.selected.clone();
+        self.list.merge(loaded, &gone);
+        self.reselected(had_selection, fx);
         // The set of cycles changed: watch their directories (the watcher skips no-ops).
-        if self.cycles.len() != before || !gone.is_empty() {
+        if self.list.cycles.len() != before || !gone.is_empty() {
             fx.push(Effect::Watch(self.watch_dirs()));
         }
         self.dirty = true;
     }
 
     pub(super) fn runs_listed(&mut self, path: PathBuf, runs: Vec<RunFile>, fx: &mut Vec<Effect>) {
-        if self.selected.as_ref() != Some(&path) {
+        if self.list.selected.as_ref() != Some(&path) {
             return;
         }
         let before: Vec<PathBuf> =
-            self.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
-        let fresh = self.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
-        self.runs = Some((path.clone(), runs));
+            self.detail.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
+        let fresh = self.detail.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
+        self.detail.runs = Some((path.clone(), runs));
+        let tab = self.detail.tab;
         // A run started here (or one being followed) just created its log: show it live.
-        if fresh && (self.is_running(&path) || (self.log.follow && self.tab == Tab::Log)) {
-            self.run_sel = 0;
+        if fresh && (self.is_running(&path) || (self.log.follow && tab == Tab::Log)) {
+            self.detail.run_sel = 0;
             self.log.follow = true;
-            if self.tab == Tab::Log || self.tab == Tab::Runs {
-                self.close_log(fx);
-                self.tab = Tab::Log;
+            if tab == Tab::Log || tab == Tab::Runs {
+                fx.push(self.log.close());
+                self.detail.tab = Tab::Log;
             }
         }
-        if self.tab == Tab::Log {
+        if self.detail.tab == Tab::Log {
             self.ensure_log(fx);
         }
         self.dirty = true;
     }
-
-    // ----- log pane -----
 }

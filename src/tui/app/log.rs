@@ -1,65 +1,148 @@
-//! The Log tab: which window of the log is shown, following, search and the first error.
+//! The log pane: which file is open, the window of lines read around the viewport,
+//! following, wrapping, search and the first error. Its requests go to the log reader and
+//! its replies ([`LogEvent`]s) come back here.
 
-use super::*;
+use std::cell::Cell;
+use std::path::PathBuf;
 
-impl App {
-    pub(super) fn log_window(&self, anchor: Anchor) -> Effect {
+use crate::tui::keymap::Cmd;
+use crate::tui::log_view::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
+
+use super::Effect;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchState {
+    Idle,
+    Searching,
+    Found,
+    NotFound,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogSearch {
+    pub query: String,
+    pub input: String,
+    pub editing: bool,
+    /// Offset of the line with the current match.
+    pub current: Option<u64>,
+    pub state: SearchState,
+    pub wrapped: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogPane {
+    /// Bumped whenever another file is opened, so stale replies are dropped.
+    pub generation: u64,
+    pub path: Option<PathBuf>,
+    pub cycle: Option<PathBuf>,
+    pub title: String,
+    pub window: LogWindow,
+    pub loaded: bool,
+    pub follow: bool,
+    pub wrap: bool,
+    pub hscroll: usize,
+    pub search: LogSearch,
+    pub finding_error: bool,
+    pub error: Option<String>,
+    /// Lines visible at the last draw (set by the renderer).
+    pub height: Cell<u16>,
+}
+
+impl Default for LogPane {
+    fn default() -> Self {
+        LogPane {
+            generation: 0,
+            path: None,
+            cycle: None,
+            title: String::new(),
+            window: LogWindow::default(),
+            loaded: false,
+            follow: false,
+            wrap: false,
+            hscroll: 0,
+            search: LogSearch {
+                query: String::new(),
+                input: String::new(),
+                editing: false,
+                current: None,
+                state: SearchState::Idle,
+                wrapped: false,
+            },
+            finding_error: false,
+            error: None,
+            height: Cell::new(20),
+        }
+    }
+}
+
+/// What a reply from the log reader asks of the app.
+#[derive(Debug, Default)]
+pub struct Reply {
+    /// A window to read (to show a match).
+    pub effect: Option<Effect>,
+    /// The first-error search found none: say so.
+    pub no_error_line: bool,
+}
+
+impl LogPane {
+    pub fn is_open(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// A request for the window at `anchor`, as tall as the viewport.
+    pub fn window_request(&self, anchor: Anchor) -> Effect {
         Effect::Log(LogRequest::Window {
-            generation: self.log.generation,
+            generation: self.generation,
             anchor,
-            height: usize::from(self.log.height.get().max(1)),
+            height: usize::from(self.height.get().max(1)),
         })
     }
 
-    pub(super) fn close_log(&mut self, fx: &mut Vec<Effect>) {
-        self.log.generation += 1;
-        self.log.path = None;
-        self.log.cycle = None;
-        self.log.loaded = false;
-        self.log.window = LogWindow::default();
-        self.log.error = None;
-        self.log.search.current = None;
-        self.log.search.state = SearchState::Idle;
-        self.log.finding_error = false;
-        fx.push(Effect::Log(LogRequest::Close));
+    /// The window to read again after the file changed: its end when following.
+    pub fn refresh_request(&self) -> Effect {
+        let anchor = if self.follow { Anchor::Tail } else { Anchor::Offset(self.window.top) };
+        self.window_request(anchor)
     }
 
-    /// Opens the selected run's log if another (or none) is open.
-    pub(super) fn ensure_log(&mut self, fx: &mut Vec<Effect>) {
-        let rows = self.run_rows();
-        self.run_sel = self.run_sel.min(rows.len().saturating_sub(1));
-        let Some(row) = rows.get(self.run_sel) else { return };
-        let Some(path) = row.log.clone() else { return };
-        if self.log.path.as_ref() == Some(&path) {
-            return;
-        }
-        self.log.generation += 1;
-        self.log.path = Some(path.clone());
-        self.log.cycle = self.selected.clone();
-        self.log.title = match row.iteration {
-            Some(i) => format!("iteration {i} · {} · {}", row.sha12, run_result_word(row.result)),
-            None => path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        };
-        self.log.loaded = false;
-        self.log.window = LogWindow::default();
-        self.log.error = None;
-        self.log.search.current = None;
-        self.log.search.state = SearchState::Idle;
-        self.log.hscroll = 0;
-        if row.result == RunResult::Live {
-            self.log.follow = true;
-        }
-        fx.push(Effect::Log(LogRequest::Open { generation: self.log.generation, path }));
-        let anchor = if self.log.follow { Anchor::Tail } else { Anchor::Offset(0) };
-        fx.push(self.log_window(anchor));
+    /// Forgets the open file; late replies about it are dropped.
+    pub fn close(&mut self) -> Effect {
+        self.generation += 1;
+        self.path = None;
+        self.cycle = None;
+        self.loaded = false;
+        self.window = LogWindow::default();
+        self.error = None;
+        self.search.current = None;
+        self.search.state = SearchState::Idle;
+        self.finding_error = false;
+        Effect::Log(LogRequest::Close)
     }
 
-    pub(super) fn log_movement(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
-        if self.log.path.is_none() {
-            return;
+    /// Opens `path` (a log of `cycle`); a live run's log is followed.
+    pub fn open(&mut self, path: PathBuf, cycle: Option<PathBuf>, title: String, live: bool) -> Vec<Effect> {
+        self.generation += 1;
+        self.path = Some(path.clone());
+        self.cycle = cycle;
+        self.title = title;
+        self.loaded = false;
+        self.window = LogWindow::default();
+        self.error = None;
+        self.search.current = None;
+        self.search.state = SearchState::Idle;
+        self.hscroll = 0;
+        if live {
+            self.follow = true;
         }
-        let page = i64::from(self.log.height.get().max(2)) - 1;
-        let top = self.log.window.top;
+        let anchor = if self.follow { Anchor::Tail } else { Anchor::Offset(0) };
+        vec![Effect::Log(LogRequest::Open { generation: self.generation, path }), self.window_request(anchor)]
+    }
+
+    pub fn movement(&mut self, cmd: Cmd) -> Option<Effect> {
+        if !self.is_open() {
+            return None;
+        }
+        let page = i64::from(self.height.get().max(2)) - 1;
+        let top = self.window.top;
         let anchor = match cmd {
             Cmd::Up => Anchor::Lines { from: top, delta: -1 },
             Cmd::Down => Anchor::Lines { from: top, delta: 1 },
@@ -68,26 +151,42 @@ impl App {
             Cmd::Top => Anchor::Offset(0),
             Cmd::Bottom => Anchor::Tail,
             Cmd::Left => {
-                self.log.hscroll = self.log.hscroll.saturating_sub(8);
-                return;
+                self.hscroll = self.hscroll.saturating_sub(8);
+                return None;
             }
             Cmd::Right => {
-                if !self.log.wrap {
-                    self.log.hscroll = self.log.hscroll.saturating_add(8);
+                if !self.wrap {
+                    self.hscroll = self.hscroll.saturating_add(8);
                 }
-                return;
+                return None;
             }
-            _ => return,
+            _ => return None,
         };
         // Scrolling away from the end stops following; going to the end does not start it.
         if !matches!(anchor, Anchor::Tail) {
-            self.log.follow = false;
+            self.follow = false;
         }
-        fx.push(self.log_window(anchor));
+        Some(self.window_request(anchor))
     }
 
-    pub(super) fn search_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
-        let search = &mut self.log.search;
+    pub fn toggle_follow(&mut self) -> Option<Effect> {
+        self.follow = !self.follow;
+        (self.follow && self.is_open()).then(|| self.window_request(Anchor::Tail))
+    }
+
+    pub fn toggle_wrap(&mut self) {
+        self.wrap = !self.wrap;
+        self.hscroll = 0;
+    }
+
+    pub fn start_search_input(&mut self) {
+        self.search.editing = true;
+        self.search.input.clear();
+    }
+
+    /// Edits the search line; submitting starts the search.
+    pub fn search_command(&mut self, cmd: Cmd) -> Option<Effect> {
+        let search = &mut self.search;
         match cmd {
             Cmd::Insert(c) => search.input.push(c),
             Cmd::Backspace => {
@@ -104,74 +203,91 @@ impl App {
                 if search.query.is_empty() {
                     search.state = SearchState::Idle;
                 } else {
-                    self.log.follow = false;
-                    let from = self.log.window.top;
-                    self.start_search(from, true, fx);
+                    self.follow = false;
+                    let from = self.window.top;
+                    return Some(self.start_search(from, true));
                 }
             }
             _ => {}
         }
+        None
     }
 
-    pub(super) fn start_search(&mut self, from: u64, forward: bool, fx: &mut Vec<Effect>) {
-        self.log.search.state = SearchState::Searching;
-        self.log.search.wrapped = false;
-        fx.push(Effect::Log(LogRequest::Search {
-            generation: self.log.generation,
-            query: self.log.search.query.clone(),
-            from,
-            forward,
-        }));
+    fn start_search(&mut self, from: u64, forward: bool) -> Effect {
+        self.search.state = SearchState::Searching;
+        self.search.wrapped = false;
+        Effect::Log(LogRequest::Search { generation: self.generation, query: self.search.query.clone(), from, forward })
     }
 
-    pub(super) fn search_again(&mut self, forward: bool, fx: &mut Vec<Effect>) {
-        if self.log.search.query.is_empty() || self.log.path.is_none() {
-            return;
+    /// The next (or previous) match after the current one.
+    pub fn search_again(&mut self, forward: bool) -> Option<Effect> {
+        if self.search.query.is_empty() || !self.is_open() {
+            return None;
         }
-        self.log.follow = false;
+        self.follow = false;
         // From just after (or before) the current match's line.
-        let line_end = |at: u64| self.log.window.lines.iter().find(|l| l.offset == at).map_or(at + 1, |l| l.end);
-        let from = match (self.log.search.current, forward) {
+        let line_end = |at: u64| self.window.lines.iter().find(|l| l.offset == at).map_or(at + 1, |l| l.end);
+        let from = match (self.search.current, forward) {
             (Some(at), true) => line_end(at),
             (Some(at), false) => at,
-            (None, _) => self.log.window.top,
+            (None, _) => self.window.top,
         };
-        self.start_search(from, forward, fx);
+        Some(self.start_search(from, forward))
     }
 
-    pub(super) fn log_found(
-        &mut self,
-        generation: u64,
-        kind: FindKind,
-        offset: Option<u64>,
-        wrapped: bool,
-        fx: &mut Vec<Effect>,
-    ) {
-        if generation != self.log.generation {
-            return;
+    pub fn find_first_error(&mut self) -> Option<Effect> {
+        if !self.is_open() {
+            return None;
         }
-        self.dirty = true;
-        match kind {
-            FindKind::Search => {
-                self.log.search.state = if offset.is_some() { SearchState::Found } else { SearchState::NotFound };
-                self.log.search.wrapped = wrapped;
-                if offset.is_some() {
-                    self.log.search.current = offset;
-                }
-            }
-            FindKind::Error => {
-                self.log.finding_error = false;
-                if offset.is_none() {
-                    self.toast = Some(Toast { text: "no error line in this log".into(), error: false });
-                }
-            }
-        }
-        if let Some(at) = offset {
-            self.log.follow = false;
-            let context = i64::from(self.log.height.get() / 3);
-            fx.push(self.log_window(Anchor::Lines { from: at, delta: -context }));
-        }
+        self.finding_error = true;
+        Some(Effect::Log(LogRequest::FirstError { generation: self.generation }))
     }
 
-    // ----- projects screen -----
+    /// Takes a reply from the log reader; `None` when it was about a file no longer open.
+    pub fn reply(&mut self, event: LogEvent) -> Option<Reply> {
+        match event {
+            LogEvent::Window(window) => {
+                if window.generation != self.generation {
+                    return None;
+                }
+                self.window = window;
+                self.loaded = true;
+                self.error = None;
+                Some(Reply::default())
+            }
+            LogEvent::Failed { generation, error } => {
+                if generation != self.generation {
+                    return None;
+                }
+                self.error = Some(error);
+                self.loaded = true;
+                Some(Reply::default())
+            }
+            LogEvent::Found { generation, kind, offset, wrapped } => {
+                if generation != self.generation {
+                    return None;
+                }
+                let mut reply = Reply::default();
+                match kind {
+                    FindKind::Search => {
+                        self.search.state = if offset.is_some() { SearchState::Found } else { SearchState::NotFound };
+                        self.search.wrapped = wrapped;
+                        if offset.is_some() {
+                            self.search.current = offset;
+                        }
+                    }
+                    FindKind::Error => {
+                        self.finding_error = false;
+                        reply.no_error_line = offset.is_none();
+                    }
+                }
+                if let Some(at) = offset {
+                    self.follow = false;
+                    let context = i64::from(self.height.get() / 3);
+                    reply.effect = Some(self.window_request(Anchor::Lines { from: at, delta: -context }));
+                }
+                Some(reply)
+            }
+        }
+    }
 }

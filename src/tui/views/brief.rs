@@ -87,7 +87,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             theme.muted,
         ));
     }
-    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((clamp_scroll(app.detail_scroll, area), 0));
+    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((clamp_scroll(app.detail.scroll, area), 0));
     frame.render_widget(paragraph, area);
 }
 

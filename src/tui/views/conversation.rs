@@ -24,7 +24,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let Some(state) = &entry.state else { return };
     let mut lines: Vec<Line> = Vec::new();
-    match &app.journal {
+    match &app.detail.journal {
         Some((path, Ok(events))) if path == &entry.path => {
             if events.is_empty() {
                 lines.push(Line::from(Span::styled("The journal is empty.", theme.muted)));
@@ -66,7 +66,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         }
         None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
     }
-    let scroll = super::brief::clamp_scroll(app.detail_scroll, area);
+    let scroll = super::brief::clamp_scroll(app.detail.scroll, area);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
 }
 

@@ -16,24 +16,25 @@ use super::{age, pane_block, status_badge, truncate};
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let focused = app.focus == Focus::List;
-    let mut title = vec![Span::styled(format!(" Cycles {}/{} ", app.visible.len(), app.cycles.len()), theme.title)];
+    let mut title =
+        vec![Span::styled(format!(" Cycles {}/{} ", app.list.visible.len(), app.list.cycles.len()), theme.title)];
     if app.unsandboxed {
         title.push(Span::styled(" ⚠ unsandboxed: PR code runs with your files and network ", theme.warn));
     }
-    if app.filter_editing || !app.filter.is_empty() {
-        let cursor = if app.filter_editing { "█" } else { "" };
-        title.push(Span::styled(format!(" /{}{cursor} ", app.filter), theme.accent));
+    if app.list.filter_editing || !app.list.filter.is_empty() {
+        let cursor = if app.list.filter_editing { "█" } else { "" };
+        title.push(Span::styled(format!(" /{}{cursor} ", app.list.filter), theme.accent));
     }
     let block = pane_block(theme, focused).title(Line::from(title));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     app.hits.list.set(area);
-    if app.cycles.is_empty() {
+    if app.list.cycles.is_empty() {
         let text = if app.discovered { super::empty_text(app) } else { vec![Line::from("Loading…")] };
         frame.render_widget(Paragraph::new(text), inner);
         return;
     }
-    if app.visible.is_empty() {
+    if app.list.visible.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled("No cycle matches the filter (Esc clears it).", theme.muted)),
             inner,
@@ -41,9 +42,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let height = usize::from(inner.height.saturating_sub(1)).max(1);
-    app.list_height.set(inner.height.saturating_sub(1));
+    app.list.height.set(inner.height.saturating_sub(1));
     let selected = app.selected_row().unwrap_or(0);
-    let mut offset = app.hits.list_offset.get().min(app.visible.len().saturating_sub(1));
+    let mut offset = app.hits.list_offset.get().min(app.list.visible.len().saturating_sub(1));
     if selected < offset {
         offset = selected;
     } else if selected >= offset + height {
@@ -54,11 +55,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let width = inner.width;
     let wide = width >= 100;
     let medium = width >= 60;
-    let rows: Vec<Row> = app.visible[offset..(offset + height).min(app.visible.len())]
+    let rows: Vec<Row> = app.list.visible[offset..(offset + height).min(app.list.visible.len())]
         .iter()
         .enumerate()
         .map(|(i, &index)| {
-            let entry = &app.cycles[index];
+            let entry = &app.list.cycles[index];
             let row = row(app, entry, wide, medium, theme);
             if offset + i == selected { row.style(theme.selection) } else { row }
         })

@@ -48,7 +48,7 @@ pub fn render(app: &App, frame: &mut Frame) {
 }
 
 fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
-    if app.cycles.is_empty() {
+    if app.list.cycles.is_empty() {
         list::render(app, frame, body);
         return;
     }
@@ -62,7 +62,7 @@ fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
         }
         return;
     }
-    let rows = app.visible.len() as u16 + 3;
+    let rows = app.list.visible.len() as u16 + 3;
     let list_height = rows.clamp(5, (body.height * 2 / 5).max(5));
     let [top, bottom] = Layout::vertical([Constraint::Length(list_height), Constraint::Min(1)]).areas(body);
     list::render(app, frame, top);
@@ -94,15 +94,15 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
     let titles: Vec<Line> =
         Tab::ALL.iter().enumerate().map(|(i, t)| Line::from(format!("{} {}", i + 1, t.title()))).collect();
     let tabs = Tabs::new(titles)
-        .select(app.tab.index())
+        .select(app.detail.tab.index())
         .style(theme.tab_inactive)
         .highlight_style(theme.tab_active)
         .divider(Span::styled("│", theme.border));
     frame.render_widget(tabs, tabs_area);
-    app.detail_height.set(content.height);
+    app.detail.height.set(content.height);
     let Some(entry) = app.selected_entry() else {
         let text =
-            if app.cycles.is_empty() { empty_text(app) } else { vec![Line::from("Select a cycle in the list.")] };
+            if app.list.cycles.is_empty() { empty_text(app) } else { vec![Line::from("Select a cycle in the list.")] };
         frame.render_widget(Paragraph::new(text).style(theme.muted), content);
         return;
     };
@@ -118,7 +118,7 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: false }), content);
         return;
     }
-    match app.tab {
+    match app.detail.tab {
         Tab::Brief => brief::render(app, entry, frame, content),
         Tab::Conversation => conversation::render(app, entry, frame, content),
         Tab::Runs => runs::render(app, frame, content),

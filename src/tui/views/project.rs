@@ -34,8 +34,8 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         ))),
         Some(repo) => {
             let key = repo.to_ascii_lowercase();
-            match app.projects.iter().find(|p| p.key == key) {
-                None if !app.projects_loaded => {
+            match app.projects.records.iter().find(|p| p.key == key) {
+                None if !app.projects.loaded => {
                     lines.push(Line::from(Span::styled("Reading the registry…", theme.muted)))
                 }
                 None => lines.push(field(theme, "Registry", pad, format!("no record for {key}"), theme.muted)),
@@ -77,7 +77,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             }
             lines.push(Line::from(""));
             lines.push(Line::from(Span::styled("Sources", theme.header)));
-            match app.sources.get(repo) {
+            match app.projects.sources.get(repo) {
                 None => lines.push(Line::from(Span::styled("  reading…", theme.muted))),
                 Some(Sources::Missing) => {
                     lines.push(Line::from(Span::styled("  no sources.json for this repository", theme.muted)))
@@ -118,6 +118,6 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             }
         }
     }
-    let scroll = super::brief::clamp_scroll(app.detail_scroll, area);
+    let scroll = super::brief::clamp_scroll(app.detail.scroll, area);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
 }

@@ -15,7 +15,7 @@ use super::pane_block;
 /// Why a valid record disagrees with the cycles bound to its repository, if it does.
 pub fn conflict(app: &App, record: &ProjectRecord) -> Option<String> {
     let id = record.project_url.as_deref().and_then(project_id)?;
-    app.cycles.iter().filter_map(|c| c.state.as_ref()).find_map(|s| {
+    app.list.cycles.iter().filter_map(|c| c.state.as_ref()).find_map(|s| {
         let same_repo = s.repository.as_deref().is_some_and(|r| r.eq_ignore_ascii_case(&record.key));
         let other = s.project_url.as_deref().and_then(project_id).filter(|p| *p != id)?;
         same_repo.then(|| format!("cycle {} uses Project {other}", s.task_space))
@@ -25,13 +25,13 @@ pub fn conflict(app: &App, record: &ProjectRecord) -> Option<String> {
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let block = pane_block(theme, true).title(Line::from(vec![
-        Span::styled(format!(" Projects ({}) ", app.projects.len()), theme.title),
+        Span::styled(format!(" Projects ({}) ", app.projects.records.len()), theme.title),
         Span::styled(format!(" {} ", app.shown(&app.roots.registry)), theme.muted),
     ]));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    if app.projects.is_empty() {
-        let text = if app.projects_loaded {
+    if app.projects.records.is_empty() {
+        let text = if app.projects.loaded {
             vec![
                 Line::from(Span::styled("The registry has no records.", theme.muted)),
                 Line::from(Span::styled(
@@ -46,15 +46,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let height = usize::from(inner.height.saturating_sub(1)).max(1);
-    let offset = app.project_sel.saturating_sub(height - 1);
+    let offset = app.projects.selected.saturating_sub(height - 1);
     let rows: Vec<Row> = app
         .projects
+        .records
         .iter()
         .enumerate()
         .skip(offset)
         .take(height)
         .map(|(i, record)| {
             let bound = app
+                .list
                 .cycles
                 .iter()
                 .filter(|c| {
@@ -76,7 +78,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(bound.to_string()),
                 Cell::from(Span::styled(check, style)),
             ]);
-            if i == app.project_sel { row.style(theme.selection) } else { row }
+            if i == app.projects.selected { row.style(theme.selection) } else { row }
         })
         .collect();
     let header = Row::new(["Repository", "Project", "URL", "Cycles", "Check"]).style(theme.header);

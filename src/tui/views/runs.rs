@@ -24,7 +24,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(text), area);
         return;
     }
-    let selected = app.run_sel.min(rows.len() - 1);
+    let selected = app.detail.run_sel.min(rows.len() - 1);
     let height = usize::from(area.height.saturating_sub(1)).max(1);
     let offset = selected.saturating_sub(height - 1);
     let table_rows: Vec<Row> = rows

@@ -1,0 +1,266 @@
+//! The human actions on the selected cycle: each asks first (a popup built from the cycle's
+//! state and the domain's rules), then its answer becomes an effect; their results come
+//! back here as toasts.
+
+use std::path::PathBuf;
+
+use crate::domain::machine;
+use crate::domain::status::Status;
+
+use super::{App, Ask, ConfirmDialog, DEFAULT_ABORT_REASON, Effect, InputPurpose, LiveRun, Popup, Toast, UseCase};
+
+impl App {
+    pub(super) fn open_confirm(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        let Some(state) = &entry.state else {
+            self.toast_error("this state file cannot be read; nothing to confirm");
+            return;
+        };
+        if let Err(refusal) = machine::can_confirm(state) {
+            self.toast_error(format!("{}; this cycle is {}", refusal.hint, refusal.status));
+            return;
+        }
+        let fields = match &state.brief {
+            Some(brief) => {
+                crate::domain::brief::Field::ALL.iter().map(|f| (f.label(), brief.get(*f).to_owned())).collect()
+            }
+            None => vec![("Intent brief", state.intent_brief.clone())],
+        };
+        let dialog = ConfirmDialog {
+            path: entry.path.clone(),
+            name: entry.name(),
+            question: state.webgpt_question.clone(),
+            fields,
+            edited: None,
+            draft: None,
+            error: None,
+            busy: false,
+            scroll: 0,
+        };
+        self.popups.push(Popup::ConfirmBrief(dialog));
+    }
+
+    pub(super) fn ask_rerun(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        let path = entry.path.clone();
+        let Some(state) = &entry.state else {
+            self.toast_error("this state file cannot be read");
+            return;
+        };
+        if self.is_running(&path) {
+            self.toast_error("a rerun started here is already running for this cycle");
+            return;
+        }
+        // The domain's rule, so the toast says what `forge --pr` would refuse.
+        let (rerun, pr) = match machine::can_rerun(state) {
+            Ok(rerun) => (rerun, state.pr_ref.clone().unwrap_or_default()),
+            Err(refusal) => {
+                self.toast_error(refusal.hint);
+                return;
+            }
+        };
+        let mut body = format!(
+            "Test {pr} again at its current head with the stored commands.\nThis counts as iteration {} of {}.",
+            state.iteration.saturating_add(1),
+            state.max_iterations
+        );
+        if rerun == machine::Rerun::OverridePass {
+            body.push_str("\n\nThe last run PASSED: this is a human override of READY_TO_MERGE.");
+        }
+        if state.iteration >= state.max_iterations {
+            body.push_str(
+                "\n\nThe cap is already reached: the cycle will move to BLOCKED_MAX_ITERATIONS instead of running.",
+            );
+        }
+        self.popups.push(Popup::YesNo { ask: Ask::Rerun(path), title: "Rerun the tests?".into(), body });
+    }
+
+    pub(super) fn ask_cancel_run(&mut self) {
+        match self.list.selected.clone().filter(|p| self.is_running(p)) {
+            Some(path) => self.popups.push(Popup::YesNo {
+                ask: Ask::CancelRun(path),
+                title: "Cancel the rerun?".into(),
+                body: "The test process group is stopped (SIGTERM, then SIGKILL). A cancelled run is not a verdict on the PR.".into(),
+            }),
+            None => self.toast_error("no rerun started here is running for this cycle"),
+        }
+    }
+
+    pub(super) fn ask_abort(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        match entry.status() {
+            Some(s) if !s.is_final() => {}
+            Some(s) => {
+                self.toast_error(format!("this cycle has already ended ({s})"));
+                return;
+            }
+            None => {
+                self.toast_error("this state file cannot be read");
+                return;
+            }
+        }
+        let running = self.is_running(&entry.path);
+        let prompt = format!(
+            "Abort {} for good? This cannot be undone.{}\nReason (journaled):",
+            entry.name(),
+            if running { " The rerun started here is cancelled first." } else { "" }
+        );
+        self.popups.push(Popup::Input {
+            purpose: InputPurpose::Abort(entry.path.clone()),
+            title: "Abort the cycle".into(),
+            prompt,
+            value: DEFAULT_ABORT_REASON.into(),
+            error: None,
+        });
+    }
+
+    pub(super) fn ask_unblock(&mut self) {
+        let Some(state) = self.selected_state() else { return };
+        let status = state.status;
+        if !status.is_unblockable() {
+            let hint = if status == Status::BlockedMaxIterations {
+                "the cap is lifted with extend (+), not unblock"
+            } else {
+                "only a BLOCKED_* cycle can be unblocked"
+            };
+            self.toast_error(format!("{hint}; this cycle is {status}"));
+            return;
+        }
+        let why = state.last_error.clone().unwrap_or_else(|| "no reason recorded".into());
+        let back = state.blocked_from.map_or("the status before the block".to_owned(), |s| s.as_str().to_owned());
+        let path = self.list.selected.clone().unwrap_or_default();
+        self.popups.push(Popup::YesNo {
+            ask: Ask::Unblock(path),
+            title: "Unblock the cycle?".into(),
+            body: format!("It is {status}: {why}\n\nIt returns to {back}. Journaled as you (human)."),
+        });
+    }
+
+    pub(super) fn ask_extend(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        let Some(state) = &entry.state else { return };
+        if state.status.is_final() {
+            self.toast_error(format!("this cycle has already ended ({})", state.status));
+            return;
+        }
+        let prompt = format!(
+            "{} has used {} of {} iterations. Allow how many more?",
+            entry.name(),
+            state.iteration,
+            state.max_iterations
+        );
+        self.popups.push(Popup::Input {
+            purpose: InputPurpose::Extend(entry.path.clone()),
+            title: "Extend the iteration cap".into(),
+            prompt,
+            value: "1".into(),
+            error: None,
+        });
+    }
+
+    pub(super) fn ask_quit(&mut self, fx: &mut Vec<Effect>) {
+        if self.live_runs.is_empty() {
+            self.quit = true;
+            fx.push(Effect::Quit);
+        } else {
+            let n = self.live_runs.len();
+            self.popups.push(Popup::YesNo {
+                ask: Ask::Quit,
+                title: "Quit while a rerun is running?".into(),
+                body: format!(
+                    "{n} rerun{} started here {} still running. Quitting cancels {}.",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "is" } else { "are" },
+                    if n == 1 { "it" } else { "them" }
+                ),
+            });
+        }
+    }
+
+    pub(super) fn answer_yes(&mut self, ask: Ask, fx: &mut Vec<Effect>) {
+        match ask {
+            Ask::Quit => {
+                for path in self.live_runs.keys() {
+                    fx.push(Effect::CancelRun { path: path.clone() });
+                }
+                self.quit = true;
+                fx.push(Effect::Quit);
+            }
+            Ask::Rerun(path) => {
+                self.live_runs.insert(path.clone(), LiveRun { cancel_requested: false, abort_after: None });
+                self.toast = Some(Toast { text: "rerun started; its log appears in the Log tab".into(), error: false });
+                fx.push(Effect::Rerun { path: path.clone() });
+                if self.list.selected.as_ref() == Some(&path) {
+                    fx.push(Effect::ListRuns(path));
+                }
+            }
+            Ask::CancelRun(path) => {
+                if let Some(run) = self.live_runs.get_mut(&path) {
+                    run.cancel_requested = true;
+                    fx.push(Effect::CancelRun { path });
+                }
+            }
+            Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
+        }
+    }
+
+    pub(super) fn abort(&mut self, path: PathBuf, reason: String, fx: &mut Vec<Effect>) {
+        match self.live_runs.get_mut(&path) {
+            Some(run) => {
+                // The run holds the cycle lock: cancel it, abort when it has stopped.
+                run.cancel_requested = true;
+                run.abort_after = Some(reason);
+                fx.push(Effect::CancelRun { path });
+                self.toast = Some(Toast {
+                    text: "cancelling the rerun; the cycle is aborted when it stops".into(),
+                    error: false,
+                });
+            }
+            None => fx.push(Effect::Abort { path, reason }),
+        }
+    }
+
+    pub(super) fn use_case_done(
+        &mut self,
+        what: UseCase,
+        path: PathBuf,
+        result: Result<String, String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.dirty = true;
+        // A confirmation's outcome belongs to its dialog: success closes it, a failure is
+        // shown in it.
+        let in_dialog = what == UseCase::Confirm && self.popups.confirm_done(&path, &result);
+        match result {
+            Ok(message) => {
+                self.toast = Some(Toast { text: message, error: false });
+                // The watcher reloads it too; this makes the result visible at once.
+                fx.push(Effect::LoadCycles(vec![path.clone()]));
+                if self.list.selected.as_ref() == Some(&path) {
+                    fx.push(Effect::LoadJournal(path));
+                }
+            }
+            Err(_) if in_dialog => {}
+            Err(error) => self.toast_error(format!("{} failed: {error}", what.as_str())),
+        }
+    }
+
+    pub(super) fn run_finished(&mut self, path: PathBuf, result: Result<String, String>, fx: &mut Vec<Effect>) {
+        self.dirty = true;
+        let run = self.live_runs.remove(&path);
+        match &result {
+            Ok(summary) => self.toast = Some(Toast { text: format!("rerun finished: {summary}"), error: false }),
+            Err(error) if run.as_ref().is_some_and(|r| r.cancel_requested) => {
+                self.toast = Some(Toast { text: format!("rerun cancelled: {error}"), error: false })
+            }
+            Err(error) => self.toast_error(format!("rerun failed: {error}")),
+        }
+        if let Some(reason) = run.and_then(|r| r.abort_after) {
+            fx.push(Effect::Abort { path: path.clone(), reason });
+        }
+        fx.push(Effect::LoadCycles(vec![path.clone()]));
+        if self.list.selected.as_ref() == Some(&path) {
+            fx.push(Effect::ListRuns(path));
+        }
+    }
+}

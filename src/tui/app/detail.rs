@@ -1,0 +1,179 @@
+//! The detail pane: which tab is shown and what the tabs of the selected cycle loaded (its
+//! journal, its run logs), the Runs tab's selection and the text tabs' scroll.
+
+use std::cell::Cell;
+use std::path::PathBuf;
+
+use crate::store::journal::Event as JournalEvent;
+use crate::store::layout::CyclePaths;
+use crate::tui::keymap::Cmd;
+use crate::tui::model::{CycleEntry, RunFile};
+use crate::tui::tab::Tab;
+
+/// A log file in `runs/` not yet in the history and written to this recently is "live".
+pub const LIVE_IDLE_SECS: u64 = 120;
+
+#[derive(Debug)]
+pub struct Detail {
+    pub tab: Tab,
+    /// Scroll of the text tabs (Brief, Conversation, Project).
+    pub scroll: u16,
+    /// The selected cycle's journal, for the Conversation tab.
+    pub journal: Option<(PathBuf, Result<Vec<JournalEvent>, String>)>,
+    /// The files of the selected cycle's `runs/`.
+    pub runs: Option<(PathBuf, Vec<RunFile>)>,
+    /// The selected row of the Runs tab.
+    pub run_sel: usize,
+    /// Lines in the tab's viewport at the last draw (set by the renderer).
+    pub height: Cell<u16>,
+}
+
+impl Default for Detail {
+    fn default() -> Self {
+        Detail { tab: Tab::Brief, scroll: 0, journal: None, runs: None, run_sel: 0, height: Cell::new(10) }
+    }
+}
+
+/// One row of the Runs tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub iteration: Option<u32>,
+    pub sha12: String,
+    pub result: RunResult,
+    pub duration: Option<f64>,
+    pub started_at: Option<String>,
+    pub actor: Option<String>,
+    pub comment_url: Option<String>,
+    /// What the run's commands ran in ("isolated, no network", "unsandboxed").
+    pub sandbox: Option<String>,
+    pub log: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunResult {
+    Passed,
+    Failed,
+    Live,
+    Incomplete,
+}
+
+pub fn run_result_word(result: RunResult) -> &'static str {
+    match result {
+        RunResult::Passed => "passed",
+        RunResult::Failed => "failed",
+        RunResult::Live => "running",
+        RunResult::Incomplete => "incomplete",
+    }
+}
+
+impl Detail {
+    /// Forgets what was loaded for the previous selection.
+    pub fn clear(&mut self) {
+        self.journal = None;
+        self.runs = None;
+        self.run_sel = 0;
+        self.scroll = 0;
+    }
+
+    /// Shows `tab`; another tab starts at its top.
+    pub fn set_tab(&mut self, tab: Tab) {
+        if self.tab != tab {
+            self.tab = tab;
+            self.scroll = 0;
+        }
+    }
+
+    /// Scrolls a text tab.
+    pub fn scroll_by(&mut self, cmd: Cmd) {
+        let page = self.height.get().max(2) - 1;
+        self.scroll = match cmd {
+            Cmd::Up => self.scroll.saturating_sub(1),
+            Cmd::Down => self.scroll.saturating_add(1),
+            Cmd::PageUp => self.scroll.saturating_sub(page),
+            Cmd::PageDown => self.scroll.saturating_add(page),
+            Cmd::Top => 0,
+            Cmd::Bottom => u16::MAX,
+            _ => self.scroll,
+        };
+    }
+
+    /// Moves the Runs tab's selection among `count` rows; `true` when it moved.
+    pub fn move_run(&mut self, cmd: Cmd, count: usize) -> bool {
+        if count == 0 {
+            return false;
+        }
+        let before = self.run_sel;
+        self.run_sel = match cmd {
+            Cmd::Up => self.run_sel.saturating_sub(1),
+            Cmd::Down => (self.run_sel + 1).min(count - 1),
+            Cmd::Top | Cmd::PageUp => 0,
+            Cmd::Bottom | Cmd::PageDown => count - 1,
+            _ => self.run_sel,
+        };
+        before != self.run_sel
+    }
+
+    /// Rows of the Runs tab for `entry`, newest first: its history, then logs in `runs/`
+    /// the history does not know (live while `running` or recently written).
+    pub fn run_rows(&self, entry: &CycleEntry, running: bool) -> Vec<RunRow> {
+        let Some(state) = &entry.state else { return Vec::new() };
+        let runs_dir = CyclePaths::new(entry.path.clone()).map(|p| p.runs()).ok();
+        let files: &[RunFile] = match &self.runs {
+            Some((path, files)) if path == &entry.path => files,
+            _ => &[],
+        };
+        let mut rows: Vec<RunRow> = state
+            .history
+            .iter()
+            .map(|run| {
+                let sha12: String = run.head_sha.chars().take(12).collect();
+                let by_name = runs_dir.as_ref().map(|d| d.join(format!("{}-{sha12}.log", run.iteration)));
+                let log = run
+                    .log_path
+                    .as_ref()
+                    .map(|p| PathBuf::from(crate::store::layout::expand_tilde(p)))
+                    .filter(|p| files.iter().any(|f| &f.path == p) || p.exists())
+                    .or(by_name);
+                RunRow {
+                    iteration: Some(run.iteration),
+                    sha12,
+                    result: match run.status {
+                        crate::domain::report::TestStatus::Passed => RunResult::Passed,
+                        crate::domain::report::TestStatus::Failed => RunResult::Failed,
+                    },
+                    duration: Some(run.duration_seconds),
+                    started_at: Some(run.started_at.clone()),
+                    actor: Some(run.actor.as_str().to_owned()),
+                    comment_url: run.comment_url.clone(),
+                    sandbox: run.sandbox.clone(),
+                    log,
+                }
+            })
+            .collect();
+        for file in files {
+            if rows.iter().any(|r| r.log.as_ref() == Some(&file.path)) {
+                continue;
+            }
+            let live = running || file.idle_secs.is_some_and(|s| s < LIVE_IDLE_SECS);
+            let stem = file.name.trim_end_matches(".log");
+            let (iteration, sha) = stem.split_once('-').unwrap_or((stem, ""));
+            rows.push(RunRow {
+                iteration: iteration.parse().ok(),
+                sha12: sha.chars().take(12).collect(),
+                result: if live { RunResult::Live } else { RunResult::Incomplete },
+                duration: None,
+                started_at: None,
+                actor: None,
+                comment_url: None,
+                sandbox: None,
+                log: Some(file.path.clone()),
+            });
+        }
+        rows.sort_by(|a, b| {
+            b.iteration
+                .cmp(&a.iteration)
+                .then_with(|| (b.result == RunResult::Live).cmp(&(a.result == RunResult::Live)))
+        });
+        rows
+    }
+}

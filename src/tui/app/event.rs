@@ -1,0 +1,122 @@
+//! What goes into the app ([`Event`]) and what comes out ([`Effect`]), the runtime's and the
+//! executor's whole vocabulary with it.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use crate::store::journal::Event as JournalEvent;
+use crate::tui::keymap::Cmd;
+use crate::tui::log_view::{LogEvent, LogRequest};
+use crate::tui::model::{CycleEntry, ProjectRecord, RunFile, Sources};
+use crate::tui::watch::WatchDir;
+
+/// Everything that can happen to the app: raw input (keys, mouse, paste, resize), the clock,
+/// and what background work reports (files changed or loaded, log windows, finished use
+/// cases). Its meaning is decided in [`App::update`], keys through the keymap's [`Cmd`]s.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Paste(String),
+    Resize,
+    /// A command given directly (tests, benches), as if its key was pressed.
+    Cmd(Cmd),
+    /// Advances the spinner (sent only while something runs).
+    Tick,
+    /// The wall clock, for ages.
+    Clock(DateTime<Utc>),
+    /// Debounced paths that changed on disk.
+    FilesChanged(Vec<PathBuf>),
+    Discovered(Vec<PathBuf>),
+    CyclesLoaded {
+        loaded: Vec<CycleEntry>,
+        gone: Vec<PathBuf>,
+    },
+    JournalLoaded {
+        path: PathBuf,
+        result: Result<Vec<JournalEvent>, String>,
+    },
+    RunsListed {
+        path: PathBuf,
+        runs: Vec<RunFile>,
+    },
+    RegistryLoaded(Vec<ProjectRecord>),
+    SourcesLoaded {
+        repository: String,
+        sources: Sources,
+    },
+    /// What the log reader found (a window, a match, an error).
+    Log(LogEvent),
+    /// A use case finished with its message for the person.
+    UseCaseDone {
+        what: UseCase,
+        path: PathBuf,
+        result: Result<String, String>,
+    },
+    RunFinished {
+        path: PathBuf,
+        result: Result<String, String>,
+    },
+    EditorFinished {
+        path: PathBuf,
+        result: Result<String, String>,
+    },
+    Copied(Result<usize, String>),
+    Opened {
+        url: String,
+        result: Result<(), String>,
+    },
+    Watching {
+        dirs: usize,
+        problems: Vec<String>,
+    },
+    /// SIGTERM/SIGHUP: leave now, cancelling runs.
+    Terminate,
+}
+
+/// The human actions that run a use case (journaled as `human`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UseCase {
+    Confirm,
+    Abort,
+    Unblock,
+    Extend,
+}
+
+impl UseCase {
+    /// The word in "… failed: reason".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UseCase::Confirm => "confirm",
+            UseCase::Abort => "abort",
+            UseCase::Unblock => "unblock",
+            UseCase::Extend => "extend",
+        }
+    }
+}
+
+/// What the runtime must do; results come back as [`Event`]s.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Quit,
+    Suspend,
+    Discover,
+    LoadCycles(Vec<PathBuf>),
+    LoadJournal(PathBuf),
+    ListRuns(PathBuf),
+    LoadRegistry,
+    LoadSources(String),
+    Watch(Vec<WatchDir>),
+    Log(LogRequest),
+    Confirm { path: PathBuf, edited: Option<(String, String)> },
+    Abort { path: PathBuf, reason: String },
+    Unblock { path: PathBuf },
+    Extend { path: PathBuf, by: u32 },
+    Rerun { path: PathBuf },
+    CancelRun { path: PathBuf },
+    EditBrief { path: PathBuf, text: String },
+    Copy(String),
+    OpenUrl(String),
+}
