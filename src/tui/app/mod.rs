@@ -586,7 +586,7 @@ impl App {
                     fx.push(Effect::LoadSources(repo));
                 }
             }
-            Tab::Brief | Tab::Conversation | Tab::Runs => {}
+            _ => {}
         }
     }
 
