@@ -122,6 +122,12 @@ impl Error {
         2
     }
 
+    /// The JSON error document every front end gives out (the CLI prints it, MCP returns it,
+    /// the demo prints it): `{"status", "error", ...details}`. Not yet redacted.
+    pub fn document(&self) -> Value {
+        document(self.status(), &self.to_string(), self.details())
+    }
+
     /// Extra machine-readable fields beside `status` and `error`.
     pub fn details(&self) -> Map<String, Value> {
         let mut map = Map::new();
@@ -153,3 +159,30 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The error document's shape, for errors that are not an [`Error`] (the MCP server's own
+/// refusals, the demo's): `status` and `error` first, then the details.
+pub fn document(status: &str, message: &str, details: Map<String, Value>) -> Value {
+    let mut doc = Map::new();
+    doc.insert("status".into(), Value::from(status));
+    doc.insert("error".into(), Value::from(message));
+    for (key, value) in details {
+        doc.insert(key, value);
+    }
+    Value::Object(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_front_end_gets_status_error_then_details() {
+        let err = Error::Lock(LockError::Busy { pid: Some(42), path: PathBuf::from("/x.lock") });
+        let doc = err.document();
+        let keys: Vec<_> = doc.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        assert_eq!(keys, ["status", "error", "pid"]);
+        assert_eq!(doc["status"], "CYCLE_BUSY");
+        assert_eq!(doc["pid"], 42);
+    }
+}

@@ -20,12 +20,16 @@ pub mod error;
 pub mod github;
 #[cfg(feature = "app")]
 pub mod mcp;
+#[cfg(feature = "app")]
+pub mod output;
 pub mod redact;
 pub mod registry;
 #[cfg(feature = "app")]
 pub mod runner;
 #[cfg(feature = "app")]
 pub mod sandbox;
+#[cfg(feature = "app")]
+pub mod signals;
 pub mod store;
 #[cfg(feature = "app")]
 pub mod tui;

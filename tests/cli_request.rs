@@ -380,6 +380,12 @@ fn block_abort_and_list() {
     assert_eq!(run.json()["status"], "BLOCKED_CONNECTOR_DENIED");
     let refused = sb.run(&["block", "--state", "second", "--status", "READY_TO_MERGE", "--reason", "x"]);
     assert_eq!(refused.code, 2);
+    // Only forgeloop sets the cap's block (the same rule for the CLI, MCP and the control room).
+    let before = std::fs::read(sb.home().join("cycles/second.json")).unwrap();
+    let cap = sb.run(&["block", "--state", "second", "--status", "BLOCKED_MAX_ITERATIONS", "--reason", "x"]);
+    assert_eq!((cap.code, cap.json()["status"].as_str()), (2, Some("REFUSED")));
+    assert!(cap.json()["error"].as_str().unwrap().contains("set by forgeloop when the cap is reached"));
+    assert_eq!(std::fs::read(sb.home().join("cycles/second.json")).unwrap(), before);
     let rows = sb.run(&["list"]).json();
     let statuses: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["AWAITING_BRIEF_CONFIRMATION", "BLOCKED_CONNECTOR_DENIED"]);

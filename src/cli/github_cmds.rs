@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::store::atomic::write_atomic;
 
 use super::args::{EmulatorArgs, ForgeArgs, StateArgs, StatusArgs, TestArgs};
-use super::{net, output};
+use super::net;
+use crate::output;
 
 /// The commands file is small; anything bigger is not one.
 const MAX_COMMANDS_BYTES: u64 = 1024 * 1024;

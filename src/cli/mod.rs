@@ -7,7 +7,6 @@ mod forge;
 mod github_cmds;
 mod human;
 pub(crate) mod net;
-pub(crate) mod output;
 pub mod project;
 mod redact_cmd;
 
@@ -24,6 +23,7 @@ use crate::domain::pr_ref::WebHosts;
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
 use crate::error::{Error, Result};
+use crate::output;
 use crate::redact::Redactor;
 use crate::store::journal;
 use crate::store::layout::Home;

@@ -37,24 +37,8 @@ pub fn connect(ctx: &mut Ctx) -> Result<Net> {
 pub fn cancel_on_signals(runtime: &Runtime) -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     runtime.spawn(async move {
-        interrupted().await;
+        crate::signals::interrupted().await;
         let _ = tx.send(true);
     });
     rx
-}
-
-/// Resolves on the first Ctrl-C or SIGTERM.
-pub(crate) async fn interrupted() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
 }

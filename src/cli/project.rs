@@ -8,12 +8,12 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
+use crate::cycle::attach::{AttachRequest, attach};
 use crate::error::{Error, Result};
-use crate::registry::attach::{AttachRequest, attach};
 use crate::registry::sources::{self, NewSource, Observation, Origin, SourceStatus};
 use crate::registry::{Record, Registry, RegistryError, RepoKey};
 
-use super::output;
+use crate::output;
 
 #[derive(Debug, Args)]
 pub struct ProjectArgs {

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::redact::explain_report;
 
 use super::args::RedactArgs;
-use super::output;
+use crate::output;
 
 /// `--explain` reads the whole input to number lines; more than this is refused.
 const MAX_EXPLAIN_BYTES: u64 = 256 * 1024 * 1024;

@@ -2,6 +2,7 @@
 //! control room, the MCP server and the demo all call these and nothing else mutates state.
 
 pub mod actions;
+pub mod attach;
 pub mod context;
 pub mod list;
 pub mod pr_status;

@@ -83,6 +83,15 @@ impl DemoError {
         DemoError::Io { context: context.into(), source }
     }
 
+    /// The JSON error document, with a forgeloop error's details (a busy lock's pid, …).
+    pub fn document(&self) -> serde_json::Value {
+        let details = match self {
+            DemoError::Forgeloop(err) => err.details(),
+            _ => serde_json::Map::new(),
+        };
+        crate::error::document(self.status(), &self.to_string(), details)
+    }
+
     /// The `status` word of the JSON error document.
     pub fn status(&self) -> &'static str {
         match self {
@@ -104,12 +113,12 @@ pub fn main(mut opts: DemoOptions) -> i32 {
     }
     match run(&opts) {
         Ok((redactor, summary)) => {
-            crate::cli::output::json(&redactor, &summary);
+            crate::output::json(&redactor, &summary);
             if opts.headless && !summary.all_ok() { 2 } else { 0 }
         }
         Err(err) => {
             let redactor = process_redactor(None);
-            crate::cli::output::json(&redactor, &json!({"status": err.status(), "error": err.to_string()}));
+            crate::output::json(&redactor, &err.document());
             2
         }
     }
@@ -279,6 +288,20 @@ async fn join(handles: Vec<JoinHandle<Finished>>, stop: &watch::Sender<bool>, li
 
 /// Ctrl-C or SIGTERM stops a headless demo cleanly (running tests are cancelled).
 async fn stop_on_signals(stop: Arc<watch::Sender<bool>>) {
-    crate::cli::net::interrupted().await;
+    crate::signals::interrupted().await;
     let _ = stop.send(true);
+}
+
+#[cfg(test)]
+mod document_tests {
+    use super::*;
+
+    #[test]
+    fn a_forgeloop_error_keeps_its_details_in_the_demo_document() {
+        let lock = crate::store::lock::LockError::Busy { pid: Some(7), path: PathBuf::from("/c.lock") };
+        let doc = DemoError::Forgeloop(crate::error::Error::Lock(lock)).document();
+        assert_eq!(doc["status"], "DEMO_FAILED");
+        assert_eq!(doc["pid"], 7);
+        assert!(doc["error"].as_str().is_some_and(|e| !e.is_empty()));
+    }
 }

@@ -312,7 +312,7 @@ pub fn gate_test(state: &CycleState, pr: &PrRef, human_override: bool) -> Result
         }
     }
     check_binding(state, &pr.repo)?;
-    if state.iteration >= state.max_iterations {
+    if state.cap_reached() {
         return Ok(TestGate::CapReached);
     }
     Ok(TestGate::Proceed)
@@ -605,7 +605,7 @@ pub fn next_action(state: &CycleState) -> String {
         Status::AwaitingBriefConfirmation => {
             "Wait for a person to confirm the delegation brief (forgeloop tui, or forgeloop confirm on a terminal); `forgeloop wait` returns when it changes.".into()
         }
-        Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
+        Status::AwaitingWebgptFix if state.cap_reached() => {
             "The iteration cap is reached: do not send the handoff. Run forge --pr once more: it records BLOCKED_MAX_ITERATIONS without testing anything; then stop and report to the user.".into()
         }
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix if state.outbox.is_none() && reported_pr.is_some() => {

@@ -73,7 +73,7 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
         }
         // The cap is spent by a failed run: the handoff is pointless. Running forge --pr now
         // records BLOCKED_MAX_ITERATIONS without fetching or testing (SPEC §3 rule 2).
-        Status::AwaitingWebgptFix if state.iteration >= state.max_iterations => {
+        Status::AwaitingWebgptFix if state.cap_reached() => {
             let pr = state.pr_ref.clone().unwrap_or_default();
             step.action = Action::Run;
             step.explanation = format!(

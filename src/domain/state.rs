@@ -289,6 +289,11 @@ impl CycleState {
         self.outbox.as_ref().filter(|o| o.sent_at.is_none())
     }
 
+    /// Every allowed iteration is used: the next test run records `BLOCKED_MAX_ITERATIONS`.
+    pub fn cap_reached(&self) -> bool {
+        self.iteration >= self.max_iterations
+    }
+
     /// The repository the cycle works on: its binding, else the repository of its last report
     /// or of its PR reference (a reference-tool state has no binding until `project attach`).
     pub fn effective_repository(&self) -> Option<String> {

@@ -72,13 +72,7 @@ impl Failure {
     }
 
     pub fn document(&self) -> Value {
-        let mut doc = Map::new();
-        doc.insert("status".into(), Value::from(self.status));
-        doc.insert("error".into(), Value::from(self.message.clone()));
-        for (key, value) in &self.details {
-            doc.insert(key.clone(), value.clone());
-        }
-        Value::Object(doc)
+        crate::error::document(self.status, &self.message, self.details.clone())
     }
 }
 

@@ -7,8 +7,6 @@
 //! manifest. Records are published with atomic create-if-absent, so concurrent binds can
 //! never overwrite each other; a record that cannot be read is an error, never "absent".
 
-#[cfg(feature = "app")]
-pub mod attach;
 pub mod key;
 pub mod record;
 pub mod sources;

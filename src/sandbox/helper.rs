@@ -5,16 +5,10 @@
 //! forking and entering namespaces here safe.
 
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 
+use super::exec::{Ended, fail};
 use super::spec::{Built, Spec, Tier};
-use super::{EXIT_SANDBOX_FAILED, cgroup, landlock_tier, ns_tier, restrict};
-
-/// How the sandboxed command ended.
-pub enum Ended {
-    Exited(i32),
-    Signalled(i32),
-}
+use super::{cgroup, landlock_tier, ns_tier, restrict};
 
 /// Entry point; `args` are the process arguments after [`super::HELPER_ARG`].
 pub fn main(args: &[String]) -> i32 {
@@ -66,12 +60,6 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-/// Says why the sandbox could not be built (the run's log shows it) and gives the exit code.
-pub fn fail(message: &str) -> i32 {
-    eprintln!("forgeloop: the sandbox could not be built: {message}");
-    EXIT_SANDBOX_FAILED
-}
-
 /// Ends this process with `signal`, so the runner sees what the command saw.
 fn die_by(signal: i32) -> i32 {
     // SAFETY: plain libc calls on integers; this process is single-threaded.
@@ -84,22 +72,4 @@ fn die_by(signal: i32) -> i32 {
         libc::raise(signal);
     }
     128 + signal
-}
-
-/// The last step of both tiers, in the command's own process: the restrictions, then `exec`
-/// with the command's environment in its checkout. Returns only on failure, with the exit code
-/// to use (125 when the sandbox could not be built; 127/126, as a shell says, when the program
-/// was not found or could not be executed).
-pub fn exec_restricted(spec: &Spec, memory_by_cgroup: bool) -> i32 {
-    if let Err(message) = restrict::apply(spec, memory_by_cgroup) {
-        return fail(&message);
-    }
-    let error = std::process::Command::new(&spec.argv[0])
-        .args(&spec.argv[1..])
-        .env_clear()
-        .envs(&spec.env)
-        .current_dir(&spec.checkout)
-        .exec();
-    let _ = writeln!(std::io::stderr(), "forgeloop: could not start {:?}: {error}", spec.argv[0]);
-    if error.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 }
 }

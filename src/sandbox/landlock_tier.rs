@@ -4,7 +4,7 @@
 //! kills every descendant when the command ends or the runner stops the run.
 
 use super::cgroup::Limits;
-use super::helper::{self, Ended};
+use super::exec::{self, Ended};
 use super::spec::Spec;
 use super::{EXIT_SANDBOX_FAILED, reaper};
 
@@ -48,7 +48,7 @@ fn exec_in_sandbox(spec: &Spec, limits: &Limits) -> i32 {
     unsafe {
         libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
     }
-    helper::exec_restricted(spec, limits.memory_by_cgroup())
+    exec::exec_restricted(spec, limits.memory_by_cgroup())
 }
 
 /// Waits for the command (reaping orphans meanwhile); a stop signal from the runner ends the

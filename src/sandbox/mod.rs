@@ -18,6 +18,8 @@
 #[cfg(target_os = "linux")]
 mod cgroup;
 #[cfg(target_os = "linux")]
+mod exec;
+#[cfg(target_os = "linux")]
 pub mod helper;
 #[cfg(target_os = "linux")]
 mod landlock_tier;

@@ -10,7 +10,7 @@ use std::path::Path;
 use hakoniwa::{Container, MountOptions, Namespace};
 
 use super::cgroup::Limits;
-use super::helper::{self, Ended};
+use super::exec::{self, Ended};
 use super::restrict;
 use super::spec::Spec;
 
@@ -77,9 +77,9 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     let mut command = unsafe {
         container.command_from_closure(move || {
             if !network && let Err(message) = restrict::loopback_up() {
-                return helper::fail(&message);
+                return exec::fail(&message);
             }
-            helper::exec_restricted(&inner, memory_by_cgroup)
+            exec::exec_restricted(&inner, memory_by_cgroup)
         })
     };
     command.envs(&spec.env).current_dir(&spec.checkout);

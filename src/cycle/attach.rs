@@ -1,4 +1,4 @@
-//! `project attach` (reference §7.4): merge a repository's Project mapping, and optionally
+//! `project attach` (reference §7.4), a use case: merge a repository's Project mapping, and optionally
 //! the task's conversation, into an existing JSON task state.
 //!
 //! The state may be a forgeloop cycle or any task JSON record; every key attach does not
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use crate::cycle::Ctx;
+use super::Ctx;
 use crate::domain::event::EventKind;
 use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::state::{Actor, CycleState};
@@ -20,7 +20,7 @@ use crate::store::layout::CyclePaths;
 use crate::store::lock::FileLock;
 use crate::store::state_file::{self, StateFileError};
 
-use super::{ConversationUrl, ProjectUrl, Record, Registry, RegistryError, RepoKey};
+use crate::registry::{ConversationUrl, ProjectUrl, Record, Registry, RegistryError, RepoKey};
 
 pub struct AttachRequest<'a> {
     pub repository: &'a str,

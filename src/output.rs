@@ -1,10 +1,10 @@
-//! Everything the CLI prints goes through here, redacted: one JSON document on stdout, or
+//! What the process prints on stdout, for the CLI and the demo, redacted: one JSON document, or
 //! the error document `{"status", "error", ...}` with exit code 2.
 
 use std::io::Write;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::Error;
 use crate::redact::Redactor;
@@ -38,13 +38,7 @@ pub fn text(redactor: &Redactor, text: &str) -> i32 {
 }
 
 pub fn error(redactor: &Redactor, err: &Error) -> i32 {
-    let mut doc = Map::new();
-    doc.insert("status".into(), Value::from(err.status()));
-    doc.insert("error".into(), Value::from(err.to_string()));
-    for (key, value) in err.details() {
-        doc.insert(key, value);
-    }
-    let mut value = Value::Object(doc);
+    let mut value = err.document();
     redactor.redact_json(&mut value);
     print_value(&value);
     err.exit_code()
