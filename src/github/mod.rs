@@ -1,5 +1,5 @@
 //! GitHub adapter (SPEC §2, §5.1, §5.2): a small typed REST client over octocrab and token
-//! discovery. (The emulator the tests and the demo talk to is the `github-emulator` crate.)
+//! discovery.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), forgeloop::github::GithubError> {
