@@ -11,7 +11,7 @@ pub mod cli;
 pub mod config;
 #[cfg(feature = "app")]
 pub mod cycle;
-#[cfg(feature = "app")]
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod domain;
 #[cfg(feature = "app")]

@@ -5,7 +5,7 @@ mod support;
 
 use std::fs;
 
-use forgeloop::github::emulator::Fault;
+use github_emulator::Fault;
 use serde_json::Value;
 use support::world::{CALC_BUGGY, CALC_FIXED, World, fresh_secret};
 

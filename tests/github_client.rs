@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use forgeloop::domain::pr_ref::RepoName;
 use forgeloop::domain::text::Marker;
-use forgeloop::github::emulator::{CheckRun, Fault};
 use forgeloop::github::{GithubClient, GithubConfig, GithubError, PrState};
-use github_support::{LOGIN, Setup, setup};
+use github_emulator::{CheckRun, Fault};
+use github_support::{LOGIN, Setup, forge_repo, setup};
 
 async fn repo_with_pr(s: &Setup) -> (RepoName, String) {
     let repo = s.emulator.create_repo("acme", "widget", true).await.unwrap();
     let sha = s.emulator.commit_files(&repo, "feature", &[("src/lib.rs", "fn main() {}\n")], "Add lib").await.unwrap();
     assert_eq!(s.emulator.open_pr(&repo, "feature", "main", "Add lib").await.unwrap(), 1);
-    (repo.repo, sha)
+    (forge_repo(&repo), sha)
 }
 
 fn marker(sha: &str) -> Marker {
@@ -73,7 +73,7 @@ async fn comments_are_created_updated_and_listed() {
     assert_eq!((updated.id, updated.body.as_str()), (created.id, "second"));
     let listed = client.issue_comments(&repo, 1).await.unwrap();
     assert_eq!(listed, vec![updated]);
-    assert_eq!(s.emulator.comments(&repo, 1)[0].body, "second");
+    assert_eq!(s.emulator.comments(repo.full_name(), 1)[0].body, "second");
 }
 
 #[tokio::test]
@@ -81,7 +81,7 @@ async fn comment_listing_follows_pagination_across_three_pages() {
     let s = setup().await;
     let (repo, _) = repo_with_pr(&s).await;
     for i in 0..250 {
-        s.emulator.add_comment(&repo, 1, "someone", &format!("comment {i}")).unwrap();
+        s.emulator.add_comment(repo.full_name(), 1, "someone", &format!("comment {i}")).unwrap();
     }
     let comments = s.client().issue_comments(&repo, 1).await.unwrap();
     let bodies: Vec<String> = comments.iter().map(|c| c.body.clone()).collect();
@@ -110,7 +110,7 @@ async fn publish_comment_posts_once_then_updates_in_place() {
     let third = client.publish_comment(&repo, 1, &marker, &second_body).await.unwrap();
     assert_eq!((third.created, third.comment.id), (false, first.comment.id));
 
-    let comments = s.emulator.comments(&repo, 1);
+    let comments = s.emulator.comments(repo.full_name(), 1);
     assert_eq!(comments.len(), 1);
     assert_eq!(comments[0].body, second_body);
     assert_eq!(s.count("POST", "/repos/acme/widget/issues/1/comments"), 1);
@@ -121,7 +121,7 @@ async fn publish_comment_posts_once_then_updates_in_place() {
     let next = Marker { iteration: Some(2), ..marker };
     let body = format!("{}\nrun 2", next.render());
     assert!(client.publish_comment(&repo, 1, &next, &body).await.unwrap().created);
-    assert_eq!(s.emulator.comments(&repo, 1).len(), 2);
+    assert_eq!(s.emulator.comments(repo.full_name(), 1).len(), 2);
 }
 
 #[tokio::test]
@@ -130,12 +130,12 @@ async fn a_forged_marker_by_another_user_is_not_reused() {
     let (repo, sha) = repo_with_pr(&s).await;
     let marker = marker(&sha);
     let forged = format!("{}\nI am not forgeloop", marker.render());
-    let forged_id = s.emulator.add_comment(&repo, 1, "mallory", &forged).unwrap();
+    let forged_id = s.emulator.add_comment(repo.full_name(), 1, "mallory", &forged).unwrap();
     let body = format!("{}\nreal result", marker.render());
     let published = s.client().publish_comment(&repo, 1, &marker, &body).await.unwrap();
     assert!(published.created);
     assert_ne!(published.comment.id, forged_id);
-    let comments = s.emulator.comments(&repo, 1);
+    let comments = s.emulator.comments(repo.full_name(), 1);
     assert_eq!(comments.len(), 2);
     assert_eq!(comments[0].body, forged, "the other user's comment is untouched");
 }
@@ -159,7 +159,7 @@ async fn a_post_that_fails_is_never_retried() {
     assert!(matches!(err, GithubError::Server { status: 500, .. }), "{err}");
     assert!(err.is_transient());
     assert_eq!(s.count("POST", path), 1);
-    assert!(s.emulator.comments(&repo, 1).is_empty());
+    assert!(s.emulator.comments(repo.full_name(), 1).is_empty());
 }
 
 #[tokio::test]
@@ -289,8 +289,8 @@ async fn create_repository_is_idempotent_and_checks_visibility() {
     assert_eq!(s.count("POST", "/user/repos"), 2);
     // auto_init: a base branch exists.
     let repo = first.full_name.clone();
-    assert!(s.emulator.commit_files(&repo, "feature", &[("a", "b")], "m").await.is_ok());
-    assert!(s.emulator.open_pr(&repo, "feature", "main", "t").await.is_ok());
+    assert!(s.emulator.commit_files(repo.full_name(), "feature", &[("a", "b")], "m").await.is_ok());
+    assert!(s.emulator.open_pr(repo.full_name(), "feature", "main", "t").await.is_ok());
 
     let err = client.create_repository(None, "fresh", false).await.unwrap_err();
     assert!(matches!(err, GithubError::Visibility { wanted: "public", actual: "private", .. }), "{err}");
@@ -308,7 +308,7 @@ async fn an_enterprise_style_api_path_works() {
     let s = setup().await;
     let (repo, sha) = repo_with_pr(&s).await;
     for _ in 0..120 {
-        s.emulator.add_comment(&repo, 1, "someone", "x").unwrap();
+        s.emulator.add_comment(repo.full_name(), 1, "someone", "x").unwrap();
     }
     let client = GithubClient::new(GithubConfig {
         api_base: format!("{}/api/v3/", s.emulator.api_base()),

@@ -6,8 +6,8 @@ mod github_support;
 use std::time::Duration;
 
 use forgeloop::domain::pr_ref::RepoName;
-use forgeloop::github::emulator::run_standalone;
 use forgeloop::github::{GithubClient, GithubConfig, GithubError, PrState};
+use github_emulator::run_standalone;
 use github_support::{fresh_token, http};
 use serde_json::{Value, json};
 
@@ -95,7 +95,7 @@ async fn a_standalone_emulator_is_driven_through_its_admin_api() {
 #[tokio::test]
 async fn admin_errors_are_json_with_fitting_statuses() {
     let dir = tempfile::tempdir().unwrap();
-    let emulator = forgeloop::github::emulator::Emulator::start(forgeloop::github::emulator::EmulatorConfig {
+    let emulator = github_emulator::Emulator::start(github_emulator::EmulatorConfig {
         root: dir.path().to_path_buf(),
         token: None,
         login: "someone".into(),

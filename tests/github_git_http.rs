@@ -4,7 +4,7 @@
 mod github_support;
 
 use base64::Engine;
-use github_support::{git, git_ok, setup};
+use github_support::{forge_repo, git, git_ok, setup};
 
 fn basic_header(token: &str) -> String {
     let encoded = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"));
@@ -76,7 +76,7 @@ async fn an_authenticated_push_moves_the_pr_head_and_an_anonymous_one_is_refused
     git_ok(&checkout, &["-c", &basic_header(&s.token), "push", "--quiet", "origin", "feature"]).await;
     assert_eq!(s.emulator.pr_head(&repo, 1), Some(second.clone()));
     assert_eq!(git_ok(&repo.path, &["rev-parse", "refs/pull/1/head"]).await, second);
-    let pr = s.client().pull_request(&repo.repo, 1).await.unwrap();
+    let pr = s.client().pull_request(&forge_repo(&repo), 1).await.unwrap();
     assert_eq!(pr.head_sha, second);
 }
 

@@ -13,7 +13,7 @@ use std::fs;
 use serde_json::{Value, json};
 use support::world::{CALC_FIXED, World};
 
-fn setup() -> (World, forgeloop::github::emulator::RepoHandle, u64, String) {
+fn setup() -> (World, github_emulator::RepoHandle, u64, String) {
     let w = World::new();
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix", CALC_FIXED);

@@ -77,11 +77,13 @@ pub enum Command {
     /// Print shell completions
     Completions(CompletionsArgs),
     /// Test infrastructure: serve the GitHub emulator on 127.0.0.1 (tests and the demo only)
+    #[cfg(feature = "demo")]
     #[command(hide = true)]
     GithubEmulator(EmulatorArgs),
     /// The control room: watch every cycle live, confirm briefs, rerun, abort, unblock, extend
     Tui(TuiArgs),
     /// See it all work offline: a sandbox, a built-in GitHub emulator, a scripted WebGPT, five live cycles
+    #[cfg(feature = "demo")]
     Demo(DemoArgs),
     /// MCP server on stdin/stdout: PR status, test with a configured profile, handoff, cycles
     Mcp(McpArgs),
@@ -113,10 +115,10 @@ impl Command {
             | Command::Test(_)
             | Command::Comment(_)
             | Command::Doctor
-            | Command::GithubEmulator(_)
             | Command::Tui(_)
-            | Command::Demo(_)
             | Command::Mcp(_) => true,
+            #[cfg(feature = "demo")]
+            Command::GithubEmulator(_) | Command::Demo(_) => true,
         }
     }
 }
@@ -204,6 +206,7 @@ pub struct RedactArgs {
     pub explain: bool,
 }
 
+#[cfg(feature = "demo")]
 #[derive(Debug, Args)]
 pub struct EmulatorArgs {
     /// Directory for the emulator's bare repositories
@@ -323,6 +326,7 @@ pub struct TuiArgs {
     pub mouse: bool,
 }
 
+#[cfg(feature = "demo")]
 #[derive(Debug, Args)]
 #[command(after_help = "The sandbox is a temporary directory, removed at the end; with --home DIR it is kept \
 (DIR must be new, empty, or a previous demo sandbox) and `forgeloop tui --home DIR` opens it again.")]

@@ -13,7 +13,9 @@ use crate::domain::state::{Actor, NewRepository};
 use crate::error::{Error, Result};
 use crate::store::atomic::write_atomic;
 
-use super::args::{EmulatorArgs, ForgeArgs, StateArgs, StatusArgs, TestArgs};
+#[cfg(feature = "demo")]
+use super::args::EmulatorArgs;
+use super::args::{ForgeArgs, StateArgs, StatusArgs, TestArgs};
 use super::net;
 use crate::output;
 
@@ -115,10 +117,13 @@ pub fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {
     Ok(output::json(&ctx.redactor, &saved.state))
 }
 
+/// The hidden `github-emulator`: the GitHub emulator as a process of its own, for tests that
+/// drive it over HTTP (built with the `demo` feature, like `forgeloop demo`).
+#[cfg(feature = "demo")]
 pub fn emulator(args: &EmulatorArgs) -> Result<i32> {
     let runtime = net::runtime()?;
     runtime
-        .block_on(crate::github::emulator::run_standalone(&args.root, &args.port_file, args.token.clone()))
+        .block_on(github_emulator::run_standalone(&args.root, &args.port_file, args.token.clone()))
         .map_err(|e| Error::Invalid(e.to_string()))?;
     Ok(0)
 }

@@ -45,6 +45,7 @@ pub fn main() -> i32 {
         crate::checkout::init_git_early();
     }
     // The demo builds its own sandboxed context; the user's config and home play no part.
+    #[cfg(feature = "demo")]
     if let Command::Demo(args) = &cli.command {
         let home = cli.home.clone();
         return crate::demo::main(crate::demo::DemoOptions { home, headless: args.headless, speed: args.speed });
@@ -134,6 +135,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Status(args) => github_cmds::status(ctx.clone(), &args),
         Command::Test(args) => github_cmds::test(ctx.clone(), &args),
         Command::Comment(args) => github_cmds::comment(ctx.clone(), &args),
+        #[cfg(feature = "demo")]
         Command::GithubEmulator(args) => github_cmds::emulator(&args),
         Command::Redact(args) => redact_cmd::run(ctx, &args),
         Command::Doctor => doctor::run(ctx.clone()),
@@ -213,6 +215,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             crate::tui::run(ctx.clone(), opts).map_err(|e| Error::Invalid(e.to_string()))?;
             Ok(0)
         }
+        #[cfg(feature = "demo")]
         Command::Demo(_) => Err(Error::Invalid("`forgeloop demo` runs before a context is built".into())),
         Command::Mcp(_) => crate::mcp::run(ctx.clone()),
         Command::Completions(args) => {

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use github_emulator::{Emulator, RepoHandle};
 use tokio::sync::watch;
 
 use crate::cycle::Ctx;
@@ -17,7 +18,6 @@ use crate::domain::next::{Action, next_step};
 use crate::domain::state::{Actor, CycleState};
 use crate::domain::status::Status;
 use crate::error::Error;
-use crate::github::emulator::{Emulator, RepoHandle};
 use crate::store::layout::CyclePaths;
 use crate::store::state_file;
 

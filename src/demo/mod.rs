@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use github_emulator::{Emulator, EmulatorConfig, EmulatorError};
 use serde_json::json;
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
@@ -33,7 +34,6 @@ use crate::cycle::Ctx;
 use crate::cycle::context::process_redactor;
 use crate::cycle::pr_test::Engine;
 use crate::domain::commands::{CommandsError, parse_commands};
-use crate::github::emulator::{Emulator, EmulatorConfig, EmulatorError};
 use crate::redact::Redactor;
 
 use coordinator::{Confirmer, Demo, Finished};

@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
+use github_emulator::{Emulator, EmulatorError, RepoHandle};
+
 use crate::domain::text::{COMMENT_HEADING, PR_URL_PLACEHOLDER};
-use crate::github::emulator::{Emulator, EmulatorError, RepoHandle};
 
 /// One commit WebGPT makes: (path, contents) pairs.
 pub type Attempt = Vec<(String, String)>;

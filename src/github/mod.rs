@@ -1,5 +1,5 @@
-//! GitHub adapter (SPEC §2, §5.1, §5.2): a small typed REST client over octocrab, token
-//! discovery, and an emulator of the GitHub subset forgeloop uses, for tests and the demo.
+//! GitHub adapter (SPEC §2, §5.1, §5.2): a small typed REST client over octocrab and token
+//! discovery.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), forgeloop::github::GithubError> {
@@ -12,7 +12,6 @@
 //! ```
 
 mod client;
-pub mod emulator;
 mod errors;
 mod model;
 pub mod token;

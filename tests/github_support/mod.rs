@@ -8,8 +8,9 @@ use std::process::Output;
 use std::time::Duration;
 use tokio::process::Command;
 
-use forgeloop::github::emulator::{Emulator, EmulatorConfig};
+use forgeloop::domain::pr_ref::RepoName;
 use forgeloop::github::{GithubClient, GithubConfig};
+use github_emulator::{Emulator, EmulatorConfig, RepoHandle};
 
 pub const LOGIN: &str = "octo-tester";
 
@@ -50,6 +51,12 @@ impl Setup {
     pub fn count(&self, method: &str, path: &str) -> usize {
         self.emulator.requests().iter().filter(|r| r.method == method && r.path == path).count()
     }
+}
+
+/// forgeloop's name for a repository of the emulator (each crate has its own `RepoName`; they
+/// meet as `owner/name`).
+pub fn forge_repo(handle: &RepoHandle) -> RepoName {
+    RepoName::parse(&handle.repo.full_name()).unwrap()
 }
 
 /// The git CLI, isolated from the user's and system's config and never prompting. Async, so the

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use forgeloop::github::emulator::RepoHandle;
+use github_emulator::RepoHandle;
 use serde_json::Value;
 
 use crate::support::Run;

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use forgeloop::github::emulator::{Emulator, EmulatorConfig, Fault, RepoHandle};
+use github_emulator::{Emulator, EmulatorConfig, Fault, RepoHandle};
 use tokio::runtime::Runtime;
 
 use super::{Run, Sandbox};

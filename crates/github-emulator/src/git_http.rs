@@ -4,6 +4,8 @@
 //! Access as on GitHub: public repositories are readable anonymously; private ones, and every
 //! push, need HTTP Basic auth whose password is the token (any username, e.g.
 //! `x-access-token`); otherwise 401 with `WWW-Authenticate: Basic realm="git"`.
+//!
+//! A handler: the server calls it; it uses `ops`, `git` (the environment) and `http_util`.
 
 use std::sync::Arc;
 
@@ -14,9 +16,10 @@ use http_body_util::Full;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use super::ops::Core;
-use super::server::{Resp, plain};
-use crate::domain::pr_ref::RepoName;
+use crate::git;
+use crate::http_util::{Resp, plain};
+use crate::names::RepoName;
+use crate::ops::Core;
 
 /// True for `/{owner}/{name}.git` and below.
 pub(crate) fn is_git_path(path: &str) -> bool {
@@ -110,7 +113,7 @@ async fn run_backend(
 ) -> Result<Resp, String> {
     let header = |name: HeaderName| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     let mut command = Command::new("git");
-    command.arg("http-backend").env_clear().envs(super::git::base_env()).kill_on_drop(true);
+    command.arg("http-backend").env_clear().envs(git::base_env()).kill_on_drop(true);
     command
         .env("GIT_PROJECT_ROOT", &core.root)
         .env("GIT_HTTP_EXPORT_ALL", "1")

@@ -3,7 +3,8 @@
 //! (no work tree), refs.
 //!
 //! Every command runs with a cleared environment and no user or system git config, so a
-//! developer's `commit.gpgsign` or hooks cannot change what the emulator does.
+//! developer's `commit.gpgsign` or hooks cannot change what the emulator does. Uses only
+//! `error`.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use super::EmulatorError;
+use crate::error::EmulatorError;
 
 const ZERO_OID: &str = "0000000000000000000000000000000000000000";
 

@@ -1,27 +1,24 @@
 //! The emulator's HTTP server: accept loop, request log, fault injection, and dispatch to the
-//! REST API, smart-HTTP git or the admin API.
+//! REST API, smart-HTTP git or the admin API. Top of the request path: it uses the handlers
+//! (`admin`, `api`, `git_http`) and `http_util`; none of them uses it.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http::{HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use super::Fault;
-use super::ops::Core;
-use super::state::DOCS;
-use super::{admin, api, git_http};
-
-pub(crate) type Resp = Response<Full<Bytes>>;
+use crate::http_util::{Resp, error_json, json_response, read_body};
+use crate::model::Fault;
+use crate::ops::Core;
+use crate::{admin, api, git_http};
 
 /// Request bodies beyond these sizes get 413.
 const API_BODY_LIMIT: usize = 8 * 1024 * 1024;
@@ -89,13 +86,6 @@ async fn respond(core: &Arc<Core>, request: Request<Incoming>, method: &Method, 
         git_http::handle(core, method, path, query, &parts.headers, body).await
     } else {
         api::handle(core, method, prefix, path, query, &parts.headers, body).await
-    }
-}
-
-async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Resp> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(_) => Err(error_json(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large or unreadable")),
     }
 }
 
@@ -167,27 +157,5 @@ fn rate_limited(status: u16, reset_after_secs: u64) -> Resp {
             headers.insert(name, value);
         }
     }
-    response
-}
-
-pub(crate) fn json_response(status: StatusCode, value: &Value) -> Resp {
-    let body = serde_json::to_vec_pretty(value).unwrap_or_default();
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
-    response
-}
-
-/// GitHub's error JSON.
-pub(crate) fn error_json(status: StatusCode, message: &str) -> Resp {
-    json_response(status, &json!({ "message": message, "documentation_url": DOCS, "status": status.as_str() }))
-}
-
-pub(crate) fn plain(status: StatusCode, text: &str) -> Resp {
-    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())));
-    *response.status_mut() = status;
-    response.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     response
 }

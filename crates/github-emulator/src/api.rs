@@ -1,5 +1,6 @@
 //! The emulator's REST subset, answering as GitHub does: status codes, error JSON, `Link`
 //! pagination (with GitHub's `/repositories/{id}/...` next-page URLs), rate-limit headers.
+//! A handler: the server calls it; it uses `ops`, `state` and `http_util`.
 
 use std::sync::Arc;
 
@@ -7,11 +8,11 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::Fault;
-use super::ops::Core;
-use super::server::{Resp, error_json, json_response};
-use super::state::{CommentRec, Render, now};
-use crate::domain::pr_ref::RepoName;
+use crate::http_util::{DOCS, Resp, error_json, json_response};
+use crate::model::Fault;
+use crate::names::{RepoName, normalize_sha};
+use crate::ops::Core;
+use crate::state::{CommentRec, Render, now};
 
 const DEFAULT_PER_PAGE: usize = 30;
 const MAX_PER_PAGE: usize = 100;
@@ -122,7 +123,7 @@ fn validation_failed(field: &str, code: &str, message: &str) -> Resp {
         &json!({
             "message": "Validation Failed",
             "errors": [{ "resource": "Issue", "code": code, "field": field, "message": message }],
-            "documentation_url": super::state::DOCS, "status": "422",
+            "documentation_url": DOCS, "status": "422",
         }),
     )
 }
@@ -313,7 +314,7 @@ fn check_runs(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str, query: &str) ->
     if lookup(ctx, owner, name).is_none() {
         return not_found();
     }
-    let Some(sha) = crate::domain::report::normalize_sha(sha) else {
+    let Some(sha) = normalize_sha(sha) else {
         return validation_failed("ref", "invalid", "No commit found for SHA");
     };
     let (per_page, page) = page_params(query);

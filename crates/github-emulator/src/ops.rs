@@ -2,14 +2,16 @@
 //!
 //! The in-memory state sits behind a std `Mutex` that is never held across an `.await`;
 //! git work on disk is serialized by one async lock so helpers and REST calls do not race.
+//! Used by the handle and the handlers; uses `git`, `state` and the public data.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use super::git;
-use super::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, State, now};
-use super::{CheckRun, EmulatedComment, EmulatorError, Fault, LoggedRequest, RepoHandle};
-use crate::domain::pr_ref::RepoName;
+use crate::error::EmulatorError;
+use crate::git;
+use crate::model::{CheckRun, EmulatedComment, Fault, LoggedRequest, RepoHandle};
+use crate::names::{RepoName, normalize_sha, validate_login};
+use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, State, merge_json, now};
 
 /// At most this many requests are kept in the log.
 const MAX_LOGGED: usize = 100_000;
@@ -26,10 +28,6 @@ pub(crate) struct Core {
 
 fn not_found(what: impl std::fmt::Display) -> EmulatorError {
     EmulatorError::NotFound(what.to_string())
-}
-
-fn repo_name(owner: &str, name: &str) -> Result<RepoName, EmulatorError> {
-    RepoName::new(owner, name).map_err(|e| EmulatorError::Invalid(e.to_string()))
 }
 
 impl Core {
@@ -74,7 +72,7 @@ impl Core {
         org: bool,
         initial_commit: bool,
     ) -> Result<RepoHandle, EmulatorError> {
-        let repo = repo_name(owner, name)?;
+        let repo = RepoName::new(owner, name)?;
         let _git = self.git_lock.lock().await;
         if self.state().repos.contains_key(&repo.key()) {
             return Err(EmulatorError::Exists(format!("repository {repo}")));
@@ -104,7 +102,7 @@ impl Core {
     }
 
     pub async fn fork_repo(&self, source: &RepoName, owner: &str) -> Result<RepoHandle, EmulatorError> {
-        let fork = repo_name(owner, source.name())?;
+        let fork = RepoName::new(owner, source.name())?;
         let _git = self.git_lock.lock().await;
         let (src_dir, private, branch) = {
             let state = self.state();
@@ -273,8 +271,8 @@ impl Core {
     }
 
     pub async fn set_pr_head(&self, repo: &RepoName, number: u64, sha: &str) -> Result<(), EmulatorError> {
-        let sha = crate::domain::report::normalize_sha(sha)
-            .ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
+        let sha =
+            normalize_sha(sha).ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
         let (base_dir, head_dir) = self.pull_dirs(repo, number)?;
         {
             let _git = self.git_lock.lock().await;
@@ -373,14 +371,14 @@ impl Core {
     }
 
     pub fn set_check_runs(&self, sha: &str, runs: Vec<CheckRun>) -> Result<(), EmulatorError> {
-        let sha = crate::domain::report::normalize_sha(sha)
-            .ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
+        let sha =
+            normalize_sha(sha).ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
         self.state().check_runs.insert(sha, runs);
         Ok(())
     }
 
     pub fn add_comment(&self, repo: &RepoName, number: u64, author: &str, body: &str) -> Result<u64, EmulatorError> {
-        crate::domain::pr_ref::validate_owner(author).map_err(|e| EmulatorError::Invalid(format!("author: {e}")))?;
+        validate_login(author).map_err(|e| EmulatorError::Invalid(format!("author: {e}")))?;
         let mut state = self.state();
         if !state.pulls.contains_key(&(repo.key(), number)) {
             return Err(not_found(format!("pull request {repo}#{number}")));
@@ -425,7 +423,7 @@ impl Core {
             return Err(not_found(format!("pull request {repo}#{number}")));
         }
         let slot = state.overrides.entry(key).or_insert_with(|| serde_json::json!({}));
-        super::state::merge_json(slot, &patch);
+        merge_json(slot, &patch);
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 //! The emulator's admin JSON API under `/_emulator/`, for processes that cannot call the Rust
 //! handle (Python or tmux tests, `forgeloop github-emulator`). Unauthenticated: it listens on
 //! 127.0.0.1 only and is test infrastructure. Errors are `{"error": "..."}` with 400/404/422/500.
+//! A handler: the server calls it; it uses `ops` and `http_util`.
 //!
 //! | request | body | answer |
 //! |---|---|---|
@@ -21,7 +22,6 @@
 //! | `POST /_emulator/faults` | a [`Fault`] as JSON (`{"kind":"status",...}`) | `{}` |
 //! | `GET`·`DELETE /_emulator/requests` | | list / `{}` |
 
-use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -29,10 +29,11 @@ use http::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ops::Core;
-use super::server::{Resp, json_response};
-use super::{CheckRun, DEFAULT_LOGIN, Emulator, EmulatorConfig, EmulatorError, Fault, RepoHandle};
-use crate::domain::pr_ref::RepoName;
+use crate::error::EmulatorError;
+use crate::http_util::{Resp, json_response};
+use crate::model::{CheckRun, Fault, RepoHandle};
+use crate::names::RepoName;
+use crate::ops::Core;
 
 pub(crate) async fn handle(core: &Arc<Core>, method: &Method, path: &str, _query: &str, body: Bytes) -> Resp {
     let segments: Vec<&str> = path.trim_start_matches("/_emulator").trim_start_matches('/').split('/').collect();
@@ -42,7 +43,7 @@ pub(crate) async fn handle(core: &Arc<Core>, method: &Method, path: &str, _query
             let status = match &e {
                 EmulatorError::NotFound(_) => StatusCode::NOT_FOUND,
                 EmulatorError::Exists(_) => StatusCode::UNPROCESSABLE_ENTITY,
-                EmulatorError::Invalid(_) => StatusCode::BAD_REQUEST,
+                EmulatorError::Invalid(_) | EmulatorError::Name(_) => StatusCode::BAD_REQUEST,
                 _ => StatusCode::INTERNAL_SERVER_ERROR,
             };
             json_response(status, &json!({ "error": e.to_string() }))
@@ -230,21 +231,4 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
         }
         _ => Err(AdminError::NoRoute),
     }
-}
-
-/// Runs an emulator as a process of its own (the hidden `forgeloop github-emulator`): binds a
-/// free port on 127.0.0.1, writes it to `port_file` atomically (temp file + rename) once
-/// listening, and serves until the process is killed. The user is [`DEFAULT_LOGIN`].
-pub async fn run_standalone(root: &Path, port_file: &Path, token: Option<String>) -> Result<(), EmulatorError> {
-    let emulator =
-        Emulator::start(EmulatorConfig { root: root.to_path_buf(), token, login: DEFAULT_LOGIN.to_owned() }).await?;
-    let io = |action, source| EmulatorError::Io { action, path: port_file.display().to_string(), source };
-    let mut temp = port_file.as_os_str().to_owned();
-    temp.push(format!(".{}.tmp", std::process::id()));
-    let temp = std::path::PathBuf::from(temp);
-    std::fs::write(&temp, emulator.addr().port().to_string()).map_err(|e| io("writing", e))?;
-    std::fs::rename(&temp, port_file).map_err(|e| io("renaming into", e))?;
-    std::future::pending::<()>().await;
-    drop(emulator);
-    Ok(())
 }

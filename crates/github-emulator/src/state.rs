@@ -1,15 +1,14 @@
 //! The emulator's in-memory world (repositories, pull requests, comments, check runs, faults,
-//! request log) and its rendering as GitHub-shaped JSON. The git objects live on disk.
+//! request log) and its rendering as GitHub-shaped JSON. The git objects live on disk. Uses
+//! only the public data and names.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::{CheckRun, EmulatedComment, Fault, LoggedRequest};
-use crate::domain::pr_ref::RepoName;
-
-pub(crate) const DOCS: &str = "https://docs.github.com/rest";
+use crate::model::{CheckRun, EmulatedComment, Fault, LoggedRequest};
+use crate::names::RepoName;
 
 pub(crate) fn now() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()

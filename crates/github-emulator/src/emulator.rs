@@ -1,0 +1,298 @@
+//! The Rust handle of a running emulator ([`Emulator`]): start, the helpers tests and the
+//! demo drive it with, shutdown; and [`run_standalone`], the same as a process of its own.
+//! Uses the server, the operations and the public data; nothing below uses it.
+
+use std::borrow::Cow;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::EmulatorError;
+use crate::model::{CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LoggedRequest, RepoHandle};
+use crate::names::{NameError, RepoName, validate_login};
+use crate::ops::Core;
+use crate::server;
+
+/// What the helpers accept as a repository: a [`RepoName`], a [`RepoHandle`], or its
+/// `"owner/name"` text (a `&str` or `String`), or a reference to any of these. Text that is not
+/// a repository name makes the helper fail with [`EmulatorError::Name`] (or find nothing).
+pub trait AsRepo {
+    fn to_repo(&self) -> Result<Cow<'_, RepoName>, NameError>;
+}
+
+impl AsRepo for RepoName {
+    fn to_repo(&self) -> Result<Cow<'_, RepoName>, NameError> {
+        Ok(Cow::Borrowed(self))
+    }
+}
+
+impl AsRepo for RepoHandle {
+    fn to_repo(&self) -> Result<Cow<'_, RepoName>, NameError> {
+        Ok(Cow::Borrowed(&self.repo))
+    }
+}
+
+impl AsRepo for str {
+    fn to_repo(&self) -> Result<Cow<'_, RepoName>, NameError> {
+        RepoName::parse(self).map(Cow::Owned)
+    }
+}
+
+impl AsRepo for String {
+    fn to_repo(&self) -> Result<Cow<'_, RepoName>, NameError> {
+        self.as_str().to_repo()
+    }
+}
+
+impl<T: AsRepo + ?Sized> AsRepo for &T {
+    fn to_repo(&self) -> Result<Cow<'_, RepoName>, NameError> {
+        (**self).to_repo()
+    }
+}
+
+/// A running emulator. Dropping it stops the server; the repositories stay on disk.
+pub struct Emulator {
+    core: Arc<Core>,
+    addr: SocketAddr,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        if let Some(server) = &self.server {
+            server.abort();
+        }
+    }
+}
+
+impl Emulator {
+    /// Binds 127.0.0.1 on a free port and starts serving (needs a tokio runtime).
+    pub async fn start(config: EmulatorConfig) -> Result<Emulator, EmulatorError> {
+        validate_login(&config.login).map_err(|e| EmulatorError::Invalid(format!("login: {e}")))?;
+        std::fs::create_dir_all(&config.root).map_err(|source| EmulatorError::Io {
+            action: "creating",
+            path: config.root.display().to_string(),
+            source,
+        })?;
+        let root = std::fs::canonicalize(&config.root).map_err(|source| EmulatorError::Io {
+            action: "resolving",
+            path: config.root.display().to_string(),
+            source,
+        })?;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(EmulatorError::Bind)?;
+        let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
+        let core = Arc::new(Core::new(root, config.token, config.login, format!("http://{addr}")));
+        let server = tokio::spawn(server::serve(listener, core.clone()));
+        Ok(Emulator { core, addr, server: Some(server) })
+    }
+
+    /// `http://127.0.0.1:P`: the `--github-api` for forgeloop.
+    pub fn api_base(&self) -> String {
+        self.core.base_url.clone()
+    }
+
+    /// `127.0.0.1:P`: the web host of its PR URLs (`http://127.0.0.1:P/o/r/pull/N`).
+    pub fn web_host(&self) -> String {
+        self.addr.to_string()
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn login(&self) -> &str {
+        &self.core.login
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.core.root
+    }
+
+    /// A bare repository with one commit (`README.md`) on `main`. `owner` other than the
+    /// login is treated as an organization the user belongs to.
+    pub async fn create_repo(&self, owner: &str, name: &str, private: bool) -> Result<RepoHandle, EmulatorError> {
+        let org = !owner.eq_ignore_ascii_case(&self.core.login);
+        self.core.create_repo(owner, name, private, org, true).await
+    }
+
+    /// A fork of `source` owned by user `owner` (same name), sharing its history.
+    pub async fn fork_repo(&self, source: impl AsRepo, owner: &str) -> Result<RepoHandle, EmulatorError> {
+        self.core.fork_repo(&*source.to_repo()?, owner).await
+    }
+
+    /// Deletes a repository (as deleting a fork on GitHub: its PRs get `head.repo: null`).
+    pub async fn delete_repo(&self, repo: impl AsRepo) -> Result<(), EmulatorError> {
+        self.core.delete_repo(&*repo.to_repo()?).await
+    }
+
+    /// Commits `files` (path, contents) onto `branch` (created from the default branch when
+    /// missing) and returns the commit SHA. Open PRs from that branch follow it.
+    pub async fn commit_files(
+        &self,
+        repo: impl AsRepo,
+        branch: &str,
+        files: &[(&str, &str)],
+        message: &str,
+    ) -> Result<String, EmulatorError> {
+        let files: Vec<(String, Vec<u8>)> = files.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect();
+        self.core.commit_files(&*repo.to_repo()?, branch, &files, message).await
+    }
+
+    /// The bare repository behind `repo` (tests push to it with real git).
+    pub fn repo_dir(&self, repo: impl AsRepo) -> Result<PathBuf, EmulatorError> {
+        self.core.repo_dir(&*repo.to_repo()?).map(|(dir, _)| dir)
+    }
+
+    /// Opens a PR from `head_branch` to `base_branch` of the same repository; returns its number.
+    pub async fn open_pr(
+        &self,
+        repo: impl AsRepo,
+        head_branch: &str,
+        base_branch: &str,
+        title: &str,
+    ) -> Result<u64, EmulatorError> {
+        let repo = repo.to_repo()?;
+        self.core.open_pr(&repo, &repo, head_branch, base_branch, title, false).await
+    }
+
+    /// Opens a PR on `base_repo` from `head_branch` of another repository (a fork).
+    pub async fn open_fork_pr(
+        &self,
+        base_repo: impl AsRepo,
+        head_repo: impl AsRepo,
+        head_branch: &str,
+        base_branch: &str,
+        title: &str,
+    ) -> Result<u64, EmulatorError> {
+        self.core.open_pr(&*base_repo.to_repo()?, &*head_repo.to_repo()?, head_branch, base_branch, title, false).await
+    }
+
+    /// Points PR `number`'s head (and `refs/pull/N/head`) at `sha`, a commit of the base or
+    /// head repository: a force-push.
+    pub async fn set_pr_head(&self, repo: impl AsRepo, number: u64, sha: &str) -> Result<(), EmulatorError> {
+        self.core.set_pr_head(&*repo.to_repo()?, number, sha).await
+    }
+
+    /// The current head SHA of a PR.
+    pub fn pr_head(&self, repo: impl AsRepo, number: u64) -> Option<String> {
+        repo.to_repo().ok().and_then(|repo| self.core.pr_head(&repo, number))
+    }
+
+    /// Deletes a branch; PRs from it keep their head and `refs/pull/N/head`.
+    pub async fn delete_branch(&self, repo: impl AsRepo, branch: &str) -> Result<(), EmulatorError> {
+        self.core.delete_branch(&*repo.to_repo()?, branch).await
+    }
+
+    pub fn set_pr_draft(&self, repo: impl AsRepo, number: u64, draft: bool) -> Result<(), EmulatorError> {
+        self.core.set_pr_draft(&*repo.to_repo()?, number, draft)
+    }
+
+    pub fn close_pr(&self, repo: impl AsRepo, number: u64) -> Result<(), EmulatorError> {
+        self.core.close_pr(&*repo.to_repo()?, number, false)
+    }
+
+    /// Marks the PR merged and closed. The base branch is not moved (nothing in forgeloop
+    /// reads it after a merge).
+    pub fn merge_pr(&self, repo: impl AsRepo, number: u64) -> Result<(), EmulatorError> {
+        self.core.close_pr(&*repo.to_repo()?, number, true)
+    }
+
+    /// Replaces the check runs reported for commit `sha` (in any repository).
+    pub fn set_check_runs(&self, sha: &str, runs: Vec<CheckRun>) -> Result<(), EmulatorError> {
+        self.core.set_check_runs(sha, runs)
+    }
+
+    /// Adds a comment as `author` (for example another user), returning its id.
+    pub fn add_comment(&self, repo: impl AsRepo, number: u64, author: &str, body: &str) -> Result<u64, EmulatorError> {
+        self.core.add_comment(&*repo.to_repo()?, number, author, body)
+    }
+
+    /// The comments of issue or PR `number`, oldest first.
+    pub fn comments(&self, repo: impl AsRepo, number: u64) -> Vec<EmulatedComment> {
+        repo.to_repo().map(|repo| self.core.comments(&repo, number)).unwrap_or_default()
+    }
+
+    /// Deep-merges `patch` into every later JSON answer for this PR, to serve metadata GitHub
+    /// could send but the emulator would not make (uppercase or short SHAs, odd names).
+    pub fn override_pr_json(
+        &self,
+        repo: impl AsRepo,
+        number: u64,
+        patch: serde_json::Value,
+    ) -> Result<(), EmulatorError> {
+        self.core.override_pr_json(&*repo.to_repo()?, number, patch)
+    }
+
+    /// Every request answered so far (REST and git), oldest first.
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        self.core.requests()
+    }
+
+    pub fn clear_requests(&self) {
+        self.core.clear_requests()
+    }
+
+    pub fn inject(&self, fault: Fault) {
+        self.core.inject(fault)
+    }
+
+    /// Stops the server and waits for it (open connections are dropped).
+    pub async fn shutdown(mut self) {
+        if let Some(server) = self.server.take() {
+            server.abort();
+            let _ = server.await;
+        }
+    }
+}
+
+/// Runs an emulator as a process of its own (the hidden `forgeloop github-emulator`): binds a
+/// free port on 127.0.0.1, writes it to `port_file` atomically (temp file + rename) once
+/// listening, and serves until the process is killed. The user is [`DEFAULT_LOGIN`].
+pub async fn run_standalone(root: &Path, port_file: &Path, token: Option<String>) -> Result<(), EmulatorError> {
+    let emulator =
+        Emulator::start(EmulatorConfig { root: root.to_path_buf(), token, login: DEFAULT_LOGIN.to_owned() }).await?;
+    let io = |action, source| EmulatorError::Io { action, path: port_file.display().to_string(), source };
+    let mut temp = port_file.as_os_str().to_owned();
+    temp.push(format!(".{}.tmp", std::process::id()));
+    let temp = std::path::PathBuf::from(temp);
+    std::fs::write(&temp, emulator.addr().port().to_string()).map_err(|e| io("writing", e))?;
+    std::fs::rename(&temp, port_file).map_err(|e| io("renaming into", e))?;
+    std::future::pending::<()>().await;
+    drop(emulator);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The demo drives the emulator from spawned tasks.
+    #[allow(dead_code)]
+    fn futures_are_send(emulator: &Emulator, repo: &RepoName) {
+        fn send<T: Send>(_: T) {}
+        send(Emulator::start(EmulatorConfig { root: PathBuf::new(), token: None, login: String::new() }));
+        send(emulator.commit_files(repo, "b", &[], "m"));
+        send(emulator.open_pr(repo, "b", "main", "t"));
+        send(emulator.open_pr("o/r", "b", "main", "t"));
+        send(emulator.set_pr_head(repo, 1, ""));
+        send(run_standalone(Path::new(""), Path::new(""), None));
+    }
+
+    #[test]
+    fn repositories_are_named_by_value_handle_or_text() {
+        let name = RepoName::new("acme", "widget").unwrap();
+        let handle = RepoHandle {
+            repo: name.clone(),
+            path: PathBuf::new(),
+            clone_url: String::new(),
+            html_url: String::new(),
+            private: false,
+            default_branch: "main".into(),
+        };
+        let text = String::from("acme/widget");
+        for repo in [name.to_repo(), handle.to_repo(), "acme/widget".to_repo(), text.to_repo(), (&&name).to_repo()] {
+            assert_eq!(repo.unwrap().as_ref(), &name);
+        }
+        assert_eq!("acme".to_repo(), Err(NameError::Shape("acme".into())));
+    }
+}

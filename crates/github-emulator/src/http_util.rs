@@ -1,0 +1,59 @@
+//! HTTP plumbing every part of the server shares: the response type, JSON and plain-text
+//! answers, GitHub's error JSON, and reading a request body up to a limit. Leaf module: the
+//! server and its handlers use it, it uses nothing of theirs.
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+/// Every answer the emulator gives.
+pub(crate) type Resp = Response<Full<Bytes>>;
+
+/// The `documentation_url` of GitHub's error JSON.
+pub(crate) const DOCS: &str = "https://docs.github.com/rest";
+
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Resp {
+    let body = serde_json::to_vec_pretty(value).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+    response
+}
+
+/// GitHub's error JSON.
+pub(crate) fn error_json(status: StatusCode, message: &str) -> Resp {
+    json_response(status, &json!({ "message": message, "documentation_url": DOCS, "status": status.as_str() }))
+}
+
+pub(crate) fn plain(status: StatusCode, text: &str) -> Resp {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
+
+/// The whole body, or the 413 to answer when it is larger than `limit` (or unreadable).
+pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Resp> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(_) => Err(error_json(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large or unreadable")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_githubs_json() {
+        let response = error_json(StatusCode::NOT_FOUND, "Not Found");
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert_eq!(response.headers()["content-type"], "application/json; charset=utf-8");
+        let plain = plain(StatusCode::UNAUTHORIZED, "no\n");
+        assert_eq!(plain.headers()["content-type"], "text/plain; charset=utf-8");
+    }
+}

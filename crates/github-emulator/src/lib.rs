@@ -1,0 +1,58 @@
+//! **GitHub emulator** — test and demo infrastructure, not GitHub. forgeloop's test suite and
+//! `forgeloop demo` (SPEC §9) use it; the product's GitHub adapter never does, and this crate
+//! knows nothing of forgeloop.
+//!
+//! One HTTP server on 127.0.0.1 serving three things:
+//! * the REST subset forgeloop's GitHub client calls (`GET /user`, `GET /repos/{o}/{r}`,
+//!   `GET /repos/{o}/{r}/pulls/{n}`, `GET|POST /repos/{o}/{r}/issues/{n}/comments` with
+//!   `per_page`/`page` and `Link` headers, `PATCH /repos/{o}/{r}/issues/comments/{id}`,
+//!   `POST /user/repos`, `POST /orgs/{org}/repos`, `GET /repos/{o}/{r}/commits/{sha}/check-runs`,
+//!   `GET /rate_limit`), with GitHub's status codes and error JSON; an `/api/v3` prefix is
+//!   accepted as on GitHub Enterprise;
+//! * smart-HTTP git at `/{o}/{r}.git` through `git http-backend`: public repositories are
+//!   readable anonymously, private ones and every push need HTTP Basic auth with the token as
+//!   password; pushes move the heads of open PRs from that branch;
+//! * an admin JSON API under `/_emulator/` mirroring the [`Emulator`] helpers (the table is in
+//!   `admin.rs`), so other processes (Python, tmux tests) can drive it.
+//!
+//! Bare repositories live on disk at `<root>/<owner>/<repo>.git`; the emulator keeps each PR's
+//! `refs/pull/N/head` in its base repository, as GitHub does. Everything else is in memory.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), github_emulator::EmulatorError> {
+//! use github_emulator::{Emulator, EmulatorConfig};
+//! let emulator = Emulator::start(EmulatorConfig {
+//!     root: "/tmp/emulator".into(),
+//!     token: Some("secret".into()),
+//!     login: "octocat".into(),
+//! })
+//! .await?;
+//! let repo = emulator.create_repo("octocat", "widget", true).await?;
+//! emulator.commit_files(&repo, "fix", &[("README.md", "# widget\n")], "Fix").await?;
+//! let number = emulator.open_pr(&repo, "fix", "main", "Fix").await?;
+//! assert_eq!(emulator.comments("octocat/widget", number).len(), 0);
+//! # Ok(()) }
+//! ```
+//!
+//! Modules, each using only those after it: `emulator` (the handle) → `server` (accept loop,
+//! request log, faults, dispatch) → the handlers `admin`, `api`, `git_http` → `http_util` (response
+//! builders, body reading), `ops` (the operations) → `git` (the git CLI), `state` (the
+//! in-memory world and its JSON) → `model` (public data), `error` → `names` (GitHub's rules).
+
+mod admin;
+mod api;
+mod emulator;
+mod error;
+mod git;
+mod git_http;
+mod http_util;
+mod model;
+mod names;
+mod ops;
+mod server;
+mod state;
+
+pub use emulator::{AsRepo, Emulator, run_standalone};
+pub use error::EmulatorError;
+pub use model::{CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LoggedRequest, RepoHandle};
+pub use names::{NameError, RepoName};

@@ -1,0 +1,133 @@
+//! The emulator's public data: its configuration, what it hands back (repositories, comments,
+//! logged requests) and what it can be told to do wrong ([`Fault`]). Serde shapes double as
+//! the admin API's JSON. Uses only [`names`](crate::names).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::names::RepoName;
+
+/// The login of the emulated authenticated user when none is configured.
+pub const DEFAULT_LOGIN: &str = "forgeloop-user";
+
+#[derive(Debug, Clone)]
+pub struct EmulatorConfig {
+    /// Where the bare repositories go (`<root>/<owner>/<repo>.git`).
+    pub root: PathBuf,
+    /// The token the REST API and private git access require; `None` accepts anyone.
+    pub token: Option<String>,
+    /// The authenticated user every request acts as.
+    pub login: String,
+}
+
+/// A repository created in the emulator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoHandle {
+    pub repo: RepoName,
+    /// The bare repository on disk.
+    pub path: PathBuf,
+    /// `http://127.0.0.1:P/owner/repo.git`
+    pub clone_url: String,
+    pub html_url: String,
+    pub private: bool,
+    pub default_branch: String,
+}
+
+/// One check run of a commit (`status`: queued, in_progress, completed; `conclusion`:
+/// success, failure, neutral, ... once completed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRun {
+    pub name: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+}
+
+impl CheckRun {
+    pub fn completed(name: &str, conclusion: &str) -> Self {
+        CheckRun { name: name.to_owned(), status: "completed".to_owned(), conclusion: Some(conclusion.to_owned()) }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EmulatedComment {
+    pub id: u64,
+    pub author: String,
+    pub body: String,
+}
+
+/// One request the emulator answered (admin calls are not logged).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoggedRequest {
+    pub method: String,
+    /// The path as received (with `/api/v3` when the client sent it).
+    pub path: String,
+    pub query: String,
+    /// 0 while the request is still being answered.
+    pub status: u16,
+    #[serde(skip)]
+    pub(crate) seq: u64,
+}
+
+/// A misbehaviour to inject. `path` matches the request path without query and without an
+/// `/api/v3` prefix, exactly, or by prefix when it ends with `*`; `method` `None` matches any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fault {
+    /// Answer the next `times` matching requests with `status` and GitHub's error JSON
+    /// (401 gives "Bad credentials").
+    Status {
+        #[serde(default)]
+        method: Option<String>,
+        path: String,
+        status: u16,
+        #[serde(default = "one")]
+        times: u32,
+    },
+    /// Answer with a rate-limit error: `status` 403 (primary limit, `x-ratelimit-remaining: 0`)
+    /// or 429, resetting `reset_after_secs` from now.
+    RateLimit {
+        #[serde(default)]
+        method: Option<String>,
+        path: String,
+        #[serde(default = "one")]
+        times: u32,
+        reset_after_secs: u64,
+        #[serde(default = "forbidden")]
+        status: u16,
+    },
+    /// Wait `delay_ms` before answering the next `times` matching requests.
+    Delay {
+        #[serde(default)]
+        method: Option<String>,
+        path: String,
+        delay_ms: u64,
+        #[serde(default = "one")]
+        times: u32,
+    },
+    /// Right after answering the `after_gets`-th (at least 1st) GET of PR `repo#number`, counting
+    /// from now, its head moves to `to_sha`: the "PR moved between resolve and fetch" race.
+    MovePrHead { repo: String, number: u64, after_gets: u32, to_sha: String },
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn forbidden() -> u16 {
+    403
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_read_from_admin_json() {
+        let fault: Fault = serde_json::from_str(r#"{"kind":"status","path":"/user","status":500}"#).unwrap();
+        assert_eq!(fault, Fault::Status { method: None, path: "/user".into(), status: 500, times: 1 });
+        let fault: Fault = serde_json::from_str(r#"{"kind":"rate_limit","path":"/x","reset_after_secs":5}"#).unwrap();
+        assert!(matches!(fault, Fault::RateLimit { status: 403, times: 1, .. }));
+    }
+}
