@@ -1,35 +1,24 @@
 //! forgeloop: the one binary behind the WebGPT pull-request loop.
 //!
-//! Layers (SPEC §2): [`domain`] is pure; [`cycle`] holds the use cases every front end calls;
-//! [`store`] and the other adapters do the I/O; [`cli`] is the headless front end.
+//! Layers (docs/design.md §2): the core crate (`forgeloop-core`, re-exported here as
+//! [`domain`], [`redact`], [`store`] and [`registry`]) is below everything; the adapters
+//! ([`config`], [`sandbox`], [`runner`], [`checkout`], [`github`]) do the I/O; [`cycle`] holds
+//! the use cases every front end calls; [`cli`], [`tui`], [`mcp`] and [`demo`] are the front
+//! ends. `tests/layers.rs` keeps the table of who may use whom.
 
-#[cfg(feature = "app")]
+pub use forgeloop_core::{domain, redact, registry, store};
+
 pub mod checkout;
-#[cfg(feature = "app")]
 pub mod cli;
-#[cfg(feature = "app")]
 pub mod config;
-#[cfg(feature = "app")]
 pub mod cycle;
 #[cfg(feature = "demo")]
 pub mod demo;
-pub mod domain;
-#[cfg(feature = "app")]
 pub mod error;
-#[cfg(feature = "app")]
 pub mod github;
-#[cfg(feature = "app")]
 pub mod mcp;
-#[cfg(feature = "app")]
 pub mod output;
-pub mod redact;
-pub mod registry;
-#[cfg(feature = "app")]
 pub mod runner;
-#[cfg(feature = "app")]
 pub mod sandbox;
-#[cfg(feature = "app")]
 pub mod signals;
-pub mod store;
-#[cfg(feature = "app")]
 pub mod tui;

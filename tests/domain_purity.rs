@@ -25,7 +25,7 @@ const FORBIDDEN: &[&str] = &[
 
 #[test]
 fn domain_modules_use_nothing_impure() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/domain");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/forgeloop-core/src/domain");
     let mut checked = 0;
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
