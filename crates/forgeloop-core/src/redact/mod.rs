@@ -16,7 +16,7 @@
 //! [`Redactor::with_checkout`]:
 //!
 //! ```
-//! use forgeloop::redact::Redactor;
+//! use forgeloop_core::redact::Redactor;
 //! # let token = "k9Xq2LmZ7vB4nR8tW3yH";
 //! let redactor = Redactor::builder()
 //!     .known_value("github-token", token)
