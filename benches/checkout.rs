@@ -1,6 +1,6 @@
 //! Checkout cost: first iteration (new mirror) vs second iteration (warm mirror, one new commit)
 //! vs the reference tool's method (`git clone --no-checkout` + `git checkout --detach`), plus
-//! the pieces needed to judge the clone strategy and SPEC §10's bar ("second-iteration
+//! the pieces needed to judge the clone strategy and design §10's bar ("second-iteration
 //! fetch+checkout within 1.5× of a bare checkout of the same tree").
 //!
 //! The repository is generated with `git fast-import`: FORGELOOP_BENCH_COMMITS (default 2000)
@@ -156,7 +156,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// Every method once per round, in turn; prints the medians and the SPEC §10 ratio.
+/// Every method once per round, in turn; prints the medians and the design §10 ratio.
 #[allow(clippy::too_many_arguments)]
 fn interleaved_summary(
     root: &Path,
@@ -222,7 +222,7 @@ fn interleaved_summary(
         eprintln!("  {name:<34} {:>9.1} ms", m.as_secs_f64() * 1e3);
     }
     eprintln!(
-        "  second_iteration / tree_checkout_only = {:.2} (SPEC §10 bar: <= 1.5)",
+        "  second_iteration / tree_checkout_only = {:.2} (design §10 bar: <= 1.5)",
         medians[1].as_secs_f64() / medians[3].as_secs_f64()
     );
 }

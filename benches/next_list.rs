@@ -1,4 +1,4 @@
-//! What an agent pays per headless call (SPEC §10: `forgeloop next` ≤ 20 ms): the real
+//! What an agent pays per headless call (design §10: `forgeloop next` ≤ 20 ms): the real
 //! binary, process start included, run against a home holding 1,000 cycles made with the
 //! use-case functions. `/bin/true` is timed the same way as the floor any process pays.
 //!
@@ -119,7 +119,7 @@ fn bench_next_list(c: &mut Criterion) {
     let next = median_ms(|| forgeloop(&home, &["next", "--state", &state]), rounds);
     let list = median_ms(|| forgeloop(&home, &["list"]), rounds.min(10));
     eprintln!(
-        "[next_list bench] medians over {rounds} runs: /bin/true {floor:.2} ms, next {next:.2} ms (SPEC ≤ 20 ms), list {list:.2} ms"
+        "[next_list bench] medians over {rounds} runs: /bin/true {floor:.2} ms, next {next:.2} ms (target ≤ 20 ms), list {list:.2} ms"
     );
 
     let mut group = c.benchmark_group("headless");

@@ -1,6 +1,6 @@
-//! What the sandbox (SPEC §5.6) costs per test command: `true` started directly, and through
+//! What the sandbox (design §5.6) costs per test command: `true` started directly, and through
 //! the sandbox helper in each tier, exactly as the runner starts it (the release binary, the
-//! plan's argv and environment). SPEC §10: at most 15 ms more than unsandboxed.
+//! plan's argv and environment). design §10: at most 15 ms more than unsandboxed.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! SPEC §10 control-room bars: a frame with 1,000 cycles (≤ 10 ms), state change to screen
+//! design §10 control-room bars: a frame with 1,000 cycles (≤ 10 ms), state change to screen
 //! (≤ 100 ms), and RSS with 1,000 cycles and a 1 GB log open (≤ 60 MB).
 //!
 //! Run with `cargo bench --bench tui`. The memory figures are printed before the criterion

@@ -1,5 +1,5 @@
 //! The library's error type and its one mapping to the CLI contract: a `status` word, a
-//! message, optional details, and exit code 2 (SPEC §5).
+//! message, optional details, and exit code 2 (design §5).
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 fn main() {
-    // The sandbox helper (SPEC §5.6) runs before anything else: single-threaded, no parsing of
+    // The sandbox helper (design §5.6) runs before anything else: single-threaded, no parsing of
     // the user's command line, nothing initialised.
     #[cfg(target_os = "linux")]
     {

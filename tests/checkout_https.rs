@@ -1,6 +1,6 @@
 //! HTTPS + token, offline: a throwaway self-signed certificate and a smart-git HTTPS server on
 //! 127.0.0.1 (`tests/support/https_git_server.py` in front of `git http-backend`) that demands
-//! HTTP Basic auth like GitHub does for a private repository (notes/git2-https.md §4).
+//! HTTP Basic auth like GitHub does for a private repository (docs/design.md §13.4).
 //!
 //! Needs `python3` and the `openssl` CLI; if either is missing the test fails, it never skips.
 

@@ -1,5 +1,5 @@
 //! A process killed at any moment leaves the old file or the new file, never a torn one
-//! (SPEC §10 reliability). Children are SIGKILLed at pseudo-random moments in a loop.
+//! (design §10 reliability). Children are SIGKILLed at pseudo-random moments in a loop.
 
 mod support;
 

@@ -143,7 +143,7 @@ fn entries(dir: &Path) -> Vec<String> {
 }
 
 /// Checks the summary: at least five cycles, each ended where expected, with the scenario
-/// statuses of SPEC §9 and the issue all present.
+/// statuses of design §9 and the issue all present.
 fn assert_summary_ok(summary: &Value) {
     assert_eq!(summary["status"], "DEMO_OK", "{summary:#}");
     let cycles = summary["cycles"].as_array().unwrap();
@@ -154,7 +154,7 @@ fn assert_summary_ok(summary: &Value) {
         assert_eq!(cycle["journal_ok"], true, "{cycle:#}");
         assert!(cycle["comments"].as_u64().unwrap() >= 1, "every cycle had a run, so a comment: {cycle:#}");
         assert!(cycle["problems"].as_array().unwrap().is_empty(), "{cycle:#}");
-        // Every run ran in the sandbox (SPEC §5.6).
+        // Every run ran in the sandbox (design §5.6).
         let sandboxes = cycle["sandboxes"].as_array().unwrap();
         assert!(
             !sandboxes.is_empty() && sandboxes.iter().all(|s| s.as_str().unwrap().starts_with("isolated")),

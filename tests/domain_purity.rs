@@ -1,4 +1,4 @@
-//! The domain layer stays pure (SPEC §2): no I/O, no clock, no network. This reads its
+//! The domain layer stays pure (design §2): no I/O, no clock, no network. This reads its
 //! source and fails if any path reaches for the outside world.
 
 use std::fs;

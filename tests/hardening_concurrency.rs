@@ -1,4 +1,4 @@
-//! Concurrent writers on one cycle (SPEC §3 rule 6, §10): sixteen `forge --pr` processes at
+//! Concurrent writers on one cycle (design §3 rule 6, §10): sixteen `forge --pr` processes at
 //! once run one at a time, the rest get `CYCLE_BUSY` (exit 2) naming the holder; the cap is
 //! never exceeded; no completed run is lost; and the control room's rerun (called in-process,
 //! as the TUI does) and an agent's `forge --pr` (the binary) exclude each other both ways.

@@ -1,4 +1,4 @@
-//! SIGKILL at random moments (SPEC §10 reliability): `forge --pr` against the emulator,
+//! SIGKILL at random moments (design §10 reliability): `forge --pr` against the emulator,
 //! `project attach`, `project bind`, and `reply`/`sent`, killed FORGELOOP_CRASH_KILLS times in
 //! total (default 120, spread over the four kinds; `.ci/run` runs 500). After every kill every
 //! state, registry record, report and journal must parse, and every journal chain must verify

@@ -1,8 +1,8 @@
-//! Test commands that fight back (SPEC §5.2 steps 4–5, §10), run through `forge --pr`:
+//! Test commands that fight back (design §5.2 steps 4–5, §10), run through `forge --pr`:
 //! * a command that leaves a background child in its group: the run returns, the child dies
 //!   with the group;
 //! * a daemon that left the group (`setsid`) and keeps the output pipe open: the run still
-//!   returns, and the sandbox (SPEC §5.6) takes the daemon down with the run;
+//!   returns, and the sandbox (design §5.6) takes the daemon down with the run;
 //! * a command that ignores SIGTERM past its timeout: SIGKILLed after the grace period, the
 //!   run is a failed, timed-out run;
 //! * a command that prints gigabytes: forgeloop's memory stays bounded and the log is capped.

@@ -1,5 +1,5 @@
 //! PR metadata GitHub (or something posing as it) could send, served by the emulator's
-//! `override_pr_json` (SPEC §5.2 step 1, §10). Outcomes:
+//! `override_pr_json` (design §5.2.1, §10). Outcomes:
 //! * an uppercase head SHA is accepted and normalised to lowercase everywhere;
 //! * a short head SHA, or a clone URL with another scheme, git's `ext::` transport, another
 //!   host, or credentials, is refused as an infra failure with a message naming the field,

@@ -1,4 +1,4 @@
-//! A PR whose tests print hostile text (SPEC §5.5, §10): a forged forgeloop marker, fences
+//! A PR whose tests print hostile text (design §5.5, §10): a forged forgeloop marker, fences
 //! that try to close the comment's code block, a fake comment heading, `@mentions`, a 10 MB
 //! line, NUL bytes and ANSI/OSC escapes. Outcome: the published comment keeps all of it inside
 //! its fence, the marker is found only on line 1 (and is the real one), the comment stays under

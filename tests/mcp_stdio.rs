@@ -1,5 +1,5 @@
 //! `forgeloop mcp` driven over a raw stdio pipe (JSON lines), as an MCP client would, against
-//! the GitHub emulator: protocol behaviour (SPEC §8, reference weaknesses 11 and 12), the
+//! the GitHub emulator: protocol behaviour (design §8, design §12.11 items 11 and 12), the
 //! repository and profile allowlists, concurrency, progress and cancellation.
 
 mod support;

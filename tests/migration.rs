@@ -14,7 +14,7 @@ use support::world::{CALC_BUGGY, CALC_FIXED, World};
 
 const PROMPT: &str = "## Confirmed WebGPT question\nImplement subtraction, open a PR, and report its URL.\n\n## Confirmed user intent\nGoal: calc.sh subtracts.\nSuccess: tests pass.\nScope / non-goals: calc.sh only.\nConstraints: sh only.\nValidation: sh test.sh\n\n## Implementation request\nMake calc.sh add.\n\nEnd your reply with PR_URL: <url>";
 
-/// A state as `forge_loop.py forge --request` writes it (reference §2.4): no schema version,
+/// A state as `forge_loop.py forge --request` writes it (design §12.1): no schema version,
 /// no timestamps, no outbox, no journal.
 fn reference_fresh(stem: &str) -> Value {
     json!({
@@ -32,7 +32,7 @@ fn reference_fresh(stem: &str) -> Value {
     })
 }
 
-/// The report the reference tool stores after a run (reference §4.4).
+/// The report the reference tool stores after a run (design §12.3).
 fn reference_report(status: &str, repo: &str, n: u64, sha: &str) -> Value {
     json!({
         "status": status,

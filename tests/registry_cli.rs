@@ -1,5 +1,5 @@
 //! The ChatGPT Project registry through the real binary: the reference tool's cases P1–P9
-//! (reference §10.2) with their exact inputs, the 16-process bind race, path traversal and
+//! (design §12.12) with their exact inputs, the 16-process bind race, path traversal and
 //! injection, every attach refusal leaving the state byte-for-byte unchanged, the cycle
 //! lock, unbind, list and the source manifest.
 

@@ -1,6 +1,6 @@
 //! A `project bind` killed at any moment leaves no record or a complete one, never a torn
 //! record, and the next bind removes whatever temp file the killed one left (reference
-//! weakness §11.25). Children are SIGKILLed at pseudo-random moments in a loop.
+//! design §12.11 item 25). Children are SIGKILLed at pseudo-random moments in a loop.
 
 mod support;
 

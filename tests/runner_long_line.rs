@@ -1,6 +1,6 @@
 //! 100 MB printed as one line. The runner itself holds no more than one read of it; whether
 //! memory stays bounded then depends on the streaming redactor holding back a bounded amount
-//! of a line (SPEC §5.2.5 and §7). Alone in its binary so the measurement is this test's.
+//! of a line (design §5.2.5 and §7). Alone in its binary so the measurement is this test's.
 
 mod runner_support;
 

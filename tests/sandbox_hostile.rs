@@ -1,4 +1,4 @@
-//! A hostile PR against the sandbox (SPEC §5.6): one PR per attack of the policy table, each
+//! A hostile PR against the sandbox (design §5.6): one PR per attack of the policy table, each
 //! run through `forgeloop test` against the GitHub emulator, in both tiers (the second forced
 //! through the test seam), as root and as an ordinary user. Every outcome is observed from
 //! outside: the planted files, the listeners, the process table. The control tests show the

@@ -1,5 +1,5 @@
 //! The streaming redactor never lets a known value through, wherever it sits in the text and
-//! however the text is cut into writes (SPEC §7).
+//! however the text is cut into writes (design §7).
 //!
 //! Input layout: byte 0 = secret length (8..=47), byte 1 = first write size, then the secret's
 //! raw bytes (mapped onto a token alphabet), then the surrounding text, into which the secret

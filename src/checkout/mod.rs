@@ -1,4 +1,4 @@
-//! Checkout adapter (SPEC §5.2 step 2): the PR's exact head commit, detached, in a fresh
+//! Checkout adapter (design §5.2.2): the PR's exact head commit, detached, in a fresh
 //! temporary directory, fetched through a per-repository mirror that later iterations reuse.
 //!
 //! Flow of [`prepare`]: URL policy → lock the mirror → fetch `+refs/pull/N/head` from the base

@@ -1,4 +1,4 @@
-//! The command line (SPEC §5). Flag names and meanings of the reference tool are kept.
+//! The command line (design §5). Flag names and meanings of the reference tool are kept.
 
 use std::path::PathBuf;
 

@@ -76,7 +76,7 @@ fn dir_check(name: &'static str, dir: &Path) -> Check {
     }
 }
 
-/// Builds a sandbox the way a run would and runs `true` in it (SPEC §5.6).
+/// Builds a sandbox the way a run would and runs `true` in it (design §5.6).
 fn sandbox_check(ctx: &Ctx) -> Check {
     if !ctx.sandbox.enabled {
         return problem(

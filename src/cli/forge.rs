@@ -11,7 +11,7 @@ fn present(value: &Option<String>) -> bool {
     value.as_deref().is_some_and(|v| !v.is_empty())
 }
 
-/// The reference order (reference §1.1): the first failure wins; empty counts as absent.
+/// The reference order (design §12.2): the first failure wins; empty counts as absent.
 pub fn validate(args: &ForgeArgs) -> Result<()> {
     let invalid = |msg: &str| Err(Error::Invalid(msg.to_owned()));
     let request = present(&args.request);

@@ -1,4 +1,4 @@
-//! Human-only actions (SPEC §6.4): refused unless a person is at a terminal, and each asks
+//! Human-only actions (design §6.4): refused unless a person is at a terminal, and each asks
 //! for an explicit yes on that terminal before changing anything.
 
 use std::io::{BufRead, IsTerminal, Write};

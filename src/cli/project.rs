@@ -1,4 +1,4 @@
-//! `forgeloop project …`: the ChatGPT Project registry (SPEC §5.1, reference §7). Same
+//! `forgeloop project …`: the ChatGPT Project registry (design §5.1, design §12.5). Same
 //! subcommands, flags and JSON as the reference `project_context.py`, plus `unbind`, `list`
 //! and `sources`. `--registry DIR` is the global option and may follow the subcommand.
 
@@ -162,7 +162,7 @@ pub struct SourceSupersedeArgs {
     pub by: Option<String>,
 }
 
-/// What to do when a repository has no record (reference §9.1), as `next_action`.
+/// What to do when a repository has no record (design §12.9), as `next_action`.
 pub fn not_linked_advice(key: &RepoKey) -> String {
     format!(
         "No ChatGPT Project is recorded for {key} yet; that does not mean none exists. Search the account's existing ChatGPT Projects thoroughly first (descriptive names, references in Project instructions or sources, and Projects beyond the pinned sidebar all count) and reuse a Project the user names or an unambiguous match, keeping its name. Only if a complete search finds nothing, create a Project named {key}; if the search is ambiguous or the Project cannot be created or opened, stop with BLOCKED_PROJECT_UNAVAILABLE. Verify the account, workspace and Project identity in the browser, then record what you observed: forgeloop project bind --repository {key} --project-url <Project home URL> --project-name <Project name>"

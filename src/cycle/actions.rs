@@ -94,7 +94,7 @@ pub fn block(ctx: &Ctx, paths: &CyclePaths, status: Status, reason: &str, by: Ac
     })
 }
 
-/// Human-only (SPEC §6.4): the caller has established that a person is acting.
+/// Human-only (design §6.4): the caller has established that a person is acting.
 pub fn unblock(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
     mutate(ctx, paths, Actor::Human, |state, events, now| {
         let from = machine::unblock(state, now)?;
@@ -103,7 +103,7 @@ pub fn unblock(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
     })
 }
 
-/// Human-only (SPEC §6.4).
+/// Human-only (design §6.4).
 pub fn extend(ctx: &Ctx, paths: &CyclePaths, by: u32) -> Result<Saved> {
     mutate(ctx, paths, Actor::Human, |state, events, now| {
         let old = state.max_iterations;

@@ -1,8 +1,8 @@
-//! `project attach` (reference §7.4), a use case: merge a repository's Project mapping, and optionally
+//! `project attach` (design §12.8), a use case: merge a repository's Project mapping, and optionally
 //! the task's conversation, into an existing JSON task state.
 //!
 //! The state may be a forgeloop cycle or any task JSON record; every key attach does not
-//! set is preserved. The whole read-check-write holds the cycle lock (SPEC §3 rule 6), so
+//! set is preserved. The whole read-check-write holds the cycle lock (design §3 rule 6), so
 //! attach can never clobber a concurrent `forge` run, and every refusal happens before the
 //! write, so a refused attach leaves the state byte-for-byte unchanged.
 
@@ -54,7 +54,7 @@ fn truthy(value: &Value) -> bool {
     }
 }
 
-/// A set, non-null routing key must be a non-empty string (reference step 2).
+/// A set, non-null routing key must be a non-empty string (design §12.8 step 2).
 fn routing_str<'m>(map: &'m Map<String, Value>, key: &str) -> Result<Option<&'m str>, String> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -173,7 +173,7 @@ pub fn attach(ctx: &Ctx, req: &AttachRequest) -> Result<Attached, RegistryError>
     })
 }
 
-/// The conversation to record (reference step 6): from the flag, else the state; valid;
+/// The conversation to record (design §12.8 step 6): from the flag, else the state; valid;
 /// inside the mapped Project when it names one; and the same conversation the state
 /// already records, if any (a trailing slash does not make it another one).
 fn conversation(

@@ -1,4 +1,4 @@
-//! Testing a PR for real (SPEC §5.2): resolve its head SHA, fetch exactly that commit, run the
+//! Testing a PR for real (design §5.2): resolve its head SHA, fetch exactly that commit, run the
 //! commands in isolation, record the report and the redacted log, publish the comment. Shared
 //! by `forge --pr`, `test`, the control room's rerun, the MCP server and the demo.
 
@@ -47,7 +47,7 @@ impl Engine {
         Ok(Engine { github, token })
     }
 
-    /// Finds the token (SPEC §2 order), makes `ctx`'s redactor mask it, and connects to
+    /// Finds the token (design §2 order), makes `ctx`'s redactor mask it, and connects to
     /// `ctx.github_api`. Returns where the token came from. May run `gh auth token` (blocking,
     /// bounded by a short timeout); needs a tokio runtime.
     pub fn discover(ctx: &mut Ctx) -> Result<(Engine, Option<&'static str>)> {
@@ -120,7 +120,7 @@ struct Completed {
     started: Instant,
 }
 
-/// `forge --pr` (and the control room's rerun): one locked pass through SPEC §3's rules and
+/// `forge --pr` (and the control room's rerun): one locked pass through design §3's rules and
 /// §5.2's steps. The lock is held for the whole run, so a second writer gets `CYCLE_BUSY`.
 pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunOptions) -> Result<Outcome> {
     let _lock = session::lock(paths)?;
@@ -237,7 +237,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
             json!({"kind": outbox.kind, "sha256": outbox.sha256}),
         ));
     }
-    // The run counts before anything is posted: a failed post never loses it (SPEC §5.2.8).
+    // The run counts before anything is posted: a failed post never loses it (design §5.2.8).
     let mut saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, events, &now)?;
     if opts.post_comment {
         saved = publish(ctx, engine, paths, saved.state).await?.0;
@@ -250,7 +250,7 @@ fn blocked_event(state: &CycleState, reason: &str) -> NewEvent {
     NewEvent::new(EventKind::Blocked, Actor::System, json!({"status": state.status.as_str(), "reason": reason}))
 }
 
-/// SPEC §3 rule 3: the status stays, the failure is counted, three in a row block.
+/// design §3 rule 3: the status stays, the failure is counted, three in a row block.
 fn infra_failure(
     ctx: &Ctx,
     paths: &CyclePaths,
@@ -273,7 +273,7 @@ fn infra_failure(
 }
 
 /// Checks the sandbox settings of `commands` and builds a sandbox of the best tier here
-/// (SPEC §5.6); blocking work, so it runs off the async threads.
+/// (design §5.6); blocking work, so it runs off the async threads.
 pub async fn sandbox_plan(ctx: &Ctx, commands: &CommandsProfile) -> Result<sandbox::Plan> {
     let settings = ctx.sandbox.clone();
     let profile = commands.clone();

@@ -1,5 +1,5 @@
 //! `forgeloop reply`: classify WebGPT's finished reply, record it (redacted) in the journal,
-//! and apply the ask-once rule (SPEC §3 rule 8, §5.3).
+//! and apply the ask-once rule (design §3 rule 8, §5.3).
 
 use serde::Serialize;
 use serde_json::json;

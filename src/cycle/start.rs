@@ -1,4 +1,4 @@
-//! `forge --request`: create a cycle (SPEC §3 rules 1 and 7, §4).
+//! `forge --request`: create a cycle (design §3 rules 1 and 7, §4).
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! `forgeloop demo` (SPEC §9): the whole product working on a machine with no GitHub account
+//! `forgeloop demo` (design §9): the whole product working on a machine with no GitHub account
 //! and no browser. A sandbox home, the built-in **GitHub emulator** (test and demo
 //! infrastructure, not GitHub) on 127.0.0.1 with a token made for this run, a small project
 //! whose tests need only `sh` and `git`, a scripted stand-in for WebGPT, and five cycles driven

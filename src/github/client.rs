@@ -240,7 +240,7 @@ impl GithubClient {
         Ok(reply.json::<WireComment>(&call)?.validate())
     }
 
-    /// Idempotent upsert of forgeloop's comment (SPEC §5.2.8). `body` must start with
+    /// Idempotent upsert of forgeloop's comment (design §5.2.8). `body` must start with
     /// `marker.render()`. An existing comment is reused only when its first line is the same
     /// marker AND the authenticated user wrote it (anyone can paste a marker); it is PATCHed
     /// if its body differs and left alone otherwise. Only when none exists is one POST sent.

@@ -82,7 +82,7 @@ impl GithubError {
     }
 
     /// True when trying again later may succeed without anyone changing anything (network,
-    /// GitHub outage, rate limit). Use cases count these as infrastructure failures (SPEC §3.3).
+    /// GitHub outage, rate limit). Use cases count these as infrastructure failures (design §3 rule 3).
     pub fn is_transient(&self) -> bool {
         matches!(
             self,

@@ -1,4 +1,4 @@
-//! GitHub adapter (SPEC §2, §5.1, §5.2): a small typed REST client over octocrab and token
+//! GitHub adapter (design §2, §5.1, §5.2): a small typed REST client over octocrab and token
 //! discovery.
 //!
 //! ```no_run

@@ -56,7 +56,7 @@ pub struct PullInfo {
     pub draft: bool,
     pub base_ref: String,
     pub head_ref: String,
-    /// 40 lowercase hex digits; the only thing a test run may test (SPEC §5.2.1).
+    /// 40 lowercase hex digits; the only thing a test run may test (design §5.2.1).
     pub head_sha: String,
     /// `None` when the fork the PR came from was deleted; the head commit is still reachable
     /// through the base repository's `refs/pull/N/head`.

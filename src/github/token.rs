@@ -1,4 +1,4 @@
-//! Finding the GitHub token (SPEC §2): `GH_TOKEN`, then `GITHUB_TOKEN`, then `gh auth token`
+//! Finding the GitHub token (design §2): `GH_TOKEN`, then `GITHUB_TOKEN`, then `gh auth token`
 //! when `gh` is on PATH, then the configured `github.token_command`.
 //!
 //! The environment is a parameter so tests never mutate the process environment. Commands run

@@ -1,4 +1,4 @@
-//! The stdio line layer in front of rmcp (reference weaknesses 11 and 12).
+//! The stdio line layer in front of rmcp (design §12.11 items 11 and 12).
 //!
 //! rmcp 3.11's stdio transport ignores a line that is not JSON (no `-32700` reply), answers
 //! JSON it cannot read as a message with an id-less `-32600` even when the request had an

@@ -1,4 +1,4 @@
-//! `forgeloop mcp` (SPEC §8): a deliberately narrow MCP server on stdin/stdout, built on
+//! `forgeloop mcp` (design §8): a deliberately narrow MCP server on stdin/stdout, built on
 //! rmcp. Tools read PRs and cycles, test a PR with a configured profile in an allowed
 //! repository, and build handoff text; nothing merges, pushes, posts or runs caller-given
 //! commands. Logs go to stderr; stdout carries only protocol messages.

@@ -1,4 +1,4 @@
-//! What `webgpt_pr_test` may run and where (reference weakness 2: the reference server ran
+//! What `webgpt_pr_test` may run and where (design §12.11 item 2: the reference server ran
 //! any PR anyone named). Only profiles named in config `mcp.profiles` run, never caller
 //! commands; only repositories bound in the Project registry or listed in config
 //! `mcp.allowed_repositories` are tested. Every check here is local: a refusal happens

@@ -1,4 +1,4 @@
-//! The MCP tool surface (SPEC §8): six tools, each a thin wrapper over a use case. Every
+//! The MCP tool surface (design §8): six tools, each a thin wrapper over a use case. Every
 //! result and every error message is redacted; tool failures are results with `isError`.
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! The environment a test command sees (SPEC §5.2.4). PR code is untrusted, so it never
-//! inherits the coordinator's environment (reference weakness §11.1): only an allowlist of
+//! The environment a test command sees (design §5.2.4). PR code is untrusted, so it never
+//! inherits the coordinator's environment (design §12.11 item 1): only an allowlist of
 //! locale, shell and toolchain variables passes, plus what the commands file asks for by name,
 //! and nothing whose name looks like a credential, whatever the list says.
 

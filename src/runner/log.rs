@@ -1,4 +1,4 @@
-//! The run log file with a size cap (SPEC §5.2.5): the head and the tail of the output are
+//! The run log file with a size cap (design §5.2.5): the head and the tail of the output are
 //! kept, a marker line says how much was cut, and memory stays constant however much a test
 //! prints, because the tail lives in the file itself rather than in a buffer.
 //!

@@ -1,7 +1,7 @@
-//! The runner adapter (SPEC §5.2.3–6): runs a PR's test commands in its checkout, one after
+//! The runner adapter (design §5.2.3–6): runs a PR's test commands in its checkout, one after
 //! another, each isolated in its own process group with a cleaned environment, a timeout and
-//! a capped, redacted, live log. It fixes the reference tool's weaknesses §11.1 (inherited
-//! credentials) and §11.17 (unbounded output, non-UTF-8 output failing the run).
+//! a capped, redacted, live log. It fixes the reference tool's weaknesses 1 (inherited
+//! credentials) and 17 (unbounded output, non-UTF-8 output failing the run), design §12.11.
 //!
 //! Log format (one section per command; output is stdout and stderr merged in the order they
 //! were written, redacted, invalid UTF-8 replaced by U+FFFD):
@@ -47,7 +47,7 @@ use log::CappedLog;
 use output::{OutputSink, TailRing};
 use process::{Cancel, ExecError, Outcome, Spawn};
 
-/// Default cap of one run's log file (SPEC §5.2.5).
+/// Default cap of one run's log file (design §5.2.5).
 pub const DEFAULT_LOG_CAP: u64 = 64 * 1024 * 1024;
 /// Default time between SIGTERM and SIGKILL for a timed-out or cancelled process group.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
@@ -77,7 +77,7 @@ pub struct RunRequest<'a> {
     pub cancel: Option<watch::Receiver<bool>>,
     /// Told when each command starts (for progress reports); a closed receiver is ignored.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<CommandStarted>>,
-    /// The sandbox every command runs in (SPEC §5.6). `None` runs the commands directly: only
+    /// The sandbox every command runs in (design §5.6). `None` runs the commands directly: only
     /// the runner's own tests do that; the use cases always pass a plan (which may itself say
     /// "off" when the person configured it).
     pub sandbox: Option<&'a Plan>,

@@ -90,7 +90,7 @@ impl TailRing {
         self.bytes.extend(data);
     }
 
-    /// The failure tail (SPEC §5.2.6 and reference §4.3), or `None` when only whitespace was
+    /// The failure tail (design §5.2.6 and design §12.4), or `None` when only whitespace was
     /// printed.
     pub fn text(&mut self) -> Option<String> {
         let bytes = self.bytes.make_contiguous();

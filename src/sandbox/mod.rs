@@ -1,4 +1,4 @@
-//! The sandbox around every test command (SPEC §5.6). PR code is hostile: it must not see the
+//! The sandbox around every test command (design §5.6). PR code is hostile: it must not see the
 //! user's files or forgeloop's, reach the network, see or signal other processes, or outlive
 //! its run.
 //!

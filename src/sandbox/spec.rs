@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::view::View;
 
-/// Which defences are built (SPEC §5.6).
+/// Which defences are built (design §5.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {

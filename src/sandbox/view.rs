@@ -1,4 +1,4 @@
-//! What a sandboxed run may see (SPEC §5.6), decided in the forgeloop process from its own
+//! What a sandboxed run may see (design §5.6), decided in the forgeloop process from its own
 //! environment and the commands profile. The sandbox helper only carries this out, so every
 //! rule lives here once and both tiers enforce the same view.
 

@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use crate::cycle::Ctx;
 use crate::store::layout::CyclePaths;
 
-/// Runs the tests of a cycle again (SPEC §6.3): same code path as `forge --pr` with the
+/// Runs the tests of a cycle again (design §6.3): same code path as `forge --pr` with the
 /// cycle's stored PR and commands, re-resolving the PR's current head; counts as an
 /// iteration; writes the live log `NAME.d/runs/<iteration>-<sha12>.log` (the Log tab follows
 /// it); stops the process group when `cancel` becomes `true`. Returns a one-line summary.

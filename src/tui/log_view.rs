@@ -3,7 +3,7 @@
 //! index of the whole file: a window is found by scanning a few blocks forward or backward
 //! from a known line start or from the end. Lines longer than [`MAX_LINE_SCAN`] are split.
 //!
-//! A live run's log may shrink (the runner compacts it, SPEC §5.2.5): every request re-reads
+//! A live run's log may shrink (the runner compacts it, design §5.2.5): every request re-reads
 //! the file's length, an offset past the end restarts from the top, and an offset that no
 //! longer starts a line is moved to the start of its line.
 //!

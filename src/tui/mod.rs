@@ -1,4 +1,4 @@
-//! The control room (`forgeloop tui`, SPEC §6): a live view of every cycle, its
+//! The control room (`forgeloop tui`, design §6): a live view of every cycle, its
 //! conversation, runs and logs, and the human-only actions — all through the same use-case
 //! functions as the CLI, journaled with actor `human`.
 //!

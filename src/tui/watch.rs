@@ -1,4 +1,4 @@
-//! File watching (SPEC §6.1): `notify` on directories only — never on files, whose inodes
+//! File watching (design §6.1): `notify` on directories only — never on files, whose inodes
 //! atomic renames replace. A directory that does not exist yet is covered by watching its
 //! nearest existing ancestor until it appears. Events are debounced into batches of paths.
 

@@ -1,4 +1,4 @@
-//! A lab for attacking the sandbox (SPEC §5.6): a GitHub emulator, a user home with planted
+//! A lab for attacking the sandbox (design §5.6): a GitHub emulator, a user home with planted
 //! credentials, forgeloop's own home with a planted file, and hostile PRs whose test scripts
 //! attack. Every outcome is read from outside the sandbox (files, listeners, the process
 //! table), never from the attacking test's exit code.

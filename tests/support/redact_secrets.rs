@@ -89,7 +89,7 @@ fn b64url_json(json: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
 }
 
-/// Every family in SPEC §7, one sample each (several for families with several shapes).
+/// Every family in design §7, one sample each (several for families with several shapes).
 pub fn all_families(rng: &mut Rng) -> Vec<Sample> {
     let mut v = Vec::new();
     for prefix in ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"] {

@@ -1,5 +1,5 @@
 //! Smart-HTTP git at `/{owner}/{repo}.git/...`, served by running `git http-backend` as a CGI
-//! program (the recipe of notes/git2-https.md §4, in Rust).
+//! program (the recipe of docs/design.md §13.4, in Rust).
 //!
 //! Access as on GitHub: public repositories are readable anonymously; private ones, and every
 //! push, need HTTP Basic auth whose password is the token (any username, e.g.

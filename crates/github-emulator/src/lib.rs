@@ -1,5 +1,5 @@
 //! **GitHub emulator** — test and demo infrastructure, not GitHub. forgeloop's test suite and
-//! `forgeloop demo` (SPEC §9) use it; the product's GitHub adapter never does, and this crate
+//! `forgeloop demo` (design §9) use it; the product's GitHub adapter never does, and this crate
 //! knows nothing of forgeloop.
 //!
 //! One HTTP server on 127.0.0.1 serving three things:

@@ -91,7 +91,7 @@ pub struct Hits {
 /// `update` routes each event to the panes it concerns.
 pub struct App {
     pub roots: Roots,
-    /// Everything drawn passes through it (SPEC §7: TUI rendering is an output channel).
+    /// Everything drawn passes through it (design §7: TUI rendering is an output channel).
     pub redactor: crate::redact::Redactor,
     pub theme: Theme,
     pub mouse: bool,

@@ -1,4 +1,4 @@
-//! The five-field delegation brief (SPEC §4).
+//! The five-field delegation brief (design §4).
 //!
 //! Labels are recognised at the start of a line (after an optional list marker or bold
 //! markup) and also inline after a sentence end, because the reference README writes the

@@ -1,4 +1,4 @@
-//! The commands file (SPEC §5.2.3): what a test run executes. Always argv arrays, never a
+//! The commands file (design §5.2.3): what a test run executes. Always argv arrays, never a
 //! shell string. Two formats are accepted:
 //!
 //! * the reference array: `[["pytest", "-q"], ["python3", "-m", "compileall", "src"]]`

@@ -1,4 +1,4 @@
-//! The cycle state machine (SPEC §3) as pure functions: each takes the current document and
+//! The cycle state machine (design §3) as pure functions: each takes the current document and
 //! the time as text and either changes the document or refuses with a reason. The use-case
 //! layer does the locking, the I/O and the journal.
 
@@ -318,7 +318,7 @@ pub fn gate_test(state: &CycleState, pr: &PrRef, human_override: bool) -> Result
     Ok(TestGate::Proceed)
 }
 
-/// SPEC §3 rule 4: once bound, a cycle only ever touches its own repository.
+/// design §3 rule 4: once bound, a cycle only ever touches its own repository.
 pub fn check_binding(state: &CycleState, repo: &RepoName) -> Result<(), Refusal> {
     match &state.repository {
         Some(bound) if !bound.eq_ignore_ascii_case(&repo.full_name()) => Err(refuse(
@@ -490,7 +490,7 @@ pub enum ReplyEffect {
     Blocked,
 }
 
-/// Applies a classified reply (SPEC §3 rule 8: one follow-up, then `BLOCKED_NO_PR`).
+/// Applies a classified reply (design §3 rule 8: one follow-up, then `BLOCKED_NO_PR`).
 pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Result<ReplyEffect, Refusal> {
     if !matches!(state.status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix) {
         return Err(refuse(state, "recording a reply", "only a cycle waiting for WebGPT takes a reply"));
@@ -559,7 +559,7 @@ pub fn reference_message(state: &CycleState) -> Option<(OutboxKind, &str)> {
     }
 }
 
-/// Gives a reference-tool state the outbox its pending message belongs in (SPEC §3: files of
+/// Gives a reference-tool state the outbox its pending message belongs in (design §3: files of
 /// the reference tool keep working). Returns the adopted kind, or `None` when there was nothing
 /// to adopt.
 pub fn adopt_reference_outbox(state: &mut CycleState, now: &str) -> Option<OutboxKind> {

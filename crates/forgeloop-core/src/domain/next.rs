@@ -1,4 +1,4 @@
-//! The single deterministic next step of a cycle (`forgeloop next`, SPEC §5.3): what to
+//! The single deterministic next step of a cycle (`forgeloop next`, design §5.3): what to
 //! send, what to run, or why to stop. The coordinator agent follows it instead of judging.
 
 use serde::Serialize;
@@ -72,7 +72,7 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
             step.command = cmd(&["forgeloop", "wait", "--state", state_ref]);
         }
         // The cap is spent by a failed run: the handoff is pointless. Running forge --pr now
-        // records BLOCKED_MAX_ITERATIONS without fetching or testing (SPEC §3 rule 2).
+        // records BLOCKED_MAX_ITERATIONS without fetching or testing (design §3 rule 2).
         Status::AwaitingWebgptFix if state.cap_reached() => {
             let pr = state.pr_ref.clone().unwrap_or_default();
             step.action = Action::Run;

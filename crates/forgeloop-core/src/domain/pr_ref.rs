@@ -1,4 +1,4 @@
-//! GitHub repository names and pull-request references (SPEC §5.1).
+//! GitHub repository names and pull-request references (design §5.1).
 //!
 //! Validation is deliberately stricter than the reference tool: names made only of dots,
 //! names starting with `-` (option injection), non-ASCII digits and PR number zero are all

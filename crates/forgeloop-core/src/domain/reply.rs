@@ -1,4 +1,4 @@
-//! Classifying WebGPT's finished reply (SPEC §5.3): did it open a PR, refuse, lose access to
+//! Classifying WebGPT's finished reply (design §5.3): did it open a PR, refuse, lose access to
 //! the repository, or say nothing usable? Deterministic, so the coordinator agent does not
 //! have to judge prose.
 //!

@@ -1,4 +1,4 @@
-//! The test report (SPEC §5.2.7): the reference tool's fields plus what makes a verdict
+//! The test report (design §5.2.7): the reference tool's fields plus what makes a verdict
 //! reproducible. Unknown keys survive a rewrite like everywhere else.
 
 use serde::{Deserialize, Serialize};
@@ -64,7 +64,7 @@ pub struct Environment {
     pub sandbox: Option<SandboxInfo>,
 }
 
-/// What was in force for a run, as the report's `environment.sandbox` records it (SPEC §5.6).
+/// What was in force for a run, as the report's `environment.sandbox` records it (design §5.6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxInfo {
     /// `namespaces`, `landlock`, or `off`.

@@ -1,4 +1,4 @@
-//! The cycle state document (SPEC §3). Field names of the reference tool are kept so its
+//! The cycle state document (design §3). Field names of the reference tool are kept so its
 //! files load; keys forgeloop does not know are carried through every rewrite in `extra`.
 
 use serde::{Deserialize, Serialize};
@@ -105,7 +105,7 @@ pub struct RunSummary {
     pub report_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment_url: Option<String>,
-    /// What the commands ran in: "isolated, no network", "unsandboxed", … (SPEC §5.6).
+    /// What the commands ran in: "isolated, no network", "unsandboxed", … (design §5.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
 }

@@ -1,4 +1,4 @@
-//! Cycle statuses (SPEC §3). The strings are the on-disk contract shared with the
+//! Cycle statuses (design §3). The strings are the on-disk contract shared with the
 //! reference tool, so they are spelled out explicitly rather than derived.
 
 use std::fmt;

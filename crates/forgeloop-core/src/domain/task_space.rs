@@ -1,4 +1,4 @@
-//! The browser conversation key of a cycle (SPEC §3 rule 7).
+//! The browser conversation key of a cycle (design §3 rule 7).
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! Text forgeloop hands to WebGPT and publishes on GitHub (SPEC §5.5).
+//! Text forgeloop hands to WebGPT and publishes on GitHub (design §5.5).
 //!
 //! The structure (headings, `PR_URL: <url>` trailer, comment heading and hidden marker) is
 //! the reference tool's, so agents and humans used to it recognise it. Unlike the reference,

@@ -1,4 +1,4 @@
-//! Registry keys (reference §7.1): `owner/repo`, lowercased, naming the record file
+//! Registry keys (design §12.5): `owner/repo`, lowercased, naming the record file
 //! `<registry>/<owner>/<repo>.json`.
 //!
 //! The input must be exactly a GitHub `OWNER/REPO` ([`RepoName`]'s rules: no dot-only

@@ -1,4 +1,4 @@
-//! The ChatGPT Project registry (SPEC §5.1, reference §7): which ChatGPT Project a GitHub
+//! The ChatGPT Project registry (design §5.1, design §12.5): which ChatGPT Project a GitHub
 //! repository's WebGPT work lives in.
 //!
 //! On disk it is the reference tool's layout, so both tools share one registry:
@@ -244,7 +244,7 @@ impl Registry {
         }
     }
 
-    /// Publishes `key → url, name` unless a record exists (reference §7.4 bind, in its
+    /// Publishes `key → url, name` unless a record exists (design §12.8 bind, in its
     /// validation order: key, existing record, URL, name). The same Project again is
     /// success with the stored record; a different Project is refused. `name` is stored
     /// trimmed.

@@ -1,4 +1,4 @@
-//! A registry record (reference §7.2): `{"repository","project_url","project_name"}`,
+//! A registry record (design §12.6): `{"repository","project_url","project_name"}`,
 //! compact JSON without a trailing newline, exactly as the reference tool writes it, so
 //! either tool reads the other's files. Keys neither tool knows are kept on rewrite.
 

@@ -1,4 +1,4 @@
-//! The per-repository source manifest (SPEC §5.1, reference §9.5):
+//! The per-repository source manifest (design §5.1, design §12.10):
 //! `<registry>/<owner>/<repo>/sources.json`, the coordinator's record of what it added to
 //! the ChatGPT Project's Sources and whether the upload was seen in the browser.
 //!

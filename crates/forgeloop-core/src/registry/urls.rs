@@ -1,4 +1,4 @@
-//! ChatGPT URL validation (reference §7.3), pure: no I/O.
+//! ChatGPT URL validation (design §12.7), pure: no I/O.
 //!
 //! The registry only accepts URLs a person or agent actually saw in the browser's address
 //! bar, so the shapes are exact: scheme `https`, host `chatgpt.com` (no port, no userinfo,

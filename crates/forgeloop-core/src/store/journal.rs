@@ -1,4 +1,4 @@
-//! The cycle journal (SPEC §5.4): `NAME.d/events.jsonl`, append-only, one event per line,
+//! The cycle journal (design §5.4): `NAME.d/events.jsonl`, append-only, one event per line,
 //! each carrying `hash = sha256(previous hash + canonical JSON of this event)`, so an edited
 //! or removed line is detected by `forgeloop log --verify`.
 

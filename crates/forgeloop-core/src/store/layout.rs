@@ -1,4 +1,4 @@
-//! Where things live on disk (SPEC §2): the forgeloop home and a cycle's files.
+//! Where things live on disk (design §2): the forgeloop home and a cycle's files.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! One writer per cycle (SPEC §3 rule 6). The lock is an OS file lock on `NAME.lock`, so it
+//! One writer per cycle (design §3 rule 6). The lock is an OS file lock on `NAME.lock`, so it
 //! vanishes with the process that held it: a crash never leaves a cycle locked.
 
 use std::fs::{File, OpenOptions, TryLockError};

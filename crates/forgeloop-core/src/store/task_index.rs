@@ -1,4 +1,4 @@
-//! The task-space index (SPEC §3 rule 7): `<home>/task-spaces/<stem>.json` names the state
+//! The task-space index (design §3 rule 7): `<home>/task-spaces/<stem>.json` names the state
 //! that owns a browser conversation key, so two live cycles can never share one, and the
 //! control room can find states kept outside the cycles directory.
 
