@@ -13,7 +13,7 @@ use std::sync::Arc;
 use memchr::{memchr, memrchr};
 
 use super::formats::{self, TRIGGERS, Trig};
-use super::kinds::Rule;
+use super::kinds::{Cand, Kind};
 use super::known::KnownSet;
 use super::matcher::Matcher;
 use super::paths::PathSet;
@@ -30,29 +30,6 @@ pub(crate) const CONTEXT: usize = 512;
 /// A masked span can change how text this close to it is read; only then is a unit rescanned.
 const NEARBY: usize = 512;
 const MAX_PASSES: usize = 4;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Known(u16),
-    Rule(Rule),
-}
-
-impl Kind {
-    fn priority(self) -> u8 {
-        match self {
-            Kind::Known(_) => 0,
-            Kind::Rule(rule) => rule.priority(),
-        }
-    }
-}
-
-/// A span a rule wants masked.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Cand {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) kind: Kind,
-}
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hit {

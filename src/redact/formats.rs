@@ -7,8 +7,7 @@
 
 use std::sync::LazyLock;
 
-use super::engine::{Cand, Kind};
-use super::kinds::Rule;
+use super::kinds::{Cand, Kind, Rule};
 use super::matcher::Matcher;
 use super::scan::{has_upper_and_lower, is_alnum, is_b64url, left_boundary, run_end, run_start};
 use super::{generic, paths, pem};

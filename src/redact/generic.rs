@@ -7,8 +7,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
-use super::engine::{Cand, Kind};
-use super::kinds::Rule;
+use super::kinds::{Cand, Kind, Rule};
 use super::scan::{class_count, contains, entropy, left_boundary, run_end, run_start, skip_ansi};
 
 const IDENT_CAP: usize = 64;

@@ -1,5 +1,30 @@
 //! The kinds of span the redactor masks: each kind's name (what `--explain` and the masks
-//! show), its mask and its priority when spans overlap.
+//! show), its mask and its priority when spans overlap; and the candidate span every rule
+//! reports. Every rule module depends on this one, never on the engine.
+
+/// What a masked span is: a known value (with the kind its caller gave) or a built-in rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Known(u16),
+    Rule(Rule),
+}
+
+impl Kind {
+    pub(crate) fn priority(self) -> u8 {
+        match self {
+            Kind::Known(_) => 0,
+            Kind::Rule(rule) => rule.priority(),
+        }
+    }
+}
+
+/// A span a rule wants masked.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cand {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) kind: Kind,
+}
 
 /// A built-in rule's kind. Known values carry the kind their caller gave instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -45,7 +45,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use engine::{Kind, Masked, Rules, Scratch, Segmenter, Sink};
+use engine::{Masked, Rules, Scratch, Segmenter, Sink};
+use kinds::Kind;
 pub use kinds::RULE_KINDS;
 use known::KnownSet;
 use paths::PathSet;

@@ -7,8 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::engine::{Cand, Kind};
-use super::kinds::Rule;
+use super::kinds::{Cand, Kind, Rule};
 use super::scan::{is_word, run_end};
 
 /// Bytes that continue a file name, so a path prefix must not be followed or preceded by one.

@@ -5,8 +5,7 @@
 
 use memchr::memmem;
 
-use super::engine::{Cand, Kind};
-use super::kinds::Rule;
+use super::kinds::{Cand, Kind, Rule};
 
 /// Longest block the redactor will join lines for (an RSA-8192 key is about 6.5 KB).
 pub(crate) const GROUP_MAX: usize = 64 * 1024;
