@@ -214,6 +214,11 @@ impl Redactor {
         }
     }
 
+    /// The user rules in effect (config `[[redact.rules]]`).
+    pub fn user_rules(&self) -> &UserRules {
+        &self.inner.rules.user
+    }
+
     /// The text with every secret and local path masked; borrowed when nothing matched.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.run(text, false).0

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 
+use super::Redactor;
 use super::formats::{Checks, FORMATS};
 use super::kinds::Named;
 use super::table::{Action, Prefilter, RowRegex};
@@ -46,6 +47,8 @@ pub enum RuleError {
     BadRegex { id: String, reason: String },
     #[error("redact rule {id:?}: entropy must be between 0 and 8 bits per character, not {entropy}")]
     BadEntropy { id: String, entropy: f64 },
+    #[error("redact rule {id:?}: its mask [REDACTED:{id}] would itself be masked; choose another id")]
+    MaskIsMasked { id: String },
 }
 
 /// Validated, compiled user rules; cheap to clone. Empty by default.
@@ -107,7 +110,16 @@ impl UserRules {
             rules.push(UserRule { mask: format!("[REDACTED:{id}]"), regex, entropy: spec.entropy });
         }
         let prefilter = Prefilter::new(&keywords);
-        Ok(UserRules { set: Some(Arc::new(UserSet { specs: specs.to_vec(), rules, prefilter })) })
+        let compiled = UserRules { set: Some(Arc::new(UserSet { specs: specs.to_vec(), rules, prefilter })) };
+        // Redacting twice must change nothing, so no mask may look like a secret.
+        let redactor = Redactor::builder().user_rules(compiled.clone()).build();
+        for spec in specs {
+            let mask = format!("[REDACTED:{}]", spec.id);
+            if redactor.redact(&mask) != mask {
+                return Err(RuleError::MaskIsMasked { id: spec.id.clone() });
+            }
+        }
+        Ok(compiled)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -209,6 +221,73 @@ mod tests {
         }
         let twice = [spec("acme", "acme_[a-z]{8}", &["acme_"]), spec("acme", "acme_[0-9]{8}", &["acme_"])];
         assert!(matches!(UserRules::compile(&twice), Err(RuleError::DuplicateId { .. })));
+    }
+
+    #[test]
+    fn a_mask_that_would_be_masked_is_refused() {
+        let id = format!("sk-ant-{}", "a".repeat(30));
+        let err = UserRules::compile(&[spec(&id, "acme_[a-z]{8}", &["acme_"])]).unwrap_err();
+        assert!(matches!(err, RuleError::MaskIsMasked { .. }), "{err}");
+        let err = UserRules::compile(&[spec("acme-tok", r"acme-[a-z]{3}", &["acme-"])]).unwrap_err();
+        assert!(matches!(err, RuleError::MaskIsMasked { .. }), "{err}");
+    }
+
+    fn acme() -> Redactor {
+        let rules = UserRules::compile(&[
+            RuleSpec { entropy: Some(3.0), ..spec("acme-token", r"(acme_[A-Za-z0-9]{32})\b", &["acme_"]) },
+            spec("corp-secret", r"corp(?:_|-)key\s*[:=]\s*([A-Za-z0-9/+]{20,})", &["corp_key", "corp-key"]),
+        ])
+        .unwrap();
+        Redactor::builder().user_rules(rules).build()
+    }
+
+    const TOKEN: &str = "k9Xq2LmZ7vB4nR8tW3yHk9Xq2LmZ7vB4";
+
+    #[test]
+    fn user_rules_mask_as_their_id() {
+        let r = acme();
+        assert_eq!(r.redact(&format!("push acme_{TOKEN} done")), "push [REDACTED:acme-token] done");
+        // The first group is the secret; keywords match in any case, the regex decides.
+        assert_eq!(r.redact(&format!("ACME_{TOKEN}")), format!("ACME_{TOKEN}"));
+        assert_eq!(r.redact("corp_key = Zq8vN3kL7xB2mR5tW9pQ\n"), "corp_key = [REDACTED:corp-secret]\n");
+        // Over the generic rule, which also sees `-key`.
+        assert_eq!(r.redact("MY_corp-key: Zq8vN3kL7xB2mR5tW9pQ"), "MY_corp-key: [REDACTED:corp-secret]");
+        let (_, findings) = r.explain(&format!("x\n  acme_{TOKEN}"));
+        assert_eq!((findings[0].kind.as_str(), findings[0].line, findings[0].column), ("acme-token", 2, 3));
+    }
+
+    #[test]
+    fn user_rules_keep_boundaries_and_entropy_floors() {
+        let r = acme();
+        for text in [
+            format!("xacme_{TOKEN}"),
+            format!("acme_{TOKEN}Z"),
+            format!("acme_{}", &TOKEN[..31]),
+            format!("acme_{}", "a".repeat(32)),
+            "acme_ is our prefix".to_owned(),
+        ] {
+            assert_eq!(r.redact(&text), text);
+        }
+    }
+
+    #[test]
+    fn user_rules_survive_with_checkout_and_streams() {
+        let r = acme().with_checkout(std::path::Path::new("/tmp/run/checkout"));
+        let text = format!("/tmp/run/checkout/a.rs: acme_{TOKEN}\n");
+        assert_eq!(r.redact(&text), "<checkout>/a.rs: [REDACTED:acme-token]\n");
+        let mut stream = r.stream(Vec::new());
+        for chunk in text.as_bytes().chunks(7) {
+            std::io::Write::write_all(&mut stream, chunk).unwrap();
+        }
+        assert_eq!(String::from_utf8(stream.finish().unwrap()).unwrap(), r.redact(&text));
+        assert_eq!(r.redact(&r.redact(&text)), r.redact(&text));
+    }
+
+    #[test]
+    fn a_built_in_format_names_a_span_a_user_rule_also_finds() {
+        let rules = UserRules::compile(&[spec("ghp-copy", r"(ghp_[A-Za-z0-9]{36})", &["ghp_"])]).unwrap();
+        let r = Redactor::builder().user_rules(rules).build();
+        assert_eq!(r.redact(&format!("ghp_{}AbCd", TOKEN)), "[REDACTED:github-token]");
     }
 
     #[test]
