@@ -762,7 +762,7 @@ mod tests {
         for (i, f) in FORMATS.iter().enumerate() {
             assert!(FORMATS[..i].iter().all(|g| g.id != f.id), "{} twice", f.id);
             if let Pattern::Regex(re) = f.pattern {
-                assert!(RowRegex::compile(re).is_ok(), "{}: {:?}", f.id, RowRegex::compile(re).err());
+                assert!(RowRegex::compile(re, false).is_ok(), "{}: {:?}", f.id, RowRegex::compile(re, false).err());
             }
         }
     }

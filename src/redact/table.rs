@@ -99,15 +99,18 @@ pub(crate) struct RowRegex {
     group: bool,
     /// The secret starts at the keyword, so its boundary can be checked before the search.
     secret_at_keyword: bool,
+    /// Search without capture slots first: for keywords that are common words, where most
+    /// hits do not match. A token prefix's hits nearly all do, so its rows go straight on.
+    probe: bool,
 }
 
 impl RowRegex {
     /// ASCII only (`\w`, `\b`, `(?i)` are ASCII; the Unicode tables are not built in).
-    pub(crate) fn compile(pattern: &str) -> Result<RowRegex, regex::Error> {
+    pub(crate) fn compile(pattern: &str, probe: bool) -> Result<RowRegex, regex::Error> {
         let re = RegexBuilder::new(&format!(r"\A(?:{pattern})")).unicode(false).build()?;
         let group = re.captures_len() > 1;
         let secret_at_keyword = !group || (pattern.starts_with('(') && !pattern.starts_with("(?"));
-        Ok(RowRegex { re, group, secret_at_keyword })
+        Ok(RowRegex { re, group, secret_at_keyword, probe })
     }
 
     /// The secret this regex finds at keyword `[s, e)` of `t`, if it passes `checks`.
@@ -117,6 +120,9 @@ impl RowRegex {
         }
         let window = checks.window.unwrap_or(MATCH_WINDOW);
         let hay = t.get(s..t.len().min(e.saturating_add(window)))?;
+        if self.probe && !self.re.is_match(hay) {
+            return None;
+        }
         let (a, b) = if self.group {
             let caps = self.re.captures(hay)?;
             let m = caps.get(1).or_else(|| caps.get(0))?;
@@ -181,7 +187,7 @@ impl Builtin {
     pub(crate) fn regex(&self, row: u16) -> Option<&RowRegex> {
         let format = FORMATS.get(row as usize)?;
         let Pattern::Regex(pattern) = format.pattern else { return None };
-        self.regexes.get(row as usize)?.get_or_init(|| RowRegex::compile(pattern).ok()).as_ref()
+        self.regexes.get(row as usize)?.get_or_init(|| RowRegex::compile(pattern, false).ok()).as_ref()
     }
 }
 

@@ -97,7 +97,7 @@ impl UserRules {
             if let Some(entropy) = spec.entropy.filter(|e| !(0.0..=8.0).contains(e)) {
                 return Err(RuleError::BadEntropy { id, entropy });
             }
-            let regex = RowRegex::compile(&spec.regex).map_err(|e| RuleError::BadRegex {
+            let regex = RowRegex::compile(&spec.regex, true).map_err(|e| RuleError::BadRegex {
                 id: id.clone(),
                 // The message about the rule's own text, not the anchored form compiled.
                 reason: match regex::bytes::RegexBuilder::new(&spec.regex).unicode(false).build() {
