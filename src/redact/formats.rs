@@ -599,6 +599,26 @@ pub(crate) static FORMATS: &[Format] = &[
             },
         )
     },
+    // Databricks personal access tokens: 32 hex digits, sometimes a `-N` suffix.
+    regex(
+        "databricks-token",
+        "databricks-token",
+        &["dapi"],
+        r"(dapi[0-9a-f]{32}(?:-[0-9])?)(?:[^A-Za-z0-9_-]|\z)",
+        |s| {
+            let suffix = if s.below(2) == 0 { String::new() } else { format!("-{}", s.below(10)) };
+            Sample::token(format!("dapi{}{suffix}", s.chars(HEX, 32)))
+        },
+        |s| {
+            vec![
+                format!("dapi{}", s.chars(HEX, 31)),
+                format!("dapi{}", s.chars(HEX, 33)),
+                format!("dapi{}", s.chars(UPPER, 32)),
+                format!("dapl{}", s.chars(HEX, 32)),
+                format!("rapidapi{}", s.chars(HEX, 32)),
+            ]
+        },
+    ),
     shape(
         "jwt",
         "jwt",
