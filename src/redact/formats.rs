@@ -619,6 +619,28 @@ pub(crate) static FORMATS: &[Format] = &[
             ]
         },
     ),
+    // Doppler personal, CLI, service (with an optional config slug), service-account, SCIM
+    // and audit tokens. One three-byte keyword (`dp.`, in the short searcher) rather than
+    // six prefixes in the long one.
+    regex(
+        "doppler-token",
+        "doppler-token",
+        &["dp."],
+        r"(dp\.(?:pt|ct|sa|scim|audit|st(?:\.[a-z0-9_-]{2,35})?)\.[A-Za-z0-9]{40,44})(?:[^A-Za-z0-9_]|\z)",
+        |s| {
+            let kind = s.pick(&["pt", "ct", "sa", "scim", "audit", "st", "st.prd", "st.dev_eu"]);
+            Sample::token(format!("dp.{kind}.{}", s.mixed(B62, 43)))
+        },
+        |s| {
+            vec![
+                format!("dp.pt.{}", s.mixed(B62, 39)),
+                format!("dp.pt.{}", s.mixed(B62, 45)),
+                format!("dp.xx.{}", s.mixed(B62, 43)),
+                format!("dp.pt.{}-{}", s.mixed(B62, 20), s.mixed(B62, 23)),
+                format!("udp.pt.{}", s.mixed(B62, 43)),
+            ]
+        },
+    ),
     shape(
         "jwt",
         "jwt",
