@@ -271,6 +271,22 @@ mod tests {
     }
 
     #[test]
+    fn a_regex_is_tried_only_where_a_keyword_starts() {
+        let rules = UserRules::compile(&[
+            spec("deploy-key", r"(acme_[A-Za-z0-9]{32})", &["deploy"]),
+            spec("whole-match", r"zeta_\w{8}\b", &["zeta_"]),
+        ])
+        .unwrap();
+        let r = Redactor::builder().user_rules(rules).build();
+        // The keyword is there, but the regex does not match where it starts.
+        let text = format!("deploy acme_{TOKEN}");
+        assert_eq!(r.redact(&text), text);
+        // Without a capture group the whole match goes; `\w` is ASCII.
+        assert_eq!(r.redact("zeta_Ab3dE6gH done"), "[REDACTED:whole-match] done");
+        assert_eq!(r.redact("zeta_Ab3dé6gH"), "zeta_Ab3dé6gH");
+    }
+
+    #[test]
     fn user_rules_survive_with_checkout_and_streams() {
         let r = acme().with_checkout(std::path::Path::new("/tmp/run/checkout"));
         let text = format!("/tmp/run/checkout/a.rs: acme_{TOKEN}\n");
