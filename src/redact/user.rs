@@ -33,7 +33,9 @@ pub struct RuleSpec {
 /// Why a rule was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RuleError {
-    #[error("redact rule {id:?}: the id must be 1 to 40 lowercase letters, digits and dashes, starting with a letter")]
+    #[error(
+        "redact rule {id:?}: the id must be 1 to 40 lowercase letters, digits and single dashes, from a letter to a letter or digit"
+    )]
     BadId { id: String },
     #[error("redact rule {id:?}: the id is taken by a built-in rule")]
     BuiltinId { id: String },
@@ -49,6 +51,8 @@ pub enum RuleError {
     BadEntropy { id: String, entropy: f64 },
     #[error("redact rule {id:?}: its mask [REDACTED:{id}] would itself be masked; choose another id")]
     MaskIsMasked { id: String },
+    #[error("at most {} redact rules", u16::MAX)]
+    TooMany,
 }
 
 /// Validated, compiled user rules; cheap to clone. Empty by default.
@@ -74,6 +78,9 @@ impl UserRules {
     pub fn compile(specs: &[RuleSpec]) -> Result<UserRules, RuleError> {
         if specs.is_empty() {
             return Ok(UserRules::default());
+        }
+        if specs.len() > usize::from(u16::MAX) {
+            return Err(RuleError::TooMany);
         }
         let mut rules = Vec::with_capacity(specs.len());
         let mut keywords: Vec<(&str, bool, Action)> = Vec::new();
@@ -105,7 +112,7 @@ impl UserRules {
                     Ok(_) => format!("it cannot be anchored at its keyword: {e}"),
                 },
             })?;
-            let Ok(row) = u16::try_from(i) else { break };
+            let Ok(row) = u16::try_from(i) else { return Err(RuleError::TooMany) };
             keywords.extend(spec.keywords.iter().map(|k| (k.as_str(), true, Action::Row(row))));
             rules.push(UserRule { mask: format!("[REDACTED:{id}]"), regex, entropy: spec.entropy });
         }
