@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::redact::UserRules;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,6 +22,18 @@ pub struct Config {
     pub mcp: McpConfig,
     #[serde(default)]
     pub runner: RunnerConfig,
+    #[serde(default)]
+    pub redact: RedactConfig,
+}
+
+/// The redactor's additions. Rules are compiled while the file is read, so a bad regex, a
+/// missing keyword or a reused id fails the load with the rule named.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactConfig {
+    /// `[[redact.rules]]`: an organisation's own token formats, masked as `[REDACTED:<id>]`.
+    #[serde(default)]
+    pub rules: UserRules,
 }
 
 /// How test commands run. Only the person edits this file: a commands file or the MCP server
@@ -113,15 +126,36 @@ commands = [["git", "diff", "--check"]]
 [runner]
 sandbox = "off"
 max_processes = 512
+[[redact.rules]]
+id = "acme-token"
+regex = '(acme_[A-Za-z0-9]{32})\b'
+keywords = ["acme_"]
+entropy = 3.5
 "#;
         let config: Config = toml::from_str(text).unwrap();
         assert_eq!(config.github.token_command.as_deref().unwrap()[0], "pass");
         assert!(config.mcp.profiles.contains_key("smoke"));
         assert_eq!(config.runner.sandbox, Some(SandboxSwitch::Off));
         assert_eq!(config.runner.max_processes, Some(512));
+        assert_eq!(config.redact.rules.specs()[0].id, "acme-token");
         assert!(toml::from_str::<Config>("[github]\napi_url = \"x\"").is_err());
         // A typo never leaves the sandbox in an unknown state.
         assert!(toml::from_str::<Config>("[runner]\nsandbox = \"of\"").is_err());
+    }
+
+    #[test]
+    fn a_bad_redaction_rule_fails_the_load_and_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let rule = "[[redact.rules]]\nid = \"acme-token\"\nregex = 'acme_[a-z'\nkeywords = [\"acme_\"]\n";
+        std::fs::write(&path, rule).unwrap();
+        let err = Config::load(&path, true).unwrap_err().to_string();
+        assert!(err.contains("redact rule \"acme-token\": the regex does not compile"), "{err}");
+        std::fs::write(&path, "[[redact.rules]]\nid = \"acme-token\"\nregex = 'x'\nkeywords = []\n").unwrap();
+        let err = Config::load(&path, true).unwrap_err().to_string();
+        assert!(err.contains("redact rule \"acme-token\": needs at least one keyword"), "{err}");
+        std::fs::write(&path, "[[redact.rules]]\nid = \"acme-token\"\nregex = 'x'\nkeyword = [\"abc\"]\n").unwrap();
+        assert!(Config::load(&path, true).is_err(), "a misspelt field is an error");
     }
 
     #[test]

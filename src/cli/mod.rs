@@ -113,6 +113,7 @@ fn context(cli: &Cli, redactor: Redactor) -> Result<Ctx> {
         config_path: Some(config_path),
     }
     .with_runner_config()
+    .with_redact_config()
     .with_github_api(&github_api)
 }
 

@@ -1,5 +1,6 @@
 //! `forgeloop redact [FILE]`: the redactor as a filter. Streams (bounded memory, invalid
-//! UTF-8 replaced); `--explain` lists what was masked by kind and position, never the value.
+//! UTF-8 replaced); `--explain` lists what was masked by kind and position, never the value,
+//! and the user rules in effect (a user rule's findings carry its id as their kind).
 
 use std::io::{self, Read, Write};
 
@@ -28,7 +29,12 @@ pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<i32> {
         }
         let text = String::from_utf8_lossy(&bytes);
         let (_, findings) = ctx.redactor.explain(&text);
-        return Ok(output::json(&ctx.redactor, &explain_report(&findings)));
+        let mut report = explain_report(&findings);
+        let rules = ctx.redactor.user_rules();
+        if !rules.is_empty() {
+            report["user_rules"] = rules.specs().iter().map(|r| serde_json::Value::from(r.id.as_str())).collect();
+        }
+        return Ok(output::json(&ctx.redactor, &report));
     }
     let stdout = io::stdout().lock();
     let mut stream = ctx.redactor.stream(io::BufWriter::new(stdout));

@@ -95,6 +95,21 @@ impl Ctx {
         self
     }
 
+    /// Adds the config's `[[redact.rules]]` to the redactor (built before the config was read,
+    /// so even a config error is redacted).
+    pub fn with_redact_config(mut self) -> Ctx {
+        if !self.config.redact.rules.is_empty() {
+            self.redactor = self.redactor.with_user_rules(&self.config.redact.rules);
+        }
+        self
+    }
+
+    /// `process_redactor` with this context's user rules: what replaces the redactor once a
+    /// token is discovered.
+    pub fn process_redactor(&self, token: Option<&str>) -> Redactor {
+        process_redactor(token).with_user_rules(&self.config.redact.rules)
+    }
+
     /// The cycle's next step as every front end shows it: `unsandboxed` is said when the
     /// person turned the sandbox off.
     pub fn next_step(
@@ -133,5 +148,32 @@ impl Ctx {
 
     pub fn cycle(&self, state_arg: &str) -> Result<CyclePaths> {
         Ok(CyclePaths::new(self.home.resolve_state(state_arg)?)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::{RuleSpec, UserRules};
+
+    /// The config's rules reach the process redactor, and stay when a discovered token
+    /// makes it rebuilt.
+    #[test]
+    fn user_rules_reach_the_redactor_and_survive_a_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = Ctx::for_home(dir.path().to_path_buf());
+        let spec = RuleSpec {
+            id: "acme-token".into(),
+            regex: r"(acme_[A-Za-z0-9]{20})\b".into(),
+            keywords: vec!["acme_".into()],
+            entropy: None,
+        };
+        ctx.config.redact.rules = UserRules::compile(&[spec]).unwrap();
+        let ctx = ctx.with_redact_config();
+        let secret = "acme_Zq8vN3kL7xB2mR5tW9pQ";
+        assert_eq!(ctx.redactor.redact(secret), "[REDACTED:acme-token]");
+        let token = "k9Xq2LmZ7vB4nR8tW3yH";
+        let text = format!("{token} {secret}");
+        assert_eq!(ctx.process_redactor(Some(token)).redact(&text), "[REDACTED:github-token] [REDACTED:acme-token]");
     }
 }

@@ -60,7 +60,7 @@ impl Engine {
         let source = found.as_ref().map(|t| t.source);
         let token = found.map(|t| t.value);
         if token.is_some() {
-            ctx.redactor = super::context::process_redactor(token.as_deref());
+            ctx.redactor = ctx.process_redactor(token.as_deref());
         }
         Ok((Engine::connect(&ctx.github_api, token)?, source))
     }

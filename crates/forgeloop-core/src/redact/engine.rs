@@ -12,13 +12,15 @@ use std::sync::Arc;
 
 use memchr::{memchr, memrchr};
 
-use super::formats::{self, TRIGGERS, Trig};
-use super::kinds::Rule;
+use super::formats::{self, FORMATS, Pattern};
+use super::kinds::{Cand, Kind};
 use super::known::KnownSet;
 use super::matcher::Matcher;
-use super::paths::PathSet;
+use super::paths::{self, PathSet};
 use super::pem::{self, GroupEnd};
 use super::scan::{ceil_boundary, floor_boundary};
+use super::table::{self, Action, BUILTIN};
+use super::user::UserRules;
 
 /// Lines longer than this are redacted in windows, so memory stays bounded.
 pub(crate) const WINDOW: usize = 1 << 20;
@@ -31,29 +33,6 @@ pub(crate) const CONTEXT: usize = 512;
 const NEARBY: usize = 512;
 const MAX_PASSES: usize = 4;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Known(u16),
-    Rule(Rule),
-}
-
-impl Kind {
-    fn priority(self) -> u8 {
-        match self {
-            Kind::Known(_) => 0,
-            Kind::Rule(rule) => rule.priority(),
-        }
-    }
-}
-
-/// A span a rule wants masked.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Cand {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) kind: Kind,
-}
-
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hit {
     start: usize,
@@ -63,8 +42,10 @@ pub(crate) struct Hit {
 
 #[derive(Clone, Copy, Debug)]
 enum Src {
-    Long(u32),
-    Short(u32),
+    /// A keyword of the built-in formats table (or a path prefix).
+    Builtin(u32),
+    /// A keyword of a user rule.
+    User(u32),
     /// A known value or a literal path (`Rules::dynamic`).
     Dynamic(u32),
 }
@@ -77,10 +58,11 @@ pub(crate) struct Masked {
     pub(crate) end: usize,
 }
 
-/// The compiled per-redactor rules (the static formats are process-wide).
+/// The compiled per-redactor rules (the built-in formats are process-wide).
 pub(crate) struct Rules {
     pub(crate) known: Arc<KnownSet>,
     pub(crate) paths: PathSet,
+    pub(crate) user: UserRules,
     /// Known-value patterns, then path patterns, in chunks of at most 64 (what Teddy takes);
     /// each with the index of its first pattern.
     dynamic: Vec<(Matcher, usize)>,
@@ -177,27 +159,42 @@ struct Rewrite {
 impl Rules {
     /// One search covers known values and paths; rebuilt per checkout (Teddy builds in
     /// microseconds), so `with_checkout` stays cheap.
-    pub(crate) fn new(known: Arc<KnownSet>, paths: PathSet) -> Rules {
+    pub(crate) fn new(known: Arc<KnownSet>, paths: PathSet, user: UserRules) -> Rules {
         let all: Vec<&str> = known.patterns().iter().chain(paths.patterns()).map(String::as_str).collect();
         let dynamic = all
             .chunks(CHUNK)
             .enumerate()
             .filter_map(|(i, chunk)| Matcher::new(chunk).map(|m| (m, i * CHUNK)))
             .collect();
-        Rules { known, paths, dynamic }
+        Rules { known, paths, user, dynamic }
     }
 
     pub(crate) fn mask(&self, kind: Kind) -> &str {
         match kind {
             Kind::Known(k) => self.known.mask(k),
-            Kind::Rule(rule) => rule.mask(),
+            Kind::Format(row) => BUILTIN.mask(row),
+            Kind::User(row) => self.user.set().map_or("[REDACTED:secret]", |u| u.mask(row)),
+            Kind::Named(named) => named.mask(),
         }
     }
 
     pub(crate) fn kind_name(&self, kind: Kind) -> &str {
         match kind {
             Kind::Known(k) => self.known.kind_name(k),
-            Kind::Rule(rule) => rule.name(),
+            Kind::Format(row) => table::kind_name(row),
+            Kind::User(row) => self.user.set().map_or("secret", |u| u.name(row)),
+            Kind::Named(named) => named.name(),
+        }
+    }
+
+    /// Lower wins when spans of different kinds overlap: a known value beats everything, a
+    /// token format (built-in or user) the context around it (`formats::Pattern::priority`).
+    fn priority(kind: Kind) -> u8 {
+        match kind {
+            Kind::Known(_) => 0,
+            Kind::Format(row) => table::priority(row),
+            Kind::User(_) => 1,
+            Kind::Named(named) => named.priority(),
         }
     }
 
@@ -248,10 +245,7 @@ impl Rules {
                 sc.hits.push(h);
                 next = hits.next();
             }
-            let opens_pem = sc
-                .hits
-                .iter()
-                .any(|h| matches!(h.src, Src::Long(p) if formats::long_trig(p as usize) == Trig::PemBegin))
+            let opens_pem = sc.hits.iter().any(|h| matches!(h.src, Src::Builtin(p) if BUILTIN.is_pem(p)))
                 && pem::opens_block(&t[line_start..unit_end]);
             if opens_pem {
                 match pem::group_end(t, line_start, unit_end, eof) {
@@ -445,9 +439,11 @@ impl Rules {
         for h in hits {
             match h.src {
                 // One search for END markers serves every BEGIN marker in the unit.
-                Src::Long(p) if formats::long_trig(p as usize) == Trig::PemBegin => {
+                Src::Builtin(p) if BUILTIN.is_pem(p) => {
                     let ends = pem_ends.get_or_insert_with(|| pem::end_markers(bytes));
-                    sc.cands.extend(pem::verify(bytes, h.start, Some(ends)));
+                    if let Some((start, end)) = pem::verify(bytes, h.start, Some(ends)) {
+                        sc.cands.push(Cand { start, end, kind: Kind::Format(BUILTIN.pem_row()) });
+                    }
                 }
                 _ => self.verify_hit(h, bytes, &mut sc.cands),
             }
@@ -461,14 +457,16 @@ impl Rules {
             c.start = floor_boundary(t, c.start.min(c.end));
         }
         sc.cands.retain(|c| c.start >= min_start && c.end > c.start);
-        sc.cands.sort_unstable_by(|a, b| {
-            a.start.cmp(&b.start).then(b.end.cmp(&a.end)).then(a.kind.priority().cmp(&b.kind.priority()))
+        // Stable: of equal spans with equal priority, the one found first names the span (the
+        // earlier keyword, then the earlier table row; a built-in before a user rule).
+        sc.cands.sort_by(|a, b| {
+            a.start.cmp(&b.start).then(b.end.cmp(&a.end)).then(Self::priority(a.kind).cmp(&Self::priority(b.kind)))
         });
         for c in &sc.cands {
             match sc.spans.last_mut() {
                 Some(last) if c.start < last.end => {
                     last.end = last.end.max(c.end);
-                    if c.kind.priority() < last.kind.priority() {
+                    if Self::priority(c.kind) < Self::priority(last.kind) {
                         last.kind = c.kind;
                     }
                 }
@@ -478,9 +476,26 @@ impl Rules {
     }
 
     fn verify_hit(&self, h: &Hit, t: &[u8], out: &mut Vec<Cand>) {
+        let (s, e) = (h.start, h.end);
         match h.src {
-            Src::Long(p) => formats::verify(formats::long_trig(p as usize), t, h.start, h.end, out),
-            Src::Short(p) => formats::verify(formats::short_trig(p as usize), t, h.start, h.end, out),
+            Src::Builtin(p) => {
+                for &action in BUILTIN.prefilter.actions(p) {
+                    match action {
+                        Action::Row(row) => verify_row(row, t, s, e, out),
+                        Action::Path(trig) => out.extend(paths::verify(trig, t, s, e)),
+                    }
+                }
+            }
+            Src::User(p) => {
+                let Some(user) = self.user.set() else { return };
+                for &action in user.prefilter.actions(p) {
+                    if let Action::Row(row) = action
+                        && let Some((start, end)) = user.find(row, t, s, e)
+                    {
+                        out.push(Cand { start, end, kind: Kind::User(row) });
+                    }
+                }
+            }
             Src::Dynamic(p) => match (p as usize).checked_sub(self.known.pattern_count()) {
                 None => {
                     out.push(Cand { start: h.start, end: h.end, kind: Kind::Known(self.known.kind_of(p as usize)) })
@@ -492,21 +507,46 @@ impl Rules {
 
     /// Every prefilter hit in `hay[from..]`, in order of position.
     fn hit_iter<'a>(&'a self, hay: &'a [u8], from: usize) -> HitIter<'a> {
-        let mut lanes = Vec::with_capacity(2 + self.dynamic.len());
-        let mut add = |matcher: Option<&'a Matcher>, restart: bool, base: u32, src: fn(u32) -> Src| {
-            if let Some(matcher) = matcher {
-                lanes.push(Lane { matcher, restart, pos: from, base, src, head: None });
-            }
+        let mut lanes = Vec::with_capacity(3 + self.dynamic.len());
+        let mut add = |matcher: &'a Matcher, folded: bool, restart: bool, base: u32, src: fn(u32) -> Src| {
+            lanes.push(Lane { matcher, folded, restart, pos: from, base, src, head: None });
         };
-        add(TRIGGERS.long.as_ref(), false, 0, Src::Long);
-        add(TRIGGERS.short.as_ref(), false, 0, Src::Short);
+        for lane in &BUILTIN.prefilter.lanes {
+            add(&lane.matcher, lane.folded, false, lane.base, Src::Builtin);
+        }
+        if let Some(user) = self.user.set() {
+            for lane in &user.prefilter.lanes {
+                add(&lane.matcher, lane.folded, false, lane.base, Src::User);
+            }
+        }
         for (matcher, base) in &self.dynamic {
-            add(Some(matcher), true, *base as u32, Src::Dynamic);
+            add(matcher, false, true, *base as u32, Src::Dynamic);
         }
+        let folded = if lanes.iter().any(|l| l.folded) { fold(hay) } else { Vec::new() };
         for lane in &mut lanes {
-            lane.advance(hay);
+            lane.advance(if lane.folded { &folded } else { hay });
         }
-        HitIter { hay, lanes }
+        HitIter { hay, folded, lanes }
+    }
+}
+
+/// `hay` with ASCII letters lowercased, in one branch-free pass the compiler vectorizes.
+fn fold(hay: &[u8]) -> Vec<u8> {
+    hay.iter().map(|&b| b | (u8::from(b.is_ascii_uppercase()) << 5)).collect()
+}
+
+/// Checks built-in row `row` at keyword `[s, e)`.
+fn verify_row(row: u16, t: &[u8], s: usize, e: usize, out: &mut Vec<Cand>) {
+    let Some(format) = FORMATS.get(row as usize) else { return };
+    let kind = Kind::Format(row);
+    match format.pattern {
+        Pattern::Shape(shape) => formats::verify_shape(shape, kind, t, s, e, out),
+        Pattern::Regex(_) => {
+            let found = BUILTIN.regex(row).and_then(|re| re.find(t, s, e, format.checks()));
+            if let Some((start, end)) = found {
+                out.push(Cand { start, end, kind });
+            }
+        }
     }
 }
 
@@ -552,6 +592,8 @@ fn choose_cut(buf: &str, spans: &[Cand], min: usize, target: usize) -> usize {
 
 struct HitIter<'a> {
     hay: &'a [u8],
+    /// `hay` with ASCII letters lowercased, for folded lanes (empty without them).
+    folded: Vec<u8>,
     lanes: Vec<Lane<'a>>,
 }
 
@@ -561,6 +603,7 @@ struct HitIter<'a> {
 /// the set does not depend on where the scan began.
 struct Lane<'a> {
     matcher: &'a Matcher,
+    folded: bool,
     restart: bool,
     pos: usize,
     base: u32,
@@ -568,9 +611,9 @@ struct Lane<'a> {
     head: Option<Hit>,
 }
 
-impl<'a> Lane<'a> {
+impl Lane<'_> {
     #[inline]
-    fn advance(&mut self, hay: &'a [u8]) {
+    fn advance(&mut self, hay: &[u8]) {
         self.head = self.matcher.find(hay, self.pos).map(|(start, end, pattern)| {
             self.pos = if self.restart { start + 1 } else { end };
             Hit { start, end, src: (self.src)(self.base + pattern) }
@@ -589,7 +632,7 @@ impl Iterator for HitIter<'_> {
             self.lanes.iter().enumerate().filter_map(|(i, l)| l.head.map(|h| (i, h.start))).min_by_key(|&(_, s)| s)?;
         let lane = &mut self.lanes[index];
         let hit = lane.head;
-        lane.advance(self.hay);
+        lane.advance(if lane.folded { &self.folded } else { self.hay });
         hit
     }
 }

@@ -7,8 +7,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
-use super::engine::{Cand, Kind};
-use super::kinds::Rule;
+use super::kinds::{Cand, Kind, Named};
 use super::scan::{class_count, contains, entropy, left_boundary, run_end, run_start, skip_ansi};
 
 const IDENT_CAP: usize = 64;
@@ -82,7 +81,10 @@ fn not_secret_ident(ident: &[u8]) -> bool {
         || ((ident.ends_with(b"_id") || ident.ends_with(b"-id")) && !contains(ident, b"session"))
 }
 
+/// Checks the assignment around keyword `[s, e)`. A keyword in quotes (`"auth"`, a JSON
+/// key in Docker's `config.json`) stands for the identifier inside them.
 pub(crate) fn verify(t: &[u8], s: usize, e: usize, out: &mut Vec<Cand>) {
+    let (s, e) = if t.get(s) == Some(&b'"') && e >= s + 2 { (s + 1, e - 1) } else { (s, e) };
     if let Some(c) = assignment(t, s, e) {
         out.push(c);
     }
@@ -143,18 +145,18 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
         return None;
     }
     let rule = rule_for(&ident);
-    let aws_shape = rule == Rule::AwsSecretKey
+    let aws_shape = rule == Named::AwsSecretKey
         && value.len() == 40
         && value.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+');
     if !aws_shape && (!looks_secret(value) || (!quoted && looks_like_code(value)) || is_env_name(value)) {
         return None;
     }
-    Some(Cand { start: vs, end: ve, kind: Kind::Rule(rule) })
+    Some(Cand { start: vs, end: ve, kind: Kind::Named(rule) })
 }
 
 /// The kind to mask a whole JSON string value with, when its key names a credential and the
 /// value looks like one (a bare value has no shape the other rules could recognise).
-pub(crate) fn secret_under_key(key: &str, value: &str) -> Option<Rule> {
+pub(crate) fn secret_under_key(key: &str, value: &str) -> Option<Named> {
     let ident = key.to_ascii_lowercase();
     let keyword = [
         "token",
@@ -182,13 +184,13 @@ pub(crate) fn secret_under_key(key: &str, value: &str) -> Option<Rule> {
     Some(rule_for(ident.as_bytes()))
 }
 
-fn rule_for(ident: &[u8]) -> Rule {
+fn rule_for(ident: &[u8]) -> Named {
     if contains(ident, b"passw") || contains(ident, b"passphrase") {
-        Rule::Password
+        Named::Password
     } else if contains(ident, b"secret") && (contains(ident, b"aws") || contains(ident, b"access")) {
-        Rule::AwsSecretKey
+        Named::AwsSecretKey
     } else {
-        Rule::Secret
+        Named::Secret
     }
 }
 
@@ -407,7 +409,7 @@ mod tests {
         let docker = "{\"auths\":{\"ghcr.io\":{\"auth\":\"Y2ktYm90OnE3VmIyTHg5S2Q0UnQ4Wm0=\"}}}";
         let at = docker.find("\"auth\"").unwrap();
         let mut out = Vec::new();
-        verify(docker.as_bytes(), at + 1, at + 5, &mut out);
+        verify(docker.as_bytes(), at, at + 6, &mut out);
         assert_eq!(&docker[out[0].start..out[0].end], "Y2ktYm90OnE3VmIyTHg5S2Q0UnQ4Wm0=");
     }
 

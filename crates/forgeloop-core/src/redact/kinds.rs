@@ -1,91 +1,75 @@
-//! The kinds of span the redactor masks: each kind's name (what `--explain` and the masks
-//! show), its mask and its priority when spans overlap.
+//! The kinds of span the redactor masks, and the candidate span every rule reports. Every
+//! rule module depends on this one, never on the engine.
 
-/// A built-in rule's kind. Known values carry the kind their caller gave instead.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Rule {
-    GithubToken,
-    OpenaiKey,
-    AnthropicKey,
-    AwsAccessKey,
-    AwsSecretKey,
-    GoogleApiKey,
-    GoogleOauthToken,
-    GoogleClientSecret,
-    SlackToken,
-    SlackWebhook,
-    StripeKey,
-    NpmToken,
-    PypiToken,
-    GitlabToken,
-    HuggingfaceToken,
-    Jwt,
-    PrivateKey,
-    UrlCredentials,
-    Authorization,
+/// What a masked span is. Names, masks and priorities of formats and user rules live in
+/// their tables (`engine::Rules` looks them up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Kind {
+    /// A known value, with the kind its caller gave (index into `KnownSet`).
+    Known(u16),
+    /// A row of the built-in formats table (`formats::FORMATS`).
+    Format(u16),
+    /// A user rule from config (`user::UserRules`).
+    User(u16),
+    /// A kind hand-written code picks: the generic assignment's and the paths'.
+    Named(Named),
+}
+
+/// A span a rule wants masked.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cand {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Named {
     Password,
     Secret,
+    AwsSecretKey,
     CheckoutDir,
     HomeDir,
     LocalPath,
 }
 
-macro_rules! rule_table {
-    ($($rule:ident => $name:literal, $prio:literal;)*) => {
-        impl Rule {
-            pub(crate) fn name(self) -> &'static str {
-                match self { $(Rule::$rule => $name,)* }
-            }
-            /// Lower wins when spans of different kinds overlap: a specific format names the
-            /// merged span better than the generic rule, and any secret beats a path.
-            pub(crate) fn priority(self) -> u8 {
-                match self { $(Rule::$rule => $prio,)* }
-            }
-            fn redacted_mask(self) -> &'static str {
-                match self { $(Rule::$rule => concat!("[REDACTED:", $name, "]"),)* }
-            }
+impl Named {
+    pub(crate) const ALL: [Named; 6] =
+        [Named::Password, Named::Secret, Named::AwsSecretKey, Named::CheckoutDir, Named::HomeDir, Named::LocalPath];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Named::Password => "password",
+            Named::Secret => "secret",
+            Named::AwsSecretKey => "aws-secret-key",
+            Named::CheckoutDir => "checkout-dir",
+            Named::HomeDir => "home-dir",
+            Named::LocalPath => "local-path",
         }
-        /// Every kind name a built-in rule can report, for documentation and `--explain`.
-        /// Known values use the kind their caller registered (`github-token`, `env-secret`, …).
-        pub const RULE_KINDS: &[&str] = &[$($name,)*];
-    };
-}
+    }
 
-rule_table! {
-    GithubToken => "github-token", 1;
-    OpenaiKey => "openai-key", 1;
-    AnthropicKey => "anthropic-key", 1;
-    AwsAccessKey => "aws-access-key", 1;
-    AwsSecretKey => "aws-secret-key", 1;
-    GoogleApiKey => "google-api-key", 1;
-    GoogleOauthToken => "google-oauth-token", 1;
-    GoogleClientSecret => "google-client-secret", 1;
-    SlackToken => "slack-token", 1;
-    SlackWebhook => "slack-webhook", 1;
-    StripeKey => "stripe-key", 1;
-    NpmToken => "npm-token", 1;
-    PypiToken => "pypi-token", 1;
-    GitlabToken => "gitlab-token", 1;
-    HuggingfaceToken => "huggingface-token", 1;
-    Jwt => "jwt", 1;
-    PrivateKey => "private-key", 1;
-    UrlCredentials => "url-credentials", 2;
-    Authorization => "authorization", 2;
-    Password => "password", 3;
-    Secret => "secret", 3;
-    CheckoutDir => "checkout-dir", 4;
-    HomeDir => "home-dir", 5;
-    LocalPath => "local-path", 6;
-}
+    /// Lower wins when spans of different kinds overlap (formats are 1 and 2): an AWS secret
+    /// key is as specific as a token format, any secret beats a path, and the checkout beats
+    /// the home it lies in.
+    pub(crate) fn priority(self) -> u8 {
+        match self {
+            Named::AwsSecretKey => 1,
+            Named::Password | Named::Secret => 3,
+            Named::CheckoutDir => 4,
+            Named::HomeDir => 5,
+            Named::LocalPath => 6,
+        }
+    }
 
-impl Rule {
     /// What replaces the span. Paths keep their shape so `file:line` stays readable.
     pub(crate) fn mask(self) -> &'static str {
         match self {
-            Rule::CheckoutDir => "<checkout>",
-            Rule::HomeDir => "~",
-            Rule::LocalPath => "[LOCAL_PATH]",
-            other => other.redacted_mask(),
+            Named::Password => "[REDACTED:password]",
+            Named::Secret => "[REDACTED:secret]",
+            Named::AwsSecretKey => "[REDACTED:aws-secret-key]",
+            Named::CheckoutDir => "<checkout>",
+            Named::HomeDir => "~",
+            Named::LocalPath => "[LOCAL_PATH]",
         }
     }
 }
@@ -110,9 +94,11 @@ mod tests {
 
     #[test]
     fn masks_name_the_kind() {
-        assert_eq!(Rule::GithubToken.mask(), "[REDACTED:github-token]");
-        assert_eq!(Rule::LocalPath.mask(), "[LOCAL_PATH]");
-        assert!(RULE_KINDS.contains(&"private-key"));
+        for named in Named::ALL {
+            let mask = named.mask();
+            assert!(mask == format!("[REDACTED:{}]", named.name()) || !mask.starts_with("[REDACTED"), "{mask}");
+        }
+        assert_eq!(Named::LocalPath.mask(), "[LOCAL_PATH]");
     }
 
     #[test]

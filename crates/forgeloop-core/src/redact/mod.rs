@@ -3,9 +3,10 @@
 //! Three layers, all in one pass over the text:
 //! 1. **Known values** (`known`): the GitHub token in use and the values of credential-like
 //!    environment variables, raw and in their base64, URL-encoded and JSON-escaped forms.
-//! 2. **Formats** (`formats`, `generic`, `pem`): token shapes of every common provider, URL
-//!    credentials, `Authorization` headers, JWTs, PEM private-key blocks, and a generic
-//!    `secret = value` rule with an entropy floor.
+//! 2. **Formats** (`formats`, one table row per format; `shapes`, `generic`, `pem` for what a
+//!    regex cannot say): token shapes of every common provider, URL credentials,
+//!    `Authorization` headers, JWTs, PEM private-key blocks, and a generic `secret = value`
+//!    rule with an entropy floor; plus the user's own rules from config ([`UserRules`]).
 //! 3. **Local paths** (`paths`): checkout → `<checkout>`, home → `~`, other users' home
 //!    prefixes → `[LOCAL_PATH]`.
 //!
@@ -36,20 +37,38 @@ mod known;
 mod matcher;
 mod paths;
 mod pem;
+mod samples;
 mod scan;
+mod shapes;
 mod stream;
+mod table;
+mod user;
 
 use std::borrow::Cow;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
-use engine::{Kind, Masked, Rules, Scratch, Segmenter, Sink};
-pub use kinds::RULE_KINDS;
+use engine::{Masked, Rules, Scratch, Segmenter, Sink};
+use kinds::{Kind, Named};
 use known::KnownSet;
 use paths::PathSet;
 pub use stream::StreamRedactor;
+pub use user::{RuleError, RuleSpec, UserRules};
+
+/// Every kind name a built-in rule can report, for documentation and `--explain`: the
+/// formats table's kinds, then the generic assignment's and the paths'. Known values use
+/// the kind their caller registered (`github-token`, `env-secret`, …); user rules their id.
+pub static RULE_KINDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for kind in formats::FORMATS.iter().map(|f| f.kind).chain(Named::ALL.iter().map(|n| n.name())) {
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    kinds
+});
 
 /// One masked span, reported by `explain` (never the value itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +88,7 @@ pub struct RedactorBuilder {
     known: Vec<(String, String)>,
     home: Option<PathBuf>,
     checkouts: Vec<PathBuf>,
+    user: UserRules,
 }
 
 /// Shows counts only: the builder holds secrets.
@@ -78,6 +98,7 @@ impl fmt::Debug for RedactorBuilder {
             .field("known_values", &self.known.len())
             .field("home", &self.home.is_some())
             .field("checkouts", &self.checkouts.len())
+            .field("user_rules", &self.user)
             .finish()
     }
 }
@@ -121,11 +142,21 @@ impl RedactorBuilder {
         self
     }
 
+    /// The user's own formats (config `[[redact.rules]]`), masked as `[REDACTED:<id>]`.
+    pub fn user_rules(mut self, rules: UserRules) -> Self {
+        self.user = rules;
+        self
+    }
+
     pub fn build(self) -> Redactor {
         let known = Arc::new(KnownSet::new(&self.known));
         let paths = PathSet::new(self.home.as_deref(), &self.checkouts);
         Redactor {
-            inner: Arc::new(Inner { rules: Rules::new(known, paths), home: self.home, checkouts: self.checkouts }),
+            inner: Arc::new(Inner {
+                rules: Rules::new(known, paths, self.user),
+                home: self.home,
+                checkouts: self.checkouts,
+            }),
         }
     }
 }
@@ -147,6 +178,7 @@ impl fmt::Debug for Redactor {
         f.debug_struct("Redactor")
             .field("known_patterns", &self.inner.rules.known.pattern_count())
             .field("path_patterns", &self.inner.rules.paths.patterns().len())
+            .field("user_rules", &self.inner.rules.user)
             .finish()
     }
 }
@@ -168,8 +200,23 @@ impl Redactor {
         let mut checkouts = self.inner.checkouts.clone();
         checkouts.push(dir.to_path_buf());
         let paths = PathSet::new(self.inner.home.as_deref(), &checkouts);
-        let rules = Rules::new(Arc::clone(&self.inner.rules.known), paths);
+        let rules = Rules::new(Arc::clone(&self.inner.rules.known), paths, self.inner.rules.user.clone());
         Redactor { inner: Arc::new(Inner { rules, home: self.inner.home.clone(), checkouts }) }
+    }
+
+    /// The same known values and paths with `rules` as the user rules (replacing any):
+    /// how a process adds its config's rules to the redactor it built before reading it.
+    pub fn with_user_rules(&self, rules: &UserRules) -> Redactor {
+        let paths = PathSet::new(self.inner.home.as_deref(), &self.inner.checkouts);
+        let rules = Rules::new(Arc::clone(&self.inner.rules.known), paths, rules.clone());
+        Redactor {
+            inner: Arc::new(Inner { rules, home: self.inner.home.clone(), checkouts: self.inner.checkouts.clone() }),
+        }
+    }
+
+    /// The user rules in effect (config `[[redact.rules]]`).
+    pub fn user_rules(&self) -> &UserRules {
+        &self.inner.rules.user
     }
 
     /// The text with every secret and local path masked; borrowed when nothing matched.

@@ -7,9 +7,36 @@
 
 use std::path::{Path, PathBuf};
 
-use super::engine::{Cand, Kind};
-use super::kinds::Rule;
+use super::kinds::{Cand, Kind, Named};
 use super::scan::{is_word, run_end};
+
+/// The prefixes that start a user-identifying path, searched with the formats' keywords.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathTrig {
+    Home,
+    Users,
+    Root,
+    VarFolders,
+    WinUsers,
+}
+
+pub(crate) const TRIGGERS: &[(&str, PathTrig)] = &[
+    ("/home/", PathTrig::Home),
+    ("/Users/", PathTrig::Users),
+    ("/root", PathTrig::Root),
+    ("/var/folders/", PathTrig::VarFolders),
+    ("\\Users\\", PathTrig::WinUsers),
+];
+
+/// Checks the path around a trigger hit `[s, e)`.
+pub(crate) fn verify(trig: PathTrig, t: &[u8], s: usize, e: usize) -> Option<Cand> {
+    match trig {
+        PathTrig::Home | PathTrig::Users => user_dir(t, s, e),
+        PathTrig::Root => root_dir(t, s, e),
+        PathTrig::VarFolders => var_folders(t, s, e),
+        PathTrig::WinUsers => windows_users(t, s, e),
+    }
+}
 
 /// Bytes that continue a file name, so a path prefix must not be followed or preceded by one.
 fn is_name(b: u8) -> bool {
@@ -42,11 +69,11 @@ fn path_end(t: &[u8], pos: usize) -> bool {
 }
 
 fn local(start: usize, end: usize) -> Option<Cand> {
-    Some(Cand { start, end, kind: Kind::Rule(Rule::LocalPath) })
+    Some(Cand { start, end, kind: Kind::Named(Named::LocalPath) })
 }
 
 /// `/home/<u>` and `/Users/<u>` (also `C:/Users/<u>`); the trigger is `/home/` or `/Users/`.
-pub(crate) fn user_dir(t: &[u8], s: usize, e: usize) -> Option<Cand> {
+fn user_dir(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     let start = match drive_before(t, s, 0) {
         Some(drive) if t[s + 1] == b'U' => drive,
         _ if path_start(t, s) => s,
@@ -67,13 +94,13 @@ fn drive_before(t: &[u8], pos: usize, skip: usize) -> Option<usize> {
     (t[colon] == b':' && t[letter].is_ascii_alphabetic() && clean_before).then_some(letter)
 }
 
-pub(crate) fn root_dir(t: &[u8], s: usize, e: usize) -> Option<Cand> {
+fn root_dir(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     (path_start(t, s) && path_end(t, e)).then_some(())?;
     local(s, e)
 }
 
 /// macOS per-user temp: `/var/folders/xx/yyyy…` with or without `/private` in front.
-pub(crate) fn var_folders(t: &[u8], s: usize, e: usize) -> Option<Cand> {
+fn var_folders(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     let start = if s >= 8 && &t[s - 8..s] == b"/private" { s - 8 } else { s };
     if !path_start(t, start) {
         return None;
@@ -93,7 +120,7 @@ pub(crate) fn var_folders(t: &[u8], s: usize, e: usize) -> Option<Cand> {
 }
 
 /// `C:\Users\<u>`, also JSON-escaped `C:\\Users\\<u>`; the trigger is `\Users\`.
-pub(crate) fn windows_users(t: &[u8], s: usize, e: usize) -> Option<Cand> {
+fn windows_users(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     let (start, from) = if let Some(drive) = drive_before(t, s, 0) {
         (drive, e)
     } else if s >= 1 && t[s - 1] == b'\\' && t.get(e) == Some(&b'\\') {
@@ -113,20 +140,20 @@ pub(crate) fn windows_users(t: &[u8], s: usize, e: usize) -> Option<Cand> {
 #[derive(Default)]
 pub(crate) struct PathSet {
     patterns: Vec<String>,
-    rules: Vec<Rule>,
+    rules: Vec<Named>,
 }
 
 impl PathSet {
     pub(crate) fn new(home: Option<&Path>, checkouts: &[PathBuf]) -> PathSet {
-        let mut patterns: Vec<(String, Rule)> = Vec::new();
+        let mut patterns: Vec<(String, Named)> = Vec::new();
         for dir in checkouts {
             for form in forms(dir) {
-                patterns.push((form, Rule::CheckoutDir));
+                patterns.push((form, Named::CheckoutDir));
             }
         }
         if let Some(home) = home {
             for form in forms(home) {
-                patterns.push((form, Rule::HomeDir));
+                patterns.push((form, Named::HomeDir));
             }
         }
         let mut seen = std::collections::HashSet::new();
@@ -138,7 +165,7 @@ impl PathSet {
     /// A literal hit counts only on path-segment boundaries (`/tmp/x` is not in `/tmp/xy`).
     pub(crate) fn verify(&self, pattern: usize, t: &[u8], s: usize, e: usize) -> Option<Cand> {
         let rule = *self.rules.get(pattern)?;
-        (path_start(t, s) && path_end(t, e)).then_some(Cand { start: s, end: e, kind: Kind::Rule(rule) })
+        (path_start(t, s) && path_end(t, e)).then_some(Cand { start: s, end: e, kind: Kind::Named(rule) })
     }
 
     pub(crate) fn patterns(&self) -> &[String] {

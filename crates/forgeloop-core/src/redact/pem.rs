@@ -5,9 +5,6 @@
 
 use memchr::memmem;
 
-use super::engine::{Cand, Kind};
-use super::kinds::Rule;
-
 /// Longest block the redactor will join lines for (an RSA-8192 key is about 6.5 KB).
 pub(crate) const GROUP_MAX: usize = 64 * 1024;
 
@@ -30,7 +27,7 @@ fn marker_end(t: &[u8], s: usize, word: &[u8]) -> Option<usize> {
 /// The block whose BEGIN marker starts at `s`: through its END marker if one follows within
 /// `GROUP_MAX`, else through the base64 lines that follow. `ends` (from `end_markers`) lets
 /// many BEGIN markers in one unit share a single search for END markers.
-pub(crate) fn verify(t: &[u8], s: usize, ends: Option<&[(usize, usize)]>) -> Option<Cand> {
+pub(crate) fn verify(t: &[u8], s: usize, ends: Option<&[(usize, usize)]>) -> Option<(usize, usize)> {
     let begin_end = marker_end(t, s, BEGIN)?;
     let limit = t.len().min(s + GROUP_MAX);
     let end = match ends {
@@ -44,7 +41,7 @@ pub(crate) fn verify(t: &[u8], s: usize, ends: Option<&[(usize, usize)]>) -> Opt
         }
     };
     let end = end.unwrap_or_else(|| body_end(t, begin_end));
-    Some(Cand { start: s, end, kind: Kind::Rule(Rule::PrivateKey) })
+    Some((s, end))
 }
 
 /// Every END marker in `t`, as (start, end), in order.
@@ -149,7 +146,7 @@ mod tests {
     fn truncated_block_ends_after_its_body() {
         let t = b"-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkq\nhkiG9w0BAQEFAASC\nerror: cut here\n";
         let c = verify(t, 0, None).unwrap();
-        assert_eq!(verify(t, 0, Some(&end_markers(t))).unwrap().end, c.end);
-        assert_eq!(&t[c.end..], b"\nerror: cut here\n");
+        assert_eq!(verify(t, 0, Some(&end_markers(t))).unwrap().1, c.1);
+        assert_eq!(&t[c.1..], b"\nerror: cut here\n");
     }
 }

@@ -1,0 +1,244 @@
+//! The formats table and the user rules, compiled: keyword searchers (the prefilter), what a
+//! hit on each keyword asks to be checked, and the rows' regexes.
+//!
+//! Keywords are split by how they are searched. Case-sensitive keywords of four bytes or more
+//! go to Teddy, the SIMD searcher inside `aho-corasick`, which keys on the first four bytes of
+//! every pattern (so one three-byte keyword would slow all of them down): three-byte keywords
+//! get their own searcher, and Teddy takes at most 64 patterns, so a longer list is split over
+//! several searchers rather than falling back to a slower automaton. Case-insensitive
+//! keywords (user rules) get an automaton of their own.
+
+use std::sync::{LazyLock, OnceLock};
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use super::formats::{Checks, FORMATS, Pattern, Shape};
+use super::matcher::Matcher;
+use super::paths::{self, PathTrig};
+use super::scan::left_boundary;
+
+/// How far past its keyword a regex looks by default: longer than any built-in match and
+/// the byte after it.
+pub(crate) const MATCH_WINDOW: usize = 8 * 1024;
+/// Teddy's pattern limit.
+const CHUNK: usize = 64;
+
+/// What a keyword hit asks to be checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// A row of the table the prefilter was built for.
+    Row(u16),
+    Path(PathTrig),
+}
+
+/// Keyword searchers; pattern indices are global across the searchers.
+pub(crate) struct Prefilter {
+    pub(crate) lanes: Vec<Lane>,
+    actions: Vec<Vec<Action>>,
+}
+
+pub(crate) struct Lane {
+    pub(crate) matcher: Matcher,
+    /// The global index of the searcher's first pattern.
+    pub(crate) base: u32,
+    /// Searches the text with ASCII letters lowercased (its keywords are lowercase): Teddy
+    /// matches bytes exactly, and folding a block in cache costs less than an automaton
+    /// that ignores case.
+    pub(crate) folded: bool,
+}
+
+impl Prefilter {
+    /// `keywords`: (keyword, any case, what a hit means). A keyword listed twice merges its
+    /// actions; a hit also runs the actions of every shorter keyword of its searcher that it
+    /// starts with, since a leftmost-longest search reports only the longest one.
+    pub(crate) fn new(keywords: &[(&str, bool, Action)]) -> Prefilter {
+        // Exact long, exact short, folded long, folded short.
+        let mut groups: [Vec<(String, Vec<Action>)>; 4] = Default::default();
+        for &(keyword, any_case, action) in keywords {
+            let keyword = if any_case { keyword.to_ascii_lowercase() } else { keyword.to_owned() };
+            let group = if any_case { 2 } else { 0 } + usize::from(keyword.len() < 4);
+            match groups[group].iter_mut().find(|(k, _)| *k == keyword) {
+                Some((_, actions)) if !actions.contains(&action) => actions.push(action),
+                Some(_) => {}
+                None => groups[group].push((keyword, vec![action])),
+            }
+        }
+        let mut lanes = Vec::new();
+        let mut actions = Vec::new();
+        for (group, entries) in groups.iter().enumerate() {
+            for chunk in entries.chunks(CHUNK) {
+                let literals: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
+                let (Some(matcher), Ok(base)) = (Matcher::new(&literals), u32::try_from(actions.len())) else {
+                    continue;
+                };
+                for (keyword, own) in chunk {
+                    let mut all = own.clone();
+                    for (shorter, theirs) in chunk {
+                        if keyword.len() > shorter.len() && keyword.starts_with(shorter.as_str()) {
+                            all.extend(theirs.iter().filter(|a| !own.contains(a)));
+                        }
+                    }
+                    actions.push(all);
+                }
+                lanes.push(Lane { matcher, base, folded: group >= 2 });
+            }
+        }
+        Prefilter { lanes, actions }
+    }
+
+    pub(crate) fn actions(&self, pattern: u32) -> &[Action] {
+        self.actions.get(pattern as usize).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A row's regex, compiled anchored (`\A(?:…)`), so a search never runs past the match that
+/// starts at its keyword.
+pub(crate) struct RowRegex {
+    re: Regex,
+    /// The secret is capture group 1 rather than the whole match.
+    group: bool,
+    /// The secret starts at the keyword, so its boundary can be checked before the search.
+    secret_at_keyword: bool,
+    /// Search without capture slots first: for keywords that are common words, where most
+    /// hits do not match. A token prefix's hits nearly all do, so its rows go straight on.
+    probe: bool,
+}
+
+impl RowRegex {
+    /// ASCII only (`\w`, `\b`, `(?i)` are ASCII; the Unicode tables are not built in).
+    pub(crate) fn compile(pattern: &str, probe: bool) -> Result<RowRegex, regex::Error> {
+        let re = RegexBuilder::new(&format!(r"\A(?:{pattern})")).unicode(false).build()?;
+        let group = re.captures_len() > 1;
+        let secret_at_keyword = !group || (pattern.starts_with('(') && !pattern.starts_with("(?"));
+        Ok(RowRegex { re, group, secret_at_keyword, probe })
+    }
+
+    /// The secret this regex finds at keyword `[s, e)` of `t`, if it passes `checks`.
+    pub(crate) fn find(&self, t: &[u8], s: usize, e: usize, checks: Checks) -> Option<(usize, usize)> {
+        if self.secret_at_keyword && !left_boundary(t, s) {
+            return None;
+        }
+        let window = checks.window.unwrap_or(MATCH_WINDOW);
+        let hay = t.get(s..t.len().min(e.saturating_add(window)))?;
+        if self.probe && !self.re.is_match(hay) {
+            return None;
+        }
+        let (a, b) = if self.group {
+            let caps = self.re.captures(hay)?;
+            let m = caps.get(1).or_else(|| caps.get(0))?;
+            (m.start(), m.end())
+        } else {
+            let m = self.re.find(hay)?;
+            (m.start(), m.end())
+        };
+        let (start, end) = (s + a, s + b);
+        checks.accept(t, e, start, end).then_some((start, end))
+    }
+}
+
+/// The built-in table, compiled once per process. Regexes compile on their first hit, so a
+/// process that never meets a keyword never pays for its row.
+pub(crate) struct Builtin {
+    pub(crate) prefilter: Prefilter,
+    masks: Vec<String>,
+    regexes: Vec<OnceLock<Option<RowRegex>>>,
+    /// Per keyword pattern: does a hit open a PEM block (the engine groups its lines)?
+    pem: Vec<bool>,
+    pem_row: u16,
+}
+
+pub(crate) static BUILTIN: LazyLock<Builtin> = LazyLock::new(Builtin::new);
+
+impl Builtin {
+    fn new() -> Builtin {
+        let mut keywords: Vec<(&str, bool, Action)> = Vec::new();
+        for (row, format) in FORMATS.iter().enumerate() {
+            let Ok(row) = u16::try_from(row) else { break };
+            keywords.extend(format.keywords.iter().map(|k| (*k, false, Action::Row(row))));
+        }
+        keywords.extend(paths::TRIGGERS.iter().map(|(k, trig)| (*k, false, Action::Path(*trig))));
+        let prefilter = Prefilter::new(&keywords);
+        let pem_row = FORMATS.iter().position(|f| f.pattern == Pattern::Shape(Shape::Pem));
+        let pem_row = pem_row.and_then(|r| u16::try_from(r).ok()).unwrap_or(u16::MAX);
+        let pem = prefilter.actions.iter().map(|a| a.contains(&Action::Row(pem_row))).collect();
+        Builtin {
+            prefilter,
+            masks: FORMATS.iter().map(|f| format!("[REDACTED:{}]", f.kind)).collect(),
+            regexes: FORMATS.iter().map(|_| OnceLock::new()).collect(),
+            pem,
+            pem_row,
+        }
+    }
+
+    pub(crate) fn is_pem(&self, pattern: u32) -> bool {
+        self.pem.get(pattern as usize).copied().unwrap_or(false)
+    }
+
+    pub(crate) fn pem_row(&self) -> u16 {
+        self.pem_row
+    }
+
+    pub(crate) fn mask(&self, row: u16) -> &str {
+        self.masks.get(row as usize).map_or("[REDACTED:secret]", String::as_str)
+    }
+
+    /// A row's regex; `None` for shape rows (and, never in a tested build, a regex that does
+    /// not compile: the table test compiles every one).
+    pub(crate) fn regex(&self, row: u16) -> Option<&RowRegex> {
+        let format = FORMATS.get(row as usize)?;
+        let Pattern::Regex(pattern) = format.pattern else { return None };
+        self.regexes.get(row as usize)?.get_or_init(|| RowRegex::compile(pattern, false).ok()).as_ref()
+    }
+}
+
+pub(crate) fn kind_name(row: u16) -> &'static str {
+    FORMATS.get(row as usize).map_or("secret", |f| f.kind)
+}
+
+pub(crate) fn priority(row: u16) -> u8 {
+    FORMATS.get(row as usize).map_or(1, |f| f.pattern.priority())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyword_sets_keep_teddy() {
+        let long = FORMATS.iter().flat_map(|f| f.keywords).filter(|k| k.len() >= 4).count() + paths::TRIGGERS.len();
+        assert!(long <= CHUNK, "{long} long keywords: the prefilter needs a second Teddy pass");
+    }
+
+    #[test]
+    fn every_keyword_is_three_bytes_or_more() {
+        for f in FORMATS {
+            assert!(!f.keywords.is_empty(), "{} has no keyword", f.id);
+            assert!(f.keywords.iter().all(|k| k.len() >= 3), "{}", f.id);
+        }
+    }
+
+    #[test]
+    fn shorter_keywords_of_a_searcher_run_with_the_longer_one() {
+        let p = Prefilter::new(&[
+            ("acme", true, Action::Row(0)),
+            ("ACME_corp", true, Action::Row(1)),
+            ("acme", true, Action::Row(2)),
+        ]);
+        let lane = &p.lanes[0];
+        assert!(lane.folded);
+        let (_, _, pattern) = lane.matcher.find(b"x acme_corp y", 0).unwrap();
+        assert_eq!(p.actions(lane.base + pattern), [Action::Row(1), Action::Row(0), Action::Row(2)]);
+    }
+
+    #[test]
+    fn more_than_64_keywords_take_a_second_searcher() {
+        let words: Vec<String> = (0..100).map(|i| format!("kw{i:03}_")).collect();
+        let keywords: Vec<(&str, bool, Action)> =
+            words.iter().enumerate().map(|(i, w)| (w.as_str(), false, Action::Row(i as u16))).collect();
+        let p = Prefilter::new(&keywords);
+        assert_eq!(p.lanes.len(), 2);
+        let lane = &p.lanes[1];
+        let (_, _, pattern) = lane.matcher.find(b"..kw077_..", 0).unwrap();
+        assert_eq!(p.actions(lane.base + pattern), [Action::Row(77)]);
+    }
+}
