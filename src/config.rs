@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
 use crate::redact::UserRules;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -92,15 +91,24 @@ pub struct McpConfig {
     pub profiles: BTreeMap<String, toml::Value>,
 }
 
+/// The config file could not be read or is not valid (a bad redaction rule included).
+#[derive(Debug, thiserror::Error)]
+#[error("invalid config {path}: {reason}")]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
 impl Config {
     /// Loads `path`; a missing file is the default config only when it was not asked for.
-    pub fn load(path: &Path, explicit: bool) -> Result<Config> {
+    pub fn load(path: &Path, explicit: bool) -> Result<Config, ConfigError> {
+        let fail = |reason: String| ConfigError { path: path.to_path_buf(), reason };
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(Config::default()),
-            Err(err) => return Err(Error::Config { path: path.to_path_buf(), reason: err.to_string() }),
+            Err(err) => return Err(fail(err.to_string())),
         };
-        toml::from_str(&text).map_err(|e| Error::Config { path: path.to_path_buf(), reason: e.to_string() })
+        toml::from_str(&text).map_err(|e| fail(e.to_string()))
     }
 }
 

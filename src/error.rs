@@ -57,8 +57,8 @@ pub enum Error {
     WaitTimeout(u64),
     #[error("{context}: {source}")]
     Io { context: String, source: std::io::Error },
-    #[error("invalid config {path}: {reason}")]
-    Config { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     #[error("cannot watch {path} for changes: {reason}")]
     Watch { path: PathBuf, reason: String },
     #[error(transparent)]
