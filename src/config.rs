@@ -36,7 +36,7 @@ pub struct RedactConfig {
 }
 
 /// How test commands run. Only the person edits this file: a commands file or the MCP server
-/// can widen the sandbox in small ways, never turn it off (SPEC §5.6).
+/// can widen the sandbox in small ways, never turn it off (design §5.6).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunnerConfig {

@@ -1,4 +1,4 @@
-//! Every secret family of SPEC §7, generated at test time, in realistic contexts: none
+//! Every secret family of design §7, generated at test time, in realistic contexts: none
 //! survives, the mask names the kind, and benign text comes out byte-for-byte unchanged.
 
 #[path = "support/redact_corpus.rs"]

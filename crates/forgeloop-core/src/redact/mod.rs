@@ -1,4 +1,4 @@
-//! Redaction (SPEC §7): the one redactor everything that leaves the process goes through.
+//! Redaction (design §7): the one redactor everything that leaves the process goes through.
 //!
 //! Three layers, all in one pass over the text:
 //! 1. **Known values** (`known`): the GitHub token in use and the values of credential-like
