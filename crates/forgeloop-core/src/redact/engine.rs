@@ -508,19 +508,19 @@ impl Rules {
     /// Every prefilter hit in `hay[from..]`, in order of position.
     fn hit_iter<'a>(&'a self, hay: &'a [u8], from: usize) -> HitIter<'a> {
         let mut lanes = Vec::with_capacity(3 + self.dynamic.len());
-        let mut add = |matcher: &'a Matcher, folded: bool, restart: bool, base: u32, src: fn(u32) -> Src| {
-            lanes.push(Lane { matcher, folded, restart, pos: from, base, src, head: None });
+        let mut add = |matcher: &'a Matcher, folded: bool, base: u32, src: fn(u32) -> Src| {
+            lanes.push(Lane { matcher, folded, pos: from, base, src, head: None });
         };
         for lane in &BUILTIN.prefilter.lanes {
-            add(&lane.matcher, lane.folded, false, lane.base, Src::Builtin);
+            add(&lane.matcher, lane.folded, lane.base, Src::Builtin);
         }
         if let Some(user) = self.user.set() {
             for lane in &user.prefilter.lanes {
-                add(&lane.matcher, lane.folded, false, lane.base, Src::User);
+                add(&lane.matcher, lane.folded, lane.base, Src::User);
             }
         }
         for (matcher, base) in &self.dynamic {
-            add(matcher, false, true, *base as u32, Src::Dynamic);
+            add(matcher, false, *base as u32, Src::Dynamic);
         }
         let folded = if lanes.iter().any(|l| l.folded) { fold(hay) } else { Vec::new() };
         for lane in &mut lanes {
@@ -597,14 +597,13 @@ struct HitIter<'a> {
     lanes: Vec<Lane<'a>>,
 }
 
-/// One searcher's matches. Trigger patterns are searched without overlaps (they do not
-/// overlap in ways that matter); known values and paths restart after each match start,
-/// so every start position yields its longest match, overlapping values are all seen, and
-/// the set does not depend on where the scan began.
+/// One searcher's matches. Each search restarts just after the last match's start, so every
+/// start position yields its longest match: overlapping values are all seen, a keyword never
+/// hides one that starts inside it (`npm_auth` is `npm_` and `_auth`; adding a format's
+/// keyword cannot hide another's), and the set does not depend on where the scan began.
 struct Lane<'a> {
     matcher: &'a Matcher,
     folded: bool,
-    restart: bool,
     pos: usize,
     base: u32,
     src: fn(u32) -> Src,
@@ -615,7 +614,7 @@ impl Lane<'_> {
     #[inline]
     fn advance(&mut self, hay: &[u8]) {
         self.head = self.matcher.find(hay, self.pos).map(|(start, end, pattern)| {
-            self.pos = if self.restart { start + 1 } else { end };
+            self.pos = start + 1;
             Hit { start, end, src: (self.src)(self.base + pattern) }
         });
         if self.head.is_none() {

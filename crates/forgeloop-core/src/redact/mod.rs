@@ -382,6 +382,17 @@ mod tests {
         }
     }
 
+    /// Keyword searches restart after each hit's start: `npm_` does not hide `_auth`, and a new
+    /// format's keyword (`dapi`) does not hide an older one (`apikey`).
+    #[test]
+    fn a_keyword_never_hides_one_that_starts_inside_it() {
+        let r = Redactor::default();
+        assert_eq!(r.redact("npm_auth = Zq8vN3kL7xB2mR5t"), "npm_auth = [REDACTED:secret]");
+        assert_eq!(r.redact("sendapikey = Zq8vN3kL7xB2mR5t"), "sendapikey = [REDACTED:secret]");
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIBVQIBADANBgkq\n-----END RSA PRIVATE KEY-----";
+        assert_eq!(r.redact(&format!("glpat-{pem}")), "glpat-[REDACTED:private-key]");
+    }
+
     #[test]
     fn unchanged_text_is_borrowed() {
         let r = Redactor::default();
