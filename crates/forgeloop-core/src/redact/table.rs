@@ -6,7 +6,10 @@
 //! every pattern (so one three-byte keyword would slow all of them down): three-byte keywords
 //! get their own searcher, and Teddy takes at most 64 patterns, so a longer list is split over
 //! several searchers rather than falling back to a slower automaton. Case-insensitive
-//! keywords (user rules) get an automaton of their own.
+//! keywords (user rules) are lowercased and searched, the same way, over a case-folded copy
+//! of the text. A hit runs the actions of its keyword and of every shorter keyword of its
+//! searcher it starts with; searches restart after each hit's start (`engine::Lane`), so
+//! keywords that overlap are all seen.
 
 use std::sync::{LazyLock, OnceLock};
 
