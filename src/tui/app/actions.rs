@@ -67,7 +67,7 @@ impl App {
         if rerun == machine::Rerun::OverridePass {
             body.push_str("\n\nThe last run PASSED: this is a human override of READY_TO_MERGE.");
         }
-        if state.iteration >= state.max_iterations {
+        if state.cap_reached() {
             body.push_str(
                 "\n\nThe cap is already reached: the cycle will move to BLOCKED_MAX_ITERATIONS instead of running.",
             );

@@ -33,7 +33,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             "{} of {}{}",
             state.iteration,
             state.max_iterations,
-            if state.iteration >= state.max_iterations { " (cap reached)" } else { "" }
+            if state.cap_reached() { " (cap reached)" } else { "" }
         ),
         theme.text,
     ));
