@@ -402,9 +402,6 @@ fn sibling_circles(root: &Path) -> Vec<String> {
         let inline = inline_mods(&toks);
         // Absolute paths of everything the file names: crate::a::b and super::x.
         let mut targets: Vec<Vec<String>> = Vec::new();
-        let is_mod = rel.file_name().is_some_and(|n| n == "mod.rs");
-        // The module `super` means here: a mod.rs's own path is its directory.
-        let here: Vec<String> = module.clone();
         for (i, (_, tok)) in toks.iter().enumerate() {
             let Tok::Ident(word) = tok else { continue };
             if i > 0 && matches!(toks[i - 1].1, Tok::Colons) {
@@ -417,13 +414,14 @@ fn sibling_circles(root: &Path) -> Vec<String> {
             }
             let start: Option<Vec<String>> = match word.as_str() {
                 "crate" => Some(Vec::new()),
+                // `super` is the parent of the (inline) module the token sits in; a mod.rs's
+                // own module path is its directory, so this holds for it too.
                 "super" => {
-                    let mut base = here.clone();
+                    let mut base = module.clone();
                     base.extend(inline[i].iter().cloned());
                     base.pop();
                     Some(base)
                 }
-                "self" if !is_mod => None,
                 _ => None,
             };
             let Some(mut path) = start else { continue };
