@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::domain::commands::CommandsError;
 use crate::domain::machine::{ConfirmError, Refusal, SentError, StartError};
 use crate::domain::pr_ref::{PrRefError, RepoNameError};
+use crate::domain::state::Actor;
 use crate::registry::RegistryError;
 use crate::store::journal::JournalError;
 use crate::store::layout::LayoutError;
@@ -76,6 +77,12 @@ pub enum Error {
     /// `BLOCKED_PROJECT_UNAVAILABLE` (or `CYCLE_BUSY` / `BLOCKED_PROJECT_SOURCES`).
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Stop(StopError),
+    /// A run stopped before its verdict: by a stop request (design §6.6), Ctrl-C or SIGTERM.
+    /// It was journaled and is not an iteration.
+    #[error("{message}")]
+    RunCancelled { message: String, by: Actor, cycle_status: crate::domain::status::Status },
 }
 
 impl From<ConfirmError> for Error {
@@ -114,6 +121,8 @@ impl Error {
             Error::Infra { .. } => "INFRA_FAILURE",
             Error::Registry(e) => e.status(),
             Error::Sandbox(e) => e.status(),
+            Error::Stop(e) => e.status(),
+            Error::RunCancelled { .. } => "RUN_CANCELLED",
             _ => "BLOCKED",
         }
     }
@@ -148,6 +157,15 @@ impl Error {
             Error::Registry(e) if e.status() == "CYCLE_BUSY" => {
                 map.insert("pid".into(), json!(e.busy_pid()));
             }
+            Error::Stop(e) => {
+                if let Some(pid) = e.pid() {
+                    map.insert("pid".into(), json!(pid));
+                }
+            }
+            Error::RunCancelled { by, cycle_status, .. } => {
+                map.insert("cancelled_by".into(), json!(by.as_str()));
+                map.insert("cycle_status".into(), json!(cycle_status.as_str()));
+            }
             Error::Sandbox(crate::sandbox::SandboxError::Unavailable { causes, fixes }) => {
                 map.insert("causes".into(), json!(causes));
                 map.insert("fixes".into(), json!(fixes));
@@ -159,6 +177,57 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a run held by another process could not be stopped (design §6.6).
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    #[error("no test is running for this cycle; there is nothing to cancel")]
+    NoRun,
+    #[error("the run ended before the request reached it (the cycle is {status}); nothing was cancelled")]
+    FinishedFirst { status: String },
+    #[error(
+        "the process testing this cycle (pid {pid}) is gone: it exited without recording the run; nothing is running now"
+    )]
+    HolderGone { pid: u32 },
+    #[error(
+        "pid {pid} holds this cycle but did not answer the stop request within {seconds} s; nothing was changed. \
+         It may be an older forgeloop: `kill -TERM {pid}` stops its run"
+    )]
+    NoAnswer { pid: u32, seconds: u64 },
+    #[error(
+        "pid {pid} took the stop request but still holds the cycle after {seconds} s; its test processes may ignore \
+         SIGTERM and are being killed"
+    )]
+    NotFinished { pid: u32, seconds: u64 },
+    #[error("the process holding this cycle (pid {pid}) is not a forgeloop process; nothing was signalled")]
+    NotForgeloop { pid: u32 },
+    #[error("cannot write the stop request {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+impl StopError {
+    /// The `status` word of the error document.
+    pub fn status(&self) -> &'static str {
+        match self {
+            StopError::NoRun | StopError::FinishedFirst { .. } => "NO_RUN",
+            StopError::HolderGone { .. } => "HOLDER_GONE",
+            StopError::NoAnswer { .. } | StopError::NotFinished { .. } | StopError::NotForgeloop { .. } => {
+                "STOP_UNANSWERED"
+            }
+            StopError::Write { .. } => "BLOCKED",
+        }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        match self {
+            StopError::HolderGone { pid }
+            | StopError::NoAnswer { pid, .. }
+            | StopError::NotFinished { pid, .. }
+            | StopError::NotForgeloop { pid } => Some(*pid),
+            _ => None,
+        }
+    }
+}
 
 /// The error document's shape, for errors that are not an [`Error`] (the MCP server's own
 /// refusals, the demo's): `status` and `error` first, then the details.

@@ -163,7 +163,11 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::List(args) => Ok(output::json(r, &list::list(ctx, &args.dir))),
         Command::Log(args) => log(ctx, &args.state, args.verify),
         Command::Abort(args) => {
-            Ok(output::json(r, &actions::abort(ctx, &ctx.cycle(&args.state)?, &args.reason, Actor::Agent)?.state))
+            // A run in progress elsewhere is asked to stop first (design §6.6).
+            Ok(output::json(
+                r,
+                &crate::cycle::stop::abort(ctx, &ctx.cycle(&args.state)?, &args.reason, Actor::Agent)?.state,
+            ))
         }
         Command::Block(args) => {
             let status = parse_status(&args.status)?;

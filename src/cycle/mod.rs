@@ -5,11 +5,13 @@ pub mod actions;
 pub mod attach;
 pub mod context;
 pub mod list;
+pub mod live;
 pub mod pr_status;
 pub mod pr_test;
 pub mod reply;
 pub mod session;
 pub mod start;
+pub mod stop;
 pub mod wait;
 
 pub use context::{Clock, Ctx, FixedClock, SystemClock};

@@ -17,6 +17,7 @@ use crate::domain::machine::{self, TestGate};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
 use crate::domain::report::{Environment, Report, TestStatus};
 use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo, sha256_hex};
+use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
 use crate::error::{Error, Result};
 use crate::github::{GithubClient, GithubConfig, PullInfo};
@@ -29,6 +30,7 @@ use crate::store::state_file;
 
 use super::context::Ctx;
 use super::session::{self, Saved};
+use super::stop;
 
 /// GitHub access for one process: the REST client and the token git uses for https.
 pub struct Engine {
@@ -159,6 +161,10 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let iteration = state.iteration + 1;
     let log_rel = format!("runs/{iteration}-{}.log", &pull.head_sha[..12]);
     let log_path = paths.sidecar().join(&log_rel);
+    // Listening for a person's stop request before the run shows as live (design §6.6).
+    let listener = stop::Listener::arm(paths, iteration, opts.cancel.clone());
+    let mut opts = opts;
+    opts.cancel = Some(listener.cancel());
     // Show the run as live (control room, `list`) before the slow parts.
     let now = ctx.now();
     let mut live = state.clone();
@@ -182,13 +188,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let done = match executed {
         Ok(Executed::Completed(done)) => done,
         Ok(Executed::Cancelled(message)) => {
-            let now = ctx.now();
-            state.last_error = Some(message.clone());
-            state.updated_at = Some(now.clone());
-            let event =
-                NewEvent::new(EventKind::RunCancelled, opts.actor, json!({"pr": pr.shorthand(), "reason": message}));
-            let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
-            return Ok(Outcome { saved, report: None });
+            return cancelled(ctx, paths, &before, state, &pr, iteration, &opts, listener.accepted(), message);
         }
         Err(err) => return infra_failure(ctx, paths, &before, state, &pr, &opts, err),
     };
@@ -244,6 +244,51 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     }
     let report = saved.state.report.clone();
     Ok(Outcome { saved, report })
+}
+
+/// Records a run that stopped before its verdict: not an iteration; journaled with who stopped
+/// it; with an abort request, the cycle ends too. The caller learns it as `RUN_CANCELLED`.
+#[allow(clippy::too_many_arguments)]
+fn cancelled(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    before: &CycleState,
+    mut state: CycleState,
+    pr: &PrRef,
+    iteration: u32,
+    opts: &RunOptions,
+    request: Option<StopRequest>,
+    fallback: String,
+) -> Result<Outcome> {
+    let now = ctx.now();
+    let (by, message) = match &request {
+        Some(r) => (
+            r.by,
+            format!(
+                "the run was cancelled by {} (forgeloop pid {}): {}; it does not count as an iteration",
+                r.by.as_str(),
+                r.requester_pid,
+                r.reason
+            ),
+        ),
+        None => (opts.actor, fallback),
+    };
+    state.last_error = Some(message.clone());
+    state.updated_at = Some(now.clone());
+    let mut data = json!({"pr": pr.shorthand(), "iteration": iteration, "reason": message, "counted": false});
+    if let Some(r) = &request {
+        data["request"] = json!(r.id);
+        data["requested_by_pid"] = json!(r.requester_pid);
+    }
+    let mut events = vec![NewEvent::new(EventKind::RunCancelled, by, data)];
+    let mut message = message;
+    if let Some(r) = request.as_ref().filter(|r| r.action == StopAction::Abort) {
+        machine::abort(&mut state, &r.reason, by, &now)?;
+        events.push(NewEvent::new(EventKind::Aborted, by, json!({"reason": r.reason, "request": r.id})));
+        message = format!("{message}; the cycle was aborted");
+    }
+    let saved = session::persist(ctx, paths, Some(before), &state, by, events, &now)?;
+    Err(Error::RunCancelled { message, by, cycle_status: saved.state.status })
 }
 
 fn blocked_event(state: &CycleState, reason: &str) -> NewEvent {

@@ -12,5 +12,6 @@ pub mod report;
 pub mod secret_names;
 pub mod state;
 pub mod status;
+pub mod stop;
 pub mod task_space;
 pub mod text;

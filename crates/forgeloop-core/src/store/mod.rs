@@ -2,6 +2,7 @@
 //! of a forgeloop home.
 
 pub mod atomic;
+pub mod holder;
 pub mod journal;
 pub mod layout;
 pub mod lock;
