@@ -78,6 +78,14 @@ pub struct TuiConfig {
     pub watch: Vec<PathBuf>,
     #[serde(default)]
     pub mouse: bool,
+    /// Bell and desktop notification when a cycle starts needing a person (default on).
+    pub notify: Option<bool>,
+}
+
+impl TuiConfig {
+    pub fn notify(&self) -> bool {
+        self.notify.unwrap_or(true)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -127,6 +135,7 @@ token_command = ["pass", "show", "gh"]
 [tui]
 theme = "light"
 watch = ["/w"]
+notify = false
 [mcp]
 allowed_repositories = ["acme/widget"]
 [mcp.profiles.smoke]
@@ -146,6 +155,8 @@ entropy = 3.5
         assert_eq!(config.runner.sandbox, Some(SandboxSwitch::Off));
         assert_eq!(config.runner.max_processes, Some(512));
         assert_eq!(config.redact.rules.specs()[0].id, "acme-token");
+        assert!(!config.tui.notify(), "notifications can be turned off");
+        assert!(Config::default().tui.notify(), "and are on by default");
         assert!(toml::from_str::<Config>("[github]\napi_url = \"x\"").is_err());
         // A typo never leaves the sandbox in an unknown state.
         assert!(toml::from_str::<Config>("[runner]\nsandbox = \"of\"").is_err());

@@ -494,3 +494,78 @@ fn a_reference_tool_state_shows_its_repository_and_age() {
     assert_eq!(loaded.effective_repository().as_deref(), Some("acme/widget"));
     assert_eq!(loaded.tested_head_sha(), Some(sha.as_str()));
 }
+
+fn notifications(d: &mut forgeloop::tui::sync::SyncDriver) -> Vec<String> {
+    let found = d.unhandled.iter().filter_map(|e| if let Effect::Notify(text) = e { Some(text.clone()) } else { None });
+    let found: Vec<String> = found.collect();
+    d.unhandled.retain(|e| !matches!(e, Effect::Notify(_)));
+    found
+}
+
+#[test]
+fn a_cycle_that_starts_needing_the_person_rings_once_and_old_news_never_rings() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    assert_eq!(notifications(&mut d), Vec::<String>::new(), "what needed the person at startup is not news");
+    let path = fx.state_path("await-pr");
+    fx.block("await-pr", Status::BlockedModelUnavailable, "the model picker has no GPT-5");
+    let effects = app.update(Event::FilesChanged(vec![path.clone()]));
+    d.settle(&mut app, effects);
+    assert_eq!(notifications(&mut d), ["await-pr needs you: BLOCKED_MODEL_UNAVAILABLE"]);
+    // The same status loaded again (a journal append, a watcher repeat) does not ring again.
+    let effects = app.update(Event::FilesChanged(vec![path.clone()]));
+    d.settle(&mut app, effects);
+    assert_eq!(notifications(&mut d), Vec::<String>::new());
+    // A new cycle that waits for its brief rings; leaving a person-status does not.
+    let new = fx.start("late-brief", true, 5);
+    let effects = app.update(Event::Discovered(vec![new]));
+    d.settle(&mut app, effects);
+    assert_eq!(notifications(&mut d), ["late-brief needs you: a brief to confirm"]);
+    forgeloop::cycle::actions::unblock(&fx.ctx, &fx.paths("await-pr")).unwrap();
+    let effects = app.update(Event::FilesChanged(vec![path]));
+    d.settle(&mut app, effects);
+    assert_eq!(notifications(&mut d), Vec::<String>::new());
+}
+
+#[test]
+fn notifications_are_off_with_the_config_switch() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    app.attention.enabled = false;
+    fx.block("await-pr", Status::BlockedModelUnavailable, "x");
+    let effects = app.update(Event::FilesChanged(vec![fx.state_path("await-pr")]));
+    d.settle(&mut app, effects);
+    assert_eq!(notifications(&mut d), Vec::<String>::new());
+}
+
+#[test]
+fn a_run_another_process_holds_shows_as_testing_and_x_asks_that_process_to_stop() {
+    let fx = mixed();
+    let paths = fx.paths("await-pr");
+    // The kernel names this process as the lock holder, and the state says it is testing.
+    let _lock = forgeloop::store::lock::FileLock::try_acquire(&paths.lock()).unwrap();
+    let mut state = read_state(&paths.state);
+    let started = (t0() - chrono::Duration::seconds(65)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    state["running"] = serde_json::json!({"pid": std::process::id(), "started_at": started, "pr": "acme/widget#7",
+        "head_sha": "ab".repeat(20), "iteration": 1, "log_path": "runs/1-abababababab.log", "actor": "agent"});
+    std::fs::write(&paths.state, state.to_string()).unwrap();
+    std::fs::create_dir_all(paths.runs()).unwrap();
+    std::fs::write(paths.runs().join("1-abababababab.log"), "$ cargo test --workspace\nrunning 12 tests\n").unwrap();
+    let (mut app, mut d) = fx.app("dark");
+    let text = screen(&app, 160, 30);
+    let row = text.lines().find(|l| l.contains("await-pr")).unwrap_or_default().to_owned();
+    assert!(row.contains("▶ TESTING 1:05") && row.contains("$ cargo test --workspace"), "{row}");
+    select(&mut app, &mut d, "await-pr");
+    assert!(
+        app.available(Cmd::CancelRun) && !app.available(Cmd::Rerun),
+        "a run in progress is cancellable, not rerunnable"
+    );
+    key(&mut app, &mut d, KeyCode::Char('x'));
+    let Some(Popup::YesNo { body, .. }) = app.popups.last() else { panic!("no popup: {:?}", app.toast) };
+    assert!(
+        body.contains(&format!("forgeloop pid {}", std::process::id())) && body.contains("`cargo test --workspace`"),
+        "{body}"
+    );
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
+    assert_eq!(effects, vec![Effect::StopRun { path: paths.state.clone() }]);
+}

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use crate::cycle::Ctx;
 use crate::cycle::actions::{self, EditedBrief};
+use crate::cycle::stop;
 use crate::domain::state::Actor;
 use crate::store::layout::CyclePaths;
 
@@ -47,6 +48,8 @@ pub enum Work {
     Watch(Vec<WatchDir>),
     /// Text for the clipboard through the terminal (OSC 52), already redacted; see [`copy`].
     Copy(String),
+    /// A bell and desktop notification through the terminal, already redacted.
+    Notify(String),
     /// Needs the terminal itself: quit, suspend, the editor.
     Terminal(Effect),
 }
@@ -120,7 +123,19 @@ impl Executor {
                     .map(|saved| format!("brief confirmed; the prompt is issued ({})", saved.state.status))
             }),
             Effect::Abort { path, reason } => self.use_case(UseCase::Abort, path, move |ctx, paths| {
-                actions::abort(ctx, paths, &reason, Actor::Human).map(|_| "cycle aborted".to_owned())
+                stop::abort(ctx, paths, &reason, Actor::Human).map(|stopped| match stopped.holder {
+                    Some(pid) => format!("forgeloop pid {pid} stopped its run; the cycle is aborted"),
+                    None => "cycle aborted".to_owned(),
+                })
+            }),
+            Effect::StopRun { path } => self.use_case(UseCase::Cancel, path, |ctx, paths| {
+                stop::cancel(ctx, paths, Actor::Human, "cancelled from the control room").map(|stopped| {
+                    format!(
+                        "run cancelled: forgeloop pid {} stopped it (not an iteration; the cycle is {})",
+                        stopped.holder.unwrap_or_default(),
+                        stopped.state.status
+                    )
+                })
             }),
             Effect::Unblock { path } => self.use_case(UseCase::Unblock, path, |ctx, paths| {
                 actions::unblock(ctx, paths).map(|saved| format!("unblocked; now {}", saved.state.status))
@@ -148,6 +163,7 @@ impl Executor {
                 Work::Done
             }
             Effect::Copy(text) => Work::Copy(redactor.redact(&text).into_owned()),
+            Effect::Notify(text) => Work::Notify(redactor.redact(&text).into_owned()),
             Effect::OpenUrl(url) => Work::Task(Box::pin(async move {
                 let result = effects::open_url(&url).await;
                 Event::Opened { url, result }

@@ -357,7 +357,7 @@ pub static BINDINGS: &[Binding] = &[
         keys: &[k('x')],
         cmd: Cmd::CancelRun,
         hint: "cancel run",
-        help: "Cancel the rerun started here",
+        help: "Cancel the test run in progress, whoever started it",
     },
     Binding {
         contexts: &[C::Cycle],

@@ -38,6 +38,7 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
         error: None,
         last_event: None,
         modified_at: crate::cycle::list::modified_at(path),
+        live: None,
     };
     match state_file::read_bytes(path) {
         Err(StateFileError::Missing(_)) => return None,
@@ -49,6 +50,10 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
     }
     if let Ok(paths) = crate::store::layout::CyclePaths::new(path.to_path_buf()) {
         entry.last_event = last_event(&paths.journal()).map(|e| event_line(redactor, &e));
+        entry.live = entry.state.as_ref().and_then(|state| crate::cycle::live::probe(&paths, state)).map(|mut run| {
+            run.command = run.command.map(|c| redactor.redact(&c).into_owned());
+            run
+        });
     }
     Some(entry)
 }

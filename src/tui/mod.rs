@@ -16,6 +16,7 @@ pub mod keymap;
 pub mod load;
 pub mod log_view;
 pub mod model;
+pub mod notify;
 pub mod runtime;
 pub mod sanitize;
 pub mod sync;
@@ -96,6 +97,7 @@ pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
             app.web_base = base;
         }
         app.unsandboxed = !ctx.sandbox.enabled;
+        app.attention.enabled = ctx.config.tui.notify();
         let mut rt = runtime::Runtime::new(ctx, roots.extra_dirs.clone(), app, term, true);
         rt.start_input();
         signals(rt.sender());

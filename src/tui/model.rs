@@ -17,6 +17,8 @@ pub struct CycleEntry {
     pub last_event: Option<EventLine>,
     /// The file's modification time: the age of a state that records none (reference tool).
     pub modified_at: Option<String>,
+    /// A run in progress, by whichever process (design §6.6).
+    pub live: Option<crate::cycle::live::LiveRun>,
 }
 
 impl CycleEntry {

@@ -344,6 +344,12 @@ impl<B: Backend> Runtime<B> {
                     }
                 }
             }
+            Work::Notify(text) => {
+                if self.interactive {
+                    let mut stdout = std::io::stdout();
+                    let _ = stdout.write_all(super::notify::sequence(&text).as_bytes()).and_then(|_| stdout.flush());
+                }
+            }
             Work::Copy(text) => {
                 let mut stdout = std::io::stdout();
                 let out: Option<&mut dyn Write> = if self.interactive { Some(&mut stdout) } else { None };

@@ -61,7 +61,7 @@ impl SyncDriver {
             Work::Done | Work::Watch(_) => None,
             Work::Load(job) | Work::Blocking(job) => Some(job()),
             Work::Log(request) => self.log.handle(request, &mut |_| false).map(Event::Log),
-            Work::Task(_) | Work::Copy(_) | Work::Terminal(_) => {
+            Work::Task(_) | Work::Copy(_) | Work::Notify(_) | Work::Terminal(_) => {
                 self.unhandled.push(kept);
                 None
             }

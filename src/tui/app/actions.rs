@@ -48,7 +48,7 @@ impl App {
             return;
         };
         if self.is_running(&path) {
-            self.toast_error("a rerun started here is already running for this cycle");
+            self.toast_error("a test run is already in progress for this cycle (x cancels it)");
             return;
         }
         // The domain's rule, so the toast says what `forge --pr` would refuse.
@@ -76,13 +76,24 @@ impl App {
     }
 
     pub(super) fn ask_cancel_run(&mut self) {
-        match self.list.selected.clone().filter(|p| self.is_running(p)) {
-            Some(path) => self.popups.push(Popup::YesNo {
+        let Some(path) = self.list.selected.clone() else { return };
+        if self.running_here(&path) {
+            self.popups.push(Popup::YesNo {
                 ask: Ask::CancelRun(path),
                 title: "Cancel the rerun?".into(),
                 body: "The test process group is stopped (SIGTERM, then SIGKILL). A cancelled run is not a verdict on the PR.".into(),
-            }),
-            None => self.toast_error("no rerun started here is running for this cycle"),
+            });
+        } else if let Some(run) = self.run_elsewhere(&path) {
+            let body = format!(
+                "{} is running iteration {} for the {} (forgeloop pid {}).\n\nThat process is asked to stop: it kills the test's process group and journals the run as cancelled by you. A cancelled run is not an iteration and not a verdict on the PR.",
+                run.command.as_deref().map_or_else(|| "The fetch".to_owned(), |c| format!("`{c}`")),
+                run.info.iteration,
+                run.info.actor.as_str(),
+                run.info.pid,
+            );
+            self.popups.push(Popup::YesNo { ask: Ask::CancelRun(path), title: "Cancel the run?".into(), body });
+        } else {
+            self.toast_error("no test is running for this cycle");
         }
     }
 
@@ -99,12 +110,14 @@ impl App {
                 return;
             }
         }
-        let running = self.is_running(&entry.path);
-        let prompt = format!(
-            "Abort {} for good? This cannot be undone.{}\nReason (journaled):",
-            entry.name(),
-            if running { " The rerun started here is cancelled first." } else { "" }
-        );
+        let first = if self.running_here(&entry.path) {
+            " The rerun started here is cancelled first.".to_owned()
+        } else if let Some(run) = self.run_elsewhere(&entry.path) {
+            format!(" The run of forgeloop pid {} ({}) is stopped first.", run.info.pid, run.info.actor.as_str())
+        } else {
+            String::new()
+        };
+        let prompt = format!("Abort {} for good? This cannot be undone.{first}\nReason (journaled):", entry.name());
         self.popups.push(Popup::Input {
             purpose: InputPurpose::Abort(entry.path.clone()),
             title: "Abort the cycle".into(),
@@ -194,12 +207,17 @@ impl App {
                     fx.push(Effect::ListRuns(path));
                 }
             }
-            Ask::CancelRun(path) => {
-                if let Some(run) = self.live_runs.get_mut(&path) {
+            Ask::CancelRun(path) => match self.live_runs.get_mut(&path) {
+                Some(run) => {
                     run.cancel_requested = true;
                     fx.push(Effect::CancelRun { path });
                 }
-            }
+                None => {
+                    self.toast =
+                        Some(Toast { text: "asking the process that runs the test to stop…".into(), error: false });
+                    fx.push(Effect::StopRun { path });
+                }
+            },
             Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
         }
     }

@@ -81,6 +81,8 @@ pub enum Event {
 pub enum UseCase {
     Confirm,
     Abort,
+    /// Stopping a run another process holds.
+    Cancel,
     Unblock,
     Extend,
 }
@@ -91,6 +93,7 @@ impl UseCase {
         match self {
             UseCase::Confirm => "confirm",
             UseCase::Abort => "abort",
+            UseCase::Cancel => "cancel",
             UseCase::Unblock => "unblock",
             UseCase::Extend => "extend",
         }
@@ -110,13 +113,37 @@ pub enum Effect {
     LoadSources(String),
     Watch(Vec<WatchDir>),
     Log(LogRequest),
-    Confirm { path: PathBuf, edited: Option<(String, String)> },
-    Abort { path: PathBuf, reason: String },
-    Unblock { path: PathBuf },
-    Extend { path: PathBuf, by: u32 },
-    Rerun { path: PathBuf },
-    CancelRun { path: PathBuf },
-    EditBrief { path: PathBuf, text: String },
+    Confirm {
+        path: PathBuf,
+        edited: Option<(String, String)>,
+    },
+    Abort {
+        path: PathBuf,
+        reason: String,
+    },
+    Unblock {
+        path: PathBuf,
+    },
+    Extend {
+        path: PathBuf,
+        by: u32,
+    },
+    Rerun {
+        path: PathBuf,
+    },
+    CancelRun {
+        path: PathBuf,
+    },
+    /// Ring the bell and send a desktop notification (design §6.6).
+    Notify(String),
+    /// Ask the process holding a run of this cycle to stop it (design §6.6).
+    StopRun {
+        path: PathBuf,
+    },
+    EditBrief {
+        path: PathBuf,
+        text: String,
+    },
     Copy(String),
     OpenUrl(String),
 }

@@ -90,6 +90,7 @@ impl App {
 
     pub(super) fn discovered(&mut self, paths: Vec<PathBuf>, fx: &mut Vec<Effect>) {
         self.discovered = true;
+        self.attention.discovered(&paths);
         let known: BTreeSet<&PathBuf> = self.list.cycles.iter().map(|c| &c.path).collect();
         let found: BTreeSet<&PathBuf> = paths.iter().collect();
         let new: Vec<PathBuf> = paths.iter().filter(|p| !known.contains(p)).cloned().collect();
@@ -107,6 +108,7 @@ impl App {
     pub(super) fn cycles_loaded(&mut self, loaded: Vec<CycleEntry>, gone: Vec<PathBuf>, fx: &mut Vec<Effect>) {
         let before = self.list.cycles.len();
         let had_selection = self.list.selected.clone();
+        self.attention.loaded(&loaded, fx);
         self.list.merge(loaded, &gone);
         self.reselected(had_selection, fx);
         // The set of cycles changed: watch their directories (the watcher skips no-ops).

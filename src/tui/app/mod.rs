@@ -24,6 +24,7 @@ use super::theme::Theme;
 pub use super::watch::WatchDir;
 
 mod actions;
+mod attention;
 mod detail;
 mod dialogs;
 mod event;
@@ -32,6 +33,7 @@ mod list;
 mod log;
 mod projects;
 
+pub use attention::Attention;
 pub use detail::{Detail, LIVE_IDLE_SECS, RunResult, RunRow, run_result_word};
 pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups};
 pub use event::{Effect, Event, UseCase};
@@ -62,6 +64,9 @@ pub struct Roots {
     pub registry: PathBuf,
     pub extra_dirs: Vec<PathBuf>,
 }
+
+/// Ticks (100 ms) between two looks at the runs in progress.
+const LIVE_REFRESH_TICKS: usize = 10;
 
 /// A rerun started from this control room.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +119,8 @@ pub struct App {
     pub toast: Option<Toast>,
     pub watching: (usize, Vec<String>),
     pub discovered: bool,
+    /// Bell and desktop notification when a cycle starts needing the person.
+    pub attention: Attention,
     pub quit: bool,
     pub hits: Hits,
     /// Set when something visible changed; the runtime draws and clears it.
@@ -143,6 +150,7 @@ impl App {
             toast: None,
             watching: (0, Vec::new()),
             discovered: false,
+            attention: Attention::default(),
             quit: false,
             hits: Hits::default(),
             dirty: true,
@@ -174,13 +182,29 @@ impl App {
         self.list.selected_row()
     }
 
+    /// A test of this cycle is in progress, started here or by any other process.
     pub fn is_running(&self, path: &Path) -> bool {
+        self.running_here(path) || self.run_elsewhere(path).is_some()
+    }
+
+    /// A rerun this control room started (it holds its cancel switch).
+    pub fn running_here(&self, path: &Path) -> bool {
         self.live_runs.contains_key(path)
+    }
+
+    /// A run another process holds (an agent's `forge --pr`, the MCP server, another control
+    /// room): stopping it means asking that process (design §6.6).
+    pub fn run_elsewhere(&self, path: &Path) -> Option<&crate::cycle::live::LiveRun> {
+        if self.running_here(path) {
+            return None;
+        }
+        self.list.cycles.iter().find(|c| c.path == path).and_then(|c| c.live.as_ref())
     }
 
     /// True while something animates (the only reason to tick).
     pub fn animating(&self) -> bool {
         !self.live_runs.is_empty()
+            || self.list.cycles.iter().any(|c| c.live.is_some())
             || self.log.search.state == SearchState::Searching
             || self.log.finding_error
             || self.popups.busy()
@@ -307,6 +331,15 @@ impl App {
             Event::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
                 self.dirty = true;
+                // Once a second, look again at live runs: the command moves on, and a holder
+                // that died released its lock without touching any file.
+                if self.spinner % LIVE_REFRESH_TICKS == 0 {
+                    let live: Vec<PathBuf> =
+                        self.list.cycles.iter().filter(|c| c.live.is_some()).map(|c| c.path.clone()).collect();
+                    if !live.is_empty() {
+                        fx.push(Effect::LoadCycles(live));
+                    }
+                }
             }
             Event::Clock(now) => {
                 self.now = now;

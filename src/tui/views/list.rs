@@ -11,7 +11,7 @@ use crate::tui::app::{App, Focus};
 use crate::tui::model::CycleEntry;
 use crate::tui::theme::Theme;
 
-use super::{age, pane_block, status_badge, truncate};
+use super::{age, elapsed, pane_block, status_badge, truncate};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -98,11 +98,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Theme) -> Row<'a> {
     let running = app.is_running(&entry.path);
     let (glyph, word, style) = status_badge(entry.status(), theme);
+    // A run in progress, whoever started it (design §6.6): `▶ TESTING 1:05`.
+    let clock = entry.live.as_ref().map(|run| elapsed(app.now, &run.info.started_at)).unwrap_or_default();
     let status = if running {
-        Line::from(vec![
-            Span::styled(format!("{} ", app.spinner_frame()), theme.running),
-            Span::styled("RUNNING", theme.running),
-        ])
+        let word = if clock.is_empty() || !(wide || medium) {
+            "▶ TESTING".to_owned()
+        } else {
+            format!("▶ TESTING {clock}")
+        };
+        Line::from(Span::styled(word, theme.running))
     } else if wide || medium {
         Line::from(Span::styled(format!("{glyph} {word}"), style))
     } else {
@@ -120,8 +124,11 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     };
     let iteration = state.map(|s| (s.iteration, s.max_iterations));
     let short_iter = iteration.map_or("—".into(), |(k, n)| format!("{k}/{n}"));
+    let command =
+        entry.live.as_ref().map(|run| run.command.as_deref().map_or("fetching…".to_owned(), |c| format!("$ {c}")));
     let last = match (&entry.error, &entry.last_event) {
         (Some(error), _) => Span::styled(error.clone(), theme.error),
+        (None, _) if command.is_some() => Span::styled(command.unwrap_or_default(), theme.running),
         (None, Some(event)) => Span::styled(event.summary.clone(), theme.muted),
         (None, None) => Span::styled("—", theme.muted),
     };

@@ -206,6 +206,16 @@ pub fn age(now: DateTime<Utc>, at: Option<&str>) -> String {
     }
 }
 
+/// Time since `at` as a stopwatch: `0:42`, `12:05`, `1:02:03`; empty when unknown.
+pub fn elapsed(now: DateTime<Utc>, at: &str) -> String {
+    let Ok(at) = DateTime::parse_from_rfc3339(at) else { return String::new() };
+    let secs = (now - at.with_timezone(&Utc)).num_seconds().max(0);
+    match secs {
+        s if s < 3600 => format!("{}:{:02}", s / 60, s % 60),
+        s => format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
+    }
+}
+
 /// `2026-11-29T10:00:00Z` → `11-29 10:00` (UTC), compact for tables.
 pub fn short_time(at: &str) -> String {
     match DateTime::parse_from_rfc3339(at) {

@@ -1,0 +1,58 @@
+//! Ringing for the person (design §6.6): when a cycle starts needing them — a brief to confirm,
+//! a block, the cap, a PR ready to merge — the control room rings once for that transition.
+//! Cycles that already needed them when the control room opened do not ring.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use crate::domain::status::Status;
+use crate::tui::model::CycleEntry;
+
+use super::Effect;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attention {
+    /// Config `[tui] notify` (default on).
+    pub enabled: bool,
+    /// The last status seen per cycle.
+    seen: BTreeMap<PathBuf, Status>,
+    /// Cycles of the first discovery whose first load only sets what was seen.
+    startup: Option<BTreeSet<PathBuf>>,
+}
+
+impl Default for Attention {
+    fn default() -> Self {
+        Attention { enabled: true, seen: BTreeMap::new(), startup: None }
+    }
+}
+
+impl Attention {
+    /// The first discovery: what it finds is the starting point, not news.
+    pub fn discovered(&mut self, paths: &[PathBuf]) {
+        if self.startup.is_none() {
+            self.startup = Some(paths.iter().cloned().collect());
+        }
+    }
+
+    /// Notes the loaded cycles; one notification per cycle that just began to need a person.
+    pub fn loaded(&mut self, loaded: &[CycleEntry], fx: &mut Vec<Effect>) {
+        for entry in loaded {
+            let Some(status) = entry.status() else { continue };
+            let first_look = self.startup.as_mut().is_some_and(|s| s.remove(&entry.path));
+            let before = self.seen.insert(entry.path.clone(), status);
+            if first_look || before == Some(status) || !status.needs_human() || !self.enabled {
+                continue;
+            }
+            fx.push(Effect::Notify(format!("{} {}", entry.name(), what_it_needs(status))));
+        }
+    }
+}
+
+fn what_it_needs(status: Status) -> String {
+    match status {
+        Status::AwaitingBriefConfirmation => "needs you: a brief to confirm".into(),
+        Status::ReadyToMerge => "is ready to merge: review the PR".into(),
+        Status::BlockedMaxIterations => "needs you: the iteration cap is reached".into(),
+        other => format!("needs you: {other}"),
+    }
+}
