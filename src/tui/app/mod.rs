@@ -333,7 +333,7 @@ impl App {
                 self.dirty = true;
                 // Once a second, look again at live runs: the command moves on, and a holder
                 // that died released its lock without touching any file.
-                if self.spinner % LIVE_REFRESH_TICKS == 0 {
+                if self.spinner.is_multiple_of(LIVE_REFRESH_TICKS) {
                     let live: Vec<PathBuf> =
                         self.list.cycles.iter().filter(|c| c.live.is_some()).map(|c| c.path.clone()).collect();
                     if !live.is_empty() {
