@@ -33,6 +33,15 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// Copies every byte the program writes to the terminal from now on into `file` (to see
+    /// what a screen capture cannot: bells, OSC sequences).
+    pub fn record_output(&self, file: &std::path::Path) {
+        let sink = format!("cat >> {}", sh_quote(&file.display().to_string()));
+        let status =
+            Command::new("tmux").args(["-L", &self.socket, "pipe-pane", "-o", "-t", "t", &sink]).status().unwrap();
+        assert!(status.success());
+    }
+
     pub fn capture(&self) -> String {
         let out = Command::new("tmux").args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()

@@ -118,7 +118,8 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
         Some(s) => match (&s.pr_ref, s.effective_repository()) {
             (Some(pr), _) => pr.clone(),
             (None, Some(repo)) => repo,
-            (None, None) => "—".into(),
+            // A first run has not recorded its PR yet; the live run knows it.
+            (None, None) => entry.live.as_ref().map_or_else(|| "—".into(), |run| run.info.pr.clone()),
         },
         None => "—".into(),
     };
