@@ -588,3 +588,64 @@ fn reference_f25_to_f31_repository_provisioning() {
     assert_eq!(run.code, 2);
     assert!(!w.path("fail.json").exists());
 }
+
+/// The kept checkout's path as the output shows it (the home may be written as `~`).
+fn kept_path(shown: &Value) -> std::path::PathBuf {
+    let shown = shown.as_str().unwrap_or_else(|| panic!("no path in the output"));
+    match shown.strip_prefix("~/") {
+        Some(rest) => std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(rest),
+        None => std::path::PathBuf::from(shown),
+    }
+}
+
+#[test]
+fn keep_checkout_says_where_in_the_output_and_the_report() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_FIXED);
+    let one =
+        w.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", "commands.json", "--keep-checkout"]);
+    assert_eq!(one.code, 0, "{}\n{}", one.stdout, one.stderr);
+    let kept = kept_path(&one.json()["kept_checkout"]);
+    assert_eq!(fs::read_to_string(kept.join("calc.sh")).unwrap(), CALC_FIXED, "the PR's tree is there");
+    fs::remove_dir_all(&kept).unwrap();
+    w.cycle("c.json", &[]);
+    let run = w.forge_pr("c.json", &format!("acme/widget#{n}"), &["--keep-checkout"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let kept = kept_path(&run.json()["report"]["kept_checkout"]);
+    assert!(kept.join("test.sh").is_file(), "{}", kept.display());
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    let report: Value =
+        serde_json::from_slice(&fs::read(w.path(&format!("c.d/runs/1-{}.json", &head[..12]))).unwrap()).unwrap();
+    assert!(report["kept_checkout"].is_string(), "the report file says it too: {report}");
+    fs::remove_dir_all(&kept).unwrap();
+    // Without the flag nothing is kept, and nothing is said.
+    let plain = w.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", "commands.json"]);
+    assert!(plain.json().get("kept_checkout").is_none());
+}
+
+#[test]
+fn two_one_shot_runs_of_one_pr_at_once_write_logs_and_reports_of_their_own() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_FIXED);
+    let pr = format!("acme/widget#{n}");
+    let spawn = || {
+        w.command(&["test", "--pr", &pr, "--commands-json", "commands.json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let docs: Vec<Value> =
+        [a, b].into_iter().map(|c| serde_json::from_slice(&c.wait_with_output().unwrap().stdout).unwrap()).collect();
+    let logs: Vec<&str> = docs.iter().map(|d| d["log_path"].as_str().unwrap()).collect();
+    assert_ne!(logs[0], logs[1], "each run has its own log");
+    for doc in &docs {
+        assert_eq!(doc["status"], "TEST_PASSED", "{doc}");
+        let log = kept_path(&doc["log_path"]);
+        let text = fs::read_to_string(&log).unwrap();
+        assert_eq!(text.matches("$ sh test.sh").count(), 1, "no interleaving: {text}");
+        assert!(log.with_extension("json").is_file(), "its own report");
+    }
+}

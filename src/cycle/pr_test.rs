@@ -120,6 +120,8 @@ struct Completed {
     environment: Environment,
     started_at: String,
     started: Instant,
+    /// `--keep-checkout`: where the checkout was left.
+    kept: Option<PathBuf>,
 }
 
 /// `forge --pr` (and the control room's rerun): one locked pass through design §3's rules and
@@ -201,6 +203,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let log_hint = format!("`{log_rel}` of cycle `{}`", paths.stem);
     let mut report = build_report(ctx, &pull, &done.outcome, &marker, Some(&log_hint), done.environment.clone());
     report.log_path = Some(log_rel.clone());
+    report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     let report_rel = log_rel.replace(".log", ".json");
     save_report(&paths.sidecar().join(&report_rel), &report)?;
 
@@ -413,14 +416,11 @@ async fn execute(
         sandbox: Some(sandbox.info()),
     };
     let fetch = checkout.fetch.clone();
-    if opts.keep_checkout {
-        let kept = checkout.keep();
-        tracing::info!("kept the checkout at {}", kept.display());
-    }
+    let kept = opts.keep_checkout.then(|| checkout.keep());
     if outcome.cancelled {
         return Ok(Executed::Cancelled("the run was cancelled; it does not count as an iteration".into()));
     }
-    Ok(Executed::Completed(Box::new(Completed { outcome, fetch, environment, started_at, started })))
+    Ok(Executed::Completed(Box::new(Completed { outcome, fetch, environment, started_at, started, kept })))
 }
 
 fn round3(x: f64) -> f64 {
@@ -464,6 +464,7 @@ fn build_report(
         environment: Some(environment),
         comment_url: None,
         comment_error: None,
+        kept_checkout: None,
         extra: Map::new(),
     }
 }
@@ -542,6 +543,9 @@ pub async fn rerun(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, cancel: watch
     forge_pr(ctx, engine, paths, opts).await
 }
 
+/// Numbers this process's one-shot runs (their log names).
+static ONE_SHOT_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// `forgeloop test`: a one-shot run outside any cycle (exit 0/1/2 decided by the caller).
 pub struct OneShot {
     pub pr: String,
@@ -562,12 +566,16 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
         return Err(Error::Invalid(format!("{pr} is {why}; forgeloop only tests open pull requests")));
     }
     let stamp = ctx.clock.now().format("%Y%m%dT%H%M%SZ");
+    // The pid and a per-process count keep two runs of one PR in the same second (two agents,
+    // two MCP requests) in files of their own.
+    let seq = ONE_SHOT_SEQ.fetch_add(1, Ordering::Relaxed);
     let name = format!(
-        "{}-{}-{}-{}-{stamp}",
+        "{}-{}-{}-{}-{stamp}-{}-{seq}",
         pull.repository.owner(),
         pull.repository.name(),
         pull.number,
-        &pull.head_sha[..12]
+        &pull.head_sha[..12],
+        std::process::id()
     )
     .to_ascii_lowercase();
     let log_path: PathBuf = ctx.home.root().join("tests").join(format!("{name}.log"));
@@ -584,6 +592,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     let log_hint = format!("`{}`", log_path.display());
     let mut report = build_report(ctx, &pull, &done.outcome, &marker, Some(&log_hint), done.environment);
     report.log_path = Some(log_path.display().to_string());
+    report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     if req.post_comment {
         match engine.github.publish_comment(&pull.repository, pull.number, &marker, &report.comment_markdown).await {
             Ok(published) => {

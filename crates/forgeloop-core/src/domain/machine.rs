@@ -662,6 +662,7 @@ mod tests {
 
     fn report(status: TestStatus) -> (Report, RunSummary) {
         let report = Report {
+            kept_checkout: None,
             status,
             repository: "acme/widget".into(),
             pull_request: 42,

@@ -137,6 +137,9 @@ pub struct Report {
     pub comment_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment_error: Option<String>,
+    /// Where `--keep-checkout` left the checkout; the person removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_checkout: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
