@@ -48,6 +48,11 @@ fn a_person_stops_an_agents_run_from_the_control_room() {
     assert!(screen.contains(&format!("echo {marker}")), "the row shows the command being run:\n{screen}");
     assert!(!support::processes_with(&marker).is_empty(), "the test is running");
 
+    // The Log tab follows the agent's live log.
+    tmux.send_keys(&["4"]);
+    let log = tmux.wait_for("[follow]", Duration::from_secs(10));
+    assert!(log.contains(&format!("$ sh -c 'sleep 60; echo {marker}'")), "{log}");
+
     tmux.send_keys(&["x"]);
     let dialog = tmux.wait_for("Cancel the run?", Duration::from_secs(10));
     assert!(dialog.contains(&format!("forgeloop pid {}", agent.id())), "{dialog}");
