@@ -90,6 +90,13 @@ fn an_agents_run_is_live_to_every_process_with_its_command_and_log() {
     assert_eq!(run.info.iteration, 1);
     assert_eq!(run.command.as_deref(), Some(format!("sh -c 'sleep 600; echo {mark}'").as_str()));
     assert!(run.log.starts_with(w.path("c.d/runs")) && run.log.exists(), "{}", run.log.display());
+    // `list` says so too, for agents.
+    let listed = w.run(&["list"]).json();
+    let row =
+        listed.as_array().unwrap().iter().find(|r| r["task_space"].as_str().unwrap_or("").ends_with("c")).unwrap();
+    assert_eq!(row["testing"]["pid"], child.id(), "{row}");
+    assert_eq!(row["testing"]["iteration"], 1);
+    assert!(row["testing"]["command"].as_str().unwrap().contains(&mark), "{row}");
     // Stopping it from here: the same use case the control room's `x` calls.
     let ctx = w.ctx();
     let stopped = stop::cancel(&ctx, &paths(&w, "c.json"), Actor::Human, "looked stuck").unwrap();
@@ -127,7 +134,12 @@ fn headless_abort_stops_a_run_held_by_another_process_and_ends_the_cycle() {
     long_commands(&w, &mark);
     let mut child = spawn_forge(&w, "c.json", &format!("acme/widget#{n}"));
     wait_live(&w, "c.json", &mut child);
-    assert_eq!(processes_with(&mark).len(), 1, "the test is running");
+    // The log header is written just before the sandbox starts the command.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while processes_with(&mark).is_empty() {
+        assert!(Instant::now() < deadline, "the test never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let abort = w.run(&["abort", "--state", "c.json", "--reason", "wrong approach"]);
     assert_eq!(abort.code, 0, "{}\n{}", abort.stdout, abort.stderr);
     assert_eq!(abort.json()["status"], "ABORTED");

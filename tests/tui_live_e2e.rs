@@ -46,7 +46,11 @@ fn a_person_stops_an_agents_run_from_the_control_room() {
     let screen = tmux.wait_for("▶ TESTING", Duration::from_secs(60));
     let screen = if screen.contains("$ sh -c") { screen } else { tmux.wait_for("$ sh -c", Duration::from_secs(10)) };
     assert!(screen.contains(&format!("echo {marker}")), "the row shows the command being run:\n{screen}");
-    assert!(!support::processes_with(&marker).is_empty(), "the test is running");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while support::processes_with(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the test never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 
     // The Log tab follows the agent's live log.
     tmux.send_keys(&["4"]);

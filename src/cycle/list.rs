@@ -33,6 +33,20 @@ pub struct Summary {
     pub max_iterations: u32,
     pub needs_human: bool,
     pub updated_at: Option<String>,
+    /// A test run in progress, by any process (design §6.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub testing: Option<Testing>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Testing {
+    pub pid: u32,
+    pub actor: String,
+    pub started_at: String,
+    pub iteration: u32,
+    pub head_sha: String,
+    /// The command in progress; absent while the PR is fetched.
+    pub command: Option<String>,
 }
 
 impl Summary {
@@ -46,6 +60,7 @@ impl Summary {
             max_iterations: state.max_iterations,
             needs_human: state.status.needs_human(),
             updated_at: state.updated_at.clone(),
+            testing: None,
         }
     }
 }
@@ -92,6 +107,17 @@ pub fn row(path: &Path) -> CycleRow {
             if summary.updated_at.is_none() {
                 summary.updated_at = state.created_at.clone().or_else(|| modified_at(path));
             }
+            let live = crate::store::layout::CyclePaths::new(path.to_path_buf())
+                .ok()
+                .and_then(|paths| super::live::probe(&paths, &state));
+            summary.testing = live.map(|run| Testing {
+                pid: run.info.pid,
+                actor: run.info.actor.as_str().to_owned(),
+                started_at: run.info.started_at,
+                iteration: run.info.iteration,
+                head_sha: run.info.head_sha,
+                command: run.command,
+            });
             CycleRow { state: path.to_path_buf(), summary: Some(summary), error: None }
         }
         Err(err) => CycleRow { state: path.to_path_buf(), summary: None, error: Some(err.to_string()) },
