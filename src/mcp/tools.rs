@@ -14,6 +14,7 @@ use crate::cycle::list;
 use crate::domain::report::{Report, TestStatus};
 use crate::domain::state::CycleState;
 use crate::domain::text;
+use crate::domain::word::Word;
 use crate::error::Error;
 use crate::store::state_file;
 use crate::store::task_index;
@@ -61,13 +62,13 @@ pub struct CycleInput {
 /// A tool that could not do its job: the CLI's error document, `{"status", "error", ...}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
-    pub status: &'static str,
+    pub status: Word,
     pub message: String,
     pub details: Map<String, Value>,
 }
 
 impl Failure {
-    pub fn new(status: &'static str, message: impl Into<String>) -> Failure {
+    pub fn new(status: Word, message: impl Into<String>) -> Failure {
         Failure { status, message: message.into(), details: Map::new() }
     }
 
@@ -84,14 +85,14 @@ impl From<Error> for Failure {
 
 impl From<PolicyError> for Failure {
     fn from(err: PolicyError) -> Failure {
-        Failure::new("REFUSED", err.to_string())
+        Failure::new(Word::Refused, err.to_string())
     }
 }
 
 pub type Outcome = Result<Value, Failure>;
 
 fn to_value<T: serde::Serialize>(value: &T) -> Outcome {
-    serde_json::to_value(value).map_err(|e| Failure::new("BLOCKED", format!("cannot encode the result: {e}")))
+    serde_json::to_value(value).map_err(|e| Failure::new(Word::Blocked, format!("cannot encode the result: {e}")))
 }
 
 /// `forge_cycles`: what `forgeloop list` prints, plus the control room's watched directories.
@@ -130,7 +131,7 @@ fn resolve(ctx: &Ctx, input: &CycleInput) -> Result<PathBuf, Failure> {
                 Ok(path)
             } else {
                 Err(Failure::new(
-                    "NO_STATE",
+                    Word::NoState,
                     format!(
                         "{state:?} is not a known cycle; these tools read only the cycles that forge_cycles lists (the cycles directory, the task-space index and config tui.watch)"
                     ),
@@ -145,12 +146,12 @@ fn resolve(ctx: &Ctx, input: &CycleInput) -> Result<PathBuf, Failure> {
                 .map(|e| e.state_path())
                 .ok_or_else(|| {
                     Failure::new(
-                        "NO_STATE",
+                        Word::NoState,
                         format!("no cycle owns the task space {task_space:?}; forge_cycles lists the known ones"),
                     )
                 })
         }
-        _ => Err(Failure::new("BLOCKED", "give exactly one of state and task_space")),
+        _ => Err(Failure::new(Word::Blocked, "give exactly one of state and task_space")),
     }
 }
 
@@ -162,7 +163,7 @@ fn canonical(path: &Path) -> PathBuf {
 pub fn handoff(input: HandoffInput) -> Outcome {
     let report: Report = serde_json::from_value(Value::Object(input.report)).map_err(|e| {
         Failure::new(
-            "BLOCKED",
+            Word::Blocked,
             format!(
                 "the report is not a forgeloop test report: {e}; pass the object webgpt_pr_test returned (status, repository, pull_request, head_sha, commands, comment_markdown)"
             ),
@@ -170,7 +171,7 @@ pub fn handoff(input: HandoffInput) -> Outcome {
     })?;
     if report.status == TestStatus::Passed {
         return Err(Failure::new(
-            "NOTHING_TO_SEND",
+            Word::NothingToSend,
             "the report passed: there is nothing to send WebGPT; the PR is ready for a person to review",
         ));
     }

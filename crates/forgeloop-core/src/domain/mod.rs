@@ -14,3 +14,4 @@ pub mod state;
 pub mod status;
 pub mod task_space;
 pub mod text;
+pub mod word;
