@@ -270,7 +270,7 @@ impl ForgeServer {
     }
 
     #[tool(
-        description = "The text to send WebGPT after a failed test report (the report's comment plus the PR_URL request), as `forgeloop iterate` prints it. A passing or partial report is an error.",
+        description = "The text to send WebGPT after a failed test report (the report's comment plus the PR_URL request), as `forgeloop iterate` prints it. A report without comment_markdown (the reference tool's shape) gets the comment built from status, repository, pull_request, head_sha, commands and failure_output. A passing report, or one missing those fields, is an error.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn webgpt_pr_handoff(&self, Parameters(input): Parameters<HandoffInput>) -> CallToolResult {

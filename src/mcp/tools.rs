@@ -159,13 +159,23 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// `webgpt_pr_handoff`: what `forgeloop iterate` prints for a failed report.
+/// `webgpt_pr_handoff`: what `forgeloop iterate` prints for a failed report. A report without
+/// `comment_markdown` (the reference tool's shape, or another client's) gets its comment built
+/// from `status`, `repository`, `pull_request`, `head_sha`, `commands` and `failure_output`,
+/// as the reference tool does; the server redacts the result like every other.
 pub fn handoff(input: HandoffInput) -> Outcome {
-    let report: Report = serde_json::from_value(Value::Object(input.report)).map_err(|e| {
+    let mut fields = input.report;
+    let given = match fields.get("comment_markdown") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) if text.trim().is_empty() => None,
+        Some(other) => Some(other.clone()),
+    };
+    fields.insert("comment_markdown".into(), given.clone().unwrap_or_else(|| Value::from("")));
+    let report: Report = serde_json::from_value(Value::Object(fields)).map_err(|e| {
         Failure::new(
             Word::Blocked,
             format!(
-                "the report is not a forgeloop test report: {e}; pass the object webgpt_pr_test returned (status, repository, pull_request, head_sha, commands, comment_markdown)"
+                "the report is not a test report: {e}; pass the object webgpt_pr_test returned, or at least status, repository, pull_request, head_sha and commands (argv, exit_code, duration_seconds), with failure_output or comment_markdown"
             ),
         )
     })?;
@@ -175,18 +185,35 @@ pub fn handoff(input: HandoffInput) -> Outcome {
             "the report passed: there is nothing to send WebGPT; the PR is ready for a person to review",
         ));
     }
-    let comment = if report.comment_markdown.trim().is_empty() {
-        "(the report has no comment text)"
-    } else {
-        report.comment_markdown.as_str()
+    let comment = match given {
+        Some(_) => report.comment_markdown.clone(),
+        None => built_comment(&report),
     };
     Ok(json!({
         "status": report.status,
         "repository": report.repository,
         "pull_request": report.pull_request,
         "head_sha": report.head_sha,
-        "handoff": text::handoff(comment),
+        "handoff": text::handoff(&comment),
     }))
+}
+
+/// The PR comment of a report that came without one, built as a run builds it (the failure
+/// output cut to the same tail), without the sandbox line the report cannot vouch for.
+fn built_comment(report: &Report) -> String {
+    let tail = report.failure_output.as_deref().map(|o| text::failure_tail(o, text::FAILURE_TAIL_CHARS));
+    let marker = text::Marker { task_space: None, iteration: None, head_sha: report.head_sha.clone() };
+    text::comment_markdown(&text::CommentInput {
+        marker: &marker,
+        status: report.status,
+        repository: &report.repository,
+        pull_request: report.pull_request,
+        head_sha: &report.head_sha,
+        commands: &report.commands,
+        failure_output: tail.as_deref(),
+        log_hint: None,
+        sandbox: None,
+    })
 }
 
 #[cfg(test)]
@@ -210,11 +237,24 @@ mod tests {
     }
 
     #[test]
+    fn a_report_without_comment_markdown_gets_it_built_from_its_fields() {
+        let mut bare = report("TEST_FAILED");
+        bare.remove("comment_markdown");
+        bare.insert("failure_output".into(), json!("AssertionError: expected 1 got 2"));
+        let doc = handoff(HandoffInput { report: bare }).unwrap();
+        let text = doc["handoff"].as_str().unwrap();
+        assert!(text.contains("## Forge Loop PR test: TEST_FAILED"), "{text}");
+        assert!(text.contains("| `sh` `test.sh` | 1 | 0.1s |"), "{text}");
+        assert!(text.contains("AssertionError: expected 1 got 2"), "{text}");
+        assert!(text.trim_end().ends_with("`PR_URL: <url>`."), "{text}");
+    }
+
+    #[test]
     fn partial_and_passing_reports_are_tool_errors() {
         let mut partial = report("TEST_FAILED");
-        partial.remove("comment_markdown");
+        partial.remove("commands");
         let err = handoff(HandoffInput { report: partial }).unwrap_err();
-        assert!(err.message.contains("comment_markdown"), "{}", err.message);
+        assert!(err.message.contains("commands"), "{}", err.message);
         let mut odd = report("TEST_FAILED");
         odd.insert("pull_request".into(), json!("seven"));
         assert_eq!(handoff(HandoffInput { report: odd }).unwrap_err().status, "BLOCKED");
