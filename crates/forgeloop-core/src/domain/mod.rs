@@ -14,4 +14,5 @@ pub mod state;
 pub mod status;
 pub mod task_space;
 pub mod text;
+pub mod validation;
 pub mod word;
