@@ -9,6 +9,8 @@ use crate::domain::commands::CommandsError;
 use crate::domain::machine::{ConfirmError, Refusal, SentError, StartError};
 use crate::domain::pr_ref::{PrRefError, RepoNameError};
 use crate::domain::state::Actor;
+use crate::domain::status::Status;
+use crate::domain::word::Word;
 use crate::registry::RegistryError;
 use crate::store::journal::JournalError;
 use crate::store::layout::LayoutError;
@@ -72,7 +74,7 @@ pub enum Error {
     #[error(transparent)]
     Sandbox(crate::sandbox::SandboxError),
     #[error("the run could not complete ({infra_failures} in a row; the cycle stays {cycle_status}): {message}")]
-    Infra { message: String, infra_failures: u32, cycle_status: crate::domain::status::Status },
+    Infra { message: String, infra_failures: u32, cycle_status: Status },
     /// Everything `forgeloop project …` refuses; its status is the reference tool's
     /// `BLOCKED_PROJECT_UNAVAILABLE` (or `CYCLE_BUSY` / `BLOCKED_PROJECT_SOURCES`).
     #[error(transparent)]
@@ -100,30 +102,30 @@ impl Error {
     }
 
     /// The `status` word of the JSON error document; agents branch on it.
-    pub fn status(&self) -> &'static str {
+    pub fn status(&self) -> Word {
         match self {
-            Error::Start(e) if e.is_unconfirmed_delegation() => "BLOCKED_DELEGATION_UNCONFIRMED",
-            Error::Refused(_) => "REFUSED",
-            Error::Sent(SentError::AlreadySent { .. }) => "ALREADY_SENT",
-            Error::Sent(SentError::Nothing) => "NOTHING_TO_SEND",
-            Error::StateExists(_) => "STATE_EXISTS",
-            Error::State(StateFileError::Invalid { .. } | StateFileError::TooLarge { .. }) => "INVALID_STATE",
-            Error::State(StateFileError::Missing(_)) => "NO_STATE",
-            Error::Lock(LockError::Busy { .. }) => "CYCLE_BUSY",
-            Error::Index(IndexError::Taken { .. }) => "TASK_SPACE_TAKEN",
-            Error::Journal(JournalError::Damaged { .. }) => "JOURNAL_DAMAGED",
-            Error::NotATerminal(_) => "NOT_A_TERMINAL",
-            Error::Declined => "DECLINED",
-            Error::WaitTimeout(_) => "TIMEOUT",
-            Error::Infra { cycle_status, .. } if *cycle_status == crate::domain::status::Status::BlockedInfra => {
-                "BLOCKED_INFRA"
+            Error::Start(e) if e.is_unconfirmed_delegation() => Word::Cycle(Status::BlockedDelegationUnconfirmed),
+            Error::Refused(_) => Word::Refused,
+            Error::Sent(SentError::AlreadySent { .. }) => Word::AlreadySent,
+            Error::Sent(SentError::Nothing) => Word::NothingToSend,
+            Error::StateExists(_) => Word::StateExists,
+            Error::State(StateFileError::Invalid { .. } | StateFileError::TooLarge { .. }) => Word::InvalidState,
+            Error::State(StateFileError::Missing(_)) => Word::NoState,
+            Error::Lock(LockError::Busy { .. }) => Word::CycleBusy,
+            Error::Index(IndexError::Taken { .. }) => Word::TaskSpaceTaken,
+            Error::Journal(JournalError::Damaged { .. }) => Word::JournalDamaged,
+            Error::NotATerminal(_) => Word::NotATerminal,
+            Error::Declined => Word::Declined,
+            Error::WaitTimeout(_) => Word::Timeout,
+            Error::Infra { cycle_status, .. } if *cycle_status == Status::BlockedInfra => {
+                Word::Cycle(Status::BlockedInfra)
             }
-            Error::Infra { .. } => "INFRA_FAILURE",
+            Error::Infra { .. } => Word::InfraFailure,
             Error::Registry(e) => e.status(),
             Error::Sandbox(e) => e.status(),
             Error::Stop(e) => e.status(),
-            Error::RunCancelled { .. } => "RUN_CANCELLED",
-            _ => "BLOCKED",
+            Error::RunCancelled { .. } => Word::RunCancelled,
+            _ => Word::Blocked,
         }
     }
 
@@ -154,7 +156,7 @@ impl Error {
                 map.insert("infra_failures".into(), json!(infra_failures));
                 map.insert("cycle_status".into(), json!(cycle_status.as_str()));
             }
-            Error::Registry(e) if e.status() == "CYCLE_BUSY" => {
+            Error::Registry(e) if e.status() == Word::CycleBusy => {
                 map.insert("pid".into(), json!(e.busy_pid()));
             }
             Error::Stop(e) => {
@@ -207,14 +209,14 @@ pub enum StopError {
 
 impl StopError {
     /// The `status` word of the error document.
-    pub fn status(&self) -> &'static str {
+    pub fn status(&self) -> Word {
         match self {
-            StopError::NoRun | StopError::FinishedFirst { .. } => "NO_RUN",
-            StopError::HolderGone { .. } => "HOLDER_GONE",
+            StopError::NoRun | StopError::FinishedFirst { .. } => Word::NoRun,
+            StopError::HolderGone { .. } => Word::HolderGone,
             StopError::NoAnswer { .. } | StopError::NotFinished { .. } | StopError::NotForgeloop { .. } => {
-                "STOP_UNANSWERED"
+                Word::StopUnanswered
             }
-            StopError::Write { .. } => "BLOCKED",
+            StopError::Write { .. } => Word::Blocked,
         }
     }
 
@@ -231,9 +233,9 @@ impl StopError {
 
 /// The error document's shape, for errors that are not an [`Error`] (the MCP server's own
 /// refusals, the demo's): `status` and `error` first, then the details.
-pub fn document(status: &str, message: &str, details: Map<String, Value>) -> Value {
+pub fn document(status: Word, message: &str, details: Map<String, Value>) -> Value {
     let mut doc = Map::new();
-    doc.insert("status".into(), Value::from(status));
+    doc.insert("status".into(), Value::from(status.as_str()));
     doc.insert("error".into(), Value::from(message));
     for (key, value) in details {
         doc.insert(key, value);

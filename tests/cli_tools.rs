@@ -56,11 +56,19 @@ fn doctor_reports_each_check_with_a_fix() {
     assert_eq!(get("token")["ok"], true);
     assert_eq!(get("github")["ok"], true, "{out:#}");
     assert!(get("github")["detail"].as_str().unwrap().contains(support::world::LOGIN));
-    // Tests have no terminal: that one is a problem, with its fix, and the exit code says so.
+    // Tests have no terminal, as an agent has none: that is information, not a problem, so
+    // an agent whose checks all pass gets exit 0 and `OK`.
     let terminal = get("terminal");
-    assert_eq!(terminal["ok"], false);
-    assert!(terminal["fix"].as_str().unwrap().contains("terminal"));
-    assert_eq!((run.code, out["status"].as_str()), (2, Some("PROBLEMS")));
+    assert_eq!((terminal["ok"].as_bool(), terminal["info"].as_bool()), (Some(true), Some(true)), "{terminal:#}");
+    assert!(terminal.get("fix").is_none(), "{terminal:#}");
+    assert!(terminal["detail"].as_str().unwrap().contains("human-only commands need a terminal"), "{terminal:#}");
+    let problems: Vec<&str> =
+        checks.iter().filter(|c| c["ok"] != true).map(|c| c["name"].as_str().unwrap_or("?")).collect();
+    assert_eq!(problems, Vec::<&str>::new(), "every check an agent needs works here: {out:#}");
+    assert_eq!((run.code, out["status"].as_str()), (0, Some("OK")), "{out:#}");
+    // A real problem (no token) is still one: PROBLEMS and exit 2.
+    let no_token = w.run_env(&["doctor"], &[("GH_TOKEN", "")]);
+    assert_eq!((no_token.code, no_token.json()["status"].as_str()), (2, Some("PROBLEMS")));
     // Without a token: the token check says how to fix it, and nothing leaks.
     let bare = w.run_env(&["doctor"], &[("PATH", "/usr/bin:/bin")]);
     let out = w.run_env(&["doctor"], &[("GH_TOKEN", "")]).json();

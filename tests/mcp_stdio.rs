@@ -11,7 +11,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::world::{CALC_BUGGY, World};
+use support::world::{CALC_BUGGY, World, fresh_secret};
 
 /// Only a guard against a hung server; no assertion depends on how long anything takes.
 const HANG_GUARD: Duration = Duration::from_secs(120);
@@ -340,6 +340,53 @@ fn status_test_and_handoff_against_the_emulator_with_progress_and_concurrency() 
     assert!(text.contains("## Forge Loop PR test: TEST_FAILED"), "{text}");
     assert!(text.contains("PR_URL:"), "{text}");
     assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&w.token)), "the token never leaves the server");
+    assert_eq!(mcp.finish(), 0);
+}
+
+/// A report in the reference tool's shape, built by another client (no `comment_markdown`):
+/// the handoff is built from its fields, as the reference tool builds it, and redacted.
+#[test]
+fn handoff_builds_the_comment_of_a_reference_shaped_report_and_redacts_it() {
+    let w = World::new();
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+    let secret = fresh_secret("ghp_");
+    let report = json!({
+        "status": "TEST_FAILED",
+        "repository": "acme/widget",
+        "pull_request": 42,
+        "head_sha": "a".repeat(40),
+        "commands": [
+            {"argv": ["pytest", "-q"], "exit_code": 1, "duration_seconds": 0.25}
+        ],
+        "failure_output": format!("FAILED test_foo.py::test_bar - AssertionError: expected 1 got 2 (token {secret})"),
+        "comment_published": false
+    });
+    let handoff = mcp.call(2, "webgpt_pr_handoff", json!({"report": report}));
+    assert!(!is_error(&handoff), "{handoff}");
+    let doc = &handoff["result"]["structuredContent"];
+    assert_eq!((doc["status"].as_str(), doc["pull_request"].as_u64()), (Some("TEST_FAILED"), Some(42)), "{doc:#}");
+    let text = doc["handoff"].as_str().unwrap();
+    for expected in [
+        "## Forge Loop PR test: TEST_FAILED",
+        "- Repository: `acme/widget`",
+        "- PR: `#42`",
+        &format!("- Head SHA: `{}`", "a".repeat(40)),
+        "| `pytest` `-q` | 1 | 0.25s |",
+        "Failure output (redacted):",
+        "AssertionError: expected 1 got 2",
+        "[REDACTED:",
+        "PR_URL: <url>",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from:\n{text}");
+    }
+    assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&secret)), "the secret never leaves the server");
+    // A report that passed has nothing to hand off, whatever its shape.
+    let passed = json!({"status": "TEST_PASSED", "repository": "acme/widget", "pull_request": 42,
+        "head_sha": "a".repeat(40), "commands": []});
+    let refused = mcp.call(3, "webgpt_pr_handoff", json!({"report": passed}));
+    assert!(is_error(&refused), "{refused}");
+    assert_eq!(tool_text(&refused)["status"], "NOTHING_TO_SEND");
     assert_eq!(mcp.finish(), 0);
 }
 

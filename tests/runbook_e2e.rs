@@ -113,6 +113,16 @@ fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
     let step = next(&w, "dark-mode", "run");
     let state = run_next_command(&w, &step);
     assert_eq!(state["status"], "AWAITING_WEBGPT_FIX");
+    // The fields the runbook tells the agent to read are where it says they are.
+    assert_eq!(
+        (r["status"].as_str(), state["report"]["status"].as_str()),
+        (Some("AWAITING_WEBGPT_PR"), Some("TEST_FAILED"))
+    );
+    for field in
+        ["`classification`", "`report.status`", "`proposed_commands`", "`not_proposed`", "right after the first `sent`"]
+    {
+        assert!(SKILL.contains(field), "the runbook should say where to find {field}");
+    }
 
     // The failure handoff goes back into the same conversation; WebGPT pushes a fix.
     let step = next(&w, "dark-mode", "send");

@@ -1,5 +1,6 @@
 //! `forgeloop doctor`: is this machine ready to run the loop? Each check says ok or what is
-//! wrong and how to fix it. Exit 0 when everything is fine, 2 otherwise.
+//! wrong and how to fix it. Exit 0 when everything is fine, 2 otherwise; whether there is a
+//! terminal is information, never a problem (an agent has none and needs none).
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -8,6 +9,7 @@ use serde::Serialize;
 
 use crate::checkout;
 use crate::cycle::Ctx;
+use crate::domain::word::Word;
 use crate::error::Result;
 use crate::registry::Registry;
 
@@ -17,17 +19,31 @@ use super::{net, output};
 struct Check {
     name: &'static str,
     ok: bool,
+    /// Information only: never a problem, whatever it says (the terminal check).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    info: bool,
     detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<String>,
 }
 
 fn ok(name: &'static str, detail: impl Into<String>) -> Check {
-    Check { name, ok: true, detail: detail.into(), fix: None }
+    Check { name, ok: true, info: false, detail: detail.into(), fix: None }
 }
 
 fn problem(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
-    Check { name, ok: false, detail: detail.into(), fix: Some(fix.into()) }
+    Check { name, ok: false, info: false, detail: detail.into(), fix: Some(fix.into()) }
+}
+
+/// The coordinator agent runs `doctor` without a terminal, and needs none: only `tui` and the
+/// human-only commands do. So the terminal is information, never a problem.
+fn terminal_check(is_terminal: bool) -> Check {
+    let detail = if is_terminal {
+        "stdin and stdout are a terminal: `tui`, `confirm`, `unblock` and `extend` can run here"
+    } else {
+        "no terminal here (as for an agent): the agent's commands need none; human-only commands need a terminal — a person runs `forgeloop tui`, `confirm`, `unblock` and `extend` in their own"
+    };
+    Check { name: "terminal", ok: true, info: true, detail: detail.into(), fix: None }
 }
 
 pub fn run(mut ctx: Ctx) -> Result<i32> {
@@ -35,17 +51,9 @@ pub fn run(mut ctx: Ctx) -> Result<i32> {
     checks.push(registry_check(&ctx));
     checks.push(sandbox_check(&ctx));
     checks.extend(github_checks(&mut ctx));
-    checks.push(if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        ok("terminal", "stdin and stdout are a terminal: `tui`, `confirm`, `unblock` and `extend` can run here")
-    } else {
-        problem(
-            "terminal",
-            "stdin or stdout is not a terminal",
-            "run `forgeloop tui` and the human-only commands (confirm, unblock, extend) from a real terminal",
-        )
-    });
+    checks.push(terminal_check(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()));
     let healthy = checks.iter().all(|c| c.ok);
-    let doc = serde_json::json!({"status": if healthy { "OK" } else { "PROBLEMS" }, "checks": checks});
+    let doc = serde_json::json!({"status": if healthy { Word::Ok } else { Word::Problems }, "checks": checks});
     output::json(&ctx.redactor, &doc);
     Ok(if healthy { 0 } else { 2 })
 }

@@ -22,6 +22,7 @@ use crate::cycle::{Ctx, SystemClock, actions, list, wait};
 use crate::domain::pr_ref::WebHosts;
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
+use crate::domain::word::Word;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::redact::Redactor;
@@ -270,7 +271,7 @@ fn log(ctx: &Ctx, state: &str, verify: bool) -> Result<i32> {
         let contents = journal::verify(&paths.journal())?;
         return Ok(output::json(
             &ctx.redactor,
-            &json!({"status": "JOURNAL_OK", "events": contents.events.len(), "torn_tail": contents.torn_tail}),
+            &json!({"status": Word::JournalOk, "events": contents.events.len(), "torn_tail": contents.torn_tail}),
         ));
     }
     let contents = journal::read(&paths.journal())?;

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
 use crate::cycle::attach::{AttachRequest, attach};
+use crate::domain::word::Word;
 use crate::error::{Error, Result};
 use crate::registry::sources::{self, NewSource, Observation, Origin, SourceStatus};
 use crate::registry::{Record, Registry, RegistryError, RepoKey};
@@ -169,9 +170,9 @@ pub fn not_linked_advice(key: &RepoKey) -> String {
     )
 }
 
-fn linked(status: &str, record: &Record) -> Map<String, Value> {
+fn linked(status: Word, record: &Record) -> Map<String, Value> {
     let mut doc = Map::new();
-    doc.insert("status".into(), Value::from(status));
+    doc.insert("status".into(), Value::from(status.as_str()));
     doc.extend(fields(record));
     doc
 }
@@ -200,10 +201,10 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
         ProjectCommand::Lookup(args) => {
             let key = parse_or_unusable(&registry, &args.repository)?;
             match registry.lookup(&key)? {
-                Some(record) => Ok(output::json(r, &linked("PROJECT_LINKED", &record))),
+                Some(record) => Ok(output::json(r, &linked(Word::ProjectLinked, &record))),
                 None => Ok(output::json(
                     r,
-                    &json!({"status": "PROJECT_NOT_LINKED", "repository": key.to_string(), "next_action": not_linked_advice(&key)}),
+                    &json!({"status": Word::ProjectNotLinked, "repository": key.to_string(), "next_action": not_linked_advice(&key)}),
                 )),
             }
         }
@@ -211,7 +212,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
             let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
             let name = r.redact(&args.project_name).into_owned();
             let bound = registry.bind(&key, &args.project_url, &name)?;
-            let mut doc = linked("PROJECT_LINKED", &bound.record);
+            let mut doc = linked(Word::ProjectLinked, &bound.record);
             if let Some(note) = bound.note {
                 doc.insert("note".into(), Value::from(note));
             }
@@ -229,13 +230,13 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
             };
             if let Some(path) = unusable {
                 let url = registry.remove_unusable(&path, &args.project_url)?;
-                let doc = json!({"status": "PROJECT_UNBOUND", "repository": args.repository, "project_url": url,
+                let doc = json!({"status": Word::ProjectUnbound, "repository": args.repository, "project_url": url,
                     "next_action": format!("The unusable record {} is removed. Bind the right repository with: forgeloop project bind --repository <owner/repo> --project-url <Project home URL> --project-name <Project name>", path.display())});
                 return Ok(output::json(r, &doc));
             }
             let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
             let removed = registry.unbind(&key, &args.project_url)?;
-            let mut doc = linked("PROJECT_UNBOUND", &removed);
+            let mut doc = linked(Word::ProjectUnbound, &removed);
             doc.insert(
                 "next_action".into(),
                 Value::from(format!(
@@ -253,7 +254,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
                     conversation_url: args.conversation_url.as_deref(),
                 },
             )?;
-            let mut doc = linked("PROJECT_LINKED", &attached.record);
+            let mut doc = linked(Word::ProjectLinked, &attached.record);
             doc.insert("state".into(), Value::from(attached.state.display().to_string()));
             if let Some(conversation) = attached.conversation_url {
                 doc.insert("conversation_url".into(), Value::from(conversation));
@@ -302,7 +303,7 @@ fn list(ctx: &Ctx, registry: &Registry) -> Result<i32> {
     Ok(output::json(
         &ctx.redactor,
         &json!({
-            "status": "PROJECTS",
+            "status": Word::Projects,
             "registry": registry.root().display().to_string(),
             "records": records,
             "invalid": invalid,
@@ -336,12 +337,15 @@ fn run_sources(ctx: &Ctx, registry: &Registry, command: SourcesCommand) -> Resul
                 &ctx.now(),
                 r,
             )?;
-            Ok(output::json(r, &json!({"status": "SOURCE_ADDED", "repository": key.to_string(), "item": item})))
+            Ok(output::json(r, &json!({"status": Word::SourceAdded, "repository": key.to_string(), "item": item})))
         }
         SourcesCommand::List(args) => {
             let key = parse(&args.repository)?;
             let manifest = sources::list(registry, &key)?;
-            Ok(output::json(r, &json!({"status": "SOURCES", "repository": key.to_string(), "items": manifest.items})))
+            Ok(output::json(
+                r,
+                &json!({"status": Word::Sources, "repository": key.to_string(), "items": manifest.items}),
+            ))
         }
         SourcesCommand::Verify(args) => {
             let key = parse(&args.repository)?;
@@ -356,9 +360,9 @@ fn run_sources(ctx: &Ctx, registry: &Registry, command: SourcesCommand) -> Resul
                 note: args.note.as_deref(),
             };
             let verified = sources::verify(registry, &key, seen, &ctx.now(), r)?;
-            let word = if status == SourceStatus::Verified { "SOURCE_VERIFIED" } else { "SOURCE_FAILED" };
+            let word = if status == SourceStatus::Verified { Word::SourceVerified } else { Word::SourceFailed };
             let mut doc = Map::new();
-            doc.insert("status".into(), Value::from(word));
+            doc.insert("status".into(), Value::from(word.as_str()));
             doc.insert("repository".into(), Value::from(key.to_string()));
             doc.insert("item".into(), serde_json::to_value(&verified.item).unwrap_or(Value::Null));
             if let Some(changed) = verified.changed {
@@ -382,7 +386,7 @@ fn run_sources(ctx: &Ctx, registry: &Registry, command: SourcesCommand) -> Resul
         SourcesCommand::Supersede(args) => {
             let key = parse(&args.repository)?;
             let item = sources::supersede(registry, &key, &args.id, args.by.as_deref(), &ctx.now())?;
-            Ok(output::json(r, &json!({"status": "SOURCE_SUPERSEDED", "repository": key.to_string(), "item": item})))
+            Ok(output::json(r, &json!({"status": Word::SourceSuperseded, "repository": key.to_string(), "item": item})))
         }
     }
 }

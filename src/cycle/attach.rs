@@ -143,6 +143,11 @@ pub fn attach(ctx: &Ctx, req: &AttachRequest) -> Result<Attached, RegistryError>
     let now = ctx.now();
     if changed && is_cycle {
         merged.insert("updated_at".into(), Value::from(now.as_str()));
+        // A cycle's next step may change with the binding (where to type, what to attach).
+        if let Ok(mut cycle) = CycleState::from_value(Value::Object(merged.clone())) {
+            super::session::refresh_next_action(ctx, &paths, &mut cycle);
+            merged.insert("next_action".into(), Value::from(cycle.next_action));
+        }
     }
 
     let mut journaled = false;

@@ -32,6 +32,14 @@ pub fn redact_state(ctx: &Ctx, state: &CycleState) -> CycleState {
     redacted
 }
 
+/// Sets the state's `next_action` (the reference tool's field) to what `forgeloop next` says
+/// for it now, redacted as `next` prints it. Every write of a cycle state calls this, so the
+/// stored sentence is never stale (design §3).
+pub fn refresh_next_action(ctx: &Ctx, paths: &CyclePaths, state: &mut CycleState) {
+    let step = ctx.next_step(state, &paths.state.display().to_string());
+    state.next_action = ctx.redactor.redact(&step.explanation).into_owned();
+}
+
 /// Writes the state and appends `events` (plus `status_changed` when the status moved).
 /// The caller holds the cycle lock.
 pub fn persist(
@@ -43,7 +51,8 @@ pub fn persist(
     mut events: Vec<NewEvent>,
     now: &str,
 ) -> Result<Saved> {
-    let state = redact_state(ctx, state);
+    let mut state = redact_state(ctx, state);
+    refresh_next_action(ctx, paths, &mut state);
     state_file::save_text(&paths.state, &state.to_json())?;
     if let Some(before) = before.filter(|b| b.status != state.status) {
         events.push(NewEvent::new(

@@ -67,7 +67,8 @@ fn prepare(ctx: &Ctx, req: &StartRequest, now: &str) -> Result<Prepared> {
         },
         now,
     )?;
-    let state = redact_state(ctx, &state);
+    let mut state = redact_state(ctx, &state);
+    session::refresh_next_action(ctx, &paths, &mut state);
     if paths.state.exists() {
         return Err(Error::StateExists(paths.state.clone()));
     }

@@ -77,8 +77,9 @@ impl From<Stopped> for Failure {
 impl Failure {
     fn from_error(ctx: &Ctx, err: Error) -> Failure {
         let message = ctx.redactor.redact(&err.to_string()).into_owned();
+        use crate::domain::word::Word;
         match err.status() {
-            "CYCLE_BUSY" | "REFUSED" | "INFRA_FAILURE" => Failure::Transient(message),
+            Word::CycleBusy | Word::Refused | Word::InfraFailure => Failure::Transient(message),
             _ => Failure::Fatal(message),
         }
     }

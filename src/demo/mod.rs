@@ -34,6 +34,7 @@ use crate::cycle::Ctx;
 use crate::cycle::context::process_redactor;
 use crate::cycle::pr_test::Engine;
 use crate::domain::commands::{CommandsError, parse_commands};
+use crate::domain::word::Word;
 use crate::redact::Redactor;
 
 use coordinator::{Confirmer, Demo, Finished};
@@ -93,10 +94,10 @@ impl DemoError {
     }
 
     /// The `status` word of the JSON error document.
-    pub fn status(&self) -> &'static str {
+    pub fn status(&self) -> Word {
         match self {
-            DemoError::Speed(_) | DemoError::NotATerminal | DemoError::Home { .. } => "REFUSED",
-            _ => "DEMO_FAILED",
+            DemoError::Speed(_) | DemoError::NotATerminal | DemoError::Home { .. } => Word::Refused,
+            _ => Word::DemoFailed,
         }
     }
 }
@@ -206,7 +207,7 @@ fn run_on(
     };
     tui?;
     let mut summary = Summary {
-        status: "DEMO_OK",
+        status: Word::DemoOk,
         mode: if opts.headless { "headless" } else { "tui" },
         sandbox: String::new(),
         sandbox_kept: false,
@@ -220,7 +221,7 @@ fn run_on(
     };
     if !summary.all_ok() {
         let stopped_early = finished.iter().any(|f| f.stopped);
-        summary.status = if stopped_early { "DEMO_STOPPED" } else { "DEMO_UNEXPECTED" };
+        summary.status = if stopped_early { Word::DemoStopped } else { Word::DemoUnexpected };
     }
     Ok((redactor, summary))
 }

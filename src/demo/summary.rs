@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::domain::status::Status;
+use crate::domain::word::Word;
 use crate::store::journal;
 use crate::store::state_file;
 
@@ -38,7 +39,7 @@ pub struct CycleSummary {
 pub struct Summary {
     /// `DEMO_OK` when every cycle ended where expected; `DEMO_STOPPED` when the demo was stopped
     /// (the person quit the control room, Ctrl-C) before every cycle ended; else `DEMO_UNEXPECTED`.
-    pub status: &'static str,
+    pub status: Word,
     pub mode: &'static str,
     pub sandbox: String,
     /// `false`: the temporary sandbox was removed (pass `--home DIR` to keep one).
@@ -136,7 +137,7 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
         name: scenario.name.to_owned(),
         scenario: scenario.shows.to_owned(),
         expected: expected.status.as_str().to_owned(),
-        status: state.as_ref().map_or_else(|| "UNREADABLE".to_owned(), |s| s.status.as_str().to_owned()),
+        status: state.as_ref().map_or_else(|| Word::Unreadable.as_str().to_owned(), |s| s.status.as_str().to_owned()),
         iteration: state.as_ref().map_or(0, |s| s.iteration),
         max_iterations: state.as_ref().map_or(0, |s| s.max_iterations),
         pr,

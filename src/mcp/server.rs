@@ -20,6 +20,7 @@ use crate::cycle::Ctx;
 use crate::cycle::pr_status::pr_status;
 use crate::cycle::pr_test::{Engine, OneShot, test_once};
 use crate::domain::pr_ref::{PrRef, parse_pr_ref};
+use crate::domain::word::Word;
 use crate::error::Error;
 use crate::redact::Redactor;
 use crate::registry::Registry;
@@ -129,7 +130,7 @@ impl ForgeServer {
                     Ok::<_, Error>(Arc::new(Github { ctx, engine }))
                 })
                 .await
-                .map_err(|e| Failure::new("BLOCKED", format!("cannot set up GitHub access: {e}")))?
+                .map_err(|e| Failure::new(Word::Blocked, format!("cannot set up GitHub access: {e}")))?
                 .map_err(Failure::from)
             })
             .await?;
@@ -145,7 +146,7 @@ impl ForgeServer {
         let ctx = self.shared.ctx.clone();
         tokio::task::spawn_blocking(move || body(&ctx))
             .await
-            .unwrap_or_else(|e| Err(Failure::new("BLOCKED", format!("the tool failed: {e}"))))
+            .unwrap_or_else(|e| Err(Failure::new(Word::Blocked, format!("the tool failed: {e}"))))
     }
 
     fn finish(&self, outcome: Outcome) -> CallToolResult {
@@ -190,7 +191,7 @@ impl ForgeServer {
         }
         self.shared.policy.head(&pr.shorthand(), &pull.repository, pull.head_repository.as_ref())?;
         if *cancel.borrow() {
-            return Err(Failure::new("CANCELLED", "the run was cancelled before it started"));
+            return Err(Failure::new(Word::Cancelled, "the run was cancelled before it started"));
         }
 
         let sha12 = pull.head_sha.get(..12).unwrap_or(&pull.head_sha).to_owned();
@@ -211,7 +212,7 @@ impl ForgeServer {
         let _ = follower.await;
         let report = result?;
         reporter.report(total, total, &format!("finished: {}", report.status.as_str())).await;
-        serde_json::to_value(&report).map_err(|e| Failure::new("BLOCKED", format!("cannot encode the report: {e}")))
+        serde_json::to_value(&report).map_err(|e| Failure::new(Word::Blocked, format!("cannot encode the report: {e}")))
     }
 
     /// A cancel channel for the runner that fires on the client's `notifications/cancelled`
@@ -249,7 +250,7 @@ impl ForgeServer {
             let pr = self.pr(&input.pr)?;
             let github = self.github().await?;
             let status = pr_status(&github.engine, &pr).await?;
-            serde_json::to_value(&status).map_err(|e| Failure::new("BLOCKED", e.to_string()))
+            serde_json::to_value(&status).map_err(|e| Failure::new(Word::Blocked, e.to_string()))
         }
         .await;
         self.finish(outcome)
@@ -269,7 +270,7 @@ impl ForgeServer {
     }
 
     #[tool(
-        description = "The text to send WebGPT after a failed test report (the report's comment plus the PR_URL request), as `forgeloop iterate` prints it. A passing or partial report is an error.",
+        description = "The text to send WebGPT after a failed test report (the report's comment plus the PR_URL request), as `forgeloop iterate` prints it. A report without comment_markdown (the reference tool's shape) gets the comment built from status, repository, pull_request, head_sha, commands and failure_output. A passing report, or one missing those fields, is an error.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn webgpt_pr_handoff(&self, Parameters(input): Parameters<HandoffInput>) -> CallToolResult {

@@ -14,6 +14,7 @@ use crate::cycle::list;
 use crate::domain::report::{Report, TestStatus};
 use crate::domain::state::CycleState;
 use crate::domain::text;
+use crate::domain::word::Word;
 use crate::error::Error;
 use crate::store::state_file;
 use crate::store::task_index;
@@ -61,13 +62,13 @@ pub struct CycleInput {
 /// A tool that could not do its job: the CLI's error document, `{"status", "error", ...}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
-    pub status: &'static str,
+    pub status: Word,
     pub message: String,
     pub details: Map<String, Value>,
 }
 
 impl Failure {
-    pub fn new(status: &'static str, message: impl Into<String>) -> Failure {
+    pub fn new(status: Word, message: impl Into<String>) -> Failure {
         Failure { status, message: message.into(), details: Map::new() }
     }
 
@@ -84,14 +85,14 @@ impl From<Error> for Failure {
 
 impl From<PolicyError> for Failure {
     fn from(err: PolicyError) -> Failure {
-        Failure::new("REFUSED", err.to_string())
+        Failure::new(Word::Refused, err.to_string())
     }
 }
 
 pub type Outcome = Result<Value, Failure>;
 
 fn to_value<T: serde::Serialize>(value: &T) -> Outcome {
-    serde_json::to_value(value).map_err(|e| Failure::new("BLOCKED", format!("cannot encode the result: {e}")))
+    serde_json::to_value(value).map_err(|e| Failure::new(Word::Blocked, format!("cannot encode the result: {e}")))
 }
 
 /// `forge_cycles`: what `forgeloop list` prints, plus the control room's watched directories.
@@ -130,7 +131,7 @@ fn resolve(ctx: &Ctx, input: &CycleInput) -> Result<PathBuf, Failure> {
                 Ok(path)
             } else {
                 Err(Failure::new(
-                    "NO_STATE",
+                    Word::NoState,
                     format!(
                         "{state:?} is not a known cycle; these tools read only the cycles that forge_cycles lists (the cycles directory, the task-space index and config tui.watch)"
                     ),
@@ -145,12 +146,12 @@ fn resolve(ctx: &Ctx, input: &CycleInput) -> Result<PathBuf, Failure> {
                 .map(|e| e.state_path())
                 .ok_or_else(|| {
                     Failure::new(
-                        "NO_STATE",
+                        Word::NoState,
                         format!("no cycle owns the task space {task_space:?}; forge_cycles lists the known ones"),
                     )
                 })
         }
-        _ => Err(Failure::new("BLOCKED", "give exactly one of state and task_space")),
+        _ => Err(Failure::new(Word::Blocked, "give exactly one of state and task_space")),
     }
 }
 
@@ -158,34 +159,61 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// `webgpt_pr_handoff`: what `forgeloop iterate` prints for a failed report.
+/// `webgpt_pr_handoff`: what `forgeloop iterate` prints for a failed report. A report without
+/// `comment_markdown` (the reference tool's shape, or another client's) gets its comment built
+/// from `status`, `repository`, `pull_request`, `head_sha`, `commands` and `failure_output`,
+/// as the reference tool does; the server redacts the result like every other.
 pub fn handoff(input: HandoffInput) -> Outcome {
-    let report: Report = serde_json::from_value(Value::Object(input.report)).map_err(|e| {
+    let mut fields = input.report;
+    let given = match fields.get("comment_markdown") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) if text.trim().is_empty() => None,
+        Some(other) => Some(other.clone()),
+    };
+    fields.insert("comment_markdown".into(), given.clone().unwrap_or_else(|| Value::from("")));
+    let report: Report = serde_json::from_value(Value::Object(fields)).map_err(|e| {
         Failure::new(
-            "BLOCKED",
+            Word::Blocked,
             format!(
-                "the report is not a forgeloop test report: {e}; pass the object webgpt_pr_test returned (status, repository, pull_request, head_sha, commands, comment_markdown)"
+                "the report is not a test report: {e}; pass the object webgpt_pr_test returned, or at least status, repository, pull_request, head_sha and commands (argv, exit_code, duration_seconds), with failure_output or comment_markdown"
             ),
         )
     })?;
     if report.status == TestStatus::Passed {
         return Err(Failure::new(
-            "NOTHING_TO_SEND",
+            Word::NothingToSend,
             "the report passed: there is nothing to send WebGPT; the PR is ready for a person to review",
         ));
     }
-    let comment = if report.comment_markdown.trim().is_empty() {
-        "(the report has no comment text)"
-    } else {
-        report.comment_markdown.as_str()
+    let comment = match given {
+        Some(_) => report.comment_markdown.clone(),
+        None => built_comment(&report),
     };
     Ok(json!({
         "status": report.status,
         "repository": report.repository,
         "pull_request": report.pull_request,
         "head_sha": report.head_sha,
-        "handoff": text::handoff(comment),
+        "handoff": text::handoff(&comment),
     }))
+}
+
+/// The PR comment of a report that came without one, built as a run builds it (the failure
+/// output cut to the same tail), without the sandbox line the report cannot vouch for.
+fn built_comment(report: &Report) -> String {
+    let tail = report.failure_output.as_deref().map(|o| text::failure_tail(o, text::FAILURE_TAIL_CHARS));
+    let marker = text::Marker { task_space: None, iteration: None, head_sha: report.head_sha.clone() };
+    text::comment_markdown(&text::CommentInput {
+        marker: &marker,
+        status: report.status,
+        repository: &report.repository,
+        pull_request: report.pull_request,
+        head_sha: &report.head_sha,
+        commands: &report.commands,
+        failure_output: tail.as_deref(),
+        log_hint: None,
+        sandbox: None,
+    })
 }
 
 #[cfg(test)]
@@ -209,11 +237,24 @@ mod tests {
     }
 
     #[test]
+    fn a_report_without_comment_markdown_gets_it_built_from_its_fields() {
+        let mut bare = report("TEST_FAILED");
+        bare.remove("comment_markdown");
+        bare.insert("failure_output".into(), json!("AssertionError: expected 1 got 2"));
+        let doc = handoff(HandoffInput { report: bare }).unwrap();
+        let text = doc["handoff"].as_str().unwrap();
+        assert!(text.contains("## Forge Loop PR test: TEST_FAILED"), "{text}");
+        assert!(text.contains("| `sh` `test.sh` | 1 | 0.1s |"), "{text}");
+        assert!(text.contains("AssertionError: expected 1 got 2"), "{text}");
+        assert!(text.trim_end().ends_with("`PR_URL: <url>`."), "{text}");
+    }
+
+    #[test]
     fn partial_and_passing_reports_are_tool_errors() {
         let mut partial = report("TEST_FAILED");
-        partial.remove("comment_markdown");
+        partial.remove("commands");
         let err = handoff(HandoffInput { report: partial }).unwrap_err();
-        assert!(err.message.contains("comment_markdown"), "{}", err.message);
+        assert!(err.message.contains("commands"), "{}", err.message);
         let mut odd = report("TEST_FAILED");
         odd.insert("pull_request".into(), json!("seven"));
         assert_eq!(handoff(HandoffInput { report: odd }).unwrap_err().status, "BLOCKED");

@@ -79,10 +79,11 @@ pub enum SandboxError {
 }
 
 impl SandboxError {
-    pub fn status(&self) -> &'static str {
+    pub fn status(&self) -> crate::domain::word::Word {
+        use crate::domain::word::Word;
         match self {
-            SandboxError::Unavailable { .. } => "SANDBOX_UNAVAILABLE",
-            SandboxError::PathRefused(_) => "SANDBOX_PATH_REFUSED",
+            SandboxError::Unavailable { .. } => Word::SandboxUnavailable,
+            SandboxError::PathRefused(_) => Word::SandboxPathRefused,
         }
     }
 }

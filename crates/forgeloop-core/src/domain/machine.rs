@@ -150,7 +150,6 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
     } else if !input.await_confirmation {
         issue_prompt(&mut state, "cli", Actor::Agent, now);
     }
-    state.next_action = next_action(&state);
     Ok(state)
 }
 
@@ -591,46 +590,9 @@ pub enum SentError {
     AlreadySent { at: String, sha256: String },
 }
 
+/// A state's `next_action` is set by the use case that writes it, from `next::next_action`.
 fn touch(state: &mut CycleState, now: &str) {
     state.updated_at = Some(now.to_owned());
-    state.next_action = next_action(state);
-}
-
-/// The `next_action` sentence stored in the state (the reference tool's field). The
-/// `next` command gives the full structured answer.
-pub fn next_action(state: &CycleState) -> String {
-    let reported_pr =
-        state.last_reply.as_ref().filter(|r| r.class == ReplyClass::PrFound).and_then(|r| r.pr.as_deref());
-    match state.status {
-        Status::AwaitingBriefConfirmation => {
-            "Wait for a person to confirm the delegation brief (forgeloop tui, or forgeloop confirm on a terminal); `forgeloop wait` returns when it changes.".into()
-        }
-        Status::AwaitingWebgptFix if state.cap_reached() => {
-            "The iteration cap is reached: do not send the handoff. Run forge --pr once more: it records BLOCKED_MAX_ITERATIONS without testing anything; then stop and report to the user.".into()
-        }
-        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix if state.outbox.is_none() && reported_pr.is_some() => {
-            format!("Test the PR WebGPT reported ({}) with forgeloop forge --pr.", reported_pr.unwrap_or("?"))
-        }
-        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix
-            if state.outbox.as_ref().is_some_and(|o| o.kind == OutboxKind::Followup) =>
-        {
-            "Send the follow-up asking WebGPT for the PR URL, in the same conversation.".into()
-        }
-        Status::AwaitingWebgptPr if state.iteration == 0 && state.repository.is_none() => {
-            "Check or establish the repository's ChatGPT Project and attach it (forgeloop project lookup/bind/attach), then send the prompt inside that Project and wait for a PR URL.".into()
-        }
-        Status::AwaitingWebgptPr => "Send the prompt to WebGPT in the cycle's conversation and wait for a PR URL.".into(),
-        Status::AwaitingWebgptFix => {
-            "Send the failure handoff to WebGPT in the same conversation and ask it to update the PR.".into()
-        }
-        Status::ReadyToMerge => "Review branch protection and merge the PR yourself; forgeloop never merges.".into(),
-        Status::BlockedMaxIterations => {
-            "Stop: max_iterations was reached. Report to the user; only a person can raise the cap.".into()
-        }
-        Status::Aborted => "Nothing: the cycle was aborted.".into(),
-        Status::Superseded => "Nothing: the cycle continues in its successor state.".into(),
-        status => format!("Stop and report {status} to the user; a person must resolve it and run `forgeloop unblock`."),
-    }
 }
 
 #[cfg(test)]
@@ -712,7 +674,6 @@ mod tests {
         assert_eq!(state.max_iterations, 5);
         assert_eq!(state.intent_brief, BRIEF);
         assert_eq!(state.webgpt_question, QUESTION);
-        assert!(state.next_action.contains("Project"));
         let prompt = state.webgpt_prompt.as_deref().unwrap();
         assert!(prompt.contains(&format!("## Confirmed user intent\n{BRIEF}")));
         assert_eq!(state.outbox.as_ref().unwrap().text, prompt);
@@ -770,7 +731,6 @@ mod tests {
         assert_eq!(gate_test(&state, &pr, false), Ok(TestGate::CapReached));
         reach_cap(&mut state, &pr, NOW);
         assert_eq!(state.status, Status::BlockedMaxIterations);
-        assert!(state.next_action.contains("max_iterations"));
         assert!(gate_test(&state, &pr, false).is_err());
         extend(&mut state, 2, NOW).unwrap();
         assert_eq!(state.status, Status::AwaitingWebgptFix);
@@ -785,7 +745,6 @@ mod tests {
         let (report, summary) = report(TestStatus::Passed);
         record_run(&mut state, &pr, report, summary, NOW);
         assert_eq!(state.status, Status::ReadyToMerge);
-        assert!(state.next_action.contains("merge"));
         assert_eq!(state.repository.as_deref(), Some("acme/widget"));
         assert_eq!(state.webgpt_handoff.as_deref(), Some(""));
         let refusal = gate_test(&state, &pr, false).unwrap_err();
@@ -840,7 +799,6 @@ mod tests {
             state.status = status;
             let allowed = matches!(status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix);
             assert_eq!(gate_test(&state, &pr("acme/widget#1"), false).is_ok(), allowed, "{status}");
-            assert!(!state.next_action.is_empty() || next_action(&state).len() > 10);
         }
     }
 

@@ -15,3 +15,5 @@ pub mod status;
 pub mod stop;
 pub mod task_space;
 pub mod text;
+pub mod validation;
+pub mod word;

@@ -3,9 +3,11 @@
 
 use serde::Serialize;
 
+use super::brief::Brief;
 use super::reply::ReplyClass;
 use super::state::{CycleState, OutboxKind};
 use super::status::Status;
+use super::validation::{self, NotProposed};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -44,6 +46,19 @@ pub struct NextStep {
     /// `"unsandboxed"` when the person turned the sandbox off: the agent must see it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<&'static str>,
+    /// The first `run` (no stored commands): the commands the brief's Validation names in
+    /// backticks, as argv arrays for the commands file. The agent checks them; none is run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed_commands: Option<Vec<Vec<String>>>,
+    /// Backticked Validation spans that are not proposed, each with why (a shell operator, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_proposed: Vec<NotProposed>,
+}
+
+/// The `next_action` sentence a state stores (the reference tool's field): exactly what `next`
+/// says now. The use cases set it on every write (design §3), so it is never stale.
+pub fn next_action(state: &CycleState, state_ref: &str) -> String {
+    next_step(state, state_ref).explanation
 }
 
 fn cmd(parts: &[&str]) -> Option<Vec<String>> {
@@ -64,6 +79,8 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
         max_iterations: state.max_iterations,
         pr: state.pr_ref.clone(),
         sandbox: None,
+        proposed_commands: None,
+        not_proposed: Vec::new(),
     };
     match state.status {
         Status::AwaitingBriefConfirmation => {
@@ -92,7 +109,7 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
         }
         Status::BlockedMaxIterations => {
             step.explanation = format!(
-                "Stop and report BLOCKED_MAX_ITERATIONS: {} of {} iterations used. Do not retry; only a person can raise the cap.",
+                "Stop and report BLOCKED_MAX_ITERATIONS: {} of {} iterations used (max_iterations reached). Do not retry; only a person can raise the cap.",
                 state.iteration, state.max_iterations
             );
         }
@@ -120,6 +137,29 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
         OutboxKind::Handoff => "the failure handoff",
         OutboxKind::Followup => "the follow-up",
     };
+    // Where to type: the recorded conversation, else a new chat in the repository's Project.
+    let send = |kind: OutboxKind| match &state.conversation_url {
+        Some(url) => format!(
+            "Type {} (text) into the cycle's ChatGPT conversation {url}, submit it, then record it with the command.",
+            what(kind)
+        ),
+        None if kind == OutboxKind::Prompt => format!(
+            "Open a new chat inside the repository's ChatGPT Project (check or establish it first: `forgeloop project lookup`/`bind`/`attach`), type {} (text), submit it, then record it with the command.",
+            what(kind)
+        ),
+        None => format!(
+            "Type {} (text) into the cycle's ChatGPT conversation ({}), submit it, then record it with the command.",
+            what(kind),
+            state.task_space
+        ),
+    };
+    let attach_hint = match (&state.conversation_url, state.effective_repository()) {
+        (Some(_), _) => String::new(),
+        (None, repository) => format!(
+            " The cycle records no conversation URL yet: attach the chat's URL with `forgeloop project attach --repository {} --state {state_ref} --conversation-url <URL>`.",
+            repository.as_deref().unwrap_or("OWNER/REPO")
+        ),
+    };
     let reported_pr = state.last_reply.as_ref().filter(|r| r.class == ReplyClass::PrFound).and_then(|r| r.pr.clone());
     match &state.outbox {
         None if reported_pr.is_some() => {
@@ -128,9 +168,18 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
             let mut command = vec!["forgeloop", "forge", "--pr", &pr, "--state", state_ref, "--post-comment"];
             if state.commands.is_none() {
                 command.extend(["--commands-json", "COMMANDS.json"]);
-                step.explanation = format!(
-                    "Test {pr}, the PR WebGPT reported, with the project's commands file (replace COMMANDS.json)."
-                );
+                let proposal = validation_commands(state);
+                step.explanation = if proposal.commands.is_empty() {
+                    format!(
+                        "Test {pr}, the PR WebGPT reported, with the project's commands file (replace COMMANDS.json): argv arrays for the commands the brief's Validation asks for."
+                    )
+                } else {
+                    format!(
+                        "Test {pr}, the PR WebGPT reported, with a commands file (replace COMMANDS.json). proposed_commands holds the commands the brief's Validation names in backticks, split into argv arrays (never run through a shell): check them, write them as a JSON array to the file, then run the command."
+                    )
+                };
+                step.proposed_commands = (!proposal.commands.is_empty()).then_some(proposal.commands);
+                step.not_proposed = proposal.not_proposed;
             } else {
                 step.explanation =
                     format!("Test {pr}, the PR WebGPT reported (the cycle's stored commands are reused).");
@@ -140,11 +189,7 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
         }
         Some(outbox) if outbox.sent_at.is_none() => {
             step.action = Action::Send;
-            step.explanation = format!(
-                "Type {} (text) into the cycle's ChatGPT conversation ({}), submit it, then record it with the command.",
-                what(outbox.kind),
-                state.task_space
-            );
+            step.explanation = send(outbox.kind);
             step.text = Some(outbox.text.clone());
             step.text_sha256 = Some(outbox.sha256.clone());
             step.command = cmd(&["forgeloop", "sent", "--state", state_ref]);
@@ -153,7 +198,7 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
             step.action = Action::WaitForReply;
             step.waiting_since = outbox.sent_at.clone();
             step.explanation = format!(
-                "Waiting for WebGPT's reply to {} since {}. When the reply is finished, save it to a file and classify it with the command.",
+                "Waiting for WebGPT's reply to {} since {}. When the reply is finished, save it to a file and classify it with the command.{attach_hint}",
                 what(outbox.kind),
                 outbox.sent_at.as_deref().unwrap_or("?")
             );
@@ -164,11 +209,7 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
             // `next` in the CLI) gives it an outbox first, so the command below never refuses.
             Some((kind, text)) => {
                 step.action = Action::Send;
-                step.explanation = format!(
-                    "Type {} (text) into the cycle's ChatGPT conversation ({}), submit it, then record it with the command.",
-                    what(kind),
-                    state.task_space
-                );
+                step.explanation = send(kind);
                 step.text = Some(text.to_owned());
                 step.text_sha256 = Some(super::state::sha256_hex(text.as_bytes()));
                 step.command = cmd(&["forgeloop", "sent", "--state", state_ref]);
@@ -181,6 +222,23 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
             }
         },
     }
+}
+
+/// The commands the brief's Validation names in backticks (a reference-tool state has only
+/// the brief's text: it is parsed here; a brief that does not parse proposes nothing).
+fn validation_commands(state: &CycleState) -> validation::Proposal {
+    let parsed;
+    let brief = match &state.brief {
+        Some(brief) => brief,
+        None => match Brief::parse(&state.intent_brief) {
+            Ok(brief) => {
+                parsed = brief;
+                &parsed
+            }
+            Err(_) => return validation::Proposal::default(),
+        },
+    };
+    validation::propose(&brief.validation)
 }
 
 #[cfg(test)]
@@ -227,6 +285,73 @@ mod tests {
         assert_eq!(step.action, Action::Run, "running once more records the cap without testing");
         assert!(step.explanation.contains("cap"));
         assert_eq!(step.command.unwrap(), ["forgeloop", "forge", "--pr", "acme/widget#3", "--state", "x"]);
+    }
+
+    #[test]
+    fn next_action_says_what_next_says_and_where_to_type() {
+        let mut s = state(false);
+        assert_eq!(next_action(&s, "x"), next_step(&s, "x").explanation);
+        assert!(next_action(&s, "x").contains("new chat inside the repository's ChatGPT Project"));
+        machine::mark_sent(&mut s, "t1").unwrap();
+        let waiting = next_action(&s, "/c/x.json");
+        assert!(waiting.contains("--state /c/x.json --conversation-url <URL>"), "{waiting}");
+        s.conversation_url = Some("https://chatgpt.com/g/g-p-x/c/1".into());
+        assert!(!next_action(&s, "x").contains("conversation-url"));
+        s.status = Status::ReadyToMerge;
+        assert!(next_action(&s, "x").contains("Do not merge"));
+        s.status = Status::BlockedMaxIterations;
+        assert!(next_action(&s, "x").contains("BLOCKED_MAX_ITERATIONS"));
+    }
+
+    fn reported(validation: &str) -> CycleState {
+        let brief = format!("Goal: a\nSuccess: b\nScope: c\nConstraints: d\nValidation: {validation}");
+        let mut s = machine::start(
+            NewCycle {
+                request: "r",
+                webgpt_question: Some("q"),
+                intent_brief: Some(&brief),
+                max_iterations: 2,
+                task_space: "webgpt-orchestrator:x".into(),
+                await_confirmation: false,
+                new_repository: None,
+                carry: None,
+            },
+            "t0",
+        )
+        .unwrap();
+        s.outbox = None;
+        s.last_reply = Some(crate::domain::state::LastReply {
+            class: ReplyClass::PrFound,
+            pr: Some("acme/widget#3".into()),
+            reason: "r".into(),
+            sha256: String::new(),
+            at: "t1".into(),
+            overridden: false,
+        });
+        s
+    }
+
+    #[test]
+    fn the_first_run_proposes_the_validation_commands_as_argv() {
+        let s = reported("run `cargo test --workspace`, `pytest -k 'not slow'` and `npm test | tee t.log`.");
+        let step = next_step(&s, "x");
+        assert_eq!(step.action, Action::Run);
+        assert_eq!(
+            step.proposed_commands,
+            Some(vec![
+                vec!["cargo".to_owned(), "test".into(), "--workspace".into()],
+                vec!["pytest".to_owned(), "-k".into(), "not slow".into()],
+            ])
+        );
+        assert_eq!(step.not_proposed.len(), 1);
+        assert_eq!(step.not_proposed[0].text, "npm test | tee t.log");
+        assert!(step.explanation.contains("proposed_commands"), "{}", step.explanation);
+        // Nothing in backticks: nothing proposed; stored commands: nothing to propose.
+        assert_eq!(next_step(&reported("run the test suite"), "x").proposed_commands, None);
+        let mut stored = s.clone();
+        stored.commands = Some(crate::domain::commands::CommandsProfile::of(Vec::new()));
+        let step = next_step(&stored, "x");
+        assert_eq!((step.proposed_commands, step.not_proposed.len()), (None, 0));
     }
 
     #[test]

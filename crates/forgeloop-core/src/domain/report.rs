@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TestStatus {
     #[serde(rename = "TEST_PASSED")]
     Passed,
@@ -13,6 +13,8 @@ pub enum TestStatus {
 }
 
 impl TestStatus {
+    pub const ALL: [TestStatus; 2] = [TestStatus::Passed, TestStatus::Failed];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TestStatus::Passed => "TEST_PASSED",

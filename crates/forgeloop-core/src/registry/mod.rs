@@ -17,6 +17,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::domain::status::Status;
+use crate::domain::word::Word;
 use crate::store::atomic::{create_new_atomic, is_temp_name, remove_stale_temps, sync_dir};
 use crate::store::journal::JournalError;
 use crate::store::layout::LayoutError;
@@ -89,11 +91,11 @@ impl RegistryError {
     /// The `status` word: a busy cycle is `CYCLE_BUSY` (as everywhere in forgeloop),
     /// manifest problems are `BLOCKED_PROJECT_SOURCES`, everything else is the reference
     /// tool's `BLOCKED_PROJECT_UNAVAILABLE`.
-    pub fn status(&self) -> &'static str {
+    pub fn status(&self) -> Word {
         match self {
-            RegistryError::Lock(LockError::Busy { .. }) => "CYCLE_BUSY",
-            RegistryError::Sources(_) => "BLOCKED_PROJECT_SOURCES",
-            _ => "BLOCKED_PROJECT_UNAVAILABLE",
+            RegistryError::Lock(LockError::Busy { .. }) => Word::CycleBusy,
+            RegistryError::Sources(_) => Word::Cycle(Status::BlockedProjectSources),
+            _ => Word::Cycle(Status::BlockedProjectUnavailable),
         }
     }
 
