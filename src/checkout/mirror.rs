@@ -18,6 +18,7 @@ use super::FetchStats;
 use super::auth::Auth;
 use super::error::CheckoutError;
 use crate::domain::pr_ref::RepoName;
+use crate::store::nofollow;
 
 const LOCK_POLL: Duration = Duration::from_millis(25);
 
@@ -57,11 +58,7 @@ pub(crate) fn lock(path: &Path, cancel: Option<&AtomicBool>) -> Result<MirrorLoc
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(|e| disk("creating the mirrors directory for", e))?;
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
+    let file = nofollow::open(OpenOptions::new().create(true).truncate(false).write(true), path)
         .map_err(|e| disk("opening the mirror lock", e))?;
     let Some(cancel) = cancel else {
         file.lock().map_err(|e| disk("locking", e))?;

@@ -5,5 +5,6 @@ pub mod atomic;
 pub mod journal;
 pub mod layout;
 pub mod lock;
+pub mod nofollow;
 pub mod state_file;
 pub mod task_index;
