@@ -186,7 +186,7 @@ mod tests {
         let (mirror, created) = open_or_init(&tmp.path().join("mirror.git")).unwrap();
         assert!(created);
         let url = format!("file://{}", base.display());
-        let auth = Auth::new(None, None);
+        let auth = Auth::new(None, crate::checkout::auth::TokenScope::origin_of(&url));
         let cancel = AtomicBool::new(true);
         let mut stats = FetchStats::default();
         let spec = "+refs/pull/1/head:refs/forgeloop/pull/1";

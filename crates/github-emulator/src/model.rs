@@ -66,6 +66,9 @@ pub struct LoggedRequest {
     pub query: String,
     /// 0 while the request is still being answered.
     pub status: u16,
+    /// The request carried an `Authorization` header (its value is never kept), so tests can
+    /// tell where a client sent credentials.
+    pub credentials: bool,
     #[serde(skip)]
     pub(crate) seq: u64,
 }

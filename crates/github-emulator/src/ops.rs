@@ -436,7 +436,7 @@ impl Core {
     }
 
     /// Starts a log entry; [`Core::finish_request`] fills in the status.
-    pub fn log_request(&self, method: &str, path: &str, query: &str) -> u64 {
+    pub fn log_request(&self, method: &str, path: &str, query: &str, credentials: bool) -> u64 {
         let mut state = self.state();
         state.next_request += 1;
         let seq = state.next_request;
@@ -448,6 +448,7 @@ impl Core {
             path: path.to_owned(),
             query: query.to_owned(),
             status: 0,
+            credentials,
             seq,
         });
         seq

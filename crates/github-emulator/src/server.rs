@@ -58,7 +58,8 @@ async fn handle(core: Arc<Core>, request: Request<Incoming>) -> Resp {
             Err(response) => response,
         };
     }
-    let seq = core.log_request(method.as_str(), &raw_path, &query);
+    let credentials = request.headers().contains_key(http::header::AUTHORIZATION);
+    let seq = core.log_request(method.as_str(), &raw_path, &query, credentials);
     let response = respond(&core, request, &method, &raw_path, &query).await;
     core.finish_request(seq, response.status().as_u16());
     response
