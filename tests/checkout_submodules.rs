@@ -104,7 +104,7 @@ mod token_scope {
     }
 
     fn start(rt: &Runtime, root: PathBuf, token: &str) -> Emulator {
-        let config = EmulatorConfig { root, token: Some(token.to_owned()), login: "acme".into() };
+        let config = EmulatorConfig { root, token: Some(token.to_owned()), login: "acme".into(), admin_secret: None };
         rt.block_on(Emulator::start(config)).unwrap()
     }
 

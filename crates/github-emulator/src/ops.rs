@@ -22,6 +22,8 @@ pub(crate) struct Core {
     pub login: String,
     /// `http://127.0.0.1:P`
     pub base_url: String,
+    /// What every admin request must carry in `x-emulator-secret`.
+    pub admin_secret: String,
     state: Mutex<State>,
     git_lock: tokio::sync::Mutex<()>,
 }
@@ -31,12 +33,13 @@ fn not_found(what: impl std::fmt::Display) -> EmulatorError {
 }
 
 impl Core {
-    pub fn new(root: PathBuf, token: Option<String>, login: String, base_url: String) -> Self {
+    pub fn new(root: PathBuf, token: Option<String>, login: String, base_url: String, admin_secret: String) -> Self {
         Core {
             root,
             token,
             login,
             base_url,
+            admin_secret,
             state: Mutex::new(State::default()),
             git_lock: tokio::sync::Mutex::new(()),
         }

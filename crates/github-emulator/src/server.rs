@@ -53,6 +53,9 @@ async fn handle(core: Arc<Core>, request: Request<Incoming>) -> Resp {
     let raw_path = request.uri().path().to_owned();
     let query = request.uri().query().unwrap_or("").to_owned();
     if raw_path == "/_emulator" || raw_path.starts_with("/_emulator/") {
+        if let Some(refused) = admin::refusal(&core, &method, request.headers()) {
+            return refused;
+        }
         return match read_body(request.into_body(), API_BODY_LIMIT).await {
             Ok(body) => admin::handle(&core, &method, &raw_path, &query, body).await,
             Err(response) => response,
