@@ -122,6 +122,7 @@ fn request<'a>(
         token: None,
         allow_insecure_local: true,
         submodules: false,
+        submodule_token_owners: &[],
         fetch_exact_sha: false,
         checkouts_root: Some(checkouts),
         cancel: None,

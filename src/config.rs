@@ -23,6 +23,19 @@ pub struct Config {
     pub runner: RunnerConfig,
     #[serde(default)]
     pub redact: RedactConfig,
+    #[serde(default)]
+    pub checkout: CheckoutConfig,
+}
+
+/// How PRs are fetched (design §5.2.2).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutConfig {
+    /// With `--submodules`, owners (besides the PR's repository's) whose repositories on the
+    /// same scheme, host and port as the PR's get the GitHub token. Every other submodule URL is
+    /// fetched without credentials.
+    #[serde(default)]
+    pub submodule_token_owners: Vec<String>,
 }
 
 /// The redactor's additions. Rules are compiled while the file is read, so a bad regex, a
@@ -143,6 +156,8 @@ commands = [["git", "diff", "--check"]]
 [runner]
 sandbox = "off"
 max_processes = 512
+[checkout]
+submodule_token_owners = ["acme-libs"]
 [[redact.rules]]
 id = "acme-token"
 regex = '(acme_[A-Za-z0-9]{32})\b'
@@ -154,6 +169,8 @@ entropy = 3.5
         assert!(config.mcp.profiles.contains_key("smoke"));
         assert_eq!(config.runner.sandbox, Some(SandboxSwitch::Off));
         assert_eq!(config.runner.max_processes, Some(512));
+        assert_eq!(config.checkout.submodule_token_owners, ["acme-libs"]);
+        assert!(toml::from_str::<Config>("[checkout]\nsubmodule_owners = []").is_err());
         assert_eq!(config.redact.rules.specs()[0].id, "acme-token");
         assert!(!config.tui.notify(), "notifications can be turned off");
         assert!(Config::default().tui.notify(), "and are on by default");

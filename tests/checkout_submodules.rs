@@ -79,3 +79,159 @@ fn a_submodule_url_outside_the_policy_is_refused() {
     }
     assert_eq!(fx.leftover_checkouts(), 0, "a failed prepare removes its directory");
 }
+
+/// `--submodules` against the GitHub emulator, which requires the token for private
+/// repositories and records which requests carried credentials.
+mod token_scope {
+    use super::*;
+    use github_emulator::{Emulator, EmulatorConfig, RepoHandle};
+    use tokio::runtime::Runtime;
+
+    struct Env {
+        tmp: tempfile::TempDir,
+        rt: Runtime,
+        main: Emulator,
+        other_port: Emulator,
+        token: String,
+        widget: RepoHandle,
+        repo: forgeloop::domain::pr_ref::RepoName,
+    }
+
+    /// A token made at run time (never a literal in the repository).
+    fn fresh_token() -> String {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        format!("tok{}x{nanos}", std::process::id())
+    }
+
+    fn start(rt: &Runtime, root: PathBuf, token: &str) -> Emulator {
+        let config = EmulatorConfig { root, token: Some(token.to_owned()), login: "acme".into(), admin_secret: None };
+        rt.block_on(Emulator::start(config)).unwrap()
+    }
+
+    impl Env {
+        fn new() -> Env {
+            let tmp = tempfile::tempdir().unwrap();
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            let token = fresh_token();
+            // Two emulators with the same token: the same host, two ports.
+            let main = start(&rt, tmp.path().join("main"), &token);
+            let other_port = start(&rt, tmp.path().join("other"), &token);
+            let widget = rt.block_on(main.create_repo("acme", "widget", true)).unwrap();
+            let repo = forgeloop::domain::pr_ref::RepoName::parse("acme/widget").unwrap();
+            Env { tmp, rt, main, other_port, token, widget, repo }
+        }
+
+        /// A private repository with one commit; returns its clone URL and head SHA.
+        fn private_repo(&self, emulator: &Emulator, owner: &str, name: &str, private: bool) -> (String, String) {
+            let handle = self.rt.block_on(emulator.create_repo(owner, name, private)).unwrap();
+            (handle.clone_url.clone(), git(&handle.path, &["rev-parse", "refs/heads/main"]))
+        }
+
+        /// Opens PR `branch` on acme/widget whose only change is a submodule `vendor/sub` at
+        /// `url`, recorded at `sha`; returns the PR's number and head SHA.
+        fn pr_with_submodule(&self, branch: &str, url: &str, sha: &str) -> (u64, String) {
+            let work = self.tmp.path().join(format!("work-{branch}"));
+            git(self.tmp.path(), &["clone", "-q", self.widget.path.to_str().unwrap(), work.to_str().unwrap()]);
+            git(&work, &["checkout", "-q", "-b", branch]);
+            let gitmodules = format!("[submodule \"vendor/sub\"]\n\tpath = vendor/sub\n\turl = {url}\n");
+            std::fs::write(work.join(".gitmodules"), gitmodules).unwrap();
+            git(&work, &["add", ".gitmodules"]);
+            git(&work, &["update-index", "--add", "--cacheinfo", &format!("160000,{sha},vendor/sub")]);
+            git(&work, &["commit", "-q", "-m", "add a submodule"]);
+            git(&work, &["push", "-q", "origin", branch]);
+            let number = self.rt.block_on(self.main.open_pr(&self.widget, branch, "main", branch)).unwrap();
+            (number, self.main.pr_head(&self.widget, number).unwrap())
+        }
+
+        fn checkout(
+            &self,
+            number: u64,
+            sha: &str,
+            owners: &[String],
+        ) -> Result<forgeloop::checkout::Checkout, CheckoutError> {
+            let checkouts = self.tmp.path().join("checkouts");
+            std::fs::create_dir_all(&checkouts).unwrap();
+            let mirrors = self.tmp.path().join("mirrors");
+            prepare(&forgeloop::checkout::CheckoutRequest {
+                mirrors_root: &mirrors,
+                repo: &self.repo,
+                clone_url: &self.widget.clone_url,
+                pr_number: number,
+                expected_sha: sha,
+                token: Some(&self.token),
+                allow_insecure_local: true,
+                submodules: true,
+                submodule_token_owners: owners,
+                fetch_exact_sha: false,
+                checkouts_root: Some(&checkouts),
+                cancel: None,
+            })
+        }
+    }
+
+    /// (requests to `path_part`, how many of them carried credentials)
+    fn seen(emulator: &Emulator, path_part: &str) -> (usize, usize) {
+        let requests: Vec<_> = emulator.requests().into_iter().filter(|r| r.path.contains(path_part)).collect();
+        (requests.len(), requests.iter().filter(|r| r.credentials).count())
+    }
+
+    fn out_of_scope(result: Result<forgeloop::checkout::Checkout, CheckoutError>) -> String {
+        match result {
+            Err(e @ CheckoutError::Submodule { .. }) => e.to_string(),
+            other => panic!("expected the submodule to fail without the token, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_submodule_of_the_same_owner_on_the_same_host_and_port_gets_the_token() {
+        let env = Env::new();
+        let (url, sha) = env.private_repo(&env.main, "acme", "lib", true);
+        let (n, head) = env.pr_with_submodule("same-owner", &url, &sha);
+        let co = env.checkout(n, &head, &[]).unwrap();
+        assert_eq!(read(&co.path().join("vendor/sub/README.md")), "# lib\n");
+        assert!(seen(&env.main, "/acme/lib.git").1 > 0, "the token went to acme/lib");
+    }
+
+    #[test]
+    fn a_private_submodule_of_another_owner_on_the_same_host_never_gets_the_token() {
+        let env = Env::new();
+        let (url, sha) = env.private_repo(&env.main, "mallory", "secret", true);
+        let (n, head) = env.pr_with_submodule("other-owner", &url, &sha);
+        let msg = out_of_scope(env.checkout(n, &head, &[]));
+        let (requests, with_credentials) = seen(&env.main, "/mallory/secret.git");
+        assert!(requests > 0, "the submodule was asked for anonymously");
+        assert_eq!(with_credentials, 0, "no request to mallory/secret carried the token");
+        assert!(msg.contains("only offered to repositories of acme on http://127.0.0.1:"), "{msg}");
+        assert!(msg.contains("submodule_token_owners"), "{msg}");
+        assert!(!msg.contains(&env.token), "{msg}");
+
+        // Once the person names the owner in the config, the same PR checks out.
+        let co = env.checkout(n, &head, &["Mallory".to_owned()]).unwrap();
+        assert_eq!(read(&co.path().join("vendor/sub/README.md")), "# secret\n");
+        assert!(seen(&env.main, "/mallory/secret.git").1 > 0);
+    }
+
+    #[test]
+    fn a_private_submodule_on_the_same_host_but_another_port_never_gets_the_token() {
+        let env = Env::new();
+        let (url, sha) = env.private_repo(&env.other_port, "acme", "lib", true);
+        let (n, head) = env.pr_with_submodule("other-port", &url, &sha);
+        let msg = out_of_scope(env.checkout(n, &head, &[]));
+        let (requests, with_credentials) = seen(&env.other_port, "/acme/lib.git");
+        assert!(requests > 0, "the submodule was asked for anonymously");
+        assert_eq!(with_credentials, 0, "no request to the other port carried the token");
+        assert!(msg.contains(&format!("on http://127.0.0.1:{}", env.main.addr().port())), "{msg}");
+    }
+
+    #[test]
+    fn a_public_submodule_of_another_owner_is_fetched_without_credentials() {
+        let env = Env::new();
+        let (url, sha) = env.private_repo(&env.main, "oss", "public", false);
+        let (n, head) = env.pr_with_submodule("public", &url, &sha);
+        let co = env.checkout(n, &head, &[]).unwrap();
+        assert_eq!(read(&co.path().join("vendor/sub/README.md")), "# public\n");
+        let (requests, with_credentials) = seen(&env.main, "/oss/public.git");
+        assert!(requests > 0);
+        assert_eq!(with_credentials, 0);
+    }
+}

@@ -18,6 +18,7 @@ use super::FetchStats;
 use super::auth::Auth;
 use super::error::CheckoutError;
 use crate::domain::pr_ref::RepoName;
+use crate::store::nofollow;
 
 const LOCK_POLL: Duration = Duration::from_millis(25);
 
@@ -57,11 +58,7 @@ pub(crate) fn lock(path: &Path, cancel: Option<&AtomicBool>) -> Result<MirrorLoc
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(|e| disk("creating the mirrors directory for", e))?;
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
+    let file = nofollow::open(OpenOptions::new().create(true).truncate(false).write(true), path)
         .map_err(|e| disk("opening the mirror lock", e))?;
     let Some(cancel) = cancel else {
         file.lock().map_err(|e| disk("locking", e))?;
@@ -189,7 +186,7 @@ mod tests {
         let (mirror, created) = open_or_init(&tmp.path().join("mirror.git")).unwrap();
         assert!(created);
         let url = format!("file://{}", base.display());
-        let auth = Auth::new(None, None);
+        let auth = Auth::new(None, crate::checkout::auth::TokenScope::origin_of(&url));
         let cancel = AtomicBool::new(true);
         let mut stats = FetchStats::default();
         let spec = "+refs/pull/1/head:refs/forgeloop/pull/1";

@@ -26,7 +26,7 @@ pub use url_policy::{AllowedUrl, check_clone_url};
 
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::normalize_sha;
-use auth::{Auth, AuthOutcome};
+use auth::{Auth, AuthOutcome, TokenScope};
 use error::scrub;
 
 /// Prefix of every checkout directory (the redactor and cleanup tools can recognise them).
@@ -51,6 +51,10 @@ pub struct CheckoutRequest<'a> {
     /// Allow `http` to loopback, `file://` and absolute paths: only when the API base is loopback.
     pub allow_insecure_local: bool,
     pub submodules: bool,
+    /// Owners besides the PR's repository's whose submodules on the same scheme, host and port
+    /// get the token (config `[checkout] submodule_token_owners`); any other submodule is fetched
+    /// without credentials.
+    pub submodule_token_owners: &'a [String],
     /// If `refs/pull/N/head` has moved on, try fetching the expected SHA itself before giving up
     /// with [`CheckoutError::HeadMoved`] (servers that allow fetching any reachable SHA, e.g. GitHub).
     pub fetch_exact_sha: bool,
@@ -72,6 +76,7 @@ impl std::fmt::Debug for CheckoutRequest<'_> {
             .field("token", &self.token.map(|_| "[REDACTED]"))
             .field("allow_insecure_local", &self.allow_insecure_local)
             .field("submodules", &self.submodules)
+            .field("submodule_token_owners", &self.submodule_token_owners)
             .field("fetch_exact_sha", &self.fetch_exact_sha)
             .field("checkouts_root", &self.checkouts_root)
             .field("cancel", &self.cancel)
@@ -154,7 +159,7 @@ pub fn libgit2_version() -> String {
 /// Fetches the PR head into the mirror, verifies it, and checks it out detached in a new
 /// temporary directory. Blocking.
 pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
-    let allowed = check_clone_url(req.clone_url, req.allow_insecure_local)?;
+    check_clone_url(req.clone_url, req.allow_insecure_local)?;
     let expected = normalize_sha(req.expected_sha).ok_or_else(|| CheckoutError::InvalidSha(req.expected_sha.into()))?;
     let expected_oid = Oid::from_str(&expected).map_err(|_| CheckoutError::InvalidSha(req.expected_sha.into()))?;
     if req.pr_number == 0 {
@@ -174,7 +179,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
     let refspec = format!("+refs/pull/{}/head:{local_ref}", req.pr_number);
     let ctx = FetchContext { url: req.clone_url, pr_number: req.pr_number, token, cancel };
 
-    let auth = Auth::new(token, allowed.host());
+    let auth = Auth::new(token, TokenScope::origin_of(req.clone_url));
     mirror::fetch(&mirror_repo, req.clone_url, &[&refspec], &auth, cancel, &mut fetch)
         .map_err(|e| ctx.classify(&e, &auth))?;
     let found = mirror::ref_target(&mirror_repo, &local_ref).ok_or_else(|| CheckoutError::PrRefMissing {
@@ -192,7 +197,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         // Already here when the PR only moved forward (the old head is an ancestor).
         if mirror_repo.find_commit(expected_oid).is_err() {
             let by_sha = format!("+{expected}:refs/forgeloop/sha/{expected}");
-            let auth = Auth::new(token, allowed.host());
+            let auth = Auth::new(token, TokenScope::origin_of(req.clone_url));
             if let Err(e) = mirror::fetch(&mirror_repo, req.clone_url, &[&by_sha], &auth, cancel, &mut fetch) {
                 return Err(match ctx.classify(&e, &auth) {
                     e @ (CheckoutError::Cancelled
@@ -225,9 +230,15 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
     if req.submodules {
         let repo = Repository::open(dir.path())
             .map_err(|e| CheckoutError::Git { step: "open of the checkout", detail: e.to_string() })?;
+        // The token goes to submodules of the PR's owner (and the configured ones) on the clone
+        // URL's scheme, host and port only: a .gitmodules entry is the PR author's choice.
+        let owners = url_policy::owner_of(req.clone_url)
+            .into_iter()
+            .chain([req.repo.owner().to_owned()])
+            .chain(req.submodule_token_owners.iter().cloned());
         let sub = submodules::SubmoduleContext {
             token,
-            token_host: allowed.host(),
+            token_scope: TokenScope::owners_on(req.clone_url, owners),
             allow_insecure_local: req.allow_insecure_local,
             cancel,
         };
@@ -268,10 +279,13 @@ impl FetchContext<'_> {
                     detail: format!("{url} asked for credentials other than a token (ssh keys?): {detail}"),
                 };
             }
-            AuthOutcome::ForeignHost => {
+            AuthOutcome::OutOfScope => {
                 return CheckoutError::Git {
                     step: "fetch",
-                    detail: format!("credentials were requested by a host other than {url}'s; the token was withheld"),
+                    detail: format!(
+                        "credentials were requested outside {} (the clone URL {url}'s); the token was withheld",
+                        auth.scope().describe()
+                    ),
                 };
             }
             AuthOutcome::NotAsked | AuthOutcome::Offered => {}
@@ -320,6 +334,7 @@ mod tests {
             token: Some("tok-value-123"),
             allow_insecure_local: false,
             submodules: false,
+            submodule_token_owners: &[],
             fetch_exact_sha: false,
             checkouts_root: None,
             cancel: None,

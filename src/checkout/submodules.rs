@@ -1,14 +1,17 @@
 //! Recursive submodule init+update with the same URL policy and token scoping as the main fetch.
 //!
 //! `.gitmodules` comes from the untrusted PR, so every resolved URL goes through the URL policy
-//! before libgit2 sees it, and the token is only offered to the main clone URL's host.
+//! before libgit2 sees it, and the token is only offered inside the submodule token scope: the
+//! main clone URL's scheme, host and port, and an owner of the PR's repository or one the config
+//! names (`[checkout] submodule_token_owners`). Any other submodule is fetched without
+//! credentials: a public one works, a private one fails saying why.
 //! Submodules are cloned straight into the checkout (no mirror), so they are not incremental.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use git2::{AutotagOption, FetchOptions, ProxyOptions, RemoteCallbacks, Repository, SubmoduleUpdateOptions};
 
-use super::auth::{Auth, AuthOutcome};
+use super::auth::{Auth, AuthOutcome, TokenScope};
 use super::error::{CheckoutError, scrub};
 use super::url_policy::check_clone_url;
 
@@ -17,8 +20,8 @@ const MAX_DEPTH: usize = 8;
 
 pub(crate) struct SubmoduleContext<'a> {
     pub token: Option<&'a str>,
-    /// The host the token may be sent to (the main clone URL's).
-    pub token_host: Option<&'a str>,
+    /// Where the token may be sent.
+    pub token_scope: TokenScope,
     pub allow_insecure_local: bool,
     pub cancel: Option<&'a AtomicBool>,
 }
@@ -49,7 +52,7 @@ fn update_level(repo: &Repository, ctx: &SubmoduleContext<'_>, depth: usize) -> 
             .map_err(|e| fail(format!("has no URL: {}", e.message())))?;
         check_clone_url(&url, ctx.allow_insecure_local).map_err(|e| fail(e.to_string()))?;
 
-        let auth = Auth::new(ctx.token, ctx.token_host);
+        let auth = Auth::new(ctx.token, ctx.token_scope.clone());
         let mut callbacks = RemoteCallbacks::new();
         callbacks.credentials(|url, _user, allowed| auth.credentials(url, allowed));
         let cancel = ctx.cancel;
@@ -71,9 +74,12 @@ fn update_level(repo: &Repository, ctx: &SubmoduleContext<'_>, depth: usize) -> 
                 AuthOutcome::Rejected => {
                     "the GitHub token was rejected (it lacks access to this repository)".to_owned()
                 }
-                AuthOutcome::ForeignHost => {
-                    "its host asked for credentials; the token is only sent to the main repository's host".to_owned()
-                }
+                AuthOutcome::OutOfScope => format!(
+                    "it asked for credentials, and the GitHub token is only offered to {} (a submodule \
+                     elsewhere is fetched without credentials); if this repository is yours to test, add its \
+                     owner to `submodule_token_owners` under `[checkout]` in config.toml",
+                    ctx.token_scope.describe()
+                ),
                 _ => scrub(e.message(), ctx.token),
             };
             fail(format!("update from {url:?} failed: {why}"))

@@ -132,10 +132,59 @@ fn is_loopback(host: &str) -> bool {
         || host.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The host of a URL libgit2 hands to the credentials callback (None if it has none).
-pub(crate) fn host_of(url: &str) -> Option<String> {
+/// Where a URL points, as far as the token's scope is concerned: scheme, host and port
+/// (the scheme's default when none is written), all lowercase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Origin {
+    pub scheme: String,
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.host.contains(':') {
+            true => write!(f, "{}://[{}]:{}", self.scheme, self.host, self.port),
+            false => write!(f, "{}://{}:{}", self.scheme, self.host, self.port),
+        }
+    }
+}
+
+/// The origin of an `http(s)://` URL libgit2 hands to the credentials callback; `None` for
+/// other schemes, local paths and anything unparsable (the token is then never offered).
+pub(crate) fn origin_of(url: &str) -> Option<Origin> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    let host = parse_host(rest).ok()?;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let after_host = match authority.strip_prefix('[') {
+        Some(inner) => inner.split_once(']').map_or("", |(_, after)| after),
+        None => authority.split_once(':').map_or("", |(_, port)| port),
+    };
+    let port = match after_host.strip_prefix(':').unwrap_or(after_host) {
+        "" => default_port,
+        text => text.parse().ok()?,
+    };
+    Some(Origin { scheme, host, port })
+}
+
+/// The first path segment of an `http(s)://` URL — the owner of `https://HOST/OWNER/REPO.git` —
+/// lowercase (GitHub owners are case-insensitive). `None` when the path has none, or has a
+/// segment a server could resolve to another owner (`.`, `..`, percent-escapes, backslashes).
+pub(crate) fn owner_of(url: &str) -> Option<String> {
     let (_, rest) = url.split_once("://")?;
-    parse_host(rest).ok()
+    let path = &rest[rest.find('/')?..];
+    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+    if path.split('/').any(|segment| segment == "." || segment == ".." || segment.contains(['%', '\\'])) {
+        return None;
+    }
+    let owner = path.trim_start_matches('/').split('/').next()?;
+    (!owner.is_empty()).then(|| owner.to_ascii_lowercase())
 }
 
 /// A URL safe to show: credentials in the authority are masked, long input is cut.
@@ -232,8 +281,24 @@ mod tests {
     }
 
     #[test]
-    fn host_of_reads_callback_urls() {
-        assert_eq!(host_of("https://GitHub.com/a/b.git").as_deref(), Some("github.com"));
-        assert_eq!(host_of("/local/path"), None);
+    fn origin_and_owner_read_callback_urls() {
+        let origin = |url: &str| origin_of(url).map(|o| o.to_string());
+        assert_eq!(origin("https://GitHub.com/a/b.git").as_deref(), Some("https://github.com:443"));
+        assert_eq!(origin("https://github.com:443/a/b.git").as_deref(), Some("https://github.com:443"));
+        assert_eq!(origin("http://127.0.0.1:8080/a/b.git").as_deref(), Some("http://127.0.0.1:8080"));
+        assert_eq!(origin("http://[::1]:9/a").as_deref(), Some("http://[::1]:9"));
+        assert_eq!(origin("http://localhost/a").as_deref(), Some("http://localhost:80"));
+        for none in ["/local/path", "file:///tmp/a.git", "ssh://github.com/a/b", "https://x:99999/a", "https://u@x/a"] {
+            assert_eq!(origin(none), None, "{none}");
+        }
+        assert_eq!(owner_of("https://github.com/Acme/widget.git").as_deref(), Some("acme"));
+        assert_eq!(owner_of("http://127.0.0.1:9//acme/w").as_deref(), Some("acme"));
+        assert_eq!(owner_of("https://github.com"), None);
+        assert_eq!(owner_of("https://github.com/?x=1"), None);
+        for tricky in
+            ["https://h/acme/../mallory/x.git", "https://h/acme/%2e%2e/m/x", "https://h/./acme/x", "https://h/a\\b/x"]
+        {
+            assert_eq!(owner_of(tricky), None, "{tricky}");
+        }
     }
 }

@@ -118,12 +118,19 @@ pub fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {
 }
 
 /// The hidden `github-emulator`: the GitHub emulator as a process of its own, for tests that
-/// drive it over HTTP (built with the `demo` feature, like `forgeloop demo`).
+/// drive it over HTTP (built with the `demo` feature, like `forgeloop demo`). Its admin API
+/// requires the secret in `FORGELOOP_EMULATOR_SECRET` (the environment, not the command line,
+/// so it never shows in a process list).
 #[cfg(feature = "demo")]
 pub fn emulator(args: &EmulatorArgs) -> Result<i32> {
+    let secret = std::env::var("FORGELOOP_EMULATOR_SECRET").ok().filter(|s| !s.is_empty()).ok_or_else(|| {
+        Error::Invalid(
+            "set FORGELOOP_EMULATOR_SECRET (16 or more characters): the emulator's admin API requires it".into(),
+        )
+    })?;
     let runtime = net::runtime()?;
     runtime
-        .block_on(github_emulator::run_standalone(&args.root, &args.port_file, args.token.clone()))
+        .block_on(github_emulator::run_standalone(&args.root, &args.port_file, args.token.clone(), secret))
         .map_err(|e| Error::Invalid(e.to_string()))?;
     Ok(0)
 }

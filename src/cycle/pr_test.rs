@@ -370,9 +370,10 @@ async fn execute(
         engine.github.is_loopback(),
         opts.submodules,
         cancel_flag,
+        ctx.config.checkout.submodule_token_owners.clone(),
     );
     let prepared = tokio::task::spawn_blocking(move || {
-        let (mirrors, repo, clone_url, number, sha, token, allow_insecure_local, submodules, cancel) = request;
+        let (mirrors, repo, clone_url, number, sha, token, allow_insecure_local, submodules, cancel, owners) = request;
         checkout::prepare(&CheckoutRequest {
             mirrors_root: &mirrors,
             repo: &repo,
@@ -382,6 +383,7 @@ async fn execute(
             token: token.as_deref(),
             allow_insecure_local,
             submodules,
+            submodule_token_owners: &owners,
             fetch_exact_sha: false,
             checkouts_root: None,
             cancel: Some(cancel),

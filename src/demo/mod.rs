@@ -232,6 +232,9 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
         root: sandbox.emulator_root(),
         token: Some(token.clone()),
         login: project::LOGIN.to_owned(),
+        // A fresh random secret nobody is told: the demo drives the emulator through its Rust
+        // handle, so no one can use the admin API to push code the demo would then run.
+        admin_secret: None,
     })
     .await?;
     let repo = emulator.create_repo(project::LOGIN, project::REPO_NAME, true).await?;

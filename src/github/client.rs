@@ -389,6 +389,9 @@ impl ApiBase {
         let bare_host = host.trim_start_matches('[').trim_end_matches(']');
         let loopback =
             bare_host == "localhost" || bare_host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if scheme == "http" && !loopback {
+            return Err(GithubError::CleartextApiBase { url: text.to_owned() });
+        }
         Ok(ApiBase {
             base: format!("{scheme}://{authority}{path}"),
             origin: format!("{scheme}://{authority}"),
@@ -423,6 +426,22 @@ mod tests {
         assert!(ApiBase::parse("http://localhost:9").unwrap().loopback);
         assert!(ApiBase::parse("http://[::1]:9").unwrap().loopback);
         assert!(!ApiBase::parse("https://api.github.com").unwrap().loopback);
+    }
+
+    #[test]
+    fn plain_http_is_refused_unless_the_host_is_loopback() {
+        for base in [
+            "http://ghe.example.com/api/v3",
+            "HTTP://api.github.com",
+            "http://10.0.0.1:8080",
+            "http://[::ffff:127.0.0.1]:9",
+        ] {
+            let err = ApiBase::parse(base).err();
+            assert!(matches!(err, Some(GithubError::CleartextApiBase { .. })), "{base}: {err:?}");
+        }
+        for base in ["http://127.0.0.1:9", "http://127.1.2.3", "http://localhost:9/api/v3", "http://[::1]:9"] {
+            assert!(ApiBase::parse(base).unwrap().loopback, "{base}");
+        }
     }
 
     #[test]

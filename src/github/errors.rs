@@ -12,6 +12,12 @@ pub enum GithubError {
     )]
     InvalidApiBase { url: String, reason: String },
 
+    /// `http://` to anything but loopback: the token would cross the network in clear text.
+    #[error(
+        "refusing the GitHub API base {url:?}: plain http:// to a host that is not loopback would send the token in clear text; use https:// (plain http is accepted only for 127.0.0.0/8, ::1 and localhost, as for a local emulator) (--github-api, FORGELOOP_GITHUB_API, config github.api)"
+    )]
+    CleartextApiBase { url: String },
+
     #[error("could not set up the GitHub client: {0}")]
     Setup(String),
 

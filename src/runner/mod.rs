@@ -43,6 +43,7 @@ use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::redact::Redactor;
 use crate::sandbox::{Plan, PrivateDirs, Started};
+use crate::store::nofollow;
 use log::CappedLog;
 use output::{OutputSink, TailRing};
 use process::{Cancel, ExecError, Outcome, Spawn};
@@ -282,5 +283,7 @@ fn open_log(path: &Path) -> Result<File, RunnerError> {
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(create_error)?;
     }
-    OpenOptions::new().write(true).read(true).create(true).truncate(true).mode(0o600).open(path).map_err(create_error)
+    // O_NOFOLLOW: a symlink planted at the log's path is refused, never written through.
+    nofollow::open(OpenOptions::new().write(true).read(true).create(true).truncate(true).mode(0o600), path)
+        .map_err(create_error)
 }

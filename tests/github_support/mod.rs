@@ -20,6 +20,15 @@ pub struct Setup {
     pub token: String,
 }
 
+/// What a well-behaved admin client sends: the bound Host, a JSON body type and the secret.
+pub fn admin_headers(port: u16, secret: &str) -> Vec<String> {
+    vec![
+        format!("Host: 127.0.0.1:{port}"),
+        "Content-Type: application/json".to_owned(),
+        format!("{}: {secret}", github_emulator::ADMIN_SECRET_HEADER),
+    ]
+}
+
 /// A token-shaped secret that exists only for this run.
 pub fn fresh_token() -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
@@ -33,6 +42,7 @@ pub async fn setup() -> Setup {
         root: dir.path().join("repos"),
         token: Some(token.clone()),
         login: LOGIN.to_owned(),
+        admin_secret: None,
     })
     .await
     .unwrap();
@@ -88,14 +98,16 @@ pub async fn git_ok(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// One HTTP/1.1 request over a fresh connection (for the emulator's admin API); returns the
+/// One HTTP/1.1 request over a fresh connection (for the emulator's admin API) with exactly the
+/// given header lines (`Name: value`) plus `Content-Length` and `Connection: close`; returns the
 /// status and body.
-pub async fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+pub async fn http(port: u16, method: &str, path: &str, headers: &[String], body: Option<&str>) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let body = body.unwrap_or("");
+    let headers: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(request.as_bytes()).await.unwrap();

@@ -95,9 +95,12 @@ class Emulator:
 
     def __init__(self, binary, work, token):
         port_file = work / "emulator.port"
+        # The admin API's secret, made for this run and passed by environment (never argv).
+        self.secret = secrets.token_hex(32)
         self.proc = subprocess.Popen(
             [binary, "github-emulator", "--root", str(work / "emulator"), "--port-file", str(port_file), "--token", token],
             stdin=subprocess.DEVNULL,
+            env={**os.environ, "FORGELOOP_EMULATOR_SECRET": self.secret},
         )
         port = wait_for(lambda: port_file.exists() and port_file.read_text().strip(), "the emulator's port")
         self.base = f"http://127.0.0.1:{port}"
@@ -107,6 +110,7 @@ class Emulator:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(f"{self.base}/_emulator/{path}", data=data, method=method)
         request.add_header("Content-Type", "application/json")
+        request.add_header("X-Emulator-Secret", self.secret)
         with urllib.request.urlopen(request, timeout=HANG_GUARD) as response:
             return json.loads(response.read() or b"{}")
 

@@ -89,6 +89,7 @@ impl Fixture {
             token: None,
             allow_insecure_local: true,
             submodules: false,
+            submodule_token_owners: &[],
             fetch_exact_sha: false,
             checkouts_root: Some(&self.checkouts),
             cancel: None,

@@ -47,6 +47,7 @@ impl World {
                 root: sb.path("emulator"),
                 token: Some(token.clone()),
                 login: LOGIN.to_owned(),
+                admin_secret: None,
             }))
             .unwrap();
         std::fs::write(sb.path("commands.json"), COMMANDS).unwrap();

@@ -1,6 +1,10 @@
 //! The emulator's admin JSON API under `/_emulator/`, for processes that cannot call the Rust
-//! handle (Python or tmux tests, `forgeloop github-emulator`). Unauthenticated: it listens on
-//! 127.0.0.1 only and is test infrastructure. Errors are `{"error": "..."}` with 400/404/422/500.
+//! handle (Python or tmux tests, `forgeloop github-emulator`). It can push code that
+//! `forgeloop demo` then runs, so 127.0.0.1 is not enough: [`refusal`] answers 403 to a request
+//! without the per-run secret in `x-emulator-secret` (another local user), with an `Origin` or
+//! `Sec-Fetch-Site` header (a web page), with a `Host` other than the bound `127.0.0.1:PORT`
+//! (DNS rebinding), or a write whose `Content-Type` is not `application/json` (a form post).
+//! Errors are `{"error": "..."}` with 400/403/404/422/500.
 //! A handler: the server calls it; it uses `ops` and `http_util`.
 //!
 //! | request | body | answer |
@@ -25,15 +29,46 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, StatusCode};
+use http::{HeaderMap, Method, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::EmulatorError;
 use crate::http_util::{Resp, json_response};
-use crate::model::{CheckRun, Fault, RepoHandle};
+use crate::model::{ADMIN_SECRET_HEADER, CheckRun, Fault, RepoHandle};
 use crate::names::RepoName;
 use crate::ops::Core;
+
+/// The 403 to answer instead of serving an admin request, if it is not from a holder of the
+/// secret talking to the bound address without a browser in between.
+pub(crate) fn refusal(core: &Core, method: &Method, headers: &HeaderMap) -> Option<Resp> {
+    let refuse = |why: &str| Some(json_response(StatusCode::FORBIDDEN, &json!({ "error": why })));
+    let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    if header("origin").is_some() || header("sec-fetch-site").is_some() {
+        return refuse("the admin API refuses requests from web pages (an Origin or Sec-Fetch-Site header)");
+    }
+    let bound = core.base_url.trim_start_matches("http://");
+    if header("host") != Some(bound) {
+        return refuse(&format!("the admin API answers only requests whose Host is {bound}, the bound address"));
+    }
+    let writes = !matches!(*method, Method::GET | Method::HEAD);
+    let json_body = header("content-type")
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
+    if writes && !json_body {
+        return refuse("admin writes need Content-Type: application/json");
+    }
+    let secret_ok = header(ADMIN_SECRET_HEADER).is_some_and(|given| same_secret(given, &core.admin_secret));
+    if !secret_ok {
+        return refuse(&format!("the admin API needs this run's secret in the {ADMIN_SECRET_HEADER} header"));
+    }
+    None
+}
+
+/// Compares without stopping at the first difference, so timing does not reveal a prefix.
+fn same_secret(given: &str, secret: &str) -> bool {
+    given.len() == secret.len() && given.bytes().zip(secret.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
 
 pub(crate) async fn handle(core: &Arc<Core>, method: &Method, path: &str, _query: &str, body: Bytes) -> Resp {
     let segments: Vec<&str> = path.trim_start_matches("/_emulator").trim_start_matches('/').split('/').collect();

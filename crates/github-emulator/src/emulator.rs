@@ -79,9 +79,18 @@ impl Emulator {
             path: config.root.display().to_string(),
             source,
         })?;
+        let admin_secret = match config.admin_secret {
+            Some(secret) if secret.len() < 16 || !secret.bytes().all(|b| b.is_ascii_graphic()) => {
+                return Err(EmulatorError::Invalid(
+                    "admin secret: at least 16 visible ASCII characters, so it cannot be guessed".into(),
+                ));
+            }
+            Some(secret) => secret,
+            None => random_secret()?,
+        };
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(EmulatorError::Bind)?;
         let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
-        let core = Arc::new(Core::new(root, config.token, config.login, format!("http://{addr}")));
+        let core = Arc::new(Core::new(root, config.token, config.login, format!("http://{addr}"), admin_secret));
         let server = tokio::spawn(server::serve(listener, core.clone()));
         Ok(Emulator { core, addr, server: Some(server) })
     }
@@ -98,6 +107,11 @@ impl Emulator {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The secret the admin API (`/_emulator/*`) requires in [`crate::ADMIN_SECRET_HEADER`].
+    pub fn admin_secret(&self) -> &str {
+        &self.core.admin_secret
     }
 
     pub fn login(&self) -> &str {
@@ -247,10 +261,21 @@ impl Emulator {
 
 /// Runs an emulator as a process of its own (the hidden `forgeloop github-emulator`): binds a
 /// free port on 127.0.0.1, writes it to `port_file` atomically (temp file + rename) once
-/// listening, and serves until the process is killed. The user is [`DEFAULT_LOGIN`].
-pub async fn run_standalone(root: &Path, port_file: &Path, token: Option<String>) -> Result<(), EmulatorError> {
-    let emulator =
-        Emulator::start(EmulatorConfig { root: root.to_path_buf(), token, login: DEFAULT_LOGIN.to_owned() }).await?;
+/// listening, and serves until the process is killed. The user is [`DEFAULT_LOGIN`]; the admin
+/// API requires `admin_secret`, which the caller chose and so can send.
+pub async fn run_standalone(
+    root: &Path,
+    port_file: &Path,
+    token: Option<String>,
+    admin_secret: String,
+) -> Result<(), EmulatorError> {
+    let config = EmulatorConfig {
+        root: root.to_path_buf(),
+        token,
+        login: DEFAULT_LOGIN.to_owned(),
+        admin_secret: Some(admin_secret),
+    };
+    let emulator = Emulator::start(config).await?;
     let io = |action, source| EmulatorError::Io { action, path: port_file.display().to_string(), source };
     let mut temp = port_file.as_os_str().to_owned();
     temp.push(format!(".{}.tmp", std::process::id()));
@@ -262,6 +287,16 @@ pub async fn run_standalone(root: &Path, port_file: &Path, token: Option<String>
     Ok(())
 }
 
+/// 32 random bytes from the kernel, as hex.
+fn random_secret() -> Result<String, EmulatorError> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|source| EmulatorError::Io { action: "reading", path: "/dev/urandom".into(), source })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,12 +305,17 @@ mod tests {
     #[allow(dead_code)]
     fn futures_are_send(emulator: &Emulator, repo: &RepoName) {
         fn send<T: Send>(_: T) {}
-        send(Emulator::start(EmulatorConfig { root: PathBuf::new(), token: None, login: String::new() }));
+        send(Emulator::start(EmulatorConfig {
+            root: PathBuf::new(),
+            token: None,
+            login: String::new(),
+            admin_secret: None,
+        }));
         send(emulator.commit_files(repo, "b", &[], "m"));
         send(emulator.open_pr(repo, "b", "main", "t"));
         send(emulator.open_pr("o/r", "b", "main", "t"));
         send(emulator.set_pr_head(repo, 1, ""));
-        send(run_standalone(Path::new(""), Path::new(""), None));
+        send(run_standalone(Path::new(""), Path::new(""), None, String::new()));
     }
 
     #[test]

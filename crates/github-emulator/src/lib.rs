@@ -13,7 +13,10 @@
 //!   readable anonymously, private ones and every push need HTTP Basic auth with the token as
 //!   password; pushes move the heads of open PRs from that branch;
 //! * an admin JSON API under `/_emulator/` mirroring the [`Emulator`] helpers (the table is in
-//!   `admin.rs`), so other processes (Python, tmux tests) can drive it.
+//!   `admin.rs`), so other processes (Python, tmux tests) can drive it. Every admin request
+//!   needs the per-run secret ([`Emulator::admin_secret`]) in [`ADMIN_SECRET_HEADER`], `Host`
+//!   `127.0.0.1:PORT`, no `Origin`, and a JSON body type on writes: no other local user and no
+//!   web page can push code through it.
 //!
 //! Bare repositories live on disk at `<root>/<owner>/<repo>.git`; the emulator keeps each PR's
 //! `refs/pull/N/head` in its base repository, as GitHub does. Everything else is in memory.
@@ -25,6 +28,7 @@
 //!     root: "/tmp/emulator".into(),
 //!     token: Some("secret".into()),
 //!     login: "octocat".into(),
+//!     admin_secret: None,
 //! })
 //! .await?;
 //! let repo = emulator.create_repo("octocat", "widget", true).await?;
@@ -54,5 +58,7 @@ mod state;
 
 pub use emulator::{AsRepo, Emulator, run_standalone};
 pub use error::EmulatorError;
-pub use model::{CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LoggedRequest, RepoHandle};
+pub use model::{
+    ADMIN_SECRET_HEADER, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LoggedRequest, RepoHandle,
+};
 pub use names::{NameError, RepoName};

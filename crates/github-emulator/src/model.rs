@@ -19,7 +19,14 @@ pub struct EmulatorConfig {
     pub token: Option<String>,
     /// The authenticated user every request acts as.
     pub login: String,
+    /// The secret every `/_emulator/*` admin request must carry in [`ADMIN_SECRET_HEADER`];
+    /// `None` makes a fresh random one at start (read it with `Emulator::admin_secret`).
+    pub admin_secret: Option<String>,
 }
+
+/// The header that carries the admin secret (see `admin.rs` for what else an admin request
+/// needs).
+pub const ADMIN_SECRET_HEADER: &str = "x-emulator-secret";
 
 /// A repository created in the emulator.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +73,9 @@ pub struct LoggedRequest {
     pub query: String,
     /// 0 while the request is still being answered.
     pub status: u16,
+    /// The request carried an `Authorization` header (its value is never kept), so tests can
+    /// tell where a client sent credentials.
+    pub credentials: bool,
     #[serde(skip)]
     pub(crate) seq: u64,
 }

@@ -22,6 +22,8 @@ pub(crate) struct Core {
     pub login: String,
     /// `http://127.0.0.1:P`
     pub base_url: String,
+    /// What every admin request must carry in `x-emulator-secret`.
+    pub admin_secret: String,
     state: Mutex<State>,
     git_lock: tokio::sync::Mutex<()>,
 }
@@ -31,12 +33,13 @@ fn not_found(what: impl std::fmt::Display) -> EmulatorError {
 }
 
 impl Core {
-    pub fn new(root: PathBuf, token: Option<String>, login: String, base_url: String) -> Self {
+    pub fn new(root: PathBuf, token: Option<String>, login: String, base_url: String, admin_secret: String) -> Self {
         Core {
             root,
             token,
             login,
             base_url,
+            admin_secret,
             state: Mutex::new(State::default()),
             git_lock: tokio::sync::Mutex::new(()),
         }
@@ -436,7 +439,7 @@ impl Core {
     }
 
     /// Starts a log entry; [`Core::finish_request`] fills in the status.
-    pub fn log_request(&self, method: &str, path: &str, query: &str) -> u64 {
+    pub fn log_request(&self, method: &str, path: &str, query: &str, credentials: bool) -> u64 {
         let mut state = self.state();
         state.next_request += 1;
         let seq = state.next_request;
@@ -448,6 +451,7 @@ impl Core {
             path: path.to_owned(),
             query: query.to_owned(),
             status: 0,
+            credentials,
             seq,
         });
         seq

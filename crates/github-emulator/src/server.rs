@@ -53,12 +53,16 @@ async fn handle(core: Arc<Core>, request: Request<Incoming>) -> Resp {
     let raw_path = request.uri().path().to_owned();
     let query = request.uri().query().unwrap_or("").to_owned();
     if raw_path == "/_emulator" || raw_path.starts_with("/_emulator/") {
+        if let Some(refused) = admin::refusal(&core, &method, request.headers()) {
+            return refused;
+        }
         return match read_body(request.into_body(), API_BODY_LIMIT).await {
             Ok(body) => admin::handle(&core, &method, &raw_path, &query, body).await,
             Err(response) => response,
         };
     }
-    let seq = core.log_request(method.as_str(), &raw_path, &query);
+    let credentials = request.headers().contains_key(http::header::AUTHORIZATION);
+    let seq = core.log_request(method.as_str(), &raw_path, &query, credentials);
     let response = respond(&core, request, &method, &raw_path, &query).await;
     core.finish_request(seq, response.status().as_u16());
     response

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::nofollow;
 use crate::domain::event::EventKind;
 use crate::domain::state::{Actor, sha256_hex};
 
@@ -82,7 +83,7 @@ pub fn append(path: &Path, events: &[NewEvent], now: &str) -> Result<Vec<Event>,
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(io_err)?;
     }
-    let mut file = OpenOptions::new().read(true).append(true).create(true).open(path).map_err(io_err)?;
+    let mut file = nofollow::open(OpenOptions::new().read(true).append(true).create(true), path).map_err(io_err)?;
     let (mut seq, mut previous) = match last_complete_line(&mut file).map_err(io_err)? {
         None => (0, String::new()),
         Some((line_no, text)) => {

@@ -7,6 +7,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::nofollow;
+
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error("another forgeloop process{} is working on this cycle; wait for it to finish", holder_text(.pid))]
@@ -80,7 +82,8 @@ impl FileLock {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io_err)?;
         }
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io_err)?;
+        let file = nofollow::open(OpenOptions::new().read(true).write(true).create(true).truncate(false), path)
+            .map_err(io_err)?;
         match file.try_lock() {
             Ok(()) => {
                 // Best effort: the pid is only informational for CYCLE_BUSY messages.
@@ -109,7 +112,8 @@ impl FileLock {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io_err)?;
         }
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io_err)?;
+        let file = nofollow::open(OpenOptions::new().read(true).write(true).create(true).truncate(false), path)
+            .map_err(io_err)?;
         file.lock().map_err(io_err)?;
         Ok(FileLock { _file: file, path: path.to_path_buf() })
     }

@@ -6,5 +6,6 @@ pub mod holder;
 pub mod journal;
 pub mod layout;
 pub mod lock;
+pub mod nofollow;
 pub mod state_file;
 pub mod task_index;
