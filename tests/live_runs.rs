@@ -76,16 +76,32 @@ fn events(w: &World, state: &str) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-#[test]
-fn an_agents_run_is_live_to_every_process_with_its_command_and_log() {
+/// A world where an agent's `forge --pr` (its own process) is testing cycle `c.json` with a
+/// test that runs until stopped; returns the world, that process, its marker and the PR number.
+fn agent_testing(name: &str) -> (World, Child, String, u64) {
     let w = World::new();
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix", CALC_FIXED);
     w.cycle("c.json", &[]);
-    let mark = marker("visible");
+    let mark = marker(name);
     long_commands(&w, &mark);
     let mut child = spawn_forge(&w, "c.json", &format!("acme/widget#{n}"));
-    let run = wait_live(&w, "c.json", &mut child);
+    wait_live(&w, "c.json", &mut child);
+    // The log header is written just before the sandbox starts the command; wait for the
+    // command itself (a kill inside the spawn would leave the lock with the forked child).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while processes_with(&mark).is_empty() {
+        assert!(Instant::now() < deadline, "the test never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (w, child, mark, n)
+}
+
+#[test]
+fn an_agents_run_is_live_to_every_process_with_its_command_and_log() {
+    let (w, child, mark, n) = agent_testing("visible");
+    let state = state_file::load(&w.path("c.json")).unwrap();
+    let run = live::probe(&paths(&w, "c.json"), &state).unwrap();
     assert_eq!(run.info.pid, child.id(), "the live run is the agent's process");
     assert_eq!(run.info.iteration, 1);
     assert_eq!(run.command.as_deref(), Some(format!("sh -c 'sleep 600; echo {mark}'").as_str()));
@@ -126,20 +142,7 @@ fn an_agents_run_is_live_to_every_process_with_its_command_and_log() {
 
 #[test]
 fn headless_abort_stops_a_run_held_by_another_process_and_ends_the_cycle() {
-    let w = World::new();
-    let repo = w.project("acme", "widget", false);
-    let n = w.pr(&repo, "fix", CALC_FIXED);
-    w.cycle("c.json", &[]);
-    let mark = marker("abort");
-    long_commands(&w, &mark);
-    let mut child = spawn_forge(&w, "c.json", &format!("acme/widget#{n}"));
-    wait_live(&w, "c.json", &mut child);
-    // The log header is written just before the sandbox starts the command.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while processes_with(&mark).is_empty() {
-        assert!(Instant::now() < deadline, "the test never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (w, child, mark, _) = agent_testing("abort");
     let abort = w.run(&["abort", "--state", "c.json", "--reason", "wrong approach"]);
     assert_eq!(abort.code, 0, "{}\n{}", abort.stdout, abort.stderr);
     assert_eq!(abort.json()["status"], "ABORTED");
@@ -160,14 +163,7 @@ fn headless_abort_stops_a_run_held_by_another_process_and_ends_the_cycle() {
 
 #[test]
 fn a_run_whose_holder_died_is_not_live_and_abort_needs_no_answer() {
-    let w = World::new();
-    let repo = w.project("acme", "widget", false);
-    let n = w.pr(&repo, "fix", CALC_FIXED);
-    w.cycle("c.json", &[]);
-    let mark = marker("crash");
-    long_commands(&w, &mark);
-    let mut child = spawn_forge(&w, "c.json", &format!("acme/widget#{n}"));
-    wait_live(&w, "c.json", &mut child);
+    let (w, mut child, mark, _) = agent_testing("crash");
     child.kill().unwrap();
     child.wait().unwrap();
     let state = state_file::load(&w.path("c.json")).unwrap();

@@ -109,7 +109,13 @@ fn ask(ctx: &Ctx, paths: &CyclePaths, run: &LiveRun, action: StopAction, by: Act
     let text = serde_json::to_string_pretty(&request).unwrap_or_default() + "\n";
     write_atomic(&file, text.as_bytes())
         .map_err(|source| Error::Stop(StopError::Write { path: file.clone(), source }))?;
-    let holds = || live::holder(paths) == Some(pid);
+    // Let go only when two looks agree: one look at the kernel's table can miss a lock.
+    let holds = || {
+        live::holder(paths) == Some(pid) || {
+            std::thread::sleep(STEP);
+            live::holder(paths) == Some(pid)
+        }
+    };
     // SAFETY: kill only sends a signal; the pid was checked to be a forgeloop holder above.
     let sent = libc::pid_t::try_from(pid).is_ok_and(|p| unsafe { libc::kill(p, libc::SIGUSR1) } == 0);
     if sent {

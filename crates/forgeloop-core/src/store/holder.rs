@@ -14,7 +14,7 @@ const PROC_LOCKS: &str = "/proc/locks";
 /// The pid holding an exclusive `flock` on the file at `path`, or `None` when nobody does.
 /// `Err(Unsupported)` where the kernel does not publish its lock table.
 pub fn lock_holder(path: &Path) -> io::Result<Option<u32>> {
-    let table = match std::fs::read_to_string(PROC_LOCKS) {
+    let table = match read_table() {
         Ok(table) => table,
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
             return Err(io::Error::new(io::ErrorKind::Unsupported, "this system has no /proc/locks"));
@@ -27,6 +27,23 @@ pub fn lock_holder(path: &Path) -> io::Result<Option<u32>> {
         Err(err) => return Err(err),
     };
     Ok(holder_in(&table, inode))
+}
+
+/// The table in one `read` call where it fits: the kernel builds each call's answer under its
+/// lock-list lock, while several small reads (as `read_to_string` starts with) can each see a
+/// different list and miss a lock that was there all along.
+fn read_table() -> io::Result<String> {
+    use std::io::Read;
+    const ONE_READ: usize = 1 << 20;
+    let mut file = std::fs::File::open(PROC_LOCKS)?;
+    let mut bytes = vec![0u8; ONE_READ];
+    let mut len = file.read(&mut bytes)?;
+    bytes.truncate(len);
+    if len == ONE_READ {
+        len = file.read_to_end(&mut bytes)?;
+        let _ = len;
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Reads one `/proc/locks` table: `N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE START END`.
