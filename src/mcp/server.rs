@@ -170,7 +170,7 @@ impl ForgeServer {
     async fn run_test(&self, input: PrTestInput, context: RequestContext<RoleServer>) -> Outcome {
         // Every refusal is decided here, before any network call.
         let pr = self.pr(&input.pr)?;
-        let commands = self.shared.policy.profile(&input.profile)?;
+        let commands = self.shared.policy.profile(&input.profile, &self.redactor())?;
         self.shared.policy.repository(&pr.repo)?;
 
         let _guard = {
