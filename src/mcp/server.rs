@@ -126,6 +126,7 @@ impl ForgeServer {
                 // Token discovery may run a command: keep it off the async workers.
                 tokio::task::spawn_blocking(move || {
                     let (engine, _) = Engine::discover(&mut ctx)?;
+                    super::log_with(&ctx.redactor);
                     Ok::<_, Error>(Arc::new(Github { ctx, engine }))
                 })
                 .await
