@@ -76,6 +76,10 @@ pub enum DemoError {
     Tui(#[from] crate::tui::TuiError),
     #[error("the demo's commands file is invalid: {0}")]
     Commands(#[from] CommandsError),
+    #[error(
+        "the demo needs `git` on PATH: its GitHub emulator builds the demo repository with git and serves it through `git http-backend`; {0}. Install git (for example `apt-get install git`) and run the demo again"
+    )]
+    NoGit(String),
 }
 
 impl DemoError {
@@ -95,7 +99,7 @@ impl DemoError {
     /// The `status` word of the JSON error document.
     pub fn status(&self) -> &'static str {
         match self {
-            DemoError::Speed(_) | DemoError::NotATerminal | DemoError::Home { .. } => "REFUSED",
+            DemoError::Speed(_) | DemoError::NotATerminal | DemoError::Home { .. } | DemoError::NoGit(_) => "REFUSED",
             _ => "DEMO_FAILED",
         }
     }
@@ -134,6 +138,7 @@ fn run(opts: &DemoOptions) -> Result<(Redactor, Summary), DemoError> {
     if !opts.headless && !terminal {
         return Err(DemoError::NotATerminal);
     }
+    require_git()?;
     let started = Instant::now();
     let token = sandbox::fresh_token();
     if !opts.headless {
@@ -164,6 +169,26 @@ fn run(opts: &DemoOptions) -> Result<(Redactor, Summary), DemoError> {
     summary.sandbox_kept = kept;
     summary.elapsed_seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     Ok((redactor, summary))
+}
+
+/// The emulator runs `git` (to build repositories) and `git http-backend` (to serve them):
+/// both must be there before anything starts, or the demo would fail half-way with a less
+/// helpful message.
+fn require_git() -> Result<(), DemoError> {
+    let out = std::process::Command::new("git")
+        .arg("--exec-path")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| DemoError::NoGit(format!("running `git` failed: {e}")))?;
+    if !out.status.success() {
+        return Err(DemoError::NoGit(format!("`git --exec-path` failed ({})", out.status)));
+    }
+    let exec_path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if !exec_path.join("git-http-backend").is_file() {
+        return Err(DemoError::NoGit(format!("this git has no http-backend in {}", exec_path.display())));
+    }
+    Ok(())
 }
 
 fn run_on(
