@@ -9,6 +9,8 @@
 //! Before the criterion groups it prints an interleaved summary (FORGELOOP_BENCH_ROUNDS rounds,
 //! default 5, every method once per round, medians): on a shared machine disk latency drifts
 //! over minutes, and interleaving keeps the ratios fair.
+//! It asserts what the README says of the second iteration: only the new commit's objects
+//! are received (1 to 5, never the history again), and an unchanged head receives none.
 //! Run: `cargo bench --bench checkout`.
 
 use std::io::Write;
@@ -84,6 +86,10 @@ fn generate(root: &Path, commits: usize, files: usize) -> (PathBuf, String) {
 }
 
 /// One more commit on top of refs/pull/1/head (one file rewritten), made directly in the base.
+/// Objects one [`push_new_pr_commit`] adds: the blob, `src/dXX`, `src`, the root tree and the
+/// commit.
+const NEW_OBJECTS_PER_COMMIT: usize = 5;
+
 fn push_new_pr_commit(base: &Repository, counter: usize, files: usize) -> String {
     let parent = base.find_commit(base.refname_to_id("refs/pull/1/head").unwrap()).unwrap();
     let i = counter % files;
@@ -213,6 +219,19 @@ fn interleaved_summary(
                 }
             };
             slot.push(started.elapsed());
+            // What the README claims: a warm mirror receives only the new commit's objects,
+            // nothing of the history again; the same head again receives nothing.
+            if let Some(co) = &kept {
+                let received = co.fetch.received_objects;
+                match k {
+                    1 => assert!(
+                        (1..=NEW_OBJECTS_PER_COMMIT).contains(&received),
+                        "second iteration received {received} objects for one new commit of {NEW_OBJECTS_PER_COMMIT}"
+                    ),
+                    2 => assert_eq!(received, 0, "an unchanged head received {received} objects"),
+                    _ => {}
+                }
+            }
             drop(kept);
         }
     }
@@ -280,6 +299,10 @@ fn bench_checkout(c: &mut Criterion) {
         )
     });
     eprintln!("second iteration received {last_received} objects per new commit");
+    assert!(
+        (1..=NEW_OBJECTS_PER_COMMIT).contains(&last_received),
+        "second iteration received {last_received} objects for one new commit of {NEW_OBJECTS_PER_COMMIT}"
+    );
     let current = base_repo.refname_to_id("refs/pull/1/head").unwrap().to_string();
 
     group.bench_function("unchanged_prepare", |b| {

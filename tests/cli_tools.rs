@@ -69,11 +69,19 @@ fn doctor_reports_each_check_with_a_fix() {
     // A real problem (no token) is still one: PROBLEMS and exit 2.
     let no_token = w.run_env(&["doctor"], &[("GH_TOKEN", "")]);
     assert_eq!((no_token.code, no_token.json()["status"].as_str()), (2, Some("PROBLEMS")));
-    // Without a token: the token check says how to fix it, and nothing leaks.
-    let bare = w.run_env(&["doctor"], &[("PATH", "/usr/bin:/bin")]);
+    // With the token present (and no `gh` on a bare PATH) the token path runs to GitHub and
+    // back, and the token appears on no output channel.
+    let bare = w.run_env(&["doctor"], &[("PATH", "/usr/bin:/bin"), ("GH_TOKEN", &w.token)]);
+    let checks = bare.json()["checks"].as_array().unwrap().clone();
+    let check = |name: &str| checks.iter().find(|c| c["name"] == name).cloned().unwrap_or_default();
+    assert_eq!(check("token")["ok"], true, "{checks:?}");
+    assert!(check("token")["detail"].as_str().unwrap().contains("GH_TOKEN"), "{checks:?}");
+    assert_eq!(check("github")["ok"], true, "the token reached GitHub: {checks:?}");
+    assert!(check("scopes")["detail"].is_string(), "{checks:?}");
+    assert!(!bare.stdout.contains(&w.token) && !bare.stderr.contains(&w.token));
+    // Without a token: the token check says how to fix it.
     let out = w.run_env(&["doctor"], &[("GH_TOKEN", "")]).json();
     let token = out["checks"].as_array().unwrap().iter().find(|c| c["name"] == "token").unwrap().clone();
     assert_eq!(token["ok"], false);
     assert!(token["fix"].as_str().unwrap().contains("GH_TOKEN"));
-    assert!(!bare.stdout.contains(&w.token));
 }

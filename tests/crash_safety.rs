@@ -72,14 +72,20 @@ fn killed_writers_never_leave_a_torn_state() {
     assert_eq!(names, ["state.json"], "stray temp files are cleaned up");
 }
 
+/// Half the kills land at a random moment after the start, half just after the state file
+/// appeared (so inside the window between the state write and the journal append); a kill
+/// counts as landing after the state only if the state existed before it and the process
+/// died of it (it was still running). Some must, or the test proves only "no state yet".
 #[test]
 fn killed_request_mode_leaves_no_state_or_a_complete_one() {
+    use std::os::unix::process::ExitStatusExt;
     let sb = Sandbox::new();
     let request = "r".repeat(100_000);
     let mut rng = Lcg(42);
-    let mut created = 0;
-    for i in 0..15 {
+    let (mut landed, mut landed_after_state) = (0, 0);
+    for i in 0..20 {
         let name = format!("c{i}.json");
+        let path = sb.path(&name);
         let mut child = sb
             .command(&[
                 "forge",
@@ -95,12 +101,27 @@ fn killed_request_mode_leaves_no_state_or_a_complete_one() {
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
-        sleep(Duration::from_millis(rng.next(40)));
+        if i % 2 == 0 {
+            sleep(Duration::from_millis(rng.next(40)));
+        } else {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while !path.exists() && std::time::Instant::now() < deadline {
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                sleep(Duration::from_micros(100));
+            }
+        }
+        let state_before_kill = path.exists();
         let _ = child.kill();
-        child.wait().unwrap();
-        let path = sb.path(&name);
+        let status = child.wait().unwrap();
+        if status.signal() == Some(libc::SIGKILL) {
+            landed += 1;
+            if state_before_kill {
+                landed_after_state += 1;
+            }
+        }
         if path.exists() {
-            created += 1;
             let state = CycleState::from_bytes(&fs::read(&path).unwrap()).expect("a created state is complete");
             assert_eq!(state.request.len(), request.len());
             // The journal may lag the state after a kill, but is never damaged.
@@ -121,5 +142,7 @@ fn killed_request_mode_leaves_no_state_or_a_complete_one() {
         assert!(again.code == 0 || again.json()["status"] == "STATE_EXISTS", "{}", again.stdout);
         assert!(CycleState::from_bytes(&fs::read(&path).unwrap()).is_ok());
     }
-    let _ = created;
+    eprintln!("{landed} of 20 kills landed while forge --request ran, {landed_after_state} after its state existed");
+    assert!(landed >= 5, "too few kills landed while the process ran: {landed}/20");
+    assert!(landed_after_state >= 2, "too few kills landed after the state file existed: {landed_after_state}");
 }

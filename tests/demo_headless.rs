@@ -316,3 +316,20 @@ fn refuses_a_foreign_home_a_bad_speed_and_a_missing_terminal() {
     assert!(doc["error"].as_str().unwrap().contains("--headless"), "{doc}");
     assert!(entries(&env.path("tmp")).is_empty(), "a refused demo creates no sandbox");
 }
+
+/// The emulator serves git through `git http-backend`: without git on PATH the demo refuses at
+/// once, saying so, and starts nothing.
+#[test]
+fn without_git_on_path_the_demo_says_it_needs_git() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::new();
+    let empty = env.path("no-git-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, out, stderr) = env.run_env(&["demo", "--headless"], &[("PATH", &empty)]);
+    assert_eq!(code, 2, "{out}\n{stderr}");
+    assert_eq!(out["status"], "REFUSED", "{out}");
+    let error = out["error"].as_str().unwrap();
+    assert!(error.contains("needs `git` on PATH") && error.contains("http-backend"), "{error}");
+    let tmp: Vec<_> = std::fs::read_dir(env.path("tmp")).unwrap().collect();
+    assert!(tmp.is_empty(), "no sandbox was made: {tmp:?}");
+}

@@ -385,12 +385,11 @@ fn a_secret_in_the_environment_and_output_reaches_no_output_channel() {
     let env_secret = fresh_secret("sk-proj-");
     let printed = fresh_secret("ghp_");
     w.cycle("c.json", &[]);
-    // The commands print the GitHub token's value and a token set in their own env; the
-    // parent environment carries another credential the commands must never see.
-    let commands = format!(
-        r#"{{"commands": [{{"argv": ["sh", "-c", "echo token={}; echo own=$OWN; env; exit 1"], "env": {{"OWN": "{printed}"}}}}]}}"#,
-        w.token
-    );
+    // The commands print the GitHub token's value and another token, both reaching them
+    // through variables the commands file passes on (a commands file may not hold a secret
+    // literal); the parent environment carries another credential the commands must never see.
+    let commands = r#"{"commands": [{"argv": ["sh", "-c", "echo token=$LEAK_A; echo own=$LEAK_B; env; exit 1"]}],
+                       "env_passthrough": ["LEAK_A", "LEAK_B"]}"#;
     fs::write(w.path("leaky.json"), commands).unwrap();
     let run = w.run_env(
         &[
@@ -403,7 +402,7 @@ fn a_secret_in_the_environment_and_output_reaches_no_output_channel() {
             "leaky.json",
             "--post-comment",
         ],
-        &[("GH_TOKEN", &w.token), ("OPENAI_API_KEY", &env_secret)],
+        &[("GH_TOKEN", &w.token), ("OPENAI_API_KEY", &env_secret), ("LEAK_A", &w.token), ("LEAK_B", &printed)],
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
     let out = run.json();
@@ -425,6 +424,63 @@ fn a_secret_in_the_environment_and_output_reaches_no_output_channel() {
         for secret in [&w.token, &printed, &env_secret] {
             assert!(!text.contains(secret.as_str()), "{name} leaks a secret");
         }
+    }
+}
+
+#[test]
+fn a_secret_literal_in_a_commands_file_is_refused_and_a_passed_through_one_is_run_the_same_twice() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "x", CALC_BUGGY);
+    let pr = format!("acme/widget#{n}");
+    w.cycle("c.json", &[]);
+    // Made at run time, never committed: a value the redactor masks under a secret's name.
+    let secret = fresh_secret("");
+    let literal =
+        format!(r#"{{"commands": [["true"], {{"argv": ["sh", "test.sh"], "env": {{"JWT_SECRET": "{secret}"}}}}]}}"#);
+    fs::write(w.path("literal.json"), literal).unwrap();
+    fs::write(w.path("flag.json"), format!(r#"[["sh", "test.sh", "--password={secret}"]]"#)).unwrap();
+    let before = fs::read(w.path("c.json")).unwrap();
+    w.emu.clear_requests();
+    for (file, place) in [("literal.json", "command 2, env JWT_SECRET"), ("flag.json", "command 1, argument 3")] {
+        for args in [
+            vec!["forge", "--pr", &pr, "--state", "c.json", "--commands-json", file],
+            vec!["test", "--pr", &pr, "--commands-json", file],
+        ] {
+            let run = w.run(&args);
+            assert_eq!(run.code, 2, "{args:?}: {}\n{}", run.stdout, run.stderr);
+            let error = run.json()["error"].as_str().unwrap().to_owned();
+            assert!(error.contains(place) && error.contains("env_passthrough"), "{args:?}: {error}");
+            assert!(!run.stdout.contains(&secret) && !run.stderr.contains(&secret), "{args:?} echoes the secret");
+        }
+    }
+    assert!(w.emu.requests().is_empty(), "refused before any GitHub call: {:?}", w.emu.requests());
+    assert_eq!(fs::read(w.path("c.json")).unwrap(), before, "a refused profile changes nothing");
+
+    // The same value passed through the environment: stored as written, run again unchanged.
+    let passed = r#"{"commands": [{"argv": ["sh", "-c", "test -n \"$FIXTURE_JWT\" && echo fixture-seen && sh test.sh"], "env": {"NODE_ENV": "test"}}],
+                     "env_passthrough": ["FIXTURE_JWT"]}"#;
+    fs::write(w.path("passed.json"), passed).unwrap();
+    let env = [("GH_TOKEN", w.token.as_str()), ("FIXTURE_JWT", secret.as_str())];
+    let first = w.run_env(&["forge", "--pr", &pr, "--state", "c.json", "--commands-json", "passed.json"], &env);
+    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+    let first = first.json();
+    assert_eq!(first["report"]["status"], "TEST_FAILED");
+    let written: Value = serde_json::from_str(passed).unwrap();
+    assert_eq!(w.sb.read_json(&w.path("c.json"))["commands"], written, "stored exactly as given");
+    assert_eq!(w.run(&["sent", "--state", "c.json"]).code, 0);
+    w.commit(&repo, "x", &[("calc.sh", CALC_FIXED)], "fix");
+    let second = w.run_env(&["forge", "--pr", &pr, "--state", "c.json"], &env);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    let second = second.json();
+    assert_eq!((second["status"].as_str(), second["iteration"].as_u64()), (Some("READY_TO_MERGE"), Some(2)));
+    let sha = |out: &Value| out["report"]["environment"]["commands_sha256"].as_str().unwrap().to_owned();
+    assert_eq!(sha(&first), sha(&second), "iteration 2 ran exactly the first run's commands");
+    assert_eq!(second["commands"], written);
+    for (i, out) in [&first, &second].into_iter().enumerate() {
+        let head = out["report"]["head_sha"].as_str().unwrap();
+        let log = fs::read_to_string(w.path(&format!("c.d/runs/{}-{}.log", i + 1, &head[..12]))).unwrap();
+        assert!(log.contains("fixture-seen"), "run {} got the passed-through value:\n{log}", i + 1);
     }
 }
 

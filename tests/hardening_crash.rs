@@ -1,6 +1,6 @@
 //! SIGKILL at random moments (design §10 reliability): `forge --pr` against the emulator,
 //! `project attach`, `project bind`, and `reply`/`sent`, killed FORGELOOP_CRASH_KILLS times in
-//! total (default 120, spread over the four kinds; `.ci/run` runs 500). After every kill every
+//! total (default 120, spread over the four kinds; `.ci/run` runs 500; under 10 is refused). After every kill every
 //! state, registry record, report and journal must parse, and every journal chain must verify
 //! (a torn last line is allowed: the reader reports and ignores it). The kill moment is drawn
 //! over the length of an unkilled run of the same command, measured first (see [`delay`]).
@@ -44,8 +44,10 @@ use support::{BRIEF, QUESTION};
 
 const PROJECT_URL: &str = "https://chatgpt.com/g/g-p-example/project";
 
+/// At least 10, so each of the four kinds is killed at least twice.
 fn kills() -> usize {
-    std::env::var("FORGELOOP_CRASH_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(120)
+    support::knob::knob("FORGELOOP_CRASH_KILLS", 120, 10, "every kind of command must be killed at least twice")
+        as usize
 }
 
 /// Small deterministic generator for kill delays (seed: FORGELOOP_CRASH_SEED).
@@ -421,4 +423,16 @@ fn random_sigkills_leave_every_file_parseable_and_nothing_double_counted() {
     assert_eq!(kills, total);
     // The test proves something only if kills landed mid-run.
     assert!(interrupted * 4 >= kills, "too few kills landed while the process ran ({interrupted}/{kills})");
+}
+
+#[test]
+fn a_kill_count_that_would_empty_the_test_is_refused() {
+    for value in ["0", "9", "many"] {
+        let (passed, out) = support::knob::run_self_with(
+            "random_sigkills_leave_every_file_parseable_and_nothing_double_counted",
+            "FORGELOOP_CRASH_KILLS",
+            value,
+        );
+        assert!(!passed && out.contains("FORGELOOP_CRASH_KILLS"), "FORGELOOP_CRASH_KILLS={value} passed:\n{out}");
+    }
 }

@@ -7,7 +7,7 @@
 //!   run is a failed, timed-out run;
 //! * a command that prints gigabytes: forgeloop's memory stays bounded and the log is capped.
 //!   FORGELOOP_HOSTILE_OUTPUT_MB sets the size (default 100, above the 64 MiB log cap;
-//!   `.ci/run` runs 5,000 = 5 GB).
+//!   `.ci/run` runs 5,000 = 5 GB; a size that does not exceed the cap is refused).
 //!
 //! The watchdogs below only turn a hang into a failure; nothing asserts how fast anything is.
 
@@ -93,14 +93,20 @@ fn a_background_child_in_the_group_dies_with_it_and_the_run_returns() {
 
 #[test]
 fn a_daemon_that_left_the_group_cannot_hang_the_run_or_outlive_it() {
-    let (w, pr, _) = setup();
+    let (w, pr, head) = setup();
     let tag = tag("daemon");
-    // The daemon keeps the inherited output pipe open and lives in its own session.
-    let script = format!("setsid sh -c 'sleep 300; :' {tag} & sleep 0.2; echo daemon started; sh test.sh");
+    // The daemon keeps the inherited output pipe open and lives in its own session; it says
+    // it is alive (so "gone" below is not vacuous: it did run), the sandbox's PID namespace
+    // (or the helper as subreaper) must take it down when the run ends.
+    let script = format!(
+        "setsid sh -c 'echo daemon alive in its own session; sleep 300; :' {tag} & sleep 0.5; echo daemon started; sh test.sh"
+    );
     let (code, out, _) = finish(spawn_forge(&w, &pr, &json!([["sh", "-c", script]])));
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["report"]["status"], "TEST_PASSED");
     assert_eq!(out["iteration"], 1);
+    let log = fs::read_to_string(w.path(&format!("c.d/runs/1-{}.log", &head[..12]))).unwrap();
+    assert!(log.contains("daemon alive in its own session"), "the daemon never ran:\n{log}");
     let left = support::wait_until_gone(&tag, Duration::from_secs(30));
     for pid in &left {
         // SAFETY: kill with integer arguments; cleans up what the test caused.
@@ -131,7 +137,10 @@ fn a_command_ignoring_sigterm_is_sigkilled_after_its_timeout() {
 
 #[test]
 fn gigabytes_of_output_keep_memory_bounded_and_the_log_capped() {
-    let mb: u64 = std::env::var("FORGELOOP_HOSTILE_OUTPUT_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
+    // Less than the log cap would test neither the cap nor the cut.
+    let floor = DEFAULT_LOG_CAP / 1_000_000 + 1;
+    let mb =
+        support::knob::knob("FORGELOOP_HOSTILE_OUTPUT_MB", 100, floor, "the output must exceed the 64 MiB log cap");
     let bytes = mb * 1_000_000;
     let (w, pr, head) = setup();
     let script = format!(
@@ -155,10 +164,24 @@ fn gigabytes_of_output_keep_memory_bounded_and_the_log_capped() {
     let head_text = String::from_utf8_lossy(&log[..4096]);
     let tail_text = String::from_utf8_lossy(&log[log.len() - 4096..]);
     assert!(head_text.contains("FIRST") && tail_text.contains("LAST"), "head and tail are kept");
-    if bytes > DEFAULT_LOG_CAP {
-        assert!(String::from_utf8_lossy(&log).contains("[... forgeloop cut "), "the cut is marked");
-    }
+    assert!(bytes > DEFAULT_LOG_CAP);
+    assert!(String::from_utf8_lossy(&log).contains("[... forgeloop cut "), "the cut is marked");
     // Bounded: far below the output size, and the same bound for 100 MB as for 5 GB.
     assert!(peak_kib > 0, "the child's memory was never sampled");
     assert!(peak_kib < 96 * 1024, "forgeloop's peak RSS was {peak_kib} KiB");
+}
+
+#[test]
+fn an_output_size_below_the_log_cap_is_refused() {
+    for value in ["0", "1", "67"] {
+        let (passed, out) = support::knob::run_self_with(
+            "gigabytes_of_output_keep_memory_bounded_and_the_log_capped",
+            "FORGELOOP_HOSTILE_OUTPUT_MB",
+            value,
+        );
+        assert!(
+            !passed && out.contains("FORGELOOP_HOSTILE_OUTPUT_MB"),
+            "FORGELOOP_HOSTILE_OUTPUT_MB={value} passed:\n{out}"
+        );
+    }
 }

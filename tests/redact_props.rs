@@ -1,7 +1,10 @@
 //! Properties of the redactor over generated text: idempotence, streaming equals whole-text
 //! for every chunking, and no registered known value survives in any encoding.
-//! `REDACT_CASES=5000 cargo test --test redact_props` runs a longer search.
+//! `REDACT_CASES=5000 cargo test --test redact_props` runs a longer search; fewer than 32 cases
+//! are refused (the test fails rather than pass on next to nothing).
 
+#[path = "support/knob.rs"]
+mod knob;
 #[path = "support/redact_corpus.rs"]
 mod redact_corpus;
 #[path = "support/redact_secrets.rs"]
@@ -18,6 +21,20 @@ use redact_corpus::{CARRIED_CONTEXTS, CONTEXTS, benign_lines, embed};
 use redact_secrets::{Rng, all_families};
 
 const TOKEN: &str = "k9Xq2LmZ7vB4nR8tW3yH";
+
+/// Generated inputs per property: REDACT_CASES (default 384; under 32 is refused).
+fn cases() -> u32 {
+    knob::knob("REDACT_CASES", 384, 32, "a property checked on a handful of inputs is barely checked")
+        .min(u64::from(u32::MAX)) as u32
+}
+
+#[test]
+fn a_case_count_that_would_empty_the_properties_is_refused() {
+    for value in ["0", "31", "lots"] {
+        let (passed, out) = knob::run_self_with("redaction_is_idempotent", "REDACT_CASES", value);
+        assert!(!passed && out.contains("REDACT_CASES"), "REDACT_CASES={value} passed:\n{out}");
+    }
+}
 
 fn redactor() -> Redactor {
     Redactor::builder()
@@ -104,7 +121,7 @@ fn stream(r: &Redactor, bytes: &[u8], sizes: &[usize]) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: std::env::var("REDACT_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(384), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn redaction_is_idempotent(input in text()) {

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::cycle::Ctx;
+use crate::cycle::commands;
 use crate::cycle::pr_test::{self, OneShot, RunOptions};
 use crate::cycle::start::{self, StartRequest};
 use crate::domain::commands::{CommandsProfile, parse_commands};
@@ -11,6 +12,7 @@ use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::report::TestStatus;
 use crate::domain::state::{Actor, NewRepository};
 use crate::error::{Error, Result};
+use crate::redact::Redactor;
 use crate::store::atomic::write_atomic;
 
 #[cfg(feature = "demo")]
@@ -22,7 +24,9 @@ use crate::output;
 /// The commands file is small; anything bigger is not one.
 const MAX_COMMANDS_BYTES: u64 = 1024 * 1024;
 
-pub fn load_commands(path: &Path) -> Result<CommandsProfile> {
+/// Reads and parses a commands file and accepts it ([`commands::accept`]: nothing the
+/// redactor would mask, so the stored commands are the ones run).
+pub fn load_commands(redactor: &Redactor, path: &Path) -> Result<CommandsProfile> {
     use std::io::Read;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let fail = |reason: String| Error::CommandsFile { path: path.to_path_buf(), reason };
@@ -33,14 +37,16 @@ pub fn load_commands(path: &Path) -> Result<CommandsProfile> {
     if text.len() as u64 > MAX_COMMANDS_BYTES {
         return Err(fail(format!("{name} is larger than {MAX_COMMANDS_BYTES} bytes")));
     }
-    parse_commands(&text).map_err(|source| Error::Commands { path: path.to_path_buf(), source })
+    parse_commands(&text)
+        .and_then(|profile| commands::accept(redactor, profile))
+        .map_err(|source| Error::Commands { path: path.to_path_buf(), source })
 }
 
 /// `forge --pr`: exit 0 when a run was recorded, 2 when the cycle ended up blocked.
 pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     let paths = ctx.cycle(&args.state)?;
     // Refusals that need no network come first, so they never wait for GitHub.
-    let commands = args.commands_json.as_deref().map(load_commands).transpose()?;
+    let commands = args.commands_json.as_deref().map(|path| load_commands(&ctx.redactor, path)).transpose()?;
     let pr = args.pr.clone().unwrap_or_default();
     parse_pr_ref(&pr, &ctx.hosts)?;
     let net = net::connect(&mut ctx)?;
@@ -75,7 +81,7 @@ pub fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartReques
 
 /// `test`: exit 0 passed, 1 failed, 2 blocked (as in the reference tool).
 pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
-    let commands = load_commands(&args.commands_json)?;
+    let commands = load_commands(&ctx.redactor, &args.commands_json)?;
     parse_pr_ref(&args.pr, &ctx.hosts)?;
     let net = net::connect(&mut ctx)?;
     let cancel = net::cancel_on_signals(&net.runtime);

@@ -36,10 +36,7 @@ use args::{Cli, Command};
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(err) => {
-            let _ = err.print();
-            return err.exit_code();
-        }
+        Err(err) => return usage_error(&err),
     };
     // Still single-threaded here: libgit2's first initialisation may set SSL_CERT_* variables.
     if cli.command.may_use_git() {
@@ -60,6 +57,23 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(err) => output::error(&ctx.redactor, &err),
     }
+}
+
+/// clap's message for a command line it refused. Help and version go to stdout as clap
+/// prints them; an error goes to stderr through the process's redactor, since clap echoes
+/// what it refused (`invalid value 'ghp_…'`). The config (and so the user's own rules) is not
+/// read yet: the command line that names it did not parse.
+fn usage_error(err: &clap::Error) -> i32 {
+    use std::io::{IsTerminal, Write};
+    if !err.use_stderr() {
+        let _ = err.print();
+        return err.exit_code();
+    }
+    let styled = err.render();
+    let text = if std::io::stderr().is_terminal() { styled.ansi().to_string() } else { styled.to_string() };
+    let redacted = redactor_with_token(None).redact(&text).into_owned();
+    let _ = std::io::stderr().lock().write_all(redacted.as_bytes());
+    err.exit_code()
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {

@@ -3,6 +3,7 @@
 
 pub mod actions;
 pub mod attach;
+pub mod commands;
 pub mod context;
 pub mod list;
 pub mod live;

@@ -77,6 +77,10 @@ pub enum DemoError {
     Tui(#[from] crate::tui::TuiError),
     #[error("the demo's commands file is invalid: {0}")]
     Commands(#[from] CommandsError),
+    #[error(
+        "the demo needs `git` on PATH: its GitHub emulator builds the demo repository with git and serves it through `git http-backend`; {0}. Install git (for example `apt-get install git`) and run the demo again"
+    )]
+    NoGit(String),
 }
 
 impl DemoError {
@@ -96,7 +100,9 @@ impl DemoError {
     /// The `status` word of the JSON error document.
     pub fn status(&self) -> Word {
         match self {
-            DemoError::Speed(_) | DemoError::NotATerminal | DemoError::Home { .. } => Word::Refused,
+            DemoError::Speed(_) | DemoError::NotATerminal | DemoError::Home { .. } | DemoError::NoGit(_) => {
+                Word::Refused
+            }
             _ => Word::DemoFailed,
         }
     }
@@ -135,6 +141,7 @@ fn run(opts: &DemoOptions) -> Result<(Redactor, Summary), DemoError> {
     if !opts.headless && !terminal {
         return Err(DemoError::NotATerminal);
     }
+    require_git()?;
     let started = Instant::now();
     let token = sandbox::fresh_token();
     if !opts.headless {
@@ -165,6 +172,26 @@ fn run(opts: &DemoOptions) -> Result<(Redactor, Summary), DemoError> {
     summary.sandbox_kept = kept;
     summary.elapsed_seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     Ok((redactor, summary))
+}
+
+/// The emulator runs `git` (to build repositories) and `git http-backend` (to serve them):
+/// both must be there before anything starts, or the demo would fail half-way with a less
+/// helpful message.
+fn require_git() -> Result<(), DemoError> {
+    let out = std::process::Command::new("git")
+        .arg("--exec-path")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| DemoError::NoGit(format!("running `git` failed: {e}")))?;
+    if !out.status.success() {
+        return Err(DemoError::NoGit(format!("`git --exec-path` failed ({})", out.status)));
+    }
+    let exec_path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if !exec_path.join("git-http-backend").is_file() {
+        return Err(DemoError::NoGit(format!("this git has no http-backend in {}", exec_path.display())));
+    }
+    Ok(())
 }
 
 fn run_on(

@@ -7,8 +7,10 @@
 use std::collections::BTreeMap;
 
 use crate::config::McpConfig;
+use crate::cycle::commands;
 use crate::domain::commands::{CommandsError, CommandsProfile, commands_from_value};
 use crate::domain::pr_ref::RepoName;
+use crate::redact::Redactor;
 use crate::registry::{Registry, RepoKey};
 
 #[derive(Debug, thiserror::Error)]
@@ -62,8 +64,9 @@ impl Policy {
         self.profiles.keys().cloned().collect()
     }
 
-    /// The commands of a configured profile (same formats as a commands file).
-    pub fn profile(&self, name: &str) -> Result<CommandsProfile, PolicyError> {
+    /// The commands of a configured profile (same formats as a commands file, accepted by the
+    /// same rule: nothing in it that `redactor` would mask).
+    pub fn profile(&self, name: &str, redactor: &Redactor) -> Result<CommandsProfile, PolicyError> {
         if self.profiles.is_empty() {
             return Err(PolicyError::NoProfiles);
         }
@@ -72,7 +75,9 @@ impl Policy {
         };
         let bad = |reason: String| PolicyError::BadProfile { name: name.to_owned(), reason };
         let json = serde_json::to_value(value).map_err(|e| bad(e.to_string()))?;
-        commands_from_value(&json).map_err(|e: CommandsError| bad(e.to_string()))
+        commands_from_value(&json)
+            .and_then(|profile| commands::accept(redactor, profile))
+            .map_err(|e: CommandsError| bad(e.to_string()))
     }
 
     /// Whether `repo` may be tested: bound in the registry, else listed in config. A registry
@@ -150,15 +155,29 @@ commands = "rm -rf /"
     fn profiles_come_from_config_only() {
         let dir = tempfile::tempdir().unwrap();
         let p = policy(dir.path(), CONFIG);
-        assert_eq!(p.profile("smoke").unwrap().commands[0].argv, ["git", "diff", "--check"]);
-        let default = p.profile("default").unwrap();
+        assert_eq!(p.profile("smoke", &Redactor::default()).unwrap().commands[0].argv, ["git", "diff", "--check"]);
+        let default = p.profile("default", &Redactor::default()).unwrap();
         assert_eq!(default.commands.len(), 2);
         assert_eq!(default.commands[1].timeout_s, Some(60));
-        let unknown = p.profile("everything").unwrap_err().to_string();
+        let unknown = p.profile("everything", &Redactor::default()).unwrap_err().to_string();
         assert!(unknown.contains("broken, default, smoke"), "{unknown}");
-        assert!(matches!(p.profile("broken"), Err(PolicyError::BadProfile { .. })));
+        assert!(matches!(p.profile("broken", &Redactor::default()), Err(PolicyError::BadProfile { .. })));
         let none = policy(dir.path(), "");
-        assert!(matches!(none.profile("smoke"), Err(PolicyError::NoProfiles)));
+        assert!(matches!(none.profile("smoke", &Redactor::default()), Err(PolicyError::NoProfiles)));
+    }
+
+    #[test]
+    fn a_profile_with_a_secret_literal_is_refused_without_echoing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        // Made at run time: a password-shaped value, never a committed literal.
+        let secret: String = format!("{:x}Zq{}", std::process::id().wrapping_mul(2_654_435_761), "x7Kp9".repeat(4));
+        let toml_text =
+            format!("[mcp.profiles.leaky]\ncommands = [{{argv = [\"make\"], env = {{DB_PASSWORD = \"{secret}\"}}}}]\n");
+        let refused = policy(dir.path(), &toml_text).profile("leaky", &Redactor::default()).unwrap_err();
+        let text = refused.to_string();
+        assert!(matches!(refused, PolicyError::BadProfile { .. }), "{text}");
+        assert!(text.contains("env DB_PASSWORD") && text.contains("env_passthrough"), "{text}");
+        assert!(!text.contains(&secret), "{text}");
     }
 
     #[test]

@@ -127,6 +127,7 @@ impl ForgeServer {
                 // Token discovery may run a command: keep it off the async workers.
                 tokio::task::spawn_blocking(move || {
                     let (engine, _) = Engine::discover(&mut ctx)?;
+                    super::log_with(&ctx.redactor);
                     Ok::<_, Error>(Arc::new(Github { ctx, engine }))
                 })
                 .await
@@ -171,7 +172,7 @@ impl ForgeServer {
     async fn run_test(&self, input: PrTestInput, context: RequestContext<RoleServer>) -> Outcome {
         // Every refusal is decided here, before any network call.
         let pr = self.pr(&input.pr)?;
-        let commands = self.shared.policy.profile(&input.profile)?;
+        let commands = self.shared.policy.profile(&input.profile, &self.redactor())?;
         self.shared.policy.repository(&pr.repo)?;
 
         let _guard = {

@@ -103,6 +103,31 @@ pub enum CommandsError {
         "the sandbox can only be turned off by the person, in config.toml ([runner] sandbox = \"off\"), never by a commands file"
     )]
     SandboxOff,
+    #[error(
+        "{place} holds a literal the redactor masks as [REDACTED:{kind}]: a cycle's state is stored redacted, so a later run would get different commands. Refused: never write a secret in a commands file. If the test needs it, export it before starting forgeloop under a name without TOKEN, SECRET, PASSWORD, KEY, AUTH or the like, and list that name in \"env_passthrough\"; the command then reads it from its environment (it reaches the PR's code, so never pass a credential of yours)"
+    )]
+    SecretLiteral { place: String, kind: String },
+    #[error(
+        "{place} names a local path the redactor masks ({kind}): a cycle's state is stored redacted, so a later run would get different commands. Refused: name the program (it is looked up on PATH) or use a path outside your home"
+    )]
+    LocalPath { place: String, kind: String },
+}
+
+/// Whether a redaction kind is a local path's (the redactor's `home-dir`, `local-path` and
+/// `checkout-dir`) rather than a secret's.
+pub fn is_local_path_kind(kind: &str) -> bool {
+    matches!(kind, "home-dir" | "local-path" | "checkout-dir")
+}
+
+impl CommandsError {
+    /// The refusal for a value at `place` that redaction would change, by the mask's kind.
+    pub fn not_storable(place: String, kind: String) -> CommandsError {
+        if is_local_path_kind(&kind) {
+            CommandsError::LocalPath { place, kind }
+        } else {
+            CommandsError::SecretLiteral { place, kind }
+        }
+    }
 }
 
 pub fn parse_commands(text: &str) -> Result<CommandsProfile, CommandsError> {

@@ -315,6 +315,21 @@ impl Redactor {
         }
     }
 
+    /// What [`Redactor::redact_json`] would mask in the string `value` stored under the object
+    /// key `key` (`None` for an array element): the kind of the first mask (`github-token`,
+    /// `secret`, `home-dir`, …), never the value; `None` when it would keep `value` as it is.
+    /// How a caller refuses input that a redacted file could not keep exactly.
+    pub fn mask_kind(&self, key: Option<&str>, value: &str) -> Option<String> {
+        let (out, findings) = self.explain(value);
+        if let Some(first) = findings.first() {
+            return Some(first.kind.clone());
+        }
+        if out != value {
+            return Some("unknown".to_owned());
+        }
+        key.and_then(|key| generic::secret_under_key(key, value)).map(|rule| rule.name().to_owned())
+    }
+
     /// A writer that redacts line by line into `out`; see [`StreamRedactor`].
     pub fn stream<W: Write>(&self, out: W) -> StreamRedactor<W> {
         StreamRedactor::new(self.clone(), out)
@@ -357,6 +372,24 @@ mod tests {
         assert!(!out.contains("/Users/"), "{out}");
         assert!(out.contains("[REDACTED"), "{out}");
         assert_eq!(out, "token [REDACTED:github-token] [LOCAL_PATH]/private/file.txt");
+    }
+
+    #[test]
+    fn mask_kind_names_what_redact_json_would_mask() {
+        let r = Redactor::builder().home_dir(Path::new("/home/dev")).build();
+        let value: String = ["k9Xq2", "LmZ7v", "B4nR8", "tW3yH"].concat();
+        assert_eq!(r.mask_kind(None, "pytest"), None);
+        assert_eq!(r.mask_kind(None, &value), None, "a bare value has no shape");
+        assert_eq!(r.mask_kind(Some("JWT_SECRET"), &value).as_deref(), Some("secret"));
+        assert_eq!(r.mask_kind(None, &format!("--password={value}")).as_deref(), Some("password"));
+        // Path kinds are the ones the commands check tells apart from secrets.
+        let kind = r.mask_kind(None, "/home/dev/bin/x").unwrap();
+        assert!(crate::domain::commands::is_local_path_kind(&kind), "{kind}");
+        let kind = r.mask_kind(None, "/home/other/x").unwrap();
+        assert!(crate::domain::commands::is_local_path_kind(&kind), "{kind}");
+        let mut doc = serde_json::json!({"JWT_SECRET": value});
+        r.redact_json(&mut doc);
+        assert_ne!(doc["JWT_SECRET"], value.as_str());
     }
 
     /// Whole-text redaction works in blocks; any block size must give what one pass over
