@@ -37,11 +37,10 @@ fn read_table() -> io::Result<String> {
     const ONE_READ: usize = 1 << 20;
     let mut file = std::fs::File::open(PROC_LOCKS)?;
     let mut bytes = vec![0u8; ONE_READ];
-    let mut len = file.read(&mut bytes)?;
+    let len = file.read(&mut bytes)?;
     bytes.truncate(len);
     if len == ONE_READ {
-        len = file.read_to_end(&mut bytes)?;
-        let _ = len;
+        file.read_to_end(&mut bytes)?;
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
