@@ -541,7 +541,7 @@ fn verify_row(row: u16, t: &[u8], s: usize, e: usize, out: &mut Vec<Cand>) {
     let kind = Kind::Format(row);
     match format.pattern {
         Pattern::Shape(shape) => formats::verify_shape(shape, kind, t, s, e, out),
-        Pattern::Regex(_) => {
+        Pattern::Regex(_) | Pattern::Context(_) => {
             let found = BUILTIN.regex(row).and_then(|re| re.find(t, s, e, format.checks()));
             if let Some((start, end)) = found {
                 out.push(Cand { start, end, kind });

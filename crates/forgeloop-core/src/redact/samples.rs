@@ -17,6 +17,14 @@ pub(crate) const B62: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 pub(crate) const B64URL: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 pub(crate) const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 pub(crate) const AWS_ID: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+/// `[a-z0-9]`, `[a-z0-9_-]`, `[A-Z0-9]`, `[A-Fa-f0-9]`: the other alphabets providers use.
+#[allow(dead_code)]
+pub(crate) const LOWER_DIGITS: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
+pub(crate) const LOWER_DIGITS_DASH: &str = "abcdefghijklmnopqrstuvwxyz0123456789_-";
+#[allow(dead_code)]
+pub(crate) const UPPER_DIGITS: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+#[allow(dead_code)]
+pub(crate) const HEX_ANY_CASE: &str = "0123456789abcdefABCDEF";
 
 /// Substrings the generic rule treats as placeholders: generated values avoid them, so a
 /// sample never passes or fails by luck.
@@ -47,19 +55,24 @@ impl Seed {
         (0..len).map(|_| a.get(self.below(a.len())).map_or('a', |&b| b as char)).collect()
     }
 
-    /// Like `chars`, but with at least one uppercase letter, lowercase letter and digit (as
-    /// real tokens of any length almost always have) and no placeholder word.
+    /// Like `chars`, but with at least one uppercase letter, lowercase letter and digit where
+    /// the alphabet has them (as real tokens of any length almost always have) and no
+    /// placeholder word. Gives up after many tries (a tiny `len`) and returns the last draw.
     pub(crate) fn mixed(&mut self, alphabet: &str, len: usize) -> String {
-        loop {
-            let s = self.chars(alphabet, len);
-            let ok = s.bytes().any(|b| b.is_ascii_uppercase())
-                && s.bytes().any(|b| b.is_ascii_lowercase())
-                && s.bytes().any(|b| b.is_ascii_digit());
+        let has = |pred: fn(&u8) -> bool| alphabet.as_bytes().iter().any(pred);
+        let wants = [has(u8::is_ascii_uppercase), has(u8::is_ascii_lowercase), has(u8::is_ascii_digit)];
+        let mut s = String::new();
+        for _ in 0..10_000 {
+            s = self.chars(alphabet, len);
+            let ok = (!wants[0] || s.bytes().any(|b| b.is_ascii_uppercase()))
+                && (!wants[1] || s.bytes().any(|b| b.is_ascii_lowercase()))
+                && (!wants[2] || s.bytes().any(|b| b.is_ascii_digit()));
             let lower = s.to_ascii_lowercase();
             if ok && !PLACEHOLDER_PARTS.iter().any(|p| lower.contains(p)) {
-                return s;
+                break;
             }
         }
+        s
     }
 
     pub(crate) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {

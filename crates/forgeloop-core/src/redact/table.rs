@@ -15,7 +15,7 @@ use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Regex, RegexBuilder};
 
-use super::formats::{Checks, FORMATS, Pattern, Shape};
+use super::formats::{Checks, FORMATS, Pattern, Shape, context_regex};
 use super::matcher::Matcher;
 use super::paths::{self, PathTrig};
 use super::scan::left_boundary;
@@ -157,7 +157,7 @@ impl Builtin {
         let mut keywords: Vec<(&str, bool, Action)> = Vec::new();
         for (row, format) in FORMATS.iter().enumerate() {
             let Ok(row) = u16::try_from(row) else { break };
-            keywords.extend(format.keywords.iter().map(|k| (*k, false, Action::Row(row))));
+            keywords.extend(format.keywords.iter().map(|k| (*k, format.any_case, Action::Row(row))));
         }
         keywords.extend(paths::TRIGGERS.iter().map(|(k, trig)| (*k, false, Action::Path(*trig))));
         let prefilter = Prefilter::new(&keywords);
@@ -189,8 +189,13 @@ impl Builtin {
     /// not compile: the table test compiles every one).
     pub(crate) fn regex(&self, row: u16) -> Option<&RowRegex> {
         let format = FORMATS.get(row as usize)?;
-        let Pattern::Regex(pattern) = format.pattern else { return None };
-        self.regexes.get(row as usize)?.get_or_init(|| RowRegex::compile(pattern, false).ok()).as_ref()
+        let compile = || match format.pattern {
+            Pattern::Regex(pattern) => RowRegex::compile(pattern, false).ok(),
+            // A provider's name is a common word: most hits are prose, so probe first.
+            Pattern::Context(ctx) => RowRegex::compile(&context_regex(format.keywords, ctx.value), true).ok(),
+            Pattern::Shape(_) => None,
+        };
+        self.regexes.get(row as usize)?.get_or_init(compile).as_ref()
     }
 }
 
@@ -214,7 +219,7 @@ mod tests {
 
     #[test]
     fn every_keyword_is_three_bytes_or_more() {
-        for f in FORMATS {
+        for f in FORMATS.iter() {
             assert!(!f.keywords.is_empty(), "{} has no keyword", f.id);
             assert!(f.keywords.iter().all(|k| k.len() >= 3), "{}", f.id);
         }
