@@ -338,6 +338,12 @@ impl Redactor {
 
 /// What `forgeloop redact --explain` prints: each mask's kind and position (byte offsets,
 /// 1-based line and column), never the value, plus a count per kind.
+/// The built-in formats by family, each as (family, row ids in table order): what the README
+/// lists (`tests/redact_formats_doc.rs` keeps it equal).
+pub fn format_catalogue() -> Vec<(&'static str, Vec<&'static str>)> {
+    formats::FAMILIES.iter().map(|(family, rows)| (*family, rows.iter().map(|f| f.id).collect())).collect()
+}
+
 pub fn explain_report(findings: &[Finding]) -> serde_json::Value {
     let mut by_kind = serde_json::Map::new();
     for f in findings {

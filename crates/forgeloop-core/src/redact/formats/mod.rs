@@ -339,9 +339,17 @@ const fn shape(
 /// Every built-in format, family by family. Order matters only between rows that find the
 /// same span: the earlier row names it; the structural rows (headers, URLs, the generic
 /// assignment) come last.
-pub(crate) static FORMATS: LazyLock<Vec<&'static Format>> = LazyLock::new(|| {
-    [tokens::ROWS, cloud::ROWS, developer::ROWS, business::ROWS, structural::ROWS].into_iter().flatten().collect()
-});
+pub(crate) static FORMATS: LazyLock<Vec<&'static Format>> =
+    LazyLock::new(|| FAMILIES.iter().flat_map(|(_, rows)| rows.iter()).collect());
+
+/// The table by family, in table order; the README's list of formats is made from it.
+pub(crate) static FAMILIES: &[(&str, &[Format])] = &[
+    ("Code hosts, first cloud and AI providers", tokens::ROWS),
+    ("Cloud and infrastructure", cloud::ROWS),
+    ("Developer tools", developer::ROWS),
+    ("Business APIs", business::ROWS),
+    ("By structure", structural::ROWS),
+];
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,46 @@
+//! The README's list of secret formats is made from the formats table: a row added without its
+//! line in the README (or a line left for a row that is gone) fails here. `UPDATE_README=1`
+//! rewrites the list.
+
+use std::path::Path;
+
+const BEGIN: &str =
+    "<!-- formats:begin (generated from the formats table; UPDATE_README=1 cargo test --test redact_formats_doc) -->";
+const END: &str = "<!-- formats:end -->";
+
+fn rendered() -> String {
+    let mut out = String::new();
+    let catalogue = forgeloop::redact::format_catalogue();
+    let total: usize = catalogue.iter().map(|(_, ids)| ids.len()).sum();
+    out.push_str(&format!("{total} built-in formats:\n\n"));
+    for (family, ids) in catalogue {
+        if ids.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
+        out.push_str(&format!("* **{family}** ({}): {}\n", ids.len(), names.join(", ")));
+    }
+    out
+}
+
+#[test]
+fn the_readme_lists_every_format_of_the_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (Some(start), Some(end)) = (readme.find(BEGIN), readme.find(END)) else {
+        panic!("README.md has no generated formats list between {BEGIN:?} and {END:?}");
+    };
+    let current = &readme[start + BEGIN.len()..end];
+    let wanted = format!("\n{}", rendered());
+    if current == wanted {
+        return;
+    }
+    if std::env::var_os("UPDATE_README").is_some() {
+        let updated = format!("{}{BEGIN}{wanted}{}", &readme[..start], &readme[end..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
+    panic!(
+        "README.md's formats list is out of date; run UPDATE_README=1 cargo test --test redact_formats_doc\nwanted:\n{wanted}"
+    );
+}
