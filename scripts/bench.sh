@@ -3,6 +3,7 @@
 # Markdown table with the design §10 targets or the reference tool's method as the baseline.
 #
 #   scripts/bench.sh                      # all: redact checkout tui next_list sandbox
+#   scripts/bench.sh redact_fp            # false positives: secret masks per MB of text without secrets
 #   scripts/bench.sh checkout next_list   # some
 #
 # Raw output of each part goes to $BENCH_OUT (default target/bench-logs/). Knobs:
@@ -11,6 +12,7 @@
 #   FORGELOOP_BENCH_ROUNDS                           checkout rounds, medians (default 5)
 #   FORGELOOP_BENCH_DIR                              where generated data lives (default: $TMPDIR)
 #   FORGELOOP_BENCH_MB                               redaction log size (default 100)
+#   FORGELOOP_FP_REGISTRY_MB                         redact_fp: MB of ~/.cargo/registry/src *.rs (default 1000)
 #   BENCH_FULL=1                                     also run the checkout bench's criterion groups
 #                                                    (the table uses its interleaved medians)
 #   BENCH_REUSE=1                                    build the table from the raw logs of an
@@ -43,7 +45,8 @@ measure() {
     fi
 }
 
-cargo bench --no-run >&2
+# redact_fp runs a test binary (debug build), not a bench: no release build for it alone.
+[ "${parts[*]}" = redact_fp ] || cargo bench --no-run >&2
 
 for part in "${parts[@]}"; do
     log="$out/$part.log"
@@ -62,6 +65,18 @@ for part in "${parts[@]}"; do
             cpu=$(sed -nE "s/^ *${kind} \+ 20 user rules: .* ([0-9.]+) MB\/s per CPU-second.*/\1/p" "$log" | head -1)
             row "redaction, $kind, full rule set + 20 user rules" "$wall MB/s wall ($cpu MB/s per CPU-second)" "-" "-"
         done
+        ;;
+    redact_fp)
+        step "false positives: secret masks per MB (source, compiler/CI output, cargo registry)"
+        FORGELOOP_FP_REGISTRY_MB=${FORGELOOP_FP_REGISTRY_MB:-1000} \
+            measure cargo test --test redact_false_positives -- --ignored --nocapture report_masks_per_mb
+        while IFS= read -r line; do
+            name=${line%%:*}
+            figure=$(sed -nE 's/.*: ([0-9]+ masks in [0-9.]+ MB = [0-9.]+ masks\/MB).*/\1/p' <<<"$line")
+            target="target 0"
+            [ "$name" = "repository source" ] || [ "$name" = "cargo registry *.rs" ] && target="target ≤ 0.1 masks/MB"
+            row "redaction false positives, $name" "$figure" "$target" "-"
+        done < <(grep -E '^[A-Za-z/* .]+: [0-9]+ masks in' "$log")
         ;;
     checkout)
         commits=${FORGELOOP_BENCH_COMMITS:-20000}
@@ -121,7 +136,7 @@ for part in "${parts[@]}"; do
         done
         ;;
     *)
-        echo "unknown part $part (redact, checkout, tui, next_list, sandbox)" >&2
+        echo "unknown part $part (redact, redact_fp, checkout, tui, next_list, sandbox)" >&2
         exit 2
         ;;
     esac

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 
 use super::kinds::{Cand, Kind, Named};
-use super::scan::{class_count, contains, entropy, left_boundary, run_end, run_start, skip_ansi};
+use super::scan::{self, class_count, contains, entropy, left_boundary, run_end, run_start, skip_ansi};
 
 const IDENT_CAP: usize = 64;
 const VALUE_CAP: usize = 256;
@@ -61,6 +61,10 @@ const NOT_SECRET_IDENTS: &[&str] = &[
     "_policy",
     "_length",
     "_format",
+    // `KeyError: 'refresh_token'`, `TokenError: expired`: an error type, then its message.
+    "error",
+    "exception",
+    "keyword",
 ];
 
 /// One case-insensitive pass over a short string for any of `words`.
@@ -99,6 +103,7 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     let mut p = skip_quote(t, b).unwrap_or(b);
     let blanks_from = p;
     p = skip_blanks(t, p);
+    let colon = t.get(p) == Some(&b':');
     let spaced_flag = match (t.get(p), t.get(p + 1)) {
         (Some(b':'), Some(b'=')) | (Some(b'='), Some(b'>')) => {
             p += 2;
@@ -112,6 +117,7 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
         _ if p > blanks_from => true,
         _ => return None,
     };
+    let colon = colon && t.get(p - 1) == Some(&b':');
 
     let a = run_start(t, s, IDENT_CAP, is_ident);
     if (a > 0 && is_ident(t[a - 1]) && s - a >= IDENT_CAP) || (spaced_flag && t[a] != b'-') {
@@ -121,6 +127,7 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     if !left_boundary(t, a) || (a > 0 && t[a - 1] == b'$') || t[..a].ends_with(b"://") {
         return None;
     }
+    let p_after = p;
     p = skip_ansi(t, skip_blanks(t, p));
     let (vs, ve, quoted) = match quote_at(t, p) {
         Some((quote, open_len)) => {
@@ -140,6 +147,22 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     if value.len() < 8 {
         return None;
     }
+    // `name: Type,` `fn f(name: Type)`, `let name: Type = …`: a type annotation, not a value.
+    // `Error::Token => "invalid token"`: an enum variant, not a name being given a value.
+    if t[..a].ends_with(b"::") {
+        return None;
+    }
+    let arrow = t.get(p_after.wrapping_sub(2)..p_after) == Some(&b"=>"[..]);
+    if !quoted
+        && is_identifier_path(value)
+        && ((colon && ends_annotation(t, ve)) || arrow || t[..a].ends_with(b"type "))
+    {
+        return None;
+    }
+    let passphrase = contains(&t[a..b].to_ascii_lowercase(), b"pass");
+    if quoted && (is_stand_in(value) || (!passphrase && value.iter().filter(|&&b| b == b' ').count() >= 2)) {
+        return None;
+    }
     let ident = t[a..b].to_ascii_lowercase();
     if not_secret_ident(&ident) {
         return None;
@@ -148,7 +171,9 @@ fn assignment(t: &[u8], s: usize, e: usize) -> Option<Cand> {
     let aws_shape = rule == Named::AwsSecretKey
         && value.len() == 40
         && value.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+');
-    if !aws_shape && (!looks_secret(value) || (!quoted && looks_like_code(value)) || is_env_name(value)) {
+    if !aws_shape
+        && (!looks_secret(value) || is_reference(value) || (!quoted && looks_like_code(value)) || is_env_name(value))
+    {
         return None;
     }
     Some(Cand { start: vs, end: ve, kind: Kind::Named(rule) })
@@ -329,13 +354,31 @@ pub(crate) fn is_placeholder(v: &[u8]) -> bool {
         [b'*', b'*', b'*', ..] => true,
         _ => false,
     };
-    if template {
+    if template || has_template(v) {
         return true;
     }
     if v.iter().all(|&b| b == first) {
         return true;
     }
     PLACEHOLDER_VALUES.iter().any(|p| v.eq_ignore_ascii_case(p.as_bytes())) || any_word(&PLACEHOLDER_PART_SET, v)
+}
+
+/// A format or template slot anywhere in the value: `${X}`, `{{ x }}`, `{}`, `{token}`,
+/// `{0}`, `%s`, `%d`, `#{x}` (`"Bearer {token}"`, `"sk-{}"`, `"%s:%s"`).
+fn has_template(v: &[u8]) -> bool {
+    if contains(v, b"${") || contains(v, b"{{") || contains(v, b"#{") || contains(v, b"%s") || contains(v, b"%d") {
+        return true;
+    }
+    let mut rest = v;
+    while let Some(open) = memchr::memchr(b'{', rest) {
+        let after = &rest[open + 1..];
+        let slot = after.iter().take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':')).count();
+        if after.get(slot) == Some(&b'}') {
+            return true;
+        }
+        rest = after;
+    }
+    false
 }
 
 /// Well-known stand-in values only (`password`, `changeme`, `<your-token>`, `xxxx`), for
@@ -365,6 +408,14 @@ fn looks_like_code(v: &[u8]) -> bool {
     if v.starts_with(b"/") || v.starts_with(b"./") || v.starts_with(b"~/") || contains(v, b"://") {
         return true;
     }
+    // `token_start..token_end` (a range), `49187u32`, `quoted-key` (a grammar's or a CLI's
+    // lowercase names).
+    if contains(v, b"..")
+        || is_number_literal(v)
+        || (v.first().is_some_and(u8::is_ascii_lowercase) && v.iter().all(|&b| b.is_ascii_lowercase() || b == b'-'))
+    {
+        return true;
+    }
     let is_identifier = |p: &[u8]| {
         p.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
             && p.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
@@ -375,6 +426,180 @@ fn looks_like_code(v: &[u8]) -> bool {
         return no_digits || (single_case && v.contains(&b'_'));
     }
     v.contains(&b'.') && v.split(|&b| b == b'.').all(is_identifier)
+}
+
+/// An identifier or a path of them (`Token`, `SyntaxToken`, `ast::Lifetime`, `Sha256Digest`).
+fn is_identifier_path(v: &[u8]) -> bool {
+    v.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && v.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+}
+
+/// What follows `name: Type` in code and never a YAML or log value: `,` (a struct field, a
+/// parameter), `)`, `;`, `=` (`let name: Type = …`), `{`, `>`, `|`, `]`.
+fn ends_annotation(t: &[u8], ve: usize) -> bool {
+    let p = skip_blanks(t, ve);
+    matches!(t.get(p), Some(b',' | b')' | b';' | b'=' | b'{' | b'>' | b'|' | b']'))
+}
+
+/// A value that names or points at something rather than being a credential: a Rust or C++
+/// path (`crate::auth::Key`), a version range (`^9.0.0`, `~1.2`, `>=3`), a template
+/// (`Bearer {token}`, `%s`), a file path, a URL without credentials (the URL rule masks
+/// those), or an npm package (`@scope/name`, `npm:…`, `workspace:*`).
+fn is_reference(v: &[u8]) -> bool {
+    contains(v, b"::")
+        || is_version_range(v)
+        || is_file_path(v)
+        || (contains(v, b"://") && !url_has_userinfo(v))
+        || (v.first() == Some(&b'@') && v.contains(&b'/'))
+        || [&b"npm:"[..], b"workspace:", b"file:", b"link:", b"git+", b"github:"].iter().any(|p| v.starts_with(p))
+}
+
+/// `^9.0.0`, `~1.2`, `>=3`, `1.x`, `2.0.0-beta.1`, `>=1.2 <2`, `^1 || ^2`, `v1.4.2`: each
+/// part an optional operator, digits, then dotted numbers or `x`/`*` and an optional
+/// pre-release; the first part has an operator or a dot (`8f3b…` is no version).
+fn is_version_range(v: &[u8]) -> bool {
+    let mut parts = 0;
+    for part in v.split(|&b| b == b' ') {
+        if part.is_empty() || part == b"||" || part == b"-" {
+            continue;
+        }
+        let ops = part.iter().take_while(|b| matches!(b, b'^' | b'~' | b'>' | b'<' | b'=')).count();
+        let mut body = &part[ops..];
+        if let [b'v', d, ..] = body
+            && d.is_ascii_digit()
+        {
+            body = &body[1..];
+        }
+        let digits = body.iter().take_while(|b| b.is_ascii_digit()).count();
+        let rest = &body[digits..];
+        if digits == 0 || (parts == 0 && ops == 0 && rest.first() != Some(&b'.')) {
+            return false;
+        }
+        let mut prerelease = false;
+        for &b in rest {
+            let ok = match b {
+                b'0'..=b'9' | b'.' => true,
+                b'x' | b'X' | b'*' => !prerelease,
+                b'-' | b'+' => {
+                    prerelease = true;
+                    true
+                }
+                _ => prerelease && b.is_ascii_alphanumeric(),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        // `-beta.1`, `-RC1`, `+build.5`: one case, as pre-releases are written.
+        if prerelease && scan::has_upper_and_lower(rest) {
+            return false;
+        }
+        parts += 1;
+    }
+    parts > 0
+}
+
+/// `./x`, `../x`, `~/x`, `C:\x`, or an absolute path of plain segments (`/run/secrets/db`),
+/// not a base64 value that happens to start with `/`.
+fn is_file_path(v: &[u8]) -> bool {
+    if v.starts_with(b"./") || v.starts_with(b"../") || v.starts_with(b"~/") {
+        return true;
+    }
+    if let [d, b':', b'\\', ..] = v {
+        return d.is_ascii_alphabetic();
+    }
+    let Some(rest) = v.strip_prefix(b"/") else { return false };
+    let segments = rest.split(|&b| b == b'/');
+    let plain = |s: &[u8]| !s.is_empty() && s.iter().all(|&b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    let extension = rest.rsplit(|&b| b == b'.').next().filter(|e| e.len() < rest.len());
+    let has_extension = extension.is_some_and(|e| (1..=5).contains(&e.len()) && e.iter().all(u8::is_ascii_lowercase));
+    rest.contains(&b'/')
+        && segments.clone().all(plain)
+        && (rest.iter().all(|b| !b.is_ascii_uppercase()) || has_extension)
+}
+
+/// Does a URL carry `user[:password]@` before its host?
+fn url_has_userinfo(v: &[u8]) -> bool {
+    let Some(i) = memchr::memmem::find(v, b"://") else { return false };
+    let authority = &v[i + 3..];
+    let end = authority.iter().position(|&b| matches!(b, b'/' | b'?' | b'#')).unwrap_or(authority.len());
+    authority[..end].contains(&b'@')
+}
+
+/// A header or bearer value that is a name in code rather than a credential: a reference
+/// (path, version, template, URL), `self.token`, `this.accessToken`, `settings.SECRET_KEY`,
+/// or a short identifier without digits (`accessToken`; real tokens that short have digits).
+pub(crate) fn is_name(v: &[u8]) -> bool {
+    let identifier = |p: &[u8]| {
+        p.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            && p.iter().all(|&b| b.is_ascii_alphabetic() || b == b'_')
+    };
+    is_reference(v) || (identifier(v) && v.len() < 20) || (v.contains(&b'.') && v.split(|&b| b == b'.').all(identifier))
+}
+
+/// Unquoted code: what `looks_like_code` says, for the header rule.
+pub(crate) fn is_code(v: &[u8]) -> bool {
+    looks_like_code(v)
+}
+
+/// Words that name a credential or stand in for one.
+const STAND_IN_WORDS: &[&[u8]] = &[
+    b"token",
+    b"tok",
+    b"secret",
+    b"key",
+    b"pass",
+    b"password",
+    b"passwd",
+    b"pw",
+    b"pwd",
+    b"cred",
+    b"credential",
+    b"credentials",
+    b"auth",
+    b"value",
+    b"bearer",
+    b"api",
+    b"access",
+    b"refresh",
+];
+
+/// A value that describes a credential instead of being one: lowercase words naming one
+/// (`"refresh-token"`, `"my_webhook_secret"`, `"client-secret-value"`, `"token123"`,
+/// `"meta form value 1"`), or a snake_case name (`"error_description="`).
+pub(crate) fn is_stand_in(v: &[u8]) -> bool {
+    if !v.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b' ' | b'=')) {
+        return false;
+    }
+    let name = v.strip_suffix(b"=").unwrap_or(v);
+    if name.contains(&b'_') && name.iter().all(|&b| b.is_ascii_lowercase() || b == b'_') {
+        return true;
+    }
+    // Every part a word with at most a short number after it (`key-3f9a…` is a key).
+    let mut parts = name.split(|&b| matches!(b, b'-' | b'_' | b' '));
+    parts.clone().all(|p| stand_in_word(p).is_some())
+        && parts.any(|p| stand_in_word(p).is_some_and(|w| STAND_IN_WORDS.contains(&w)))
+}
+
+/// The letters of a part that is a word with at most three digits after it.
+fn stand_in_word(part: &[u8]) -> Option<&[u8]> {
+    let digits = part.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let letters = &part[..part.len() - digits];
+    (digits <= 3 && letters.iter().all(u8::is_ascii_lowercase)).then_some(letters)
+}
+
+/// A number as code writes it: `1448101956u32`, `-2147483648i32`, `0x2f736d64` (a short hex
+/// literal; a 64-digit `0x…` private key is no number).
+fn is_number_literal(v: &[u8]) -> bool {
+    let v = v.strip_prefix(b"-").unwrap_or(v);
+    if let Some(hex) = v.strip_prefix(b"0x") {
+        return (1..=16).contains(&hex.len()) && hex.iter().all(u8::is_ascii_hexdigit);
+    }
+    let digits = v.iter().take_while(|b| b.is_ascii_digit() || **b == b'_').count();
+    let suffix = &v[digits..];
+    digits > 0
+        && [&b"u8"[..], b"u16", b"u32", b"u64", b"u128", b"usize", b"i8", b"i16", b"i32", b"i64", b"i128", b"isize"]
+            .contains(&suffix)
 }
 
 /// `GITHUB_TOKEN`-style names: a reference to a secret, not the secret.
@@ -437,6 +662,124 @@ mod tests {
             "token_expires_at: 2026-11-29T10:12:33Z",
         ] {
             assert_eq!(value_of(line), None, "{line}");
+        }
+    }
+
+    /// A SplitMix64 stream of characters from `alphabet`, for the shape tests below.
+    fn random_strings(seed: u64, alphabet: &[u8], count: usize) -> Vec<Vec<u8>> {
+        let mut state = seed;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        (0..count)
+            .map(|_| {
+                let len = 12 + (next() % 37) as usize;
+                (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect()
+            })
+            .collect()
+    }
+
+    /// The name tests must never take a random token for a name: over 400,000 random
+    /// strings of the alphabets tokens use (with a digit), none is a name or a reference.
+    #[test]
+    fn random_tokens_are_never_names() {
+        let b62 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let upper = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        let hex = b"0123456789abcdef";
+        let b64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_";
+        // Hex and base32 tokens are one case and digits; the others show both cases and digits.
+        for (seed, alphabet, cased) in
+            [(1, &b62[..], true), (2, &upper[..], false), (3, &hex[..], false), (4, &b64[..], true)]
+        {
+            for v in random_strings(seed, alphabet, 100_000) {
+                let shown = String::from_utf8_lossy(&v);
+                let mixed = v.iter().any(u8::is_ascii_digit) && (!cased || scan::has_upper_and_lower(&v));
+                assert!(!mixed || !is_name(&v), "random {shown:?} taken for a name");
+            }
+        }
+    }
+
+    #[test]
+    fn names_in_code_are_recognised() {
+        for reference in [
+            "^9.0.0",
+            "~1.2",
+            ">=3",
+            "1.x",
+            "2.0.0-beta.1",
+            ">=1.2 <2",
+            "^1 || ^2",
+            "v1.4.2",
+            "crate::auth::Key",
+            "./secrets/token.txt",
+            "/run/secrets/db_password",
+            "https://api.example.com/v1/token",
+            "@secretlint/core",
+            "workspace:*",
+        ] {
+            assert!(is_reference(reference.as_bytes()), "{reference}");
+        }
+        for literal in ["8f3b2a9c1d", "a8F3kL0pQz7Xw2Nv", "/aB3xK9mQ2vL7pR4", "https://u:p4ssw0rd@host/", "1234abcd"] {
+            assert!(!is_reference(literal.as_bytes()) && !is_name(literal.as_bytes()), "{literal}");
+        }
+    }
+
+    /// Each way code is told from a credential, both ways: the code (from compiler output
+    /// and real sources) left alone, a real secret in the same syntax still found.
+    #[test]
+    fn code_is_left_alone_and_secrets_in_the_same_syntax_are_not() {
+        let secret = "q7Vb2Lx9Kd4Rt8Zm";
+        for (code, masked) in [
+            ("let token: Sha256Digest = token.parse()?;", format!("token: {secret}")),
+            ("    lifetime_token: ast::Lifetime,", format!("    lifetime_token: {secret}")),
+            ("    lifetime_token: Aes256GcmKey,", format!("    lifetime_token: \"{secret}\",")),
+            ("fn verify(token: &str, secret_key: OAuth2Token) -> bool {", format!("secret_key: {secret}")),
+            ("  apiKey: OAuth2Client;", format!("  apiKey: '{secret}';")),
+            ("pub type EXTENDED_KEY_USAGE = stack_st_ASN1_OBJECT;", format!("EXTENDED_KEY = {secret}")),
+            ("pub const ID_CE_KEY_USAGE: crate::ObjectIdentifier =", format!("ID_CE_KEY = \"{secret}\"")),
+            ("KeyError: 'refresh_token'", format!("refresh_token: '{secret}'")),
+            ("\"secretlint\": \"^9.0.0\",", format!("\"secret\": \"{secret}\",")),
+            ("\"@secretlint/core\": \"~9.1.2-beta.1\"", format!("\"secret_id2\": \"{secret}\"")),
+            ("token = \"Bearer {token}\"", format!("token = \"Bearer {secret}\"")),
+            ("api_key = \"{prefix}-{key}\"", format!("api_key = \"{secret}-{secret}\"")),
+            ("password = \"%s:%s\" % (user, pw)", format!("password = \"{secret}\" % x")),
+            ("secret: \"/run/secrets/github_token\"", format!("secret: \"/{secret}\"")),
+            ("secret: \"./config/secret.json\"", format!("secret: \"{secret}.json\"")),
+            (
+                "api_key: \"https://vault.internal/v1/kv/api\"",
+                format!("api_key: \"https://u:{secret}@vault.internal/\""),
+            ),
+        ] {
+            assert_eq!(value_of(code), None, "{code}");
+            assert!(value_of(&masked).is_some(), "{masked}");
+        }
+        // The classic forms keep working.
+        assert_eq!(value_of("password = \"hunter2-but-long-and-random-7Qx\""), Some("hunter2-but-long-and-random-7Qx"));
+        assert_eq!(value_of(&format!("export GITHUB_TOKEN={secret}")), Some(secret));
+        assert_eq!(value_of(&format!("token: {secret}  # yaml")), Some(secret));
+        assert_eq!(value_of(&format!("--password {secret}")), Some(secret));
+        assert_eq!(value_of("API_KEY=8f3b2a9c1d7e4f60"), Some("8f3b2a9c1d7e4f60"));
+        assert_eq!(value_of("api_key = \"key-3f9a8b7c6d5e4f30\""), Some("key-3f9a8b7c6d5e4f30"));
+        assert_eq!(value_of("db_password = \"vivid otter copper lantern\""), Some("vivid otter copper lantern"));
+        for code in [
+            "Self::KeyValSep => \"key-value separator\",",
+            "Error::Token => \"invalid token\",",
+            "ECDHKeyExchangeStandardX963SHA512 => kSecKeyAlgorithmECDHKeyExchangeStandardX963SHA512,",
+            "pub const DH_MAGIC: BCRYPT_DH_KEY_BLOB_MAGIC = 1448101956u32;",
+            "token_pos: token_start..token_start + token_len,",
+            "/// simple-key = quoted-key / unquoted-key",
+            "\"access_token\": \"initial-access-token\",",
+            "let secret = \"my_webhook_secret\";",
+            "\"oidc_token\": \"token123\"",
+            "let desc_key = \"error_description=\";",
+            "let kw: Keywords = \"ca-gregory-hc-h12\".parse().unwrap();",
+            "AuthOutcome::NoToken => \"it requires authentication and no GitHub token was given\".to_owned(),",
+        ] {
+            assert_eq!(value_of(code), None, "{code}");
         }
     }
 }

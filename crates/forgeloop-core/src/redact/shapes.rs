@@ -94,7 +94,8 @@ pub(crate) fn authorization_header(t: &[u8], s: usize, e: usize) -> Option<(usiz
         p += 1;
     }
     p = skip_blanks(t, p);
-    if !matches!(t.get(p), Some(b':' | b'=')) {
+    // `Authorization::default()`, `Security::Authorization::{…}`: a Rust path, not a header.
+    if !matches!(t.get(p), Some(b':' | b'=')) || t.get(p + 1) == Some(&b':') {
         return None;
     }
     p = skip_blanks(t, p + 1);
@@ -112,14 +113,19 @@ pub(crate) fn authorization_header(t: &[u8], s: usize, e: usize) -> Option<(usiz
         let vs = skip_blanks(t, word_end);
         let ve = run_end(t, vs, 8192, is_token68);
         let value = &t[vs..ve];
-        if value.len() < 8 || value.len() > 8192 || generic::is_placeholder(value) {
+        if value.len() < 8 || value.len() > 8192 || !credential_shaped(t, value, ve) {
             return None;
         }
         return Some((vs, ve));
     }
-    let ve = run_end(t, p, 8192, |b| !(b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'`' | b',' | b';')));
+    // Without a scheme the value is the credential itself: token68 characters only.
+    let ve = run_end(t, p, 8192, is_token68);
     let value = &t[p..ve];
-    (value.len() <= 8192 && generic::looks_secret(value)).then_some(())?;
+    (value.len() <= 8192
+        && generic::looks_secret(value)
+        && credential_shaped(t, value, ve)
+        && !generic::is_code(value))
+    .then_some(())?;
     Some((p, ve))
 }
 
@@ -132,11 +138,21 @@ pub(crate) fn bearer(t: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
     let vs = skip_blanks(t, e);
     let ve = run_end(t, vs, 8192, is_token68);
     let value = &t[vs..ve];
-    if value.len() > 8192 || generic::is_placeholder(value) {
+    if value.len() > 8192 || !credential_shaped(t, value, ve) {
         return None;
     }
     (generic::looks_secret(value) && (value.len() >= 20 || super::scan::class_count(value) >= 3)).then_some(())?;
     Some((vs, ve))
+}
+
+/// A header or bearer value that is a credential, not a template or a name standing for one:
+/// `Bearer {token}`, `Bearer ${TOKEN}`, `Bearer %s`, `Bearer $TOKEN`, `Bearer abc{}` (the
+/// value stops where the slot starts), `Bearer accessToken`, `Bearer self.token`,
+/// `Bearer credentials` are all left alone.
+fn credential_shaped(t: &[u8], value: &[u8], ve: usize) -> bool {
+    let templated = matches!(t.get(ve), Some(b'{' | b'$' | b'%' | b'<' | b'(' | b'[' | b'#'));
+    let one_word = value.iter().all(u8::is_ascii_lowercase);
+    !(templated || one_word || generic::is_placeholder(value) || generic::is_name(value) || generic::is_stand_in(value))
 }
 
 fn skip_blanks(t: &[u8], mut p: usize) -> usize {
