@@ -67,6 +67,10 @@ pub(super) static ROWS: &[Format] = &[
                 "Authorization: Bearer ${TOKEN}".to_owned(),
                 "Authorization: token abc".to_owned(),
                 "the authorization header is required".to_owned(),
+                "format!(\"Authorization: Bearer {token}\")".to_owned(),
+                "Authorization: Bearer accessToken".to_owned(),
+                "authorization: AuthorizationRef,".to_owned(),
+                "Authorization::default()".to_owned(),
             ]
         },
     ),
@@ -83,6 +87,9 @@ pub(super) static ROWS: &[Format] = &[
             vec![
                 "bearer authentication".to_owned(),
                 "Bearer abcdefghij".to_owned(),
+                "Bearer {token}".to_owned(),
+                "Bearer ${TOKEN}".to_owned(),
+                "Bearer expired-installation-token".to_owned(),
                 format!("xBearer {}", s.mixed(B64URL, 40)),
             ]
         },
@@ -134,6 +141,10 @@ pub(super) static ROWS: &[Format] = &[
                 "secret = changeme".to_owned(),
                 "max_tokens = 4096".to_owned(),
                 "secret_key = settings.SECRET_KEY".to_owned(),
+                "let token: Token = token.parse()?;".to_owned(),
+                "    lifetime_token: ast::Lifetime,".to_owned(),
+                "\"secretlint\": \"^9.0.0\",".to_owned(),
+                "KeyError: 'refresh_token'".to_owned(),
             ]
         },
     ),
