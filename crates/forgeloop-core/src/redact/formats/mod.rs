@@ -84,9 +84,9 @@ pub(crate) struct Context {
 const CONTEXT_NAME_TAIL: &str = r"[0-9a-z_.	 -]{0,24}?";
 /// The assignment: closing quotes or spaces, an operator (`=`, `:`, `:=`, `=>`, `?=`, `||:`,
 /// `<-`, `,` as in a Python tuple or a CSV), then opening quotes or spaces.
-const CONTEXT_ASSIGN: &str = r#"[\s'"`\]]{0,3}(?:=|:{1,3}=?|=>|\?=|\|\|:|<-|<=|>|,)[\s'"`=]{0,5}"#;
+const CONTEXT_ASSIGN: &str = r#"[\s'"`\]]{0,3}(?:=|:{1,3}=?|=>|\?=|\|\|:?|<-|<=|>|,)[\s'"`=]{0,5}"#;
 /// After the value: a quote, a space, a separator or the end.
-const CONTEXT_END: &str = r#"(?:[\s'"`;,)\]}<&]|\[nrt]|\z)"#;
+const CONTEXT_END: &str = r#"(?:[\s'"`;,)\]}<&]|\\[nrt]|\z)"#;
 
 /// The regex a context row is checked with, anchored at one of its keywords.
 pub(crate) fn context_regex(keywords: &[&str], value: &str) -> String {
