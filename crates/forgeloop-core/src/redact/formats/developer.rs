@@ -491,7 +491,7 @@ pub(super) static ROWS: &[Format] = &[
             "nuget-config-password",
             "nuget-password",
             &["<add key="],
-            r#"(?i)<add\s+key\s*=\s*"(?:ClearText)?Password"\s+value\s*=\s*"([^%$\r\n][^\r\n]{7,}?)"\s*/>"#,
+            r#"(?i)<add\s+key\s*=\s*"(?:ClearText)?Password"\s+value\s*=\s*"([^%$\n][^\n]{7,}?)"\s*/>"#,
             |s| {
                 let v = s.mixed(B64, 24);
                 Sample::carried(v.clone(), format!(r#"<add key="ClearTextPassword" value="{v}" />"#))
@@ -501,6 +501,28 @@ pub(super) static ROWS: &[Format] = &[
                     r#"<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />"#.to_owned(),
                     format!(r#"<add key="Username" value="{}" />"#, s.mixed(B62, 12)),
                     format!(r#"<add key="Password" value="{}" />"#, s.mixed(B62, 7)),
+                ]
+            },
+        )
+    },
+    // Freemius SDK secret keys in a PHP array: `'secret_key' => 'sk_…'`, 29 characters.
+    Format {
+        any_case: true,
+        ..regex(
+            "freemius-secret-key",
+            "freemius-secret-key",
+            &["secret_key"],
+            r#"(?i)secret_key["']\s*=>\s*["'](sk_\S{29})["']"#,
+            |s| {
+                let v = format!("sk_{}", s.mixed(B64, 29));
+                Sample::carried(v.clone(), format!("'secret_key' => '{v}',"))
+            },
+            // A random value of another shape meets the generic assignment rule instead.
+            |_| {
+                vec![
+                    "'secret_key' => getenv('FS_SECRET'),".to_owned(),
+                    "'secret_key' => '',".to_owned(),
+                    "the secret_key is sk_ and 29 characters".to_owned(),
                 ]
             },
         )
