@@ -244,19 +244,27 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    // With the optional `.01.xxxxxxx` suffix of the newer format: every `.` followed by a
-    // letter or digit continues the token, 255 characters at most (judged on the first 256).
+    // Personal, deploy, runner, pipeline-trigger, CI/CD job, feature-flag, feed, incoming
+    // mail, Kubernetes agent, OAuth application and SCIM tokens, with the optional routable
+    // `.01.xxxxxxx` suffix: every `.` followed by a letter or digit continues the token, 400
+    // characters at most (judged on the first 401).
     Format {
-        max_len: Some(255),
-        window: Some(256),
+        max_len: Some(400),
+        window: Some(401),
         ..regex(
             "gitlab-token",
             "gitlab-token",
-            &["glpat-", "gldt-", "glrt-", "glptt-"],
-            r"(gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9][A-Za-z0-9_-]*)*)(?:[^A-Za-z0-9_.-]|\.[^A-Za-z0-9]|\.?\z)",
+            &[
+                "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glffct-", "glft-", "glimt-", "glagent-", "gloas-",
+                "glsoat-",
+            ],
+            r"(gl(?:pat|dt|rt|ptt|cbt|ffct|ft|imt|agent|oas|soat)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9][A-Za-z0-9_-]*)*)(?:[^A-Za-z0-9_.-]|\.[^A-Za-z0-9]|\.?\z)",
             |s| {
-                let prefix = s.pick(&["glpat-", "gldt-", "glrt-", "glptt-"]);
-                let len = 20 + s.below(20);
+                let prefix = s.pick(&[
+                    "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glffct-", "glft-", "glimt-", "glagent-", "gloas-",
+                    "glsoat-",
+                ]);
+                let len = 20 + s.below(50);
                 let token = s.mixed(B64URL, len);
                 let suffix = if s.below(2) == 0 { String::new() } else { format!(".01.{}", s.mixed(B62, 9)) };
                 Sample::token(format!("{prefix}{token}{suffix}"))
@@ -265,7 +273,9 @@ pub(super) static ROWS: &[Format] = &[
                 vec![
                     format!("glpat-{}", s.mixed(B62, 19)),
                     format!("glpad-{}", s.mixed(B62, 20)),
+                    format!("glfoo-{}", s.mixed(B62, 20)),
                     format!("xglpat-{}", s.mixed(B62, 20)),
+                    format!("glagent-{}", s.mixed(B62, 401)),
                 ]
             },
         )
