@@ -9,8 +9,9 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// `[A-Za-z0-9+/=_-]`: base64 of either flavour, padded.
-const B64_ANY: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-";
+/// `[A-Za-z0-9+/_-]`: base64 of either flavour (without `=`, which a sample's assignment
+/// could swallow).
+const B64_ANY: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-";
 const HEX_UPPER: &str = "0123456789ABCDEF";
 
 /// A context row's regex (`context_regex` in `mod.rs`) written out for `concat!`: the names,
@@ -504,12 +505,13 @@ pub(super) static ROWS: &[Format] = &[
         },
         |s| named_misses("mailgun", &[format!("key-{}", s.chars(HEX, 31)), format!("privkey-{}", s.chars(LOWER, 32))]),
     ),
-    // Mailchimp: 32 hex digits and the data centre, `-us6`.
+    // Mailchimp: 32 hex digits and the data centre, `-us6`; also as the argument of
+    // `MailchimpSDK.initialize(…)`.
     named(
         "mailchimp-api-key",
         "mailchimp-key",
         &["mailchimp"],
-        named_re!("mailchimp", "[a-f0-9]{32}-us[0-9]{1,2}"),
+        named_re!("mailchimpsdk.initialize|mailchimp", "[a-f0-9]{32}-us[0-9]{1,2}"),
         |s| {
             let v = format!("{}-us{}", s.chars(HEX, 32), 1 + s.below(20));
             named_sample("mailchimp", v, s)
@@ -669,10 +671,12 @@ pub(super) static ROWS: &[Format] = &[
     ),
     context("twitch-api-token", "twitch-token", &["twitch"], "[a-z0-9]{30}", LOWER_DIGITS, (30, 30)),
     context("flickr-access-token", "flickr-token", &["flickr"], "[a-z0-9]{32}", LOWER_DIGITS, (32, 32)),
+    // `new-york-times,` as gitleaks spells it: the comma would otherwise be read as the
+    // assignment.
     context(
         "nytimes-access-token",
         "nytimes-token",
-        &["nytimes", "new-york-times", "newyorktimes"],
+        &["nytimes", "new-york-times,", "new-york-times", "newyorktimes"],
         "[a-z0-9=_-]{32}",
         B64URL,
         (32, 32),

@@ -163,7 +163,8 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // `xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`, `xoxe.xoxp-…`; dots and dashes at the end
-    // are punctuation, not token. A run is judged by its first 513 characters.
+    // are punctuation, not token; legacy workspace tokens can be as short as 8 characters
+    // after the dash. A run is judged by its first 513 characters.
     Format {
         max_len: Some(514),
         window: Some(2 + 513),
@@ -171,7 +172,7 @@ pub(super) static ROWS: &[Format] = &[
             "slack-token",
             "slack-token",
             &["xox"],
-            r"(xox[abeoprs][.-][A-Za-z0-9.-]{9,}[A-Za-z0-9])[.-]*(?:[^A-Za-z0-9.-]|\z)",
+            r"(xox[abeoprs][.-][A-Za-z0-9.-]{7,}[A-Za-z0-9])[.-]*(?:[^A-Za-z0-9.-]|\z)",
             |s| {
                 let kind = s.pick(&["xoxb", "xoxp", "xoxa", "xoxr", "xoxs"]);
                 Sample::token(format!("{kind}-{}-{}-{}", s.chars(DIGITS, 12), s.chars(DIGITS, 13), s.mixed(B62, 24)))
@@ -179,7 +180,7 @@ pub(super) static ROWS: &[Format] = &[
             |s| {
                 vec![
                     format!("xoxz-{}-{}", s.chars(DIGITS, 12), s.mixed(B62, 24)),
-                    format!("xoxb-{}", s.mixed(B62, 8)),
+                    format!("xoxb-{}", s.mixed(B62, 7)),
                     format!("xoxb_{}-{}", s.chars(DIGITS, 12), s.mixed(B62, 24)),
                     format!("axoxb-{}-{}", s.chars(DIGITS, 12), s.mixed(B62, 24)),
                 ]
