@@ -45,16 +45,16 @@ pub(super) static ROWS: &[Format] = &[
         ..regex(
             "stripe-key",
             "stripe-key",
-            &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
-            r"([sr]k_(?:live|test)_[A-Za-z0-9]{10,})(?:[^A-Za-z0-9]|\z)",
+            &["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"],
+            r"([sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,})(?:[^A-Za-z0-9]|\z)",
             |s| {
-                let prefix = s.pick(&["sk_live_", "sk_test_", "rk_live_", "rk_test_"]);
+                let prefix = s.pick(&["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"]);
                 let len = 10 + s.below(100);
                 Sample::token(format!("{prefix}{}", s.mixed(B62, len)))
             },
             |s| {
                 vec![
-                    format!("sk_prod_{}", s.mixed(B62, 24)),
+                    format!("sk_demo_{}", s.mixed(B62, 24)),
                     format!("sk_live_{}", s.mixed(B62, 9)),
                     format!("sk_live_{}/{}", s.mixed(B62, 6), s.mixed(B62, 20)),
                     format!("task_live_{}", s.mixed(B62, 24)),
@@ -163,7 +163,8 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // `xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`, `xoxe.xoxp-…`; dots and dashes at the end
-    // are punctuation, not token. A run is judged by its first 513 characters.
+    // are punctuation, not token; legacy workspace tokens can be as short as 8 characters
+    // after the dash. A run is judged by its first 513 characters.
     Format {
         max_len: Some(514),
         window: Some(2 + 513),
@@ -171,7 +172,7 @@ pub(super) static ROWS: &[Format] = &[
             "slack-token",
             "slack-token",
             &["xox"],
-            r"(xox[abeoprs][.-][A-Za-z0-9.-]{9,}[A-Za-z0-9])[.-]*(?:[^A-Za-z0-9.-]|\z)",
+            r"(xox[abeoprs][.-][A-Za-z0-9.-]{7,}[A-Za-z0-9])[.-]*(?:[^A-Za-z0-9.-]|\z)",
             |s| {
                 let kind = s.pick(&["xoxb", "xoxp", "xoxa", "xoxr", "xoxs"]);
                 Sample::token(format!("{kind}-{}-{}-{}", s.chars(DIGITS, 12), s.chars(DIGITS, 13), s.mixed(B62, 24)))
@@ -179,21 +180,22 @@ pub(super) static ROWS: &[Format] = &[
             |s| {
                 vec![
                     format!("xoxz-{}-{}", s.chars(DIGITS, 12), s.mixed(B62, 24)),
-                    format!("xoxb-{}", s.mixed(B62, 8)),
+                    format!("xoxb-{}", s.mixed(B62, 7)),
                     format!("xoxb_{}-{}", s.chars(DIGITS, 12), s.mixed(B62, 24)),
                     format!("axoxb-{}-{}", s.chars(DIGITS, 12), s.mixed(B62, 24)),
                 ]
             },
         )
     },
-    // The path is the secret; the host stays readable.
+    // The path is the secret; the host stays readable. Keyed on `hooks`, with any byte for
+    // the dots (`hooks.slack.com` written with other separators is still the host).
     Format {
         max_len: Some(512),
         ..regex(
             "slack-webhook",
             "slack-webhook",
-            &["hooks.slack.com"],
-            r"hooks\.slack\.com/((?:services/|triggers/)[A-Za-z0-9_/+-]{11,}|workflows/[A-Za-z0-9_/+-]{10,})(?:[^A-Za-z0-9_/+-]|\z)",
+            &["hooks"],
+            r"hooks.slack.com/((?:services/|triggers/)[A-Za-z0-9_/+-]{11,}|workflows/[A-Za-z0-9_/+-]{10,})(?:[^A-Za-z0-9_/+-]|\z)",
             |s| {
                 let path = format!("services/T{}/B{}/{}", s.chars(UPPER, 8), s.chars(UPPER, 10), s.mixed(B62, 24));
                 Sample::carried(path.clone(), format!("https://hooks.slack.com/{path}"))
@@ -394,7 +396,8 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    // Mixed case: a lowercase-only run is an identifier (`hf_hub_download…`).
+    // Mixed case: a lowercase-only run is an identifier (`hf_hub_download…`), unless it is
+    // 34 random letters (`huggingface-letters-token` in `business.rs`).
     Format {
         max_len: Some(64),
         classes: Classes::UpperAndLower,
@@ -409,7 +412,7 @@ pub(super) static ROWS: &[Format] = &[
             },
             |s| {
                 vec![
-                    format!("hf_{}", s.chars(LOWER, 34)),
+                    format!("hf_{}", s.chars(LOWER, 36)),
                     format!("hf_{}", s.mixed(B62, 29)),
                     format!("xhf_{}", s.mixed(B62, 34)),
                 ]
