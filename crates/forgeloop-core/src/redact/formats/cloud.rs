@@ -1,5 +1,9 @@
 //! Cloud and infrastructure providers: AWS, GCP, Azure, Alibaba, DigitalOcean, Cloudflare,
 //! HashiCorp, Pulumi, 1Password, age and their peers; database connection strings.
+//!
+//! Database URLs (`postgres://user:pass@host`, `mongodb+srv://…`, `rediss://:pass@…`) and GCP
+//! service-account JSON keys (a PEM block with `\n` escapes inside a JSON string) need no row
+//! here: the structural `url-credentials` and `private-key` rows mask them (tests below).
 
 use super::*;
 
@@ -787,3 +791,49 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::redact::Redactor;
+
+    use super::*;
+
+    #[test]
+    fn database_urls_lose_their_passwords() {
+        let r = Redactor::default();
+        let mut s = Seed::new(7);
+        for scheme in ["postgres", "postgresql", "mysql", "mongodb", "mongodb+srv", "redis", "rediss", "amqp", "amqps"]
+        {
+            let pw = s.mixed(B62, 20);
+            for text in [
+                format!("{scheme}://app:{pw}@db.internal:5432/prod"),
+                format!("DATABASE_URL=\"{scheme}://app:{pw}@db/prod?sslmode=require\""),
+                format!("{scheme}://:{pw}@cache:6379/0"),
+            ] {
+                let out = r.redact(&text);
+                assert!(!out.contains(&pw), "{text:?} -> {out:?}");
+                assert!(out.contains("[REDACTED:url-credentials]"), "{out:?}");
+            }
+        }
+    }
+
+    /// The `private_key` of a GCP service-account JSON file is one JSON string: a PEM block
+    /// with `\n` escapes, which the `private-key` row masks whole.
+    #[test]
+    fn gcp_service_account_keys_lose_their_private_key() {
+        let r = Redactor::default();
+        let mut s = Seed::new(3);
+        let body: Vec<String> = (0..8).map(|_| s.mixed(B64, 64)).collect();
+        let pem = format!("-----BEGIN PRIVATE KEY-----\\n{}\\n-----END PRIVATE KEY-----\\n", body.join("\\n"));
+        let json = format!(
+            "{{\"type\": \"service_account\", \"private_key_id\": \"{}\", \"private_key\": \"{pem}\", \"client_email\": \"ci@acme.iam.gserviceaccount.com\"}}",
+            s.chars(HEX, 40)
+        );
+        for text in [json.clone(), format!("  \"private_key\": \"{pem}\",\n")] {
+            let out = r.redact(&text);
+            assert!(body.iter().all(|line| !out.contains(line.as_str())), "{out:?}");
+            assert!(out.contains("[REDACTED:private-key]"), "{out:?}");
+        }
+        assert!(r.redact(&json).contains("ci@acme.iam.gserviceaccount.com"));
+    }
+}
