@@ -79,22 +79,35 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
-        "aws-access-key",
-        "aws-access-key",
-        &["AKIA", "ASIA"],
-        r"((?:AKIA|ASIA)[A-Z0-9]{16})(?:[^A-Za-z0-9_-]|\z)",
-        |s| Sample::token(format!("{}{}", s.pick(&["AKIA", "ASIA"]), s.chars(AWS_ID, 16))),
-        |s| {
-            vec![
-                format!("AKIA{}", s.chars(AWS_ID, 15)),
-                format!("AKIA{}", s.chars(AWS_ID, 17)),
-                format!("AKIA{}", s.chars(LOWER, 16)),
-                format!("AKIB{}", s.chars(AWS_ID, 16)),
-                format!("XAKIA{}", s.chars(AWS_ID, 16)),
-            ]
-        },
-    ),
+    // Access key ids: `AKIA` (long-term), `ASIA` (STS temporary), `ABIA` (STS service bearer),
+    // `ACCA` (context-specific), the older `A3T` + one character; 16 base-32 characters follow.
+    Format {
+        entropy: Some(3.0),
+        ..regex(
+            "aws-access-key",
+            "aws-access-key",
+            &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+            r"((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})(?:[^A-Za-z0-9_-]|\z)",
+            |s| {
+                let prefix = match s.below(6) {
+                    5 => format!("A3T{}", s.chars(UPPER_DIGITS, 1)),
+                    n => ["AKIA", "ASIA", "ABIA", "ACCA", "AKIA"][n].to_owned(),
+                };
+                Sample::token(format!("{prefix}{}", s.chars(AWS_ID, 16)))
+            },
+            |s| {
+                vec![
+                    format!("AKIA{}", s.chars(AWS_ID, 15)),
+                    format!("AKIA{}", s.chars(AWS_ID, 17)),
+                    format!("ABIA{}", s.chars(LOWER, 16)),
+                    format!("AKIB{}", s.chars(AWS_ID, 16)),
+                    format!("XAKIA{}", s.chars(AWS_ID, 16)),
+                    format!("A3T{}", s.chars(AWS_ID, 15)),
+                    "AKIAAAAAAAAAAAAAAAAA".to_owned(),
+                ]
+            },
+        )
+    },
     regex(
         "google-api-key",
         "google-api-key",
