@@ -363,10 +363,18 @@ pub(crate) fn is_placeholder(v: &[u8]) -> bool {
     PLACEHOLDER_VALUES.iter().any(|p| v.eq_ignore_ascii_case(p.as_bytes())) || any_word(&PLACEHOLDER_PART_SET, v)
 }
 
+/// `%s` or `%d` standing as a slot: at the end or before a character that is not alphanumeric
+/// (`"%s:%s"`, `"Bearer %s"`). Inside a random value (`e8C^%saOe`) it is chance, not a slot.
+fn printf_slot(v: &[u8]) -> bool {
+    v.windows(2)
+        .enumerate()
+        .any(|(i, w)| matches!(w, b"%s" | b"%d") && v.get(i + 2).is_none_or(|b| !b.is_ascii_alphanumeric()))
+}
+
 /// A format or template slot anywhere in the value: `${X}`, `{{ x }}`, `{}`, `{token}`,
 /// `{0}`, `%s`, `%d`, `#{x}` (`"Bearer {token}"`, `"sk-{}"`, `"%s:%s"`).
 fn has_template(v: &[u8]) -> bool {
-    if contains(v, b"${") || contains(v, b"{{") || contains(v, b"#{") || contains(v, b"%s") || contains(v, b"%d") {
+    if contains(v, b"${") || contains(v, b"{{") || contains(v, b"#{") || printf_slot(v) {
         return true;
     }
     let mut rest = v;
@@ -747,6 +755,7 @@ mod tests {
             ("token = \"Bearer {token}\"", format!("token = \"Bearer {secret}\"")),
             ("api_key = \"{prefix}-{key}\"", format!("api_key = \"{secret}-{secret}\"")),
             ("password = \"%s:%s\" % (user, pw)", format!("password = \"{secret}\" % x")),
+            ("password = \"%d\"", "password = \"e8COI^%saOeXo!BE\"".to_owned()),
             ("secret: \"/run/secrets/github_token\"", format!("secret: \"/{secret}\"")),
             ("secret: \"./config/secret.json\"", format!("secret: \"{secret}.json\"")),
             (
