@@ -94,7 +94,7 @@ fn a_null_head_repository_is_still_testable() {
     let run = w.forge_pr("c.json", &format!("acme/widget#{n}"), &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let out = run.json();
-    assert_eq!(out["status"], "READY_TO_MERGE");
+    assert_eq!(out["status"], "READY_TO_MERGE", "{}", run.stdout);
     assert_eq!(out["report"]["head_sha"], head.as_str());
     assert!(out["report"]["head_repository"].is_null());
     let status = w.run(&["status", "--pr", &format!("acme/widget#{n}")]);

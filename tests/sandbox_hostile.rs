@@ -490,3 +490,55 @@ fn with_no_tier_available_forge_pr_refuses_and_changes_nothing() {
     assert_eq!(lab.w.emu.requests().len(), requests_before, "GitHub was contacted");
     assert!(!lab.w.path("home/mirrors").exists(), "something was fetched");
 }
+
+/// When the sandbox cannot be built around a command (here: a `read_paths` entry that an
+/// earlier command of the run moved away through a `write_paths` entry, so the bind mount for
+/// the second command fails), nothing runs and the run is an infra failure: not a failed test,
+/// not an iteration, nothing for WebGPT. Only the namespaces tier mounts the paths (Landlock
+/// skips a missing one), so only it can fail this way.
+#[test]
+fn a_sandbox_that_cannot_be_built_is_an_infra_failure_not_a_failed_test() {
+    for who in [Who::Root, Who::User] {
+        let lab = Lab::new(Tier::Namespaces, who);
+        let shared = lab.w.path("shared/d");
+        std::fs::create_dir_all(shared.join("x/gone")).unwrap();
+        lab.give_back(&lab.w.path("shared"));
+        let n = lab.hostile_pr(&[("second.sh", "echo second ran\n")], &[]);
+        lab.start_cycle("shared/c.json");
+        let commands = format!(
+            r#"{{"commands": [["mv", "{d}/x", "{d}/y"], ["sh", "second.sh"]], "write_paths": ["{d}"], "read_paths": ["{d}/x/gone"]}}"#,
+            d = shared.display(),
+        );
+        std::fs::write(lab.w.path("shared/commands.json"), commands).unwrap();
+        lab.give_back(&lab.w.path("shared/commands.json"));
+        let run = lab.run(&[
+            "forge",
+            "--pr",
+            &format!("acme/widget#{n}"),
+            "--state",
+            "shared/c.json",
+            "--commands-json",
+            "shared/commands.json",
+        ]);
+        assert!(shared.join("y/gone").is_dir(), "{who:?}: the first command did not run: {}", run.stdout);
+        assert_eq!(run.code, 2, "{who:?}: {}\n{}", run.stdout, run.stderr);
+        let out = run.json();
+        assert_eq!(out["status"], "INFRA_FAILURE", "{}", run.stdout);
+        assert!(out["error"].as_str().unwrap().contains("the sandbox could not be built"), "{out}");
+        let state: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(lab.w.path("shared/c.json")).unwrap()).unwrap();
+        assert_eq!(state["infra_failures"], 1, "{state}");
+        assert!(state["history"].as_array().is_none_or(|h| h.is_empty()), "counted as an iteration: {state}");
+        assert!(state["webgpt_handoff"].is_null(), "a handoff for WebGPT was written: {state}");
+        assert!(lab.w.comments(&lab.repo, n).is_empty());
+    }
+}
+
+// The other side of the same line: a test that exits 125 and prints the helper's words is a
+// failed test like any other (only the helper's report pipe can say the sandbox failed).
+every_way!(a_test_that_imitates_a_sandbox_failure_is_a_failed_test, |lab: Lab| {
+    let attack = lab.attack("echo 'forgeloop: the sandbox could not be built: imitated' >&2\nexit 125\n");
+    assert_eq!(attack.report["status"], "TEST_FAILED", "{}", attack.run.stdout);
+    assert_eq!(attack.report["commands"][0]["exit_code"], 125);
+    assert!(attack.report["failure_output"].as_str().unwrap().contains("imitated"));
+});

@@ -149,6 +149,8 @@ pub enum RunnerError {
     Pipe(io::Error),
     #[error("cannot create the run's private temporary and home directories: {0}; check the temporary directory")]
     PrivateDirs(io::Error),
+    #[error("the sandbox could not be built around a test command, so it did not run: {0}; run `forgeloop doctor`")]
+    Sandbox(String),
 }
 
 /// Runs the profile's commands in order and reports how they ended. Must be called within a
@@ -208,6 +210,7 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             cwd: &started.cwd,
             timeout: Duration::from_secs(timeout_s),
             grace: req.kill_grace,
+            reports: started.reports,
         };
         let (result, footer) = match process::execute(spawn, &mut cancel, &mut sink).await {
             Err(ExecError::Log(source)) => return Err(log_error(source)),
@@ -218,7 +221,10 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
                 sink.push_line(&format!("forgeloop: could not start {program:?}: {error}")).map_err(log_error)?;
                 (command_result(spec.argv.clone(), Some(code), None, Duration::ZERO, false), section::not_started(code))
             }
-            Ok(Outcome::Finished { status, timed_out: hit_timeout, cancelled: was_cancelled, elapsed }) => {
+            Ok(Outcome::Finished { sandbox_failure: Some(message), .. }) => {
+                return Err(RunnerError::Sandbox(message));
+            }
+            Ok(Outcome::Finished { status, timed_out: hit_timeout, cancelled: was_cancelled, elapsed, .. }) => {
                 let signal = status.and_then(|s| s.signal());
                 let code = status.and_then(|s| s.code().or(s.signal().map(|n| -n)));
                 timed_out |= hit_timeout;

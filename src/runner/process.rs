@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
 use super::output::OutputSink;
+use crate::sandbox::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV};
 
 /// Bytes read from the pipe at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -33,6 +34,8 @@ pub struct Spawn<'a> {
     pub cwd: &'a Path,
     pub timeout: Duration,
     pub grace: Duration,
+    /// The program is the sandbox helper: give it a report pipe (design §5.6).
+    pub reports: bool,
 }
 
 #[derive(Debug)]
@@ -46,6 +49,9 @@ pub enum Outcome {
         cancelled: bool,
         /// From spawn until the main process exited.
         elapsed: Duration,
+        /// What the sandbox helper reported on its pipe: the sandbox could not be built, so
+        /// the command never ran.
+        sandbox_failure: Option<String>,
     },
 }
 
@@ -99,6 +105,9 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
     }
     let (reader, writer) = io::pipe().map_err(ExecError::Pipe)?;
     let mut output = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(ExecError::Pipe)?;
+    // Both ends are close-on-exec; the helper's copy of the write end is made inheritable in
+    // the child only.
+    let report = if spec.reports { Some(io::pipe().map_err(ExecError::Pipe)?) } else { None };
     let spawned = {
         let writer_for_stderr = writer.try_clone().map_err(ExecError::Pipe)?;
         let mut command = tokio::process::Command::new(spec.program);
@@ -111,13 +120,22 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
             .stdout(writer)
             .stderr(writer_for_stderr)
             .kill_on_drop(true);
+        let report_fd = report.as_ref().map(|(_, w)| w.as_raw_fd());
+        if let Some(fd) = report_fd {
+            command.env(REPORT_FD_ENV, fd.to_string());
+        }
         // A session of its own (and so a process group whose id is its pid): no controlling
         // terminal, so a test cannot open /dev/tty and push keystrokes (TIOCSTI) into the
         // person's shell.
-        // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+        // SAFETY: setsid and fcntl are async-signal-safe and touch no memory of the parent.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 if libc::setsid() < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if let Some(fd) = report_fd
+                    && libc::fcntl(fd, libc::F_SETFD, 0) < 0
+                {
                     return Err(io::Error::last_os_error());
                 }
                 Ok(())
@@ -127,6 +145,7 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
         // `command` drops here, closing our copies of the write end: EOF then means every
         // process holding the pipe has exited.
     };
+    let report = report.map(|(reader, _writer)| reader);
     let mut child = match spawned {
         Ok(child) => child,
         Err(error) => return Ok(Outcome::NotStarted(error)),
@@ -250,12 +269,41 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
     if let Some(error) = log_error {
         return Err(ExecError::Log(error));
     }
+    let status = status.flatten();
+    // Only a helper that ended with its own exit code can have failed to build the sandbox.
+    let sandbox_failure = match (&report, status.and_then(|s| s.code())) {
+        (Some(reader), Some(EXIT_SANDBOX_FAILED)) => read_report(reader),
+        _ => None,
+    };
     Ok(Outcome::Finished {
-        status: status.flatten(),
+        status,
         timed_out: stop == Some(Stop::Timeout),
         cancelled: stop == Some(Stop::Cancel),
         elapsed,
+        sandbox_failure,
     })
+}
+
+/// The first line the helper wrote on its report pipe, without blocking (a writer left open
+/// would be a helper's fork that never reached `exec`; the group is gone by now).
+fn read_report(reader: &io::PipeReader) -> Option<String> {
+    let fd = reader.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    let mut bytes = Vec::new();
+    let mut reader = reader;
+    let mut chunk = [0u8; 1024];
+    while bytes.len() < 4096 {
+        match io::Read::read(&mut reader, &mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines().map(str::trim).find(|line| !line.is_empty()).map(str::to_owned)
 }
 
 fn far_future() -> Instant {

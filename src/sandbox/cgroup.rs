@@ -10,15 +10,30 @@ use std::path::{Path, PathBuf};
 const V2_ROOT: &str = "/sys/fs/cgroup";
 const PREFIX: &str = "forgeloop-sandbox-";
 
-/// Removes the empty groups of earlier runs under `dir` (`rmdir` refuses any that still holds
-/// a process, so a concurrent run's group is never touched).
+/// Removes the groups left by helpers that died before they could clean up. Only a group whose
+/// helper (the pid in its name) is gone: a live helper's group is empty for a moment between
+/// `mkdir` and joining it, and removing it then made that run fail (`rmdir` alone does not
+/// protect it).
 fn sweep(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(PREFIX) {
+        let name = entry.file_name();
+        let Some(pid) = owner(&name.to_string_lossy()) else { continue };
+        if !alive(pid) {
             let _ = fs::remove_dir(entry.path());
         }
     }
+}
+
+/// The helper pid in a group name made by [`Limits::enter`].
+fn owner(name: &str) -> Option<i32> {
+    name.strip_prefix(PREFIX)?.split('-').next()?.parse().ok()
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
 pub struct Limits {
@@ -136,4 +151,29 @@ fn own_group(controller: &str) -> Option<String> {
         };
         matches.then(|| path.to_owned())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_leaves_the_empty_group_of_a_live_helper_and_removes_a_dead_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let live = dir.path().join(format!("{PREFIX}{}-1", std::process::id()));
+        let left = dir.path().join(format!("{PREFIX}{dead}-2"));
+        let other = dir.path().join("someone-elses");
+        for d in [&live, &left, &other] {
+            fs::create_dir(d).unwrap();
+        }
+        sweep(dir.path());
+        assert!(live.is_dir(), "a group being set up by a live helper was removed");
+        assert!(!left.exists(), "a dead helper's group was kept");
+        assert!(other.is_dir());
+        assert_eq!(owner("forgeloop-sandbox-42-1700000000"), Some(42));
+        assert_eq!(owner("forgeloop-sandbox-x-1"), None);
+    }
 }

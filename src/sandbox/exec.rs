@@ -3,9 +3,10 @@
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::spec::Spec;
-use super::{EXIT_SANDBOX_FAILED, restrict};
+use super::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV, restrict};
 
 /// How the sandboxed command ended.
 pub enum Ended {
@@ -13,9 +14,44 @@ pub enum Ended {
     Signalled(i32),
 }
 
-/// Says why the sandbox could not be built (the run's log shows it) and gives the exit code.
+/// The runner's report pipe (design §5.6): -1 until [`adopt_report_fd`] finds one.
+static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// Takes over the report pipe the runner passed (its number in [`REPORT_FD_ENV`]): marked
+/// close-on-exec, so the command never holds it, and what [`fail`] writes there is known to
+/// come from the helper, not from a test that exits 125 and prints the same words.
+pub fn adopt_report_fd() {
+    let Some(fd) = std::env::var(REPORT_FD_ENV).ok().and_then(|v| v.parse::<i32>().ok()).filter(|fd| *fd > 2) else {
+        return;
+    };
+    // SAFETY: fcntl on an integer; a number that is not an open descriptor fails with EBADF.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0 {
+        REPORT_FD.store(fd, Ordering::Relaxed);
+    }
+}
+
+/// The report pipe, when the runner passed one.
+pub fn report_fd() -> Option<i32> {
+    Some(REPORT_FD.load(Ordering::Relaxed)).filter(|fd| *fd > 2)
+}
+
+/// Says why the sandbox could not be built (the run's log shows it, the report pipe tells the
+/// runner) and gives the exit code.
 pub fn fail(message: &str) -> i32 {
     eprintln!("forgeloop: the sandbox could not be built: {message}");
+    if let Some(fd) = report_fd() {
+        let line = format!("{message}\n");
+        let mut rest = line.as_bytes();
+        while !rest.is_empty() {
+            // SAFETY: writes from a live buffer of the given length.
+            let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+            let Ok(n) = usize::try_from(n) else { break };
+            if n == 0 {
+                break;
+            }
+            rest = &rest[n..];
+        }
+    }
     EXIT_SANDBOX_FAILED
 }
 

@@ -6,12 +6,13 @@
 
 use std::io::Write;
 
-use super::exec::{Ended, fail};
+use super::exec::{self, Ended, fail};
 use super::spec::{Built, Spec, Tier};
 use super::{cgroup, landlock_tier, ns_tier, restrict};
 
 /// Entry point; `args` are the process arguments after [`super::HELPER_ARG`].
 pub fn main(args: &[String]) -> i32 {
+    exec::adopt_report_fd();
     let spec: Spec = match args.first().map(|json| serde_json::from_str(json)) {
         Some(Ok(spec)) => spec,
         _ => return fail("the helper was started without a valid spec"),

@@ -43,10 +43,18 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
 
 /// Applies the restrictions and execs the command; returns only on failure.
 fn exec_in_sandbox(spec: &Spec, limits: &Limits) -> i32 {
-    // Nothing of the helper's but stdin, stdout and stderr reaches the command.
-    // SAFETY: close_range with integer arguments.
-    unsafe {
-        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    // Nothing of the helper's but stdin, stdout and stderr reaches the command. The report
+    // pipe stays until `exec` (it is close-on-exec), so a failure below still reaches it.
+    let keep = exec::report_fd().and_then(|fd| u32::try_from(fd).ok());
+    let ranges = match keep {
+        Some(fd) => [(3, fd - 1), (fd + 1, u32::MAX)],
+        None => [(3, u32::MAX), (1, 0)],
+    };
+    for (first, last) in ranges.into_iter().filter(|(first, last)| first <= last) {
+        // SAFETY: close_range with integer arguments.
+        unsafe {
+            libc::syscall(libc::SYS_close_range, first, last, 0u32);
+        }
     }
     exec::exec_restricted(spec, limits.memory_by_cgroup())
 }

@@ -52,6 +52,10 @@ pub const REFUSE_ENV: &str = "FORGELOOP_SANDBOX_REFUSE";
 pub const DEFAULT_MAX_PROCESSES: u64 = 4096;
 /// Exit code of the helper when the sandbox could not be built around a command.
 pub const EXIT_SANDBOX_FAILED: i32 = 125;
+/// Names, in the helper's own environment (never the command's), the descriptor on which it
+/// reports that the sandbox could not be built: the runner then records an infra failure
+/// instead of a failed test.
+pub const REPORT_FD_ENV: &str = "FORGELOOP_SANDBOX_REPORT_FD";
 
 /// The person's settings (`[runner]` in config.toml).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +186,7 @@ impl Plan {
             args: vec![HELPER_ARG.to_owned(), json],
             env: BTreeMap::new(),
             cwd: PathBuf::from("/"),
+            reports: true,
         }
     }
 
@@ -210,6 +215,8 @@ pub struct Started {
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: PathBuf,
+    /// The program is the helper, which takes a report pipe ([`REPORT_FD_ENV`]).
+    pub reports: bool,
 }
 
 impl Started {
@@ -219,7 +226,7 @@ impl Started {
             Some((program, args)) => (PathBuf::from(program), args.to_vec()),
             None => (PathBuf::new(), Vec::new()),
         };
-        Started { program, args, env, cwd: cwd.to_path_buf() }
+        Started { program, args, env, cwd: cwd.to_path_buf(), reports: false }
     }
 }
 

@@ -171,7 +171,7 @@ impl Lab {
         self.give_back(&dir);
     }
 
-    fn give_back(&self, path: &Path) {
+    pub fn give_back(&self, path: &Path) {
         if let Some((uid, gid)) = self.user {
             chown_tree(path, uid, gid);
         }
