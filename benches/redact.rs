@@ -6,7 +6,8 @@
 //! `cargo bench --bench redact -- --warm-up-time 1 --measurement-time 5` runs criterion.
 //! `FORGELOOP_BENCH_QUICK=1 cargo bench --bench redact` just prints MB/s (3 runs each).
 //! `FORGELOOP_BENCH_MB=20` changes the log size, `FORGELOOP_BENCH_RUNS=10` the quick runs;
-//! `FORGELOOP_BENCH_NO_CHECK=1` skips the check that no secret survived (for profiling).
+//! `FORGELOOP_BENCH_NO_CHECK=1` skips the check that no secret survived (for profiling);
+//! `FORGELOOP_BENCH_DUMP=FILE` writes the log to FILE and stops (to profile parts on it).
 
 #[path = "../tests/support/redact_corpus.rs"]
 mod redact_corpus;
@@ -136,6 +137,10 @@ fn main() {
     let r = session();
     let with_rules = r.with_user_rules(&user_rules());
     println!("log: {} bytes, {} secrets, {} lines", log.len(), secrets.len(), log.lines().count());
+    if let Some(path) = std::env::var_os("FORGELOOP_BENCH_DUMP") {
+        std::fs::write(&path, &log).unwrap_or_else(|e| panic!("cannot write the log: {e}"));
+        return;
+    }
     if std::env::var_os("FORGELOOP_BENCH_NO_CHECK").is_none() {
         let any_secret = aho_corasick::AhoCorasick::new(&secrets).unwrap_or_else(|e| panic!("secret automaton: {e}"));
         for redactor in [&r, &with_rules] {

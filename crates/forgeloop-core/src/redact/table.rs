@@ -211,6 +211,32 @@ pub(crate) fn priority(row: u16) -> u8 {
 mod tests {
     use super::*;
 
+    /// Not a test: `FORGELOOP_LANE_PROFILE=log.txt cargo test --release -p forgeloop-core
+    /// lane_profile -- --ignored --nocapture` prints each keyword searcher's pass time and hits
+    /// (`FORGELOOP_BENCH_DUMP` makes the bench's log).
+    #[test]
+    #[ignore]
+    fn lane_profile() {
+        let Some(path) = std::env::var_os("FORGELOOP_LANE_PROFILE") else { return };
+        let text = std::fs::read(path).unwrap();
+        let folded: Vec<u8> = text.iter().map(u8::to_ascii_lowercase).collect();
+        for (i, lane) in BUILTIN.prefilter.lanes.iter().enumerate() {
+            let hay = if lane.folded { &folded } else { &text };
+            let started = std::time::Instant::now();
+            let (mut hits, mut pos) = (0usize, 0usize);
+            while let Some((s, _, _)) = lane.matcher.find(hay, pos) {
+                hits += 1;
+                pos = s + 1;
+            }
+            let seconds = started.elapsed().as_secs_f64();
+            eprintln!(
+                "searcher {i} (folded: {}): {hits} hits, {:.0} MB/s",
+                lane.folded,
+                text.len() as f64 / 1e6 / seconds
+            );
+        }
+    }
+
     #[test]
     fn keyword_sets_stay_in_teddy_searchers() {
         // Every searcher is a pass over the text: the table's ~280 long keywords take a few
