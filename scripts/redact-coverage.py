@@ -22,8 +22,22 @@ import rstr
 SKIP = {"generic-api-key", "pkcs12-file"}
 
 
+POSIX_CLASSES = {
+    "[:alnum:]": "a-zA-Z0-9",
+    "[:alpha:]": "a-zA-Z",
+    "[:digit:]": "0-9",
+    "[:lower:]": "a-z",
+    "[:upper:]": "A-Z",
+    "[:xdigit:]": "0-9a-fA-F",
+    "[:space:]": r" \t\r\n\f\v",
+}
+
+
 def go_to_python(pattern):
-    # RE2's (?i) inside a group and \z are spelled differently in Python.
+    # RE2's (?i) inside a group, \z and POSIX classes (`[[:alnum:]]`) are spelled differently
+    # in Python (which reads `[[:alnum:]]` as a set of `[:alnum` followed by `]`).
+    for posix, plain in POSIX_CLASSES.items():
+        pattern = pattern.replace(posix, plain)
     return pattern.replace(r"\z", r"\Z").replace("(?-i:", "(?:")
 
 

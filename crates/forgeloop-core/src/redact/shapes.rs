@@ -28,6 +28,16 @@ pub(crate) fn jwt(t: &[u8], dot: usize) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
+/// A MaxMind license key: six letters or digits, `_`, 29 more, then the keyword `_mmk` at
+/// `[s, e)`, standing alone as a token.
+pub(crate) fn maxmind(t: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {
+    let start = s.checked_sub(36)?;
+    let key = t.get(start..s)?;
+    let shaped = key[..6].iter().all(|&b| is_alnum(b)) && key[6] == b'_' && key[7..].iter().all(|&b| is_alnum(b));
+    let ends = t.get(e).is_none_or(|&b| !is_b64url(b));
+    (shaped && ends && left_boundary(t, start)).then_some((start, e))
+}
+
 /// `scheme://user:password@host`: the password (or a lone secret-looking user) is masked, the
 /// rest of the URL stays readable. Covers `https://x-access-token:…@github.com`.
 pub(crate) fn url_credentials(t: &[u8], s: usize, e: usize) -> Option<(usize, usize)> {

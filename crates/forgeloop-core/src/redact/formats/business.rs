@@ -427,7 +427,45 @@ pub(super) static ROWS: &[Format] = &[
         |s| named_misses("lob", &[format!("live_{}", s.chars(HEX, 34)), format!("live_pub_{}", s.chars(HEX, 32))]),
     ),
     context("etsy-access-token", "etsy-token", &["etsy"], "[a-z0-9]{24}", LOWER_DIGITS, (24, 24)),
+    // MaxMind license keys: `XXXXXX_` + 29 letters or digits + `_mmk`.
+    shape(
+        "maxmind-license-key",
+        "maxmind-key",
+        &["_mmk"],
+        Shape::MaxMind,
+        |s| Sample::token(format!("{}_{}_mmk", s.mixed(B62, 6), s.mixed(B62, 29))),
+        |s| {
+            vec![
+                format!("{}_{}_mmk", s.mixed(B62, 6), s.mixed(B62, 28)),
+                format!("{}-{}_mmk", s.mixed(B62, 6), s.mixed(B62, 29)),
+                format!("x{}_{}_mmk", s.mixed(B62, 6), s.mixed(B62, 29)),
+                format!("{}_{}_mmkx", s.mixed(B62, 6), s.mixed(B62, 29)),
+            ]
+        },
+    ),
     // ---- Messaging and e-mail ----
+    // Twilio API key SIDs: `SK` and 32 hex digits (either case). `SK` alone is too short a
+    // keyword for the prefilter, so each hex digit after it makes one.
+    regex(
+        "twilio-api-key",
+        "twilio-key",
+        &[
+            "SK0", "SK1", "SK2", "SK3", "SK4", "SK5", "SK6", "SK7", "SK8", "SK9", "SKa", "SKb", "SKc", "SKd", "SKe",
+            "SKf", "SKA", "SKB", "SKC", "SKD", "SKE", "SKF",
+        ],
+        r"(SK[0-9a-fA-F]{32})(?:[^A-Za-z0-9_]|\z)",
+        |s| Sample::token(format!("SK{}", s.chars(HEX, 32))),
+        |s| {
+            vec![
+                format!("SK{}", s.chars(HEX, 31)),
+                format!("SK{}", s.chars(HEX, 33)),
+                format!("TASK{}", s.chars(HEX, 32)),
+                format!("SK{}", s.chars(LOWER, 32)),
+            ]
+        },
+    ),
+    // FreshBooks access tokens: 64 lowercase letters and digits after the provider's name.
+    context("freshbooks-access-token", "freshbooks-token", &["freshbooks"], "[a-z0-9]{64}", LOWER_DIGITS, (64, 64)),
     context("discord-api-token", "discord-secret", &["discord"], "[a-f0-9]{64}", HEX, (64, 64)),
     // Eighteen random digits often measure under 2.5 bits per byte.
     Format {

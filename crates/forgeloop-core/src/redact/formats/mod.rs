@@ -110,6 +110,8 @@ pub(crate) enum Shape {
     Bearer,
     /// `password = value` and friends, with an entropy floor; the kind comes from the name.
     Assignment,
+    /// A MaxMind license key, which its keyword `_mmk` ends: read backwards from it.
+    MaxMind,
 }
 
 /// Character classes a token must mix: a run of one case is usually a word or identifier.
@@ -135,7 +137,7 @@ impl Pattern {
     /// than the header or URL around it, and any of those beats the generic assignment.
     pub(crate) fn priority(self) -> u8 {
         match self {
-            Pattern::Regex(_) | Pattern::Context(_) | Pattern::Shape(Shape::Jwt | Shape::Pem) => 1,
+            Pattern::Regex(_) | Pattern::Context(_) | Pattern::Shape(Shape::Jwt | Shape::Pem | Shape::MaxMind) => 1,
             Pattern::Shape(Shape::UrlCredentials | Shape::AuthorizationHeader | Shape::Bearer) => 2,
             Pattern::Shape(Shape::Assignment) => 3,
         }
@@ -152,6 +154,7 @@ pub(crate) fn verify_shape(shape: Shape, kind: Kind, t: &[u8], s: usize, e: usiz
         Shape::AuthorizationHeader => shapes::authorization_header(t, s, e),
         Shape::Bearer => shapes::bearer(t, s, e),
         Shape::Assignment => return generic::verify(t, s, e, out),
+        Shape::MaxMind => shapes::maxmind(t, s, e),
     };
     if let Some((start, end)) = span {
         out.push(Cand { start, end, kind });

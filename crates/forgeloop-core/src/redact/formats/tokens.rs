@@ -156,7 +156,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     Format {
-        max_len: Some(250),
+        max_len: Some(512),
         ..regex(
             "slack-app-token",
             "slack-token",
