@@ -7,9 +7,13 @@
 use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind, Span};
 
+use super::fdr::Fdr;
+
 pub(crate) enum Matcher {
     Packed(packed::Searcher),
     Automaton(AhoCorasick),
+    /// The built-in table's keywords, exact and any-case, in one pass.
+    SinglePass(Fdr),
 }
 
 impl Matcher {
@@ -47,6 +51,7 @@ impl Matcher {
             Matcher::Automaton(ac) => {
                 ac.find(Input::new(hay).span(from..hay.len())).map(|m| (m.start(), m.end(), m.pattern().as_u32()))
             }
+            Matcher::SinglePass(fdr) => fdr.find(hay, from),
         }
     }
 }

@@ -30,6 +30,7 @@
 //! ```
 
 mod engine;
+mod fdr;
 mod formats;
 mod generic;
 mod kinds;
