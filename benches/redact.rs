@@ -7,7 +7,8 @@
 //! `FORGELOOP_BENCH_QUICK=1 cargo bench --bench redact` just prints MB/s (3 runs each).
 //! `FORGELOOP_BENCH_MB=20` changes the log size, `FORGELOOP_BENCH_RUNS=10` the quick runs;
 //! `FORGELOOP_BENCH_NO_CHECK=1` skips the check that no secret survived (for profiling);
-//! `FORGELOOP_BENCH_DUMP=FILE` writes the log to FILE and stops (to profile parts on it).
+//! `FORGELOOP_BENCH_DUMP=FILE` writes the log to FILE and stops (to profile parts on it);
+//! `FORGELOOP_BENCH_ONLY=whole-text` runs only the quick case of that name.
 
 #[path = "../tests/support/redact_corpus.rs"]
 mod redact_corpus;
@@ -115,6 +116,9 @@ fn quick(r: &Redactor, with_rules: &Redactor, log: &str) {
         ("whole-text + 20 user rules", &|| with_rules.redact(log).len()),
         ("stream + 20 user rules", &|| stream(with_rules, log)),
     ] {
+        if std::env::var("FORGELOOP_BENCH_ONLY").is_ok_and(|only| only != name) {
+            continue;
+        }
         let (mut best_wall, mut best_cpu) = (f64::MAX, f64::MAX);
         for _ in 0..runs {
             let cpu_start = thread_cpu_seconds();

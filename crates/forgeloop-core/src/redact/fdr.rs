@@ -29,17 +29,18 @@ pub(crate) struct Fdr {
     /// The first three bytes (folded) of each keyword, with its index; longest keyword first
     /// among equal keys.
     starts: Vec<(u32, u32)>,
-    /// One bit per hash of a keyword's first three bytes: most positions the shift-or lets
-    /// through (pairs that collide, or that start different keywords) stop here.
-    start_bits: Box<[u64; START_WORDS]>,
+    /// Where each hash of the first three bytes begins in `starts` (sorted by hash first):
+    /// most positions the shift-or lets through (pairs that collide, or that start different
+    /// keywords) find an empty range and stop there.
+    start_index: Box<[u16; START_SLOTS + 1]>,
     literals: Vec<Literal>,
 }
 
-const START_WORDS: usize = 1024;
+const START_SLOTS: usize = 4096;
 
 #[inline]
 fn start_hash(key: u32) -> usize {
-    (key.wrapping_mul(0x9e37_79b1) >> 16) as usize & (START_WORDS * 64 - 1)
+    (key.wrapping_mul(0x9e37_79b1) >> 20) as usize & (START_SLOTS - 1)
 }
 
 /// ASCII lowercase without a branch.
@@ -107,13 +108,17 @@ impl Fdr {
             .enumerate()
             .filter_map(|(i, l)| Some((start_key(l.bytes[0], l.bytes[1], l.bytes[2]), u32::try_from(i).ok()?)))
             .collect();
-        starts.sort_by_key(|&(key, i)| (key, std::cmp::Reverse(literals[i as usize].bytes.len())));
-        let mut start_bits = Box::new([0u64; START_WORDS]);
-        for &(key, _) in &starts {
-            let h = start_hash(key);
-            start_bits[h / 64] |= 1 << (h % 64);
+        starts.sort_by_key(|&(key, i)| (start_hash(key), key, std::cmp::Reverse(literals[i as usize].bytes.len())));
+        let count = u16::try_from(starts.len()).ok()?;
+        let mut start_index = Box::new([count; START_SLOTS + 1]);
+        for (n, &(key, _)) in starts.iter().enumerate().rev() {
+            start_index[start_hash(key)] = n as u16;
         }
-        Some(Fdr { reach, starts, start_bits, literals })
+        // An empty slot begins where the next one does.
+        for slot in (0..START_SLOTS).rev() {
+            start_index[slot] = start_index[slot].min(start_index[slot + 1]);
+        }
+        Some(Fdr { reach, starts, start_index, literals })
     }
 
     /// The first keyword starting at or after `from`, the longest of those starting there:
@@ -129,14 +134,14 @@ impl Fdr {
             let y =
                 carry | m[0] | m[1] << 8 | m[2] << 16 | m[3] << 24 | m[4] << 32 | m[5] << 40 | m[6] << 48 | m[7] << 56;
             carry = (m[6] >> 16) | (m[7] >> 8);
-            if y != u64::MAX {
-                for i in 0..8 {
-                    if (y >> (8 * i)) as u8 != 0xff
-                        && let Some(found) =
-                            (base + i).checked_sub(2).filter(|&s| s >= from).and_then(|s| self.confirm(hay, s))
-                    {
-                        return Some(found);
-                    }
+            // The bytes with a bucket still open, in order.
+            let mut open = !y;
+            while open != 0 {
+                let i = open.trailing_zeros() as usize / 8;
+                open &= !(0xff << (8 * i));
+                if let Some(found) = (base + i).checked_sub(2).filter(|&s| s >= from).and_then(|s| self.confirm(hay, s))
+                {
+                    return Some(found);
                 }
             }
             base += 8;
@@ -169,11 +174,8 @@ impl Fdr {
             _ => return None,
         };
         let h = start_hash(key);
-        if self.start_bits[h / 64] & (1 << (h % 64)) == 0 {
-            return None;
-        }
-        let first = self.starts.partition_point(|&(k, _)| k < key);
-        self.starts[first..].iter().take_while(|&&(k, _)| k == key).find_map(|&(_, i)| {
+        let (first, end) = (usize::from(self.start_index[h]), usize::from(self.start_index[h + 1]));
+        self.starts.get(first..end)?.iter().filter(|&&(k, _)| k == key).find_map(|&(_, i)| {
             let lit = &self.literals[i as usize];
             let text = hay.get(s..s + lit.bytes.len())?;
             let same = if lit.any_case { text.eq_ignore_ascii_case(&lit.bytes) } else { *text == *lit.bytes };
