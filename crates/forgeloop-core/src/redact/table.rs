@@ -234,7 +234,7 @@ impl Builtin {
         let compile = || match format.pattern {
             Pattern::Regex(pattern) => RowRegex::compile(pattern, false).ok(),
             // A provider's name is a common word: most hits are prose, so probe first.
-            Pattern::Context(ctx) => RowRegex::compile(&context_regex(format.keywords, ctx.value), true).ok(),
+            Pattern::Context(ctx) => RowRegex::compile(&context_regex(format.keywords, ctx), true).ok(),
             Pattern::Shape(_) => None,
         };
         self.regexes.get(row as usize)?.get_or_init(compile).as_ref()

@@ -3,8 +3,8 @@
 //!
 //! Tokens with a prefix of their own are `regex` rows. Tokens without one are `context` rows
 //! (the provider's name, an assignment, the value); where the value has a structure of its
-//! own (a UUID, `live_…`, `key-…`, `123:A…`) that a context row cannot generate samples for,
-//! a `named` row says the same thing as a regex written out here.
+//! own (a UUID, `live_…`, `key-…`, `123:A…`) that an alphabet and a length cannot generate,
+//! a `context_written` row brings its own samples and near misses.
 
 #[allow(unused_imports)]
 use super::*;
@@ -14,57 +14,8 @@ use super::*;
 const B64_ANY: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-";
 const HEX_UPPER: &str = "0123456789ABCDEF";
 
-/// A context row's regex (`context_regex` in `mod.rs`) written out for `concat!`: the names,
-/// the rest of the identifier, the assignment, the value (group 1), the end.
-macro_rules! named_re {
-    ($names:literal, $value:expr) => {
-        concat!(
-            "(?i)(?:",
-            $names,
-            r#")[0-9a-z_.	 -]{0,24}?[\s'"`\]]{0,3}(?:=|:{1,3}=?|=>|\?=|\|\|:?|<-|<=|>|,)[\s'"`=]{0,5}("#,
-            $value,
-            r#")(?:[\s'"`;,)\]}<&]|\\[nrt]|\z)"#
-        )
-    };
-}
-
-macro_rules! uuid_re {
-    () => {
-        "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-    };
-}
-
-/// A row like `context`, for a value with a structure of its own: the regex comes from
-/// `named_re!`, the sample and near misses from `named_sample` and `named_misses`.
-const fn named(
-    id: &'static str,
-    kind: &'static str,
-    keywords: &'static [&'static str],
-    re: &'static str,
-    sample: fn(&mut Seed) -> Sample,
-    near_misses: fn(&mut Seed) -> Vec<String>,
-) -> Format {
-    Format {
-        any_case: true,
-        entropy: Some(2.5),
-        window: Some(1024),
-        ..regex(id, kind, keywords, re, sample, near_misses)
-    }
-}
-
-/// `value` after the provider's name, in one of the syntaxes of configs and code.
-fn named_sample(name: &str, value: String, s: &mut Seed) -> Sample {
-    let upper = name.to_ascii_uppercase().replace(['-', '.', ' '], "_");
-    let text = match s.below(6) {
-        0 => format!("{name}_api_key = \"{value}\""),
-        1 => format!("export {upper}_TOKEN={value}"),
-        2 => format!("\"{name}Secret\": \"{value}\","),
-        3 => format!("{name}-token: {value}"),
-        4 => format!("{name}Token := \"{value}\""),
-        _ => format!("{upper}_KEY='{value}'"),
-    };
-    Sample::carried(value, text)
-}
+/// A UUID, the value of several context rows.
+const UUID_RE: &str = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 
 /// The name without an assignment, and `wrong` (a value of the wrong shape) after it.
 fn named_misses(name: &str, wrong: &[String]) -> Vec<String> {
@@ -80,15 +31,15 @@ fn uuid(s: &mut Seed, alphabet: &str) -> String {
 
 /// A UUID after the provider's name.
 macro_rules! uuid_row {
-    ($id:literal, $kind:literal, $names:literal, $keywords:expr, $name:literal) => {
-        named(
+    ($id:literal, $kind:literal, $keywords:expr, $name:literal) => {
+        context_written(
             $id,
             $kind,
             $keywords,
-            named_re!($names, uuid_re!()),
+            UUID_RE,
             |s| {
                 let v = uuid(s, HEX);
-                named_sample($name, v, s)
+                context_assignment($name, v, s)
             },
             |s| {
                 let short = uuid(s, HEX);
@@ -290,14 +241,14 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    uuid_row!("squarespace-access-token", "squarespace-token", "squarespace", &["squarespace"], "squarespace"),
+    uuid_row!("squarespace-access-token", "squarespace-token", &["squarespace"], "squarespace"),
     // Plaid: access tokens name their environment; client ids (24) and secrets (30) have
     // no prefix.
     regex(
         "plaid-access-token",
         "plaid-token",
         &["access-sandbox-", "access-development-", "access-production-"],
-        concat!(r"(access-(?:sandbox|development|production)-", uuid_re!(), r")(?:[^A-Za-z0-9_-]|\z)"),
+        r"(access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:[^A-Za-z0-9_-]|\z)",
         |s| {
             let env = s.pick(&["sandbox", "development", "production"]);
             Sample::token(format!("access-{env}-{}", uuid(s, HEX)))
@@ -314,14 +265,14 @@ pub(super) static ROWS: &[Format] = &[
     context("plaid-client-id", "plaid-client-id", &["plaid"], "[a-z0-9]{24}", LOWER_DIGITS, (24, 24)),
     context("plaid-secret", "plaid-secret", &["plaid"], "[a-z0-9]{30}", LOWER_DIGITS, (30, 30)),
     // GoCardless: `live_` and 40 characters, after the name (`live_` alone is too common).
-    named(
+    context_written(
         "gocardless-api-token",
         "gocardless-token",
         &["gocardless"],
-        named_re!("gocardless", "live_[a-z0-9=_-]{40}"),
+        "live_[a-z0-9=_-]{40}",
         |s| {
             let v = format!("live_{}", s.mixed(B64URL, 40));
-            named_sample("gocardless", v, s)
+            context_assignment("gocardless", v, s)
         },
         |s| named_misses("gocardless", &[format!("live_{}", s.mixed(B62, 39)), format!("test_{}", s.mixed(B62, 40))]),
     ),
@@ -352,7 +303,7 @@ pub(super) static ROWS: &[Format] = &[
     context("coinbase-access-token", "coinbase-token", &["coinbase"], "[a-z0-9_-]{64}", B64URL, (64, 64)),
     context("kraken-access-token", "kraken-token", &["kraken"], "[a-z0-9/=_+-]{80,90}", B64_ANY, (80, 90)),
     context("kucoin-access-token", "kucoin-token", &["kucoin"], "[a-f0-9]{24}", HEX, (24, 24)),
-    uuid_row!("kucoin-secret-key", "kucoin-token", "kucoin", &["kucoin"], "kucoin"),
+    uuid_row!("kucoin-secret-key", "kucoin-token", &["kucoin"], "kucoin"),
     // Bittrex API keys and secrets: both 32 alphanumerics.
     context("bittrex-key", "bittrex-key", &["bittrex"], "[a-z0-9]{32}", B62, (32, 32)),
     context("finicity-api-token", "finicity-token", &["finicity"], "[a-f0-9]{32}", HEX, (32, 32)),
@@ -410,11 +361,11 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Lob: `live_`/`test_` and 35 hex digits, publishable keys `live_pub_`/`test_pub_` and 31.
-    named(
+    context_written(
         "lob-api-key",
         "lob-api-key",
         &["lob"],
-        named_re!("lob", "(?:live|test)_(?:pub_[a-f0-9]{31}|[a-f0-9]{35})"),
+        "(?:live|test)_(?:pub_[a-f0-9]{31}|[a-f0-9]{35})",
         |s| {
             let env = s.pick(&["live", "test"]);
             let v = if s.below(2) == 0 {
@@ -422,7 +373,7 @@ pub(super) static ROWS: &[Format] = &[
             } else {
                 format!("{env}_pub_{}", s.chars(HEX, 31))
             };
-            named_sample("lob", v, s)
+            context_assignment("lob", v, s)
         },
         |s| named_misses("lob", &[format!("live_{}", s.chars(HEX, 34)), format!("live_pub_{}", s.chars(HEX, 32))]),
     ),
@@ -475,14 +426,14 @@ pub(super) static ROWS: &[Format] = &[
     context("discord-client-secret", "discord-secret", &["discord"], "[a-z0-9=_-]{32}", B64URL, (32, 32)),
     // Telegram bot tokens: the bot's id, `:`, then `A` and 34 more (gitleaks' `telegr`
     // catches `telegram` and `telegraf`).
-    named(
+    context_written(
         "telegram-bot-token",
         "telegram-bot-token",
         &["telegr"],
-        named_re!("telegr", "[0-9]{5,16}:(?-i:A)[a-z0-9_-]{34}"),
+        "[0-9]{5,16}:(?-i:A)[a-z0-9_-]{34}",
         |s| {
             let v = format!("{}:A{}", s.chars(DIGITS, 10), s.mixed(B64URL, 34));
-            named_sample("telegram", v, s)
+            context_assignment("telegram", v, s)
         },
         |s| {
             let id = s.chars(DIGITS, 10);
@@ -528,33 +479,36 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Mailgun: private keys `key-…`, public validation keys `pubkey-…`, webhook signing keys.
-    named(
+    context_written(
         "mailgun-key",
         "mailgun-key",
         &["mailgun"],
-        named_re!("mailgun", "(?:pub)?key-[a-f0-9]{32}|[a-h0-9]{32}-[a-h0-9]{8}-[a-h0-9]{8}"),
+        "(?:pub)?key-[a-f0-9]{32}|[a-h0-9]{32}-[a-h0-9]{8}-[a-h0-9]{8}",
         |s| {
             let v = match s.below(3) {
                 0 => format!("key-{}", s.chars(HEX, 32)),
                 1 => format!("pubkey-{}", s.chars(HEX, 32)),
                 _ => format!("{}-{}-{}", s.chars(HEX, 32), s.chars(HEX, 8), s.chars(HEX, 8)),
             };
-            named_sample("mailgun", v, s)
+            context_assignment("mailgun", v, s)
         },
         |s| named_misses("mailgun", &[format!("key-{}", s.chars(HEX, 31)), format!("privkey-{}", s.chars(LOWER, 32))]),
     ),
     // Mailchimp: 32 hex digits and the data centre, `-us6`; also as the argument of
     // `MailchimpSDK.initialize(…)`.
-    named(
-        "mailchimp-api-key",
-        "mailchimp-key",
-        &["mailchimp"],
-        named_re!("mailchimpsdk.initialize|mailchimp", "[a-f0-9]{32}-us[0-9]{1,2}"),
-        |s| {
-            let v = format!("{}-us{}", s.chars(HEX, 32), 1 + s.below(20));
-            named_sample("mailchimp", v, s)
-        },
-        |s| named_misses("mailchimp", &[format!("{}-us1", s.chars(HEX, 31)), format!("{}-eu1", s.chars(HEX, 32))]),
+    with_names(
+        "mailchimpsdk.initialize|mailchimp",
+        context_written(
+            "mailchimp-api-key",
+            "mailchimp-key",
+            &["mailchimp"],
+            "[a-f0-9]{32}-us[0-9]{1,2}",
+            |s| {
+                let v = format!("{}-us{}", s.chars(HEX, 32), 1 + s.below(20));
+                context_assignment("mailchimp", v, s)
+            },
+            |s| named_misses("mailchimp", &[format!("{}-us1", s.chars(HEX, 31)), format!("{}-eu1", s.chars(HEX, 32))]),
+        ),
     ),
     context(
         "messagebird-api-token",
@@ -567,7 +521,6 @@ pub(super) static ROWS: &[Format] = &[
     uuid_row!(
         "messagebird-client-id",
         "messagebird-token",
-        "messagebird|message-bird|message_bird",
         &["messagebird", "message-bird", "message_bird"],
         "messagebird"
     ),
@@ -600,18 +553,18 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    uuid_row!("sendbird-access-id", "sendbird-token", "sendbird", &["sendbird"], "sendbird"),
+    uuid_row!("sendbird-access-id", "sendbird-token", &["sendbird"], "sendbird"),
     context("sendbird-access-token", "sendbird-token", &["sendbird"], "[a-f0-9]{40}", HEX, (40, 40)),
     context("intercom-api-key", "intercom-token", &["intercom"], "[a-z0-9=_-]{60}", B64URL, (60, 60)),
     context("zendesk-secret-key", "zendesk-token", &["zendesk"], "[a-z0-9]{40}", B62, (40, 40)),
-    named(
+    context_written(
         "hubspot-api-key",
         "hubspot-key",
         &["hubspot"],
-        named_re!("hubspot", uuid_re!()),
+        UUID_RE,
         |s| {
             let v = uuid(s, HEX_UPPER);
-            named_sample("hubspot", v, s)
+            context_assignment("hubspot", v, s)
         },
         |s| {
             let short = uuid(s, HEX_UPPER);
@@ -651,15 +604,15 @@ pub(super) static ROWS: &[Format] = &[
     context("twitter-api-key", "twitter-token", &["twitter"], "[a-z0-9]{25}", B62, (25, 25)),
     context("twitter-access-secret", "twitter-token", &["twitter"], "[a-z0-9]{45}", B62, (45, 45)),
     context("twitter-api-secret", "twitter-token", &["twitter"], "[a-z0-9]{50}", B62, (50, 50)),
-    named(
+    context_written(
         "twitter-access-token",
         "twitter-token",
         &["twitter"],
-        named_re!("twitter", "[0-9]{15,25}-[a-z0-9]{20,40}"),
+        "[0-9]{15,25}-[a-z0-9]{20,40}",
         |s| {
             let len = 20 + s.below(21);
             let v = format!("{}-{}", s.chars(DIGITS, 19), s.mixed(B62, len));
-            named_sample("twitter", v, s)
+            context_assignment("twitter", v, s)
         },
         |s| {
             named_misses(
@@ -671,15 +624,15 @@ pub(super) static ROWS: &[Format] = &[
             )
         },
     ),
-    named(
+    context_written(
         "twitter-bearer-token",
         "twitter-token",
         &["twitter"],
-        named_re!("twitter", "A{22}[a-z0-9%]{80,100}"),
+        "A{22}[a-z0-9%]{80,100}",
         |s| {
             let len = 80 + s.below(21);
             let v = format!("{}{}", "A".repeat(22), s.mixed(B62, len));
-            named_sample("twitter", v, s)
+            context_assignment("twitter", v, s)
         },
         |s| {
             named_misses(
@@ -722,26 +675,26 @@ pub(super) static ROWS: &[Format] = &[
     // ---- Other SaaS ----
     // Dropbox: legacy app keys (15), long-lived tokens (11, ten `A`s, 43), short-lived `sl.`.
     context("dropbox-api-token", "dropbox-token", &["dropbox"], "[a-z0-9]{15}", B62, (15, 15)),
-    named(
+    context_written(
         "dropbox-long-lived-token",
         "dropbox-token",
         &["dropbox"],
-        named_re!("dropbox", "[a-z0-9]{11}AAAAAAAAAA[a-z0-9=_-]{43}"),
+        "[a-z0-9]{11}AAAAAAAAAA[a-z0-9=_-]{43}",
         |s| {
             let v = format!("{}AAAAAAAAAA{}", s.mixed(B62, 11), s.mixed(B64URL, 43));
-            named_sample("dropbox", v, s)
+            context_assignment("dropbox", v, s)
         },
         |s| named_misses("dropbox", &[format!("{}AAAAAAAAA{}", s.mixed(B62, 11), s.mixed(B62, 43))]),
     ),
-    named(
+    context_written(
         "dropbox-short-lived-token",
         "dropbox-token",
         &["dropbox"],
-        named_re!("dropbox", r"sl\.[a-z0-9=_-]{130,1000}"),
+        r"sl\.[a-z0-9=_-]{130,1000}",
         |s| {
             let len = 130 + s.below(40);
             let v = format!("sl.{}", s.mixed(B64URL, len));
-            named_sample("dropbox", v, s)
+            context_assignment("dropbox", v, s)
         },
         |s| named_misses("dropbox", &[format!("sl.{}", s.mixed(B62, 129)), format!("sl:{}", s.mixed(B62, 135))]),
     ),

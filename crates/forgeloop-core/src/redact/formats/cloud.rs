@@ -12,57 +12,6 @@ const BECH32_UPPER: &str = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L";
 /// `[A-Za-z0-9_=.-]` (PlanetScale).
 const WORD_DOT_EQ: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_=.-";
 
-/// The regex of a row known by the provider's name before an assignment, like
-/// `formats::context_regex`, for a value one class and count cannot say (a UUID, a fixed
-/// prefix, `hex:hex`, a quoted literal). `$value` brings its own capture group. Keep the
-/// name tail, assignment and end in step with `CONTEXT_NAME_TAIL`, `CONTEXT_ASSIGN` and
-/// `CONTEXT_END`; this copy also takes gitleaks' `||` operator and a literal `\n` after the
-/// value (an escaped newline in a JSON or shell string).
-macro_rules! named {
-    ($names:literal, $value:literal) => {
-        concat!(
-            "(?i)(?:",
-            $names,
-            r")[0-9a-z_.\t -]{0,24}?",
-            r#"[\s'"`\]]{0,3}(?:=|:{1,3}=?|=>|\?=|\|\|:?|<-|<=|>|,)[\s'"`=]{0,5}"#,
-            $value,
-            r#"(?:[\s'"`;,)\]}<&]|\\[nrt]|\z)"#
-        )
-    };
-}
-
-/// A row made with [`named!`]: its keywords are the provider's names, matched in any case,
-/// and its value must show some entropy, as a context row's.
-const fn named(
-    id: &'static str,
-    kind: &'static str,
-    keywords: &'static [&'static str],
-    re: &'static str,
-    sample: fn(&mut Seed) -> Sample,
-    near_misses: fn(&mut Seed) -> Vec<String>,
-) -> Format {
-    Format {
-        any_case: true,
-        entropy: Some(2.5),
-        window: Some(CONTEXT_WINDOW),
-        ..regex(id, kind, keywords, re, sample, near_misses)
-    }
-}
-
-/// `value` assigned to a name of `name`'s provider, in one of the syntaxes configs and code use.
-fn named_sample(s: &mut Seed, name: &str, value: String) -> Sample {
-    let upper = name.to_ascii_uppercase();
-    let text = match s.below(6) {
-        0 => format!("{upper}_API_KEY=\"{value}\""),
-        1 => format!("{name}_token: {value}"),
-        2 => format!("\"{name}Key\": \"{value}\","),
-        3 => format!("export {upper}_SECRET={value}"),
-        4 => format!("{name}.secret || '{value}'"),
-        _ => format!("{{\"{name}_key\": \"{value}\\n\"}}"),
-    };
-    Sample::carried(value, text)
-}
-
 fn uuid(s: &mut Seed) -> String {
     format!("{}-{}-{}-{}-{}", s.chars(HEX, 8), s.chars(HEX, 4), s.chars(HEX, 4), s.chars(HEX, 4), s.chars(HEX, 12))
 }
@@ -235,14 +184,14 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Heroku API keys: a UUID after the name; the newer `HRKU-AA…` tokens carry a prefix.
-    named(
+    context_written(
         "heroku-api-key",
         "heroku-api-key",
         &["heroku"],
-        named!("heroku", "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"),
+        "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
         |s| {
             let value = uuid(s);
-            named_sample(s, "heroku", value)
+            context_assignment("heroku", value, s)
         },
         |s| {
             vec![
@@ -330,14 +279,14 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    named(
+    context_written(
         "yandex-aws-access-token",
         "yandex-token",
         &["yandex"],
-        named!("yandex", "(YC[a-z0-9_-]{38})"),
+        "YC[a-z0-9_-]{38}",
         |s| {
             let value = format!("YC{}", s.mixed(B64URL, 38));
-            named_sample(s, "yandex", value)
+            context_assignment("yandex", value, s)
         },
         |s| {
             vec![
@@ -407,11 +356,15 @@ pub(super) static ROWS: &[Format] = &[
     // 20 characters with a digit, `=` or `-` (an identifier such as `new_password` has none).
     Format {
         max_len: Some(20),
-        ..named(
+        any_case: true,
+        entropy: Some(2.5),
+        window: Some(CONTEXT_WINDOW),
+        ..regex(
             "hashicorp-tf-password",
             "password",
             &["password"],
-            named!("password", r#""([a-z_]{0,19}[0-9=-][a-z0-9=_-]{0,19})""#),
+            // A context row's regex (`context_regex`), with the value required in quotes.
+            r#"(?i)password[0-9a-z_.\t -]{0,24}?[\s'"`\]]{0,3}(?:=|:{1,3}=?|=>|\?=|\|\|:?|<-|<=|>|,)[\s'"`=]{0,5}"([a-z_]{0,19}[0-9=-][a-z0-9=_-]{0,19})"(?:[\s'"`;,)\]}<&]|\\[nrt]|\z)"#,
             |s| {
                 let value = format!("{}{}", s.mixed(LOWER_DIGITS, 11), s.chars(DIGITS, 1));
                 let text = match s.below(3) {
@@ -565,14 +518,14 @@ pub(super) static ROWS: &[Format] = &[
     // Okta API tokens: `00` + 40 characters after the name.
     Format {
         entropy: Some(3.5),
-        ..named(
+        ..context_written(
             "okta-access-token",
             "okta-token",
             &["okta"],
-            named!("okta", "(00[a-z0-9_=-]{40})"),
+            "00[a-z0-9_=-]{40}",
             |s| {
                 let value = format!("00{}", s.mixed(B64URL, 40));
-                named_sample(s, "okta", value)
+                context_assignment("okta", value, s)
             },
             |s| {
                 vec![
@@ -753,11 +706,11 @@ pub(super) static ROWS: &[Format] = &[
     },
     // Sidekiq Enterprise / Pro credentials in Bundler's environment variables (`user:pass`,
     // hex); in a URL the `url-credentials` row masks them.
-    named(
+    context_written(
         "sidekiq-secret",
         "sidekiq-secret",
         &["bundle_enterprise__contribsys__com", "bundle_gems__contribsys__com"],
-        named!("bundle_enterprise__contribsys__com|bundle_gems__contribsys__com", "([a-f0-9]{8}:[a-f0-9]{8})"),
+        "[a-f0-9]{8}:[a-f0-9]{8}",
         |s| {
             let value = format!("{}:{}", s.chars(HEX, 8), s.chars(HEX, 8));
             let name = s.pick(&["BUNDLE_ENTERPRISE__CONTRIBSYS__COM", "BUNDLE_GEMS__CONTRIBSYS__COM"]);

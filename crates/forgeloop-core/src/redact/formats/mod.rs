@@ -74,9 +74,20 @@ pub(crate) struct Context {
     /// The value as a regex: a class and a count, `[a-z0-9]{32}`. Case-insensitive like the
     /// rest of the row's regex unless it says `(?-i:…)`.
     pub(crate) value: &'static str,
-    /// What samples are made of, and their shortest and longest lengths.
-    pub(crate) alphabet: &'static str,
-    pub(crate) len: (usize, usize),
+    /// The names as a regex, where the keywords (escaped) do not say them all
+    /// (`mailchimpsdk.initialize`, with any byte for the dot).
+    pub(crate) names: Option<&'static str>,
+    pub(crate) samples: ContextSamples,
+}
+
+/// How a context row's samples and near misses are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ContextSamples {
+    /// Drawn from `alphabet`, between the shortest and longest lengths, in the syntaxes of
+    /// [`context_sample`]; the near misses of [`context_near_misses`] come with them.
+    Drawn { alphabet: &'static str, len: (usize, usize) },
+    /// Written by the row (a value with a structure of its own).
+    Written,
 }
 
 /// Between the provider's name and the assignment: the rest of the identifier (`_API_KEY`,
@@ -89,9 +100,12 @@ const CONTEXT_ASSIGN: &str = r#"[\s'"`\]]{0,3}(?:=|:{1,3}=?|=>|\?=|\|\|:?|<-|<=|
 const CONTEXT_END: &str = r#"(?:[\s'"`;,)\]}<&]|\\[nrt]|\z)"#;
 
 /// The regex a context row is checked with, anchored at one of its keywords.
-pub(crate) fn context_regex(keywords: &[&str], value: &str) -> String {
-    let names: Vec<String> = keywords.iter().map(|k| regex::escape(k)).collect();
-    format!("(?i)(?:{}){CONTEXT_NAME_TAIL}{CONTEXT_ASSIGN}({value}){CONTEXT_END}", names.join("|"))
+pub(crate) fn context_regex(keywords: &[&str], ctx: Context) -> String {
+    let names = match ctx.names {
+        Some(names) => names.to_owned(),
+        None => keywords.iter().map(|k| regex::escape(k)).collect::<Vec<_>>().join("|"),
+    };
+    format!("(?i)(?:{names}){CONTEXT_NAME_TAIL}{CONTEXT_ASSIGN}({}){CONTEXT_END}", ctx.value)
 }
 
 /// The formats a regex cannot say: they look behind the keyword, span lines, or decide by
@@ -196,7 +210,9 @@ impl Format {
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn make_sample(&self, seed: &mut Seed) -> Sample {
         match self.pattern {
-            Pattern::Context(ctx) => context_sample(self.keywords, ctx, seed),
+            Pattern::Context(Context { samples: ContextSamples::Drawn { alphabet, len }, .. }) => {
+                context_sample(self.keywords, alphabet, len, seed)
+            }
             _ => (self.sample)(seed),
         }
     }
@@ -205,8 +221,8 @@ impl Format {
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn make_near_misses(&self, seed: &mut Seed) -> Vec<String> {
         let mut misses = (self.near_misses)(seed);
-        if let Pattern::Context(ctx) = self.pattern {
-            misses.extend(context_near_misses(self.keywords, ctx, seed));
+        if let Pattern::Context(Context { samples: ContextSamples::Drawn { alphabet, len }, .. }) = self.pattern {
+            misses.extend(context_near_misses(self.keywords, alphabet, len, seed));
         }
         misses
     }
@@ -214,19 +230,27 @@ impl Format {
 
 /// The syntaxes a context sample is written in (configs, env files, code, JSON, YAML).
 #[cfg_attr(not(test), allow(dead_code))]
-fn context_sample(keywords: &[&str], ctx: Context, seed: &mut Seed) -> Sample {
+fn context_sample(keywords: &[&str], alphabet: &str, (lo, hi): (usize, usize), seed: &mut Seed) -> Sample {
     let name = keywords.first().copied().unwrap_or("acme");
-    let (lo, hi) = ctx.len;
     let len = lo + seed.below(hi.saturating_sub(lo) + 1);
-    let value = seed.mixed(ctx.alphabet, len);
+    let value = seed.mixed(alphabet, len);
+    context_assignment(name, value, seed)
+}
+
+/// `value` assigned to a name of `name`'s provider, in one of the syntaxes configs, env files,
+/// code, JSON and YAML use.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn context_assignment(name: &str, value: String, seed: &mut Seed) -> Sample {
     let upper = name.to_ascii_uppercase().replace(['-', '.', ' '], "_");
-    let text = match seed.below(7) {
+    let text = match seed.below(9) {
         0 => format!("{name}_api_key = \"{value}\""),
         1 => format!("export {upper}_TOKEN={value}"),
         2 => format!("\"{name}Secret\": \"{value}\","),
         3 => format!("{name}-token: {value}"),
         4 => format!("{name}Token := \"{value}\""),
         5 => format!("{upper}_KEY='{value}'"),
+        6 => format!("{name}.secret || '{value}'"),
+        7 => format!("{{\"{name}_key\": \"{value}\\n\"}}"),
         _ => format!("const {name}_secret = `{value}`;"),
     };
     Sample::carried(value, text)
@@ -236,19 +260,18 @@ fn context_sample(keywords: &[&str], ctx: Context, seed: &mut Seed) -> Sample {
 /// repeated pair (no entropy), a value one byte too short or too long. (Names that end in
 /// `_key` or `_token` would meet the generic assignment rule, which masks any random value.)
 #[cfg_attr(not(test), allow(dead_code))]
-fn context_near_misses(keywords: &[&str], ctx: Context, seed: &mut Seed) -> Vec<String> {
+fn context_near_misses(keywords: &[&str], alphabet: &str, (lo, hi): (usize, usize), seed: &mut Seed) -> Vec<String> {
     let name = keywords.first().copied().unwrap_or("acme");
-    let (lo, hi) = ctx.len;
     let mut misses = vec![
         format!("see the {name} documentation for how to create one"),
         format!("{name}_value = \"${{{}_VALUE}}\"", name.to_ascii_uppercase()),
         format!("{name}_value = \"{}\"", "ab".repeat(lo.div_ceil(2)).get(..lo).unwrap_or_default()),
     ];
     if lo > 1 {
-        misses.push(format!("{name}_value = \"{}\"", seed.mixed(ctx.alphabet, lo - 1)));
+        misses.push(format!("{name}_value = \"{}\"", seed.mixed(alphabet, lo - 1)));
     }
     if hi < 512 {
-        misses.push(format!("{name}_value = \"{}\"", seed.mixed(ctx.alphabet, hi + 1)));
+        misses.push(format!("{name}_value = \"{}\"", seed.mixed(alphabet, hi + 1)));
     }
     misses
 }
@@ -269,13 +292,40 @@ pub(crate) const fn context(
         kind,
         keywords,
         any_case: true,
-        pattern: Pattern::Context(Context { value, alphabet, len }),
+        pattern: Pattern::Context(Context { value, names: None, samples: ContextSamples::Drawn { alphabet, len } }),
         classes: Classes::Any,
         entropy: Some(2.5),
         max_len: None,
         window: Some(CONTEXT_WINDOW),
         sample: no_sample,
         near_misses: no_near_misses,
+    }
+}
+
+/// A context row whose value has a structure of its own, with samples and near misses written
+/// for it (the near misses should include the name without an assignment).
+pub(crate) const fn context_written(
+    id: &'static str,
+    kind: &'static str,
+    keywords: &'static [&'static str],
+    value: &'static str,
+    sample: fn(&mut Seed) -> Sample,
+    near_misses: fn(&mut Seed) -> Vec<String>,
+) -> Format {
+    let row = context(id, kind, keywords, value, "", (0, 0));
+    Format {
+        pattern: Pattern::Context(Context { value, names: None, samples: ContextSamples::Written }),
+        sample,
+        near_misses,
+        ..row
+    }
+}
+
+/// `row` (a context row) with its names said by a regex (every keyword must start a match).
+pub(crate) const fn with_names(names: &'static str, row: Format) -> Format {
+    match row.pattern {
+        Pattern::Context(ctx) => Format { pattern: Pattern::Context(Context { names: Some(names), ..ctx }), ..row },
+        _ => row,
     }
 }
 
@@ -368,7 +418,7 @@ mod tests {
                 assert!(RowRegex::compile(re, false).is_ok(), "{}: {:?}", f.id, RowRegex::compile(re, false).err());
             }
             if let Pattern::Context(ctx) = f.pattern {
-                let re = context_regex(f.keywords, ctx.value);
+                let re = context_regex(f.keywords, ctx);
                 assert!(RowRegex::compile(&re, true).is_ok(), "{}: {:?}", f.id, RowRegex::compile(&re, true).err());
                 assert!(f.any_case, "{}: a context row's keywords are names, matched in any case", f.id);
             }
