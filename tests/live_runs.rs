@@ -210,21 +210,59 @@ fn a_lock_holder_that_is_not_forgeloop_is_never_signalled() {
     holder.wait().unwrap();
 }
 
-#[test]
-fn a_forgeloop_holder_that_does_not_answer_is_named_within_seconds() {
-    let w = World::new();
+/// This test process plays a forgeloop holding cycle `c.json` for a run of its own (its pid in
+/// `running`, the cycle lock held), with SIGUSR1 caught so the request's signal is harmless.
+fn play_holder(w: &World) -> (CyclePaths, tokio::runtime::Runtime, forgeloop::store::lock::FileLock) {
     w.cycle("c.json", &[]);
-    let paths = paths(&w, "c.json");
-    // This test process plays a forgeloop that holds the cycle but never reads requests (an
-    // older version, or a stuck one): SIGUSR1 is caught and ignored.
+    let paths = paths(w, "c.json");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let _ignored = rt.block_on(async { tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()) });
-    let _lock = forgeloop::store::lock::FileLock::try_acquire(&paths.lock()).unwrap();
+    let signal = rt.block_on(async { tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()) });
+    std::mem::forget(signal);
+    let lock = forgeloop::store::lock::FileLock::try_acquire(&paths.lock()).unwrap();
     let mut state: Value = w.sb.read_json(&paths.state);
     state["running"] = serde_json::json!({"pid": std::process::id(), "started_at": "2026-12-01T00:00:00Z",
         "pr": "acme/widget#1", "head_sha": "0".repeat(40), "iteration": 1, "log_path": "runs/1-000000000000.log",
         "actor": "agent"});
     std::fs::write(&paths.state, state.to_string()).unwrap();
+    (paths, rt, lock)
+}
+
+#[test]
+fn a_holder_that_takes_the_request_but_never_lets_go_is_named_after_the_wait() {
+    let w = World::new();
+    let (paths, _rt, _lock) = play_holder(&w);
+    // The holder's side: it takes (deletes) the request, as a forgeloop does before stopping
+    // its tests, and then stays stuck holding the cycle.
+    let request: PathBuf = paths.sidecar().join("stop-request.json");
+    let taker = {
+        let request = request.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if std::fs::remove_file(&request).is_ok() {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            false
+        })
+    };
+    let asked = Instant::now();
+    let err = stop::cancel(&w.ctx(), &paths, Actor::Human, "x").unwrap_err();
+    assert!(taker.join().unwrap(), "the request was never written");
+    assert_eq!(err.status(), "STOP_UNANSWERED");
+    assert!(err.to_string().contains("took the stop request but still holds the cycle after 12 s"), "{err}");
+    assert!(err.to_string().contains(&std::process::id().to_string()), "{err}");
+    assert!(asked.elapsed() >= stop::FINISH_WITHIN, "gave up before the wait was over");
+    let state = state_file::load(&paths.state).unwrap();
+    assert!(state.running.is_some(), "the requester changed the cycle");
+}
+
+#[test]
+fn a_forgeloop_holder_that_does_not_answer_is_named_within_seconds() {
+    let w = World::new();
+    // An older version, or a stuck one, that never reads requests.
+    let (paths, _rt, _lock) = play_holder(&w);
     let err = stop::cancel(&w.ctx(), &paths, Actor::Human, "x").unwrap_err();
     assert_eq!(err.status(), "STOP_UNANSWERED");
     assert!(err.to_string().contains("did not answer the stop request within 3 s"), "{err}");
