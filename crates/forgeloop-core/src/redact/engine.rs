@@ -13,6 +13,7 @@ use std::sync::Arc;
 use memchr::{memchr, memrchr};
 
 use super::formats::{self, FORMATS, Pattern};
+use super::generic;
 use super::kinds::{Cand, Kind};
 use super::known::KnownSet;
 use super::matcher::Matcher;
@@ -543,7 +544,12 @@ fn verify_row(row: u16, t: &[u8], s: usize, e: usize, out: &mut Vec<Cand>) {
         Pattern::Shape(shape) => formats::verify_shape(shape, kind, t, s, e, out),
         Pattern::Regex(_) | Pattern::Context(_) => {
             let found = BUILTIN.regex(row).and_then(|re| re.find(t, s, e, format.checks()));
-            if let Some((start, end)) = found {
+            // A provider's name can sit inside a longer identifier (`HalSetSystemInformation:
+            // pHalSetSystemInformation` reads as `etsy: …`); a CamelCase value there is code.
+            let code = |(start, end): (usize, usize)| {
+                matches!(format.pattern, Pattern::Context(_)) && generic::is_camel_case(&t[start..end])
+            };
+            if let Some((start, end)) = found.filter(|&span| !code(span)) {
                 out.push(Cand { start, end, kind });
             }
         }

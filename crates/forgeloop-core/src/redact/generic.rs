@@ -545,6 +545,18 @@ pub(crate) fn is_name(v: &[u8]) -> bool {
     is_reference(v) || (identifier(v) && v.len() < 20) || (v.contains(&b'.') && v.split(|&b| b == b'.').all(identifier))
 }
 
+/// A CamelCase identifier: letters only, words that each start with one capital
+/// (`pHalSetSystemInformation`, `AccessTokenValue`). A random token of mixed-case letters
+/// almost always has two capitals in a row or a capital at its end.
+pub(crate) fn is_camel_case(v: &[u8]) -> bool {
+    v.len() >= 2
+        && v.iter().all(u8::is_ascii_alphabetic)
+        && v.iter().any(u8::is_ascii_uppercase)
+        && v.iter().any(u8::is_ascii_lowercase)
+        && v.windows(2).all(|w| !w[0].is_ascii_uppercase() || w[1].is_ascii_lowercase())
+        && v.last().is_some_and(u8::is_ascii_lowercase)
+}
+
 /// Unquoted code: what `looks_like_code` says, for the header rule.
 pub(crate) fn is_code(v: &[u8]) -> bool {
     looks_like_code(v)
@@ -789,6 +801,16 @@ mod tests {
             "AuthOutcome::NoToken => \"it requires authentication and no GitHub token was given\".to_owned(),",
         ] {
             assert_eq!(value_of(code), None, "{code}");
+        }
+    }
+
+    #[test]
+    fn camel_case_is_told_from_mixed_case_tokens() {
+        for ident in ["pHalSetSystemInformation", "AccessTokenValue", "myEtsyKey"] {
+            assert!(is_camel_case(ident.as_bytes()), "{ident}");
+        }
+        for token in ["kQ7xLmPz2Rt9", "ABcdEFghIJkl", "abcdefghijklmnopqrstuvwx", "aBcDeFgHiJkL", "xYzzyW"] {
+            assert!(!is_camel_case(token.as_bytes()), "{token}");
         }
     }
 }
