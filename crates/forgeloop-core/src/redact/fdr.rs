@@ -178,7 +178,12 @@ impl Fdr {
         self.starts.get(first..end)?.iter().filter(|&&(k, _)| k == key).find_map(|&(_, i)| {
             let lit = &self.literals[i as usize];
             let text = hay.get(s..s + lit.bytes.len())?;
-            let same = if lit.any_case { text.eq_ignore_ascii_case(&lit.bytes) } else { *text == *lit.bytes };
+            // Keywords are short: a loop beats a call to `memcmp`.
+            let same = if lit.any_case {
+                text.eq_ignore_ascii_case(&lit.bytes)
+            } else {
+                text.iter().zip(lit.bytes.iter()).all(|(a, b)| a == b)
+            };
             same.then_some((s, s + lit.bytes.len(), i))
         })
     }
