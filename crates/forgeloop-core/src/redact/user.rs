@@ -116,7 +116,14 @@ impl UserRules {
             keywords.extend(spec.keywords.iter().map(|k| (k.as_str(), true, Action::Row(row))));
             rules.push(UserRule { mask: format!("[REDACTED:{id}]"), regex, entropy: spec.entropy });
         }
-        let prefilter = Prefilter::new(&keywords);
+        // Teddy over a folded copy of the text while a few passes take the keywords (it is
+        // faster per pass); past that, one pass like the built-in table's.
+        let mut prefilter = Prefilter::new(&keywords);
+        if prefilter.lanes.len() > 2
+            && let Some(one) = Prefilter::single_pass(&keywords)
+        {
+            prefilter = one;
+        }
         let compiled = UserRules { set: Some(Arc::new(UserSet { specs: specs.to_vec(), rules, prefilter })) };
         // Redacting twice must change nothing, so no mask may look like a secret.
         let redactor = Redactor::builder().user_rules(compiled.clone()).build();
@@ -249,6 +256,23 @@ mod tests {
     }
 
     const TOKEN: &str = "k9Xq2LmZ7vB4nR8tW3yHk9Xq2LmZ7vB4";
+
+    #[test]
+    fn many_rules_share_one_pass_and_still_match_in_any_case() {
+        let specs: Vec<RuleSpec> = (0..200)
+            .map(|i| spec(&format!("org-{i}"), &format!(r"(org{i}x_[A-Za-z0-9]{{32}})\b"), &[&format!("org{i}x_")]))
+            .collect();
+        let rules = UserRules::compile(&specs).unwrap();
+        let set = rules.set().unwrap();
+        assert_eq!(set.prefilter.lanes.len(), 1, "200 keywords in one pass");
+        let r = Redactor::builder().user_rules(rules).build();
+        assert_eq!(r.redact(&format!("a org137x_{TOKEN} b")), "a [REDACTED:org-137] b");
+        // The keyword matches in any case; this regex does not.
+        assert_eq!(r.redact(&format!("ORG137X_{TOKEN}")), format!("ORG137X_{TOKEN}"));
+        // A few rules keep Teddy, over a folded copy.
+        let few = UserRules::compile(&specs[..3]).unwrap();
+        assert!(few.set().unwrap().prefilter.lanes.iter().all(|l| l.folded));
+    }
 
     #[test]
     fn user_rules_mask_as_their_id() {
