@@ -130,6 +130,7 @@ fn request<'a>(
         submodules: false,
         submodule_token_owners: &[],
         fetch_exact_sha: false,
+        history: forgeloop::domain::commands::History::Shallow,
         checkouts_root: Some(checkouts),
         cancel: None,
     }
