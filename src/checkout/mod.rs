@@ -15,6 +15,7 @@
 mod auth;
 mod error;
 mod mirror;
+mod prune;
 mod submodules;
 mod url_policy;
 mod worktree;
@@ -28,6 +29,7 @@ use git2::{ErrorClass, ErrorCode, Oid, Repository};
 use tempfile::TempDir;
 
 pub use error::CheckoutError;
+pub use prune::{DEFAULT_UNUSED_DAYS, GcOutcome, MirrorInfo, collect as collect_mirrors, survey as survey_mirrors};
 pub use url_policy::{AllowedUrl, check_clone_url};
 
 use crate::domain::commands::History;
