@@ -8,7 +8,7 @@ mod fixture;
 use std::path::{Path, PathBuf};
 
 use fixture::{git, status};
-use forgeloop::checkout::{Checkout, CheckoutRequest, prepare};
+use forgeloop::checkout::{Checkout, CheckoutError, CheckoutRequest, prepare};
 use forgeloop::domain::commands::History;
 use forgeloop::domain::pr_ref::RepoName;
 use github_emulator::{Emulator, EmulatorConfig, RepoHandle};
@@ -68,26 +68,32 @@ impl Env {
     }
 
     fn checkout(&self, number: u64, history: History) -> Checkout {
-        let checkouts = self.tmp.path().join("checkouts");
+        self.try_checkout(number, &self.head(number), history, false).unwrap()
+    }
+
+    fn try_checkout(&self, number: u64, sha: &str, history: History, exact: bool) -> Result<Checkout, CheckoutError> {
+        let checkouts = self.checkouts();
         std::fs::create_dir_all(&checkouts).unwrap();
-        let sha = self.head(number);
         let mirrors = self.mirrors();
         prepare(&CheckoutRequest {
             mirrors_root: &mirrors,
             repo: &self.repo,
             clone_url: &self.widget.clone_url,
             pr_number: number,
-            expected_sha: &sha,
+            expected_sha: sha,
             token: None,
             allow_insecure_local: true,
             submodules: false,
             submodule_token_owners: &[],
-            fetch_exact_sha: false,
+            fetch_exact_sha: exact,
             checkouts_root: Some(&checkouts),
             history,
             cancel: None,
         })
-        .unwrap()
+    }
+
+    fn checkouts(&self) -> PathBuf {
+        self.tmp.path().join("checkouts")
     }
 }
 
@@ -186,4 +192,51 @@ fn a_force_pushed_head_is_fetched_at_depth_one_again() {
     assert!(moved.fetch.shallow && moved.fetch.depth == Some(1));
     assert_eq!(commit_count(moved.path()), 1);
     assert_eq!(status(moved.path()), "");
+}
+
+#[test]
+fn concurrent_shallow_and_full_checkouts_share_one_new_mirror() {
+    let (env, number) = Env::new();
+    let head = env.head(number);
+    let results: Vec<(History, Checkout)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = [History::Shallow, History::Full, History::Shallow, History::Shallow]
+            .into_iter()
+            .map(|history| {
+                let env = &env;
+                scope.spawn(move || (history, env.checkout(number, history)))
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert_eq!(results.iter().filter(|(_, co)| co.fetch.mirror_created).count(), 1);
+    for (history, co) in &results {
+        assert_eq!(co.head_sha, head);
+        assert_eq!(status(co.path()), "", "{history:?}");
+        if *history == History::Full {
+            assert_eq!(commit_count(co.path()), HISTORY + 2);
+        }
+    }
+    // Whichever ran first, the full profile left a mirror with the whole history.
+    assert!(!git2::Repository::open_bare(env.mirror()).unwrap().is_shallow());
+}
+
+#[test]
+fn a_head_that_moved_after_the_api_call_is_refused_or_fetched_by_sha_at_depth_one() {
+    let (env, number) = Env::new();
+    let old = env.head(number);
+    // The PR moves on between the API call and the fetch.
+    let new = env.push(number, "src/feature.rs", "pub fn f() -> u8 { 3 }\n");
+    match env.try_checkout(number, &old, History::Shallow, false) {
+        Err(CheckoutError::HeadMoved { expected, found }) => assert_eq!((expected, found), (old.clone(), new)),
+        other => panic!("expected HeadMoved, got {other:?}"),
+    }
+    assert_eq!(std::fs::read_dir(env.checkouts()).unwrap().count(), 0, "no checkout is left behind");
+    // A server that lets clients fetch any reachable commit (as GitHub does): the old head,
+    // which a depth-1 mirror does not have, is fetched by its SHA, still at depth 1.
+    git(&env.widget.path, &["config", "uploadpack.allowReachableSHA1InWant", "true"]);
+    let rescued = env.try_checkout(number, &old, History::Shallow, true).unwrap();
+    assert_eq!(rescued.head_sha, old);
+    assert!(rescued.fetch.shallow && rescued.fetch.depth == Some(1));
+    assert_eq!(commit_count(rescued.path()), 1);
+    assert_eq!(status(rescued.path()), "");
 }
