@@ -240,3 +240,16 @@ fn a_head_that_moved_after_the_api_call_is_refused_or_fetched_by_sha_at_depth_on
     assert_eq!(commit_count(rescued.path()), 1);
     assert_eq!(status(rescued.path()), "");
 }
+
+#[test]
+fn a_checkout_kept_from_a_mirror_that_gc_deleted_stops_working() {
+    let (env, number) = Env::new();
+    let kept = env.checkout(number, History::Shallow).keep();
+    assert!(fixture::git_cmd(&kept).args(["cat-file", "-e", "HEAD^{tree}"]).status().unwrap().success());
+    let outcome = forgeloop::checkout::collect_mirrors(&env.mirrors(), 0, std::time::SystemTime::now(), false).unwrap();
+    assert_eq!(outcome.removed.len(), 1);
+    assert!(!env.mirror().exists());
+    // The kept checkout borrowed its objects from the mirror.
+    assert!(!fixture::git_cmd(&kept).args(["cat-file", "-e", "HEAD^{tree}"]).status().unwrap().success());
+    std::fs::remove_dir_all(kept).unwrap();
+}
