@@ -1,45 +1,53 @@
-//! Checkout cost: first iteration (new mirror) vs second iteration (warm mirror, one new commit)
-//! vs the reference tool's method (`git clone --no-checkout` + `git checkout --detach`), plus
-//! the pieces needed to judge the clone strategy and design §10's bar ("second-iteration
-//! fetch+checkout within 1.5× of a bare checkout of the same tree").
+//! Checkout cost over smart HTTP (design §5.2.2, §10): forgeloop's first iteration (new mirror,
+//! the PR head at depth 1) and second iteration (warm shallow mirror, one new commit) against
+//! the depth-1 floor (`git init` + `git fetch --depth 1 URL refs/pull/N/head` + `git checkout
+//! --detach`) and the reference tool's full clone (`git clone --no-checkout URL` + `git checkout
+//! --detach`), all served by the GitHub emulator (`git http-backend` on 127.0.0.1).
 //!
 //! The repository is generated with `git fast-import`: FORGELOOP_BENCH_COMMITS (default 2000)
 //! commits over FORGELOOP_BENCH_FILES (default 500) files of about 2 KB each, in a temp dir
-//! under FORGELOOP_BENCH_DIR (default: the system temp dir; `/dev/shm` takes disk latency out).
-//! Before the criterion groups it prints an interleaved summary (FORGELOOP_BENCH_ROUNDS rounds,
-//! default 5, every method once per round, medians): on a shared machine disk latency drifts
-//! over minutes, and interleaving keeps the ratios fair.
-//! It asserts what the README says of the second iteration: only the new commit's objects
-//! are received (1 to 5, never the history again), and an unchanged head receives none.
-//! Run: `cargo bench --bench checkout`.
+//! under FORGELOOP_BENCH_DIR (default: the system temp dir). FORGELOOP_BENCH_REPO=PATH serves
+//! a local repository instead (its HEAD is the PR head). The emulator's repository borrows the
+//! source's objects (alternates), so nothing is copied.
+//!
+//! Every method runs once per round, in turn (FORGELOOP_BENCH_ROUNDS rounds, default 5); it
+//! prints the medians, the bytes the server sent for each method and the objects each received.
+//! It asserts what the README says: the first iteration receives no more objects than the
+//! depth-1 floor, the second only the new commit's (a few objects, never the history or the
+//! tree again), an unchanged head none. Run: `cargo bench --bench checkout`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use forgeloop::checkout::{Checkout, CheckoutRequest, prepare};
+use criterion::{Criterion, criterion_group, criterion_main};
+use forgeloop::checkout::{CheckoutRequest, prepare};
+use forgeloop::domain::commands::History;
 use forgeloop::domain::pr_ref::RepoName;
-use git2::{Oid, Repository, Signature};
+use git2::{ObjectType, Oid, Repository, Signature, Tree};
+use github_emulator::{Emulator, EmulatorConfig};
 use tempfile::TempDir;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(["-c", "advice.detachedHead=false"])
-        .args(args)
-        .stdout(Stdio::null())
-        .status()
-        .expect("git runs")
-        .success();
-    assert!(ok, "git {args:?} failed in {}", dir.display());
+fn git_cmd(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir).env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1").args([
+        "-c",
+        "advice.detachedHead=false",
+        "-c",
+        "init.defaultBranch=main",
+    ]);
+    cmd
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(dir).args(args).stderr(Stdio::inherit()).output().expect("git runs");
+    assert!(out.status.success(), "git {args:?} failed in {}", dir.display());
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 fn file_path(i: usize) -> String {
@@ -50,8 +58,7 @@ fn file_body(i: usize, version: usize) -> String {
     (0..40).map(|line| format!("file {i} line {line} version {version} lorem ipsum dolor sit amet\n")).collect()
 }
 
-/// A bare base repository: commit 1 adds every file, each later commit rewrites one file.
-/// `main` and `refs/pull/1/head` point at the last commit.
+/// A bare repository: commit 1 adds every file, each later commit rewrites one file.
 fn generate(root: &Path, commits: usize, files: usize) -> (PathBuf, String) {
     let base = root.join("base.git");
     git(root, &["init", "-q", "--bare", base.to_str().unwrap()]);
@@ -80,36 +87,82 @@ fn generate(root: &Path, commits: usize, files: usize) -> (PathBuf, String) {
     }
     drop(stream);
     assert!(child.wait().unwrap().success(), "fast-import failed");
-    git(&base, &["update-ref", "refs/pull/1/head", "refs/heads/main"]);
     let head = Repository::open_bare(&base).unwrap().refname_to_id("refs/heads/main").unwrap().to_string();
     (base, head)
 }
 
-/// One more commit on top of refs/pull/1/head (one file rewritten), made directly in the base.
-/// Objects one [`push_new_pr_commit`] adds: the blob, `src/dXX`, `src`, the root tree and the
-/// commit.
-const NEW_OBJECTS_PER_COMMIT: usize = 5;
+/// The emulator, serving `bench/repo` whose object store borrows `source`'s, with `main` and
+/// `refs/pull/1/head` at `head`.
+struct Served {
+    rt: tokio::runtime::Runtime,
+    emulator: Emulator,
+    dir: PathBuf,
+    url: String,
+}
 
-fn push_new_pr_commit(base: &Repository, counter: usize, files: usize) -> String {
-    let parent = base.find_commit(base.refname_to_id("refs/pull/1/head").unwrap()).unwrap();
-    let i = counter % files;
-    let blob = base.blob(file_body(i, 1_000_000 + counter).as_bytes()).unwrap();
-    let mut tree = parent.tree().unwrap();
-    // Rewrite src/dXX/fYYY.txt by rebuilding the two trees on its path.
-    let dir_name = format!("d{:02}", i % 25);
-    let src = base.find_tree(tree.get_name("src").unwrap().id()).unwrap();
-    let dir = base.find_tree(src.get_name(&dir_name).unwrap().id()).unwrap();
-    let mut dir_b = base.treebuilder(Some(&dir)).unwrap();
-    dir_b.insert(format!("f{i:03}.txt"), blob, 0o100644).unwrap();
-    let mut src_b = base.treebuilder(Some(&src)).unwrap();
-    src_b.insert(&dir_name, dir_b.write().unwrap(), 0o040000).unwrap();
-    let mut root_b = base.treebuilder(Some(&tree)).unwrap();
-    root_b.insert("src", src_b.write().unwrap(), 0o040000).unwrap();
-    tree = base.find_tree(root_b.write().unwrap()).unwrap();
+fn serve(root: &Path, source: &Path, head: &str) -> Served {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let config = EmulatorConfig { root: root.join("emulator"), token: None, login: "bench".into(), admin_secret: None };
+    let emulator = rt.block_on(Emulator::start(config)).unwrap();
+    let handle = rt.block_on(emulator.create_repo("bench", "repo", false)).unwrap();
+    let source_repo = Repository::open(source).expect("the source is a git repository");
+    let objects = std::fs::canonicalize(source_repo.commondir().join("objects")).unwrap();
+    let alternates = handle.path.join("objects").join("info").join("alternates");
+    std::fs::write(&alternates, format!("{}\n", objects.display())).unwrap();
+    git(&handle.path, &["update-ref", "refs/heads/main", head]);
+    git(&handle.path, &["update-ref", "refs/pull/1/head", head]);
+    Served { rt, emulator, dir: handle.path.clone(), url: handle.clone_url.clone() }
+}
+
+impl Served {
+    /// Bytes the server sent since the last call (git requests only).
+    fn take_bytes(&self) -> u64 {
+        let sent = self.emulator.requests().iter().filter(|r| r.path.contains(".git/")).map(|r| r.response_bytes).sum();
+        self.emulator.clear_requests();
+        sent
+    }
+}
+
+/// A path to a blob at most three levels down (first entries first), for the new commits.
+fn blob_path(repo: &Repository, tree: &Tree<'_>, depth: usize) -> Option<Vec<String>> {
+    let name = |e: &git2::TreeEntry<'_>| e.name().ok().map(str::to_owned);
+    if depth < 2 {
+        for entry in tree.iter().filter(|e| e.kind() == Some(ObjectType::Tree)) {
+            let sub = repo.find_tree(entry.id()).ok()?;
+            if let Some(mut rest) = blob_path(repo, &sub, depth + 1) {
+                rest.insert(0, name(&entry)?);
+                return Some(rest);
+            }
+        }
+    }
+    let blob = tree.iter().find(|e| e.kind() == Some(ObjectType::Blob) && e.filemode() == 0o100644)?;
+    Some(vec![name(&blob)?])
+}
+
+/// `tree` with the blob at `path` replaced by `blob`; returns the new tree.
+fn replace(repo: &Repository, tree: &Tree<'_>, path: &[String], blob: Oid) -> Oid {
+    let mut builder = repo.treebuilder(Some(tree)).unwrap();
+    match path {
+        [file] => builder.insert(file, blob, 0o100644).unwrap(),
+        [dir, rest @ ..] => {
+            let sub = repo.find_tree(tree.get_name(dir).unwrap().id()).unwrap();
+            builder.insert(dir, replace(repo, &sub, rest, blob), 0o040000).unwrap()
+        }
+        [] => unreachable!("a path has at least the file"),
+    };
+    builder.write().unwrap()
+}
+
+/// One more commit on top of refs/pull/1/head (one file rewritten), made in the served
+/// repository; returns it and how many objects it added (blob, one tree per level, commit).
+fn push_new_pr_commit(served: &Repository, path: &[String], counter: usize) -> (String, usize) {
+    let parent = served.find_commit(served.refname_to_id("refs/pull/1/head").unwrap()).unwrap();
+    let blob = served.blob(format!("forgeloop bench round {counter}\n").as_bytes()).unwrap();
+    let tree = served.find_tree(replace(served, &parent.tree().unwrap(), path, blob)).unwrap();
     let sig = Signature::new("Bench", "bench@example.invalid", &git2::Time::new(1_800_000_000, 0)).unwrap();
-    let oid = base.commit(None, &sig, &sig, &format!("pr update {counter}"), &tree, &[&parent]).unwrap();
-    base.reference("refs/pull/1/head", oid, true, "bench").unwrap();
-    oid.to_string()
+    let oid = served.commit(None, &sig, &sig, &format!("pr update {counter}"), &tree, &[&parent]).unwrap();
+    served.reference("refs/pull/1/head", oid, true, "bench").unwrap();
+    (oid.to_string(), path.len() + 2)
 }
 
 fn request<'a>(
@@ -130,15 +183,37 @@ fn request<'a>(
         submodules: false,
         submodule_token_owners: &[],
         fetch_exact_sha: false,
+        history: History::Shallow,
         checkouts_root: Some(checkouts),
         cancel: None,
     }
 }
 
-fn reference_clone(source: &str, sha: &str, dir: &Path) {
+/// Objects in the repository at `dir` (loose and packed).
+fn object_count(dir: &Path) -> usize {
+    let counts = git(dir, &["count-objects", "-v"]);
+    counts
+        .lines()
+        .filter_map(|l| l.strip_prefix("count: ").or_else(|| l.strip_prefix("in-pack: ")))
+        .filter_map(|n| n.trim().parse::<usize>().ok())
+        .sum()
+}
+
+/// The floor: a depth-1 fetch of the PR ref by the git CLI, then a detached checkout.
+fn depth1_floor(url: &str, sha: &str, dir: &Path) -> PathBuf {
     let dest = dir.join("w");
-    git(dir, &["clone", "-q", "--no-checkout", source, dest.to_str().unwrap()]);
+    git(dir, &["init", "-q", dest.to_str().unwrap()]);
+    git(&dest, &["fetch", "-q", "--no-tags", "--depth", "1", url, "refs/pull/1/head"]);
     git(&dest, &["checkout", "-q", "--detach", sha]);
+    dest
+}
+
+/// The reference tool's method: a full clone without checkout, then a detached checkout.
+fn reference_clone(url: &str, sha: &str, dir: &Path) -> PathBuf {
+    let dest = dir.join("w");
+    git(dir, &["clone", "-q", "--no-checkout", url, dest.to_str().unwrap()]);
+    git(&dest, &["checkout", "-q", "--detach", sha]);
+    dest
 }
 
 fn tree_checkout_only(mirror: &Repository, commit: Oid, dir: &Path) {
@@ -148,216 +223,122 @@ fn tree_checkout_only(mirror: &Repository, commit: Oid, dir: &Path) {
     mirror.checkout_tree(commit.as_object(), Some(&mut opts)).unwrap();
 }
 
-fn git2_local_clone(mirror_path: &str, commit: Oid, dir: &Path) {
-    let clone = git2::build::RepoBuilder::new()
-        .clone_local(git2::build::CloneLocal::Local)
-        .clone(mirror_path, &dir.join("w"))
-        .unwrap();
-    let commit = clone.find_commit(commit).unwrap();
-    clone.checkout_tree(commit.as_object(), Some(git2::build::CheckoutBuilder::new().force())).unwrap();
-    clone.set_head_detached(commit.id()).unwrap();
-}
-
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
 
-/// Every method once per round, in turn; prints the medians and the design §10 ratio.
-#[allow(clippy::too_many_arguments)]
-fn interleaved_summary(
-    root: &Path,
-    base: &Path,
-    url: &str,
-    head: &str,
-    repo: &RepoName,
-    checkouts: &Path,
-    files: usize,
-    rounds: usize,
-) {
-    let warm = root.join("summary-mirrors");
-    drop(prepare(&request(&warm, checkouts, repo, url, head)).unwrap());
-    let base_repo = Repository::open_bare(base).unwrap();
-    let mirror_dir = warm.join("bench").join("repo.git");
-    let mirror = Repository::open_bare(&mirror_dir).unwrap();
-    let names = [
-        "first_iteration_prepare",
-        "second_iteration_prepare",
-        "unchanged_prepare",
-        "tree_checkout_only",
-        "git2_local_clone_of_mirror",
-        "reference_git_cli_clone_path",
-        "reference_git_cli_clone_file_url",
-    ];
-    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
-    for round in 0..rounds {
-        let sha = push_new_pr_commit(&base_repo, 1_000 + round, files);
-        let oid = Oid::from_str(&sha).unwrap();
-        for (k, slot) in times.iter_mut().enumerate() {
-            let scratch = TempDir::new_in(checkouts).unwrap();
-            let started = Instant::now();
-            let kept = match k {
-                0 => Some(prepare(&request(scratch.path(), checkouts, repo, url, &sha)).unwrap()),
-                1 => Some(prepare(&request(&warm, checkouts, repo, url, &sha)).unwrap()),
-                2 => Some(prepare(&request(&warm, checkouts, repo, url, &sha)).unwrap()),
-                3 => {
-                    tree_checkout_only(&mirror, oid, scratch.path());
-                    None
-                }
-                4 => {
-                    git2_local_clone(mirror_dir.to_str().unwrap(), oid, scratch.path());
-                    None
-                }
-                // The reference clones branches only, so it checks out `main`'s tip (same size).
-                5 => {
-                    reference_clone(base.to_str().unwrap(), head, scratch.path());
-                    None
-                }
-                _ => {
-                    reference_clone(url, head, scratch.path());
-                    None
-                }
-            };
-            slot.push(started.elapsed());
-            // What the README claims: a warm mirror receives only the new commit's objects,
-            // nothing of the history again; the same head again receives nothing.
-            if let Some(co) = &kept {
-                let received = co.fetch.received_objects;
-                match k {
-                    1 => assert!(
-                        (1..=NEW_OBJECTS_PER_COMMIT).contains(&received),
-                        "second iteration received {received} objects for one new commit of {NEW_OBJECTS_PER_COMMIT}"
-                    ),
-                    2 => assert_eq!(received, 0, "an unchanged head received {received} objects"),
-                    _ => {}
-                }
-            }
-            drop(kept);
-        }
-    }
-    git(base, &["update-ref", "refs/pull/1/head", head]);
-    let medians: Vec<Duration> = times.into_iter().map(median).collect();
-    eprintln!("interleaved medians over {rounds} rounds:");
-    for (name, m) in names.iter().zip(&medians) {
-        eprintln!("  {name:<34} {:>9.1} ms", m.as_secs_f64() * 1e3);
-    }
-    eprintln!(
-        "  second_iteration / tree_checkout_only = {:.2} (design §10 bar: <= 1.5)",
-        medians[1].as_secs_f64() / medians[3].as_secs_f64()
-    );
-}
+const NAMES: [&str; 6] = [
+    "first_iteration_prepare",
+    "second_iteration_prepare",
+    "unchanged_prepare",
+    "depth1_floor_git_cli",
+    "reference_git_cli_full_clone",
+    "tree_checkout_only",
+];
 
-fn bench_checkout(c: &mut Criterion) {
-    let commits = env_usize("FORGELOOP_BENCH_COMMITS", 2000);
-    let files = env_usize("FORGELOOP_BENCH_FILES", 500);
+fn bench_checkout(_c: &mut Criterion) {
     let rounds = env_usize("FORGELOOP_BENCH_ROUNDS", 5).max(1);
     let root = match std::env::var_os("FORGELOOP_BENCH_DIR") {
         Some(dir) => TempDir::new_in(dir).unwrap(),
         None => TempDir::new().unwrap(),
     };
-    let started = Instant::now();
-    let (base, head) = generate(root.path(), commits, files);
-    eprintln!("generated {commits} commits x {files} files in {:.1?}", started.elapsed());
-    let url = format!("file://{}", base.display());
+    let (source, head, label) = match std::env::var_os("FORGELOOP_BENCH_REPO").filter(|p| !p.is_empty()) {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            let head = git(&path, &["rev-parse", "HEAD"]);
+            let label = format!("repository {}", path.display());
+            (path, head, label)
+        }
+        None => {
+            let commits = env_usize("FORGELOOP_BENCH_COMMITS", 2000);
+            let files = env_usize("FORGELOOP_BENCH_FILES", 500);
+            let started = Instant::now();
+            let (base, head) = generate(root.path(), commits, files);
+            eprintln!("generated {commits} commits x {files} files in {:.1?}", started.elapsed());
+            (base, head, format!("generated {commits} commits x {files} files"))
+        }
+    };
+    let served = serve(root.path(), &source, &head);
+    let url = served.url.clone();
     let repo = RepoName::parse("bench/repo").unwrap();
     let checkouts = root.path().join("checkouts");
     std::fs::create_dir_all(&checkouts).unwrap();
-    interleaved_summary(root.path(), &base, &url, &head, &repo, &checkouts, files, rounds);
+    let served_repo = Repository::open_bare(&served.dir).unwrap();
+    let head_commit = served_repo.find_commit(Oid::from_str(&head).unwrap()).unwrap();
+    let path = blob_path(&served_repo, &head_commit.tree().unwrap(), 0).expect("a file to rewrite");
+    eprintln!("{label}, served at {url}; each round rewrites {}", path.join("/"));
 
-    let mut group = c.benchmark_group("checkout");
-    group.sample_size(10).warm_up_time(Duration::from_secs(2)).measurement_time(Duration::from_secs(15));
-
-    group.bench_function("first_iteration_prepare", |b| {
-        b.iter_batched(
-            || TempDir::new_in(root.path()).unwrap(),
-            |mirrors| {
-                let co = prepare(&request(mirrors.path(), &checkouts, &repo, &url, &head)).unwrap();
-                (co, mirrors)
-            },
-            BatchSize::PerIteration,
-        )
-    });
-
-    // A warm mirror, then one new PR commit before each measured prepare.
     let warm = root.path().join("warm-mirrors");
     drop(prepare(&request(&warm, &checkouts, &repo, &url, &head)).unwrap());
-    let base_repo = Repository::open_bare(&base).unwrap();
-    let mut counter = 0;
-    let mut last_received = 0;
-    group.bench_function("second_iteration_prepare", |b| {
-        b.iter_batched(
-            || {
-                counter += 1;
-                push_new_pr_commit(&base_repo, counter, files)
-            },
-            |sha| {
-                let co: Checkout = prepare(&request(&warm, &checkouts, &repo, &url, &sha)).unwrap();
-                last_received = co.fetch.received_objects;
-                co
-            },
-            BatchSize::PerIteration,
-        )
-    });
-    eprintln!("second iteration received {last_received} objects per new commit");
-    assert!(
-        (1..=NEW_OBJECTS_PER_COMMIT).contains(&last_received),
-        "second iteration received {last_received} objects for one new commit of {NEW_OBJECTS_PER_COMMIT}"
-    );
-    let current = base_repo.refname_to_id("refs/pull/1/head").unwrap().to_string();
-
-    group.bench_function("unchanged_prepare", |b| {
-        b.iter_batched(
-            || (),
-            |()| prepare(&request(&warm, &checkouts, &repo, &url, &current)).unwrap(),
-            BatchSize::PerIteration,
-        )
-    });
-
-    // The same tree written into an empty directory from an open repository: files only.
-    let mirror_dir = warm.join("bench").join("repo.git");
-    let mirror = Repository::open_bare(&mirror_dir).unwrap();
-    let current_oid = Oid::from_str(&current).unwrap();
-    group.bench_function("tree_checkout_only", |b| {
-        b.iter_batched(
-            || TempDir::new_in(&checkouts).unwrap(),
-            |dir| {
-                tree_checkout_only(&mirror, current_oid, dir.path());
-                dir
-            },
-            BatchSize::PerIteration,
-        )
-    });
-
-    // Alternative strategy: a libgit2 local clone of the mirror (hard-links every pack and
-    // loose object), then the same detached checkout.
-    let mirror_path = mirror_dir.to_str().unwrap().to_owned();
-    group.bench_function("git2_local_clone_of_mirror", |b| {
-        b.iter_batched(
-            || TempDir::new_in(&checkouts).unwrap(),
-            |dir| {
-                git2_local_clone(&mirror_path, current_oid, dir.path());
-                dir
-            },
-            BatchSize::PerIteration,
-        )
-    });
-
-    let base_path = base.to_str().unwrap().to_owned();
-    for (name, source) in
-        [("reference_git_cli_clone_path", base_path.as_str()), ("reference_git_cli_clone_file_url", url.as_str())]
-    {
-        group.bench_function(name, |b| {
-            b.iter_batched(
-                || TempDir::new_in(&checkouts).unwrap(),
-                |dir| {
-                    reference_clone(source, &head, dir.path());
-                    dir
-                },
-                BatchSize::PerIteration,
-            )
-        });
+    let mirror = Repository::open_bare(warm.join("bench").join("repo.git")).unwrap();
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); NAMES.len()];
+    let mut bytes = [0u64; NAMES.len()];
+    let mut objects = [0usize; NAMES.len()];
+    for round in 0..rounds {
+        let (sha, new_objects) = push_new_pr_commit(&served_repo, &path, round);
+        let oid = Oid::from_str(&sha).unwrap();
+        served.take_bytes();
+        for (k, slot) in times.iter_mut().enumerate() {
+            let scratch = TempDir::new_in(&checkouts).unwrap();
+            let started = Instant::now();
+            let (kept, cli) = match k {
+                0 => (Some(prepare(&request(scratch.path(), &checkouts, &repo, &url, &sha)).unwrap()), None),
+                1 | 2 => (Some(prepare(&request(&warm, &checkouts, &repo, &url, &sha)).unwrap()), None),
+                3 => (None, Some(depth1_floor(&url, &sha, scratch.path()))),
+                // The reference clones branches only, so it checks out `main`'s tip (same size).
+                4 => (None, Some(reference_clone(&url, &head, scratch.path()))),
+                _ => {
+                    tree_checkout_only(&mirror, oid, scratch.path());
+                    (None, None)
+                }
+            };
+            slot.push(started.elapsed());
+            bytes[k] = served.take_bytes();
+            objects[k] = match (&kept, &cli) {
+                (Some(co), _) => co.fetch.received_objects,
+                (None, Some(dir)) => object_count(dir),
+                _ => 0,
+            };
+            if let Some(co) = &kept {
+                assert_eq!(co.fetch.depth, Some(1), "{} fetched at depth 1", NAMES[k]);
+            }
+            // What the README claims: a warm mirror receives only the new commit's objects,
+            // nothing of the tree or the history again; the same head again receives nothing.
+            match k {
+                1 => assert!(
+                    (1..=new_objects).contains(&objects[1]),
+                    "second iteration received {} objects for one new commit of {new_objects}",
+                    objects[1]
+                ),
+                2 => assert_eq!(objects[2], 0, "an unchanged head received {} objects", objects[2]),
+                _ => {}
+            }
+            drop(kept);
+        }
+        // The first iteration fetches what the depth-1 floor fetches, not the history.
+        assert!(
+            objects[0] <= objects[3] + 2,
+            "first iteration received {} objects, the depth-1 floor {}",
+            objects[0],
+            objects[3]
+        );
     }
-    group.finish();
+    let medians: Vec<Duration> = times.into_iter().map(median).collect();
+    eprintln!("interleaved medians over {rounds} rounds ({label}):");
+    for (name, m) in NAMES.iter().zip(&medians) {
+        eprintln!("  {name:<34} {:>9.1} ms", m.as_secs_f64() * 1e3);
+    }
+    eprintln!("received in the last round (bytes the server sent, objects the client got):");
+    for (k, name) in NAMES.iter().enumerate().take(5) {
+        eprintln!("  received {name:<34} {:>12} bytes {:>8} objects", bytes[k], objects[k]);
+    }
+    let ratio = |a: usize, b: usize| medians[a].as_secs_f64() / medians[b].as_secs_f64();
+    eprintln!("  first_iteration / depth1_floor = {:.2} (target <= 1.5)", ratio(0, 3));
+    eprintln!("  second_iteration / depth1_floor = {:.2} (target <= 1.5)", ratio(1, 3));
+    eprintln!("  first_iteration / reference_full_clone = {:.2}", ratio(0, 4));
+    drop(mirror);
+    served.rt.block_on(served.emulator.shutdown());
 }
 
 criterion_group!(benches, bench_checkout);

@@ -5,6 +5,7 @@
 #   scripts/bench.sh                      # all: redact checkout tui next_list sandbox
 #   scripts/bench.sh redact_fp            # false positives: secret masks per MB of text without secrets
 #   scripts/bench.sh checkout next_list   # some
+#   scripts/bench.sh checkout ~/src/rust-analyzer   # checkout, also on a local repository (its HEAD)
 #
 # Raw output of each part goes to $BENCH_OUT (default target/bench-logs/). Knobs:
 #   FORGELOOP_BENCH_COMMITS / FORGELOOP_BENCH_FILES  checkout repository (default 20000 / 5000,
@@ -13,8 +14,6 @@
 #   FORGELOOP_BENCH_DIR                              where generated data lives (default: $TMPDIR)
 #   FORGELOOP_BENCH_MB                               redaction log size (default 100)
 #   FORGELOOP_FP_REGISTRY_MB                         redact_fp: MB of ~/.cargo/registry/src *.rs (default 1000)
-#   BENCH_FULL=1                                     also run the checkout bench's criterion groups
-#                                                    (the table uses its interleaved medians)
 #   BENCH_REUSE=1                                    build the table from the raw logs of an
 #                                                    earlier run where they exist (no re-run)
 set -euo pipefail
@@ -22,8 +21,15 @@ cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 out=${BENCH_OUT:-target/bench-logs}
 mkdir -p "$out"
-parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(redact checkout tui next_list sandbox)
+parts=()
+repos=()
+# A directory argument is a local repository for the checkout part.
+for arg in "$@"; do
+    if [ -d "$arg" ]; then repos+=("$(cd "$arg" && pwd)"); else parts+=("$arg"); fi
+done
+if [ ${#parts[@]} -eq 0 ]; then
+    if [ ${#repos[@]} -gt 0 ]; then parts=(checkout); else parts=(redact checkout tui next_list sandbox); fi
+fi
 
 rows=()
 row() { rows+=("| $1 | $2 | $3 | $4 |"); }
@@ -81,22 +87,47 @@ for part in "${parts[@]}"; do
     checkout)
         commits=${FORGELOOP_BENCH_COMMITS:-20000}
         files=${FORGELOOP_BENCH_FILES:-5000}
-        step "checkout, $commits commits × $files files"
-        filter=(--output-format bencher)
-        [ "${BENCH_FULL:-0}" = 1 ] || filter+=(interleaved-summary-only)
-        FORGELOOP_BENCH_COMMITS=$commits FORGELOOP_BENCH_FILES=$files \
-            measure cargo bench --bench checkout -- "${filter[@]}"
-        med() { sed -nE "s/^ +$1 +([0-9.]+) ms$/\1/p" "$log" | head -1; }
-        ref=$(med reference_git_cli_clone_path)
-        first=$(med first_iteration_prepare)
-        second=$(med second_iteration_prepare)
-        tree=$(med tree_checkout_only)
-        row "checkout, first iteration (new mirror), $commits commits × $files files" "$first ms" \
-            "git clone --no-checkout + checkout --detach: $ref ms" "$(ratio "$first" "$ref")×"
-        row "checkout, second iteration (warm mirror, 1 new commit)" "$second ms" \
-            "git clone --no-checkout + checkout --detach: $ref ms" "$(ratio "$second" "$ref")×"
-        row "checkout, second iteration vs writing the tree only" "$second ms" \
-            "tree checkout only: $tree ms (target ≤ 1.5×)" "$(ratio "$second" "$tree")×"
+        sources=("")
+        [ ${#repos[@]} -gt 0 ] && sources+=("${repos[@]}")
+        for source in "${sources[@]}"; do
+            if [ -z "$source" ]; then
+                label="$commits commits × $files files"
+                log="$out/checkout.log"
+            else
+                label="$(basename "$source") ($(git -C "$source" rev-list --count HEAD) commits)"
+                log="$out/checkout-$(basename "$source").log"
+            fi
+            step "checkout over smart HTTP, $label"
+            FORGELOOP_BENCH_COMMITS=$commits FORGELOOP_BENCH_FILES=$files FORGELOOP_BENCH_REPO=$source \
+                measure cargo bench --bench checkout
+            med() { sed -nE "s/^ +$1 +([0-9.]+) ms$/\1/p" "$log" | head -1; }
+            # got NAME: "BYTES OBJECTS" the method received in the last round.
+            got() { sed -nE "s/^ +received $1 +([0-9]+) bytes +([0-9]+) objects$/\1 \2/p" "$log" | head -1; }
+            said() { awk -v b="$1" -v o="$2" 'BEGIN { printf "%.2f MiB, %d objects", b / 1048576, o }'; }
+            first=$(med first_iteration_prepare)
+            second=$(med second_iteration_prepare)
+            floor=$(med depth1_floor_git_cli)
+            ref=$(med reference_git_cli_full_clone)
+            read -r first_b first_o <<<"$(got first_iteration_prepare)"
+            read -r second_b second_o <<<"$(got second_iteration_prepare)"
+            read -r floor_b floor_o <<<"$(got depth1_floor_git_cli)"
+            read -r ref_b ref_o <<<"$(got reference_git_cli_full_clone)"
+            # The bench asserts this too; the table is never built from a run that broke it.
+            if [ -z "$second_o" ] || [ "$second_o" -lt 1 ] || [ "$second_o" -gt 8 ]; then
+                echo "second iteration received '${second_o}' objects for one new commit (expected 1 to 8)" >&2
+                exit 1
+            fi
+            floor_said="depth-1 floor (git fetch --depth 1 + checkout): $floor ms, $(said "$floor_b" "$floor_o")"
+            row "checkout, first iteration (new mirror, depth 1), $label" \
+                "$first ms, $(said "$first_b" "$first_o")" "$floor_said (target ≤ 1.5×)" "$(ratio "$first" "$floor")×"
+            row "checkout, second iteration (1 new commit), $label" \
+                "$second ms, $(awk -v b="$second_b" 'BEGIN { printf "%.1f KiB", b / 1024 }'), $second_o objects" \
+                "$floor_said (target ≤ 1.5×)" "$(ratio "$second" "$floor")×"
+            row "reference tool: git clone --no-checkout + checkout --detach, $label" \
+                "$ref ms, $(said "$ref_b" "$ref_o")" "$floor_said" "$(ratio "$ref" "$floor")×"
+            row "checkout, first iteration vs the reference tool's full clone, $label" "$first ms" \
+                "full clone: $ref ms" "$(ratio "$first" "$ref")×"
+        done
         ;;
     tui)
         step "control room, 1,000 cycles, 1 GiB log"

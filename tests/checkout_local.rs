@@ -29,6 +29,9 @@ fn checks_out_the_pr_head_detached_and_clean() {
     assert_eq!(git(co.path(), &["rev-parse", "HEAD^{tree}"]), co.tree_sha);
     assert!(head_is_detached(co.path()));
     assert_eq!(status(co.path()), "", "checkout must be clean");
+    // libgit2 cannot fetch shallow from a local repository: file:// URLs fetch in full.
+    assert_eq!((co.fetch.depth, co.fetch.shallow), (None, false));
+    assert_eq!(git(co.path(), &["rev-list", "--count", "HEAD"]), "2");
     // No active hooks from a template directory end up in a checkout that tests run in
     // (libgit2's built-in template only writes inert `*.sample` files).
     for hook in std::fs::read_dir(co.path().join(".git/hooks")).unwrap() {

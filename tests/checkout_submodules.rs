@@ -163,6 +163,7 @@ mod token_scope {
                 submodules: true,
                 submodule_token_owners: owners,
                 fetch_exact_sha: false,
+                history: forgeloop::domain::commands::History::Shallow,
                 checkouts_root: Some(&checkouts),
                 cancel: None,
             })

@@ -85,3 +85,50 @@ fn doctor_reports_each_check_with_a_fix() {
     assert_eq!(token["ok"], false);
     assert!(token["fix"].as_str().unwrap().contains("GH_TOKEN"));
 }
+
+#[test]
+fn gc_deletes_mirrors_unused_for_30_days_unless_in_use_and_doctor_reports_them() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "x", support::world::CALC_FIXED);
+    w.cycle("c.json", &[]);
+    assert_eq!(w.forge_pr("c.json", &format!("acme/widget#{n}"), &[]).code, 0);
+    let mirror = w.sb.home().join("mirrors/acme/widget.git");
+    assert!(mirror.join("shallow").is_file(), "the first iteration made a shallow mirror");
+    let mirrors_check = || {
+        let out = w.run(&["doctor"]).json();
+        let check = out["checks"].as_array().unwrap().iter().find(|c| c["name"] == "mirrors").cloned();
+        check.unwrap_or_else(|| panic!("no mirrors check: {out:#}"))
+    };
+    let fresh = mirrors_check();
+    assert_eq!((fresh["ok"].as_bool(), fresh["info"].as_bool()), (Some(true), Some(true)), "{fresh:#}");
+    let detail = fresh["detail"].as_str().unwrap().to_owned();
+    assert!(detail.starts_with("1 mirrors (1 shallow), ") && detail.contains("; 0 unused for 30+ days"), "{detail}");
+
+    // Used just now: kept.
+    let kept = w.run(&["gc"]);
+    assert_eq!(kept.code, 0, "{}", kept.stderr);
+    assert_eq!((kept.json()["status"].as_str(), kept.json()["kept"].as_u64()), (Some("GC_DONE"), Some(1)));
+    assert!(mirror.exists());
+
+    // Last used 40 days ago: doctor counts it, gc deletes it — but not while a cycle holds its lock.
+    let marker = std::fs::File::options().write(true).open(mirror.join("forgeloop-last-used")).unwrap();
+    marker.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 24 * 3600)).unwrap();
+    assert!(mirrors_check()["detail"].as_str().unwrap().contains("; 1 unused for 30+ days"));
+    let lock = std::fs::File::open(w.sb.home().join("mirrors/acme/widget.git.lock")).unwrap();
+    lock.lock().unwrap();
+    let busy = w.run(&["gc"]).json();
+    assert_eq!(
+        (busy["removed"].as_array().unwrap().len(), busy["in_use"][0]["repository"].as_str()),
+        (0, Some("acme/widget"))
+    );
+    assert!(mirror.exists());
+    drop(lock);
+    let dry = w.run(&["gc", "--dry-run"]).json();
+    assert_eq!(dry["removed"][0]["repository"], "acme/widget");
+    assert!(mirror.exists());
+    let done = w.run(&["gc"]).json();
+    assert_eq!(done["removed"][0]["repository"], "acme/widget");
+    assert!(done["freed_bytes"].as_u64().unwrap() > 0 && done["removed"][0]["unused_days"] == 40);
+    assert!(!mirror.exists());
+}

@@ -374,7 +374,45 @@ fn the_second_iteration_fetches_only_new_objects() {
     assert_eq!(fetches[1]["mirror_created"], false);
     let (first, second) =
         (fetches[0]["received_objects"].as_u64().unwrap(), fetches[1]["received_objects"].as_u64().unwrap());
-    assert!(first >= 60 && second > 0 && second <= 5, "first fetch {first} objects, second {second}");
+    // Both at depth 1 (design §5.2.2): the first brings one commit with its trees and blobs (the
+    // 30 history files, the project's few), not the 30 earlier commits; the second only what is new.
+    assert_eq!((fetches[0]["depth"].as_u64(), fetches[1]["depth"].as_u64()), (Some(1), Some(1)));
+    assert_eq!((fetches[0]["shallow"].as_bool(), fetches[1]["shallow"].as_bool()), (Some(true), Some(true)));
+    assert!((31..=45).contains(&first) && second > 0 && second <= 5, "first fetch {first} objects, second {second}");
+}
+
+#[test]
+fn a_full_history_profile_gets_the_history_and_tags_git_describe_needs() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let tagged = std::process::Command::new("git")
+        .current_dir(&repo.path)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid", "tag", "-a", "v0.1", "-m", "v0.1", "main"])
+        .status()
+        .unwrap();
+    assert!(tagged.success());
+    for i in 0..3 {
+        w.commit(&repo, "main", &[(&format!("history/{i}.txt"), "x\n")], "history");
+    }
+    let n = w.pr(&repo, "x", CALC_FIXED);
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    w.cycle("c.json", &[]);
+    let commands = r#"{"commands": [["sh", "test.sh"], ["git", "rev-list", "--count", "HEAD"], ["git", "describe"]],
+                       "history": "full"}"#;
+    fs::write(w.path("commands.json"), commands).unwrap();
+    let run = w.forge_pr("c.json", &format!("acme/widget#{n}"), &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["report"]["status"], "TEST_PASSED");
+    let log = fs::read_to_string(w.path(&format!("c.d/runs/1-{}.log", &head[..12]))).unwrap();
+    // The emulator's initial commit, project, 3 history commits, the PR's: 6; the head is 4 past the tag.
+    assert!(log.contains("\n6\n") && log.contains("v0.1-4-g"), "{log}");
+    let events = w.run(&["log", "--state", "c.json"]).json();
+    let fetch =
+        events["events"].as_array().unwrap().iter().find(|e| e["kind"] == "run_finished").unwrap()["data"]["fetch"]
+            .clone();
+    assert_eq!((fetch["depth"].is_null(), &fetch["shallow"]), (true, &Value::Bool(false)), "{fetch}");
 }
 
 #[test]

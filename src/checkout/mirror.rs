@@ -1,9 +1,11 @@
 //! The per-repository bare mirror: where it lives, who may use it, and fetching into it.
 //!
 //! One mirror per base repository at `<root>/<owner>/<repo>.git` (lowercase, as GitHub names are
-//! case-insensitive), guarded by an exclusive lock on `<root>/<owner>/<repo>.git.lock`. It only
-//! ever grows: fetches add packs, nothing prunes, and `gc.auto=0` keeps a stray `git gc` from
-//! dropping objects that a checkout borrows through `objects/info/alternates`.
+//! case-insensitive), guarded by an exclusive lock on `<root>/<owner>/<repo>.git.lock`. While in
+//! use it only grows: fetches add packs, and `gc.auto=0` keeps a stray `git gc` from dropping
+//! objects that a checkout borrows through `objects/info/alternates`. It starts shallow (PR heads
+//! fetched at depth 1) and is deepened in place when a profile asks for full history (design
+//! §5.2.2); `forgeloop gc` deletes whole mirrors unused for 30 days, under their lock.
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::path::{Component, Path, PathBuf};
@@ -88,6 +90,49 @@ pub(crate) fn open_or_init(dir: &Path) -> Result<(Repository, bool), CheckoutErr
     Ok((repo, true))
 }
 
+/// The file whose mtime says when the mirror was last used (touched under the lock on each use;
+/// atime is not trusted: `noatime`/`relatime` mounts do not keep it).
+pub(crate) const LAST_USED_FILE: &str = "forgeloop-last-used";
+
+/// Records that the mirror is being used now (call with the lock held).
+pub(crate) fn touch_last_used(dir: &Path) -> Result<(), CheckoutError> {
+    let path = dir.join(LAST_USED_FILE);
+    let file = nofollow::open(OpenOptions::new().create(true).truncate(false).write(true), &path)
+        .map_err(|source| CheckoutError::Disk { action: "recording the last use of", path: path.clone(), source })?;
+    file.set_modified(std::time::SystemTime::now()).map_err(|source| CheckoutError::Disk {
+        action: "recording the last use of",
+        path,
+        source,
+    })
+}
+
+/// True if the mirror has no refs yet (new, or its first fetch failed).
+pub(crate) fn has_no_refs(repo: &Repository) -> bool {
+    repo.references().map(|mut refs| refs.next().is_none()).unwrap_or(true)
+}
+
+/// How much history a fetch asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// Everything the mirror lacks (a full mirror, or a transport without shallow support).
+    Full,
+    /// The wanted commit alone (its parents become shallow roots).
+    One,
+    /// Everything, removing the mirror's shallow roots (`git fetch --unshallow`).
+    Unshallow,
+}
+
+impl Depth {
+    fn libgit2(self) -> i32 {
+        match self {
+            Depth::Full => 0,
+            Depth::One => 1,
+            // GIT_FETCH_DEPTH_UNSHALLOW
+            Depth::Unshallow => i32::MAX,
+        }
+    }
+}
+
 /// The local ref a PR head is fetched into.
 pub(crate) fn pr_ref_name(pr_number: u64) -> String {
     format!("refs/forgeloop/pull/{pr_number}")
@@ -103,6 +148,7 @@ pub(crate) fn fetch(
     mirror: &Repository,
     url: &str,
     refspecs: &[&str],
+    depth: Depth,
     auth: &Auth<'_>,
     cancel: Option<&AtomicBool>,
     stats: &mut FetchStats,
@@ -117,6 +163,7 @@ pub(crate) fn fetch(
     proxy.auto();
     let mut options = FetchOptions::new();
     options.remote_callbacks(callbacks).download_tags(AutotagOption::None).prune(FetchPrune::Off).proxy_options(proxy);
+    options.depth(depth.libgit2());
 
     // Anonymous: the URL is not stored in the mirror's config, so a renamed repository needs no repair.
     let mut remote = mirror.remote_anonymous(url)?;
@@ -190,11 +237,11 @@ mod tests {
         let cancel = AtomicBool::new(true);
         let mut stats = FetchStats::default();
         let spec = "+refs/pull/1/head:refs/forgeloop/pull/1";
-        assert!(fetch(&mirror, &url, &[spec], &auth, Some(&cancel), &mut stats).is_err());
+        assert!(fetch(&mirror, &url, &[spec], Depth::Full, &auth, Some(&cancel), &mut stats).is_err());
         assert_eq!(ref_target(&mirror, "refs/forgeloop/pull/1"), None);
 
         cancel.store(false, Ordering::Relaxed);
-        fetch(&mirror, &url, &[spec], &auth, Some(&cancel), &mut stats).unwrap();
+        fetch(&mirror, &url, &[spec], Depth::Full, &auth, Some(&cancel), &mut stats).unwrap();
         assert!(ref_target(&mirror, "refs/forgeloop/pull/1").is_some());
         assert_eq!(mirror.config().unwrap().get_i32("gc.auto").unwrap(), 0);
     }

@@ -5,10 +5,17 @@
 //! repository into `refs/forgeloop/pull/N` → verify it is the API's SHA (else [`CheckoutError::HeadMoved`])
 //! → `git init` a temp dir whose object store borrows the mirror's (alternates) → detached checkout
 //! → unlock → submodules if asked. Blocking; call it from `spawn_blocking`.
+//!
+//! How much is fetched ([`fetch_depth`]): with the default `history: shallow` a new mirror gets
+//! the PR head at depth 1, and a shallow mirror keeps being fetched at depth 1 (measured cheapest,
+//! design §5.2.2); `history: full` deepens a shallow mirror in place (`--unshallow`). A mirror
+//! that already has full history stays full (its incremental fetches are small). libgit2's local
+//! transport (`file://`, paths) cannot fetch shallow, so local URLs always fetch in full.
 
 mod auth;
 mod error;
 mod mirror;
+mod prune;
 mod submodules;
 mod url_policy;
 mod worktree;
@@ -22,8 +29,10 @@ use git2::{ErrorClass, ErrorCode, Oid, Repository};
 use tempfile::TempDir;
 
 pub use error::CheckoutError;
+pub use prune::{DEFAULT_UNUSED_DAYS, GcOutcome, MirrorInfo, collect as collect_mirrors, survey as survey_mirrors};
 pub use url_policy::{AllowedUrl, check_clone_url};
 
+use crate::domain::commands::History;
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::normalize_sha;
 use auth::{Auth, AuthOutcome, TokenScope};
@@ -31,6 +40,8 @@ use error::scrub;
 
 /// Prefix of every checkout directory (the redactor and cleanup tools can recognise them).
 pub const CHECKOUT_PREFIX: &str = "forgeloop-checkout-";
+
+const TAGS_REFSPEC: &str = "+refs/tags/*:refs/tags/*";
 
 const CONNECT_TIMEOUT_MS: i32 = 30_000;
 const IO_TIMEOUT_MS: i32 = 300_000;
@@ -60,6 +71,8 @@ pub struct CheckoutRequest<'a> {
     pub fetch_exact_sha: bool,
     /// Where the temporary checkout directory is created; `None` = the system temp directory.
     pub checkouts_root: Option<&'a Path>,
+    /// The commands profile's `history`: the PR head alone (depth 1) or all of its history.
+    pub history: History,
     /// Set to true to abort: fetch transfers stop at the next progress callback.
     pub cancel: Option<Arc<AtomicBool>>,
 }
@@ -79,6 +92,7 @@ impl std::fmt::Debug for CheckoutRequest<'_> {
             .field("submodule_token_owners", &self.submodule_token_owners)
             .field("fetch_exact_sha", &self.fetch_exact_sha)
             .field("checkouts_root", &self.checkouts_root)
+            .field("history", &self.history)
             .field("cancel", &self.cancel)
             .finish()
     }
@@ -96,6 +110,12 @@ pub struct FetchStats {
     pub fetched: bool,
     /// The mirror was created by this call (first iteration for this repository).
     pub mirror_created: bool,
+    /// The depth asked of the server: `Some(1)` for a shallow fetch, `None` for full history.
+    pub depth: Option<u32>,
+    /// A shallow mirror was deepened to full history by this call (not recloned).
+    pub deepened: bool,
+    /// The mirror is shallow after the fetch (the checkout has no history beyond its roots).
+    pub shallow: bool,
 }
 
 /// A prepared checkout; dropping it deletes the directory (use [`Checkout::keep`] to keep it).
@@ -172,15 +192,27 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
     let paths = mirror::mirror_paths(req.mirrors_root, req.repo)?;
     let lock = mirror::lock(&paths.lock, cancel)?;
     let (mirror_repo, mirror_created) = mirror::open_or_init(&paths.dir)?;
+    mirror::touch_last_used(&paths.dir)?;
 
-    let mut fetch = FetchStats { mirror_created, ..FetchStats::default() };
+    let depth = fetch_depth(req.clone_url, req.history, mirror::has_no_refs(&mirror_repo), mirror_repo.is_shallow());
+    let mut fetch = FetchStats {
+        mirror_created,
+        depth: (depth == mirror::Depth::One).then_some(1),
+        deepened: depth == mirror::Depth::Unshallow,
+        ..FetchStats::default()
+    };
     let local_ref = mirror::pr_ref_name(req.pr_number);
     let before = mirror::ref_target(&mirror_repo, &local_ref);
     let refspec = format!("+refs/pull/{}/head:{local_ref}", req.pr_number);
     let ctx = FetchContext { url: req.clone_url, pr_number: req.pr_number, token, cancel };
 
     let auth = Auth::new(token, TokenScope::origin_of(req.clone_url));
-    mirror::fetch(&mirror_repo, req.clone_url, &[&refspec], &auth, cancel, &mut fetch)
+    // Full history brings the tags too, so `git describe` works in the checkout.
+    let refspecs: &[&str] = match req.history {
+        History::Full => &[&refspec, TAGS_REFSPEC],
+        History::Shallow => &[&refspec],
+    };
+    mirror::fetch(&mirror_repo, req.clone_url, refspecs, depth, &auth, cancel, &mut fetch)
         .map_err(|e| ctx.classify(&e, &auth))?;
     let found = mirror::ref_target(&mirror_repo, &local_ref).ok_or_else(|| CheckoutError::PrRefMissing {
         url: req.clone_url.to_owned(),
@@ -198,7 +230,11 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         if mirror_repo.find_commit(expected_oid).is_err() {
             let by_sha = format!("+{expected}:refs/forgeloop/sha/{expected}");
             let auth = Auth::new(token, TokenScope::origin_of(req.clone_url));
-            if let Err(e) = mirror::fetch(&mirror_repo, req.clone_url, &[&by_sha], &auth, cancel, &mut fetch) {
+            // Depth 1 unless deepening (the deepening fetch above already brought full history).
+            let by_sha_depth = if depth == mirror::Depth::Unshallow { mirror::Depth::Full } else { depth };
+            if let Err(e) =
+                mirror::fetch(&mirror_repo, req.clone_url, &[&by_sha], by_sha_depth, &auth, cancel, &mut fetch)
+            {
                 return Err(match ctx.classify(&e, &auth) {
                     e @ (CheckoutError::Cancelled
                     | CheckoutError::AuthFailed { .. }
@@ -224,6 +260,13 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         source,
     })?;
     let tree = worktree::materialize(&paths.dir, dir.path(), req.clone_url, expected_oid)?;
+    fetch.shallow = mirror_repo.is_shallow();
+    if fetch.shallow {
+        worktree::copy_shallow_roots(&paths.dir, dir.path())?;
+    }
+    if req.history == History::Full {
+        worktree::copy_tags(&mirror_repo, dir.path())?;
+    }
     drop(mirror_repo);
     drop(lock);
 
@@ -253,6 +296,18 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         fetch,
         mirror: paths.dir,
     })
+}
+
+/// What to ask the server for (design §5.2.2). `empty`: the mirror has no refs yet.
+fn fetch_depth(url: &str, history: History, empty: bool, shallow: bool) -> mirror::Depth {
+    let network = url.starts_with("https://") || url.starts_with("http://");
+    match history {
+        _ if !network => mirror::Depth::Full,
+        History::Full if shallow => mirror::Depth::Unshallow,
+        History::Full => mirror::Depth::Full,
+        History::Shallow if empty || shallow => mirror::Depth::One,
+        History::Shallow => mirror::Depth::Full,
+    }
 }
 
 struct FetchContext<'a> {
@@ -337,10 +392,25 @@ mod tests {
             submodule_token_owners: &[],
             fetch_exact_sha: false,
             checkouts_root: None,
+            history: History::Shallow,
             cancel: None,
         };
         let text = format!("{req:?}");
         assert!(!text.contains("tok-value-123") && text.contains("[REDACTED]"), "{text}");
+    }
+
+    #[test]
+    fn depth_follows_history_mirror_and_transport() {
+        use mirror::Depth;
+        let https = "https://github.com/a/b.git";
+        assert_eq!(fetch_depth(https, History::Shallow, true, false), Depth::One);
+        assert_eq!(fetch_depth(https, History::Shallow, false, true), Depth::One);
+        assert_eq!(fetch_depth(https, History::Shallow, false, false), Depth::Full);
+        assert_eq!(fetch_depth(https, History::Full, true, false), Depth::Full);
+        assert_eq!(fetch_depth(https, History::Full, false, true), Depth::Unshallow);
+        assert_eq!(fetch_depth("http://127.0.0.1:9/a/b.git", History::Shallow, true, false), Depth::One);
+        assert_eq!(fetch_depth("file:///srv/b.git", History::Shallow, true, false), Depth::Full);
+        assert_eq!(fetch_depth("/srv/b.git", History::Full, false, true), Depth::Full);
     }
 
     #[test]

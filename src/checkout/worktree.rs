@@ -62,6 +62,43 @@ pub(crate) fn materialize(mirror_dir: &Path, dir: &Path, clone_url: &str, commit
     Ok(commit.tree_id())
 }
 
+/// Gives the checkout the shallow mirror's roots, so git in it sees a shallow repository (whose
+/// `git log` stops at the fetched commit) instead of missing parent objects.
+pub(crate) fn copy_shallow_roots(mirror_dir: &Path, dir: &Path) -> Result<(), CheckoutError> {
+    let from = mirror_dir.join("shallow");
+    let to = dir.join(".git").join("shallow");
+    fs::copy(&from, &to).map(drop).map_err(|source| CheckoutError::Disk {
+        action: "copying the shallow roots to",
+        path: to,
+        source,
+    })
+}
+
+/// Gives the checkout the mirror's tags (one `packed-refs` file; the objects are borrowed), so
+/// `git describe` works in a full-history checkout.
+pub(crate) fn copy_tags(mirror: &Repository, dir: &Path) -> Result<(), CheckoutError> {
+    let git = |e: git2::Error| CheckoutError::Git { step: "listing the mirror's tags", detail: e.to_string() };
+    let mut lines = String::from("# pack-refs with: sorted\n");
+    let mut tags = Vec::new();
+    for reference in mirror.references_glob("refs/tags/*").map_err(git)? {
+        let reference = reference.map_err(git)?;
+        if let (Ok(name), Some(target)) = (reference.name(), reference.target())
+            && !name.contains(['\n', ' '])
+        {
+            tags.push((name.to_owned(), target));
+        }
+    }
+    if tags.is_empty() {
+        return Ok(());
+    }
+    tags.sort();
+    for (name, target) in tags {
+        lines.push_str(&format!("{target} {name}\n"));
+    }
+    let path = dir.join(".git").join("packed-refs");
+    fs::write(&path, lines).map_err(|source| CheckoutError::Disk { action: "writing", path, source })
+}
+
 /// True if any directory of `tree` has a `.gitattributes` entry.
 fn has_gitattributes(tree: &Tree<'_>) -> Result<bool, git2::Error> {
     let mut found = false;

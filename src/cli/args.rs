@@ -74,6 +74,8 @@ pub enum Command {
     Redact(RedactArgs),
     /// Check git, GitHub access, the token, the registry and the home directory
     Doctor,
+    /// Delete the git mirrors no cycle has used for 30 days (--unused-days); ones in use are kept
+    Gc(GcArgs),
     /// Print shell completions
     Completions(CompletionsArgs),
     /// Test infrastructure: serve the GitHub emulator on 127.0.0.1 (tests and the demo only)
@@ -110,6 +112,7 @@ impl Command {
             | Command::Extend(_)
             | Command::Project(_)
             | Command::Redact(_)
+            | Command::Gc(_)
             | Command::Completions(_) => false,
             Command::Status(_)
             | Command::Test(_)
@@ -195,6 +198,16 @@ pub struct TestArgs {
     pub submodules: bool,
     #[arg(long)]
     pub keep_checkout: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Delete mirrors unused for at least this many days
+    #[arg(long, value_name = "DAYS", default_value_t = crate::checkout::DEFAULT_UNUSED_DAYS)]
+    pub unused_days: u64,
+    /// Only list what would be deleted
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

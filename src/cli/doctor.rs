@@ -50,6 +50,7 @@ pub fn run(mut ctx: Ctx) -> Result<i32> {
     let mut checks = vec![git_check(), dir_check("home", ctx.home.root()), dir_check("cycles", &ctx.home.cycles_dir())];
     checks.push(registry_check(&ctx));
     checks.push(sandbox_check(&ctx));
+    checks.push(mirrors_check(&ctx));
     checks.extend(github_checks(&mut ctx));
     checks.push(terminal_check(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()));
     let healthy = checks.iter().all(|c| c.ok);
@@ -117,6 +118,36 @@ fn sandbox_check(ctx: &Ctx) -> Check {
         ),
         Err(other) => problem("sandbox", other.to_string(), "see the message"),
     }
+}
+
+/// The git mirrors: information (they are a cache), with what `forgeloop gc` would free.
+fn mirrors_check(ctx: &Ctx) -> Check {
+    let root = ctx.home.mirrors_dir();
+    match checkout::survey_mirrors(&root, std::time::SystemTime::now()) {
+        Ok(mirrors) => {
+            let days = checkout::DEFAULT_UNUSED_DAYS;
+            let total: u64 = mirrors.iter().map(|m| m.bytes).sum();
+            let unused: Vec<_> = mirrors.iter().filter(|m| m.unused_days >= days).collect();
+            let unused_bytes: u64 = unused.iter().map(|m| m.bytes).sum();
+            let shallow = mirrors.iter().filter(|m| m.shallow).count();
+            let detail = format!(
+                "{} mirrors ({shallow} shallow), {} in {}; {} unused for {days}+ days ({}): `forgeloop gc` deletes those",
+                mirrors.len(),
+                mebibytes(total),
+                root.display(),
+                unused.len(),
+                mebibytes(unused_bytes),
+            );
+            Check { name: "mirrors", ok: true, info: true, detail, fix: None }
+        }
+        Err(err) => {
+            problem("mirrors", err.to_string(), "see the message; the mirrors are a cache, deleting them is safe")
+        }
+    }
+}
+
+fn mebibytes(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
 fn registry_check(ctx: &Ctx) -> Check {

@@ -155,6 +155,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::GithubEmulator(args) => github_cmds::emulator(&args),
         Command::Redact(args) => redact_cmd::run(ctx, &args),
         Command::Doctor => doctor::run(ctx.clone()),
+        Command::Gc(args) => gc(ctx, &args),
         Command::Reply(args) => reply(ctx, args),
         Command::Handoff(args) => handoff(ctx, &args.result, false),
         Command::Iterate(args) => handoff(ctx, &args.result, true),
@@ -273,6 +274,21 @@ fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
     };
     let (outcome, _) = crate::cycle::reply::reply(ctx, &paths, &text, correction)?;
     Ok(output::json(&ctx.redactor, &outcome))
+}
+
+/// `forgeloop gc`: deletes the mirrors unused for `--unused-days` (design §5.2.2).
+fn gc(ctx: &Ctx, args: &args::GcArgs) -> Result<i32> {
+    let outcome = crate::checkout::collect_mirrors(
+        &ctx.home.mirrors_dir(),
+        args.unused_days,
+        std::time::SystemTime::now(),
+        args.dry_run,
+    )
+    .map_err(crate::error::Error::Checkout)?;
+    let doc = json!({"status": Word::GcDone, "dry_run": args.dry_run, "unused_days": args.unused_days,
+                     "removed": outcome.removed, "in_use": outcome.in_use, "kept": outcome.kept,
+                     "freed_bytes": outcome.freed_bytes});
+    Ok(output::json(&ctx.redactor, &doc))
 }
 
 fn parse_status(text: &str) -> Result<Status> {

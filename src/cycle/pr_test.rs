@@ -230,6 +230,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         json!({"iteration": iteration, "pr": pr.shorthand(), "head_sha": report.head_sha, "status": report.status,
                "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated,
                "fetch": {"mirror_created": done.fetch.mirror_created, "fetched": done.fetch.fetched,
+                         "depth": done.fetch.depth, "shallow": done.fetch.shallow, "deepened": done.fetch.deepened,
                          "received_objects": done.fetch.received_objects, "received_bytes": done.fetch.received_bytes}}),
     );
     let mut events = vec![event];
@@ -371,9 +372,11 @@ async fn execute(
         opts.submodules,
         cancel_flag,
         ctx.config.checkout.submodule_token_owners.clone(),
+        commands.history,
     );
     let prepared = tokio::task::spawn_blocking(move || {
-        let (mirrors, repo, clone_url, number, sha, token, allow_insecure_local, submodules, cancel, owners) = request;
+        let (mirrors, repo, clone_url, number, sha, token, allow_insecure_local, submodules, cancel, owners, history) =
+            request;
         checkout::prepare(&CheckoutRequest {
             mirrors_root: &mirrors,
             repo: &repo,
@@ -386,6 +389,7 @@ async fn execute(
             submodule_token_owners: &owners,
             fetch_exact_sha: false,
             checkouts_root: None,
+            history,
             cancel: Some(cancel),
         })
     })

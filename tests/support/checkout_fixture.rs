@@ -91,6 +91,7 @@ impl Fixture {
             submodules: false,
             submodule_token_owners: &[],
             fetch_exact_sha: false,
+            history: forgeloop::domain::commands::History::Shallow,
             checkouts_root: Some(&self.checkouts),
             cancel: None,
         }

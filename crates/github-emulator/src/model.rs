@@ -76,6 +76,8 @@ pub struct LoggedRequest {
     /// The request carried an `Authorization` header (its value is never kept), so tests can
     /// tell where a client sent credentials.
     pub credentials: bool,
+    /// Bytes of the response body (0 while it is being answered): what a git fetch received.
+    pub response_bytes: u64,
     #[serde(skip)]
     pub(crate) seq: u64,
 }

@@ -438,7 +438,7 @@ impl Core {
         self.state().requests.clear();
     }
 
-    /// Starts a log entry; [`Core::finish_request`] fills in the status.
+    /// Starts a log entry; [`Core::finish_request`] fills in the status and size.
     pub fn log_request(&self, method: &str, path: &str, query: &str, credentials: bool) -> u64 {
         let mut state = self.state();
         state.next_request += 1;
@@ -452,15 +452,17 @@ impl Core {
             query: query.to_owned(),
             status: 0,
             credentials,
+            response_bytes: 0,
             seq,
         });
         seq
     }
 
-    pub fn finish_request(&self, seq: u64, status: u16) {
+    pub fn finish_request(&self, seq: u64, status: u16, response_bytes: u64) {
         let mut state = self.state();
         if let Some(entry) = state.requests.iter_mut().rev().find(|r| r.seq == seq) {
             entry.status = status;
+            entry.response_bytes = response_bytes;
         }
     }
 

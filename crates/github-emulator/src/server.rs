@@ -64,7 +64,8 @@ async fn handle(core: Arc<Core>, request: Request<Incoming>) -> Resp {
     let credentials = request.headers().contains_key(http::header::AUTHORIZATION);
     let seq = core.log_request(method.as_str(), &raw_path, &query, credentials);
     let response = respond(&core, request, &method, &raw_path, &query).await;
-    core.finish_request(seq, response.status().as_u16());
+    let bytes = hyper::body::Body::size_hint(response.body()).exact().unwrap_or(0);
+    core.finish_request(seq, response.status().as_u16(), bytes);
     response
 }
 

@@ -49,6 +49,33 @@ pub struct CommandsProfile {
     /// A memory cap for the run, where the machine allows one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u64>,
+    /// How much history the checkout gets (design §5.2.2): the PR head alone (default) or all of it.
+    #[serde(default, skip_serializing_if = "History::is_shallow")]
+    pub history: History,
+}
+
+/// The commands file's `"history"`: `"shallow"` (the default: the PR head commit fetched at
+/// depth 1, enough to build and test its tree) or `"full"` (every ancestor, for suites that run
+/// `git describe`, `git log` or changelog checks).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum History {
+    #[default]
+    Shallow,
+    Full,
+}
+
+impl History {
+    pub fn is_shallow(&self) -> bool {
+        *self == History::Shallow
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            History::Shallow => "shallow",
+            History::Full => "full",
+        }
+    }
 }
 
 fn is_false(value: &bool) -> bool {
@@ -66,6 +93,7 @@ impl CommandsProfile {
             read_paths: Vec::new(),
             write_paths: Vec::new(),
             memory_mb: None,
+            history: History::Shallow,
         }
     }
 
@@ -82,7 +110,7 @@ pub enum CommandsError {
     #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
     Shape(String),
     #[error(
-        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb (and per command: argv, timeout_s, env)"
+        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, history (and per command: argv, timeout_s, env)"
     )]
     UnknownKey(String),
     #[error("invalid environment variable name {0:?}")]
@@ -99,6 +127,10 @@ pub enum CommandsError {
     Network,
     #[error("memory_mb must be a whole number of megabytes from 16 to {MAX_MEMORY_MB}")]
     Memory,
+    #[error(
+        "\"history\" must be \"shallow\" (the default: only the PR head commit) or \"full\" (all of its history, for git describe or changelog checks)"
+    )]
+    History,
     #[error(
         "the sandbox can only be turned off by the person, in config.toml ([runner] sandbox = \"off\"), never by a commands file"
     )]
@@ -142,7 +174,7 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
             for key in map.keys() {
                 match key.as_str() {
                     "commands" | "env_passthrough" | "timeout_s" | "network" | "read_paths" | "write_paths"
-                    | "memory_mb" => {}
+                    | "memory_mb" | "history" => {}
                     "sandbox" => return Err(CommandsError::SandboxOff),
                     _ => return Err(CommandsError::UnknownKey(key.clone())),
                 }
@@ -167,6 +199,12 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                     _ => return Err(CommandsError::Memory),
                 },
             };
+            let history = match map.get("history") {
+                None => History::Shallow,
+                Some(Value::String(word)) if word == "shallow" => History::Shallow,
+                Some(Value::String(word)) if word == "full" => History::Full,
+                Some(_) => return Err(CommandsError::History),
+            };
             Ok(CommandsProfile {
                 commands: parse_list(items)?,
                 env_passthrough,
@@ -175,6 +213,7 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 read_paths: paths(map.get("read_paths"), "read_paths")?,
                 write_paths: paths(map.get("write_paths"), "write_paths")?,
                 memory_mb,
+                history,
             })
         }
         _ => Err(CommandsError::Shape("expected an array or an object".into())),
@@ -365,6 +404,24 @@ mod tests {
         }
         let off = parse_commands(r#"{"commands": [["a"]], "sandbox": "off"}"#).unwrap_err();
         assert_eq!(off, CommandsError::SandboxOff);
+    }
+
+    #[test]
+    fn history_is_shallow_unless_the_profile_asks_for_full() {
+        assert_eq!(parse_commands(r#"[["a"]]"#).unwrap().history, History::Shallow);
+        let full = parse_commands(r#"{"commands": [["a"]], "history": "full"}"#).unwrap();
+        assert_eq!(full.history, History::Full);
+        let stored = serde_json::to_value(&full).unwrap();
+        assert_eq!(stored["history"], "full");
+        assert_eq!(commands_from_value(&stored).unwrap(), full);
+        let shallow = parse_commands(r#"{"commands": [["a"]], "history": "shallow"}"#).unwrap();
+        assert_eq!(serde_json::to_value(&shallow).unwrap(), serde_json::json!({"commands": [{"argv": ["a"]}]}));
+        for bad in [r#""deep""#, r#""Full""#, "1", "true", "null"] {
+            let text = format!(r#"{{"commands": [["a"]], "history": {bad}}}"#);
+            let err = parse_commands(&text).unwrap_err();
+            assert_eq!(err, CommandsError::History, "{text}");
+            assert!(err.to_string().contains("\"full\""), "{err}");
+        }
     }
 
     #[test]

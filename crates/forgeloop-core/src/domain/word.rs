@@ -41,6 +41,8 @@ words! {
     Ok => "OK",
     /// `doctor`: at least one check is a problem (each says its fix).
     Problems => "PROBLEMS",
+    /// `gc`: the unused mirrors were deleted (or listed, with `--dry-run`).
+    GcDone => "GC_DONE",
     /// The generic failure: bad input, unreadable file, I/O, a GitHub error outside a cycle.
     Blocked => "BLOCKED",
     Refused => "REFUSED",
