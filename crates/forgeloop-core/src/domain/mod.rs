@@ -2,6 +2,7 @@
 //! arguments, so it is tested exhaustively with plain unit tests.
 
 pub mod brief;
+pub mod checks;
 pub mod commands;
 pub mod event;
 pub mod machine;
