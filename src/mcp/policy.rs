@@ -167,6 +167,17 @@ commands = "rm -rf /"
     }
 
     #[test]
+    fn a_github_checks_profile_is_refused_until_that_executor_is_wired() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = policy(dir.path(), "[mcp.profiles.ci]\nexecutor = \"github-checks\"\nchecks = [\"test\"]\n");
+        let Err(PolicyError::BadProfile { name, reason }) = p.profile("ci", &Redactor::default()) else {
+            panic!("a github-checks profile must be refused");
+        };
+        assert_eq!(name, "ci");
+        assert!(reason.contains("github-checks executor is not available yet"), "{reason}");
+    }
+
+    #[test]
     fn a_profile_with_a_secret_literal_is_refused_without_echoing_it() {
         let dir = tempfile::tempdir().unwrap();
         // Made at run time: a password-shaped value, never a committed literal.

@@ -14,6 +14,14 @@ use serde_json::Value;
 use super::secret_names::looks_like_credential;
 
 pub const DEFAULT_TIMEOUT_S: u64 = 900;
+/// The `github-checks` executor's defaults: the whole wait, and the wait for a check to appear.
+pub const DEFAULT_CHECKS_TIMEOUT_S: u64 = 3600;
+pub const DEFAULT_APPEAR_TIMEOUT_S: u64 = 600;
+const MAX_CHECKS: usize = 256;
+/// Keys only the local executor reads; a `github-checks` profile refuses them.
+const LOCAL_ONLY_KEYS: [&str; 6] = ["network", "read_paths", "write_paths", "memory_mb", "env_passthrough", "history"];
+/// Keys only the `github-checks` executor reads; a local profile refuses them.
+const CHECKS_ONLY_KEYS: [&str; 3] = ["checks", "appear_timeout_s", "dispatch"];
 const MAX_COMMANDS: usize = 256;
 const MAX_ARGS: usize = 4096;
 const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
@@ -52,6 +60,72 @@ pub struct CommandsProfile {
     /// How much history the checkout gets (design §5.2.2): the PR head alone (default) or all of it.
     #[serde(default, skip_serializing_if = "History::is_shallow")]
     pub history: History,
+    /// What runs the test (design §5.7): these commands here (the default) or the repository's
+    /// own CI, read back as check runs.
+    #[serde(default, skip_serializing_if = "Executor::is_local")]
+    pub executor: Executor,
+    /// `github-checks` only: the check runs that decide the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Checks>,
+    /// `github-checks` only: how long a wanted check may take to appear at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appear_timeout_s: Option<u64>,
+    /// `github-checks` only: a `workflow_dispatch` to start before waiting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch: Option<Dispatch>,
+}
+
+/// The commands file's `"executor"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Executor {
+    #[default]
+    Local,
+    GithubChecks,
+}
+
+impl Executor {
+    pub fn is_local(&self) -> bool {
+        *self == Executor::Local
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Executor::Local => "local",
+            Executor::GithubChecks => "github-checks",
+        }
+    }
+}
+
+/// The commands file's `"checks"`: named check runs, or the base branch's required status checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checks {
+    Named(Vec<String>),
+    Required,
+}
+
+impl Serialize for Checks {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Checks::Named(names) => names.serialize(serializer),
+            Checks::Required => serializer.serialize_str("required"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Checks {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        checks(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The commands file's `"dispatch"`: the workflow (file name or id) and its inputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dispatch {
+    pub workflow: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, String>,
 }
 
 /// The commands file's `"history"`: `"shallow"` (the default: the PR head commit fetched at
@@ -94,7 +168,21 @@ impl CommandsProfile {
             write_paths: Vec::new(),
             memory_mb: None,
             history: History::Shallow,
+            executor: Executor::Local,
+            checks: None,
+            appear_timeout_s: None,
+            dispatch: None,
         }
+    }
+
+    /// The `github-checks` executor's whole wait (`timeout_s`, default 3600).
+    pub fn checks_timeout_s(&self) -> u64 {
+        self.timeout_s.unwrap_or(DEFAULT_CHECKS_TIMEOUT_S)
+    }
+
+    /// The `github-checks` executor's wait for a wanted check to appear (default 600).
+    pub fn appear_timeout_s(&self) -> u64 {
+        self.appear_timeout_s.unwrap_or(DEFAULT_APPEAR_TIMEOUT_S)
     }
 
     /// The timeout that applies to command `index`.
@@ -110,7 +198,7 @@ pub enum CommandsError {
     #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
     Shape(String),
     #[error(
-        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, history (and per command: argv, timeout_s, env)"
+        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, history, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
     )]
     UnknownKey(String),
     #[error("invalid environment variable name {0:?}")]
@@ -131,6 +219,24 @@ pub enum CommandsError {
         "\"history\" must be \"shallow\" (the default: only the PR head commit) or \"full\" (all of its history, for git describe or changelog checks)"
     )]
     History,
+    #[error(
+        "\"executor\" must be \"local\" (the default: run the commands here) or \"github-checks\" (read the repository's own CI)"
+    )]
+    Executor,
+    #[error("{0:?} applies to the local executor only: a \"github-checks\" profile runs nothing here, so remove {0:?}")]
+    LocalOnly(String),
+    #[error("{0:?} applies to the github-checks executor only: add \"executor\": \"github-checks\" or remove {0:?}")]
+    ChecksOnly(String),
+    #[error(
+        "\"checks\" must be a non-empty list of at most {MAX_CHECKS} unique, non-empty check names, or \"required\" (the base branch's required status checks): {0}"
+    )]
+    Checks(String),
+    #[error(
+        "\"dispatch\" must be {{\"workflow\": \"<file name or id>\", \"inputs\": {{\"<name>\": \"<string>\"}}}}: {0}"
+    )]
+    Dispatch(String),
+    #[error("the github-checks executor is not available yet in this build: use a commands list run here")]
+    ExecutorUnavailable,
     #[error(
         "the sandbox can only be turned off by the person, in config.toml ([runner] sandbox = \"off\"), never by a commands file"
     )]
@@ -174,10 +280,22 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
             for key in map.keys() {
                 match key.as_str() {
                     "commands" | "env_passthrough" | "timeout_s" | "network" | "read_paths" | "write_paths"
-                    | "memory_mb" | "history" => {}
+                    | "memory_mb" | "history" | "executor" | "checks" | "appear_timeout_s" | "dispatch" => {}
                     "sandbox" => return Err(CommandsError::SandboxOff),
                     _ => return Err(CommandsError::UnknownKey(key.clone())),
                 }
+            }
+            let executor = match map.get("executor") {
+                None => Executor::Local,
+                Some(Value::String(word)) if word == "local" => Executor::Local,
+                Some(Value::String(word)) if word == "github-checks" => Executor::GithubChecks,
+                Some(_) => return Err(CommandsError::Executor),
+            };
+            if executor == Executor::GithubChecks {
+                return github_checks_profile(map);
+            }
+            if let Some(key) = CHECKS_ONLY_KEYS.into_iter().find(|key| map.contains_key(*key)) {
+                return Err(CommandsError::ChecksOnly(key.to_owned()));
             }
             let Some(Value::Array(items)) = map.get("commands") else {
                 return Err(CommandsError::Shape("\"commands\" must be an array".into()));
@@ -214,10 +332,93 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 write_paths: paths(map.get("write_paths"), "write_paths")?,
                 memory_mb,
                 history,
+                executor: Executor::Local,
+                checks: None,
+                appear_timeout_s: None,
+                dispatch: None,
             })
         }
         _ => Err(CommandsError::Shape("expected an array or an object".into())),
     }
+}
+
+/// A `"executor": "github-checks"` profile: `checks` required, no commands, no local-only keys.
+fn github_checks_profile(map: &serde_json::Map<String, Value>) -> Result<CommandsProfile, CommandsError> {
+    if let Some(key) = LOCAL_ONLY_KEYS.into_iter().find(|key| map.contains_key(*key)) {
+        return Err(CommandsError::LocalOnly(key.to_owned()));
+    }
+    match map.get("commands") {
+        None => {}
+        Some(Value::Array(items)) if items.is_empty() => {}
+        Some(_) => return Err(CommandsError::LocalOnly("commands".to_owned())),
+    }
+    let Some(wanted) = map.get("checks") else {
+        return Err(CommandsError::Checks("a github-checks profile must say which checks decide".into()));
+    };
+    let dispatch = match map.get("dispatch") {
+        None => None,
+        Some(value) => Some(dispatch(value)?),
+    };
+    Ok(CommandsProfile {
+        executor: Executor::GithubChecks,
+        checks: Some(checks(wanted)?),
+        timeout_s: map.get("timeout_s").map(timeout).transpose()?,
+        appear_timeout_s: map.get("appear_timeout_s").map(timeout).transpose()?,
+        dispatch,
+        ..CommandsProfile::of(Vec::new())
+    })
+}
+
+fn checks(value: &Value) -> Result<Checks, CommandsError> {
+    let names = match value {
+        Value::String(word) if word == "required" => return Ok(Checks::Required),
+        Value::String(word) => {
+            return Err(CommandsError::Checks(format!("the only word allowed is \"required\", not {word:?}")));
+        }
+        Value::Array(names) => names,
+        _ => return Err(CommandsError::Checks("expected a list or \"required\"".into())),
+    };
+    if names.is_empty() || names.len() > MAX_CHECKS {
+        return Err(CommandsError::Checks(format!("the list has {} names", names.len())));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let Value::String(name) = name else {
+            return Err(CommandsError::Checks(format!("entry {} is not a string", i + 1)));
+        };
+        if name.trim().is_empty() || name.contains('\0') {
+            return Err(CommandsError::Checks(format!("entry {} is empty", i + 1)));
+        }
+        if !seen.insert(name.as_str()) {
+            return Err(CommandsError::Checks(format!("{name:?} is listed twice")));
+        }
+        out.push(name.clone());
+    }
+    Ok(Checks::Named(out))
+}
+
+fn dispatch(value: &Value) -> Result<Dispatch, CommandsError> {
+    let Value::Object(map) = value else { return Err(CommandsError::Dispatch("not an object".into())) };
+    if let Some(key) = map.keys().find(|key| !matches!(key.as_str(), "workflow" | "inputs")) {
+        return Err(CommandsError::Dispatch(format!("unknown key {key:?}")));
+    }
+    let workflow = match map.get("workflow") {
+        Some(Value::String(w)) if !w.trim().is_empty() && !w.contains('\0') => w.clone(),
+        _ => return Err(CommandsError::Dispatch("\"workflow\" must be a non-empty string".into())),
+    };
+    let inputs = match map.get("inputs") {
+        None => BTreeMap::new(),
+        Some(Value::Object(inputs)) => inputs
+            .iter()
+            .map(|(name, value)| match value {
+                Value::String(v) if !name.is_empty() && !v.contains('\0') => Ok((name.clone(), v.clone())),
+                _ => Err(CommandsError::Dispatch(format!("input {name:?} must have a string value"))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(CommandsError::Dispatch("\"inputs\" must be an object of strings".into())),
+    };
+    Ok(Dispatch { workflow, inputs })
 }
 
 fn parse_list(items: &[Value]) -> Result<Vec<CommandSpec>, CommandsError> {
@@ -428,5 +629,89 @@ mod tests {
     fn credentials_cannot_be_passed_through() {
         let err = parse_commands(r#"{"commands": [["a"]], "env_passthrough": ["GH_TOKEN"]}"#).unwrap_err();
         assert_eq!(err, CommandsError::CredentialPassthrough("GH_TOKEN".into()));
+    }
+
+    #[test]
+    fn a_github_checks_profile_names_its_checks() {
+        let text = r#"{"executor": "github-checks", "checks": ["test", "lint"]}"#;
+        let profile = parse_commands(text).unwrap();
+        assert_eq!(profile.executor, Executor::GithubChecks);
+        assert!(profile.commands.is_empty());
+        assert_eq!(profile.checks, Some(Checks::Named(vec!["test".into(), "lint".into()])));
+        assert_eq!(profile.checks_timeout_s(), DEFAULT_CHECKS_TIMEOUT_S);
+        assert_eq!(profile.appear_timeout_s(), DEFAULT_APPEAR_TIMEOUT_S);
+        assert_eq!(profile.dispatch, None);
+        let stored = serde_json::to_value(&profile).unwrap();
+        assert_eq!(
+            stored,
+            serde_json::json!({"commands": [], "executor": "github-checks", "checks": ["test", "lint"]})
+        );
+        assert_eq!(commands_from_value(&stored).unwrap(), profile);
+
+        let full = r#"{"executor": "github-checks", "commands": [], "checks": "required", "timeout_s": 120,
+                       "appear_timeout_s": 30, "dispatch": {"workflow": "forgeloop.yml", "inputs": {"suite": "fast"}}}"#;
+        let profile = parse_commands(full).unwrap();
+        assert_eq!(profile.checks, Some(Checks::Required));
+        assert_eq!((profile.checks_timeout_s(), profile.appear_timeout_s()), (120, 30));
+        let dispatch = profile.dispatch.clone().unwrap();
+        assert_eq!((dispatch.workflow.as_str(), dispatch.inputs["suite"].as_str()), ("forgeloop.yml", "fast"));
+        let stored = serde_json::to_value(&profile).unwrap();
+        assert_eq!(stored["checks"], "required");
+        assert_eq!(commands_from_value(&stored).unwrap(), profile);
+        // "local" is the default, spelled out or not.
+        let local = parse_commands(r#"{"executor": "local", "commands": [["a"]]}"#).unwrap();
+        assert_eq!(local, parse_commands(r#"[["a"]]"#).unwrap());
+    }
+
+    #[test]
+    fn a_github_checks_profile_refuses_what_it_cannot_honour() {
+        let err = |text: &str| parse_commands(text).unwrap_err();
+        let checks = |rest: &str| format!(r#"{{"executor": "github-checks", "checks": ["test"]{rest}}}"#);
+        assert!(matches!(err(r#"{"executor": "github-checks"}"#), CommandsError::Checks(_)));
+        for bad in [r#"[]"#, r#"[""]"#, r#"[" "]"#, r#"["a", "a"]"#, r#"[1]"#, r#""all""#, "true", "null"] {
+            let text = format!(r#"{{"executor": "github-checks", "checks": {bad}}}"#);
+            assert!(matches!(err(&text), CommandsError::Checks(_)), "{text}");
+        }
+        for (key, value) in [
+            ("network", "true"),
+            ("read_paths", r#"["/opt"]"#),
+            ("write_paths", r#"["/srv"]"#),
+            ("memory_mb", "512"),
+            ("env_passthrough", r#"["CI"]"#),
+            ("history", r#""full""#),
+            ("commands", r#"[["cargo", "test"]]"#),
+        ] {
+            let e = err(&checks(&format!(r#", "{key}": {value}"#)));
+            assert_eq!(e, CommandsError::LocalOnly(key.to_owned()));
+            assert!(e.to_string().contains(key), "{e}");
+        }
+        for bad in [
+            r#""forgeloop.yml""#,
+            r#"{}"#,
+            r#"{"workflow": ""}"#,
+            r#"{"workflow": "f.yml", "ref": "main"}"#,
+            r#"{"workflow": "f.yml", "inputs": {"a": 1}}"#,
+            r#"{"workflow": "f.yml", "inputs": ["a"]}"#,
+        ] {
+            assert!(matches!(err(&checks(&format!(r#", "dispatch": {bad}"#))), CommandsError::Dispatch(_)), "{bad}");
+        }
+        assert_eq!(err(&checks(r#", "appear_timeout_s": 0"#)), CommandsError::Timeout);
+        assert_eq!(err(&checks(r#", "timeout_s": "1h""#)), CommandsError::Timeout);
+        assert_eq!(err(r#"{"executor": "ci", "commands": [["a"]]}"#), CommandsError::Executor);
+        assert_eq!(err(r#"{"executor": 1, "commands": [["a"]]}"#), CommandsError::Executor);
+    }
+
+    #[test]
+    fn a_local_profile_refuses_the_checks_keys() {
+        for (key, value) in
+            [("checks", r#"["test"]"#), ("appear_timeout_s", "60"), ("dispatch", r#"{"workflow": "f.yml"}"#)]
+        {
+            for executor in ["", r#""executor": "local", "#] {
+                let text = format!(r#"{{{executor}"commands": [["a"]], "{key}": {value}}}"#);
+                let e = parse_commands(&text).unwrap_err();
+                assert_eq!(e, CommandsError::ChecksOnly(key.to_owned()), "{text}");
+                assert!(e.to_string().contains("github-checks"), "{e}");
+            }
+        }
     }
 }
