@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::http_util::{DOCS, Resp, error_json, json_response};
-use crate::model::Fault;
+use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag};
+use crate::model::{CheckRun, Fault};
 use crate::names::{RepoName, normalize_sha};
 use crate::ops::Core;
 use crate::state::{CommentRec, Render, now};
@@ -27,19 +27,32 @@ pub(crate) async fn handle(
     body: Bytes,
 ) -> Resp {
     if !authorized(core, headers) {
-        return error_json(StatusCode::UNAUTHORIZED, "Bad credentials");
+        let mut response = error_json(StatusCode::UNAUTHORIZED, "Bad credentials");
+        let used = core.state().rate_used;
+        add_rate_headers(&mut response, used);
+        return response;
     }
     let api = format!("{}{prefix}", core.base_url);
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let ctx = Ctx { core, api: &api };
+    let ctx = Ctx { core, api: &api, headers };
     let mut response = route(&ctx, method, &segments, query, &body).await;
-    add_rate_headers(&mut response);
+    // A 304 is free, as on GitHub: a conditional request that finds nothing new costs nothing.
+    let used = {
+        let mut state = core.state();
+        if response.status() != StatusCode::NOT_MODIFIED {
+            state.rate_used = state.rate_used.saturating_add(1);
+        }
+        state.rate_used
+    };
+    add_rate_headers(&mut response, used);
     response
 }
 
 struct Ctx<'a> {
     core: &'a Arc<Core>,
     api: &'a str,
+    /// The request's headers (`If-None-Match`).
+    headers: &'a HeaderMap,
 }
 
 impl Ctx<'_> {
@@ -70,7 +83,7 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
             let mut state = ctx.core.state();
             json_response(StatusCode::OK, &ctx.render().user(&mut state, &ctx.core.login, false))
         }
-        (&Method::GET, ["rate_limit"]) => rate_limit(),
+        (&Method::GET, ["rate_limit"]) => rate_limit(ctx),
         (&Method::POST, ["user", "repos"]) => create_repo(ctx, &ctx.core.login.clone(), false, body).await,
         (&Method::POST, ["orgs", org, "repos"]) => {
             if org.eq_ignore_ascii_case(&ctx.core.login) {
@@ -203,6 +216,35 @@ async fn get_pull(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str) -> Resp 
 }
 
 /// `per_page` (default 30, at most 100) and `page` (from 1) of a query string.
+/// The first value of `key` in the query, `+` and `%XX` decoded (check names hold spaces).
+fn query_param(query: &str, key: &str) -> Option<String> {
+    let raw = query.split('&').find_map(|pair| match pair.split_once('=') {
+        Some((k, v)) if k == key => Some(v),
+        _ => None,
+    })?;
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => match bytes
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok())
+            {
+                Some(b) => {
+                    out.push(b);
+                    i += 2;
+                }
+                None => out.push(b'%'),
+            },
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
 fn page_params(query: &str) -> (usize, usize) {
     let mut per_page = DEFAULT_PER_PAGE;
     let mut page = 1;
@@ -319,13 +361,23 @@ fn check_runs(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str, query: &str) ->
     };
     let (per_page, page) = page_params(query);
     let state = ctx.core.state();
-    let runs = state.check_runs.get(&sha).cloned().unwrap_or_default();
+    let all = state.check_runs.get(&sha).cloned().unwrap_or_default();
     drop(state);
+    // `check_name=` keeps one name; `filter=latest` (the default) keeps each name's last run,
+    // `filter=all` every run (re-runs are appended, so the last listed is the latest).
+    let check_name = query_param(query, "check_name");
+    let latest = query_param(query, "filter").is_none_or(|f| f != "all");
+    let runs: Vec<(usize, &CheckRun)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, run)| check_name.as_deref().is_none_or(|n| run.name == n))
+        .filter(|(i, run)| !latest || !all[i + 1..].iter().any(|later| later.name == run.name))
+        .collect();
     let render = ctx.render();
     let start = (page - 1).saturating_mul(per_page);
     let items: Vec<Value> =
-        runs.iter().enumerate().skip(start).take(per_page).map(|(i, run)| render.check_run(i, &sha, run)).collect();
-    let mut response = json_response(StatusCode::OK, &json!({ "total_count": runs.len(), "check_runs": items }));
+        runs.iter().skip(start).take(per_page).map(|(i, run)| render.check_run(*i, &sha, run)).collect();
+    let mut response = json_response_etag(&json!({ "total_count": runs.len(), "check_runs": items }), ctx.headers);
     let url = format!("{}/repos/{owner}/{name}/commits/{sha}/check-runs", ctx.api);
     if let Some(link) = link_header(&url, per_page, page, runs.len()) {
         response.headers_mut().insert(http::header::LINK, link);
@@ -333,21 +385,28 @@ fn check_runs(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str, query: &str) ->
     response
 }
 
-fn rate_limit() -> Resp {
+fn rate_limit(ctx: &Ctx<'_>) -> Resp {
     let reset = chrono::Utc::now().timestamp() + 3600;
-    let core = json!({ "limit": 5000, "used": 1, "remaining": 4999, "reset": reset });
+    let used = ctx.core.state().rate_used;
+    let core =
+        json!({ "limit": RATE_LIMIT, "used": used, "remaining": RATE_LIMIT.saturating_sub(used), "reset": reset });
     json_response(StatusCode::OK, &json!({ "resources": { "core": core }, "rate": core }))
 }
 
-fn add_rate_headers(response: &mut Resp) {
+/// The core limit an emulated token has.
+const RATE_LIMIT: u64 = 5000;
+
+/// GitHub's rate-limit headers, counted: `used` requests so far (the emulator never refuses for
+/// them; a `Fault::RateLimit` answer keeps its own headers).
+fn add_rate_headers(response: &mut Resp, used: u64) {
     if response.headers().contains_key("x-ratelimit-remaining") {
         return;
     }
     let reset = (chrono::Utc::now().timestamp() + 3600).to_string();
     let headers = response.headers_mut();
-    headers.insert("x-ratelimit-limit", HeaderValue::from_static("5000"));
-    headers.insert("x-ratelimit-remaining", HeaderValue::from_static("4999"));
-    headers.insert("x-ratelimit-used", HeaderValue::from_static("1"));
+    headers.insert("x-ratelimit-limit", HeaderValue::from(RATE_LIMIT));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from(RATE_LIMIT.saturating_sub(used)));
+    headers.insert("x-ratelimit-used", HeaderValue::from(used));
     if let Ok(value) = HeaderValue::from_str(&reset) {
         headers.insert("x-ratelimit-reset", value);
     }
@@ -357,6 +416,17 @@ fn add_rate_headers(response: &mut Resp) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_values_are_decoded() {
+        assert_eq!(
+            query_param("a=1&check_name=unit+tests%2Flinux&filter=all", "check_name").unwrap(),
+            "unit tests/linux"
+        );
+        assert_eq!(query_param("filter=all", "filter").unwrap(), "all");
+        assert_eq!(query_param("x=%zz%4", "x").unwrap(), "%zz%4");
+        assert_eq!(query_param("filter=all", "check_name"), None);
+    }
 
     #[test]
     fn pages_and_links() {

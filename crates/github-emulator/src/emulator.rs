@@ -211,7 +211,8 @@ impl Emulator {
         self.core.close_pr(&*repo.to_repo()?, number, true)
     }
 
-    /// Replaces the check runs reported for commit `sha` (in any repository).
+    /// Replaces the check runs reported for commit `sha` (in any repository), in the order they
+    /// were made: a later run of the same name is a re-run and replaces it in `filter=latest`.
     pub fn set_check_runs(&self, sha: &str, runs: Vec<CheckRun>) -> Result<(), EmulatorError> {
         self.core.set_check_runs(sha, runs)
     }

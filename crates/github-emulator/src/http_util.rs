@@ -24,6 +24,38 @@ pub(crate) fn json_response(status: StatusCode, value: &Value) -> Resp {
     response
 }
 
+/// A list answer with GitHub's `ETag` (a hash of the body): `304 Not Modified`, without a body,
+/// when the request's `If-None-Match` names it (or is `*`).
+pub(crate) fn json_response_etag(value: &Value, request: &http::HeaderMap) -> Resp {
+    use std::hash::{Hash, Hasher};
+    let body = serde_json::to_vec_pretty(value).unwrap_or_default();
+    let mut hasher = std::hash::DefaultHasher::new();
+    body.hash(&mut hasher);
+    let etag = format!("W/\"{:016x}\"", hasher.finish());
+    let matches = request
+        .get_all(http::header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.trim_start_matches("W/") == etag.trim_start_matches("W/"));
+    let mut response = if matches {
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+        response
+    };
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        response.headers_mut().insert(http::header::ETAG, value);
+    }
+    response
+}
+
 /// GitHub's error JSON.
 pub(crate) fn error_json(status: StatusCode, message: &str) -> Resp {
     json_response(status, &json!({ "message": message, "documentation_url": DOCS, "status": status.as_str() }))

@@ -6,9 +6,12 @@
 //! * the REST subset forgeloop's GitHub client calls (`GET /user`, `GET /repos/{o}/{r}`,
 //!   `GET /repos/{o}/{r}/pulls/{n}`, `GET|POST /repos/{o}/{r}/issues/{n}/comments` with
 //!   `per_page`/`page` and `Link` headers, `PATCH /repos/{o}/{r}/issues/comments/{id}`,
-//!   `POST /user/repos`, `POST /orgs/{org}/repos`, `GET /repos/{o}/{r}/commits/{sha}/check-runs`,
-//!   `GET /rate_limit`), with GitHub's status codes and error JSON; an `/api/v3` prefix is
-//!   accepted as on GitHub Enterprise;
+//!   `POST /user/repos`, `POST /orgs/{org}/repos`, `GET /repos/{o}/{r}/commits/{sha}/check-runs`
+//!   (`check_name`, `filter=latest|all`: the latest is a name's last run set; an `ETag`, and
+//!   `304 Not Modified` without a body for a matching `If-None-Match`), `GET /rate_limit`), with
+//!   GitHub's status codes and error JSON; an `/api/v3` prefix is accepted as on GitHub
+//!   Enterprise. Every API answer carries `x-ratelimit-*` headers counting the answers so far
+//!   (a 304 is not counted, as on GitHub; the emulator never refuses for the count);
 //! * smart-HTTP git at `/{o}/{r}.git` through `git http-backend`: public repositories are
 //!   readable anonymously, private ones and every push need HTTP Basic auth with the token as
 //!   password; pushes move the heads of open PRs from that branch;

@@ -90,6 +90,8 @@ pub(crate) struct State {
     pub faults: Vec<ActiveFault>,
     pub requests: Vec<LoggedRequest>,
     pub next_request: u64,
+    /// API requests counted against the rate limit (every answer but a 304).
+    pub rate_used: u64,
 }
 
 impl State {
