@@ -1,6 +1,7 @@
 //! The emulator's check-run list as the `github-checks` executor will poll it (design §5.7):
 //! `check_name` and `filter`, an `ETag` answered by `304 Not Modified`, and rate-limit headers
-//! that count every answer but a 304. Real HTTP on 127.0.0.1.
+//! that count every answer but a 304; job logs behind a redirect to a second host that never
+//! sees the token. Real HTTP on 127.0.0.1.
 
 mod github_support;
 
@@ -30,12 +31,15 @@ impl Answer {
 
 /// A GET with the token and any extra header lines; the whole answer, headers included.
 async fn get(port: u16, token: &str, path: &str, extra: &[String]) -> Answer {
+    get_with(port, Some(token), path, extra).await
+}
+
+async fn get_with(port: u16, token: Option<&str>, path: &str, extra: &[String]) -> Answer {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     let extra: String = extra.iter().map(|h| format!("{h}\r\n")).collect();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n{extra}Connection: close\r\n\r\n"
-    );
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}{extra}Connection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = Vec::new();
     stream.read_to_end(&mut response).await.unwrap();
@@ -134,4 +138,54 @@ async fn an_unchanged_list_is_a_free_304_and_every_other_answer_counts() {
     let limits = get(port, &s.token, "/rate_limit", &[]).await;
     assert_eq!(limits.json()["rate"]["used"], used_first + 3, "the count before this request");
     assert_eq!(used(&limits), (used_first + 4, remaining_first - 4));
+}
+
+/// Follows redirects the way the executor must: the token goes to the API host only.
+async fn get_following(api_port: u16, token: &str, path: &str) -> (Vec<u16>, Answer) {
+    let (mut port, mut path) = (api_port, path.to_owned());
+    let mut statuses = Vec::new();
+    loop {
+        let answer = get_with(port, (port == api_port).then_some(token), &path, &[]).await;
+        statuses.push(answer.status);
+        if answer.status != 302 || statuses.len() > 5 {
+            return (statuses, answer);
+        }
+        let rest = answer.header("location").strip_prefix("http://127.0.0.1:").unwrap().to_owned();
+        let (next_port, next_path) = rest.split_at(rest.find('/').unwrap());
+        (port, path) = (next_port.parse().unwrap(), next_path.to_owned());
+    }
+}
+
+#[tokio::test]
+async fn a_job_log_is_a_redirect_to_the_log_host_which_never_sees_the_token() {
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let api_port = s.emulator.addr().port();
+    s.emulator.set_job_log(4242, "2026-01-01T10:00:00Z ##[group]Run cargo test\ntest calc ... FAILED\n");
+    let path = "/repos/acme/widget/actions/jobs/4242/logs";
+
+    let redirect = get(api_port, &s.token, path, &[]).await;
+    assert_eq!(redirect.status, 302, "{}", redirect.body);
+    let location = redirect.header("location").to_owned();
+    assert!(location.starts_with(&format!("{}/logs/4242?", s.emulator.log_base())), "{location}");
+    assert_ne!(s.emulator.log_base(), s.emulator.api_base(), "a second host");
+    assert!(s.emulator.log_host_requests().is_empty(), "nothing followed yet");
+
+    let (statuses, log) = get_following(api_port, &s.token, path).await;
+    assert_eq!(statuses, [302, 200]);
+    assert!(log.body.contains("test calc ... FAILED"), "{}", log.body);
+    let seen = s.emulator.log_host_requests();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!((seen[0].method.as_str(), seen[0].status), ("GET", 200));
+    assert!(seen[0].header_names.iter().any(|name| name == "host"), "header names are recorded: {seen:?}");
+    assert!(seen.iter().all(|r| !r.had_authorization()), "the token reached the log host: {seen:?}");
+    assert!(s.emulator.requests().iter().filter(|r| r.path == path).all(|r| r.credentials), "the API got the token");
+
+    // The URL's signature is its only credential; the API wants the token as ever.
+    let log_port: u16 = s.emulator.log_base().rsplit(':').next().unwrap().parse().unwrap();
+    assert_eq!(get_with(log_port, None, "/logs/4242?sig=0", &[]).await.status, 403);
+    assert_eq!(get_with(api_port, None, path, &[]).await.status, 401);
+    assert_eq!(get(api_port, &s.token, "/repos/acme/widget/actions/jobs/7/logs", &[]).await.status, 404);
+    assert_eq!(get(api_port, &s.token, "/repos/acme/gone/actions/jobs/4242/logs", &[]).await.status, 404);
+    assert!(s.emulator.log_host_requests().iter().all(|r| !r.had_authorization()));
 }

@@ -23,6 +23,8 @@
 //! | `GET /_emulator/repos/{o}/{r}/pulls/{n}` | | `{"head_sha"}` |
 //! | `GET`·`POST /_emulator/repos/{o}/{r}/issues/{n}/comments` | POST: `{"author","body"}` | list / `{"id"}` |
 //! | `POST /_emulator/check-runs` | `{"sha","runs":[{"name","status","conclusion"}]}` | `{}` |
+//! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
+//! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
 //! | `POST /_emulator/faults` | a [`Fault`] as JSON (`{"kind":"status",...}`) | `{}` |
 //! | `GET`·`DELETE /_emulator/requests` | | list / `{}` |
 
@@ -182,6 +184,12 @@ struct NewComment {
 }
 
 #[derive(Deserialize)]
+struct JobLog {
+    job_id: u64,
+    text: String,
+}
+
+#[derive(Deserialize)]
 struct Checks {
     sha: String,
     runs: Vec<CheckRun>,
@@ -255,6 +263,12 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
             core.set_check_runs(&checks.sha, checks.runs)?;
             done()
         }
+        (&Method::POST, ["job-logs"]) => {
+            let log: JobLog = input(body)?;
+            core.set_job_log(log.job_id, log.text);
+            done()
+        }
+        (&Method::GET, ["log-host-requests"]) => Ok(json!(core.log_requests())),
         (&Method::POST, ["faults"]) => {
             core.inject(input::<Fault>(body)?);
             done()

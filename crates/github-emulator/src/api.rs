@@ -108,6 +108,7 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
         (&Method::PATCH, ["repos", owner, name, "issues", "comments", id]) => {
             update_comment(ctx, owner, name, id, body)
         }
+        (&Method::GET, ["repos", owner, name, "actions", "jobs", job, "logs"]) => job_logs(ctx, owner, name, job),
         (&Method::GET, ["repos", owner, name, "commits", sha, "check-runs"]) => {
             check_runs(ctx, owner, name, sha, query)
         }
@@ -350,6 +351,24 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
         _ => return not_found(),
     }
     json_response(StatusCode::OK, &ctx.render().comment(&mut state, id))
+}
+
+/// GitHub's answer: `302 Found` to a signed URL on the log host, which needs no credentials
+/// (a client must not send its token there).
+fn job_logs(ctx: &Ctx<'_>, owner: &str, name: &str, job: &str) -> Resp {
+    if lookup(ctx, owner, name).is_none() {
+        return not_found();
+    }
+    let Ok(job) = job.parse::<u64>() else { return not_found() };
+    if !ctx.core.state().job_logs.contains_key(&job) {
+        return not_found();
+    }
+    let location = format!("{}/logs/{job}?sig={}", ctx.core.log_base, ctx.core.log_signature(job));
+    let mut response = crate::http_util::plain(StatusCode::FOUND, "");
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(http::header::LOCATION, value);
+    }
+    response
 }
 
 fn check_runs(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str, query: &str) -> Resp {

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::EmulatorError;
-use crate::model::{CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LoggedRequest, RepoHandle};
+use crate::model::{
+    CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest, LoggedRequest, RepoHandle,
+};
 use crate::names::{NameError, RepoName, validate_login};
 use crate::ops::Core;
 use crate::server;
@@ -55,11 +57,13 @@ pub struct Emulator {
     core: Arc<Core>,
     addr: SocketAddr,
     server: Option<tokio::task::JoinHandle<()>>,
+    /// The log host: a second listener standing for GitHub's log storage.
+    log_server: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Emulator {
     fn drop(&mut self) {
-        if let Some(server) = &self.server {
+        for server in [&self.server, &self.log_server].into_iter().flatten() {
             server.abort();
         }
     }
@@ -90,9 +94,19 @@ impl Emulator {
         };
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(EmulatorError::Bind)?;
         let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
-        let core = Arc::new(Core::new(root, config.token, config.login, format!("http://{addr}"), admin_secret));
+        let log_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(EmulatorError::Bind)?;
+        let log_addr = log_listener.local_addr().map_err(EmulatorError::Bind)?;
+        let core = Arc::new(Core::new(
+            root,
+            config.token,
+            config.login,
+            format!("http://{addr}"),
+            admin_secret,
+            format!("http://{log_addr}"),
+        ));
         let server = tokio::spawn(server::serve(listener, core.clone()));
-        Ok(Emulator { core, addr, server: Some(server) })
+        let log_server = tokio::spawn(server::serve_logs(log_listener, core.clone()));
+        Ok(Emulator { core, addr, server: Some(server), log_server: Some(log_server) })
     }
 
     /// `http://127.0.0.1:P`: the `--github-api` for forgeloop.
@@ -238,6 +252,22 @@ impl Emulator {
         self.core.override_pr_json(&*repo.to_repo()?, number, patch)
     }
 
+    /// `http://127.0.0.1:Q`: the log host, where `GET /repos/{o}/{r}/actions/jobs/{id}/logs`
+    /// redirects (signed URLs, no credentials needed).
+    pub fn log_base(&self) -> String {
+        self.core.log_base.clone()
+    }
+
+    /// Sets the log of Actions job `job_id`; its `logs` endpoint then redirects to the log host.
+    pub fn set_job_log(&self, job_id: u64, text: &str) {
+        self.core.set_job_log(job_id, text.to_owned())
+    }
+
+    /// Every request the log host received, oldest first (header names only).
+    pub fn log_host_requests(&self) -> Vec<LogHostRequest> {
+        self.core.log_requests()
+    }
+
     /// Every request answered so far (REST and git), oldest first.
     pub fn requests(&self) -> Vec<LoggedRequest> {
         self.core.requests()
@@ -251,9 +281,9 @@ impl Emulator {
         self.core.inject(fault)
     }
 
-    /// Stops the server and waits for it (open connections are dropped).
+    /// Stops the servers and waits for them (open connections are dropped).
     pub async fn shutdown(mut self) {
-        if let Some(server) = self.server.take() {
+        for server in [self.server.take(), self.log_server.take()].into_iter().flatten() {
             server.abort();
             let _ = server.await;
         }

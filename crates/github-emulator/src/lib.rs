@@ -10,7 +10,10 @@
 //!   (`check_name`, `filter=latest|all`: the latest is a name's last run set; an `ETag`, and
 //!   `304 Not Modified` without a body for a matching `If-None-Match`), `GET /rate_limit`), with
 //!   GitHub's status codes and error JSON; an `/api/v3` prefix is accepted as on GitHub
-//!   Enterprise. Every API answer carries `x-ratelimit-*` headers counting the answers so far
+//!   Enterprise. `GET /repos/{o}/{r}/actions/jobs/{id}/logs` answers `302` to a signed URL on
+//!   a second listener, the log host (GitHub's log storage), which serves the text without
+//!   credentials and records every request's header names
+//!   ([`Emulator::log_host_requests`]). Every API answer carries `x-ratelimit-*` headers counting the answers so far
 //!   (a 304 is not counted, as on GitHub; the emulator never refuses for the count);
 //! * smart-HTTP git at `/{o}/{r}.git` through `git http-backend`: public repositories are
 //!   readable anonymously, private ones and every push need HTTP Basic auth with the token as
@@ -62,6 +65,7 @@ mod state;
 pub use emulator::{AsRepo, Emulator, run_standalone};
 pub use error::EmulatorError;
 pub use model::{
-    ADMIN_SECRET_HEADER, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LoggedRequest, RepoHandle,
+    ADMIN_SECRET_HEADER, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest,
+    LoggedRequest, RepoHandle,
 };
 pub use names::{NameError, RepoName};

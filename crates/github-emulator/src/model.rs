@@ -64,6 +64,23 @@ pub struct EmulatedComment {
     pub body: String,
 }
 
+/// One request the log host (the second listener, standing for GitHub's log storage) received:
+/// the names of its headers, lower-cased (values are not kept), so a test can assert that no
+/// `authorization` ever reached it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogHostRequest {
+    pub method: String,
+    pub path: String,
+    pub header_names: Vec<String>,
+    pub status: u16,
+}
+
+impl LogHostRequest {
+    pub fn had_authorization(&self) -> bool {
+        self.header_names.iter().any(|name| name == "authorization")
+    }
+}
+
 /// One request the emulator answered (admin calls are not logged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LoggedRequest {

@@ -24,6 +24,8 @@ pub(crate) struct Core {
     pub base_url: String,
     /// What every admin request must carry in `x-emulator-secret`.
     pub admin_secret: String,
+    /// `http://127.0.0.1:Q`: the log host, a second listener standing for GitHub's log storage.
+    pub log_base: String,
     state: Mutex<State>,
     git_lock: tokio::sync::Mutex<()>,
 }
@@ -33,13 +35,21 @@ fn not_found(what: impl std::fmt::Display) -> EmulatorError {
 }
 
 impl Core {
-    pub fn new(root: PathBuf, token: Option<String>, login: String, base_url: String, admin_secret: String) -> Self {
+    pub fn new(
+        root: PathBuf,
+        token: Option<String>,
+        login: String,
+        base_url: String,
+        admin_secret: String,
+        log_base: String,
+    ) -> Self {
         Core {
             root,
             token,
             login,
             base_url,
             admin_secret,
+            log_base,
             state: Mutex::new(State::default()),
             git_lock: tokio::sync::Mutex::new(()),
         }
@@ -428,6 +438,24 @@ impl Core {
         let slot = state.overrides.entry(key).or_insert_with(|| serde_json::json!({}));
         merge_json(slot, &patch);
         Ok(())
+    }
+
+    /// Sets the log text of Actions job `job_id` (job ids are global, as on GitHub).
+    pub fn set_job_log(&self, job_id: u64, text: String) {
+        self.state().job_logs.insert(job_id, text);
+    }
+
+    /// The signature of a job log's URL on the log host: GitHub's log URLs are signed and need
+    /// no credentials; this one is derived from the per-run secret.
+    pub fn log_signature(&self, job_id: u64) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        (self.admin_secret.as_str(), job_id).hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+
+    pub fn log_requests(&self) -> Vec<crate::model::LogHostRequest> {
+        self.state().log_requests.clone()
     }
 
     pub fn requests(&self) -> Vec<LoggedRequest> {

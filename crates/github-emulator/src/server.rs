@@ -15,14 +15,16 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use crate::http_util::{Resp, error_json, json_response, read_body};
-use crate::model::Fault;
+use crate::http_util::{Resp, error_json, json_response, plain, read_body};
+use crate::model::{Fault, LogHostRequest};
 use crate::ops::Core;
 use crate::{admin, api, git_http};
 
 /// Request bodies beyond these sizes get 413.
 const API_BODY_LIMIT: usize = 8 * 1024 * 1024;
 const GIT_BODY_LIMIT: usize = 512 * 1024 * 1024;
+/// The log host keeps at most this many requests.
+const MAX_LOG_HOST_LOGGED: usize = 10_000;
 
 /// Serves until the task is aborted; aborting drops every open connection with it.
 pub(crate) async fn serve(listener: TcpListener, core: Arc<Core>) {
@@ -46,6 +48,57 @@ pub(crate) async fn serve(listener: TcpListener, core: Arc<Core>) {
             let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
     }
+}
+
+/// The log host (the second listener): `GET /logs/{job_id}?sig=...` answers the job's log text
+/// to anyone holding the signed URL, with no other auth, as GitHub's log storage does. Every
+/// request is recorded (header names only) first.
+pub(crate) async fn serve_logs(listener: TcpListener, core: Arc<Core>) {
+    let mut connections = JoinSet::new();
+    loop {
+        while connections.try_join_next().is_some() {}
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let core = core.clone();
+        connections.spawn(async move {
+            let service = service_fn(move |request| {
+                let core = core.clone();
+                async move { Ok::<_, Infallible>(handle_log(&core, &request)) }
+            });
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
+
+fn handle_log(core: &Core, request: &Request<Incoming>) -> Resp {
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().unwrap_or("");
+    let job = path.strip_prefix("/logs/").and_then(|id| id.parse::<u64>().ok());
+    let signed = job.is_some_and(|id| query.split('&').any(|pair| pair == format!("sig={}", core.log_signature(id))));
+    let mut state = core.state();
+    let response = match job.and_then(|id| state.job_logs.get(&id)) {
+        Some(_) if request.method() != Method::GET => plain(StatusCode::METHOD_NOT_ALLOWED, "GET only\n"),
+        Some(_) if !signed => {
+            plain(StatusCode::FORBIDDEN, "AuthenticationFailed: the URL's signature does not match\n")
+        }
+        Some(text) => plain(StatusCode::OK, text),
+        None => plain(StatusCode::NOT_FOUND, "BlobNotFound\n"),
+    };
+    if state.log_requests.len() >= MAX_LOG_HOST_LOGGED {
+        state.log_requests.remove(0);
+    }
+    state.log_requests.push(LogHostRequest {
+        method: request.method().as_str().to_owned(),
+        path,
+        header_names: request.headers().keys().map(|name| name.as_str().to_owned()).collect(),
+        status: response.status().as_u16(),
+    });
+    response
 }
 
 async fn handle(core: Arc<Core>, request: Request<Incoming>) -> Resp {

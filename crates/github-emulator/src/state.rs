@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::model::{CheckRun, EmulatedComment, Fault, LoggedRequest};
+use crate::model::{CheckRun, EmulatedComment, Fault, LogHostRequest, LoggedRequest};
 use crate::names::RepoName;
 
 pub(crate) fn now() -> String {
@@ -92,6 +92,10 @@ pub(crate) struct State {
     pub next_request: u64,
     /// API requests counted against the rate limit (every answer but a 304).
     pub rate_used: u64,
+    /// Actions job logs by job id, served by the log host.
+    pub job_logs: HashMap<u64, String>,
+    /// Every request the log host received, oldest first.
+    pub log_requests: Vec<LogHostRequest>,
 }
 
 impl State {
