@@ -100,6 +100,7 @@ async fn a_standalone_emulator_is_driven_through_its_admin_api() {
     ok(&a, "POST", "/check-runs", json!({ "sha": other, "runs": [{ "name": "ci", "status": "queued" }] })).await;
     assert_eq!(client.check_runs(&widget, &other).await.unwrap().pending, 1);
 
+    assert_eq!(ok(&a, "GET", "/dispatches", Value::Null).await, json!([]));
     ok(&a, "POST", "/job-logs", json!({ "job_id": 31, "text": "step 1\nok\n" })).await;
     let logs =
         http(port, "GET", "/repos/acme/widget/actions/jobs/31/logs", &[format!("Authorization: token {token}")], None)

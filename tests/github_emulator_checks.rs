@@ -189,3 +189,30 @@ async fn a_job_log_is_a_redirect_to_the_log_host_which_never_sees_the_token() {
     assert_eq!(get(api_port, &s.token, "/repos/acme/gone/actions/jobs/4242/logs", &[]).await.status, 404);
     assert!(s.emulator.log_host_requests().iter().all(|r| !r.had_authorization()));
 }
+
+#[tokio::test]
+async fn a_workflow_dispatch_is_a_204_and_is_recorded() {
+    use github_support::http;
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let headers = [format!("Host: 127.0.0.1:{port}"), format!("Authorization: Bearer {}", s.token)];
+    let path = "/repos/acme/widget/actions/workflows/forgeloop.yml/dispatches";
+    let body = r#"{"ref": "feature", "inputs": {"suite": "fast", "pr": "7"}}"#;
+    let (status, text) = http(port, "POST", path, &headers, Some(body)).await;
+    assert_eq!(status, 204, "{text}");
+    assert!(text.is_empty());
+    let recorded = s.emulator.dispatches();
+    assert_eq!(recorded.len(), 1);
+    let d = &recorded[0];
+    assert_eq!((d.repo.as_str(), d.workflow.as_str(), d.git_ref.as_str()), ("acme/widget", "forgeloop.yml", "feature"));
+    assert_eq!((d.inputs["suite"].as_str(), d.inputs["pr"].as_str()), (Some("fast"), Some("7")));
+
+    for (bad, want) in [(r#"{"inputs": {}}"#, 422), (r#"{"ref": "main", "inputs": ["x"]}"#, 422), ("not json", 400)] {
+        assert_eq!(http(port, "POST", path, &headers, Some(bad)).await.0, want, "{bad}");
+    }
+    let gone = "/repos/acme/gone/actions/workflows/forgeloop.yml/dispatches";
+    assert_eq!(http(port, "POST", gone, &headers, Some(body)).await.0, 404);
+    assert_eq!(http(port, "POST", path, &headers[..1], Some(body)).await.0, 401);
+    assert_eq!(s.emulator.dispatches().len(), 1, "refused dispatches are not recorded");
+}

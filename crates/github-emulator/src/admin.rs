@@ -25,6 +25,7 @@
 //! | `POST /_emulator/check-runs` | `{"sha","runs":[{"name","status","conclusion"}]}` | `{}` |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
+//! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs"}` |
 //! | `POST /_emulator/faults` | a [`Fault`] as JSON (`{"kind":"status",...}`) | `{}` |
 //! | `GET`·`DELETE /_emulator/requests` | | list / `{}` |
 
@@ -269,6 +270,7 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
             done()
         }
         (&Method::GET, ["log-host-requests"]) => Ok(json!(core.log_requests())),
+        (&Method::GET, ["dispatches"]) => Ok(json!(core.dispatches())),
         (&Method::POST, ["faults"]) => {
             core.inject(input::<Fault>(body)?);
             done()

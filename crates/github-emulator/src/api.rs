@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag};
-use crate::model::{CheckRun, Fault};
+use crate::model::{CheckRun, Fault, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
 use crate::ops::Core;
 use crate::state::{CommentRec, Render, now};
@@ -109,6 +109,9 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
             update_comment(ctx, owner, name, id, body)
         }
         (&Method::GET, ["repos", owner, name, "actions", "jobs", job, "logs"]) => job_logs(ctx, owner, name, job),
+        (&Method::POST, ["repos", owner, name, "actions", "workflows", workflow, "dispatches"]) => {
+            dispatch(ctx, owner, name, workflow, body)
+        }
         (&Method::GET, ["repos", owner, name, "commits", sha, "check-runs"]) => {
             check_runs(ctx, owner, name, sha, query)
         }
@@ -351,6 +354,40 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
         _ => return not_found(),
     }
     json_response(StatusCode::OK, &ctx.render().comment(&mut state, id))
+}
+
+/// Records a `workflow_dispatch` (any workflow name or id is accepted) and answers `204`.
+fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: &Bytes) -> Resp {
+    if lookup(ctx, owner, name).is_none() || workflow.is_empty() {
+        return not_found();
+    }
+    let input = match parse_json(body) {
+        Ok(value) => value,
+        Err(response) => return *response,
+    };
+    let Some(git_ref) = input.get("ref").and_then(Value::as_str).filter(|r| !r.is_empty()) else {
+        return error_json(StatusCode::UNPROCESSABLE_ENTITY, "Invalid request.\n\n\"ref\" wasn't supplied.");
+    };
+    let inputs = match input.get("inputs") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(inputs)) => inputs.clone(),
+        Some(_) => {
+            return error_json(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid request.\n\nFor 'properties/inputs', it is not an object.",
+            );
+        }
+    };
+    let record = WorkflowDispatch {
+        repo: format!("{owner}/{name}"),
+        workflow: workflow.to_owned(),
+        git_ref: git_ref.to_owned(),
+        inputs,
+    };
+    ctx.core.state().dispatches.push(record);
+    let mut response = crate::http_util::plain(StatusCode::NO_CONTENT, "");
+    response.headers_mut().remove(http::header::CONTENT_TYPE);
+    response
 }
 
 /// GitHub's answer: `302 Found` to a signed URL on the log host, which needs no credentials

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::error::EmulatorError;
 use crate::model::{
     CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest, LoggedRequest, RepoHandle,
+    WorkflowDispatch,
 };
 use crate::names::{NameError, RepoName, validate_login};
 use crate::ops::Core;
@@ -261,6 +262,11 @@ impl Emulator {
     /// Sets the log of Actions job `job_id`; its `logs` endpoint then redirects to the log host.
     pub fn set_job_log(&self, job_id: u64, text: &str) {
         self.core.set_job_log(job_id, text.to_owned())
+    }
+
+    /// Every `workflow_dispatch` the API accepted, oldest first.
+    pub fn dispatches(&self) -> Vec<WorkflowDispatch> {
+        self.core.dispatches()
     }
 
     /// Every request the log host received, oldest first (header names only).

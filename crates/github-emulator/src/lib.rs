@@ -13,7 +13,9 @@
 //!   Enterprise. `GET /repos/{o}/{r}/actions/jobs/{id}/logs` answers `302` to a signed URL on
 //!   a second listener, the log host (GitHub's log storage), which serves the text without
 //!   credentials and records every request's header names
-//!   ([`Emulator::log_host_requests`]). Every API answer carries `x-ratelimit-*` headers counting the answers so far
+//!   ([`Emulator::log_host_requests`]). `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
+//!   (`{"ref","inputs"}`) answers `204` and is recorded ([`Emulator::dispatches`]; no run is
+//!   started yet). Every API answer carries `x-ratelimit-*` headers counting the answers so far
 //!   (a 304 is not counted, as on GitHub; the emulator never refuses for the count);
 //! * smart-HTTP git at `/{o}/{r}.git` through `git http-backend`: public repositories are
 //!   readable anonymously, private ones and every push need HTTP Basic auth with the token as
@@ -66,6 +68,6 @@ pub use emulator::{AsRepo, Emulator, run_standalone};
 pub use error::EmulatorError;
 pub use model::{
     ADMIN_SECRET_HEADER, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest,
-    LoggedRequest, RepoHandle,
+    LoggedRequest, RepoHandle, WorkflowDispatch,
 };
 pub use names::{NameError, RepoName};

@@ -64,6 +64,18 @@ pub struct EmulatedComment {
     pub body: String,
 }
 
+/// A `workflow_dispatch` the API accepted (`POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkflowDispatch {
+    /// `owner/name` as the request spelled it.
+    pub repo: String,
+    /// The workflow's file name or id, as given.
+    pub workflow: String,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    pub inputs: serde_json::Map<String, serde_json::Value>,
+}
+
 /// One request the log host (the second listener, standing for GitHub's log storage) received:
 /// the names of its headers, lower-cased (values are not kept), so a test can assert that no
 /// `authorization` ever reached it.

@@ -454,6 +454,10 @@ impl Core {
         format!("{:016x}", hasher.finish())
     }
 
+    pub fn dispatches(&self) -> Vec<crate::model::WorkflowDispatch> {
+        self.state().dispatches.clone()
+    }
+
     pub fn log_requests(&self) -> Vec<crate::model::LogHostRequest> {
         self.state().log_requests.clone()
     }
