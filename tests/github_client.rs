@@ -53,7 +53,7 @@ async fn every_read_method_round_trips() {
                 CheckRun::completed("build", "success"),
                 CheckRun::completed("test", "failure"),
                 CheckRun::completed("lint", "neutral"),
-                CheckRun { name: "slow".into(), status: "in_progress".into(), conclusion: None },
+                CheckRun { name: "slow".into(), status: "in_progress".into(), ..CheckRun::default() },
             ],
         )
         .unwrap();

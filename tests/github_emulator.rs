@@ -99,6 +99,16 @@ async fn a_standalone_emulator_is_driven_through_its_admin_api() {
 
     ok(&a, "POST", "/check-runs", json!({ "sha": other, "runs": [{ "name": "ci", "status": "queued" }] })).await;
     assert_eq!(client.check_runs(&widget, &other).await.unwrap().pending, 1);
+    let published = ok(
+        &a,
+        "POST",
+        "/check-runs/publish",
+        json!({ "sha": other, "run": { "name": "lint", "status": "in_progress", "job_id": 77 } }),
+    )
+    .await;
+    assert_eq!(published["id"], 77);
+    ok(&a, "POST", "/check-runs/77", json!({ "status": "completed", "conclusion": "success" })).await;
+    assert_eq!(client.check_runs(&widget, &other).await.unwrap().success, 1);
 
     assert_eq!(ok(&a, "GET", "/dispatches", Value::Null).await, json!([]));
     ok(&a, "POST", "/job-logs", json!({ "job_id": 31, "text": "step 1\nok\n" })).await;

@@ -97,7 +97,7 @@ async fn an_unchanged_list_is_a_free_304_and_every_other_answer_counts() {
     s.emulator.create_repo("acme", "widget", false).await.unwrap();
     let port = s.emulator.addr().port();
     s.emulator
-        .set_check_runs(SHA, vec![CheckRun { name: "ci".into(), status: "queued".into(), conclusion: None }])
+        .set_check_runs(SHA, vec![CheckRun { name: "ci".into(), status: "queued".into(), ..CheckRun::default() }])
         .unwrap();
     let path = format!("/repos/acme/widget/commits/{SHA}/check-runs");
     let used = |a: &Answer| -> (u64, u64) {
@@ -215,4 +215,50 @@ async fn a_workflow_dispatch_is_a_204_and_is_recorded() {
     assert_eq!(http(port, "POST", gone, &headers, Some(body)).await.0, 404);
     assert_eq!(http(port, "POST", path, &headers[..1], Some(body)).await.0, 401);
     assert_eq!(s.emulator.dispatches().len(), 1, "refused dispatches are not recorded");
+}
+
+#[tokio::test]
+async fn published_runs_carry_githubs_fields_and_a_rerun_replaces_its_name_in_the_latest() {
+    use github_emulator::CheckOutput;
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let job = CheckRun {
+        name: "test".into(),
+        status: "completed".into(),
+        conclusion: Some("failure".into()),
+        job_id: Some(9001),
+        started_at: Some("2026-01-01T10:00:00Z".into()),
+        output: Some(CheckOutput { title: Some("1 failed".into()), summary: Some("calc".into()), text: None }),
+        ..CheckRun::default()
+    };
+    assert_eq!(s.emulator.publish_check_run(SHA, job).unwrap(), 9001, "an Actions run's id is its job's");
+    let rerun = CheckRun { name: "test".into(), status: "queued".into(), ..CheckRun::default() };
+    let rerun_id = s.emulator.publish_check_run(SHA, rerun).unwrap();
+    assert_ne!(rerun_id, 9001);
+    let path = format!("/repos/acme/widget/commits/{SHA}/check-runs");
+
+    let all = get(port, &s.token, &format!("{path}?filter=all"), &[]).await.json();
+    let first = &all["check_runs"][0];
+    assert_eq!(first["id"], 9001);
+    assert_eq!((first["status"].as_str(), first["conclusion"].as_str()), (Some("completed"), Some("failure")));
+    assert_eq!(first["started_at"], "2026-01-01T10:00:00Z");
+    assert!(first["completed_at"].is_string(), "{first}");
+    assert!(first["details_url"].as_str().unwrap().ends_with("/actions/jobs/9001"), "{first}");
+    assert!(first["html_url"].as_str().unwrap().ends_with("/checks/9001"), "{first}");
+    assert_eq!(first["app"], serde_json::json!({ "slug": "github-actions", "name": "GitHub Actions" }));
+    assert_eq!(first["output"], serde_json::json!({ "title": "1 failed", "summary": "calc", "text": null }));
+    let queued = &all["check_runs"][1];
+    assert_eq!((queued["status"].as_str(), queued["started_at"].is_null()), (Some("queued"), true));
+
+    // The queued re-run is the latest; once it passes, it is still the one listed.
+    let latest = get(port, &s.token, &path, &[]).await;
+    assert_eq!(latest.json()["check_runs"][0]["id"], rerun_id);
+    s.emulator.update_check_run(rerun_id, "completed", Some("success")).unwrap();
+    let done = get(port, &s.token, &path, &[]).await.json();
+    assert_eq!(done["total_count"], 1);
+    let run = &done["check_runs"][0];
+    assert_eq!((run["id"].as_u64(), run["conclusion"].as_str()), (Some(rerun_id), Some("success")));
+    assert!(run["started_at"].is_string() && run["completed_at"].is_string(), "{run}");
+    assert!(s.emulator.update_check_run(123_456_789, "completed", None).is_err());
 }

@@ -23,6 +23,8 @@
 //! | `GET /_emulator/repos/{o}/{r}/pulls/{n}` | | `{"head_sha"}` |
 //! | `GET`·`POST /_emulator/repos/{o}/{r}/issues/{n}/comments` | POST: `{"author","body"}` | list / `{"id"}` |
 //! | `POST /_emulator/check-runs` | `{"sha","runs":[{"name","status","conclusion"}]}` | `{}` |
+//! | `POST /_emulator/check-runs/publish` | `{"sha","run":{"name","status","conclusion"?,"job_id"?,"started_at"?,"output"?...}}` | `{"id"}` |
+//! | `POST /_emulator/check-runs/{id}` | `{"status","conclusion"?}` | `{}` |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
 //! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs"}` |
@@ -185,6 +187,19 @@ struct NewComment {
 }
 
 #[derive(Deserialize)]
+struct Publish {
+    sha: String,
+    run: CheckRun,
+}
+
+#[derive(Deserialize)]
+struct Update {
+    status: String,
+    #[serde(default)]
+    conclusion: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct JobLog {
     job_id: u64,
     text: String,
@@ -262,6 +277,15 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
         (&Method::POST, ["check-runs"]) => {
             let checks: Checks = input(body)?;
             core.set_check_runs(&checks.sha, checks.runs)?;
+            done()
+        }
+        (&Method::POST, ["check-runs", "publish"]) => {
+            let publish: Publish = input(body)?;
+            Ok(json!({ "id": core.publish_check_run(&publish.sha, publish.run)? }))
+        }
+        (&Method::POST, ["check-runs", id]) => {
+            let update: Update = input(body)?;
+            core.update_check_run(number(id)?, &update.status, update.conclusion.as_deref())?;
             done()
         }
         (&Method::POST, ["job-logs"]) => {

@@ -408,6 +408,11 @@ fn job_logs(ctx: &Ctx<'_>, owner: &str, name: &str, job: &str) -> Resp {
     response
 }
 
+/// The order of re-runs: a run not started yet is the newest.
+fn age(run: &CheckRun) -> (bool, &str, u64) {
+    (run.started_at.is_none(), run.started_at.as_deref().unwrap_or(""), run.id.unwrap_or(0))
+}
+
 fn check_runs(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str, query: &str) -> Resp {
     if lookup(ctx, owner, name).is_none() {
         return not_found();
@@ -419,15 +424,16 @@ fn check_runs(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str, query: &str) ->
     let state = ctx.core.state();
     let all = state.check_runs.get(&sha).cloned().unwrap_or_default();
     drop(state);
-    // `check_name=` keeps one name; `filter=latest` (the default) keeps each name's last run,
-    // `filter=all` every run (re-runs are appended, so the last listed is the latest).
+    // `check_name=` keeps one name; `filter=latest` (the default) keeps each name's latest run
+    // (greatest `started_at`, a queued one without it counting as newest, ties to the higher
+    // id), `filter=all` every run.
     let check_name = query_param(query, "check_name");
     let latest = query_param(query, "filter").is_none_or(|f| f != "all");
     let runs: Vec<(usize, &CheckRun)> = all
         .iter()
         .enumerate()
         .filter(|(_, run)| check_name.as_deref().is_none_or(|n| run.name == n))
-        .filter(|(i, run)| !latest || !all[i + 1..].iter().any(|later| later.name == run.name))
+        .filter(|(_, run)| !latest || !all.iter().any(|other| other.name == run.name && age(other) > age(run)))
         .collect();
     let render = ctx.render();
     let start = (page - 1).saturating_mul(per_page);

@@ -226,10 +226,20 @@ impl Emulator {
         self.core.close_pr(&*repo.to_repo()?, number, true)
     }
 
-    /// Replaces the check runs reported for commit `sha` (in any repository), in the order they
-    /// were made: a later run of the same name is a re-run and replaces it in `filter=latest`.
+    /// Replaces the check runs reported for commit `sha` (in any repository); unset ids and
+    /// times are filled in (see [`CheckRun`]).
     pub fn set_check_runs(&self, sha: &str, runs: Vec<CheckRun>) -> Result<(), EmulatorError> {
         self.core.set_check_runs(sha, runs)
+    }
+
+    /// Adds a check run to commit `sha` (a re-run when its name is there already); its id.
+    pub fn publish_check_run(&self, sha: &str, run: CheckRun) -> Result<u64, EmulatorError> {
+        self.core.publish_check_run(sha, run)
+    }
+
+    /// Moves check run `id` to `status` (and `conclusion`), stamping its times.
+    pub fn update_check_run(&self, id: u64, status: &str, conclusion: Option<&str>) -> Result<(), EmulatorError> {
+        self.core.update_check_run(id, status, conclusion)
     }
 
     /// Adds a comment as `author` (for example another user), returning its id.

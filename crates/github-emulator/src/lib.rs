@@ -67,7 +67,7 @@ mod state;
 pub use emulator::{AsRepo, Emulator, run_standalone};
 pub use error::EmulatorError;
 pub use model::{
-    ADMIN_SECRET_HEADER, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest,
+    ADMIN_SECRET_HEADER, CheckOutput, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest,
     LoggedRequest, RepoHandle, WorkflowDispatch,
 };
 pub use names::{NameError, RepoName};

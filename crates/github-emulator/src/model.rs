@@ -42,18 +42,51 @@ pub struct RepoHandle {
 }
 
 /// One check run of a commit (`status`: queued, in_progress, completed; `conclusion`:
-/// success, failure, neutral, ... once completed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// success, failure, neutral, ... once completed). Several runs may share a name: a later one
+/// is a re-run. What is left unset is filled in when the run is set or published: `id` (the
+/// Actions job id when `job_id` is set, as on GitHub), `started_at` (unless queued) and
+/// `completed_at` (once completed), so the answers stay the same from one request to the next.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRun {
     pub name: String,
     pub status: String,
     #[serde(default)]
     pub conclusion: Option<String>,
+    #[serde(default)]
+    pub id: Option<u64>,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub completed_at: Option<String>,
+    /// The Actions job that made it: the run's id is the job's, `details_url` points at it.
+    #[serde(default)]
+    pub job_id: Option<u64>,
+    /// The app's slug (default `github-actions`).
+    #[serde(default)]
+    pub app: Option<String>,
+    #[serde(default)]
+    pub output: Option<CheckOutput>,
+}
+
+/// A check run's `output`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckOutput {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
 }
 
 impl CheckRun {
     pub fn completed(name: &str, conclusion: &str) -> Self {
-        CheckRun { name: name.to_owned(), status: "completed".to_owned(), conclusion: Some(conclusion.to_owned()) }
+        CheckRun {
+            name: name.to_owned(),
+            status: "completed".to_owned(),
+            conclusion: Some(conclusion.to_owned()),
+            ..CheckRun::default()
+        }
     }
 }
 

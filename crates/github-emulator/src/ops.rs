@@ -386,7 +386,40 @@ impl Core {
     pub fn set_check_runs(&self, sha: &str, runs: Vec<CheckRun>) -> Result<(), EmulatorError> {
         let sha =
             normalize_sha(sha).ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
-        self.state().check_runs.insert(sha, runs);
+        let mut state = self.state();
+        let runs = runs.into_iter().map(|run| stamp(&mut state, run)).collect();
+        state.check_runs.insert(sha, runs);
+        Ok(())
+    }
+
+    /// Adds one check run to commit `sha` (a re-run when the name is already there); its id.
+    pub fn publish_check_run(&self, sha: &str, run: CheckRun) -> Result<u64, EmulatorError> {
+        let sha =
+            normalize_sha(sha).ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
+        let mut state = self.state();
+        let run = stamp(&mut state, run);
+        let id = run.id.unwrap_or_default();
+        state.check_runs.entry(sha).or_default().push(run);
+        Ok(id)
+    }
+
+    /// Moves check run `id` on: its status, and its conclusion once `completed` (times stamped).
+    pub fn update_check_run(&self, id: u64, status: &str, conclusion: Option<&str>) -> Result<(), EmulatorError> {
+        let mut state = self.state();
+        let run = state
+            .check_runs
+            .values_mut()
+            .flat_map(|runs| runs.iter_mut())
+            .find(|run| run.id == Some(id))
+            .ok_or_else(|| not_found(format!("check run {id}")))?;
+        run.status = status.to_owned();
+        run.conclusion = conclusion.map(str::to_owned);
+        if status != "queued" && run.started_at.is_none() {
+            run.started_at = Some(now());
+        }
+        if status == "completed" && run.completed_at.is_none() {
+            run.completed_at = Some(now());
+        }
         Ok(())
     }
 
@@ -505,4 +538,21 @@ impl Core {
         };
         self.state().faults.push(ActiveFault { fault, remaining });
     }
+}
+
+/// A check run as stored: its id (the job's, for an Actions job) and its times filled in.
+fn stamp(state: &mut State, mut run: CheckRun) -> CheckRun {
+    if run.id.is_none() {
+        run.id = Some(match run.job_id {
+            Some(job) => job,
+            None => state.new_id(),
+        });
+    }
+    if run.status != "queued" && run.started_at.is_none() {
+        run.started_at = Some(now());
+    }
+    if run.status == "completed" && run.completed_at.is_none() {
+        run.completed_at = Some(now());
+    }
+    run
 }

@@ -249,10 +249,21 @@ impl Render<'_> {
     }
 
     pub fn check_run(&self, index: usize, sha: &str, run: &CheckRun) -> Value {
+        let id = run.id.unwrap_or(index as u64 + 1);
+        let html_url = format!("{}/checks/{id}", self.web);
+        let details_url = match run.job_id {
+            Some(job) => format!("{}/actions/jobs/{job}", self.web),
+            None => html_url.clone(),
+        };
+        let slug = run.app.as_deref().unwrap_or("github-actions");
+        let app_name = if slug == "github-actions" { "GitHub Actions".to_owned() } else { slug.to_owned() };
+        let output = run.output.clone().unwrap_or_default();
         json!({
-            "id": index + 1, "name": run.name, "head_sha": sha, "status": run.status,
-            "conclusion": run.conclusion, "started_at": now(), "completed_at": null,
-            "html_url": format!("{}/checks/{}", self.web, index + 1),
+            "id": id, "name": run.name, "head_sha": sha, "status": run.status,
+            "conclusion": run.conclusion, "started_at": run.started_at, "completed_at": run.completed_at,
+            "html_url": html_url, "details_url": details_url,
+            "app": { "slug": slug, "name": app_name },
+            "output": { "title": output.title, "summary": output.summary, "text": output.text },
         })
     }
 }
