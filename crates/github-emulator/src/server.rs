@@ -26,8 +26,24 @@ const GIT_BODY_LIMIT: usize = 512 * 1024 * 1024;
 /// The log host keeps at most this many requests.
 const MAX_LOG_HOST_LOGGED: usize = 10_000;
 
-/// Serves until the task is aborted; aborting drops every open connection with it.
+/// Serves the API until the task is aborted; aborting drops every open connection with it.
 pub(crate) async fn serve(listener: TcpListener, core: Arc<Core>) {
+    accept_loop(listener, core, handle).await;
+}
+
+/// The log host (the second listener): `GET /logs/{job_id}?sig=...` answers the job's log text
+/// to anyone holding the signed URL, with no other auth, as GitHub's log storage does. Every
+/// request is recorded (header names only) first.
+pub(crate) async fn serve_logs(listener: TcpListener, core: Arc<Core>) {
+    accept_loop(listener, core, |core, request| async move { handle_log(&core, &request) }).await;
+}
+
+/// Accepts connections and answers each request with `answer`, until the task is aborted.
+async fn accept_loop<F, Fut>(listener: TcpListener, core: Arc<Core>, answer: F)
+where
+    F: Fn(Arc<Core>, Request<Incoming>) -> Fut + Copy + Send + 'static,
+    Fut: std::future::Future<Output = Resp> + Send + 'static,
+{
     let mut connections = JoinSet::new();
     loop {
         while connections.try_join_next().is_some() {}
@@ -43,32 +59,7 @@ pub(crate) async fn serve(listener: TcpListener, core: Arc<Core>) {
         connections.spawn(async move {
             let service = service_fn(move |request| {
                 let core = core.clone();
-                async move { Ok::<_, Infallible>(handle(core, request).await) }
-            });
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-        });
-    }
-}
-
-/// The log host (the second listener): `GET /logs/{job_id}?sig=...` answers the job's log text
-/// to anyone holding the signed URL, with no other auth, as GitHub's log storage does. Every
-/// request is recorded (header names only) first.
-pub(crate) async fn serve_logs(listener: TcpListener, core: Arc<Core>) {
-    let mut connections = JoinSet::new();
-    loop {
-        while connections.try_join_next().is_some() {}
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let core = core.clone();
-        connections.spawn(async move {
-            let service = service_fn(move |request| {
-                let core = core.clone();
-                async move { Ok::<_, Infallible>(handle_log(&core, &request)) }
+                async move { Ok::<_, Infallible>(answer(core, request).await) }
             });
             let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
