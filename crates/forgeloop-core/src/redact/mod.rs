@@ -422,6 +422,17 @@ mod tests {
         }
     }
 
+    /// A provider's name inside an identifier, with a CamelCase value after it, is code
+    /// (windows-sys: `etsy` inside `HalSetSystemInformation`); a real value there is masked.
+    #[test]
+    fn a_context_row_leaves_an_identifier_value_alone() {
+        let r = Redactor::default();
+        let code = "    pub HalSetSystemInformation: pHalSetSystemInformation,\n";
+        assert_eq!(r.redact(code), code);
+        let key = "k3x9q2m7v5b8n4w6z1r0t2y8";
+        assert_eq!(r.redact(&format!("ETSY_TOKEN: {key}\n")), "ETSY_TOKEN: [REDACTED:etsy-token]\n");
+    }
+
     /// Keyword searches restart after each hit's start: `npm_` does not hide `_auth`, and a new
     /// format's keyword (`dapi`) does not hide an older one (`apikey`).
     #[test]
