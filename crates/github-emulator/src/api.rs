@@ -109,6 +109,11 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
             update_comment(ctx, owner, name, id, body)
         }
         (&Method::GET, ["repos", owner, name, "actions", "jobs", job, "logs"]) => job_logs(ctx, owner, name, job),
+        (&Method::GET, ["repos", owner, name, "actions", "runs", id]) => actions_run(ctx, owner, name, id, false),
+        (&Method::GET, ["repos", owner, name, "actions", "runs", id, "jobs"]) => {
+            actions_run(ctx, owner, name, id, true)
+        }
+        (&Method::GET, ["repos", owner, name, "commits", sha, "check-suites"]) => check_suites(ctx, owner, name, sha),
         (&Method::POST, ["repos", owner, name, "actions", "workflows", workflow, "dispatches"]) => {
             dispatch(ctx, owner, name, workflow, body)
         }
@@ -354,6 +359,86 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
         _ => return not_found(),
     }
     json_response(StatusCode::OK, &ctx.render().comment(&mut state, id))
+}
+
+/// `GET .../actions/runs/{id}` (or its `/jobs`, every job with its steps).
+fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    let Ok(id) = id.parse::<u64>() else { return not_found() };
+    let run = match ctx.core.state().actions_runs.get(&id) {
+        Some((repo_key, run)) if *repo_key == key => run.clone(),
+        _ => return not_found(),
+    };
+    let web = format!("{}/{owner}/{name}", ctx.core.base_url);
+    let api = format!("{}/repos/{owner}/{name}", ctx.api);
+    if !jobs {
+        return json_response(
+            StatusCode::OK,
+            &json!({
+                "id": id, "name": run.name, "head_branch": run.head_branch, "head_sha": run.head_sha,
+                "event": run.event, "status": run.status, "conclusion": run.conclusion, "run_attempt": 1,
+                "html_url": format!("{web}/actions/runs/{id}"), "jobs_url": format!("{api}/actions/runs/{id}/jobs"),
+                "logs_url": format!("{api}/actions/runs/{id}/logs"),
+            }),
+        );
+    }
+    let items: Vec<Value> = run
+        .jobs
+        .iter()
+        .map(|job| {
+            let job_id = job.id.unwrap_or_default();
+            json!({
+                "id": job_id, "run_id": id, "name": job.name, "head_sha": run.head_sha, "status": job.status,
+                "conclusion": job.conclusion, "started_at": job.started_at, "completed_at": job.completed_at,
+                "html_url": format!("{web}/actions/runs/{id}/job/{job_id}"),
+                "check_run_url": format!("{api}/check-runs/{job_id}"),
+                "steps": job.steps.iter().map(|step| json!({
+                    "name": step.name, "status": step.status, "conclusion": step.conclusion, "number": step.number,
+                    "started_at": step.started_at, "completed_at": step.completed_at,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json_response(StatusCode::OK, &json!({ "total_count": items.len(), "jobs": items }))
+}
+
+/// `GET .../commits/{sha}/check-suites`: one suite per app among the commit's check runs.
+fn check_suites(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str) -> Resp {
+    if lookup(ctx, owner, name).is_none() {
+        return not_found();
+    }
+    let Some(sha) = normalize_sha(sha) else {
+        return validation_failed("ref", "invalid", "No commit found for SHA");
+    };
+    let runs = ctx.core.state().check_runs.get(&sha).cloned().unwrap_or_default();
+    let mut apps: std::collections::BTreeMap<String, Vec<&CheckRun>> = std::collections::BTreeMap::new();
+    for run in &runs {
+        apps.entry(run.app.clone().unwrap_or_else(|| "github-actions".to_owned())).or_default().push(run);
+    }
+    let suites: Vec<Value> = apps
+        .iter()
+        .enumerate()
+        .map(|(i, (slug, runs))| {
+            let completed = runs.iter().all(|run| run.status == "completed");
+            let failing = runs
+                .iter()
+                .any(|run| !matches!(run.conclusion.as_deref(), Some("success" | "neutral" | "skipped") | None));
+            let status = if completed {
+                "completed"
+            } else if runs.iter().any(|r| r.status != "queued") {
+                "in_progress"
+            } else {
+                "queued"
+            };
+            let conclusion = completed.then_some(if failing { "failure" } else { "success" });
+            let app_name = if slug == "github-actions" { "GitHub Actions" } else { slug.as_str() };
+            json!({
+                "id": i + 1, "head_sha": sha, "status": status, "conclusion": conclusion,
+                "app": { "slug": slug, "name": app_name }, "latest_check_runs_count": runs.len(),
+            })
+        })
+        .collect();
+    json_response_etag(&json!({ "total_count": suites.len(), "check_suites": suites }), ctx.headers)
 }
 
 /// Records a `workflow_dispatch` (any workflow name or id is accepted) and answers `204`.
