@@ -198,17 +198,28 @@ async fn a_workflow_dispatch_is_a_204_and_is_recorded() {
     let port = s.emulator.addr().port();
     let headers = [format!("Host: 127.0.0.1:{port}"), format!("Authorization: Bearer {}", s.token)];
     let path = "/repos/acme/widget/actions/workflows/forgeloop.yml/dispatches";
-    let body = r#"{"ref": "feature", "inputs": {"suite": "fast", "pr": "7"}}"#;
+    let body = r#"{"ref": "main", "inputs": {"suite": "fast", "pr": "7"}}"#;
     let (status, text) = http(port, "POST", path, &headers, Some(body)).await;
     assert_eq!(status, 204, "{text}");
     assert!(text.is_empty());
     let recorded = s.emulator.dispatches();
     assert_eq!(recorded.len(), 1);
     let d = &recorded[0];
-    assert_eq!((d.repo.as_str(), d.workflow.as_str(), d.git_ref.as_str()), ("acme/widget", "forgeloop.yml", "feature"));
+    assert_eq!((d.repo.as_str(), d.workflow.as_str(), d.git_ref.as_str()), ("acme/widget", "forgeloop.yml", "main"));
     assert_eq!((d.inputs["suite"].as_str(), d.inputs["pr"].as_str()), (Some("fast"), Some("7")));
+    // It started a queued run on the branch's commit.
+    let main = github_support::git_ok(&s.emulator.repo_dir("acme/widget").unwrap(), &["rev-parse", "main"]).await;
+    let run = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{}", d.run_id), &[]).await.json();
+    assert_eq!((run["status"].as_str(), run["event"].as_str()), (Some("queued"), Some("workflow_dispatch")));
+    assert_eq!((run["head_sha"].as_str(), run["head_branch"].as_str()), (Some(main.as_str()), Some("main")));
 
-    for (bad, want) in [(r#"{"inputs": {}}"#, 422), (r#"{"ref": "main", "inputs": ["x"]}"#, 422), ("not json", 400)] {
+    for (bad, want) in [
+        (r#"{"inputs": {}}"#, 422),
+        (r#"{"ref": "no-such-branch"}"#, 422),
+        (r#"{"ref": "--output=/tmp/x"}"#, 422),
+        (r#"{"ref": "main", "inputs": ["x"]}"#, 422),
+        ("not json", 400),
+    ] {
         assert_eq!(http(port, "POST", path, &headers, Some(bad)).await.0, want, "{bad}");
     }
     let gone = "/repos/acme/gone/actions/workflows/forgeloop.yml/dispatches";

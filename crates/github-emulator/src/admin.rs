@@ -27,7 +27,7 @@
 //! | `POST /_emulator/check-runs/{id}` | `{"status","conclusion"?}` | `{}` |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
-//! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs"}` |
+//! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs","run_id"}` |
 //! | `POST /_emulator/faults` | a [`Fault`] as JSON (`{"kind":"status",...}`) | `{}` |
 //! | `GET`·`DELETE /_emulator/requests` | | list / `{}` |
 

@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag};
-use crate::model::{CheckRun, Fault, WorkflowDispatch};
+use crate::model::{ActionsRun, CheckRun, Fault, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
 use crate::ops::Core;
 use crate::state::{CommentRec, Render, now};
@@ -115,7 +115,7 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
         }
         (&Method::GET, ["repos", owner, name, "commits", sha, "check-suites"]) => check_suites(ctx, owner, name, sha),
         (&Method::POST, ["repos", owner, name, "actions", "workflows", workflow, "dispatches"]) => {
-            dispatch(ctx, owner, name, workflow, body)
+            dispatch(ctx, owner, name, workflow, body).await
         }
         (&Method::GET, ["repos", owner, name, "commits", sha, "check-runs"]) => {
             check_runs(ctx, owner, name, sha, query)
@@ -441,9 +441,11 @@ fn check_suites(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str) -> Resp {
     json_response_etag(&json!({ "total_count": suites.len(), "check_suites": suites }), ctx.headers)
 }
 
-/// Records a `workflow_dispatch` (any workflow name or id is accepted) and answers `204`.
-fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: &Bytes) -> Resp {
-    if lookup(ctx, owner, name).is_none() || workflow.is_empty() {
+/// Records a `workflow_dispatch` (any workflow name or id is accepted), starts a queued Actions
+/// run on the ref's commit, and answers `204`.
+async fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: &Bytes) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    if workflow.is_empty() {
         return not_found();
     }
     let input = match parse_json(body) {
@@ -463,11 +465,36 @@ fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: &Bytes
             );
         }
     };
+    // A branch or tag name (never an option to git), as GitHub resolves `ref`.
+    let dir = ctx.core.state().repos.get(&key).map(|rec| rec.dir.clone());
+    let mut head_sha = None;
+    if let (Some(dir), true) = (dir, crate::git::valid_branch(git_ref)) {
+        for full in [format!("refs/heads/{git_ref}"), format!("refs/tags/{git_ref}")] {
+            if let Some(sha) = crate::git::rev_parse(&dir, &full).await {
+                head_sha = Some(sha);
+                break;
+            }
+        }
+    }
+    let Some(head_sha) = head_sha else {
+        return error_json(StatusCode::UNPROCESSABLE_ENTITY, &format!("No ref found for: {git_ref}"));
+    };
+    let run = ActionsRun {
+        name: workflow.to_owned(),
+        head_sha,
+        head_branch: git_ref.to_owned(),
+        event: "workflow_dispatch".to_owned(),
+        status: "queued".to_owned(),
+        ..ActionsRun::default()
+    };
+    let Ok(repo) = RepoName::new(owner, name) else { return not_found() };
+    let Ok(run_id) = ctx.core.create_actions_run(&repo, run) else { return not_found() };
     let record = WorkflowDispatch {
         repo: format!("{owner}/{name}"),
         workflow: workflow.to_owned(),
         git_ref: git_ref.to_owned(),
         inputs,
+        run_id,
     };
     ctx.core.state().dispatches.push(record);
     let mut response = crate::http_util::plain(StatusCode::NO_CONTENT, "");

@@ -16,8 +16,8 @@
 //!   ([`Emulator::log_host_requests`]). `GET /repos/{o}/{r}/commits/{sha}/check-suites` (one
 //!   suite per app, with an `ETag` too), `GET /repos/{o}/{r}/actions/runs/{id}` and its `/jobs`
 //!   (with `steps`) serve what [`Emulator::create_actions_run`] scripted. `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
-//!   (`{"ref","inputs"}`) answers `204` and is recorded ([`Emulator::dispatches`]; no run is
-//!   started yet). Every API answer carries `x-ratelimit-*` headers counting the answers so far
+//!   (`{"ref","inputs"}`, `ref` a branch or tag) answers `204`, is recorded
+//!   ([`Emulator::dispatches`]) and starts a queued Actions run on the ref's commit. Every API answer carries `x-ratelimit-*` headers counting the answers so far
 //!   (a 304 is not counted, as on GitHub; the emulator never refuses for the count);
 //! * smart-HTTP git at `/{o}/{r}.git` through `git http-backend`: public repositories are
 //!   readable anonymously, private ones and every push need HTTP Basic auth with the token as

@@ -157,6 +157,8 @@ pub struct WorkflowDispatch {
     #[serde(rename = "ref")]
     pub git_ref: String,
     pub inputs: serde_json::Map<String, serde_json::Value>,
+    /// The queued Actions run it started (`event`: `workflow_dispatch`, on the ref's commit).
+    pub run_id: u64,
 }
 
 /// One request the log host (the second listener, standing for GitHub's log storage) received:
