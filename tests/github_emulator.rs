@@ -107,8 +107,14 @@ async fn a_standalone_emulator_is_driven_through_its_admin_api() {
     )
     .await;
     assert_eq!(published["id"], 77);
+    let run = json!({ "name": "CI", "head_sha": other, "status": "queued", "jobs": [{ "id": 88, "name": "docs", "status": "queued" }] });
+    let run_id = ok(&a, "POST", "/repos/acme/widget/actions-runs", run).await["id"].as_u64().unwrap();
+    let auth = [format!("Authorization: token {token}")];
+    let jobs = http(port, "GET", &format!("/repos/acme/widget/actions/runs/{run_id}/jobs"), &auth, None).await;
+    assert_eq!(serde_json::from_str::<Value>(&jobs.1).unwrap()["jobs"][0]["id"], 88, "{}", jobs.1);
+    ok(&a, "POST", "/check-runs/88", json!({ "status": "completed", "conclusion": "success" })).await;
     ok(&a, "POST", "/check-runs/77", json!({ "status": "completed", "conclusion": "success" })).await;
-    assert_eq!(client.check_runs(&widget, &other).await.unwrap().success, 1);
+    assert_eq!(client.check_runs(&widget, &other).await.unwrap().success, 2);
 
     assert_eq!(ok(&a, "GET", "/dispatches", Value::Null).await, json!([]));
     ok(&a, "POST", "/job-logs", json!({ "job_id": 31, "text": "step 1\nok\n" })).await;

@@ -198,17 +198,28 @@ async fn a_workflow_dispatch_is_a_204_and_is_recorded() {
     let port = s.emulator.addr().port();
     let headers = [format!("Host: 127.0.0.1:{port}"), format!("Authorization: Bearer {}", s.token)];
     let path = "/repos/acme/widget/actions/workflows/forgeloop.yml/dispatches";
-    let body = r#"{"ref": "feature", "inputs": {"suite": "fast", "pr": "7"}}"#;
+    let body = r#"{"ref": "main", "inputs": {"suite": "fast", "pr": "7"}}"#;
     let (status, text) = http(port, "POST", path, &headers, Some(body)).await;
     assert_eq!(status, 204, "{text}");
     assert!(text.is_empty());
     let recorded = s.emulator.dispatches();
     assert_eq!(recorded.len(), 1);
     let d = &recorded[0];
-    assert_eq!((d.repo.as_str(), d.workflow.as_str(), d.git_ref.as_str()), ("acme/widget", "forgeloop.yml", "feature"));
+    assert_eq!((d.repo.as_str(), d.workflow.as_str(), d.git_ref.as_str()), ("acme/widget", "forgeloop.yml", "main"));
     assert_eq!((d.inputs["suite"].as_str(), d.inputs["pr"].as_str()), (Some("fast"), Some("7")));
+    // It started a queued run on the branch's commit.
+    let main = github_support::git_ok(&s.emulator.repo_dir("acme/widget").unwrap(), &["rev-parse", "main"]).await;
+    let run = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{}", d.run_id), &[]).await.json();
+    assert_eq!((run["status"].as_str(), run["event"].as_str()), (Some("queued"), Some("workflow_dispatch")));
+    assert_eq!((run["head_sha"].as_str(), run["head_branch"].as_str()), (Some(main.as_str()), Some("main")));
 
-    for (bad, want) in [(r#"{"inputs": {}}"#, 422), (r#"{"ref": "main", "inputs": ["x"]}"#, 422), ("not json", 400)] {
+    for (bad, want) in [
+        (r#"{"inputs": {}}"#, 422),
+        (r#"{"ref": "no-such-branch"}"#, 422),
+        (r#"{"ref": "--output=/tmp/x"}"#, 422),
+        (r#"{"ref": "main", "inputs": ["x"]}"#, 422),
+        ("not json", 400),
+    ] {
         assert_eq!(http(port, "POST", path, &headers, Some(bad)).await.0, want, "{bad}");
     }
     let gone = "/repos/acme/gone/actions/workflows/forgeloop.yml/dispatches";
@@ -261,4 +272,85 @@ async fn published_runs_carry_githubs_fields_and_a_rerun_replaces_its_name_in_th
     assert_eq!((run["id"].as_u64(), run["conclusion"].as_str()), (Some(rerun_id), Some("success")));
     assert!(run["started_at"].is_string() && run["completed_at"].is_string(), "{run}");
     assert!(s.emulator.update_check_run(123_456_789, "completed", None).is_err());
+}
+
+#[tokio::test]
+async fn an_actions_run_lists_its_jobs_with_steps_and_they_are_check_runs_and_suites() {
+    use github_emulator::{ActionsJob, ActionsRun, JobStep};
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let step = |number: u64, name: &str, conclusion: &str| JobStep {
+        name: name.into(),
+        status: "completed".into(),
+        conclusion: Some(conclusion.into()),
+        number,
+        ..JobStep::default()
+    };
+    let run = ActionsRun {
+        name: "CI".into(),
+        head_sha: SHA.into(),
+        head_branch: "feature".into(),
+        status: "in_progress".into(),
+        jobs: vec![
+            ActionsJob {
+                id: Some(501),
+                name: "test".into(),
+                status: "completed".into(),
+                conclusion: Some("failure".into()),
+                steps: vec![step(1, "Set up job", "success"), step(2, "cargo test", "failure")],
+                ..ActionsJob::default()
+            },
+            ActionsJob { name: "lint".into(), status: "in_progress".into(), ..ActionsJob::default() },
+        ],
+        ..ActionsRun::default()
+    };
+    let run_id = s.emulator.create_actions_run("acme/widget", run).unwrap();
+
+    let got = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{run_id}"), &[]).await.json();
+    assert_eq!(
+        (got["id"].as_u64(), got["name"].as_str(), got["event"].as_str()),
+        (Some(run_id), Some("CI"), Some("push"))
+    );
+    assert_eq!((got["head_sha"].as_str(), got["status"].as_str()), (Some(SHA), Some("in_progress")));
+    let jobs = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{run_id}/jobs"), &[]).await.json();
+    assert_eq!(jobs["total_count"], 2);
+    let test = &jobs["jobs"][0];
+    assert_eq!((test["id"].as_u64(), test["run_id"].as_u64()), (Some(501), Some(run_id)));
+    assert_eq!(test["steps"][1]["name"], "cargo test");
+    assert_eq!(
+        (test["steps"][1]["number"].as_u64(), test["steps"][1]["conclusion"].as_str()),
+        (Some(2), Some("failure"))
+    );
+    assert!(test["started_at"].is_string() && test["completed_at"].is_string(), "{test}");
+    let lint_id = jobs["jobs"][1]["id"].as_u64().unwrap();
+
+    // Each job is a check run whose id is the job's.
+    let checks = get(port, &s.token, &format!("/repos/acme/widget/commits/{SHA}/check-runs"), &[]).await.json();
+    let ids: Vec<u64> = checks["check_runs"].as_array().unwrap().iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [501, lint_id]);
+    let suites = get(port, &s.token, &format!("/repos/acme/widget/commits/{SHA}/check-suites"), &[]).await;
+    assert_eq!(suites.status, 200);
+    let etag = suites.header("etag").to_owned();
+    let suite = &suites.json()["check_suites"][0];
+    assert_eq!((suite["status"].as_str(), suite["conclusion"].as_str()), (Some("in_progress"), None));
+    assert_eq!(
+        (suite["app"]["slug"].as_str(), suite["latest_check_runs_count"].as_u64()),
+        (Some("github-actions"), Some(2))
+    );
+    let path = format!("/repos/acme/widget/commits/{SHA}/check-suites");
+    assert_eq!(get(port, &s.token, &path, &[format!("If-None-Match: {etag}")]).await.status, 304);
+    s.emulator.update_check_run(lint_id, "completed", Some("success")).unwrap();
+    let done = get(port, &s.token, &path, &[format!("If-None-Match: {etag}")]).await;
+    assert_eq!(done.status, 200);
+    assert_eq!(done.json()["check_suites"][0]["conclusion"], "failure");
+
+    assert_eq!(get(port, &s.token, "/repos/acme/widget/actions/runs/999999", &[]).await.status, 404);
+    s.emulator.create_repo("acme", "other", false).await.unwrap();
+    assert_eq!(get(port, &s.token, &format!("/repos/acme/other/actions/runs/{run_id}"), &[]).await.status, 404);
+    assert!(
+        s.emulator
+            .create_actions_run("acme/gone", ActionsRun { head_sha: SHA.into(), ..ActionsRun::default() })
+            .is_err()
+    );
 }

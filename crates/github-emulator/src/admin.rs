@@ -23,11 +23,12 @@
 //! | `GET /_emulator/repos/{o}/{r}/pulls/{n}` | | `{"head_sha"}` |
 //! | `GET`·`POST /_emulator/repos/{o}/{r}/issues/{n}/comments` | POST: `{"author","body"}` | list / `{"id"}` |
 //! | `POST /_emulator/check-runs` | `{"sha","runs":[{"name","status","conclusion"}]}` | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/actions-runs` | an [`ActionsRun`] (`{"name","head_sha","status","jobs":[{"name","status","steps":[...]}]}`) | `{"id"}` |
 //! | `POST /_emulator/check-runs/publish` | `{"sha","run":{"name","status","conclusion"?,"job_id"?,"started_at"?,"output"?...}}` | `{"id"}` |
 //! | `POST /_emulator/check-runs/{id}` | `{"status","conclusion"?}` | `{}` |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
-//! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs"}` |
+//! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs","run_id"}` |
 //! | `POST /_emulator/faults` | a [`Fault`] as JSON (`{"kind":"status",...}`) | `{}` |
 //! | `GET`·`DELETE /_emulator/requests` | | list / `{}` |
 
@@ -40,7 +41,7 @@ use serde_json::{Value, json};
 
 use crate::error::EmulatorError;
 use crate::http_util::{Resp, json_response};
-use crate::model::{ADMIN_SECRET_HEADER, CheckRun, Fault, RepoHandle};
+use crate::model::{ADMIN_SECRET_HEADER, ActionsRun, CheckRun, Fault, RepoHandle};
 use crate::names::RepoName;
 use crate::ops::Core;
 
@@ -278,6 +279,10 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
             let checks: Checks = input(body)?;
             core.set_check_runs(&checks.sha, checks.runs)?;
             done()
+        }
+        (&Method::POST, ["repos", o, r, "actions-runs"]) => {
+            let run: ActionsRun = input(body)?;
+            Ok(json!({ "id": core.create_actions_run(&repo(o, r)?, run)? }))
         }
         (&Method::POST, ["check-runs", "publish"]) => {
             let publish: Publish = input(body)?;

@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag};
-use crate::model::{CheckRun, Fault, WorkflowDispatch};
+use crate::model::{ActionsRun, CheckRun, Fault, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
 use crate::ops::Core;
 use crate::state::{CommentRec, Render, now};
@@ -109,8 +109,13 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
             update_comment(ctx, owner, name, id, body)
         }
         (&Method::GET, ["repos", owner, name, "actions", "jobs", job, "logs"]) => job_logs(ctx, owner, name, job),
+        (&Method::GET, ["repos", owner, name, "actions", "runs", id]) => actions_run(ctx, owner, name, id, false),
+        (&Method::GET, ["repos", owner, name, "actions", "runs", id, "jobs"]) => {
+            actions_run(ctx, owner, name, id, true)
+        }
+        (&Method::GET, ["repos", owner, name, "commits", sha, "check-suites"]) => check_suites(ctx, owner, name, sha),
         (&Method::POST, ["repos", owner, name, "actions", "workflows", workflow, "dispatches"]) => {
-            dispatch(ctx, owner, name, workflow, body)
+            dispatch(ctx, owner, name, workflow, body).await
         }
         (&Method::GET, ["repos", owner, name, "commits", sha, "check-runs"]) => {
             check_runs(ctx, owner, name, sha, query)
@@ -356,9 +361,91 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
     json_response(StatusCode::OK, &ctx.render().comment(&mut state, id))
 }
 
-/// Records a `workflow_dispatch` (any workflow name or id is accepted) and answers `204`.
-fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: &Bytes) -> Resp {
-    if lookup(ctx, owner, name).is_none() || workflow.is_empty() {
+/// `GET .../actions/runs/{id}` (or its `/jobs`, every job with its steps).
+fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    let Ok(id) = id.parse::<u64>() else { return not_found() };
+    let run = match ctx.core.state().actions_runs.get(&id) {
+        Some((repo_key, run)) if *repo_key == key => run.clone(),
+        _ => return not_found(),
+    };
+    let web = format!("{}/{owner}/{name}", ctx.core.base_url);
+    let api = format!("{}/repos/{owner}/{name}", ctx.api);
+    if !jobs {
+        return json_response(
+            StatusCode::OK,
+            &json!({
+                "id": id, "name": run.name, "head_branch": run.head_branch, "head_sha": run.head_sha,
+                "event": run.event, "status": run.status, "conclusion": run.conclusion, "run_attempt": 1,
+                "html_url": format!("{web}/actions/runs/{id}"), "jobs_url": format!("{api}/actions/runs/{id}/jobs"),
+                "logs_url": format!("{api}/actions/runs/{id}/logs"),
+            }),
+        );
+    }
+    let items: Vec<Value> = run
+        .jobs
+        .iter()
+        .map(|job| {
+            let job_id = job.id.unwrap_or_default();
+            json!({
+                "id": job_id, "run_id": id, "name": job.name, "head_sha": run.head_sha, "status": job.status,
+                "conclusion": job.conclusion, "started_at": job.started_at, "completed_at": job.completed_at,
+                "html_url": format!("{web}/actions/runs/{id}/job/{job_id}"),
+                "check_run_url": format!("{api}/check-runs/{job_id}"),
+                "steps": job.steps.iter().map(|step| json!({
+                    "name": step.name, "status": step.status, "conclusion": step.conclusion, "number": step.number,
+                    "started_at": step.started_at, "completed_at": step.completed_at,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json_response(StatusCode::OK, &json!({ "total_count": items.len(), "jobs": items }))
+}
+
+/// `GET .../commits/{sha}/check-suites`: one suite per app among the commit's check runs.
+fn check_suites(ctx: &Ctx<'_>, owner: &str, name: &str, sha: &str) -> Resp {
+    if lookup(ctx, owner, name).is_none() {
+        return not_found();
+    }
+    let Some(sha) = normalize_sha(sha) else {
+        return validation_failed("ref", "invalid", "No commit found for SHA");
+    };
+    let runs = ctx.core.state().check_runs.get(&sha).cloned().unwrap_or_default();
+    let mut apps: std::collections::BTreeMap<String, Vec<&CheckRun>> = std::collections::BTreeMap::new();
+    for run in &runs {
+        apps.entry(run.app.clone().unwrap_or_else(|| "github-actions".to_owned())).or_default().push(run);
+    }
+    let suites: Vec<Value> = apps
+        .iter()
+        .enumerate()
+        .map(|(i, (slug, runs))| {
+            let completed = runs.iter().all(|run| run.status == "completed");
+            let failing = runs
+                .iter()
+                .any(|run| !matches!(run.conclusion.as_deref(), Some("success" | "neutral" | "skipped") | None));
+            let status = if completed {
+                "completed"
+            } else if runs.iter().any(|r| r.status != "queued") {
+                "in_progress"
+            } else {
+                "queued"
+            };
+            let conclusion = completed.then_some(if failing { "failure" } else { "success" });
+            let app_name = if slug == "github-actions" { "GitHub Actions" } else { slug.as_str() };
+            json!({
+                "id": i + 1, "head_sha": sha, "status": status, "conclusion": conclusion,
+                "app": { "slug": slug, "name": app_name }, "latest_check_runs_count": runs.len(),
+            })
+        })
+        .collect();
+    json_response_etag(&json!({ "total_count": suites.len(), "check_suites": suites }), ctx.headers)
+}
+
+/// Records a `workflow_dispatch` (any workflow name or id is accepted), starts a queued Actions
+/// run on the ref's commit, and answers `204`.
+async fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: &Bytes) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    if workflow.is_empty() {
         return not_found();
     }
     let input = match parse_json(body) {
@@ -378,11 +465,36 @@ fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: &Bytes
             );
         }
     };
+    // A branch or tag name (never an option to git), as GitHub resolves `ref`.
+    let dir = ctx.core.state().repos.get(&key).map(|rec| rec.dir.clone());
+    let mut head_sha = None;
+    if let (Some(dir), true) = (dir, crate::git::valid_branch(git_ref)) {
+        for full in [format!("refs/heads/{git_ref}"), format!("refs/tags/{git_ref}")] {
+            if let Some(sha) = crate::git::rev_parse(&dir, &full).await {
+                head_sha = Some(sha);
+                break;
+            }
+        }
+    }
+    let Some(head_sha) = head_sha else {
+        return error_json(StatusCode::UNPROCESSABLE_ENTITY, &format!("No ref found for: {git_ref}"));
+    };
+    let run = ActionsRun {
+        name: workflow.to_owned(),
+        head_sha,
+        head_branch: git_ref.to_owned(),
+        event: "workflow_dispatch".to_owned(),
+        status: "queued".to_owned(),
+        ..ActionsRun::default()
+    };
+    let Ok(repo) = RepoName::new(owner, name) else { return not_found() };
+    let Ok(run_id) = ctx.core.create_actions_run(&repo, run) else { return not_found() };
     let record = WorkflowDispatch {
         repo: format!("{owner}/{name}"),
         workflow: workflow.to_owned(),
         git_ref: git_ref.to_owned(),
         inputs,
+        run_id,
     };
     ctx.core.state().dispatches.push(record);
     let mut response = crate::http_util::plain(StatusCode::NO_CONTENT, "");

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use crate::error::EmulatorError;
 use crate::model::{
-    CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest, LoggedRequest, RepoHandle,
-    WorkflowDispatch,
+    ActionsRun, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest, LoggedRequest,
+    RepoHandle, WorkflowDispatch,
 };
 use crate::names::{NameError, RepoName, validate_login};
 use crate::ops::Core;
@@ -235,6 +235,11 @@ impl Emulator {
     /// Adds a check run to commit `sha` (a re-run when its name is there already); its id.
     pub fn publish_check_run(&self, sha: &str, run: CheckRun) -> Result<u64, EmulatorError> {
         self.core.publish_check_run(sha, run)
+    }
+
+    /// Records a GitHub Actions run in `repo` (its jobs become check runs on its head); its id.
+    pub fn create_actions_run(&self, repo: impl AsRepo, run: ActionsRun) -> Result<u64, EmulatorError> {
+        self.core.create_actions_run(&*repo.to_repo()?, run)
     }
 
     /// Moves check run `id` to `status` (and `conclusion`), stamping its times.

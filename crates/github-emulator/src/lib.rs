@@ -13,9 +13,11 @@
 //!   Enterprise. `GET /repos/{o}/{r}/actions/jobs/{id}/logs` answers `302` to a signed URL on
 //!   a second listener, the log host (GitHub's log storage), which serves the text without
 //!   credentials and records every request's header names
-//!   ([`Emulator::log_host_requests`]). `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
-//!   (`{"ref","inputs"}`) answers `204` and is recorded ([`Emulator::dispatches`]; no run is
-//!   started yet). Every API answer carries `x-ratelimit-*` headers counting the answers so far
+//!   ([`Emulator::log_host_requests`]). `GET /repos/{o}/{r}/commits/{sha}/check-suites` (one
+//!   suite per app, with an `ETag` too), `GET /repos/{o}/{r}/actions/runs/{id}` and its `/jobs`
+//!   (with `steps`) serve what [`Emulator::create_actions_run`] scripted. `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
+//!   (`{"ref","inputs"}`, `ref` a branch or tag) answers `204`, is recorded
+//!   ([`Emulator::dispatches`]) and starts a queued Actions run on the ref's commit. Every API answer carries `x-ratelimit-*` headers counting the answers so far
 //!   (a 304 is not counted, as on GitHub; the emulator never refuses for the count);
 //! * smart-HTTP git at `/{o}/{r}.git` through `git http-backend`: public repositories are
 //!   readable anonymously, private ones and every push need HTTP Basic auth with the token as
@@ -67,7 +69,7 @@ mod state;
 pub use emulator::{AsRepo, Emulator, run_standalone};
 pub use error::EmulatorError;
 pub use model::{
-    ADMIN_SECRET_HEADER, CheckOutput, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest,
-    LoggedRequest, RepoHandle, WorkflowDispatch,
+    ADMIN_SECRET_HEADER, ActionsJob, ActionsRun, CheckOutput, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig,
+    Fault, JobStep, LogHostRequest, LoggedRequest, RepoHandle, WorkflowDispatch,
 };
 pub use names::{NameError, RepoName};

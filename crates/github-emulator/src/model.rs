@@ -68,6 +68,56 @@ pub struct CheckRun {
     pub output: Option<CheckOutput>,
 }
 
+/// A GitHub Actions workflow run, as a test scripts it: its jobs become check runs on
+/// `head_sha` (each job's id is its check run's id).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionsRun {
+    /// The workflow's name.
+    pub name: String,
+    pub head_sha: String,
+    #[serde(default)]
+    pub head_branch: String,
+    /// `push`, `pull_request`, `workflow_dispatch`, ... (default `push`).
+    #[serde(default)]
+    pub event: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub jobs: Vec<ActionsJob>,
+}
+
+/// One job of an [`ActionsRun`] (`id` is given, or assigned).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionsJob {
+    #[serde(default)]
+    pub id: Option<u64>,
+    pub name: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub completed_at: Option<String>,
+    #[serde(default)]
+    pub steps: Vec<JobStep>,
+}
+
+/// One step of an [`ActionsJob`]; `number` counts from 1.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobStep {
+    pub name: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    pub number: u64,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub completed_at: Option<String>,
+}
+
 /// A check run's `output`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckOutput {
@@ -107,6 +157,8 @@ pub struct WorkflowDispatch {
     #[serde(rename = "ref")]
     pub git_ref: String,
     pub inputs: serde_json::Map<String, serde_json::Value>,
+    /// The queued Actions run it started (`event`: `workflow_dispatch`, on the ref's commit).
+    pub run_id: u64,
 }
 
 /// One request the log host (the second listener, standing for GitHub's log storage) received:

@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::error::EmulatorError;
 use crate::git;
-use crate::model::{CheckRun, EmulatedComment, Fault, LoggedRequest, RepoHandle};
+use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, LoggedRequest, RepoHandle};
 use crate::names::{RepoName, normalize_sha, validate_login};
 use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, State, merge_json, now};
 
@@ -400,6 +400,45 @@ impl Core {
         let run = stamp(&mut state, run);
         let id = run.id.unwrap_or_default();
         state.check_runs.entry(sha).or_default().push(run);
+        Ok(id)
+    }
+
+    /// Records an Actions run in `repo` and publishes each job as a check run on its head
+    /// (ids assigned where unset); the run's id.
+    pub fn create_actions_run(&self, repo: &RepoName, mut run: ActionsRun) -> Result<u64, EmulatorError> {
+        let sha = normalize_sha(&run.head_sha)
+            .ok_or_else(|| EmulatorError::Invalid(format!("{:?} is not a 40-hex commit SHA", run.head_sha)))?;
+        run.head_sha = sha.clone();
+        if run.event.is_empty() {
+            run.event = "push".to_owned();
+        }
+        let mut state = self.state();
+        let key = repo.key();
+        if !state.repos.contains_key(&key) {
+            return Err(not_found(format!("repository {repo}")));
+        }
+        let id = state.new_id();
+        for job in &mut run.jobs {
+            let job_id = match job.id {
+                Some(job_id) => job_id,
+                None => state.new_id(),
+            };
+            job.id = Some(job_id);
+            let check = CheckRun {
+                name: job.name.clone(),
+                status: job.status.clone(),
+                conclusion: job.conclusion.clone(),
+                started_at: job.started_at.clone(),
+                completed_at: job.completed_at.clone(),
+                job_id: Some(job_id),
+                ..CheckRun::default()
+            };
+            let check = stamp(&mut state, check);
+            job.started_at = check.started_at.clone();
+            job.completed_at = check.completed_at.clone();
+            state.check_runs.entry(sha.clone()).or_default().push(check);
+        }
+        state.actions_runs.insert(id, (key, run));
         Ok(id)
     }
 

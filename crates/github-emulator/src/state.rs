@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::model::{CheckRun, EmulatedComment, Fault, LogHostRequest, LoggedRequest, WorkflowDispatch};
+use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, LogHostRequest, LoggedRequest, WorkflowDispatch};
 use crate::names::RepoName;
 
 pub(crate) fn now() -> String {
@@ -96,6 +96,8 @@ pub(crate) struct State {
     pub job_logs: HashMap<u64, String>,
     /// Every request the log host received, oldest first.
     pub log_requests: Vec<LogHostRequest>,
+    /// Actions runs by id, with the key of their repository.
+    pub actions_runs: BTreeMap<u64, (String, ActionsRun)>,
     /// Every workflow dispatch accepted, oldest first.
     pub dispatches: Vec<WorkflowDispatch>,
 }
