@@ -202,16 +202,8 @@ mod tests {
         assert!(root.join("acme/old.git.lock").exists());
 
         drop(held);
-        // Another test's thread may fork while `held` is open: the child shares the open file
-        // description (and so the flock) until it execs and close-on-exec drops it. Wait that out.
-        let mut later = collect(root, 30, now, false).unwrap();
-        for _ in 0..200 {
-            if later.in_use.is_empty() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-            later = collect(root, 30, now, false).unwrap();
-        }
+        assert!(crate::checkout::lock_frees_soon(&File::open(root.join("acme/busy.git.lock")).unwrap()));
+        let later = collect(root, 30, now, false).unwrap();
         assert_eq!(names(&later.removed), ["acme/busy"]);
         assert!(!busy.exists() && fresh.exists());
     }
