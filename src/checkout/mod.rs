@@ -363,6 +363,21 @@ impl FetchContext<'_> {
     }
 }
 
+/// Whether `file`'s flock can be taken within a couple of seconds. A test's freed lock can stay
+/// held for a moment: another test's thread may fork while the lock is open, and the child
+/// shares the open file description (so the flock) until it execs and close-on-exec drops it.
+#[cfg(test)]
+pub(crate) fn lock_frees_soon(file: &std::fs::File) -> bool {
+    for _ in 0..200 {
+        match file.try_lock() {
+            Ok(()) => return true,
+            Err(std::fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(std::fs::TryLockError::Error(_)) => return false,
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,19 +435,4 @@ mod tests {
         assert!(!version.ssh());
         assert_eq!(super::libgit2_version().split('.').count(), 3);
     }
-}
-
-/// Whether `file`'s flock can be taken within a couple of seconds. A test's freed lock can stay
-/// held for a moment: another test's thread may fork while the lock is open, and the child
-/// shares the open file description (so the flock) until it execs and close-on-exec drops it.
-#[cfg(test)]
-pub(crate) fn lock_frees_soon(file: &std::fs::File) -> bool {
-    for _ in 0..200 {
-        match file.try_lock() {
-            Ok(()) => return true,
-            Err(std::fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(10)),
-            Err(std::fs::TryLockError::Error(_)) => return false,
-        }
-    }
-    false
 }
