@@ -25,6 +25,32 @@ pub struct Config {
     pub redact: RedactConfig,
     #[serde(default)]
     pub checkout: CheckoutConfig,
+    #[serde(default)]
+    pub checks: ChecksConfig,
+}
+
+/// How the `github-checks` executor polls (design §5.7): the wait between two reads of a
+/// commit's check runs starts at `poll_min_s` after a change and doubles up to `poll_max_s`
+/// while nothing changes.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksConfig {
+    /// Default 5 seconds.
+    pub poll_min_s: Option<f64>,
+    /// Default 60 seconds.
+    pub poll_max_s: Option<f64>,
+}
+
+impl ChecksConfig {
+    /// `(min, max)`, each at least 10 ms, `max` at least `min`.
+    pub fn poll_bounds(&self) -> (std::time::Duration, std::time::Duration) {
+        let secs = |v: Option<f64>, default: f64| {
+            let v = v.filter(|v| v.is_finite()).unwrap_or(default).clamp(0.01, 86_400.0);
+            std::time::Duration::from_secs_f64(v)
+        };
+        let min = secs(self.poll_min_s, 5.0);
+        (min, secs(self.poll_max_s, 60.0).max(min))
+    }
 }
 
 /// How PRs are fetched (design §5.2.2).

@@ -75,6 +75,9 @@ pub enum Error {
     Sandbox(crate::sandbox::SandboxError),
     #[error("the run could not complete ({infra_failures} in a row; the cycle stays {cycle_status}): {message}")]
     Infra { message: String, infra_failures: u32, cycle_status: Status },
+    /// The `github-checks` executor could not start waiting (design §5.7).
+    #[error(transparent)]
+    Checks(crate::cycle::ChecksError),
     /// Everything `forgeloop project …` refuses; its status is the reference tool's
     /// `BLOCKED_PROJECT_UNAVAILABLE` (or `CYCLE_BUSY` / `BLOCKED_PROJECT_SOURCES`).
     #[error(transparent)]

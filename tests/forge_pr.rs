@@ -466,32 +466,6 @@ fn a_secret_in_the_environment_and_output_reaches_no_output_channel() {
 }
 
 #[test]
-fn a_github_checks_commands_file_is_refused_until_that_executor_is_wired() {
-    let w = World::new();
-    let repo = w.project("acme", "widget", false);
-    let n = w.pr(&repo, "x", CALC_FIXED);
-    let pr = format!("acme/widget#{n}");
-    w.cycle("c.json", &[]);
-    fs::write(w.path("ci.json"), r#"{"executor": "github-checks", "checks": ["test", "lint"], "timeout_s": 60}"#)
-        .unwrap();
-    let before = fs::read(w.path("c.json")).unwrap();
-    w.emu.clear_requests();
-    for args in [
-        vec!["forge", "--pr", &pr, "--state", "c.json", "--commands-json", "ci.json"],
-        vec!["test", "--pr", &pr, "--commands-json", "ci.json"],
-    ] {
-        let run = w.run(&args);
-        assert_eq!(run.code, 2, "{args:?}: {}\n{}", run.stdout, run.stderr);
-        let doc = run.json();
-        assert_eq!(doc["status"], "BLOCKED", "{args:?}: {doc}");
-        let error = doc["error"].as_str().unwrap();
-        assert!(error.contains("github-checks executor is not available yet"), "{args:?}: {error}");
-    }
-    assert!(w.emu.requests().is_empty(), "refused before any GitHub call: {:?}", w.emu.requests());
-    assert_eq!(fs::read(w.path("c.json")).unwrap(), before, "a refused profile changes nothing");
-}
-
-#[test]
 fn a_secret_literal_in_a_commands_file_is_refused_and_a_passed_through_one_is_run_the_same_twice() {
     let w = World::new();
     let repo = w.project("acme", "widget", false);

@@ -6,18 +6,12 @@
 //! `commands_sha256`. Such a profile is refused, naming where (command and argument index, env
 //! name), never echoing the value.
 
-use crate::domain::commands::{CommandsError, CommandsProfile, Executor, is_local_path_kind};
+use crate::domain::commands::{CommandsError, CommandsProfile, is_local_path_kind};
 use crate::redact::Redactor;
 
 /// `profile` unchanged when redaction keeps every part of it; else the first place it would
 /// change.
-///
-/// A `github-checks` profile (design §5.7) parses but is refused here, at every place a profile
-/// enters a run, until that executor is wired into cycles.
 pub fn accept(redactor: &Redactor, profile: CommandsProfile) -> Result<CommandsProfile, CommandsError> {
-    if profile.executor != Executor::Local {
-        return Err(CommandsError::ExecutorUnavailable);
-    }
     let refuse = |place: String, kind: String| Err(CommandsError::not_storable(place, kind));
     for (i, command) in profile.commands.iter().enumerate() {
         let n = i + 1;

@@ -3,6 +3,7 @@
 
 pub mod actions;
 pub mod attach;
+pub mod ci_wait;
 pub mod commands;
 pub mod context;
 pub mod list;
@@ -15,4 +16,5 @@ pub mod start;
 pub mod stop;
 pub mod wait;
 
+pub use ci_wait::ChecksError;
 pub use context::{Clock, Ctx, FixedClock, SystemClock};

@@ -11,11 +11,11 @@ use serde_json::{Map, json};
 use tokio::sync::watch;
 
 use crate::checkout::{self, CheckoutError, CheckoutRequest};
-use crate::domain::commands::CommandsProfile;
+use crate::domain::commands::{CommandsProfile, Executor};
 use crate::domain::event::EventKind;
 use crate::domain::machine::{self, TestGate};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
-use crate::domain::report::{Environment, Report, TestStatus};
+use crate::domain::report::{CheckResult, Environment, Report, TestStatus};
 use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo, sha256_hex};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
@@ -28,6 +28,7 @@ use crate::store::journal::NewEvent;
 use crate::store::layout::CyclePaths;
 use crate::store::state_file;
 
+use super::ci_wait::{self, ChecksError, WaitPlan, Waited};
 use super::context::Ctx;
 use super::session::{self, Saved};
 use super::stop;
@@ -116,7 +117,10 @@ enum Executed {
 
 struct Completed {
     outcome: RunOutcome,
-    fetch: checkout::FetchStats,
+    /// `None` for a `github-checks` run: nothing was fetched.
+    fetch: Option<checkout::FetchStats>,
+    /// A `github-checks` run's checks (design §5.7).
+    checks: Vec<CheckResult>,
     environment: Environment,
     started_at: String,
     started: Instant,
@@ -145,7 +149,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         Error::Invalid("PR mode needs --commands-json the first time; later runs reuse the cycle's commands".into())
     })?;
     // No sandbox, no run: refused before any network call, and the cycle does not move.
-    let sandbox = sandbox_plan(ctx, &commands).await?;
+    let sandbox = local_sandbox(ctx, &commands).await?;
 
     let pull = match engine.github.pull_request(&pr.repo, pr.number).await {
         Ok(pull) => pull,
@@ -159,6 +163,16 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
         return Ok(Outcome { saved, report: None });
     }
+
+    // Which checks decide, before the run shows as live; GitHub's trouble is an infra failure,
+    // a profile that names none is refused and the cycle does not move.
+    let wanted = match wanted_checks(engine, &pull, &commands).await {
+        Ok(wanted) => wanted,
+        Err(ChecksError::Github(err)) => {
+            return infra_failure(ctx, paths, &before, state, &pr, &opts, Error::Github(err));
+        }
+        Err(err) => return Err(Error::Checks(err)),
+    };
 
     let iteration = state.iteration + 1;
     let log_rel = format!("runs/{iteration}-{}.log", &pull.head_sha[..12]);
@@ -186,7 +200,10 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     );
     session::persist(ctx, paths, Some(&before), &live, opts.actor, vec![event], &now)?;
 
-    let executed = execute(ctx, engine, &pull, &commands, &sandbox, &log_path, &opts).await;
+    let executed = match &sandbox {
+        Some(sandbox) => execute(ctx, engine, &pull, &commands, sandbox, &log_path, &opts).await,
+        None => execute_checks(ctx, engine, &pull, &commands, wanted, &log_path, &opts).await,
+    };
     let done = match executed {
         Ok(Executed::Completed(done)) => done,
         Ok(Executed::Cancelled(message)) => {
@@ -201,7 +218,8 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         head_sha: pull.head_sha.clone(),
     };
     let log_hint = format!("`{log_rel}` of cycle `{}`", paths.stem);
-    let mut report = build_report(ctx, &pull, &done.outcome, &marker, Some(&log_hint), done.environment.clone());
+    let mut report =
+        build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment.clone());
     report.log_path = Some(log_rel.clone());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     let report_rel = log_rel.replace(".log", ".json");
@@ -222,6 +240,11 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         comment_url: None,
         sandbox: done.environment.sandbox.as_ref().map(|s| s.label()),
     };
+    let fetch = done.fetch.as_ref().map(|f| {
+        json!({"mirror_created": f.mirror_created, "fetched": f.fetched, "depth": f.depth, "shallow": f.shallow,
+               "deepened": f.deepened, "received_objects": f.received_objects, "received_bytes": f.received_bytes})
+    });
+    let executor = commands.executor.as_str();
     state.commands = Some(commands);
     machine::record_run(&mut state, &pr, report.clone(), summary, &now);
     let event = NewEvent::new(
@@ -229,9 +252,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         opts.actor,
         json!({"iteration": iteration, "pr": pr.shorthand(), "head_sha": report.head_sha, "status": report.status,
                "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated,
-               "fetch": {"mirror_created": done.fetch.mirror_created, "fetched": done.fetch.fetched,
-                         "depth": done.fetch.depth, "shallow": done.fetch.shallow, "deepened": done.fetch.deepened,
-                         "received_objects": done.fetch.received_objects, "received_bytes": done.fetch.received_bytes}}),
+               "executor": executor, "fetch": fetch}),
     );
     let mut events = vec![event];
     if let Some(outbox) = &state.outbox {
@@ -333,6 +354,89 @@ pub async fn sandbox_plan(ctx: &Ctx, commands: &CommandsProfile) -> Result<sandb
         .map_err(Error::Sandbox)
 }
 
+/// The sandbox a local profile runs in; `None` for a `github-checks` profile, which runs
+/// nothing here (design §5.7).
+async fn local_sandbox(ctx: &Ctx, commands: &CommandsProfile) -> Result<Option<sandbox::Plan>> {
+    match commands.executor {
+        Executor::Local => Ok(Some(sandbox_plan(ctx, commands).await?)),
+        Executor::GithubChecks => Ok(None),
+    }
+}
+
+/// The check names a `github-checks` profile waits for; none for a local one.
+async fn wanted_checks(
+    engine: &Engine,
+    pull: &PullInfo,
+    commands: &CommandsProfile,
+) -> std::result::Result<Vec<String>, ChecksError> {
+    match commands.executor {
+        Executor::Local => Ok(Vec::new()),
+        Executor::GithubChecks => ci_wait::wanted_checks(&engine.github, pull, commands).await,
+    }
+}
+
+/// The `github-checks` executor: asks for the dispatch when the profile has one, then waits
+/// for the wanted checks on the head SHA. A wait that ends without a verdict (no check
+/// appeared, timeout) is an infra failure; GitHub's refusals too.
+async fn execute_checks(
+    ctx: &Ctx,
+    engine: &Engine,
+    pull: &PullInfo,
+    commands: &CommandsProfile,
+    wanted: Vec<String>,
+    log_path: &Path,
+    opts: &RunOptions,
+) -> Result<Executed> {
+    let started_at = ctx.now();
+    let started = Instant::now();
+    let checks_error = |e: ChecksError| match e {
+        ChecksError::Github(err) => Error::Github(err),
+        other => Error::Checks(other),
+    };
+    ci_wait::dispatch(&engine.github, pull, commands).await.map_err(checks_error)?;
+    let plan = WaitPlan {
+        wanted,
+        timeout: std::time::Duration::from_secs(commands.checks_timeout_s()),
+        appear_timeout: std::time::Duration::from_secs(commands.appear_timeout_s()),
+        poll: ctx.config.checks.poll_bounds(),
+        log_path,
+        redactor: &ctx.redactor,
+        cancel: opts.cancel.clone(),
+        progress: opts.progress.clone(),
+    };
+    let verdict = match ci_wait::wait(&engine.github, pull, plan).await.map_err(checks_error)? {
+        Waited::Verdict(verdict) => verdict,
+        Waited::Cancelled(message) => return Ok(Executed::Cancelled(message)),
+    };
+    let outcome = RunOutcome {
+        status: verdict.status,
+        commands: Vec::new(),
+        failure_output: verdict.failure_output,
+        timed_out: false,
+        cancelled: false,
+        log_bytes_written: verdict.log_bytes,
+        log_truncated: false,
+    };
+    let environment = Environment {
+        forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
+        libgit2_version: checkout::libgit2_version(),
+        os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
+        commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
+        tree_sha: None,
+        sandbox: None,
+        executor: Some(Executor::GithubChecks.as_str().to_owned()),
+    };
+    Ok(Executed::Completed(Box::new(Completed {
+        outcome,
+        fetch: None,
+        checks: verdict.checks,
+        environment,
+        started_at,
+        started,
+        kept: None,
+    })))
+}
+
 /// Fetches and checks out the PR head, then runs the commands into `log_path`.
 async fn execute(
     ctx: &Ctx,
@@ -420,13 +524,22 @@ async fn execute(
         commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
         tree_sha: Some(checkout.tree_sha.clone()),
         sandbox: Some(sandbox.info()),
+        executor: Some(Executor::Local.as_str().to_owned()),
     };
     let fetch = checkout.fetch.clone();
     let kept = opts.keep_checkout.then(|| checkout.keep());
     if outcome.cancelled {
         return Ok(Executed::Cancelled("the run was cancelled; it does not count as an iteration".into()));
     }
-    Ok(Executed::Completed(Box::new(Completed { outcome, fetch, environment, started_at, started, kept })))
+    Ok(Executed::Completed(Box::new(Completed {
+        outcome,
+        fetch: Some(fetch),
+        checks: Vec::new(),
+        environment,
+        started_at,
+        started,
+        kept,
+    })))
 }
 
 fn round3(x: f64) -> f64 {
@@ -438,6 +551,7 @@ fn build_report(
     ctx: &Ctx,
     pull: &PullInfo,
     outcome: &RunOutcome,
+    checks: &[CheckResult],
     marker: &Marker,
     log_hint: Option<&str>,
     environment: Environment,
@@ -454,6 +568,7 @@ fn build_report(
         failure_output: outcome.failure_output.as_deref(),
         log_hint,
         sandbox: sandbox.as_deref(),
+        checks,
     });
     Report {
         status: outcome.status,
@@ -461,6 +576,7 @@ fn build_report(
         pull_request: pull.number,
         head_sha: pull.head_sha.clone(),
         commands: outcome.commands.clone(),
+        checks: checks.to_vec(),
         comment_markdown: ctx.redactor.redact(&comment_markdown).into_owned(),
         failure_output: outcome.failure_output.clone().filter(|_| outcome.status == TestStatus::Failed),
         comment_published: false,
@@ -565,12 +681,16 @@ pub struct OneShot {
 
 pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Report> {
     let pr = parse_pr_ref(&req.pr, &ctx.hosts)?;
-    let sandbox = sandbox_plan(ctx, &req.commands).await?;
+    let sandbox = local_sandbox(ctx, &req.commands).await?;
     let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
     if !pull.is_open() {
         let why = if pull.merged { "merged" } else { "closed" };
         return Err(Error::Invalid(format!("{pr} is {why}; forgeloop only tests open pull requests")));
     }
+    let wanted = wanted_checks(engine, &pull, &req.commands).await.map_err(|e| match e {
+        ChecksError::Github(err) => Error::Github(err),
+        other => Error::Checks(other),
+    })?;
     let stamp = ctx.clock.now().format("%Y%m%dT%H%M%SZ");
     // The pid and a per-process count keep two runs of one PR in the same second (two agents,
     // two MCP requests) in files of their own.
@@ -590,13 +710,17 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     opts.keep_checkout = req.keep_checkout;
     opts.cancel = req.cancel.clone();
     opts.progress = req.progress.clone();
-    let done = match execute(ctx, engine, &pull, &req.commands, &sandbox, &log_path, &opts).await? {
+    let executed = match &sandbox {
+        Some(sandbox) => execute(ctx, engine, &pull, &req.commands, sandbox, &log_path, &opts).await?,
+        None => execute_checks(ctx, engine, &pull, &req.commands, wanted, &log_path, &opts).await?,
+    };
+    let done = match executed {
         Executed::Completed(done) => done,
         Executed::Cancelled(message) => return Err(Error::Invalid(message)),
     };
     let marker = Marker { task_space: None, iteration: None, head_sha: pull.head_sha.clone() };
     let log_hint = format!("`{}`", log_path.display());
-    let mut report = build_report(ctx, &pull, &done.outcome, &marker, Some(&log_hint), done.environment);
+    let mut report = build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment);
     report.log_path = Some(log_path.display().to_string());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     if req.post_comment {

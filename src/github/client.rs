@@ -25,11 +25,11 @@ pub const DEFAULT_API_BASE: &str = "https://api.github.com";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// GitHub's largest page size.
-const PER_PAGE: u32 = 100;
+pub(super) const PER_PAGE: u32 = 100;
 
 /// Listing more pages than this is refused instead of silently truncated: a truncated comment
 /// list could make `publish_comment` miss its own comment and post a duplicate.
-const MAX_PAGES: usize = 100;
+pub(super) const MAX_PAGES: usize = 100;
 
 #[derive(Clone)]
 pub struct GithubConfig {
@@ -70,7 +70,7 @@ pub fn web_base_for(api_base: &str) -> Result<String, GithubError> {
 
 /// A GitHub REST client. Cheap to share by reference; it caches the authenticated login.
 pub struct GithubClient {
-    transport: Transport,
+    pub(super) transport: Transport,
     web_host: String,
     loopback: bool,
     login: Mutex<Option<String>>,
@@ -350,7 +350,7 @@ fn invalid(call: &Call<'_>, detail: String) -> GithubError {
     GithubError::InvalidResponse { action: call.action.to_owned(), detail }
 }
 
-fn too_many_pages(call: &Call<'_>) -> GithubError {
+pub(super) fn too_many_pages(call: &Call<'_>) -> GithubError {
     invalid(call, format!("more than {MAX_PAGES} pages of {PER_PAGE}; refusing to go on"))
 }
 

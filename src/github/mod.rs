@@ -11,12 +11,14 @@
 //! # Ok(()) }
 //! ```
 
+mod checks;
 mod client;
 mod errors;
 mod model;
 pub mod token;
 mod transport;
 
+pub use checks::{CheckRunInfo, JobSteps, Polled};
 pub use client::{DEFAULT_API_BASE, DEFAULT_TIMEOUT, GithubClient, GithubConfig, web_base_for, web_host_for};
 pub use errors::GithubError;
 pub use model::{Access, CheckSummary, Comment, PrState, Published, PullInfo, RepoInfo, User};

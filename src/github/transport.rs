@@ -33,8 +33,9 @@ pub(crate) struct Call<'a> {
     pub resource: &'a str,
 }
 
-/// A successful answer.
+/// A successful answer (or, for a conditional GET, a `304 Not Modified`).
 pub(crate) struct Reply {
+    pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Bytes,
 }
@@ -96,10 +97,30 @@ impl Transport {
 
     /// GET with up to three attempts on transport errors, 5xx and soon-resetting rate limits.
     pub(crate) async fn get(&self, target: &str, call: &Call<'_>) -> Result<Reply, GithubError> {
+        self.get_with(target, None, call).await
+    }
+
+    /// A conditional GET: `None` when GitHub answers `304 Not Modified` to `etag` (such an
+    /// answer does not count against the rate limit), else the fresh reply.
+    pub(crate) async fn get_if_changed(
+        &self,
+        target: &str,
+        etag: Option<&str>,
+        call: &Call<'_>,
+    ) -> Result<Option<Reply>, GithubError> {
+        let reply = self.get_with(target, etag, call).await?;
+        Ok((reply.status != StatusCode::NOT_MODIFIED).then_some(reply))
+    }
+
+    async fn get_with(&self, target: &str, etag: Option<&str>, call: &Call<'_>) -> Result<Reply, GithubError> {
         let url = self.url(target, call)?;
+        let mut headers = HeaderMap::new();
+        if let Some(value) = etag.and_then(|e| http::HeaderValue::from_str(e).ok()) {
+            headers.insert(http::header::IF_NONE_MATCH, value);
+        }
         let mut attempt = 0;
         loop {
-            let err = match self.attempt(Method::GET, &url, None, call).await {
+            let err = match self.attempt(Method::GET, &url, None, Some(&headers), call).await {
                 Ok(reply) => return Ok(reply),
                 Err(err) => err,
             };
@@ -121,7 +142,7 @@ impl Transport {
         call: &Call<'_>,
     ) -> Result<Reply, GithubError> {
         let url = self.url(target, call)?;
-        self.attempt(method, &url, Some(body), call).await
+        self.attempt(method, &url, Some(body), None, call).await
     }
 
     async fn attempt(
@@ -129,13 +150,17 @@ impl Transport {
         method: Method,
         url: &str,
         body: Option<&serde_json::Value>,
+        extra: Option<&HeaderMap>,
         call: &Call<'_>,
     ) -> Result<Reply, GithubError> {
+        let conditional = extra.is_some_and(|h| h.contains_key(http::header::IF_NONE_MATCH));
         let exchange = async {
+            // octocrab follows redirects (tower-http's default policy drops `Authorization`
+            // on a redirect to another origin, as a job log's signed URL is: design §5.7).
             let response = match method {
                 Method::POST => self.octo._post(url, body).await,
                 Method::PATCH => self.octo._patch(url, body).await,
-                _ => self.octo._get(url).await,
+                _ => self.octo._get_with_headers(url, extra.cloned()).await,
             }
             .map_err(|e| self.transport_error(&e, call))?;
             let (parts, body) = response.into_parts();
@@ -156,8 +181,8 @@ impl Transport {
                 });
             }
         };
-        if status.is_success() {
-            Ok(Reply { headers, body })
+        if status.is_success() || (status == StatusCode::NOT_MODIFIED && conditional) {
+            Ok(Reply { status, headers, body })
         } else {
             Err(self.status_error(status, &headers, &body, call))
         }

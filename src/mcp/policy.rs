@@ -167,14 +167,12 @@ commands = "rm -rf /"
     }
 
     #[test]
-    fn a_github_checks_profile_is_refused_until_that_executor_is_wired() {
+    fn a_github_checks_profile_is_accepted_as_a_named_profile() {
         let dir = tempfile::tempdir().unwrap();
         let p = policy(dir.path(), "[mcp.profiles.ci]\nexecutor = \"github-checks\"\nchecks = [\"test\"]\n");
-        let Err(PolicyError::BadProfile { name, reason }) = p.profile("ci", &Redactor::default()) else {
-            panic!("a github-checks profile must be refused");
-        };
-        assert_eq!(name, "ci");
-        assert!(reason.contains("github-checks executor is not available yet"), "{reason}");
+        let profile = p.profile("ci", &Redactor::default()).unwrap();
+        assert_eq!(profile.executor, crate::domain::commands::Executor::GithubChecks);
+        assert!(profile.commands.is_empty());
     }
 
     #[test]

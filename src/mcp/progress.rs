@@ -39,7 +39,8 @@ impl Reporter {
     }
 }
 
-/// Reports "running command i/N" as the runner starts each command, until the run ends
+/// Reports "running command i/N" as the runner starts each command (or a wait for CI's
+/// progress lines), until the run ends
 /// (its sender is dropped).
 pub async fn forward(
     mut started: tokio::sync::mpsc::UnboundedReceiver<CommandStarted>,
@@ -48,6 +49,12 @@ pub async fn forward(
     total: f64,
 ) {
     while let Some(command) = started.recv().await {
+        if let Some(line) = &command.status_line {
+            // A wait for CI: progress creeps forward within its one step.
+            let within = 1.0 - 1.0 / (command.index as f64 + 2.0);
+            reporter.report(first_step + within, total, line).await;
+            continue;
+        }
         let message = format!("running command {}/{}: {}", command.index + 1, command.total, command.argv.join(" "));
         reporter.report(first_step + command.index as f64, total, &message).await;
     }

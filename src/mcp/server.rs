@@ -196,7 +196,13 @@ impl ForgeServer {
         }
 
         let sha12 = pull.head_sha.get(..12).unwrap_or(&pull.head_sha).to_owned();
-        reporter.report(1.0, total, &format!("fetching {sha12} and checking it out")).await;
+        let step = match commands.executor {
+            crate::domain::commands::Executor::Local => format!("fetching {sha12} and checking it out"),
+            crate::domain::commands::Executor::GithubChecks => {
+                format!("waiting for the repository's CI on {sha12} (nothing runs here)")
+            }
+        };
+        reporter.report(1.0, total, &step).await;
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let follower = tokio::spawn(progress::forward(progress_rx, reporter.clone(), 2.0, total));
         let request = OneShot {

@@ -213,6 +213,7 @@ fn built_comment(report: &Report) -> String {
         failure_output: tail.as_deref(),
         log_hint: None,
         sandbox: None,
+        checks: &report.checks,
     })
 }
 

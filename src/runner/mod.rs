@@ -91,6 +91,8 @@ pub struct CommandStarted {
     pub index: usize,
     pub total: usize,
     pub argv: Vec<String>,
+    /// Instead of a command: a progress line of a wait for CI (`check test: in_progress 3m12s`).
+    pub status_line: Option<String>,
 }
 
 impl<'a> RunRequest<'a> {
@@ -191,7 +193,8 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         }
         write_section_line(&mut log, &redactor.redact(&section::header(&spec.argv))).map_err(log_error)?;
         if let Some(progress) = &req.progress {
-            let started = CommandStarted { index, total: req.profile.commands.len(), argv: spec.argv.clone() };
+            let started =
+                CommandStarted { index, total: req.profile.commands.len(), argv: spec.argv.clone(), status_line: None };
             let _ = progress.send(started);
         }
 

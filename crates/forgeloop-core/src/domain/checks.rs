@@ -138,6 +138,81 @@ pub fn verdict(wanted: &[String], runs: &[ObservedCheck]) -> Verdict {
     }
 }
 
+/// `3m12s`, `45s`, `1h02m`: how long a check has been running, in a progress line.
+pub fn elapsed_words(seconds: u64) -> String {
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// One progress line of the live run log: `check test: in_progress 3m12s`.
+pub fn progress_line(name: &str, status: &str, elapsed_seconds: Option<u64>) -> String {
+    let name: String = name.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    match elapsed_seconds {
+        Some(secs) => format!("check {name}: {status} {}", elapsed_words(secs)),
+        None => format!("check {name}: {status}"),
+    }
+}
+
+/// Why no wanted check appeared on the commit, for the infra failure's message.
+pub const NEVER_APPEARED_HINT: &str = "is a workflow triggered by this event (pull_request on this base branch, with these paths)? Does a fork's PR await a maintainer's approval to run workflows? Do the check names in the commands file match the jobs' names?";
+
+/// The part of a GitHub Actions job log a model can act on: the first failing step's last
+/// lines before its `##[error]`. `failed_step` is the step's name from the jobs API.
+///
+/// Timestamps are dropped, `##[group]`/`##[endgroup]` markers become plain words, at most
+/// `max_lines` lines before the error are kept, then the error lines themselves. Without an
+/// `##[error]` line the log's last `max_lines` lines are kept.
+pub fn job_log_excerpt(log: &str, failed_step: Option<&str>, max_lines: usize) -> String {
+    let lines: Vec<&str> = log.lines().map(strip_timestamp).collect();
+    let first_error = lines.iter().position(|l| l.starts_with("##[error]"));
+    let (start, end) = match first_error {
+        Some(err) => {
+            // The error's own step begins at the last `##[group]` at or before it.
+            let step_start = lines[..err].iter().rposition(|l| l.starts_with("##[group]")).unwrap_or(0);
+            let from = err.saturating_sub(max_lines).max(step_start);
+            let errors_end =
+                lines[err..].iter().position(|l| !l.starts_with("##[error]")).map_or(lines.len(), |n| err + n);
+            (from, errors_end)
+        }
+        None => (lines.len().saturating_sub(max_lines), lines.len()),
+    };
+    let mut out = Vec::new();
+    if let Some(step) = failed_step {
+        out.push(format!("Failing step: {step}"));
+    }
+    for line in &lines[start..end] {
+        if line.starts_with("##[endgroup]") {
+            continue;
+        }
+        out.push(match (line.strip_prefix("##[group]"), line.strip_prefix("##[error]")) {
+            (Some(rest), _) => rest.to_owned(),
+            (_, Some(rest)) => format!("Error: {rest}"),
+            _ => (*line).to_owned(),
+        });
+    }
+    out.join("\n")
+}
+
+/// `2026-01-02T03:04:05.1234567Z text` → `text` (GitHub Actions' line prefix); other lines as they are.
+fn strip_timestamp(line: &str) -> &str {
+    let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    let Some((stamp, rest)) = line.split_once(' ') else {
+        return if looks_like_stamp(line) { "" } else { line };
+    };
+    if looks_like_stamp(stamp) { rest } else { line }
+}
+
+fn looks_like_stamp(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() >= 20 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[10] == b'T' && word.ends_with('Z')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +339,46 @@ mod tests {
                     prop_assert!(matches!(Conclusion::of(run.conclusion.as_deref()), Conclusion::Passing(_)));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_excerpt_is_the_failing_steps_last_lines_and_its_error() {
+        let log = "2026-01-02T03:04:05.1000000Z ##[group]Run actions/checkout@v4\n\
+2026-01-02T03:04:05.2000000Z checking out\n\
+2026-01-02T03:04:05.3000000Z ##[endgroup]\n\
+2026-01-02T03:04:06.0000000Z ##[group]Run sh test.sh\n\
+2026-01-02T03:04:06.1000000Z sh test.sh\n\
+2026-01-02T03:04:06.2000000Z ##[endgroup]\n\
+2026-01-02T03:04:06.3000000Z ok - 2+3=5\n\
+2026-01-02T03:04:06.4000000Z not ok - expected 5, got -1\n\
+2026-01-02T03:04:06.5000000Z ##[error]Process completed with exit code 1.\n\
+2026-01-02T03:04:07.0000000Z Post job cleanup.\n";
+        let excerpt = job_log_excerpt(log, Some("Run sh test.sh"), 50);
+        assert_eq!(
+            excerpt,
+            "Failing step: Run sh test.sh\nRun sh test.sh\nsh test.sh\nok - 2+3=5\nnot ok - expected 5, got -1\nError: Process completed with exit code 1."
+        );
+        // Fewer lines asked: the last ones before the error, never the earlier step.
+        let short = job_log_excerpt(log, None, 2);
+        assert_eq!(short, "ok - 2+3=5\nnot ok - expected 5, got -1\nError: Process completed with exit code 1.");
+        // No error marker: the tail.
+        assert_eq!(job_log_excerpt("a\nb\nc\n", None, 2), "b\nc");
+        assert_eq!(job_log_excerpt("", None, 5), "");
+    }
+
+    #[test]
+    fn progress_lines_read_as_the_issue_shows_them() {
+        assert_eq!(progress_line("test", "in_progress", Some(192)), "check test: in_progress 3m12s");
+        assert_eq!(progress_line("lint\nx", "queued", None), "check lint x: queued");
+        assert_eq!(elapsed_words(45), "45s");
+        assert_eq!(elapsed_words(3720), "1h02m");
+    }
+
+    proptest! {
+        #[test]
+        fn the_excerpt_never_panics(log in ".{0,400}", max in 0usize..20) {
+            let _ = job_log_excerpt(&log, Some("s"), max);
         }
     }
 }

@@ -235,8 +235,6 @@ pub enum CommandsError {
         "\"dispatch\" must be {{\"workflow\": \"<file name or id>\", \"inputs\": {{\"<name>\": \"<string>\"}}}}: {0}"
     )]
     Dispatch(String),
-    #[error("the github-checks executor is not available yet in this build: use a commands list run here")]
-    ExecutorUnavailable,
     #[error(
         "the sandbox can only be turned off by the person, in config.toml ([runner] sandbox = \"off\"), never by a commands file"
     )]

@@ -625,6 +625,7 @@ mod tests {
     fn report(status: TestStatus) -> (Report, RunSummary) {
         let report = Report {
             kept_checkout: None,
+            checks: Vec::new(),
             status,
             repository: "acme/widget".into(),
             pull_request: 42,

@@ -64,6 +64,27 @@ pub struct Environment {
     /// Absent in reports written before the sandbox existed (and by the reference tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxInfo>,
+    /// `local` or `github-checks` (design §5.7); absent in reports written before executors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor: Option<String>,
+}
+
+/// One check run a `github-checks` run waited for (design §5.7), listed where a local run
+/// lists its commands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub name: String,
+    /// `completed`, or the last status seen when the wait ended before a verdict.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The app that produced it (e.g. `github-actions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
 }
 
 /// What was in force for a run, as the report's `environment.sandbox` records it (design §5.6).
@@ -122,6 +143,9 @@ pub struct Report {
     pub pull_request: u64,
     pub head_sha: String,
     pub commands: Vec<CommandResult>,
+    /// The check runs a `github-checks` run waited for; empty for local runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckResult>,
     pub comment_markdown: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_output: Option<String>,

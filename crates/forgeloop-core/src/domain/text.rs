@@ -5,7 +5,7 @@
 //! nothing a test prints can escape its code block, break the command table, or pass for
 //! forgeloop's own marker.
 
-use super::report::{CommandResult, TestStatus};
+use super::report::{CheckResult, CommandResult, TestStatus};
 
 /// The trailer WebGPT is asked to end its reply with; `reply` looks for it.
 pub const PR_URL_PLACEHOLDER: &str = "PR_URL: <url>";
@@ -151,6 +151,8 @@ pub struct CommentInput<'a> {
     pub log_hint: Option<&'a str>,
     /// What the commands ran in ("isolated, no network", "unsandboxed"); `None` omits the line.
     pub sandbox: Option<&'a str>,
+    /// A `github-checks` run's checks (design §5.7): listed instead of the commands.
+    pub checks: &'a [CheckResult],
 }
 
 /// The PR comment. It never contains the chat-only `PR_URL` trailer.
@@ -165,7 +167,32 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
     if let Some(sandbox) = input.sandbox {
         lines.push(format!("- Sandbox: {}", table_cell(sandbox)));
     }
-    lines.extend([String::new(), "| Command | Exit | Duration |".to_owned(), "|---|---:|---:|".to_owned()]);
+    if !input.checks.is_empty() {
+        lines.push("- Tested by: the repository's own CI (forgeloop ran nothing locally)".to_owned());
+        lines.extend([
+            String::new(),
+            "| Check | Result | Duration | App |".to_owned(),
+            "|---|---|---:|---|".to_owned(),
+        ]);
+        for check in input.checks {
+            let name = table_cell(&code_span(&check.name));
+            let name = match &check.url {
+                Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+                    format!("{name} ([details]({}))", table_cell(&url.replace([' ', ')', '('], "")))
+                }
+                _ => name,
+            };
+            lines.push(format!(
+                "| {name} | {} | {} | {} |",
+                table_cell(check.conclusion.as_deref().unwrap_or(&check.status)),
+                check.duration_seconds.map_or_else(|| "-".to_owned(), format_duration),
+                table_cell(check.app.as_deref().unwrap_or("-")),
+            ));
+        }
+    }
+    if !input.commands.is_empty() || input.checks.is_empty() {
+        lines.extend([String::new(), "| Command | Exit | Duration |".to_owned(), "|---|---:|---:|".to_owned()]);
+    }
     for command in input.commands {
         lines.push(format!(
             "| {} | {} | {} |",
@@ -290,6 +317,7 @@ mod tests {
             failure_output: Some(output),
             log_hint: None,
             sandbox: Some("isolated, no network"),
+            checks: &[],
         })
     }
 
@@ -343,6 +371,7 @@ mod tests {
             failure_output: None,
             log_hint: None,
             sandbox: None,
+            checks: &[],
         });
         assert!(!comment.contains("Failure output"));
         assert!(!comment.contains("Sandbox:"));

@@ -1,0 +1,384 @@
+//! The `github-checks` executor (design §5.7): nothing runs here; forgeloop waits for the
+//! PR's own CI on the exact head SHA and turns the wanted check runs into a verdict.
+//!
+//! Waiting is polite: the check-runs list is read with `If-None-Match` (a `304` is free), the
+//! pause between reads starts at `[checks] poll_min_s` after a change and doubles up to
+//! `poll_max_s` while nothing changes, and a rate limit (primary, or secondary with
+//! `Retry-After`) is waited out rather than counted as a failure. Progress goes to the live run
+//! log as `check test: in_progress 3m12s` lines, so the control room and MCP show it.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::domain::checks::{self, NEVER_APPEARED_HINT, Verdict};
+use crate::domain::commands::{Checks, CommandsProfile};
+use crate::domain::report::{CheckResult, TestStatus};
+use crate::domain::text;
+use crate::github::{CheckRunInfo, GithubClient, GithubError, Polled, PullInfo};
+use crate::redact::Redactor;
+use crate::runner::CommandStarted;
+
+/// Lines of a failing job's log kept before its error (the excerpt's length).
+const LOG_LINES_BEFORE_ERROR: usize = 60;
+/// A check's state is written again after this long without a change.
+const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+/// Consecutive failed reads (network, 5xx) before the wait gives up as an infra failure.
+const MAX_READ_FAILURES: u32 = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChecksError {
+    #[error(
+        "no check run named {names} appeared on {sha} within {waited} s (appear_timeout_s); {hint} This is not a verdict on the PR."
+    )]
+    NeverAppeared { names: String, sha: String, waited: u64, hint: &'static str },
+    #[error(
+        "the checks {names} did not finish on {sha} within {waited} s (timeout_s in the commands file); raise it if the suite is that slow, or look at the repository's CI. This is not a verdict on the PR."
+    )]
+    TimedOut { names: String, sha: String, waited: u64 },
+    #[error("\"checks\": \"required\": {0}; name the checks in the commands file instead, e.g. \"checks\": [\"test\"]")]
+    Required(String),
+    #[error("\"dispatch\": {0}")]
+    Dispatch(String),
+    #[error("cannot write the run log {path}: {source}")]
+    Log { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Github(#[from] GithubError),
+}
+
+/// What the wait ended with.
+pub enum Waited {
+    Verdict(ChecksVerdict),
+    Cancelled(String),
+}
+
+pub struct ChecksVerdict {
+    pub status: TestStatus,
+    pub checks: Vec<CheckResult>,
+    /// Redacted: each failing check's log excerpt (or its output text), capped.
+    pub failure_output: Option<String>,
+    pub log_bytes: u64,
+}
+
+/// How to wait; from the profile and the config.
+pub struct WaitPlan<'a> {
+    pub wanted: Vec<String>,
+    pub timeout: Duration,
+    pub appear_timeout: Duration,
+    pub poll: (Duration, Duration),
+    pub log_path: &'a Path,
+    pub redactor: &'a Redactor,
+    pub cancel: Option<watch::Receiver<bool>>,
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<CommandStarted>>,
+}
+
+/// The names a profile waits for: its list, or the base branch's required checks.
+pub async fn wanted_checks(
+    github: &GithubClient,
+    pull: &PullInfo,
+    profile: &CommandsProfile,
+) -> Result<Vec<String>, ChecksError> {
+    match &profile.checks {
+        Some(Checks::Named(names)) => Ok(names.clone()),
+        Some(Checks::Required) => {
+            let names = github.required_checks(&pull.repository, &pull.base_ref).await.map_err(|e| match e {
+                GithubError::Forbidden { .. } => ChecksError::Required(format!(
+                    "the token may not read the branch protection or rulesets of {} ({e})",
+                    pull.repository
+                )),
+                other => ChecksError::Github(other),
+            })?;
+            if names.is_empty() {
+                return Err(ChecksError::Required(format!(
+                    "branch {} of {} requires no status checks (no branch protection or ruleset names one)",
+                    pull.base_ref, pull.repository
+                )));
+            }
+            Ok(names)
+        }
+        None => Err(ChecksError::Required("the profile names no checks".to_owned())),
+    }
+}
+
+/// Asks for the profile's `workflow_dispatch` on the PR's head branch. Only a PR whose head
+/// branch lives in the base repository can be dispatched there.
+pub async fn dispatch(github: &GithubClient, pull: &PullInfo, profile: &CommandsProfile) -> Result<(), ChecksError> {
+    let Some(dispatch) = &profile.dispatch else { return Ok(()) };
+    let same_repo = pull.head_repository.as_ref().is_none_or(|head| head.same_as(&pull.repository));
+    if !same_repo {
+        return Err(ChecksError::Dispatch(format!(
+            "the PR's head branch lives in a fork; a workflow_dispatch can only run on a branch of {}",
+            pull.repository
+        )));
+    }
+    github.dispatch_workflow(&pull.repository, &dispatch.workflow, &pull.head_ref, &dispatch.inputs).await?;
+    Ok(())
+}
+
+/// Polls the check runs of `pull`'s head until the wanted ones decide, the wait times out, or
+/// a cancel arrives.
+pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) -> Result<Waited, ChecksError> {
+    let mut log = RunLog::create(plan.log_path, plan.redactor)?;
+    log.line(&format!(
+        "forgeloop: waiting for the repository's CI on {} (checks: {}; timeout {} s, a check must appear within {} s)",
+        pull.head_sha,
+        plan.wanted.join(", "),
+        plan.timeout.as_secs(),
+        plan.appear_timeout.as_secs()
+    ))?;
+    let started = Instant::now();
+    let (min, max) = plan.poll;
+    let mut pause = min;
+    let mut etag: Option<String> = None;
+    let mut runs: Vec<CheckRunInfo> = Vec::new();
+    let mut failures_in_a_row = 0;
+    let mut shown: BTreeMap<String, (String, Instant)> = BTreeMap::new();
+    let mut running_since: BTreeMap<String, Instant> = BTreeMap::new();
+    let mut cancel = plan.cancel.clone();
+    let mut lines_sent = 0usize;
+    loop {
+        if cancel.as_ref().is_some_and(|rx| *rx.borrow()) {
+            log.line("forgeloop: the wait was cancelled")?;
+            return Ok(Waited::Cancelled("the wait for CI was cancelled; it does not count as an iteration".into()));
+        }
+        match github.poll_check_runs(&pull.repository, &pull.head_sha, etag.as_deref()).await {
+            Ok(Polled::NotModified) => {
+                failures_in_a_row = 0;
+                pause = (pause * 2).min(max);
+            }
+            Ok(Polled::Changed { etag: new, value }) => {
+                failures_in_a_row = 0;
+                etag = new;
+                runs = value;
+                pause = min;
+            }
+            Err(GithubError::RateLimited { reset_at, .. }) => {
+                let until = reset_at.and_then(|at| (at - chrono::Utc::now()).to_std().ok()).unwrap_or(max).max(min);
+                log.line(&format!("forgeloop: GitHub's rate limit: waiting {} s", until.as_secs().max(1)))?;
+                pause = until;
+            }
+            Err(err) if err.is_transient() && failures_in_a_row + 1 < MAX_READ_FAILURES => {
+                failures_in_a_row += 1;
+                log.line(&format!("forgeloop: reading the checks failed ({err}); trying again"))?;
+                pause = (pause * 2).min(max);
+            }
+            Err(err) => return Err(err.into()),
+        }
+
+        let observed: Vec<_> = runs.iter().map(|r| r.observed.clone()).collect();
+        let latest = checks::latest_by_name(&observed);
+        for name in &plan.wanted {
+            let status = latest.get(name.as_str()).map_or("not reported yet", |run| run.status.as_str()).to_owned();
+            if status == "in_progress" {
+                running_since.entry(name.clone()).or_insert_with(Instant::now);
+            }
+            let due = match shown.get(name) {
+                None => true,
+                Some((last, at)) => *last != status || at.elapsed() >= PROGRESS_EVERY,
+            };
+            if due && status != "completed" {
+                let elapsed = running_since.get(name).map(|t| t.elapsed().as_secs());
+                let line = checks::progress_line(name, &status, elapsed);
+                log.line(&line)?;
+                if let Some(tx) = &plan.progress {
+                    lines_sent += 1;
+                    let _ = tx.send(CommandStarted {
+                        index: lines_sent,
+                        total: 0,
+                        argv: Vec::new(),
+                        status_line: Some(line),
+                    });
+                }
+                shown.insert(name.clone(), (status, Instant::now()));
+            }
+        }
+
+        match checks::verdict(&plan.wanted, &observed) {
+            Verdict::Passed => {
+                let results = results(&plan.wanted, &runs);
+                log.results(&results)?;
+                return Ok(Waited::Verdict(ChecksVerdict {
+                    status: TestStatus::Passed,
+                    checks: results,
+                    failure_output: None,
+                    log_bytes: log.bytes,
+                }));
+            }
+            Verdict::Failed { failures } => {
+                let results = results(&plan.wanted, &runs);
+                log.results(&results)?;
+                let mut parts = Vec::new();
+                for failure in &failures {
+                    let run = runs.iter().find(|r| Some(r.observed.id) == latest_id(&observed, &failure.name));
+                    let excerpt = match run {
+                        Some(run) => failure_text(github, pull, run).await,
+                        None => String::new(),
+                    };
+                    let heading = format!("check {}: {}", failure.name, failure.conclusion);
+                    parts.push(if excerpt.is_empty() { heading } else { format!("{heading}\n{excerpt}") });
+                }
+                let joined = plan.redactor.redact(&parts.join("\n\n")).into_owned();
+                log.line("")?;
+                log.line(&joined)?;
+                let output = text::failure_tail(&joined, text::FAILURE_TAIL_CHARS);
+                return Ok(Waited::Verdict(ChecksVerdict {
+                    status: TestStatus::Failed,
+                    checks: results,
+                    failure_output: Some(output),
+                    log_bytes: log.bytes,
+                }));
+            }
+            Verdict::Pending { missing, in_progress } => {
+                let waited = started.elapsed();
+                if !missing.is_empty() && waited >= plan.appear_timeout {
+                    log.line("forgeloop: a wanted check never appeared; giving up")?;
+                    return Err(ChecksError::NeverAppeared {
+                        names: missing.join(", "),
+                        sha: pull.head_sha.clone(),
+                        waited: waited.as_secs(),
+                        hint: NEVER_APPEARED_HINT,
+                    });
+                }
+                if waited >= plan.timeout {
+                    log.line("forgeloop: the checks did not finish in time; giving up")?;
+                    let mut names = missing;
+                    names.extend(in_progress);
+                    return Err(ChecksError::TimedOut {
+                        names: names.join(", "),
+                        sha: pull.head_sha.clone(),
+                        waited: waited.as_secs(),
+                    });
+                }
+            }
+        }
+
+        // Never sleep past a deadline: the wait ends on time.
+        let deadline = if runs.is_empty() { plan.appear_timeout.min(plan.timeout) } else { plan.timeout };
+        let left = deadline.saturating_sub(started.elapsed()).max(Duration::from_millis(10));
+        let sleep = tokio::time::sleep(pause.min(left));
+        match cancel.as_mut() {
+            Some(rx) => {
+                tokio::select! {
+                    () = sleep => {}
+                    changed = rx.changed() => {
+                        if changed.is_err() {
+                            cancel = None;
+                        }
+                    }
+                }
+            }
+            None => sleep.await,
+        }
+    }
+}
+
+fn latest_id(observed: &[checks::ObservedCheck], name: &str) -> Option<u64> {
+    checks::latest_by_name(observed).get(name).map(|run| run.id)
+}
+
+/// Each wanted check's latest run, as the report lists it.
+fn results(wanted: &[String], runs: &[CheckRunInfo]) -> Vec<CheckResult> {
+    let observed: Vec<_> = runs.iter().map(|r| r.observed.clone()).collect();
+    let latest = checks::latest_by_name(&observed);
+    wanted
+        .iter()
+        .map(|name| match latest.get(name.as_str()) {
+            Some(run) => CheckResult {
+                name: name.clone(),
+                status: run.status.clone(),
+                conclusion: run.conclusion.clone(),
+                duration_seconds: duration(run.started_at.as_deref(), run.completed_at.as_deref()),
+                url: run.url.clone(),
+                app: run.app.clone(),
+            },
+            None => CheckResult {
+                name: name.clone(),
+                status: "not reported".to_owned(),
+                conclusion: None,
+                duration_seconds: None,
+                url: None,
+                app: None,
+            },
+        })
+        .collect()
+}
+
+fn duration(started: Option<&str>, completed: Option<&str>) -> Option<f64> {
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let (a, b) = (parse(started?)?, parse(completed?)?);
+    let millis = (b - a).num_milliseconds();
+    (millis >= 0).then(|| millis as f64 / 1000.0)
+}
+
+/// What a model can act on for one failing check: an Actions job's failing step and the lines
+/// before its error, or another app's `output` text. Best effort: a log that cannot be read
+/// falls back to the output text, which may be empty.
+async fn failure_text(github: &GithubClient, pull: &PullInfo, run: &CheckRunInfo) -> String {
+    if let Some(job) = run.actions_job {
+        let step = github.actions_job(&pull.repository, job).await.ok();
+        let failing = step.as_ref().and_then(|s| s.first_failing()).map(str::to_owned);
+        if let Ok(log) = github.job_log(&pull.repository, job).await {
+            return checks::job_log_excerpt(&log, failing.as_deref(), LOG_LINES_BEFORE_ERROR);
+        }
+    }
+    run.output.iter().filter(|part| !part.trim().is_empty()).cloned().collect::<Vec<_>>().join("\n")
+}
+
+/// The live run log of a wait: plain lines, each redacted, flushed as written so a follower
+/// (the control room) sees them at once.
+struct RunLog<'a> {
+    file: File,
+    path: PathBuf,
+    redactor: &'a Redactor,
+    bytes: u64,
+}
+
+impl<'a> RunLog<'a> {
+    fn create(path: &Path, redactor: &'a Redactor) -> Result<RunLog<'a>, ChecksError> {
+        let err = |source| ChecksError::Log { path: path.to_path_buf(), source };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let file = crate::store::nofollow::open(OpenOptions::new().create(true).truncate(true).write(true), path)
+            .map_err(err)?;
+        Ok(RunLog { file, path: path.to_path_buf(), redactor, bytes: 0 })
+    }
+
+    fn line(&mut self, text: &str) -> Result<(), ChecksError> {
+        let mut line = self.redactor.redact(text).into_owned();
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|source| ChecksError::Log { path: self.path.clone(), source })?;
+        self.bytes += line.len() as u64;
+        Ok(())
+    }
+
+    fn results(&mut self, results: &[CheckResult]) -> Result<(), ChecksError> {
+        for check in results {
+            let conclusion = check.conclusion.as_deref().unwrap_or(&check.status);
+            let took = check.duration_seconds.map(|s| format!(" in {}", text::format_duration(s))).unwrap_or_default();
+            let url = check.url.as_deref().map(|u| format!(" {u}")).unwrap_or_default();
+            self.line(&format!("check {}: {conclusion}{took}{url}", check.name))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_come_from_githubs_timestamps() {
+        assert_eq!(duration(Some("2026-01-02T03:04:05Z"), Some("2026-01-02T03:07:17Z")), Some(192.0));
+        assert_eq!(duration(Some("2026-01-02T03:04:05Z"), None), None);
+        assert_eq!(duration(Some("x"), Some("2026-01-02T03:07:17Z")), None);
+        assert_eq!(duration(Some("2026-01-02T03:07:17Z"), Some("2026-01-02T03:04:05Z")), None);
+    }
+}
