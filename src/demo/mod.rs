@@ -11,6 +11,7 @@
 //! [`scenarios`] (the five cycles), [`webgpt`] (the scripted WebGPT), [`coordinator`] (the
 //! scripted agent following `next`), [`pace`] (pauses and the stop signal), [`summary`].
 
+pub mod ci_worker;
 pub mod coordinator;
 pub mod pace;
 pub mod project;
