@@ -238,7 +238,11 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         log_path: Some(log_rel.clone()),
         report_path: Some(report_rel.clone()),
         comment_url: None,
-        sandbox: done.environment.sandbox.as_ref().map(|s| s.label()),
+        sandbox: match &done.environment.sandbox {
+            Some(sandbox) => Some(sandbox.label()),
+            None if done.fetch.is_none() => Some(crate::domain::report::ON_CI_LABEL.to_owned()),
+            None => None,
+        },
     };
     let fetch = done.fetch.as_ref().map(|f| {
         json!({"mirror_created": f.mirror_created, "fetched": f.fetched, "depth": f.depth, "shallow": f.shallow,

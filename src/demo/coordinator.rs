@@ -47,6 +47,8 @@ pub struct Demo {
     pub emulator: Arc<Emulator>,
     pub repo: RepoHandle,
     pub commands: CommandsProfile,
+    /// The profile of cycles tested on the repository's own CI.
+    pub ci_commands: CommandsProfile,
     pub pace: Pace,
     pub confirmer: Confirmer,
 }
@@ -247,7 +249,8 @@ impl Driver {
     async fn test(&mut self, pr: &str, with_commands: bool) -> Result<CycleState, Failure> {
         let mut opts = RunOptions::new(pr, Actor::Agent);
         opts.post_comment = true;
-        opts.commands = with_commands.then(|| self.demo.commands.clone());
+        let profile = if self.scenario.on_ci { &self.demo.ci_commands } else { &self.demo.commands };
+        opts.commands = with_commands.then(|| profile.clone());
         opts.cancel = Some(self.stop.clone());
         let demo = self.demo.clone();
         match forge_pr(&demo.ctx, &demo.engine, &self.paths, opts).await {

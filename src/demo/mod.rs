@@ -207,6 +207,16 @@ fn run_on(
     let scenarios = scenarios::all();
     let (stop_tx, stop_rx) = watch::channel(false);
     let stop_tx = Arc::new(stop_tx);
+    // The repository's CI (design §5.7): runs `sh test.sh` for every PR head, as GitHub
+    // Actions would; the `on_ci` cycle reads its check runs instead of testing locally.
+    let mut ci = ci_worker::CiConfig::from_ctx(
+        &demo.ctx,
+        vec![demo.repo.repo.clone()],
+        sandbox.emulator_root().join(".ci-mirrors"),
+    );
+    ci.queue_delay = demo.pace.unit().mul_f64(0.5);
+    ci.run_delay = demo.pace.unit();
+    let ci = runtime.block_on(ci_worker::CiWorker::start(demo.emulator.clone(), ci, stop_rx.clone()))?;
     let handles: Vec<JoinHandle<Finished>> =
         scenarios.iter().map(|s| runtime.spawn(coordinator::drive(demo.clone(), s.clone(), stop_rx.clone()))).collect();
 
@@ -219,6 +229,8 @@ fn run_on(
         (runtime.block_on(join(handles, &stop_tx, GRACE)), tui)
     };
 
+    // Before the emulator goes: the worker holds a handle to it.
+    runtime.block_on(ci.stop());
     let cycles = summary::cycles(&demo, &scenarios, &finished);
     let api = demo.emulator.api_base();
     let redactor = demo.ctx.redactor.clone();
@@ -276,13 +288,17 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
     std::fs::write(&commands_path, project::COMMANDS_JSON)
         .map_err(|e| DemoError::io(format!("cannot write {}", commands_path.display()), e))?;
     let commands = parse_commands(project::COMMANDS_JSON)?;
+    let ci_commands = parse_commands(project::CI_COMMANDS_JSON)?;
 
     let mut ctx = Ctx::for_home(sandbox.root().to_path_buf()).with_github_api(&emulator.api_base())?;
     ctx.redactor = process_redactor(Some(&token));
+    // The emulator answers at once: poll its check runs often (GitHub's defaults are 5 s to 60 s).
+    ctx.config.checks.poll_min_s = Some(0.1);
+    ctx.config.checks.poll_max_s = Some(pace.unit().as_secs_f64().clamp(0.2, 2.0));
     std::fs::create_dir_all(ctx.home.cycles_dir())
         .map_err(|e| DemoError::io("cannot create the sandbox's cycles directory", e))?;
     let engine = Engine::connect(&ctx.github_api, Some(token))?;
-    Ok(Arc::new(Demo { ctx, engine, emulator: Arc::new(emulator), repo, commands, pace, confirmer }))
+    Ok(Arc::new(Demo { ctx, engine, emulator: Arc::new(emulator), repo, commands, ci_commands, pace, confirmer }))
 }
 
 /// Waits for every driver until `limit`; then raises the stop signal and gives them

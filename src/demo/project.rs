@@ -77,6 +77,11 @@ pub fn main_files() -> Vec<(&'static str, String)> {
 /// The commands file of the demo (the object form, with a timeout a stuck test cannot exceed).
 pub const COMMANDS_JSON: &str = r#"{"commands": [{"argv": ["sh", "test.sh"], "timeout_s": 60}]}"#;
 
+/// The CI cycle's profile (design §5.7): nothing runs here; the emulator's CI worker runs
+/// `sh test.sh` as the repository's `test` check.
+pub const CI_COMMANDS_JSON: &str =
+    r#"{"executor": "github-checks", "checks": ["test"], "timeout_s": 300, "appear_timeout_s": 120}"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;

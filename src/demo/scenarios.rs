@@ -27,6 +27,8 @@ pub struct Scenario {
     pub await_confirmation: bool,
     pub persona: Persona,
     pub user: UserAct,
+    /// Tested by the repository's own CI (the `github-checks` executor) instead of locally.
+    pub on_ci: bool,
     /// When it starts, in steps after the demo began (so cycles appear one by one).
     pub start_after: f64,
     pub expect: Expect,
@@ -104,6 +106,7 @@ fn scenario(task: &Task, name: &'static str, shows: &'static str, persona: Perso
         await_confirmation: false,
         persona,
         user: UserAct::Nothing,
+        on_ci: false,
         start_after: 0.0,
         expect,
     }
@@ -210,6 +213,29 @@ pub fn all() -> Vec<Scenario> {
     abort.start_after = 2.0;
     out.push(abort);
 
+    let max = Task {
+        op: "max",
+        what: "the larger of two numbers",
+        example: "`sh calc.sh max 2 3` prints 3",
+        checks: "check 3 max 2 3\ncheck 7 max 7 -1\n",
+    };
+    let persona = max.persona(
+        "I added the `max` operation to calc.sh and tests/max.sh.",
+        vec![max.attempt("echo \"$a\""), max.attempt("if [ \"$a\" -gt \"$b\" ]; then echo \"$a\"; else echo \"$b\"; fi")],
+        false,
+    );
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 2 };
+    let mut ci = scenario(
+        &max,
+        "add-maximum-on-ci",
+        "is tested by the repository's own CI (nothing runs here): fails there, gets the failing step's log, passes",
+        persona,
+        expect,
+    );
+    ci.on_ci = true;
+    ci.start_after = 2.5;
+    out.push(ci);
+
     out
 }
 
@@ -219,12 +245,14 @@ mod tests {
     use crate::domain::brief::Brief;
 
     #[test]
-    fn five_distinct_cycles_with_complete_briefs() {
+    fn six_distinct_cycles_with_complete_briefs() {
         let all = all();
-        assert_eq!(all.len(), 5);
+        assert_eq!(all.len(), 6);
         let mut names: Vec<_> = all.iter().map(|s| s.name).collect();
+        names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 5);
+        assert_eq!(names.len(), 6);
+        assert_eq!(all.iter().filter(|s| s.on_ci).count(), 1);
         for s in &all {
             Brief::parse(&s.brief).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             assert!(!s.persona.attempts.is_empty());

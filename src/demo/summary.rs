@@ -115,7 +115,11 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
             problems.push("a run's comment was not published".into());
         }
         if let Some(run) =
-            state.history.iter().find(|run| !run.sandbox.as_deref().is_some_and(|s| s.starts_with("isolated")))
+            state.history.iter().find(|run| match run.sandbox.as_deref() {
+                Some(label) if scenario.on_ci => label != crate::domain::report::ON_CI_LABEL,
+                Some(label) => !label.starts_with("isolated"),
+                None => true,
+            })
         {
             problems.push(format!(
                 "run {} was not sandboxed ({})",

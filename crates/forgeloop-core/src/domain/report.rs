@@ -69,6 +69,9 @@ pub struct Environment {
     pub executor: Option<String>,
 }
 
+/// Where a `github-checks` run's code ran, in the words the Runs tab and `next` show.
+pub const ON_CI_LABEL: &str = "on the repository's CI (nothing ran here)";
+
 /// One check run a `github-checks` run waited for (design §5.7), listed where a local run
 /// lists its commands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
