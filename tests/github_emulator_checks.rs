@@ -354,3 +354,128 @@ async fn an_actions_run_lists_its_jobs_with_steps_and_they_are_check_runs_and_su
             .is_err()
     );
 }
+
+/// `(status, conclusion)` of a JSON object, as strings ("" for null).
+fn state_of(value: &Value) -> (String, String) {
+    let text = |key: &str| value[key].as_str().unwrap_or("").to_owned();
+    (text("status"), text("conclusion"))
+}
+
+fn pair(status: &str, conclusion: &str) -> (String, String) {
+    (status.to_owned(), conclusion.to_owned())
+}
+
+/// The check run `id` among every run of [`SHA`].
+async fn check_run(port: u16, token: &str, id: u64) -> Value {
+    let all = get(port, token, &format!("/repos/acme/widget/commits/{SHA}/check-runs?filter=all"), &[]).await.json();
+    let runs = all["check_runs"].as_array().unwrap();
+    runs.iter().find(|run| run["id"] == id).cloned().unwrap_or_else(|| panic!("no check run {id}: {all}"))
+}
+
+fn job(name: &str, status: &str, conclusion: Option<&str>) -> github_emulator::ActionsJob {
+    github_emulator::ActionsJob {
+        name: name.into(),
+        status: status.into(),
+        conclusion: conclusion.map(Into::into),
+        ..github_emulator::ActionsJob::default()
+    }
+}
+
+fn actions_run(
+    status: &str,
+    conclusion: Option<&str>,
+    jobs: Vec<github_emulator::ActionsJob>,
+) -> github_emulator::ActionsRun {
+    github_emulator::ActionsRun {
+        name: "CI".into(),
+        head_sha: SHA.into(),
+        status: status.into(),
+        conclusion: conclusion.map(Into::into),
+        jobs,
+        ..github_emulator::ActionsRun::default()
+    }
+}
+
+#[tokio::test]
+async fn updating_a_jobs_check_run_moves_the_job_and_its_run() {
+    use github_emulator::JobStep;
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let run = actions_run("queued", None, vec![job("test", "queued", None), job("lint", "queued", None)]);
+    let run_id = s.emulator.create_actions_run("acme/widget", run).unwrap();
+    let run_path = format!("/repos/acme/widget/actions/runs/{run_id}");
+    let jobs_path = format!("{run_path}/jobs");
+    let jobs = get(port, &s.token, &jobs_path, &[]).await.json();
+    let (test_id, lint_id) = (jobs["jobs"][0]["id"].as_u64().unwrap(), jobs["jobs"][1]["id"].as_u64().unwrap());
+
+    s.emulator.update_check_run(test_id, "in_progress", None).unwrap();
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!(state_of(&run), pair("in_progress", ""), "{run}");
+    let jobs = get(port, &s.token, &jobs_path, &[]).await.json();
+    let test = &jobs["jobs"][0];
+    assert_eq!(state_of(test), pair("in_progress", ""));
+    assert!(test["started_at"].is_string(), "{test}");
+    assert_eq!(test["started_at"], check_run(port, &s.token, test_id).await["started_at"]);
+    assert_eq!(state_of(&jobs["jobs"][1]), pair("queued", ""), "the other job stays");
+
+    s.emulator.update_check_run(test_id, "completed", Some("failure")).unwrap();
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!(state_of(&run), pair("in_progress", ""), "lint has not run yet: {run}");
+    s.emulator.update_check_run(lint_id, "in_progress", None).unwrap();
+    s.emulator.update_check_run(lint_id, "completed", Some("success")).unwrap();
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!(state_of(&run), pair("completed", "failure"), "one job failed: {run}");
+    let jobs = get(port, &s.token, &jobs_path, &[]).await.json();
+    assert_eq!(state_of(&jobs["jobs"][0]), pair("completed", "failure"));
+    assert_eq!(state_of(&jobs["jobs"][1]), pair("completed", "success"));
+    for (index, id) in [(0, test_id), (1, lint_id)] {
+        let check = check_run(port, &s.token, id).await;
+        let job = &jobs["jobs"][index];
+        assert!(job["completed_at"].is_string(), "{job}");
+        assert_eq!((&job["started_at"], &job["completed_at"]), (&check["started_at"], &check["completed_at"]));
+    }
+
+    // Every other failing conclusion fails the run too; all passing is a success.
+    for (conclusion, want) in
+        [("timed_out", "failure"), ("cancelled", "failure"), ("action_required", "failure"), ("neutral", "success")]
+    {
+        let run = actions_run("queued", None, vec![job("a", "queued", None), job("b", "queued", None)]);
+        let id = s.emulator.create_actions_run("acme/widget", run).unwrap();
+        let jobs = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{id}/jobs"), &[]).await.json();
+        let ids: Vec<u64> = jobs["jobs"].as_array().unwrap().iter().map(|j| j["id"].as_u64().unwrap()).collect();
+        s.emulator.update_check_run(ids[0], "completed", Some("success")).unwrap();
+        s.emulator.update_check_run(ids[1], "completed", Some(conclusion)).unwrap();
+        let run = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{id}"), &[]).await.json();
+        assert_eq!(state_of(&run), pair("completed", want), "{conclusion}");
+    }
+
+    // A scripted CI names the failing step, from Rust or through the admin API.
+    let step = |name: &str, conclusion: &str| JobStep {
+        name: name.into(),
+        status: "completed".into(),
+        conclusion: Some(conclusion.into()),
+        ..JobStep::default()
+    };
+    s.emulator.set_job_steps(test_id, vec![step("Set up job", "success"), step("cargo test", "failure")]).unwrap();
+    let steps = get(port, &s.token, &jobs_path, &[]).await.json()["jobs"][0]["steps"].clone();
+    assert_eq!((steps[1]["name"].as_str(), steps[1]["conclusion"].as_str()), (Some("cargo test"), Some("failure")));
+    assert_eq!((steps[0]["number"].as_u64(), steps[1]["number"].as_u64()), (Some(1), Some(2)), "numbered in order");
+    let admin = github_support::admin_headers(port, s.emulator.admin_secret());
+    let body = r#"{"steps": [{"name": "clippy", "status": "completed", "conclusion": "failure", "number": 4}]}"#;
+    let (status, text) =
+        github_support::http(port, "POST", &format!("/_emulator/jobs/{lint_id}/steps"), &admin, Some(body)).await;
+    assert_eq!(status, 200, "{text}");
+    let lint = get(port, &s.token, &jobs_path, &[]).await.json()["jobs"][1].clone();
+    assert_eq!(lint["steps"].as_array().unwrap().len(), 1);
+    assert_eq!((lint["steps"][0]["name"].as_str(), lint["steps"][0]["number"].as_u64()), (Some("clippy"), Some(4)));
+    assert!(s.emulator.set_job_steps(987_654_321, vec![]).is_err());
+    let (status, _) = github_support::http(port, "POST", "/_emulator/jobs/987654321/steps", &admin, Some(body)).await;
+    assert_eq!(status, 404);
+
+    // A check run naming a job no run has still updates alone.
+    let lone = CheckRun { name: "solo".into(), status: "queued".into(), job_id: Some(55_555), ..CheckRun::default() };
+    let lone_id = s.emulator.publish_check_run(SHA, lone).unwrap();
+    s.emulator.update_check_run(lone_id, "completed", Some("success")).unwrap();
+    assert_eq!(state_of(&check_run(port, &s.token, lone_id).await), pair("completed", "success"));
+}

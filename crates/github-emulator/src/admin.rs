@@ -26,6 +26,7 @@
 //! | `POST /_emulator/repos/{o}/{r}/actions-runs` | an [`ActionsRun`] (`{"name","head_sha","status","jobs":[{"name","status","steps":[...]}]}`) | `{"id"}` |
 //! | `POST /_emulator/check-runs/publish` | `{"sha","run":{"name","status","conclusion"?,"job_id"?,"started_at"?,"output"?...}}` | `{"id"}` |
 //! | `POST /_emulator/check-runs/{id}` | `{"status","conclusion"?}` | `{}` |
+//! | `POST /_emulator/jobs/{id}/steps` | `{"steps":[{"name","status","conclusion"?,"number"?}]}` | `{}` |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
 //! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs","run_id"}` |
@@ -41,7 +42,7 @@ use serde_json::{Value, json};
 
 use crate::error::EmulatorError;
 use crate::http_util::{Resp, json_response};
-use crate::model::{ADMIN_SECRET_HEADER, ActionsRun, CheckRun, Fault, RepoHandle};
+use crate::model::{ADMIN_SECRET_HEADER, ActionsRun, CheckRun, Fault, JobStep, RepoHandle};
 use crate::names::RepoName;
 use crate::ops::Core;
 
@@ -207,6 +208,11 @@ struct JobLog {
 }
 
 #[derive(Deserialize)]
+struct Steps {
+    steps: Vec<JobStep>,
+}
+
+#[derive(Deserialize)]
 struct Checks {
     sha: String,
     runs: Vec<CheckRun>,
@@ -291,6 +297,11 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
         (&Method::POST, ["check-runs", id]) => {
             let update: Update = input(body)?;
             core.update_check_run(number(id)?, &update.status, update.conclusion.as_deref())?;
+            done()
+        }
+        (&Method::POST, ["jobs", id, "steps"]) => {
+            let steps = input::<Steps>(body)?.steps;
+            core.set_job_steps(number(id)?, steps)?;
             done()
         }
         (&Method::POST, ["job-logs"]) => {

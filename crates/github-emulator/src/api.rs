@@ -366,7 +366,7 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
     let Some(key) = lookup(ctx, owner, name) else { return not_found() };
     let Ok(id) = id.parse::<u64>() else { return not_found() };
     let run = match ctx.core.state().actions_runs.get(&id) {
-        Some((repo_key, run)) if *repo_key == key => run.clone(),
+        Some(rec) if rec.repo_key == key => rec.run.clone(),
         _ => return not_found(),
     };
     let web = format!("{}/{owner}/{name}", ctx.core.base_url);

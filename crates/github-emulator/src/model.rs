@@ -104,13 +104,14 @@ pub struct ActionsJob {
     pub steps: Vec<JobStep>,
 }
 
-/// One step of an [`ActionsJob`]; `number` counts from 1.
+/// One step of an [`ActionsJob`]; `number` counts from 1 (left at 0, it is the step's place).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobStep {
     pub name: String,
     pub status: String,
     #[serde(default)]
     pub conclusion: Option<String>,
+    #[serde(default)]
     pub number: u64,
     #[serde(default)]
     pub started_at: Option<String>,

@@ -9,9 +9,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::error::EmulatorError;
 use crate::git;
-use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, LoggedRequest, RepoHandle};
+use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, JobStep, LoggedRequest, RepoHandle};
 use crate::names::{RepoName, normalize_sha, validate_login};
-use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, State, merge_json, now};
+use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, RunRec, State, merge_json, now};
 
 /// At most this many requests are kept in the log.
 const MAX_LOGGED: usize = 100_000;
@@ -32,6 +32,53 @@ pub(crate) struct Core {
 
 fn not_found(what: impl std::fmt::Display) -> EmulatorError {
     EmulatorError::NotFound(what.to_string())
+}
+
+/// Job conclusions that fail a run.
+const FAILING: [&str; 4] = ["failure", "timed_out", "cancelled", "action_required"];
+
+fn failing(conclusion: Option<&str>) -> bool {
+    conclusion.is_some_and(|c| FAILING.contains(&c))
+}
+
+/// A job status before its runner picked it up.
+fn not_started(status: &str) -> bool {
+    matches!(status, "queued" | "waiting" | "pending" | "requested")
+}
+
+/// Derives a run's status and conclusion from its jobs, as GitHub does: completed once every
+/// job is, failing if any job failed; in progress once any job started.
+fn settle(run: &mut ActionsRun) {
+    if run.jobs.is_empty() {
+        return;
+    }
+    if run.jobs.iter().all(|job| job.status == "completed") {
+        run.status = "completed".to_owned();
+        let failed = run.jobs.iter().any(|job| failing(job.conclusion.as_deref()));
+        run.conclusion = Some(if failed { "failure" } else { "success" }.to_owned());
+    } else {
+        let started = run.jobs.iter().any(|job| !not_started(&job.status));
+        run.status = if started { "in_progress" } else { "queued" }.to_owned();
+        run.conclusion = None;
+    }
+}
+
+/// Steps left unnumbered (0) get their place, from 1.
+fn number_steps(steps: Vec<JobStep>) -> Vec<JobStep> {
+    let place = |i: usize| u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
+    steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, step)| if step.number == 0 { JobStep { number: place(i), ..step } } else { step })
+        .collect()
+}
+
+/// The job `job_id` of any Actions run, and that run (job ids are global, as on GitHub).
+fn find_job(state: &mut State, job_id: u64) -> Option<(&mut ActionsRun, usize)> {
+    state.actions_runs.values_mut().find_map(|rec| {
+        let index = rec.run.jobs.iter().position(|job| job.id == Some(job_id))?;
+        Some((&mut rec.run, index))
+    })
 }
 
 impl Core {
@@ -424,6 +471,7 @@ impl Core {
                 None => state.new_id(),
             };
             job.id = Some(job_id);
+            job.steps = number_steps(std::mem::take(&mut job.steps));
             let check = CheckRun {
                 name: job.name.clone(),
                 status: job.status.clone(),
@@ -438,11 +486,13 @@ impl Core {
             job.completed_at = check.completed_at.clone();
             state.check_runs.entry(sha.clone()).or_default().push(check);
         }
-        state.actions_runs.insert(id, (key, run));
+        state.actions_runs.insert(id, RunRec { repo_key: key, run });
         Ok(id)
     }
 
     /// Moves check run `id` on: its status, and its conclusion once `completed` (times stamped).
+    /// A check run of an Actions job moves that job the same way, and its run with it, so the
+    /// checks and Actions APIs never disagree.
     pub fn update_check_run(&self, id: u64, status: &str, conclusion: Option<&str>) -> Result<(), EmulatorError> {
         let mut state = self.state();
         let run = state
@@ -459,6 +509,26 @@ impl Core {
         if status == "completed" && run.completed_at.is_none() {
             run.completed_at = Some(now());
         }
+        let (job_id, started_at, completed_at) = (run.job_id, run.started_at.clone(), run.completed_at.clone());
+        if let Some((actions_run, index)) = job_id.and_then(|job_id| find_job(&mut state, job_id)) {
+            if let Some(job) = actions_run.jobs.get_mut(index) {
+                job.status = status.to_owned();
+                job.conclusion = conclusion.map(str::to_owned);
+                job.started_at = started_at;
+                job.completed_at = completed_at;
+            }
+            settle(actions_run);
+        }
+        Ok(())
+    }
+
+    /// Replaces the steps of Actions job `job_id`, so a scripted CI can say which step failed;
+    /// a step numbered 0 is numbered by its place (from 1).
+    pub fn set_job_steps(&self, job_id: u64, steps: Vec<JobStep>) -> Result<(), EmulatorError> {
+        let mut state = self.state();
+        let (run, index) = find_job(&mut state, job_id).ok_or_else(|| not_found(format!("Actions job {job_id}")))?;
+        let job = run.jobs.get_mut(index).ok_or_else(|| not_found(format!("Actions job {job_id}")))?;
+        job.steps = number_steps(steps);
         Ok(())
     }
 

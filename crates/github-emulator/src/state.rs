@@ -78,6 +78,12 @@ pub(crate) struct ActiveFault {
     pub remaining: u32,
 }
 
+/// An Actions run as stored, with the key of its repository.
+pub(crate) struct RunRec {
+    pub repo_key: String,
+    pub run: ActionsRun,
+}
+
 #[derive(Default)]
 pub(crate) struct State {
     next_id: u64,
@@ -96,8 +102,8 @@ pub(crate) struct State {
     pub job_logs: HashMap<u64, String>,
     /// Every request the log host received, oldest first.
     pub log_requests: Vec<LogHostRequest>,
-    /// Actions runs by id, with the key of their repository.
-    pub actions_runs: BTreeMap<u64, (String, ActionsRun)>,
+    /// Actions runs by id.
+    pub actions_runs: BTreeMap<u64, RunRec>,
     /// Every workflow dispatch accepted, oldest first.
     pub dispatches: Vec<WorkflowDispatch>,
 }
