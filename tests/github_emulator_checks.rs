@@ -479,3 +479,37 @@ async fn updating_a_jobs_check_run_moves_the_job_and_its_run() {
     s.emulator.update_check_run(lone_id, "completed", Some("success")).unwrap();
     assert_eq!(state_of(&check_run(port, &s.token, lone_id).await), pair("completed", "success"));
 }
+
+#[tokio::test]
+async fn an_actions_run_and_its_jobs_answer_a_free_304_while_unchanged() {
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let run_id = s
+        .emulator
+        .create_actions_run("acme/widget", actions_run("queued", None, vec![job("test", "queued", None)]))
+        .unwrap();
+    let used = |a: &Answer| -> u64 { a.header("x-ratelimit-used").parse().unwrap() };
+    let run_path = format!("/repos/acme/widget/actions/runs/{run_id}");
+    let jobs_path = format!("{run_path}/jobs");
+    let mut tags = Vec::new();
+    for path in [&run_path, &jobs_path] {
+        let first = get(port, &s.token, path, &[]).await;
+        assert_eq!(first.status, 200);
+        let etag = first.header("etag").to_owned();
+        assert!(etag.starts_with("W/\""), "{etag}");
+        let cached = get(port, &s.token, path, &[format!("If-None-Match: {etag}")]).await;
+        assert_eq!(cached.status, 304, "{path}");
+        assert!(cached.body.is_empty());
+        assert_eq!(cached.header("etag"), etag);
+        assert_eq!(used(&cached), used(&first), "a 304 costs nothing");
+        tags.push(etag);
+    }
+    let job_id = get(port, &s.token, &jobs_path, &[]).await.json()["jobs"][0]["id"].as_u64().unwrap();
+    s.emulator.update_check_run(job_id, "in_progress", None).unwrap();
+    for (path, etag) in [&run_path, &jobs_path].into_iter().zip(&tags) {
+        let changed = get(port, &s.token, path, &[format!("If-None-Match: {etag}")]).await;
+        assert_eq!(changed.status, 200, "{path} changed with its job");
+        assert_ne!(changed.header("etag"), etag);
+    }
+}

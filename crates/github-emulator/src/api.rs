@@ -372,14 +372,14 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
     let web = format!("{}/{owner}/{name}", ctx.core.base_url);
     let api = format!("{}/repos/{owner}/{name}", ctx.api);
     if !jobs {
-        return json_response(
-            StatusCode::OK,
+        return json_response_etag(
             &json!({
                 "id": id, "name": run.name, "head_branch": run.head_branch, "head_sha": run.head_sha,
                 "event": run.event, "status": run.status, "conclusion": run.conclusion, "run_attempt": 1,
                 "html_url": format!("{web}/actions/runs/{id}"), "jobs_url": format!("{api}/actions/runs/{id}/jobs"),
                 "logs_url": format!("{api}/actions/runs/{id}/logs"),
             }),
+            ctx.headers,
         );
     }
     let items: Vec<Value> = run
@@ -399,7 +399,7 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
             })
         })
         .collect();
-    json_response(StatusCode::OK, &json!({ "total_count": items.len(), "jobs": items }))
+    json_response_etag(&json!({ "total_count": items.len(), "jobs": items }), ctx.headers)
 }
 
 /// `GET .../commits/{sha}/check-suites`: one suite per app among the commit's check runs.

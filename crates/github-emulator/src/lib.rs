@@ -15,7 +15,7 @@
 //!   credentials and records every request's header names
 //!   ([`Emulator::log_host_requests`]). `GET /repos/{o}/{r}/commits/{sha}/check-suites` (one
 //!   suite per app, with an `ETag` too), `GET /repos/{o}/{r}/actions/runs/{id}` and its `/jobs`
-//!   (with `steps`) serve what [`Emulator::create_actions_run`] scripted;
+//!   (with `steps`, both with an `ETag`) serve what [`Emulator::create_actions_run`] scripted;
 //!   [`Emulator::update_check_run`] on a job's check run moves the job and its run too.
 //!   `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
 //!   (`{"ref","inputs"}`, `ref` a branch or tag) answers `204`, is recorded
