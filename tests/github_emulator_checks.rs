@@ -481,6 +481,48 @@ async fn updating_a_jobs_check_run_moves_the_job_and_its_run() {
 }
 
 #[tokio::test]
+async fn a_secondary_rate_limit_is_a_403_with_retry_after_until_it_is_spent() {
+    use github_emulator::Fault;
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let message = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
+    s.emulator.inject(Fault::SecondaryRateLimit {
+        method: Some("GET".into()),
+        path: "/repos/acme/widget".into(),
+        times: 2,
+        retry_after_secs: 30,
+    });
+    for _ in 0..2 {
+        let limited = get(port, &s.token, "/repos/acme/widget", &[]).await;
+        assert_eq!(limited.status, 403, "{}", limited.body);
+        assert_eq!(limited.header("retry-after"), "30");
+        assert_eq!(limited.json()["message"], message);
+        let remaining: u64 = limited.header("x-ratelimit-remaining").parse().unwrap();
+        assert!(remaining > 0, "a secondary limit leaves the primary count alone");
+    }
+    let served = get(port, &s.token, "/repos/acme/widget", &[]).await;
+    assert_eq!(served.status, 200, "spent after `times`");
+    assert!(!served.headers.contains_key("retry-after"));
+
+    // Method and path must match; the admin API's JSON form works, with an /api/v3 prefix too.
+    s.emulator.inject(Fault::SecondaryRateLimit {
+        method: Some("POST".into()),
+        path: "/repos/acme/widget".into(),
+        times: 1,
+        retry_after_secs: 1,
+    });
+    assert_eq!(get(port, &s.token, "/repos/acme/widget", &[]).await.status, 200);
+    let admin = github_support::admin_headers(port, s.emulator.admin_secret());
+    let fault = r#"{"kind": "secondary_rate_limit", "path": "/repos/acme/*", "retry_after_secs": 5}"#;
+    assert_eq!(github_support::http(port, "POST", "/_emulator/faults", &admin, Some(fault)).await.0, 200);
+    assert_eq!(get(port, &s.token, "/user", &[]).await.status, 200, "another path");
+    let limited = get(port, &s.token, "/api/v3/repos/acme/widget/pulls/1", &[]).await;
+    assert_eq!((limited.status, limited.header("retry-after")), (403, "5"));
+    assert_eq!(get(port, &s.token, "/repos/acme/widget", &[]).await.status, 200, "times defaults to 1");
+}
+
+#[tokio::test]
 async fn an_actions_run_and_its_jobs_answer_a_free_304_while_unchanged() {
     let s = setup().await;
     s.emulator.create_repo("acme", "widget", false).await.unwrap();

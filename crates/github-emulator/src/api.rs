@@ -572,7 +572,7 @@ const RATE_LIMIT: u64 = 5000;
 
 /// GitHub's rate-limit headers, counted: `used` requests so far (the emulator never refuses for
 /// them; a `Fault::RateLimit` answer keeps its own headers).
-fn add_rate_headers(response: &mut Resp, used: u64) {
+pub(crate) fn add_rate_headers(response: &mut Resp, used: u64) {
     if response.headers().contains_key("x-ratelimit-remaining") {
         return;
     }

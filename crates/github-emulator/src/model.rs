@@ -224,6 +224,17 @@ pub enum Fault {
         #[serde(default = "forbidden")]
         status: u16,
     },
+    /// Answer 403 with `retry-after: retry_after_secs` and GitHub's secondary-rate-limit
+    /// message (the counted `x-ratelimit-*` headers, `remaining` above 0): unlike the primary
+    /// limit, a client must wait `retry-after`, not until `x-ratelimit-reset`.
+    SecondaryRateLimit {
+        #[serde(default)]
+        method: Option<String>,
+        path: String,
+        #[serde(default = "one")]
+        times: u32,
+        retry_after_secs: u64,
+    },
     /// Wait `delay_ms` before answering the next `times` matching requests.
     Delay {
         #[serde(default)]
@@ -256,5 +267,8 @@ mod tests {
         assert_eq!(fault, Fault::Status { method: None, path: "/user".into(), status: 500, times: 1 });
         let fault: Fault = serde_json::from_str(r#"{"kind":"rate_limit","path":"/x","reset_after_secs":5}"#).unwrap();
         assert!(matches!(fault, Fault::RateLimit { status: 403, times: 1, .. }));
+        let fault: Fault =
+            serde_json::from_str(r#"{"kind":"secondary_rate_limit","path":"/x","retry_after_secs":7}"#).unwrap();
+        assert_eq!(fault, Fault::SecondaryRateLimit { method: None, path: "/x".into(), times: 1, retry_after_secs: 7 });
     }
 }

@@ -642,7 +642,10 @@ impl Core {
 
     pub fn inject(&self, fault: Fault) {
         let remaining = match &fault {
-            Fault::Status { times, .. } | Fault::RateLimit { times, .. } | Fault::Delay { times, .. } => *times,
+            Fault::Status { times, .. }
+            | Fault::RateLimit { times, .. }
+            | Fault::SecondaryRateLimit { times, .. }
+            | Fault::Delay { times, .. } => *times,
             Fault::MovePrHead { after_gets, .. } => (*after_gets).max(1),
         };
         self.state().faults.push(ActiveFault { fault, remaining });
