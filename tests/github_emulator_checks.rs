@@ -481,6 +481,91 @@ async fn updating_a_jobs_check_run_moves_the_job_and_its_run() {
 }
 
 #[tokio::test]
+async fn required_status_checks_come_from_branch_protection_or_a_ruleset() {
+    use github_emulator::{Fault, RequiredChecksSource};
+    use github_support::{admin_headers, http};
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let protection = |branch: &str| format!("/repos/acme/widget/branches/{branch}/protection/required_status_checks");
+    let rules = |branch: &str| format!("/repos/acme/widget/rules/branches/{branch}");
+
+    let none = get(port, &s.token, &protection("main"), &[]).await;
+    assert_eq!((none.status, none.json()["message"].as_str()), (404, Some("Branch not protected")));
+    let empty = get(port, &s.token, &rules("main"), &[]).await;
+    assert_eq!((empty.status, empty.json()), (200, serde_json::json!([])));
+
+    let contexts = vec!["test".to_owned(), "lint".to_owned()];
+    s.emulator.set_required_checks("acme/widget", "main", contexts, RequiredChecksSource::BranchProtection).unwrap();
+    let got = get(port, &s.token, &protection("main"), &[]).await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    let got = got.json();
+    assert_eq!(got["contexts"], serde_json::json!(["test", "lint"]));
+    assert_eq!(
+        got["checks"],
+        serde_json::json!([{ "context": "test", "app_id": null }, { "context": "lint", "app_id": null }])
+    );
+    assert_eq!(got["strict"], false);
+    assert!(got["url"].as_str().unwrap().ends_with(&protection("main")), "{got}");
+    assert_eq!(get(port, &s.token, &rules("main"), &[]).await.json(), serde_json::json!([]), "not a ruleset");
+
+    // A ruleset on a branch with a slash, asked for raw or %2F-encoded.
+    s.emulator
+        .set_required_checks("acme/widget", "feature/x", vec!["test".into()], RequiredChecksSource::Ruleset)
+        .unwrap();
+    let raw = get(port, &s.token, &rules("feature/x"), &[]).await;
+    let encoded = get(port, &s.token, &rules("feature%2Fx"), &[]).await;
+    assert_eq!((raw.status, encoded.status), (200, 200));
+    assert_eq!(raw.json(), encoded.json());
+    let rule = &raw.json()[0];
+    assert_eq!(raw.json().as_array().unwrap().len(), 1);
+    assert_eq!(rule["type"], "required_status_checks");
+    assert_eq!(
+        (rule["ruleset_source_type"].as_str(), rule["ruleset_source"].as_str()),
+        (Some("Repository"), Some("acme/widget"))
+    );
+    assert!(rule["ruleset_id"].as_u64().is_some(), "{rule}");
+    assert_eq!(
+        rule["parameters"],
+        serde_json::json!({
+            "strict_required_status_checks_policy": false, "do_not_enforce_on_create": false,
+            "required_status_checks": [{ "context": "test" }],
+        })
+    );
+    assert_eq!(get(port, &s.token, &protection("feature%2Fx"), &[]).await.status, 404, "not branch protection");
+    assert_eq!(get(port, &s.token, &rules("feature"), &[]).await.json(), serde_json::json!([]));
+    s.emulator.set_required_checks("acme/widget", "feature/x", vec![], RequiredChecksSource::Ruleset).unwrap();
+    assert_eq!(get(port, &s.token, &rules("feature/x"), &[]).await.json(), serde_json::json!([]), "cleared");
+
+    // The admin API sets them too (a ruleset here; branch protection by default).
+    let admin = admin_headers(port, s.emulator.admin_secret());
+    let body = r#"{"branch": "release/1.0", "contexts": ["ci / build"], "source": "ruleset"}"#;
+    let (status, text) = http(port, "POST", "/_emulator/repos/acme/widget/required-checks", &admin, Some(body)).await;
+    assert_eq!(status, 200, "{text}");
+    let rule = get(port, &s.token, &rules("release%2F1.0"), &[]).await.json();
+    assert_eq!(rule[0]["parameters"]["required_status_checks"], serde_json::json!([{ "context": "ci / build" }]));
+    let body = r#"{"branch": "dev", "contexts": ["x"]}"#;
+    assert_eq!(http(port, "POST", "/_emulator/repos/acme/widget/required-checks", &admin, Some(body)).await.0, 200);
+    assert_eq!(get(port, &s.token, &protection("dev"), &[]).await.json()["contexts"], serde_json::json!(["x"]));
+    let (status, _) = http(port, "POST", "/_emulator/repos/acme/gone/required-checks", &admin, Some(body)).await;
+    assert_eq!(status, 404);
+    assert!(
+        s.emulator.set_required_checks("acme/gone", "main", vec!["x".into()], RequiredChecksSource::Ruleset).is_err()
+    );
+    assert_eq!(get(port, &s.token, "/repos/acme/gone/rules/branches/main", &[]).await.status, 404);
+    assert_eq!(get(port, &s.token, "/repos/acme/widget/rules/branches/", &[]).await.status, 200);
+
+    // Faults reach these paths, a `/` in the branch matching its %2F form.
+    s.emulator.inject(Fault::Status { method: None, path: rules("feature/x"), status: 403, times: 1 });
+    let refused = get(port, &s.token, &rules("feature%2Fx"), &[]).await;
+    assert_eq!((refused.status, refused.json()["message"].as_str()), (403, Some("Forbidden")));
+    assert_eq!(get(port, &s.token, &rules("feature%2Fx"), &[]).await.status, 200, "spent");
+    s.emulator.inject(Fault::Status { method: Some("GET".into()), path: protection("main"), status: 404, times: 1 });
+    assert_eq!(get(port, &s.token, &protection("main"), &[]).await.status, 404);
+    assert_eq!(get(port, &s.token, &protection("main"), &[]).await.status, 200);
+}
+
+#[tokio::test]
 async fn a_secondary_rate_limit_is_a_403_with_retry_after_until_it_is_spent() {
     use github_emulator::Fault;
     let s = setup().await;

@@ -27,6 +27,7 @@
 //! | `POST /_emulator/check-runs/publish` | `{"sha","run":{"name","status","conclusion"?,"job_id"?,"started_at"?,"output"?...}}` | `{"id"}` |
 //! | `POST /_emulator/check-runs/{id}` | `{"status","conclusion"?}` | `{}` |
 //! | `POST /_emulator/jobs/{id}/steps` | `{"steps":[{"name","status","conclusion"?,"number"?}]}` | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/required-checks` | `{"branch","contexts":[...],"source"?:"branch_protection"\|"ruleset"}` | `{}` |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
 //! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs","run_id"}` |
@@ -42,7 +43,7 @@ use serde_json::{Value, json};
 
 use crate::error::EmulatorError;
 use crate::http_util::{Resp, json_response};
-use crate::model::{ADMIN_SECRET_HEADER, ActionsRun, CheckRun, Fault, JobStep, RepoHandle};
+use crate::model::{ADMIN_SECRET_HEADER, ActionsRun, CheckRun, Fault, JobStep, RepoHandle, RequiredChecksSource};
 use crate::names::RepoName;
 use crate::ops::Core;
 
@@ -213,6 +214,14 @@ struct Steps {
 }
 
 #[derive(Deserialize)]
+struct Required {
+    branch: String,
+    contexts: Vec<String>,
+    #[serde(default)]
+    source: RequiredChecksSource,
+}
+
+#[derive(Deserialize)]
 struct Checks {
     sha: String,
     runs: Vec<CheckRun>,
@@ -302,6 +311,11 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
         (&Method::POST, ["jobs", id, "steps"]) => {
             let steps = input::<Steps>(body)?.steps;
             core.set_job_steps(number(id)?, steps)?;
+            done()
+        }
+        (&Method::POST, ["repos", o, r, "required-checks"]) => {
+            let required: Required = input(body)?;
+            core.set_required_checks(&repo(o, r)?, &required.branch, required.contexts, required.source)?;
             done()
         }
         (&Method::POST, ["job-logs"]) => {

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag};
-use crate::model::{ActionsRun, CheckRun, Fault, WorkflowDispatch};
+use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag, percent_decode};
+use crate::model::{ActionsRun, CheckRun, Fault, RequiredChecksSource, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
 use crate::ops::Core;
 use crate::state::{CommentRec, Render, now};
@@ -112,6 +112,14 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
         (&Method::GET, ["repos", owner, name, "actions", "runs", id]) => actions_run(ctx, owner, name, id, false),
         (&Method::GET, ["repos", owner, name, "actions", "runs", id, "jobs"]) => {
             actions_run(ctx, owner, name, id, true)
+        }
+        (&Method::GET, ["repos", owner, name, "branches", branch @ .., "protection", "required_status_checks"])
+            if !branch.is_empty() =>
+        {
+            protection_checks(ctx, owner, name, branch)
+        }
+        (&Method::GET, ["repos", owner, name, "rules", "branches", branch @ ..]) if !branch.is_empty() => {
+            branch_rules(ctx, owner, name, branch)
         }
         (&Method::GET, ["repos", owner, name, "commits", sha, "check-suites"]) => check_suites(ctx, owner, name, sha),
         (&Method::POST, ["repos", owner, name, "actions", "workflows", workflow, "dispatches"]) => {
@@ -224,36 +232,16 @@ async fn get_pull(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str) -> Resp 
     json_response(StatusCode::OK, &value)
 }
 
-/// `per_page` (default 30, at most 100) and `page` (from 1) of a query string.
 /// The first value of `key` in the query, `+` and `%XX` decoded (check names hold spaces).
 fn query_param(query: &str, key: &str) -> Option<String> {
     let raw = query.split('&').find_map(|pair| match pair.split_once('=') {
         Some((k, v)) if k == key => Some(v),
         _ => None,
     })?;
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => match bytes
-                .get(i + 1..i + 3)
-                .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok())
-            {
-                Some(b) => {
-                    out.push(b);
-                    i += 2;
-                }
-                None => out.push(b'%'),
-            },
-            other => out.push(other),
-        }
-        i += 1;
-    }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    Some(percent_decode(raw, true))
 }
 
+/// `per_page` (default 30, at most 100) and `page` (from 1) of a query string.
 fn page_params(query: &str) -> (usize, usize) {
     let mut per_page = DEFAULT_PER_PAGE;
     let mut page = 1;
@@ -400,6 +388,55 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
         })
         .collect();
     json_response_etag(&json!({ "total_count": items.len(), "jobs": items }), ctx.headers)
+}
+
+/// A branch named by the rest of a path: raw (`feature/x` spans segments) or `%2F`-encoded.
+fn branch_name(segments: &[&str]) -> String {
+    percent_decode(&segments.join("/"), false)
+}
+
+/// The contexts `branch` requires through `source`, if any.
+fn required(ctx: &Ctx<'_>, key: &str, branch: &str, source: RequiredChecksSource) -> Option<(Vec<String>, u64)> {
+    let state = ctx.core.state();
+    let rec = state.required_checks.get(&(key.to_owned(), branch.to_owned(), source))?;
+    Some((rec.contexts.clone(), rec.ruleset_id))
+}
+
+/// `GET .../branches/{branch}/protection/required_status_checks`: classic branch protection.
+fn protection_checks(ctx: &Ctx<'_>, owner: &str, name: &str, branch: &[&str]) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    let branch = branch_name(branch);
+    let Some((contexts, _)) = required(ctx, &key, &branch, RequiredChecksSource::BranchProtection) else {
+        return error_json(StatusCode::NOT_FOUND, "Branch not protected");
+    };
+    let url = format!("{}/repos/{owner}/{name}/branches/{branch}/protection/required_status_checks", ctx.api);
+    let checks: Vec<Value> = contexts.iter().map(|c| json!({ "context": c, "app_id": null })).collect();
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "url": url, "strict": false, "contexts": contexts,
+            "contexts_url": format!("{url}/contexts"), "checks": checks,
+        }),
+    )
+}
+
+/// `GET .../rules/branches/{branch}`: the active ruleset rules (branch protection is not
+/// among them, as on GitHub); `[]` when none.
+fn branch_rules(ctx: &Ctx<'_>, owner: &str, name: &str, branch: &[&str]) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    let branch = branch_name(branch);
+    let rules: Vec<Value> = match required(ctx, &key, &branch, RequiredChecksSource::Ruleset) {
+        Some((contexts, ruleset_id)) => vec![json!({
+            "type": "required_status_checks", "ruleset_source_type": "Repository",
+            "ruleset_source": format!("{owner}/{name}"), "ruleset_id": ruleset_id,
+            "parameters": {
+                "strict_required_status_checks_policy": false, "do_not_enforce_on_create": false,
+                "required_status_checks": contexts.iter().map(|c| json!({ "context": c })).collect::<Vec<_>>(),
+            },
+        })],
+        None => Vec::new(),
+    };
+    json_response(StatusCode::OK, &Value::Array(rules))
 }
 
 /// `GET .../commits/{sha}/check-suites`: one suite per app among the commit's check runs.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::error::EmulatorError;
 use crate::model::{
     ActionsRun, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, JobStep, LogHostRequest,
-    LoggedRequest, RepoHandle, WorkflowDispatch,
+    LoggedRequest, RepoHandle, RequiredChecksSource, WorkflowDispatch,
 };
 use crate::names::{NameError, RepoName, validate_login};
 use crate::ops::Core;
@@ -253,6 +253,19 @@ impl Emulator {
     /// so a scripted CI can say which step failed.
     pub fn set_job_steps(&self, job_id: u64, steps: Vec<JobStep>) -> Result<(), EmulatorError> {
         self.core.set_job_steps(job_id, steps)
+    }
+
+    /// Makes `branch` of `repo` require the status checks `contexts` through `source` (branch
+    /// protection or a ruleset; the REST API serves each where GitHub does). An empty list
+    /// removes that source's requirement.
+    pub fn set_required_checks(
+        &self,
+        repo: impl AsRepo,
+        branch: &str,
+        contexts: Vec<String>,
+        source: RequiredChecksSource,
+    ) -> Result<(), EmulatorError> {
+        self.core.set_required_checks(&*repo.to_repo()?, branch, contexts, source)
     }
 
     /// Adds a comment as `author` (for example another user), returning its id.

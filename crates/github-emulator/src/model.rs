@@ -119,6 +119,18 @@ pub struct JobStep {
     pub completed_at: Option<String>,
 }
 
+/// Where a branch's required status checks come from: classic branch protection (served at
+/// `GET /repos/{o}/{r}/branches/{b}/protection/required_status_checks`) or a repository
+/// ruleset (served as a rule at `GET /repos/{o}/{r}/rules/branches/{b}`). GitHub keeps the
+/// two apart, so a client must read both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequiredChecksSource {
+    #[default]
+    BranchProtection,
+    Ruleset,
+}
+
 /// A check run's `output`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckOutput {
@@ -270,5 +282,7 @@ mod tests {
         let fault: Fault =
             serde_json::from_str(r#"{"kind":"secondary_rate_limit","path":"/x","retry_after_secs":7}"#).unwrap();
         assert_eq!(fault, Fault::SecondaryRateLimit { method: None, path: "/x".into(), times: 1, retry_after_secs: 7 });
+        let source: RequiredChecksSource = serde_json::from_str(r#""ruleset""#).unwrap();
+        assert_eq!(source, RequiredChecksSource::Ruleset);
     }
 }

@@ -9,9 +9,11 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::error::EmulatorError;
 use crate::git;
-use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, JobStep, LoggedRequest, RepoHandle};
+use crate::model::{
+    ActionsRun, CheckRun, EmulatedComment, Fault, JobStep, LoggedRequest, RepoHandle, RequiredChecksSource,
+};
 use crate::names::{RepoName, normalize_sha, validate_login};
-use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, RunRec, State, merge_json, now};
+use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, RequiredRec, RunRec, State, merge_json, now};
 
 /// At most this many requests are kept in the log.
 const MAX_LOGGED: usize = 100_000;
@@ -529,6 +531,35 @@ impl Core {
         let (run, index) = find_job(&mut state, job_id).ok_or_else(|| not_found(format!("Actions job {job_id}")))?;
         let job = run.jobs.get_mut(index).ok_or_else(|| not_found(format!("Actions job {job_id}")))?;
         job.steps = number_steps(steps);
+        Ok(())
+    }
+
+    /// Sets the status checks `branch` of `repo` requires through `source`; no contexts
+    /// removes them (the branch is then unprotected by that source).
+    pub fn set_required_checks(
+        &self,
+        repo: &RepoName,
+        branch: &str,
+        contexts: Vec<String>,
+        source: RequiredChecksSource,
+    ) -> Result<(), EmulatorError> {
+        if branch.is_empty() {
+            return Err(EmulatorError::Invalid("an empty branch name".to_owned()));
+        }
+        let mut state = self.state();
+        if !state.repos.contains_key(&repo.key()) {
+            return Err(not_found(format!("repository {repo}")));
+        }
+        let key = (repo.key(), branch.to_owned(), source);
+        if contexts.is_empty() {
+            state.required_checks.remove(&key);
+            return Ok(());
+        }
+        let ruleset_id = match state.required_checks.get(&key) {
+            Some(rec) => rec.ruleset_id,
+            None => state.required_checks.values().map(|rec| rec.ruleset_id).max().unwrap_or(0).saturating_add(1),
+        };
+        state.required_checks.insert(key, RequiredRec { contexts, ruleset_id });
         Ok(())
     }
 

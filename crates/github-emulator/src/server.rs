@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use crate::http_util::{DOCS, Resp, error_json, json_response, plain, read_body};
+use crate::http_util::{DOCS, Resp, error_json, json_response, percent_decode, plain, read_body};
 use crate::model::{Fault, LogHostRequest};
 use crate::ops::Core;
 use crate::{admin, api, git_http};
@@ -138,13 +138,15 @@ async fn respond(core: &Arc<Core>, request: Request<Incoming>, method: &Method, 
     }
 }
 
+/// Whether a fault applies to a request. The path matches as received or percent-decoded, so
+/// a fault on `/repos/o/r/rules/branches/feature/x` also catches `feature%2Fx`.
 fn fault_matches(method: &Option<String>, pattern: &str, request_method: &Method, path: &str) -> bool {
     let method_ok = method.as_ref().is_none_or(|m| m.eq_ignore_ascii_case(request_method.as_str()));
-    let path_ok = match pattern.strip_suffix('*') {
+    let path_ok = |path: &str| match pattern.strip_suffix('*') {
         Some(prefix) => path.starts_with(prefix),
         None => path == pattern,
     };
-    method_ok && path_ok
+    method_ok && (path_ok(path) || (path.contains('%') && path_ok(&percent_decode(path, false))))
 }
 
 /// Consumes the faults matching this request: the longest delay, and the first injected answer.

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, LogHostRequest, LoggedRequest, WorkflowDispatch};
+use crate::model::{
+    ActionsRun, CheckRun, EmulatedComment, Fault, LogHostRequest, LoggedRequest, RequiredChecksSource, WorkflowDispatch,
+};
 use crate::names::RepoName;
 
 pub(crate) fn now() -> String {
@@ -84,6 +86,13 @@ pub(crate) struct RunRec {
     pub run: ActionsRun,
 }
 
+/// The required status checks of one branch from one source; `ruleset_id` names the ruleset
+/// (kept across updates, so answers stay stable).
+pub(crate) struct RequiredRec {
+    pub contexts: Vec<String>,
+    pub ruleset_id: u64,
+}
+
 #[derive(Default)]
 pub(crate) struct State {
     next_id: u64,
@@ -106,6 +115,8 @@ pub(crate) struct State {
     pub actions_runs: BTreeMap<u64, RunRec>,
     /// Every workflow dispatch accepted, oldest first.
     pub dispatches: Vec<WorkflowDispatch>,
+    /// Required status checks by (repository key, branch, source).
+    pub required_checks: BTreeMap<(String, String, RequiredChecksSource), RequiredRec>,
 }
 
 impl State {
