@@ -365,6 +365,11 @@ fn pair(status: &str, conclusion: &str) -> (String, String) {
     (status.to_owned(), conclusion.to_owned())
 }
 
+/// The REST headers of a POST: the bound Host and the token.
+fn api_headers(port: u16, token: &str) -> Vec<String> {
+    vec![format!("Host: 127.0.0.1:{port}"), format!("Authorization: Bearer {token}")]
+}
+
 /// The check run `id` among every run of [`SHA`].
 async fn check_run(port: u16, token: &str, id: u64) -> Value {
     let all = get(port, token, &format!("/repos/acme/widget/commits/{SHA}/check-runs?filter=all"), &[]).await.json();
@@ -563,6 +568,127 @@ async fn required_status_checks_come_from_branch_protection_or_a_ruleset() {
     s.emulator.inject(Fault::Status { method: Some("GET".into()), path: protection("main"), status: 404, times: 1 });
     assert_eq!(get(port, &s.token, &protection("main"), &[]).await.status, 404);
     assert_eq!(get(port, &s.token, &protection("main"), &[]).await.status, 200);
+}
+
+#[tokio::test]
+async fn rerunning_failed_jobs_queues_new_check_runs_and_cancel_ends_a_run() {
+    use github_support::{admin_headers, http};
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    s.emulator.create_repo("acme", "other", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let headers = api_headers(port, &s.token);
+    let failed = |mut job: github_emulator::ActionsJob, id: u64| {
+        job.id = Some(id);
+        job
+    };
+    let run = actions_run(
+        "completed",
+        Some("failure"),
+        vec![
+            failed(job("test", "completed", Some("failure")), 701),
+            failed(job("lint", "completed", Some("success")), 702),
+        ],
+    );
+    let run_id = s.emulator.create_actions_run("acme/widget", run).unwrap();
+    let running = s
+        .emulator
+        .create_actions_run("acme/widget", actions_run("in_progress", None, vec![job("slow", "in_progress", None)]))
+        .unwrap();
+    let rerun = |id: u64| format!("/repos/acme/widget/actions/runs/{id}/rerun-failed-jobs");
+
+    let (status, text) = http(port, "POST", &rerun(running), &headers, None).await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("This workflow is already running"), "{text}");
+    assert!(s.emulator.reruns().is_empty(), "a refusal is not a rerun");
+
+    let (status, text) = http(port, "POST", &rerun(run_id), &headers, None).await;
+    assert_eq!((status, text.as_str()), (201, ""));
+    assert_eq!(s.emulator.reruns(), [run_id]);
+
+    // The failed job's old check run stays; a new queued one, unstarted, has a new id.
+    let all = get(port, &s.token, &format!("/repos/acme/widget/commits/{SHA}/check-runs?filter=all"), &[]).await.json();
+    let tests: Vec<&Value> = all["check_runs"].as_array().unwrap().iter().filter(|r| r["name"] == "test").collect();
+    assert_eq!(tests.len(), 2, "{all}");
+    assert_eq!((tests[0]["id"].as_u64(), state_of(tests[0])), (Some(701), pair("completed", "failure")));
+    let new_id = tests[1]["id"].as_u64().unwrap();
+    assert!(![701, 702].contains(&new_id));
+    assert_eq!(state_of(tests[1]), pair("queued", ""));
+    assert!(tests[1]["started_at"].is_null(), "{}", tests[1]);
+    assert!(tests[1]["details_url"].as_str().unwrap().ends_with(&format!("/actions/jobs/{new_id}")));
+    let latest =
+        get(port, &s.token, &format!("/repos/acme/widget/commits/{SHA}/check-runs?check_name=test"), &[]).await;
+    assert_eq!(latest.json()["check_runs"][0]["id"], new_id, "the rerun is the latest");
+    let lints = all["check_runs"].as_array().unwrap().iter().filter(|r| r["name"] == "lint").count();
+    assert_eq!(lints, 1, "a passing job is not rerun");
+
+    let run_path = format!("/repos/acme/widget/actions/runs/{run_id}");
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!((state_of(&run), run["run_attempt"].as_u64()), (pair("queued", ""), Some(2)));
+    let jobs = get(port, &s.token, &format!("{run_path}/jobs"), &[]).await.json();
+    let test = &jobs["jobs"][0];
+    assert_eq!((test["id"].as_u64(), state_of(test)), (Some(new_id), pair("queued", "")));
+    assert!(test["started_at"].is_null() && test["steps"].as_array().unwrap().is_empty(), "{test}");
+    assert_eq!((jobs["jobs"][1]["id"].as_u64(), state_of(&jobs["jobs"][1])), (Some(702), pair("completed", "success")));
+
+    // Not again while it runs; the new check run drives the job and the run.
+    assert_eq!(http(port, "POST", &rerun(run_id), &headers, None).await.0, 403);
+    s.emulator.update_check_run(new_id, "completed", Some("success")).unwrap();
+    assert_eq!(state_of(&get(port, &s.token, &run_path, &[]).await.json()), pair("completed", "success"));
+    let (status, text) = http(port, "POST", &rerun(run_id), &headers, None).await;
+    assert_eq!(status, 403, "nothing failed: {text}");
+    assert_eq!(s.emulator.reruns(), [run_id]);
+
+    for path in [
+        rerun(999_999),
+        "/repos/acme/widget/actions/runs/nope/rerun-failed-jobs".to_owned(),
+        format!("/repos/acme/other/actions/runs/{run_id}/rerun-failed-jobs"),
+        format!("/repos/acme/gone/actions/runs/{run_id}/rerun-failed-jobs"),
+    ] {
+        assert_eq!(http(port, "POST", &path, &headers, None).await.0, 404, "{path}");
+    }
+    assert_eq!(http(port, "POST", &rerun(run_id), &headers[..1], None).await.0, 401);
+
+    // Cancel: unfinished jobs, their steps and check runs end cancelled; finished ones stay.
+    let mut busy = job("build", "in_progress", None);
+    busy.steps = vec![
+        github_emulator::JobStep {
+            name: "checkout".into(),
+            status: "completed".into(),
+            conclusion: Some("success".into()),
+            ..Default::default()
+        },
+        github_emulator::JobStep { name: "make".into(), status: "in_progress".into(), ..Default::default() },
+    ];
+    let jobs = vec![busy, job("deploy", "queued", None), job("fmt", "completed", Some("success"))];
+    let cancel_id = s.emulator.create_actions_run("acme/widget", actions_run("in_progress", None, jobs)).unwrap();
+    let cancel = format!("/repos/acme/widget/actions/runs/{cancel_id}/cancel");
+    let (status, text) = http(port, "POST", &cancel, &headers, None).await;
+    assert_eq!(status, 202, "{text}");
+    let run = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{cancel_id}"), &[]).await.json();
+    assert_eq!(state_of(&run), pair("completed", "cancelled"));
+    let jobs = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{cancel_id}/jobs"), &[]).await.json();
+    let states: Vec<(String, String)> = jobs["jobs"].as_array().unwrap().iter().map(state_of).collect();
+    assert_eq!(states, [pair("completed", "cancelled"), pair("completed", "cancelled"), pair("completed", "success")]);
+    let steps: Vec<(String, String)> = jobs["jobs"][0]["steps"].as_array().unwrap().iter().map(state_of).collect();
+    assert_eq!(steps, [pair("completed", "success"), pair("completed", "cancelled")]);
+    for job in jobs["jobs"].as_array().unwrap() {
+        let check = check_run(port, &s.token, job["id"].as_u64().unwrap()).await;
+        assert_eq!(state_of(&check), state_of(job), "{check}");
+        assert!(check["completed_at"].is_string(), "{check}");
+    }
+    assert_eq!(http(port, "POST", &cancel, &headers, None).await.0, 409, "already completed");
+    assert_eq!(http(port, "POST", "/repos/acme/widget/actions/runs/999999/cancel", &headers, None).await.0, 404);
+
+    // Cancelled jobs are failed ones to a rerun; the admin API lists reruns.
+    assert_eq!(http(port, "POST", &rerun(cancel_id), &headers, None).await.0, 201);
+    let jobs = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{cancel_id}/jobs"), &[]).await.json();
+    let states: Vec<(String, String)> = jobs["jobs"].as_array().unwrap().iter().map(state_of).collect();
+    assert_eq!(states, [pair("queued", ""), pair("queued", ""), pair("completed", "success")]);
+    let admin = admin_headers(port, s.emulator.admin_secret());
+    let (status, text) = http(port, "GET", "/_emulator/reruns", &admin, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), serde_json::json!([run_id, cancel_id]));
 }
 
 #[tokio::test]

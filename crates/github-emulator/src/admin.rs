@@ -28,6 +28,7 @@
 //! | `POST /_emulator/check-runs/{id}` | `{"status","conclusion"?}` | `{}` |
 //! | `POST /_emulator/jobs/{id}/steps` | `{"steps":[{"name","status","conclusion"?,"number"?}]}` | `{}` |
 //! | `POST /_emulator/repos/{o}/{r}/required-checks` | `{"branch","contexts":[...],"source"?:"branch_protection"\|"ruleset"}` | `{}` |
+//! | `GET /_emulator/reruns` | | list of run ids |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
 //! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs","run_id"}` |
@@ -318,6 +319,7 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
             core.set_required_checks(&repo(o, r)?, &required.branch, required.contexts, required.source)?;
             done()
         }
+        (&Method::GET, ["reruns"]) => Ok(json!(core.reruns())),
         (&Method::POST, ["job-logs"]) => {
             let log: JobLog = input(body)?;
             core.set_job_log(log.job_id, log.text);

@@ -8,10 +8,10 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag, percent_decode};
+use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag, percent_decode, plain};
 use crate::model::{ActionsRun, CheckRun, Fault, RequiredChecksSource, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
-use crate::ops::Core;
+use crate::ops::{Core, RunRefusal};
 use crate::state::{CommentRec, Render, now};
 
 const DEFAULT_PER_PAGE: usize = 30;
@@ -113,6 +113,10 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
         (&Method::GET, ["repos", owner, name, "actions", "runs", id, "jobs"]) => {
             actions_run(ctx, owner, name, id, true)
         }
+        (&Method::POST, ["repos", owner, name, "actions", "runs", id, "rerun-failed-jobs"]) => {
+            rerun_failed_jobs(ctx, owner, name, id)
+        }
+        (&Method::POST, ["repos", owner, name, "actions", "runs", id, "cancel"]) => cancel_run(ctx, owner, name, id),
         (&Method::GET, ["repos", owner, name, "branches", branch @ .., "protection", "required_status_checks"])
             if !branch.is_empty() =>
         {
@@ -353,8 +357,8 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
 fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> Resp {
     let Some(key) = lookup(ctx, owner, name) else { return not_found() };
     let Ok(id) = id.parse::<u64>() else { return not_found() };
-    let run = match ctx.core.state().actions_runs.get(&id) {
-        Some(rec) if rec.repo_key == key => rec.run.clone(),
+    let (run, attempt) = match ctx.core.state().actions_runs.get(&id) {
+        Some(rec) if rec.repo_key == key => (rec.run.clone(), rec.attempt),
         _ => return not_found(),
     };
     let web = format!("{}/{owner}/{name}", ctx.core.base_url);
@@ -363,7 +367,7 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
         return json_response_etag(
             &json!({
                 "id": id, "name": run.name, "head_branch": run.head_branch, "head_sha": run.head_sha,
-                "event": run.event, "status": run.status, "conclusion": run.conclusion, "run_attempt": 1,
+                "event": run.event, "status": run.status, "conclusion": run.conclusion, "run_attempt": attempt,
                 "html_url": format!("{web}/actions/runs/{id}"), "jobs_url": format!("{api}/actions/runs/{id}/jobs"),
                 "logs_url": format!("{api}/actions/runs/{id}/logs"),
             }),
@@ -376,7 +380,8 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
         .map(|job| {
             let job_id = job.id.unwrap_or_default();
             json!({
-                "id": job_id, "run_id": id, "name": job.name, "head_sha": run.head_sha, "status": job.status,
+                "id": job_id, "run_id": id, "run_attempt": attempt, "name": job.name, "head_sha": run.head_sha,
+                "status": job.status,
                 "conclusion": job.conclusion, "started_at": job.started_at, "completed_at": job.completed_at,
                 "html_url": format!("{web}/actions/runs/{id}/job/{job_id}"),
                 "check_run_url": format!("{api}/check-runs/{job_id}"),
@@ -388,6 +393,38 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
         })
         .collect();
     json_response_etag(&json!({ "total_count": items.len(), "jobs": items }), ctx.headers)
+}
+
+/// `201` with no body, as GitHub; a run still going is refused with its 403, as is a run with
+/// no failed job to re-run.
+fn rerun_failed_jobs(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str) -> Resp {
+    let (Ok(repo), Ok(id)) = (RepoName::new(owner, name), id.parse::<u64>()) else { return not_found() };
+    match ctx.core.rerun_failed_jobs(&repo, id) {
+        Ok(_) => {
+            let mut response = plain(StatusCode::CREATED, "");
+            response.headers_mut().remove(http::header::CONTENT_TYPE);
+            response
+        }
+        Err(refusal) => run_refused(refusal),
+    }
+}
+
+/// `202 {}`; a completed run cannot be cancelled (409).
+fn cancel_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str) -> Resp {
+    let (Ok(repo), Ok(id)) = (RepoName::new(owner, name), id.parse::<u64>()) else { return not_found() };
+    match ctx.core.cancel_run(&repo, id) {
+        Ok(()) => json_response(StatusCode::ACCEPTED, &json!({})),
+        Err(refusal) => run_refused(refusal),
+    }
+}
+
+fn run_refused(refusal: RunRefusal) -> Resp {
+    match refusal {
+        RunRefusal::NotFound => not_found(),
+        RunRefusal::Running => error_json(StatusCode::FORBIDDEN, "This workflow is already running"),
+        RunRefusal::NothingToRetry => error_json(StatusCode::FORBIDDEN, "This workflow run cannot be retried"),
+        RunRefusal::Completed => error_json(StatusCode::CONFLICT, "Cannot cancel a workflow run that is completed."),
+    }
 }
 
 /// A branch named by the rest of a path: raw (`feature/x` spans segments) or `%2F`-encoded.
@@ -534,7 +571,7 @@ async fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: 
         run_id,
     };
     ctx.core.state().dispatches.push(record);
-    let mut response = crate::http_util::plain(StatusCode::NO_CONTENT, "");
+    let mut response = plain(StatusCode::NO_CONTENT, "");
     response.headers_mut().remove(http::header::CONTENT_TYPE);
     response
 }
@@ -550,7 +587,7 @@ fn job_logs(ctx: &Ctx<'_>, owner: &str, name: &str, job: &str) -> Resp {
         return not_found();
     }
     let location = format!("{}/logs/{job}?sig={}", ctx.core.log_base, ctx.core.log_signature(job));
-    let mut response = crate::http_util::plain(StatusCode::FOUND, "");
+    let mut response = plain(StatusCode::FOUND, "");
     if let Ok(value) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(http::header::LOCATION, value);
     }

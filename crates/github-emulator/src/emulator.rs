@@ -255,6 +255,11 @@ impl Emulator {
         self.core.set_job_steps(job_id, steps)
     }
 
+    /// The run ids of every `rerun-failed-jobs` the API accepted, oldest first.
+    pub fn reruns(&self) -> Vec<u64> {
+        self.core.reruns()
+    }
+
     /// Makes `branch` of `repo` require the status checks `contexts` through `source` (branch
     /// protection or a ruleset; the REST API serves each where GitHub does). An empty list
     /// removes that source's requirement.

@@ -17,7 +17,9 @@
 //!   suite per app, with an `ETag` too), `GET /repos/{o}/{r}/actions/runs/{id}` and its `/jobs`
 //!   (with `steps`, both with an `ETag`) serve what [`Emulator::create_actions_run`] scripted;
 //!   [`Emulator::update_check_run`] on a job's check run moves the job and its run too.
-//!   `GET /repos/{o}/{r}/branches/{b}/protection/required_status_checks`
+//!   `POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs` (`201`; each failed job becomes a
+//!   new queued job and check run with a new id; recorded, [`Emulator::reruns`]) and `/cancel`
+//!   (`202`) act on a run. `GET /repos/{o}/{r}/branches/{b}/protection/required_status_checks`
 //!   and `GET /repos/{o}/{r}/rules/branches/{b}` (a branch raw or `%2F`-encoded) serve what
 //!   [`Emulator::set_required_checks`] set. `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
 //!   (`{"ref","inputs"}`, `ref` a branch or tag) answers `204`, is recorded

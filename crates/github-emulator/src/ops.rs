@@ -10,7 +10,7 @@ use std::sync::{Mutex, MutexGuard};
 use crate::error::EmulatorError;
 use crate::git;
 use crate::model::{
-    ActionsRun, CheckRun, EmulatedComment, Fault, JobStep, LoggedRequest, RepoHandle, RequiredChecksSource,
+    ActionsJob, ActionsRun, CheckRun, EmulatedComment, Fault, JobStep, LoggedRequest, RepoHandle, RequiredChecksSource,
 };
 use crate::names::{RepoName, normalize_sha, validate_login};
 use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, RequiredRec, RunRec, State, merge_json, now};
@@ -36,7 +36,20 @@ fn not_found(what: impl std::fmt::Display) -> EmulatorError {
     EmulatorError::NotFound(what.to_string())
 }
 
-/// Job conclusions that fail a run.
+/// Why an action on an Actions run was refused; the REST API answers each as GitHub does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunRefusal {
+    /// No such run in that repository (404).
+    NotFound,
+    /// A re-run of a run not completed yet (403 "This workflow is already running").
+    Running,
+    /// A re-run of failed jobs when none failed (403 "This workflow run cannot be retried").
+    NothingToRetry,
+    /// A cancel of a completed run (409).
+    Completed,
+}
+
+/// Job conclusions that fail a run and that `rerun-failed-jobs` re-runs.
 const FAILING: [&str; 4] = ["failure", "timed_out", "cancelled", "action_required"];
 
 fn failing(conclusion: Option<&str>) -> bool {
@@ -488,7 +501,7 @@ impl Core {
             job.completed_at = check.completed_at.clone();
             state.check_runs.entry(sha.clone()).or_default().push(check);
         }
-        state.actions_runs.insert(id, RunRec { repo_key: key, run });
+        state.actions_runs.insert(id, RunRec { repo_key: key, run, attempt: 1 });
         Ok(id)
     }
 
@@ -532,6 +545,95 @@ impl Core {
         let job = run.jobs.get_mut(index).ok_or_else(|| not_found(format!("Actions job {job_id}")))?;
         job.steps = number_steps(steps);
         Ok(())
+    }
+
+    /// `rerun-failed-jobs`: each failing job of a completed run becomes a new queued job with a
+    /// new id, published as a new check run on the same commit (the old check run stays, as on
+    /// GitHub); the run is queued again, one attempt further. The new job ids.
+    pub fn rerun_failed_jobs(&self, repo: &RepoName, run_id: u64) -> Result<Vec<u64>, RunRefusal> {
+        let mut state = self.state();
+        let rec =
+            state.actions_runs.get(&run_id).filter(|rec| rec.repo_key == repo.key()).ok_or(RunRefusal::NotFound)?;
+        if rec.run.status != "completed" {
+            return Err(RunRefusal::Running);
+        }
+        let retry: Vec<usize> = rec
+            .run
+            .jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, job)| failing(job.conclusion.as_deref()))
+            .map(|(index, _)| index)
+            .collect();
+        if retry.is_empty() {
+            return Err(RunRefusal::NothingToRetry);
+        }
+        let sha = rec.run.head_sha.clone();
+        let new_ids: Vec<u64> = retry.iter().map(|_| state.new_id()).collect();
+        let rec = state.actions_runs.get_mut(&run_id).ok_or(RunRefusal::NotFound)?;
+        let mut published = Vec::new();
+        for (&index, &new_id) in retry.iter().zip(&new_ids) {
+            let Some(job) = rec.run.jobs.get_mut(index) else { continue };
+            *job = ActionsJob {
+                id: Some(new_id),
+                name: job.name.clone(),
+                status: "queued".to_owned(),
+                ..ActionsJob::default()
+            };
+            published.push(CheckRun {
+                name: job.name.clone(),
+                status: "queued".to_owned(),
+                id: Some(new_id),
+                job_id: Some(new_id),
+                ..CheckRun::default()
+            });
+        }
+        rec.run.status = "queued".to_owned();
+        rec.run.conclusion = None;
+        rec.attempt = rec.attempt.saturating_add(1);
+        state.check_runs.entry(sha).or_default().extend(published);
+        state.reruns.push(run_id);
+        Ok(new_ids)
+    }
+
+    /// `cancel`: every job not completed yet (and its check run and unfinished steps) ends
+    /// `cancelled`, and so does the run.
+    pub fn cancel_run(&self, repo: &RepoName, run_id: u64) -> Result<(), RunRefusal> {
+        let mut state = self.state();
+        let rec =
+            state.actions_runs.get_mut(&run_id).filter(|rec| rec.repo_key == repo.key()).ok_or(RunRefusal::NotFound)?;
+        if rec.run.status == "completed" {
+            return Err(RunRefusal::Completed);
+        }
+        let at = now();
+        let mut cancelled = Vec::new();
+        for job in rec.run.jobs.iter_mut().filter(|job| job.status != "completed") {
+            job.status = "completed".to_owned();
+            job.conclusion = Some("cancelled".to_owned());
+            job.started_at.get_or_insert_with(|| at.clone());
+            job.completed_at = Some(at.clone());
+            for step in job.steps.iter_mut().filter(|step| step.status != "completed") {
+                step.status = "completed".to_owned();
+                step.conclusion = Some("cancelled".to_owned());
+                step.completed_at = Some(at.clone());
+            }
+            cancelled.extend(job.id);
+        }
+        rec.run.status = "completed".to_owned();
+        rec.run.conclusion = Some("cancelled".to_owned());
+        let sha = rec.run.head_sha.clone();
+        let checks = state.check_runs.get_mut(&sha).into_iter().flatten();
+        for check in checks.filter(|c| c.status != "completed" && c.job_id.is_some_and(|j| cancelled.contains(&j))) {
+            check.status = "completed".to_owned();
+            check.conclusion = Some("cancelled".to_owned());
+            check.started_at.get_or_insert_with(|| at.clone());
+            check.completed_at = Some(at.clone());
+        }
+        Ok(())
+    }
+
+    pub fn reruns(&self) -> Vec<u64> {
+        self.state().reruns.clone()
     }
 
     /// Sets the status checks `branch` of `repo` requires through `source`; no contexts

@@ -80,10 +80,12 @@ pub(crate) struct ActiveFault {
     pub remaining: u32,
 }
 
-/// An Actions run as stored, with the key of its repository.
+/// An Actions run as stored: the key of its repository, and its attempt (1, then one more for
+/// each re-run, as GitHub's `run_attempt`).
 pub(crate) struct RunRec {
     pub repo_key: String,
     pub run: ActionsRun,
+    pub attempt: u32,
 }
 
 /// The required status checks of one branch from one source; `ruleset_id` names the ruleset
@@ -117,6 +119,8 @@ pub(crate) struct State {
     pub dispatches: Vec<WorkflowDispatch>,
     /// Required status checks by (repository key, branch, source).
     pub required_checks: BTreeMap<(String, String, RequiredChecksSource), RequiredRec>,
+    /// The run ids of every accepted `rerun-failed-jobs`, oldest first.
+    pub reruns: Vec<u64>,
 }
 
 impl State {
