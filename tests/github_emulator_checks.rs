@@ -354,3 +354,415 @@ async fn an_actions_run_lists_its_jobs_with_steps_and_they_are_check_runs_and_su
             .is_err()
     );
 }
+
+/// `(status, conclusion)` of a JSON object, as strings ("" for null).
+fn state_of(value: &Value) -> (String, String) {
+    let text = |key: &str| value[key].as_str().unwrap_or("").to_owned();
+    (text("status"), text("conclusion"))
+}
+
+fn pair(status: &str, conclusion: &str) -> (String, String) {
+    (status.to_owned(), conclusion.to_owned())
+}
+
+/// The REST headers of a POST: the bound Host and the token.
+fn api_headers(port: u16, token: &str) -> Vec<String> {
+    vec![format!("Host: 127.0.0.1:{port}"), format!("Authorization: Bearer {token}")]
+}
+
+/// The check run `id` among every run of [`SHA`].
+async fn check_run(port: u16, token: &str, id: u64) -> Value {
+    let all = get(port, token, &format!("/repos/acme/widget/commits/{SHA}/check-runs?filter=all"), &[]).await.json();
+    let runs = all["check_runs"].as_array().unwrap();
+    runs.iter().find(|run| run["id"] == id).cloned().unwrap_or_else(|| panic!("no check run {id}: {all}"))
+}
+
+fn job(name: &str, status: &str, conclusion: Option<&str>) -> github_emulator::ActionsJob {
+    github_emulator::ActionsJob {
+        name: name.into(),
+        status: status.into(),
+        conclusion: conclusion.map(Into::into),
+        ..github_emulator::ActionsJob::default()
+    }
+}
+
+fn actions_run(
+    status: &str,
+    conclusion: Option<&str>,
+    jobs: Vec<github_emulator::ActionsJob>,
+) -> github_emulator::ActionsRun {
+    github_emulator::ActionsRun {
+        name: "CI".into(),
+        head_sha: SHA.into(),
+        status: status.into(),
+        conclusion: conclusion.map(Into::into),
+        jobs,
+        ..github_emulator::ActionsRun::default()
+    }
+}
+
+#[tokio::test]
+async fn updating_a_jobs_check_run_moves_the_job_and_its_run() {
+    use github_emulator::JobStep;
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let run = actions_run("queued", None, vec![job("test", "queued", None), job("lint", "queued", None)]);
+    let run_id = s.emulator.create_actions_run("acme/widget", run).unwrap();
+    let run_path = format!("/repos/acme/widget/actions/runs/{run_id}");
+    let jobs_path = format!("{run_path}/jobs");
+    let jobs = get(port, &s.token, &jobs_path, &[]).await.json();
+    let (test_id, lint_id) = (jobs["jobs"][0]["id"].as_u64().unwrap(), jobs["jobs"][1]["id"].as_u64().unwrap());
+
+    s.emulator.update_check_run(test_id, "in_progress", None).unwrap();
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!(state_of(&run), pair("in_progress", ""), "{run}");
+    let jobs = get(port, &s.token, &jobs_path, &[]).await.json();
+    let test = &jobs["jobs"][0];
+    assert_eq!(state_of(test), pair("in_progress", ""));
+    assert!(test["started_at"].is_string(), "{test}");
+    assert_eq!(test["started_at"], check_run(port, &s.token, test_id).await["started_at"]);
+    assert_eq!(state_of(&jobs["jobs"][1]), pair("queued", ""), "the other job stays");
+
+    s.emulator.update_check_run(test_id, "completed", Some("failure")).unwrap();
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!(state_of(&run), pair("in_progress", ""), "lint has not run yet: {run}");
+    s.emulator.update_check_run(lint_id, "in_progress", None).unwrap();
+    s.emulator.update_check_run(lint_id, "completed", Some("success")).unwrap();
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!(state_of(&run), pair("completed", "failure"), "one job failed: {run}");
+    let jobs = get(port, &s.token, &jobs_path, &[]).await.json();
+    assert_eq!(state_of(&jobs["jobs"][0]), pair("completed", "failure"));
+    assert_eq!(state_of(&jobs["jobs"][1]), pair("completed", "success"));
+    for (index, id) in [(0, test_id), (1, lint_id)] {
+        let check = check_run(port, &s.token, id).await;
+        let job = &jobs["jobs"][index];
+        assert!(job["completed_at"].is_string(), "{job}");
+        assert_eq!((&job["started_at"], &job["completed_at"]), (&check["started_at"], &check["completed_at"]));
+    }
+
+    // Every other failing conclusion fails the run too; all passing is a success.
+    for (conclusion, want) in
+        [("timed_out", "failure"), ("cancelled", "failure"), ("action_required", "failure"), ("neutral", "success")]
+    {
+        let run = actions_run("queued", None, vec![job("a", "queued", None), job("b", "queued", None)]);
+        let id = s.emulator.create_actions_run("acme/widget", run).unwrap();
+        let jobs = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{id}/jobs"), &[]).await.json();
+        let ids: Vec<u64> = jobs["jobs"].as_array().unwrap().iter().map(|j| j["id"].as_u64().unwrap()).collect();
+        s.emulator.update_check_run(ids[0], "completed", Some("success")).unwrap();
+        s.emulator.update_check_run(ids[1], "completed", Some(conclusion)).unwrap();
+        let run = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{id}"), &[]).await.json();
+        assert_eq!(state_of(&run), pair("completed", want), "{conclusion}");
+    }
+
+    // A scripted CI names the failing step, from Rust or through the admin API.
+    let step = |name: &str, conclusion: &str| JobStep {
+        name: name.into(),
+        status: "completed".into(),
+        conclusion: Some(conclusion.into()),
+        ..JobStep::default()
+    };
+    s.emulator.set_job_steps(test_id, vec![step("Set up job", "success"), step("cargo test", "failure")]).unwrap();
+    let steps = get(port, &s.token, &jobs_path, &[]).await.json()["jobs"][0]["steps"].clone();
+    assert_eq!((steps[1]["name"].as_str(), steps[1]["conclusion"].as_str()), (Some("cargo test"), Some("failure")));
+    assert_eq!((steps[0]["number"].as_u64(), steps[1]["number"].as_u64()), (Some(1), Some(2)), "numbered in order");
+    let admin = github_support::admin_headers(port, s.emulator.admin_secret());
+    let body = r#"{"steps": [{"name": "clippy", "status": "completed", "conclusion": "failure", "number": 4}]}"#;
+    let (status, text) =
+        github_support::http(port, "POST", &format!("/_emulator/jobs/{lint_id}/steps"), &admin, Some(body)).await;
+    assert_eq!(status, 200, "{text}");
+    let lint = get(port, &s.token, &jobs_path, &[]).await.json()["jobs"][1].clone();
+    assert_eq!(lint["steps"].as_array().unwrap().len(), 1);
+    assert_eq!((lint["steps"][0]["name"].as_str(), lint["steps"][0]["number"].as_u64()), (Some("clippy"), Some(4)));
+    assert!(s.emulator.set_job_steps(987_654_321, vec![]).is_err());
+    let (status, _) = github_support::http(port, "POST", "/_emulator/jobs/987654321/steps", &admin, Some(body)).await;
+    assert_eq!(status, 404);
+
+    // A check run naming a job no run has still updates alone.
+    let lone = CheckRun { name: "solo".into(), status: "queued".into(), job_id: Some(55_555), ..CheckRun::default() };
+    let lone_id = s.emulator.publish_check_run(SHA, lone).unwrap();
+    s.emulator.update_check_run(lone_id, "completed", Some("success")).unwrap();
+    assert_eq!(state_of(&check_run(port, &s.token, lone_id).await), pair("completed", "success"));
+}
+
+#[tokio::test]
+async fn required_status_checks_come_from_branch_protection_or_a_ruleset() {
+    use github_emulator::{Fault, RequiredChecksSource};
+    use github_support::{admin_headers, http};
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let protection = |branch: &str| format!("/repos/acme/widget/branches/{branch}/protection/required_status_checks");
+    let rules = |branch: &str| format!("/repos/acme/widget/rules/branches/{branch}");
+
+    let none = get(port, &s.token, &protection("main"), &[]).await;
+    assert_eq!((none.status, none.json()["message"].as_str()), (404, Some("Branch not protected")));
+    let empty = get(port, &s.token, &rules("main"), &[]).await;
+    assert_eq!((empty.status, empty.json()), (200, serde_json::json!([])));
+
+    let contexts = vec!["test".to_owned(), "lint".to_owned()];
+    s.emulator.set_required_checks("acme/widget", "main", contexts, RequiredChecksSource::BranchProtection).unwrap();
+    let got = get(port, &s.token, &protection("main"), &[]).await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    let got = got.json();
+    assert_eq!(got["contexts"], serde_json::json!(["test", "lint"]));
+    assert_eq!(
+        got["checks"],
+        serde_json::json!([{ "context": "test", "app_id": null }, { "context": "lint", "app_id": null }])
+    );
+    assert_eq!(got["strict"], false);
+    assert!(got["url"].as_str().unwrap().ends_with(&protection("main")), "{got}");
+    assert_eq!(get(port, &s.token, &rules("main"), &[]).await.json(), serde_json::json!([]), "not a ruleset");
+
+    // A ruleset on a branch with a slash, asked for raw or %2F-encoded.
+    s.emulator
+        .set_required_checks("acme/widget", "feature/x", vec!["test".into()], RequiredChecksSource::Ruleset)
+        .unwrap();
+    let raw = get(port, &s.token, &rules("feature/x"), &[]).await;
+    let encoded = get(port, &s.token, &rules("feature%2Fx"), &[]).await;
+    assert_eq!((raw.status, encoded.status), (200, 200));
+    assert_eq!(raw.json(), encoded.json());
+    let rule = &raw.json()[0];
+    assert_eq!(raw.json().as_array().unwrap().len(), 1);
+    assert_eq!(rule["type"], "required_status_checks");
+    assert_eq!(
+        (rule["ruleset_source_type"].as_str(), rule["ruleset_source"].as_str()),
+        (Some("Repository"), Some("acme/widget"))
+    );
+    assert!(rule["ruleset_id"].as_u64().is_some(), "{rule}");
+    assert_eq!(
+        rule["parameters"],
+        serde_json::json!({
+            "strict_required_status_checks_policy": false, "do_not_enforce_on_create": false,
+            "required_status_checks": [{ "context": "test" }],
+        })
+    );
+    assert_eq!(get(port, &s.token, &protection("feature%2Fx"), &[]).await.status, 404, "not branch protection");
+    assert_eq!(get(port, &s.token, &rules("feature"), &[]).await.json(), serde_json::json!([]));
+    s.emulator.set_required_checks("acme/widget", "feature/x", vec![], RequiredChecksSource::Ruleset).unwrap();
+    assert_eq!(get(port, &s.token, &rules("feature/x"), &[]).await.json(), serde_json::json!([]), "cleared");
+
+    // The admin API sets them too (a ruleset here; branch protection by default).
+    let admin = admin_headers(port, s.emulator.admin_secret());
+    let body = r#"{"branch": "release/1.0", "contexts": ["ci / build"], "source": "ruleset"}"#;
+    let (status, text) = http(port, "POST", "/_emulator/repos/acme/widget/required-checks", &admin, Some(body)).await;
+    assert_eq!(status, 200, "{text}");
+    let rule = get(port, &s.token, &rules("release%2F1.0"), &[]).await.json();
+    assert_eq!(rule[0]["parameters"]["required_status_checks"], serde_json::json!([{ "context": "ci / build" }]));
+    let body = r#"{"branch": "dev", "contexts": ["x"]}"#;
+    assert_eq!(http(port, "POST", "/_emulator/repos/acme/widget/required-checks", &admin, Some(body)).await.0, 200);
+    assert_eq!(get(port, &s.token, &protection("dev"), &[]).await.json()["contexts"], serde_json::json!(["x"]));
+    let (status, _) = http(port, "POST", "/_emulator/repos/acme/gone/required-checks", &admin, Some(body)).await;
+    assert_eq!(status, 404);
+    assert!(
+        s.emulator.set_required_checks("acme/gone", "main", vec!["x".into()], RequiredChecksSource::Ruleset).is_err()
+    );
+    assert_eq!(get(port, &s.token, "/repos/acme/gone/rules/branches/main", &[]).await.status, 404);
+    assert_eq!(get(port, &s.token, "/repos/acme/widget/rules/branches/", &[]).await.status, 200);
+
+    // Faults reach these paths, a `/` in the branch matching its %2F form.
+    s.emulator.inject(Fault::Status { method: None, path: rules("feature/x"), status: 403, times: 1 });
+    let refused = get(port, &s.token, &rules("feature%2Fx"), &[]).await;
+    assert_eq!((refused.status, refused.json()["message"].as_str()), (403, Some("Forbidden")));
+    assert_eq!(get(port, &s.token, &rules("feature%2Fx"), &[]).await.status, 200, "spent");
+    s.emulator.inject(Fault::Status { method: Some("GET".into()), path: protection("main"), status: 404, times: 1 });
+    assert_eq!(get(port, &s.token, &protection("main"), &[]).await.status, 404);
+    assert_eq!(get(port, &s.token, &protection("main"), &[]).await.status, 200);
+}
+
+#[tokio::test]
+async fn rerunning_failed_jobs_queues_new_check_runs_and_cancel_ends_a_run() {
+    use github_support::{admin_headers, http};
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    s.emulator.create_repo("acme", "other", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let headers = api_headers(port, &s.token);
+    let failed = |mut job: github_emulator::ActionsJob, id: u64| {
+        job.id = Some(id);
+        job
+    };
+    let run = actions_run(
+        "completed",
+        Some("failure"),
+        vec![
+            failed(job("test", "completed", Some("failure")), 701),
+            failed(job("lint", "completed", Some("success")), 702),
+        ],
+    );
+    let run_id = s.emulator.create_actions_run("acme/widget", run).unwrap();
+    let running = s
+        .emulator
+        .create_actions_run("acme/widget", actions_run("in_progress", None, vec![job("slow", "in_progress", None)]))
+        .unwrap();
+    let rerun = |id: u64| format!("/repos/acme/widget/actions/runs/{id}/rerun-failed-jobs");
+
+    let (status, text) = http(port, "POST", &rerun(running), &headers, None).await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("This workflow is already running"), "{text}");
+    assert!(s.emulator.reruns().is_empty(), "a refusal is not a rerun");
+
+    let (status, text) = http(port, "POST", &rerun(run_id), &headers, None).await;
+    assert_eq!((status, text.as_str()), (201, ""));
+    assert_eq!(s.emulator.reruns(), [run_id]);
+
+    // The failed job's old check run stays; a new queued one, unstarted, has a new id.
+    let all = get(port, &s.token, &format!("/repos/acme/widget/commits/{SHA}/check-runs?filter=all"), &[]).await.json();
+    let tests: Vec<&Value> = all["check_runs"].as_array().unwrap().iter().filter(|r| r["name"] == "test").collect();
+    assert_eq!(tests.len(), 2, "{all}");
+    assert_eq!((tests[0]["id"].as_u64(), state_of(tests[0])), (Some(701), pair("completed", "failure")));
+    let new_id = tests[1]["id"].as_u64().unwrap();
+    assert!(![701, 702].contains(&new_id));
+    assert_eq!(state_of(tests[1]), pair("queued", ""));
+    assert!(tests[1]["started_at"].is_null(), "{}", tests[1]);
+    assert!(tests[1]["details_url"].as_str().unwrap().ends_with(&format!("/actions/jobs/{new_id}")));
+    let latest =
+        get(port, &s.token, &format!("/repos/acme/widget/commits/{SHA}/check-runs?check_name=test"), &[]).await;
+    assert_eq!(latest.json()["check_runs"][0]["id"], new_id, "the rerun is the latest");
+    let lints = all["check_runs"].as_array().unwrap().iter().filter(|r| r["name"] == "lint").count();
+    assert_eq!(lints, 1, "a passing job is not rerun");
+
+    let run_path = format!("/repos/acme/widget/actions/runs/{run_id}");
+    let run = get(port, &s.token, &run_path, &[]).await.json();
+    assert_eq!((state_of(&run), run["run_attempt"].as_u64()), (pair("queued", ""), Some(2)));
+    let jobs = get(port, &s.token, &format!("{run_path}/jobs"), &[]).await.json();
+    let test = &jobs["jobs"][0];
+    assert_eq!((test["id"].as_u64(), state_of(test)), (Some(new_id), pair("queued", "")));
+    assert!(test["started_at"].is_null() && test["steps"].as_array().unwrap().is_empty(), "{test}");
+    assert_eq!((jobs["jobs"][1]["id"].as_u64(), state_of(&jobs["jobs"][1])), (Some(702), pair("completed", "success")));
+
+    // Not again while it runs; the new check run drives the job and the run.
+    assert_eq!(http(port, "POST", &rerun(run_id), &headers, None).await.0, 403);
+    s.emulator.update_check_run(new_id, "completed", Some("success")).unwrap();
+    assert_eq!(state_of(&get(port, &s.token, &run_path, &[]).await.json()), pair("completed", "success"));
+    let (status, text) = http(port, "POST", &rerun(run_id), &headers, None).await;
+    assert_eq!(status, 403, "nothing failed: {text}");
+    assert_eq!(s.emulator.reruns(), [run_id]);
+
+    for path in [
+        rerun(999_999),
+        "/repos/acme/widget/actions/runs/nope/rerun-failed-jobs".to_owned(),
+        format!("/repos/acme/other/actions/runs/{run_id}/rerun-failed-jobs"),
+        format!("/repos/acme/gone/actions/runs/{run_id}/rerun-failed-jobs"),
+    ] {
+        assert_eq!(http(port, "POST", &path, &headers, None).await.0, 404, "{path}");
+    }
+    assert_eq!(http(port, "POST", &rerun(run_id), &headers[..1], None).await.0, 401);
+
+    // Cancel: unfinished jobs, their steps and check runs end cancelled; finished ones stay.
+    let mut busy = job("build", "in_progress", None);
+    busy.steps = vec![
+        github_emulator::JobStep {
+            name: "checkout".into(),
+            status: "completed".into(),
+            conclusion: Some("success".into()),
+            ..Default::default()
+        },
+        github_emulator::JobStep { name: "make".into(), status: "in_progress".into(), ..Default::default() },
+    ];
+    let jobs = vec![busy, job("deploy", "queued", None), job("fmt", "completed", Some("success"))];
+    let cancel_id = s.emulator.create_actions_run("acme/widget", actions_run("in_progress", None, jobs)).unwrap();
+    let cancel = format!("/repos/acme/widget/actions/runs/{cancel_id}/cancel");
+    let (status, text) = http(port, "POST", &cancel, &headers, None).await;
+    assert_eq!(status, 202, "{text}");
+    let run = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{cancel_id}"), &[]).await.json();
+    assert_eq!(state_of(&run), pair("completed", "cancelled"));
+    let jobs = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{cancel_id}/jobs"), &[]).await.json();
+    let states: Vec<(String, String)> = jobs["jobs"].as_array().unwrap().iter().map(state_of).collect();
+    assert_eq!(states, [pair("completed", "cancelled"), pair("completed", "cancelled"), pair("completed", "success")]);
+    let steps: Vec<(String, String)> = jobs["jobs"][0]["steps"].as_array().unwrap().iter().map(state_of).collect();
+    assert_eq!(steps, [pair("completed", "success"), pair("completed", "cancelled")]);
+    for job in jobs["jobs"].as_array().unwrap() {
+        let check = check_run(port, &s.token, job["id"].as_u64().unwrap()).await;
+        assert_eq!(state_of(&check), state_of(job), "{check}");
+        assert!(check["completed_at"].is_string(), "{check}");
+    }
+    assert_eq!(http(port, "POST", &cancel, &headers, None).await.0, 409, "already completed");
+    assert_eq!(http(port, "POST", "/repos/acme/widget/actions/runs/999999/cancel", &headers, None).await.0, 404);
+
+    // Cancelled jobs are failed ones to a rerun; the admin API lists reruns.
+    assert_eq!(http(port, "POST", &rerun(cancel_id), &headers, None).await.0, 201);
+    let jobs = get(port, &s.token, &format!("/repos/acme/widget/actions/runs/{cancel_id}/jobs"), &[]).await.json();
+    let states: Vec<(String, String)> = jobs["jobs"].as_array().unwrap().iter().map(state_of).collect();
+    assert_eq!(states, [pair("queued", ""), pair("queued", ""), pair("completed", "success")]);
+    let admin = admin_headers(port, s.emulator.admin_secret());
+    let (status, text) = http(port, "GET", "/_emulator/reruns", &admin, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), serde_json::json!([run_id, cancel_id]));
+}
+
+#[tokio::test]
+async fn a_secondary_rate_limit_is_a_403_with_retry_after_until_it_is_spent() {
+    use github_emulator::Fault;
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let message = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
+    s.emulator.inject(Fault::SecondaryRateLimit {
+        method: Some("GET".into()),
+        path: "/repos/acme/widget".into(),
+        times: 2,
+        retry_after_secs: 30,
+    });
+    for _ in 0..2 {
+        let limited = get(port, &s.token, "/repos/acme/widget", &[]).await;
+        assert_eq!(limited.status, 403, "{}", limited.body);
+        assert_eq!(limited.header("retry-after"), "30");
+        assert_eq!(limited.json()["message"], message);
+        let remaining: u64 = limited.header("x-ratelimit-remaining").parse().unwrap();
+        assert!(remaining > 0, "a secondary limit leaves the primary count alone");
+    }
+    let served = get(port, &s.token, "/repos/acme/widget", &[]).await;
+    assert_eq!(served.status, 200, "spent after `times`");
+    assert!(!served.headers.contains_key("retry-after"));
+
+    // Method and path must match; the admin API's JSON form works, with an /api/v3 prefix too.
+    s.emulator.inject(Fault::SecondaryRateLimit {
+        method: Some("POST".into()),
+        path: "/repos/acme/widget".into(),
+        times: 1,
+        retry_after_secs: 1,
+    });
+    assert_eq!(get(port, &s.token, "/repos/acme/widget", &[]).await.status, 200);
+    let admin = github_support::admin_headers(port, s.emulator.admin_secret());
+    let fault = r#"{"kind": "secondary_rate_limit", "path": "/repos/acme/*", "retry_after_secs": 5}"#;
+    assert_eq!(github_support::http(port, "POST", "/_emulator/faults", &admin, Some(fault)).await.0, 200);
+    assert_eq!(get(port, &s.token, "/user", &[]).await.status, 200, "another path");
+    let limited = get(port, &s.token, "/api/v3/repos/acme/widget/pulls/1", &[]).await;
+    assert_eq!((limited.status, limited.header("retry-after")), (403, "5"));
+    assert_eq!(get(port, &s.token, "/repos/acme/widget", &[]).await.status, 200, "times defaults to 1");
+}
+
+#[tokio::test]
+async fn an_actions_run_and_its_jobs_answer_a_free_304_while_unchanged() {
+    let s = setup().await;
+    s.emulator.create_repo("acme", "widget", false).await.unwrap();
+    let port = s.emulator.addr().port();
+    let run_id = s
+        .emulator
+        .create_actions_run("acme/widget", actions_run("queued", None, vec![job("test", "queued", None)]))
+        .unwrap();
+    let used = |a: &Answer| -> u64 { a.header("x-ratelimit-used").parse().unwrap() };
+    let run_path = format!("/repos/acme/widget/actions/runs/{run_id}");
+    let jobs_path = format!("{run_path}/jobs");
+    let mut tags = Vec::new();
+    for path in [&run_path, &jobs_path] {
+        let first = get(port, &s.token, path, &[]).await;
+        assert_eq!(first.status, 200);
+        let etag = first.header("etag").to_owned();
+        assert!(etag.starts_with("W/\""), "{etag}");
+        let cached = get(port, &s.token, path, &[format!("If-None-Match: {etag}")]).await;
+        assert_eq!(cached.status, 304, "{path}");
+        assert!(cached.body.is_empty());
+        assert_eq!(cached.header("etag"), etag);
+        assert_eq!(used(&cached), used(&first), "a 304 costs nothing");
+        tags.push(etag);
+    }
+    let job_id = get(port, &s.token, &jobs_path, &[]).await.json()["jobs"][0]["id"].as_u64().unwrap();
+    s.emulator.update_check_run(job_id, "in_progress", None).unwrap();
+    for (path, etag) in [&run_path, &jobs_path].into_iter().zip(&tags) {
+        let changed = get(port, &s.token, path, &[format!("If-None-Match: {etag}")]).await;
+        assert_eq!(changed.status, 200, "{path} changed with its job");
+        assert_ne!(changed.header("etag"), etag);
+    }
+}

@@ -26,6 +26,9 @@
 //! | `POST /_emulator/repos/{o}/{r}/actions-runs` | an [`ActionsRun`] (`{"name","head_sha","status","jobs":[{"name","status","steps":[...]}]}`) | `{"id"}` |
 //! | `POST /_emulator/check-runs/publish` | `{"sha","run":{"name","status","conclusion"?,"job_id"?,"started_at"?,"output"?...}}` | `{"id"}` |
 //! | `POST /_emulator/check-runs/{id}` | `{"status","conclusion"?}` | `{}` |
+//! | `POST /_emulator/jobs/{id}/steps` | `{"steps":[{"name","status","conclusion"?,"number"?}]}` | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/required-checks` | `{"branch","contexts":[...],"source"?:"branch_protection"\|"ruleset"}` | `{}` |
+//! | `GET /_emulator/reruns` | | list of run ids |
 //! | `POST /_emulator/job-logs` | `{"job_id","text"}` | `{}` |
 //! | `GET /_emulator/log-host-requests` | | list of `{"method","path","header_names","status"}` |
 //! | `GET /_emulator/dispatches` | | list of `{"repo","workflow","ref","inputs","run_id"}` |
@@ -41,7 +44,7 @@ use serde_json::{Value, json};
 
 use crate::error::EmulatorError;
 use crate::http_util::{Resp, json_response};
-use crate::model::{ADMIN_SECRET_HEADER, ActionsRun, CheckRun, Fault, RepoHandle};
+use crate::model::{ADMIN_SECRET_HEADER, ActionsRun, CheckRun, Fault, JobStep, RepoHandle, RequiredChecksSource};
 use crate::names::RepoName;
 use crate::ops::Core;
 
@@ -207,6 +210,19 @@ struct JobLog {
 }
 
 #[derive(Deserialize)]
+struct Steps {
+    steps: Vec<JobStep>,
+}
+
+#[derive(Deserialize)]
+struct Required {
+    branch: String,
+    contexts: Vec<String>,
+    #[serde(default)]
+    source: RequiredChecksSource,
+}
+
+#[derive(Deserialize)]
 struct Checks {
     sha: String,
     runs: Vec<CheckRun>,
@@ -293,6 +309,17 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
             core.update_check_run(number(id)?, &update.status, update.conclusion.as_deref())?;
             done()
         }
+        (&Method::POST, ["jobs", id, "steps"]) => {
+            let steps = input::<Steps>(body)?.steps;
+            core.set_job_steps(number(id)?, steps)?;
+            done()
+        }
+        (&Method::POST, ["repos", o, r, "required-checks"]) => {
+            let required: Required = input(body)?;
+            core.set_required_checks(&repo(o, r)?, &required.branch, required.contexts, required.source)?;
+            done()
+        }
+        (&Method::GET, ["reruns"]) => Ok(json!(core.reruns())),
         (&Method::POST, ["job-logs"]) => {
             let log: JobLog = input(body)?;
             core.set_job_log(log.job_id, log.text);

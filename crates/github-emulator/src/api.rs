@@ -8,10 +8,10 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag};
-use crate::model::{ActionsRun, CheckRun, Fault, WorkflowDispatch};
+use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag, percent_decode, plain};
+use crate::model::{ActionsRun, CheckRun, Fault, RequiredChecksSource, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
-use crate::ops::Core;
+use crate::ops::{Core, RunRefusal};
 use crate::state::{CommentRec, Render, now};
 
 const DEFAULT_PER_PAGE: usize = 30;
@@ -112,6 +112,18 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
         (&Method::GET, ["repos", owner, name, "actions", "runs", id]) => actions_run(ctx, owner, name, id, false),
         (&Method::GET, ["repos", owner, name, "actions", "runs", id, "jobs"]) => {
             actions_run(ctx, owner, name, id, true)
+        }
+        (&Method::POST, ["repos", owner, name, "actions", "runs", id, "rerun-failed-jobs"]) => {
+            rerun_failed_jobs(ctx, owner, name, id)
+        }
+        (&Method::POST, ["repos", owner, name, "actions", "runs", id, "cancel"]) => cancel_run(ctx, owner, name, id),
+        (&Method::GET, ["repos", owner, name, "branches", branch @ .., "protection", "required_status_checks"])
+            if !branch.is_empty() =>
+        {
+            protection_checks(ctx, owner, name, branch)
+        }
+        (&Method::GET, ["repos", owner, name, "rules", "branches", branch @ ..]) if !branch.is_empty() => {
+            branch_rules(ctx, owner, name, branch)
         }
         (&Method::GET, ["repos", owner, name, "commits", sha, "check-suites"]) => check_suites(ctx, owner, name, sha),
         (&Method::POST, ["repos", owner, name, "actions", "workflows", workflow, "dispatches"]) => {
@@ -224,36 +236,16 @@ async fn get_pull(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str) -> Resp 
     json_response(StatusCode::OK, &value)
 }
 
-/// `per_page` (default 30, at most 100) and `page` (from 1) of a query string.
 /// The first value of `key` in the query, `+` and `%XX` decoded (check names hold spaces).
 fn query_param(query: &str, key: &str) -> Option<String> {
     let raw = query.split('&').find_map(|pair| match pair.split_once('=') {
         Some((k, v)) if k == key => Some(v),
         _ => None,
     })?;
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => match bytes
-                .get(i + 1..i + 3)
-                .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok())
-            {
-                Some(b) => {
-                    out.push(b);
-                    i += 2;
-                }
-                None => out.push(b'%'),
-            },
-            other => out.push(other),
-        }
-        i += 1;
-    }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    Some(percent_decode(raw, true))
 }
 
+/// `per_page` (default 30, at most 100) and `page` (from 1) of a query string.
 fn page_params(query: &str) -> (usize, usize) {
     let mut per_page = DEFAULT_PER_PAGE;
     let mut page = 1;
@@ -365,21 +357,21 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
 fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> Resp {
     let Some(key) = lookup(ctx, owner, name) else { return not_found() };
     let Ok(id) = id.parse::<u64>() else { return not_found() };
-    let run = match ctx.core.state().actions_runs.get(&id) {
-        Some((repo_key, run)) if *repo_key == key => run.clone(),
+    let (run, attempt) = match ctx.core.state().actions_runs.get(&id) {
+        Some(rec) if rec.repo_key == key => (rec.run.clone(), rec.attempt),
         _ => return not_found(),
     };
     let web = format!("{}/{owner}/{name}", ctx.core.base_url);
     let api = format!("{}/repos/{owner}/{name}", ctx.api);
     if !jobs {
-        return json_response(
-            StatusCode::OK,
+        return json_response_etag(
             &json!({
                 "id": id, "name": run.name, "head_branch": run.head_branch, "head_sha": run.head_sha,
-                "event": run.event, "status": run.status, "conclusion": run.conclusion, "run_attempt": 1,
+                "event": run.event, "status": run.status, "conclusion": run.conclusion, "run_attempt": attempt,
                 "html_url": format!("{web}/actions/runs/{id}"), "jobs_url": format!("{api}/actions/runs/{id}/jobs"),
                 "logs_url": format!("{api}/actions/runs/{id}/logs"),
             }),
+            ctx.headers,
         );
     }
     let items: Vec<Value> = run
@@ -388,7 +380,8 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
         .map(|job| {
             let job_id = job.id.unwrap_or_default();
             json!({
-                "id": job_id, "run_id": id, "name": job.name, "head_sha": run.head_sha, "status": job.status,
+                "id": job_id, "run_id": id, "run_attempt": attempt, "name": job.name, "head_sha": run.head_sha,
+                "status": job.status,
                 "conclusion": job.conclusion, "started_at": job.started_at, "completed_at": job.completed_at,
                 "html_url": format!("{web}/actions/runs/{id}/job/{job_id}"),
                 "check_run_url": format!("{api}/check-runs/{job_id}"),
@@ -399,7 +392,88 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
             })
         })
         .collect();
-    json_response(StatusCode::OK, &json!({ "total_count": items.len(), "jobs": items }))
+    json_response_etag(&json!({ "total_count": items.len(), "jobs": items }), ctx.headers)
+}
+
+/// `201` with no body, as GitHub; a run still going is refused with its 403, as is a run with
+/// no failed job to re-run.
+fn rerun_failed_jobs(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str) -> Resp {
+    let (Ok(repo), Ok(id)) = (RepoName::new(owner, name), id.parse::<u64>()) else { return not_found() };
+    match ctx.core.rerun_failed_jobs(&repo, id) {
+        Ok(_) => {
+            let mut response = plain(StatusCode::CREATED, "");
+            response.headers_mut().remove(http::header::CONTENT_TYPE);
+            response
+        }
+        Err(refusal) => run_refused(refusal),
+    }
+}
+
+/// `202 {}`; a completed run cannot be cancelled (409).
+fn cancel_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str) -> Resp {
+    let (Ok(repo), Ok(id)) = (RepoName::new(owner, name), id.parse::<u64>()) else { return not_found() };
+    match ctx.core.cancel_run(&repo, id) {
+        Ok(()) => json_response(StatusCode::ACCEPTED, &json!({})),
+        Err(refusal) => run_refused(refusal),
+    }
+}
+
+fn run_refused(refusal: RunRefusal) -> Resp {
+    match refusal {
+        RunRefusal::NotFound => not_found(),
+        RunRefusal::Running => error_json(StatusCode::FORBIDDEN, "This workflow is already running"),
+        RunRefusal::NothingToRetry => error_json(StatusCode::FORBIDDEN, "This workflow run cannot be retried"),
+        RunRefusal::Completed => error_json(StatusCode::CONFLICT, "Cannot cancel a workflow run that is completed."),
+    }
+}
+
+/// A branch named by the rest of a path: raw (`feature/x` spans segments) or `%2F`-encoded.
+fn branch_name(segments: &[&str]) -> String {
+    percent_decode(&segments.join("/"), false)
+}
+
+/// The contexts `branch` requires through `source`, if any.
+fn required(ctx: &Ctx<'_>, key: &str, branch: &str, source: RequiredChecksSource) -> Option<(Vec<String>, u64)> {
+    let state = ctx.core.state();
+    let rec = state.required_checks.get(&(key.to_owned(), branch.to_owned(), source))?;
+    Some((rec.contexts.clone(), rec.ruleset_id))
+}
+
+/// `GET .../branches/{branch}/protection/required_status_checks`: classic branch protection.
+fn protection_checks(ctx: &Ctx<'_>, owner: &str, name: &str, branch: &[&str]) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    let branch = branch_name(branch);
+    let Some((contexts, _)) = required(ctx, &key, &branch, RequiredChecksSource::BranchProtection) else {
+        return error_json(StatusCode::NOT_FOUND, "Branch not protected");
+    };
+    let url = format!("{}/repos/{owner}/{name}/branches/{branch}/protection/required_status_checks", ctx.api);
+    let checks: Vec<Value> = contexts.iter().map(|c| json!({ "context": c, "app_id": null })).collect();
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "url": url, "strict": false, "contexts": contexts,
+            "contexts_url": format!("{url}/contexts"), "checks": checks,
+        }),
+    )
+}
+
+/// `GET .../rules/branches/{branch}`: the active ruleset rules (branch protection is not
+/// among them, as on GitHub); `[]` when none.
+fn branch_rules(ctx: &Ctx<'_>, owner: &str, name: &str, branch: &[&str]) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    let branch = branch_name(branch);
+    let rules: Vec<Value> = match required(ctx, &key, &branch, RequiredChecksSource::Ruleset) {
+        Some((contexts, ruleset_id)) => vec![json!({
+            "type": "required_status_checks", "ruleset_source_type": "Repository",
+            "ruleset_source": format!("{owner}/{name}"), "ruleset_id": ruleset_id,
+            "parameters": {
+                "strict_required_status_checks_policy": false, "do_not_enforce_on_create": false,
+                "required_status_checks": contexts.iter().map(|c| json!({ "context": c })).collect::<Vec<_>>(),
+            },
+        })],
+        None => Vec::new(),
+    };
+    json_response(StatusCode::OK, &Value::Array(rules))
 }
 
 /// `GET .../commits/{sha}/check-suites`: one suite per app among the commit's check runs.
@@ -497,7 +571,7 @@ async fn dispatch(ctx: &Ctx<'_>, owner: &str, name: &str, workflow: &str, body: 
         run_id,
     };
     ctx.core.state().dispatches.push(record);
-    let mut response = crate::http_util::plain(StatusCode::NO_CONTENT, "");
+    let mut response = plain(StatusCode::NO_CONTENT, "");
     response.headers_mut().remove(http::header::CONTENT_TYPE);
     response
 }
@@ -513,7 +587,7 @@ fn job_logs(ctx: &Ctx<'_>, owner: &str, name: &str, job: &str) -> Resp {
         return not_found();
     }
     let location = format!("{}/logs/{job}?sig={}", ctx.core.log_base, ctx.core.log_signature(job));
-    let mut response = crate::http_util::plain(StatusCode::FOUND, "");
+    let mut response = plain(StatusCode::FOUND, "");
     if let Ok(value) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(http::header::LOCATION, value);
     }
@@ -572,7 +646,7 @@ const RATE_LIMIT: u64 = 5000;
 
 /// GitHub's rate-limit headers, counted: `used` requests so far (the emulator never refuses for
 /// them; a `Fault::RateLimit` answer keeps its own headers).
-fn add_rate_headers(response: &mut Resp, used: u64) {
+pub(crate) fn add_rate_headers(response: &mut Resp, used: u64) {
     if response.headers().contains_key("x-ratelimit-remaining") {
         return;
     }

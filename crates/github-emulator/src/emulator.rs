@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use crate::error::EmulatorError;
 use crate::model::{
-    ActionsRun, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, LogHostRequest, LoggedRequest,
-    RepoHandle, WorkflowDispatch,
+    ActionsRun, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig, Fault, JobStep, LogHostRequest,
+    LoggedRequest, RepoHandle, RequiredChecksSource, WorkflowDispatch,
 };
 use crate::names::{NameError, RepoName, validate_login};
 use crate::ops::Core;
@@ -242,9 +242,35 @@ impl Emulator {
         self.core.create_actions_run(&*repo.to_repo()?, run)
     }
 
-    /// Moves check run `id` to `status` (and `conclusion`), stamping its times.
+    /// Moves check run `id` to `status` (and `conclusion`), stamping its times. When an Actions
+    /// job made it, the job follows, and its run becomes `in_progress`, then `completed` with
+    /// `failure` (a job failed, timed out, was cancelled or needs action) or `success`.
     pub fn update_check_run(&self, id: u64, status: &str, conclusion: Option<&str>) -> Result<(), EmulatorError> {
         self.core.update_check_run(id, status, conclusion)
+    }
+
+    /// Replaces the steps of Actions job `job_id` (a step numbered 0 gets its place, from 1),
+    /// so a scripted CI can say which step failed.
+    pub fn set_job_steps(&self, job_id: u64, steps: Vec<JobStep>) -> Result<(), EmulatorError> {
+        self.core.set_job_steps(job_id, steps)
+    }
+
+    /// The run ids of every `rerun-failed-jobs` the API accepted, oldest first.
+    pub fn reruns(&self) -> Vec<u64> {
+        self.core.reruns()
+    }
+
+    /// Makes `branch` of `repo` require the status checks `contexts` through `source` (branch
+    /// protection or a ruleset; the REST API serves each where GitHub does). An empty list
+    /// removes that source's requirement.
+    pub fn set_required_checks(
+        &self,
+        repo: impl AsRepo,
+        branch: &str,
+        contexts: Vec<String>,
+        source: RequiredChecksSource,
+    ) -> Result<(), EmulatorError> {
+        self.core.set_required_checks(&*repo.to_repo()?, branch, contexts, source)
     }
 
     /// Adds a comment as `author` (for example another user), returning its id.

@@ -68,6 +68,32 @@ pub(crate) fn plain(status: StatusCode, text: &str) -> Resp {
     response
 }
 
+/// `%XX` decoded (and `+` as a space in a query), leaving a malformed escape as it is: a client
+/// may encode a `/` in a branch name or a space in a check name, or not.
+pub(crate) fn percent_decode(raw: &str, plus_is_space: bool) -> String {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' if plus_is_space => out.push(b' '),
+            b'%' => match bytes
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok())
+            {
+                Some(b) => {
+                    out.push(b);
+                    i += 2;
+                }
+                None => out.push(b'%'),
+            },
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The whole body, or the 413 to answer when it is larger than `limit` (or unreadable).
 pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Resp> {
     match Limited::new(body, limit).collect().await {
@@ -87,5 +113,14 @@ mod tests {
         assert_eq!(response.headers()["content-type"], "application/json; charset=utf-8");
         let plain = plain(StatusCode::UNAUTHORIZED, "no\n");
         assert_eq!(plain.headers()["content-type"], "text/plain; charset=utf-8");
+    }
+
+    #[test]
+    fn escapes_are_decoded_and_bad_ones_kept() {
+        assert_eq!(percent_decode("feature%2Fx", false), "feature/x");
+        assert_eq!(percent_decode("a+b%20c", false), "a+b c");
+        assert_eq!(percent_decode("a+b", true), "a b");
+        assert_eq!(percent_decode("%zz%4%", false), "%zz%4%");
+        assert_eq!(percent_decode("%ff%", false), "\u{fffd}%");
     }
 }

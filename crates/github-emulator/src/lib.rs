@@ -15,7 +15,13 @@
 //!   credentials and records every request's header names
 //!   ([`Emulator::log_host_requests`]). `GET /repos/{o}/{r}/commits/{sha}/check-suites` (one
 //!   suite per app, with an `ETag` too), `GET /repos/{o}/{r}/actions/runs/{id}` and its `/jobs`
-//!   (with `steps`) serve what [`Emulator::create_actions_run`] scripted. `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
+//!   (with `steps`, both with an `ETag`) serve what [`Emulator::create_actions_run`] scripted;
+//!   [`Emulator::update_check_run`] on a job's check run moves the job and its run too.
+//!   `POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs` (`201`; each failed job becomes a
+//!   new queued job and check run with a new id; recorded, [`Emulator::reruns`]) and `/cancel`
+//!   (`202`) act on a run. `GET /repos/{o}/{r}/branches/{b}/protection/required_status_checks`
+//!   and `GET /repos/{o}/{r}/rules/branches/{b}` (a branch raw or `%2F`-encoded) serve what
+//!   [`Emulator::set_required_checks`] set. `POST /repos/{o}/{r}/actions/workflows/{id}/dispatches`
 //!   (`{"ref","inputs"}`, `ref` a branch or tag) answers `204`, is recorded
 //!   ([`Emulator::dispatches`]) and starts a queued Actions run on the ref's commit. Every API answer carries `x-ratelimit-*` headers counting the answers so far
 //!   (a 304 is not counted, as on GitHub; the emulator never refuses for the count);
@@ -70,6 +76,6 @@ pub use emulator::{AsRepo, Emulator, run_standalone};
 pub use error::EmulatorError;
 pub use model::{
     ADMIN_SECRET_HEADER, ActionsJob, ActionsRun, CheckOutput, CheckRun, DEFAULT_LOGIN, EmulatedComment, EmulatorConfig,
-    Fault, JobStep, LogHostRequest, LoggedRequest, RepoHandle, WorkflowDispatch,
+    Fault, JobStep, LogHostRequest, LoggedRequest, RepoHandle, RequiredChecksSource, WorkflowDispatch,
 };
 pub use names::{NameError, RepoName};

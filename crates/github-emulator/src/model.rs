@@ -104,18 +104,31 @@ pub struct ActionsJob {
     pub steps: Vec<JobStep>,
 }
 
-/// One step of an [`ActionsJob`]; `number` counts from 1.
+/// One step of an [`ActionsJob`]; `number` counts from 1 (left at 0, it is the step's place).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobStep {
     pub name: String,
     pub status: String,
     #[serde(default)]
     pub conclusion: Option<String>,
+    #[serde(default)]
     pub number: u64,
     #[serde(default)]
     pub started_at: Option<String>,
     #[serde(default)]
     pub completed_at: Option<String>,
+}
+
+/// Where a branch's required status checks come from: classic branch protection (served at
+/// `GET /repos/{o}/{r}/branches/{b}/protection/required_status_checks`) or a repository
+/// ruleset (served as a rule at `GET /repos/{o}/{r}/rules/branches/{b}`). GitHub keeps the
+/// two apart, so a client must read both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequiredChecksSource {
+    #[default]
+    BranchProtection,
+    Ruleset,
 }
 
 /// A check run's `output`.
@@ -223,6 +236,17 @@ pub enum Fault {
         #[serde(default = "forbidden")]
         status: u16,
     },
+    /// Answer 403 with `retry-after: retry_after_secs` and GitHub's secondary-rate-limit
+    /// message (the counted `x-ratelimit-*` headers, `remaining` above 0): unlike the primary
+    /// limit, a client must wait `retry-after`, not until `x-ratelimit-reset`.
+    SecondaryRateLimit {
+        #[serde(default)]
+        method: Option<String>,
+        path: String,
+        #[serde(default = "one")]
+        times: u32,
+        retry_after_secs: u64,
+    },
     /// Wait `delay_ms` before answering the next `times` matching requests.
     Delay {
         #[serde(default)]
@@ -255,5 +279,10 @@ mod tests {
         assert_eq!(fault, Fault::Status { method: None, path: "/user".into(), status: 500, times: 1 });
         let fault: Fault = serde_json::from_str(r#"{"kind":"rate_limit","path":"/x","reset_after_secs":5}"#).unwrap();
         assert!(matches!(fault, Fault::RateLimit { status: 403, times: 1, .. }));
+        let fault: Fault =
+            serde_json::from_str(r#"{"kind":"secondary_rate_limit","path":"/x","retry_after_secs":7}"#).unwrap();
+        assert_eq!(fault, Fault::SecondaryRateLimit { method: None, path: "/x".into(), times: 1, retry_after_secs: 7 });
+        let source: RequiredChecksSource = serde_json::from_str(r#""ruleset""#).unwrap();
+        assert_eq!(source, RequiredChecksSource::Ruleset);
     }
 }

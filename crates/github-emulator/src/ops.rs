@@ -9,9 +9,11 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::error::EmulatorError;
 use crate::git;
-use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, LoggedRequest, RepoHandle};
+use crate::model::{
+    ActionsJob, ActionsRun, CheckRun, EmulatedComment, Fault, JobStep, LoggedRequest, RepoHandle, RequiredChecksSource,
+};
 use crate::names::{RepoName, normalize_sha, validate_login};
-use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, State, merge_json, now};
+use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, RequiredRec, RunRec, State, merge_json, now};
 
 /// At most this many requests are kept in the log.
 const MAX_LOGGED: usize = 100_000;
@@ -32,6 +34,66 @@ pub(crate) struct Core {
 
 fn not_found(what: impl std::fmt::Display) -> EmulatorError {
     EmulatorError::NotFound(what.to_string())
+}
+
+/// Why an action on an Actions run was refused; the REST API answers each as GitHub does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunRefusal {
+    /// No such run in that repository (404).
+    NotFound,
+    /// A re-run of a run not completed yet (403 "This workflow is already running").
+    Running,
+    /// A re-run of failed jobs when none failed (403 "This workflow run cannot be retried").
+    NothingToRetry,
+    /// A cancel of a completed run (409).
+    Completed,
+}
+
+/// Job conclusions that fail a run and that `rerun-failed-jobs` re-runs.
+const FAILING: [&str; 4] = ["failure", "timed_out", "cancelled", "action_required"];
+
+fn failing(conclusion: Option<&str>) -> bool {
+    conclusion.is_some_and(|c| FAILING.contains(&c))
+}
+
+/// A job status before its runner picked it up.
+fn not_started(status: &str) -> bool {
+    matches!(status, "queued" | "waiting" | "pending" | "requested")
+}
+
+/// Derives a run's status and conclusion from its jobs, as GitHub does: completed once every
+/// job is, failing if any job failed; in progress once any job started.
+fn settle(run: &mut ActionsRun) {
+    if run.jobs.is_empty() {
+        return;
+    }
+    if run.jobs.iter().all(|job| job.status == "completed") {
+        run.status = "completed".to_owned();
+        let failed = run.jobs.iter().any(|job| failing(job.conclusion.as_deref()));
+        run.conclusion = Some(if failed { "failure" } else { "success" }.to_owned());
+    } else {
+        let started = run.jobs.iter().any(|job| !not_started(&job.status));
+        run.status = if started { "in_progress" } else { "queued" }.to_owned();
+        run.conclusion = None;
+    }
+}
+
+/// Steps left unnumbered (0) get their place, from 1.
+fn number_steps(steps: Vec<JobStep>) -> Vec<JobStep> {
+    let place = |i: usize| u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
+    steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, step)| if step.number == 0 { JobStep { number: place(i), ..step } } else { step })
+        .collect()
+}
+
+/// The job `job_id` of any Actions run, and that run (job ids are global, as on GitHub).
+fn find_job(state: &mut State, job_id: u64) -> Option<(&mut ActionsRun, usize)> {
+    state.actions_runs.values_mut().find_map(|rec| {
+        let index = rec.run.jobs.iter().position(|job| job.id == Some(job_id))?;
+        Some((&mut rec.run, index))
+    })
 }
 
 impl Core {
@@ -424,6 +486,7 @@ impl Core {
                 None => state.new_id(),
             };
             job.id = Some(job_id);
+            job.steps = number_steps(std::mem::take(&mut job.steps));
             let check = CheckRun {
                 name: job.name.clone(),
                 status: job.status.clone(),
@@ -438,11 +501,13 @@ impl Core {
             job.completed_at = check.completed_at.clone();
             state.check_runs.entry(sha.clone()).or_default().push(check);
         }
-        state.actions_runs.insert(id, (key, run));
+        state.actions_runs.insert(id, RunRec { repo_key: key, run, attempt: 1 });
         Ok(id)
     }
 
     /// Moves check run `id` on: its status, and its conclusion once `completed` (times stamped).
+    /// A check run of an Actions job moves that job the same way, and its run with it, so the
+    /// checks and Actions APIs never disagree.
     pub fn update_check_run(&self, id: u64, status: &str, conclusion: Option<&str>) -> Result<(), EmulatorError> {
         let mut state = self.state();
         let run = state
@@ -459,6 +524,144 @@ impl Core {
         if status == "completed" && run.completed_at.is_none() {
             run.completed_at = Some(now());
         }
+        let (job_id, started_at, completed_at) = (run.job_id, run.started_at.clone(), run.completed_at.clone());
+        if let Some((actions_run, index)) = job_id.and_then(|job_id| find_job(&mut state, job_id)) {
+            if let Some(job) = actions_run.jobs.get_mut(index) {
+                job.status = status.to_owned();
+                job.conclusion = conclusion.map(str::to_owned);
+                job.started_at = started_at;
+                job.completed_at = completed_at;
+            }
+            settle(actions_run);
+        }
+        Ok(())
+    }
+
+    /// Replaces the steps of Actions job `job_id`, so a scripted CI can say which step failed;
+    /// a step numbered 0 is numbered by its place (from 1).
+    pub fn set_job_steps(&self, job_id: u64, steps: Vec<JobStep>) -> Result<(), EmulatorError> {
+        let mut state = self.state();
+        let (run, index) = find_job(&mut state, job_id).ok_or_else(|| not_found(format!("Actions job {job_id}")))?;
+        let job = run.jobs.get_mut(index).ok_or_else(|| not_found(format!("Actions job {job_id}")))?;
+        job.steps = number_steps(steps);
+        Ok(())
+    }
+
+    /// `rerun-failed-jobs`: each failing job of a completed run becomes a new queued job with a
+    /// new id, published as a new check run on the same commit (the old check run stays, as on
+    /// GitHub); the run is queued again, one attempt further. The new job ids.
+    pub fn rerun_failed_jobs(&self, repo: &RepoName, run_id: u64) -> Result<Vec<u64>, RunRefusal> {
+        let mut state = self.state();
+        let rec =
+            state.actions_runs.get(&run_id).filter(|rec| rec.repo_key == repo.key()).ok_or(RunRefusal::NotFound)?;
+        if rec.run.status != "completed" {
+            return Err(RunRefusal::Running);
+        }
+        let retry: Vec<usize> = rec
+            .run
+            .jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, job)| failing(job.conclusion.as_deref()))
+            .map(|(index, _)| index)
+            .collect();
+        if retry.is_empty() {
+            return Err(RunRefusal::NothingToRetry);
+        }
+        let sha = rec.run.head_sha.clone();
+        let new_ids: Vec<u64> = retry.iter().map(|_| state.new_id()).collect();
+        let rec = state.actions_runs.get_mut(&run_id).ok_or(RunRefusal::NotFound)?;
+        let mut published = Vec::new();
+        for (&index, &new_id) in retry.iter().zip(&new_ids) {
+            let Some(job) = rec.run.jobs.get_mut(index) else { continue };
+            *job = ActionsJob {
+                id: Some(new_id),
+                name: job.name.clone(),
+                status: "queued".to_owned(),
+                ..ActionsJob::default()
+            };
+            published.push(CheckRun {
+                name: job.name.clone(),
+                status: "queued".to_owned(),
+                id: Some(new_id),
+                job_id: Some(new_id),
+                ..CheckRun::default()
+            });
+        }
+        rec.run.status = "queued".to_owned();
+        rec.run.conclusion = None;
+        rec.attempt = rec.attempt.saturating_add(1);
+        state.check_runs.entry(sha).or_default().extend(published);
+        state.reruns.push(run_id);
+        Ok(new_ids)
+    }
+
+    /// `cancel`: every job not completed yet (and its check run and unfinished steps) ends
+    /// `cancelled`, and so does the run.
+    pub fn cancel_run(&self, repo: &RepoName, run_id: u64) -> Result<(), RunRefusal> {
+        let mut state = self.state();
+        let rec =
+            state.actions_runs.get_mut(&run_id).filter(|rec| rec.repo_key == repo.key()).ok_or(RunRefusal::NotFound)?;
+        if rec.run.status == "completed" {
+            return Err(RunRefusal::Completed);
+        }
+        let at = now();
+        let mut cancelled = Vec::new();
+        for job in rec.run.jobs.iter_mut().filter(|job| job.status != "completed") {
+            job.status = "completed".to_owned();
+            job.conclusion = Some("cancelled".to_owned());
+            job.started_at.get_or_insert_with(|| at.clone());
+            job.completed_at = Some(at.clone());
+            for step in job.steps.iter_mut().filter(|step| step.status != "completed") {
+                step.status = "completed".to_owned();
+                step.conclusion = Some("cancelled".to_owned());
+                step.completed_at = Some(at.clone());
+            }
+            cancelled.extend(job.id);
+        }
+        rec.run.status = "completed".to_owned();
+        rec.run.conclusion = Some("cancelled".to_owned());
+        let sha = rec.run.head_sha.clone();
+        let checks = state.check_runs.get_mut(&sha).into_iter().flatten();
+        for check in checks.filter(|c| c.status != "completed" && c.job_id.is_some_and(|j| cancelled.contains(&j))) {
+            check.status = "completed".to_owned();
+            check.conclusion = Some("cancelled".to_owned());
+            check.started_at.get_or_insert_with(|| at.clone());
+            check.completed_at = Some(at.clone());
+        }
+        Ok(())
+    }
+
+    pub fn reruns(&self) -> Vec<u64> {
+        self.state().reruns.clone()
+    }
+
+    /// Sets the status checks `branch` of `repo` requires through `source`; no contexts
+    /// removes them (the branch is then unprotected by that source).
+    pub fn set_required_checks(
+        &self,
+        repo: &RepoName,
+        branch: &str,
+        contexts: Vec<String>,
+        source: RequiredChecksSource,
+    ) -> Result<(), EmulatorError> {
+        if branch.is_empty() {
+            return Err(EmulatorError::Invalid("an empty branch name".to_owned()));
+        }
+        let mut state = self.state();
+        if !state.repos.contains_key(&repo.key()) {
+            return Err(not_found(format!("repository {repo}")));
+        }
+        let key = (repo.key(), branch.to_owned(), source);
+        if contexts.is_empty() {
+            state.required_checks.remove(&key);
+            return Ok(());
+        }
+        let ruleset_id = match state.required_checks.get(&key) {
+            Some(rec) => rec.ruleset_id,
+            None => state.required_checks.values().map(|rec| rec.ruleset_id).max().unwrap_or(0).saturating_add(1),
+        };
+        state.required_checks.insert(key, RequiredRec { contexts, ruleset_id });
         Ok(())
     }
 
@@ -572,7 +775,10 @@ impl Core {
 
     pub fn inject(&self, fault: Fault) {
         let remaining = match &fault {
-            Fault::Status { times, .. } | Fault::RateLimit { times, .. } | Fault::Delay { times, .. } => *times,
+            Fault::Status { times, .. }
+            | Fault::RateLimit { times, .. }
+            | Fault::SecondaryRateLimit { times, .. }
+            | Fault::Delay { times, .. } => *times,
             Fault::MovePrHead { after_gets, .. } => (*after_gets).max(1),
         };
         self.state().faults.push(ActiveFault { fault, remaining });

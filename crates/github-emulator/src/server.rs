@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use crate::http_util::{Resp, error_json, json_response, plain, read_body};
+use crate::http_util::{DOCS, Resp, error_json, json_response, percent_decode, plain, read_body};
 use crate::model::{Fault, LogHostRequest};
 use crate::ops::Core;
 use crate::{admin, api, git_http};
@@ -138,13 +138,15 @@ async fn respond(core: &Arc<Core>, request: Request<Incoming>, method: &Method, 
     }
 }
 
+/// Whether a fault applies to a request. The path matches as received or percent-decoded, so
+/// a fault on `/repos/o/r/rules/branches/feature/x` also catches `feature%2Fx`.
 fn fault_matches(method: &Option<String>, pattern: &str, request_method: &Method, path: &str) -> bool {
     let method_ok = method.as_ref().is_none_or(|m| m.eq_ignore_ascii_case(request_method.as_str()));
-    let path_ok = match pattern.strip_suffix('*') {
+    let path_ok = |path: &str| match pattern.strip_suffix('*') {
         Some(prefix) => path.starts_with(prefix),
         None => path == pattern,
     };
-    method_ok && path_ok
+    method_ok && (path_ok(path) || (path.contains('%') && path_ok(&percent_decode(path, false))))
 }
 
 /// Consumes the faults matching this request: the longest delay, and the first injected answer.
@@ -152,6 +154,7 @@ fn take_faults(core: &Core, method: &Method, path: &str) -> (Option<Duration>, O
     let mut state = core.state();
     let mut delay: Option<Duration> = None;
     let mut answer: Option<Resp> = None;
+    let used = state.rate_used;
     for active in state.faults.iter_mut().filter(|f| f.remaining > 0) {
         match &active.fault {
             Fault::Delay { method: m, path: p, delay_ms, .. } if fault_matches(m, p, method, path) => {
@@ -176,11 +179,33 @@ fn take_faults(core: &Core, method: &Method, path: &str) -> (Option<Duration>, O
                 active.remaining -= 1;
                 answer = Some(rate_limited(*status, *reset_after_secs));
             }
+            Fault::SecondaryRateLimit { method: m, path: p, retry_after_secs, .. }
+                if answer.is_none() && fault_matches(m, p, method, path) =>
+            {
+                active.remaining -= 1;
+                answer = Some(secondary_rate_limited(*retry_after_secs, used));
+            }
             _ => {}
         }
     }
     state.faults.retain(|f| f.remaining > 0);
     (delay, answer)
+}
+
+/// GitHub's secondary (abuse) limit: 403 with `retry-after`, while the primary count still has
+/// room (`x-ratelimit-remaining` above 0), which is how a client tells the two apart.
+fn secondary_rate_limited(retry_after_secs: u64, used: u64) -> Resp {
+    let mut response = json_response(
+        StatusCode::FORBIDDEN,
+        &json!({
+            "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+            "documentation_url": format!("{DOCS}/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"),
+            "status": "403",
+        }),
+    );
+    response.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    api::add_rate_headers(&mut response, used);
+    response
 }
 
 fn rate_limited(status: u16, reset_after_secs: u64) -> Resp {

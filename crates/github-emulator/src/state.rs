@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::model::{ActionsRun, CheckRun, EmulatedComment, Fault, LogHostRequest, LoggedRequest, WorkflowDispatch};
+use crate::model::{
+    ActionsRun, CheckRun, EmulatedComment, Fault, LogHostRequest, LoggedRequest, RequiredChecksSource, WorkflowDispatch,
+};
 use crate::names::RepoName;
 
 pub(crate) fn now() -> String {
@@ -78,6 +80,21 @@ pub(crate) struct ActiveFault {
     pub remaining: u32,
 }
 
+/// An Actions run as stored: the key of its repository, and its attempt (1, then one more for
+/// each re-run, as GitHub's `run_attempt`).
+pub(crate) struct RunRec {
+    pub repo_key: String,
+    pub run: ActionsRun,
+    pub attempt: u32,
+}
+
+/// The required status checks of one branch from one source; `ruleset_id` names the ruleset
+/// (kept across updates, so answers stay stable).
+pub(crate) struct RequiredRec {
+    pub contexts: Vec<String>,
+    pub ruleset_id: u64,
+}
+
 #[derive(Default)]
 pub(crate) struct State {
     next_id: u64,
@@ -96,10 +113,14 @@ pub(crate) struct State {
     pub job_logs: HashMap<u64, String>,
     /// Every request the log host received, oldest first.
     pub log_requests: Vec<LogHostRequest>,
-    /// Actions runs by id, with the key of their repository.
-    pub actions_runs: BTreeMap<u64, (String, ActionsRun)>,
+    /// Actions runs by id.
+    pub actions_runs: BTreeMap<u64, RunRec>,
     /// Every workflow dispatch accepted, oldest first.
     pub dispatches: Vec<WorkflowDispatch>,
+    /// Required status checks by (repository key, branch, source).
+    pub required_checks: BTreeMap<(String, String, RequiredChecksSource), RequiredRec>,
+    /// The run ids of every accepted `rerun-failed-jobs`, oldest first.
+    pub reruns: Vec<u64>,
 }
 
 impl State {
