@@ -142,24 +142,28 @@ fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
 }
 
-/// Checks the summary: at least five cycles, each ended where expected, with the scenario
-/// statuses of design §9 and the issue all present.
+/// Checks the summary: six cycles, each ended where expected, with the scenario statuses of
+/// design §9 and the issues all present (the sixth tested on the repository's CI, design §5.7).
 fn assert_summary_ok(summary: &Value) {
     assert_eq!(summary["status"], "DEMO_OK", "{summary:#}");
     let cycles = summary["cycles"].as_array().unwrap();
-    assert!(cycles.len() >= 5, "{summary:#}");
+    assert_eq!(cycles.len(), 6, "{summary:#}");
     for cycle in cycles {
         assert_eq!(cycle["ok"], true, "{cycle:#}");
         assert_eq!(cycle["status"], cycle["expected"], "{cycle:#}");
         assert_eq!(cycle["journal_ok"], true, "{cycle:#}");
         assert!(cycle["comments"].as_u64().unwrap() >= 1, "every cycle had a run, so a comment: {cycle:#}");
         assert!(cycle["problems"].as_array().unwrap().is_empty(), "{cycle:#}");
-        // Every run ran in the sandbox (design §5.6).
+        // Every local run ran in the sandbox (design §5.6); the CI cycle ran nothing here.
         let sandboxes = cycle["sandboxes"].as_array().unwrap();
-        assert!(
-            !sandboxes.is_empty() && sandboxes.iter().all(|s| s.as_str().unwrap().starts_with("isolated")),
-            "{cycle:#}"
-        );
+        let here = |s: &Value| s.as_str().unwrap().starts_with("isolated");
+        let on_ci = |s: &Value| s == "on the repository's CI (nothing ran here)";
+        let all = |f: &dyn Fn(&Value) -> bool| !sandboxes.is_empty() && sandboxes.iter().all(f);
+        if cycle["name"] == "add-maximum-on-ci" {
+            assert!(all(&on_ci), "{cycle:#}");
+        } else {
+            assert!(all(&here), "{cycle:#}");
+        }
     }
     let by_name = |name: &str| cycles.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("{name} missing"));
     let fixed = by_name("add-subtraction");
@@ -175,6 +179,8 @@ fn assert_summary_ok(summary: &Value) {
     assert_eq!(asked_once["status"], "READY_TO_MERGE");
     let aborted = by_name("add-modulo");
     assert_eq!((aborted["status"].as_str(), aborted["iteration"].as_u64()), (Some("ABORTED"), Some(1)));
+    let on_ci = by_name("add-maximum-on-ci");
+    assert_eq!((on_ci["status"].as_str(), on_ci["iteration"].as_u64()), (Some("READY_TO_MERGE"), Some(2)));
 }
 
 fn emulator_addr(summary: &Value) -> SocketAddr {
@@ -265,7 +271,8 @@ fn with_home_the_sandbox_is_kept_and_holds_what_the_summary_says() {
         for run in history {
             let log = home.join("cycles").join(format!("{name}.d")).join(run["log_path"].as_str().unwrap());
             let text = std::fs::read_to_string(&log).unwrap();
-            assert!(text.contains("$ sh test.sh"), "{name}: {text}");
+            let ran = if name == "add-maximum-on-ci" { "check test: " } else { "$ sh test.sh" };
+            assert!(text.contains(ran), "{name}: {text}");
             assert!(run["comment_url"].as_str().unwrap().contains("#issuecomment-"), "{name}");
         }
     }
@@ -285,6 +292,20 @@ fn with_home_the_sandbox_is_kept_and_holds_what_the_summary_says() {
     assert!(fixed["report"]["comment_markdown"].as_str().unwrap().contains("TEST_PASSED"));
     let capped: Value = serde_json::from_slice(&std::fs::read(home.join("cycles/add-power.json")).unwrap()).unwrap();
     assert!(capped["report"]["comment_markdown"].as_str().unwrap().contains("FAIL calc pow 2 3"));
+    // The CI cycle's failure came from the CI's job log: the failing step and its output.
+    let journal = forgeloop::store::journal::verify(&home.join("cycles/add-maximum-on-ci.d/events.jsonl")).unwrap();
+    assert!(journal.events.iter().any(|e| e.kind == "run_finished" && e.data["executor"] == "github-checks"));
+    let first_report =
+        home.join("cycles/add-maximum-on-ci.d").join(
+            serde_json::from_slice::<Value>(&std::fs::read(home.join("cycles/add-maximum-on-ci.json")).unwrap())
+                .unwrap()["history"][0]["report_path"]
+                .as_str()
+                .unwrap(),
+        );
+    let first: Value = serde_json::from_slice(&std::fs::read(first_report).unwrap()).unwrap();
+    let failure = first["failure_output"].as_str().unwrap();
+    assert!(failure.contains("Failing step: Run sh test.sh") && failure.contains("FAIL calc max"), "{failure}");
+    assert_eq!(first["checks"][0]["app"], "github-actions");
 
     // The same directory can hold the demo again: the previous sandbox is replaced.
     let (code, summary, stderr) = env.run(&["demo", "--headless", "--home", &home_arg]);

@@ -83,8 +83,9 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     wait_for_line(&tmux, &["✓ READY"]);
     wait_for_line(&tmux, &["■ CAP REACHED", "add-power"]);
     wait_for_line(&tmux, &["⊘ ABORTED", "add-modulo"]);
-    let screen = wait_for_line(&tmux, &["◆ CONFIRM BRIEF", "add-multiplication"]);
-    assert!(screen.contains("Cycles 5/5"), "{screen}");
+    wait_for_line(&tmux, &["◆ CONFIRM BRIEF", "add-multiplication"]);
+    let screen = wait_for_line(&tmux, &["add-maximum-on-ci"]);
+    assert!(screen.contains("Cycles 6/6"), "{screen}");
 
     // The waiting cycle really waits for the person.
     let sandbox = sandbox_in(&tmp);

@@ -125,7 +125,7 @@ fn a_failing_ci_is_handed_back_with_its_failing_step_and_a_fixed_push_passes() {
     assert!(handoff.contains("| Check | Result |"), "{handoff}");
     let log_rel = format!("c.d/runs/1-{}.log", &head[..12]);
     let run_log = fs::read_to_string(w.path(&log_rel)).unwrap();
-    assert!(run_log.contains("check test: not reported yet"), "{run_log}");
+    assert!(run_log.contains("check test: not_reported"), "{run_log}");
     assert!(run_log.contains("check test: in_progress"), "{run_log}");
     assert!(run_log.contains("check test: failure"), "{run_log}");
     let comments = w.comments(&repo, n);
@@ -266,4 +266,52 @@ fn a_rate_limit_is_waited_out_and_other_providers_output_is_the_failure_text() {
     let failure = report["failure_output"].as_str().unwrap();
     assert!(failure.contains("2 tests failed") && failure.contains("calc_test: expected 5, got -1"), "{failure}");
     assert!(w.emu.log_host_requests().is_empty(), "not an Actions job: no log download");
+}
+
+#[test]
+fn a_person_stops_a_wait_for_ci_and_it_is_not_an_iteration() {
+    let w = world();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "x", CALC_FIXED);
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    w.cycle("c.json", &[]);
+    // CI starts and never finishes.
+    let job =
+        ActionsJob { id: Some(7_000_003), name: "test".into(), status: "in_progress".into(), ..Default::default() };
+    let run_def = ActionsRun {
+        name: "CI".into(),
+        head_sha: head.clone(),
+        status: "in_progress".into(),
+        jobs: vec![job],
+        ..Default::default()
+    };
+    w.emu.create_actions_run(&repo, run_def).unwrap();
+    let pr = format!("acme/widget#{n}");
+    let child = w
+        .command(&["forge", "--pr", &pr, "--state", "c.json", "--commands-json", "ci.json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = w.path(&format!("c.d/runs/1-{}.log", &head[..12]));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !fs::read_to_string(&log).unwrap_or_default().contains("check test: in_progress") {
+        assert!(std::time::Instant::now() < deadline, "the wait never showed the check in progress");
+        thread::sleep(Duration::from_millis(50));
+    }
+    // The control room's view of it: a live CI wait with the check's state.
+    let paths = forgeloop::store::layout::CyclePaths::new(w.path("c.json")).unwrap();
+    let state: forgeloop::domain::state::CycleState =
+        serde_json::from_slice(&fs::read(w.path("c.json")).unwrap()).unwrap();
+    let live = forgeloop::cycle::live::probe(&paths, &state).expect("the wait is live");
+    assert_eq!(live.checks, Some(vec![("test".to_owned(), "in_progress".to_owned())]));
+
+    let abort = w.run(&["abort", "--state", "c.json", "--reason", "CI is stuck"]);
+    assert_eq!(abort.code, 0, "{}\n{}", abort.stdout, abort.stderr);
+    assert_eq!(abort.json()["status"], "ABORTED");
+    let out = child.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "RUN_CANCELLED", "{doc}");
+    let state = w.sb.read_json(&w.path("c.json"));
+    assert_eq!((state["status"].as_str(), state["iteration"].as_u64()), (Some("ABORTED"), Some(0)));
 }

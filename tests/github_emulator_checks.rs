@@ -324,6 +324,16 @@ async fn an_actions_run_lists_its_jobs_with_steps_and_they_are_check_runs_and_su
     );
     assert!(test["started_at"].is_string() && test["completed_at"].is_string(), "{test}");
     let lint_id = jobs["jobs"][1]["id"].as_u64().unwrap();
+    // One job by its id, as the executor reads it to name the failing step.
+    let one = get(port, &s.token, "/repos/acme/widget/actions/jobs/501", &[]).await.json();
+    assert_eq!(one, *test);
+    for missing in [
+        "/repos/acme/widget/actions/jobs/999999",
+        "/repos/acme/widget/actions/jobs/x",
+        "/repos/acme/other/actions/jobs/501",
+    ] {
+        assert_eq!(get(port, &s.token, missing, &[]).await.status, 404, "{missing}");
+    }
 
     // Each job is a check run whose id is the job's.
     let checks = get(port, &s.token, &format!("/repos/acme/widget/commits/{SHA}/check-runs"), &[]).await.json();

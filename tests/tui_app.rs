@@ -569,3 +569,31 @@ fn a_run_another_process_holds_shows_as_testing_and_x_asks_that_process_to_stop(
     let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('y'))));
     assert_eq!(effects, vec![Effect::StopRun { path: paths.state.clone() }]);
 }
+
+#[test]
+fn a_wait_for_the_repositorys_ci_shows_as_ci_with_each_checks_state() {
+    let fx = mixed();
+    let paths = fx.paths("await-pr");
+    let _lock = forgeloop::store::lock::FileLock::try_acquire(&paths.lock()).unwrap();
+    let mut state = read_state(&paths.state);
+    let started = (t0() - chrono::Duration::seconds(192)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    state["running"] = serde_json::json!({"pid": std::process::id(), "started_at": started, "pr": "acme/widget#7",
+        "head_sha": "ab".repeat(20), "iteration": 1, "log_path": "runs/1-abababababab.log", "actor": "agent",
+        "executor": "github-checks"});
+    std::fs::write(&paths.state, state.to_string()).unwrap();
+    std::fs::create_dir_all(paths.runs()).unwrap();
+    std::fs::write(
+        paths.runs().join("1-abababababab.log"),
+        "forgeloop: waiting for the repository's CI on abab (checks: test, lint)\n\
+check test: not_reported\ncheck lint: queued\ncheck test: in_progress 3m12s\n",
+    )
+    .unwrap();
+    let (mut app, mut d) = fx.app("dark");
+    let text = screen(&app, 160, 30);
+    let row = text.lines().find(|l| l.contains("await-pr")).unwrap_or_default().to_owned();
+    assert!(row.contains("▶ CI 3:12") && row.contains("test: in_progress · lint: queued"), "{row}");
+    assert!(!row.contains("TESTING"), "{row}");
+    // Cancel stops the wait the same way it stops a local run.
+    select(&mut app, &mut d, "await-pr");
+    assert!(app.available(Cmd::CancelRun));
+}

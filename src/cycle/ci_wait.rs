@@ -27,6 +27,8 @@ use crate::runner::CommandStarted;
 const LOG_LINES_BEFORE_ERROR: usize = 60;
 /// A check's state is written again after this long without a change.
 const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+/// The state of a wanted check GitHub has no run of (yet), written like GitHub's words.
+pub const NOT_REPORTED: &str = "not_reported";
 /// Consecutive failed reads (network, 5xx) before the wait gives up as an infra failure.
 const MAX_READ_FAILURES: u32 = 5;
 
@@ -172,7 +174,7 @@ pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) ->
         let observed: Vec<_> = runs.iter().map(|r| r.observed.clone()).collect();
         let latest = checks::latest_by_name(&observed);
         for name in &plan.wanted {
-            let status = latest.get(name.as_str()).map_or("not reported yet", |run| run.status.as_str()).to_owned();
+            let status = latest.get(name.as_str()).map_or(NOT_REPORTED, |run| run.status.as_str()).to_owned();
             if status == "in_progress" {
                 running_since.entry(name.clone()).or_insert_with(Instant::now);
             }
@@ -297,7 +299,7 @@ fn results(wanted: &[String], runs: &[CheckRunInfo]) -> Vec<CheckResult> {
             },
             None => CheckResult {
                 name: name.clone(),
-                status: "not reported".to_owned(),
+                status: NOT_REPORTED.to_owned(),
                 conclusion: None,
                 duration_seconds: None,
                 url: None,

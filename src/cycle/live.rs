@@ -23,6 +23,9 @@ pub struct LiveRun {
     /// The command in progress as its log header shows it (already redacted by the runner);
     /// `None` while the PR is still being fetched.
     pub command: Option<String>,
+    /// A wait for the repository's CI (design §5.7): each wanted check's last state from the
+    /// log's progress lines, in the order they first showed.
+    pub checks: Option<Vec<(String, String)>>,
 }
 
 /// The run `state` records, if its process still holds the cycle lock.
@@ -32,8 +35,12 @@ pub fn probe(paths: &CyclePaths, state: &CycleState) -> Option<LiveRun> {
         return None;
     }
     let log = paths.sidecar().join(&info.log_path);
+    if info.executor.as_deref() == Some("github-checks") {
+        let checks = Some(check_states(&log));
+        return Some(LiveRun { info, log, command: None, checks });
+    }
     let command = current_command(&log);
-    Some(LiveRun { info, log, command })
+    Some(LiveRun { info, log, command, checks: None })
 }
 
 /// The pid holding the cycle lock. Where the kernel publishes no lock table, the pid recorded
@@ -62,13 +69,33 @@ pub fn is_alive(pid: u32) -> bool {
 
 /// The last `$ …` section header of a run log.
 pub fn current_command(log: &Path) -> Option<String> {
+    let text = log_tail(log)?;
+    text.lines().rev().find_map(|line| line.strip_prefix("$ ")).map(str::to_owned)
+}
+
+/// Each check's last state in a CI wait's log (`check test: in_progress 3m12s` → `test`,
+/// `in_progress`), in the order the checks first showed.
+pub fn check_states(log: &Path) -> Vec<(String, String)> {
+    let Some(text) = log_tail(log) else { return Vec::new() };
+    let mut states: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let Some((name, rest)) = line.strip_prefix("check ").and_then(|l| l.rsplit_once(": ")) else { continue };
+        let Some(word) = rest.split_whitespace().next() else { continue };
+        match states.iter_mut().find(|(n, _)| n == name) {
+            Some(entry) => entry.1 = word.to_owned(),
+            None => states.push((name.to_owned(), word.to_owned())),
+        }
+    }
+    states
+}
+
+fn log_tail(log: &Path) -> Option<String> {
     let mut file = File::open(log).ok()?;
     let len = file.seek(SeekFrom::End(0)).ok()?;
     file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL))).ok()?;
     let mut bytes = Vec::new();
     file.take(LOG_TAIL).read_to_end(&mut bytes).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    text.lines().rev().find_map(|line| line.strip_prefix("$ ")).map(str::to_owned)
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]
@@ -83,6 +110,22 @@ mod tests {
         std::fs::write(&log, "$ cargo build\nok\n[exit 0 after 1.00s]\n\n$ cargo test -- -q\nrunning 3 tests\n")
             .unwrap();
         assert_eq!(current_command(&log).as_deref(), Some("cargo test -- -q"));
+    }
+
+    #[test]
+    fn a_ci_waits_checks_are_read_from_its_progress_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("1-abc.log");
+        assert!(check_states(&log).is_empty());
+        std::fs::write(
+            &log,
+            "forgeloop: waiting for the repository's CI on abc (checks: test, lint)\n\
+check test: not_reported\ncheck lint: queued\ncheck test: in_progress 3m12s\ncheck a: b: queued\n",
+        )
+        .unwrap();
+        let states = check_states(&log);
+        let pairs: Vec<(&str, &str)> = states.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+        assert_eq!(pairs, [("test", "in_progress"), ("lint", "queued"), ("a: b", "queued")]);
     }
 
     #[test]

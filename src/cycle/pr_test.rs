@@ -192,6 +192,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         iteration,
         log_path: log_rel.clone(),
         actor: opts.actor,
+        executor: (commands.executor == Executor::GithubChecks).then(|| commands.executor.as_str().to_owned()),
     });
     let event = NewEvent::new(
         EventKind::RunStarted,

@@ -38,10 +38,8 @@
 //!
 //! Limitation: the emulator's Rust handle tells a PR's head ([`Emulator::pr_head`]) but not
 //! whether the PR is still open, so a PR closed before the worker first saw it is run once.
-//! TODO: once the emulator has `set_job_steps(job_id, Vec<JobStep>)` (being added in parallel),
-//! publish [`CiRun::steps`] through it; until then the job keeps the queued steps it was
-//! created with, and the Actions run and job keep the status they were created with (only the
-//! check run moves on, through `update_check_run`).
+//! The job's steps as they ended are published (`set_job_steps`), so the executor can name the
+//! failing step; completing the check run moves the Actions job and its run with it.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -459,7 +457,7 @@ impl Worker {
         let log = self.config.redactor.redact(&stamped(&lines, &log_time)).into_owned();
         self.emulator.set_job_log(job_id, &log);
         let steps = final_steps(&step, &verdict);
-        // TODO: self.emulator.set_job_steps(job_id, steps.clone()) once the emulator has it.
+        self.emulator.set_job_steps(job_id, steps.clone())?;
         let conclusion = verdict.conclusion();
         self.emulator.update_check_run(job_id, "completed", Some(conclusion))?;
         if let Some(run) = locked(&self.shared.runs).iter_mut().find(|r| r.job_id == job_id) {

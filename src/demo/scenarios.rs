@@ -221,7 +221,10 @@ pub fn all() -> Vec<Scenario> {
     };
     let persona = max.persona(
         "I added the `max` operation to calc.sh and tests/max.sh.",
-        vec![max.attempt("echo \"$a\""), max.attempt("if [ \"$a\" -gt \"$b\" ]; then echo \"$a\"; else echo \"$b\"; fi")],
+        vec![
+            max.attempt("echo \"$a\""),
+            max.attempt("if [ \"$a\" -gt \"$b\" ]; then echo \"$a\"; else echo \"$b\"; fi"),
+        ],
         false,
     );
     let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 2 };

@@ -114,13 +114,11 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
         if state.history.iter().any(|run| run.comment_url.is_none()) {
             problems.push("a run's comment was not published".into());
         }
-        if let Some(run) =
-            state.history.iter().find(|run| match run.sandbox.as_deref() {
-                Some(label) if scenario.on_ci => label != crate::domain::report::ON_CI_LABEL,
-                Some(label) => !label.starts_with("isolated"),
-                None => true,
-            })
-        {
+        if let Some(run) = state.history.iter().find(|run| match run.sandbox.as_deref() {
+            Some(label) if scenario.on_ci => label != crate::domain::report::ON_CI_LABEL,
+            Some(label) => !label.starts_with("isolated"),
+            None => true,
+        }) {
             problems.push(format!(
                 "run {} was not sandboxed ({})",
                 run.iteration,

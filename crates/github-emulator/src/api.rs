@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag, percent_decode, plain};
-use crate::model::{ActionsRun, CheckRun, Fault, RequiredChecksSource, WorkflowDispatch};
+use crate::model::{ActionsJob, ActionsRun, CheckRun, Fault, RequiredChecksSource, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
 use crate::ops::{Core, RunRefusal};
 use crate::state::{CommentRec, Render, now};
@@ -109,6 +109,7 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
             update_comment(ctx, owner, name, id, body)
         }
         (&Method::GET, ["repos", owner, name, "actions", "jobs", job, "logs"]) => job_logs(ctx, owner, name, job),
+        (&Method::GET, ["repos", owner, name, "actions", "jobs", job]) => actions_job(ctx, owner, name, job),
         (&Method::GET, ["repos", owner, name, "actions", "runs", id]) => actions_run(ctx, owner, name, id, false),
         (&Method::GET, ["repos", owner, name, "actions", "runs", id, "jobs"]) => {
             actions_run(ctx, owner, name, id, true)
@@ -354,6 +355,36 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
 }
 
 /// `GET .../actions/runs/{id}` (or its `/jobs`, every job with its steps).
+/// One Actions job as GitHub shows it (in a run's job list and at `actions/jobs/{id}`).
+fn job_json(job: &ActionsJob, run: &ActionsRun, run_id: u64, attempt: u32, web: &str, api: &str) -> Value {
+    let job_id = job.id.unwrap_or_default();
+    json!({
+        "id": job_id, "run_id": run_id, "run_attempt": attempt, "name": job.name, "head_sha": run.head_sha,
+        "status": job.status,
+        "conclusion": job.conclusion, "started_at": job.started_at, "completed_at": job.completed_at,
+        "html_url": format!("{web}/actions/runs/{run_id}/job/{job_id}"),
+        "check_run_url": format!("{api}/check-runs/{job_id}"),
+        "steps": job.steps.iter().map(|step| json!({
+            "name": step.name, "status": step.status, "conclusion": step.conclusion, "number": step.number,
+            "started_at": step.started_at, "completed_at": step.completed_at,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `GET actions/jobs/{id}`: the job with its steps (the executor names the failing one).
+fn actions_job(ctx: &Ctx<'_>, owner: &str, name: &str, job: &str) -> Resp {
+    let Some(key) = lookup(ctx, owner, name) else { return not_found() };
+    let Ok(job_id) = job.parse::<u64>() else { return not_found() };
+    let found = ctx.core.state().actions_runs.iter().find_map(|(run_id, rec)| {
+        let job = rec.run.jobs.iter().find(|j| j.id == Some(job_id))?;
+        (rec.repo_key == key).then(|| (job.clone(), rec.run.clone(), *run_id, rec.attempt))
+    });
+    let Some((job, run, run_id, attempt)) = found else { return not_found() };
+    let web = format!("{}/{owner}/{name}", ctx.core.base_url);
+    let api = format!("{}/repos/{owner}/{name}", ctx.api);
+    json_response_etag(&job_json(&job, &run, run_id, attempt, &web, &api), ctx.headers)
+}
+
 fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> Resp {
     let Some(key) = lookup(ctx, owner, name) else { return not_found() };
     let Ok(id) = id.parse::<u64>() else { return not_found() };
@@ -374,24 +405,7 @@ fn actions_run(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, jobs: bool) -> 
             ctx.headers,
         );
     }
-    let items: Vec<Value> = run
-        .jobs
-        .iter()
-        .map(|job| {
-            let job_id = job.id.unwrap_or_default();
-            json!({
-                "id": job_id, "run_id": id, "run_attempt": attempt, "name": job.name, "head_sha": run.head_sha,
-                "status": job.status,
-                "conclusion": job.conclusion, "started_at": job.started_at, "completed_at": job.completed_at,
-                "html_url": format!("{web}/actions/runs/{id}/job/{job_id}"),
-                "check_run_url": format!("{api}/check-runs/{job_id}"),
-                "steps": job.steps.iter().map(|step| json!({
-                    "name": step.name, "status": step.status, "conclusion": step.conclusion, "number": step.number,
-                    "started_at": step.started_at, "completed_at": step.completed_at,
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
+    let items: Vec<Value> = run.jobs.iter().map(|job| job_json(job, &run, id, attempt, &web, &api)).collect();
     json_response_etag(&json!({ "total_count": items.len(), "jobs": items }), ctx.headers)
 }
 

@@ -100,12 +100,11 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     let (glyph, word, style) = status_badge(entry.status(), theme);
     // A run in progress, whoever started it (design §6.6): `▶ TESTING 1:05`.
     let clock = entry.live.as_ref().map(|run| elapsed(app.now, &run.info.started_at)).unwrap_or_default();
+    // Waiting for the repository's CI (design §5.7): `▶ CI 3:12`, each check's state beside it.
+    let on_ci = entry.live.as_ref().and_then(|run| run.checks.as_ref());
     let status = if running {
-        let word = if clock.is_empty() || !(wide || medium) {
-            "▶ TESTING".to_owned()
-        } else {
-            format!("▶ TESTING {clock}")
-        };
+        let label = if on_ci.is_some() { "▶ CI" } else { "▶ TESTING" };
+        let word = if clock.is_empty() || !(wide || medium) { label.to_owned() } else { format!("{label} {clock}") };
         Line::from(Span::styled(word, theme.running))
     } else if wide || medium {
         Line::from(Span::styled(format!("{glyph} {word}"), style))
@@ -125,8 +124,14 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     };
     let iteration = state.map(|s| (s.iteration, s.max_iterations));
     let short_iter = iteration.map_or("—".into(), |(k, n)| format!("{k}/{n}"));
-    let command =
-        entry.live.as_ref().map(|run| run.command.as_deref().map_or("fetching…".to_owned(), |c| format!("$ {c}")));
+    let command = entry.live.as_ref().map(|run| match (&run.checks, &run.command) {
+        (Some(checks), _) if checks.is_empty() => "waiting for CI…".to_owned(),
+        (Some(checks), _) => {
+            checks.iter().map(|(name, state)| format!("{name}: {state}")).collect::<Vec<_>>().join(" · ")
+        }
+        (None, Some(c)) => format!("$ {c}"),
+        (None, None) => "fetching…".to_owned(),
+    });
     let last = match (&entry.error, &entry.last_event) {
         (Some(error), _) => Span::styled(error.clone(), theme.error),
         (None, _) if command.is_some() => Span::styled(command.unwrap_or_default(), theme.running),

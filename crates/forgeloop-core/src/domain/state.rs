@@ -121,6 +121,10 @@ pub struct RunningInfo {
     pub iteration: u32,
     pub log_path: String,
     pub actor: Actor,
+    /// `github-checks` when the run waits for the repository's CI (design §5.7); absent for
+    /// a local run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor: Option<String>,
 }
 
 /// The last classified WebGPT reply (`forgeloop reply`).
