@@ -253,7 +253,7 @@ fn a_rate_limit_is_waited_out_and_other_providers_output_is_the_failure_text() {
     w.emu.publish_check_run(&head, check).unwrap();
     w.inject(Fault::RateLimit {
         method: Some("GET".into()),
-        path: "/check-runs".into(),
+        path: format!("/repos/acme/widget/commits/{head}/check-runs"),
         times: 2,
         reset_after_secs: 1,
         status: 403,
@@ -266,6 +266,8 @@ fn a_rate_limit_is_waited_out_and_other_providers_output_is_the_failure_text() {
     let failure = report["failure_output"].as_str().unwrap();
     assert!(failure.contains("2 tests failed") && failure.contains("calc_test: expected 5, got -1"), "{failure}");
     assert!(w.emu.log_host_requests().is_empty(), "not an Actions job: no log download");
+    let limited = w.emu.requests().iter().filter(|r| r.path.ends_with("/check-runs") && r.status == 403).count();
+    assert_eq!(limited, 2, "both rate-limited answers were waited out: {:?}", w.emu.requests());
 }
 
 #[test]
@@ -314,4 +316,153 @@ fn a_person_stops_a_wait_for_ci_and_it_is_not_an_iteration() {
     assert_eq!(doc["status"], "RUN_CANCELLED", "{doc}");
     let state = w.sb.read_json(&w.path("c.json"));
     assert_eq!((state["status"].as_str(), state["iteration"].as_u64()), (Some("ABORTED"), Some(0)));
+}
+
+/// The control room's rerun of a failed CI verdict, in process as the control room calls it.
+fn rerun(w: &World) -> Result<forgeloop::cycle::pr_test::Outcome, forgeloop::error::Error> {
+    let mut ctx = w.ctx();
+    ctx.config.checks.poll_min_s = Some(0.05);
+    ctx.config.checks.poll_max_s = Some(0.2);
+    let paths = forgeloop::store::layout::CyclePaths::new(w.path("c.json")).unwrap();
+    let (_tx, cancel) = tokio::sync::watch::channel(false);
+    w.rt.block_on(async {
+        let engine = forgeloop::cycle::pr_test::Engine::connect(&ctx.github_api, Some(w.token.clone())).unwrap();
+        forgeloop::cycle::pr_test::rerun(&ctx, &engine, &paths, cancel).await
+    })
+}
+
+#[test]
+fn rerun_asks_github_to_rerun_the_failed_jobs_or_says_why_it_cannot() {
+    let w = world();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "x", CALC_FIXED);
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    w.cycle("c.json", &[]);
+    // A flaky failure on the head.
+    let flaky = actions_log(&["connection reset by peer"], true);
+    ci(&w, &repo, &head, 7_000_020, ("failure", &flaky), (0, 0));
+    let first =
+        w.run(&["forge", "--pr", &format!("acme/widget#{n}"), "--state", "c.json", "--commands-json", "ci.json"]);
+    assert_eq!(first.json()["status"], "AWAITING_WEBGPT_FIX", "{}", first.stdout);
+
+    // A token that may not re-run workflows: said plainly, nothing recorded.
+    let rerun_paths = "/repos/acme/widget/actions/runs/*".to_owned();
+    w.inject(Fault::Status { method: Some("POST".into()), path: rerun_paths, status: 403, times: 1 });
+    let before = fs::read(w.path("c.json")).unwrap();
+    let refused = rerun(&w).err().expect("a 403 is an error").to_string();
+    assert!(refused.contains("actions: write") && refused.contains("on GitHub"), "{refused}");
+    assert_eq!(fs::read(w.path("c.json")).unwrap(), before);
+
+    // Allowed: GitHub queues a new run of the job; it passes this time.
+    let outcome = thread::scope(|s| {
+        s.spawn(|| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            let queued = loop {
+                let found = w.emu.check_runs(&head).into_iter().find(|r| r.name == "test" && r.status == "queued");
+                if let Some(run) = found {
+                    break run.id.unwrap();
+                }
+                assert!(std::time::Instant::now() < deadline, "no re-run was queued: {:?}", w.emu.check_runs(&head));
+                thread::sleep(Duration::from_millis(20));
+            };
+            // It starts in a later second than the failed run (GitHub's times have whole
+            // seconds; the test's job id is larger than the emulator's new ids, so a tie would
+            // keep the old run).
+            thread::sleep(Duration::from_millis(1100));
+            w.emu.update_check_run(queued, "completed", Some("success")).unwrap();
+        });
+        rerun(&w)
+    })
+    .unwrap();
+    assert_eq!(w.emu.reruns().len(), 1);
+    assert_eq!(outcome.saved.state.status.as_str(), "READY_TO_MERGE", "{:?}", w.emu.check_runs(&head));
+    assert_eq!(outcome.saved.state.iteration, 2);
+}
+
+#[test]
+fn required_checks_come_from_the_base_branch_or_the_error_asks_for_names() {
+    use github_emulator::RequiredChecksSource;
+    let w = world();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "x", CALC_FIXED);
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    let pr = format!("acme/widget#{n}");
+    fs::write(w.path("required.json"), r#"{"executor": "github-checks", "checks": "required", "appear_timeout_s": 5}"#)
+        .unwrap();
+    let test = |w: &World| w.run(&["test", "--pr", &pr, "--commands-json", "required.json"]);
+
+    // Nothing required: refused with the fix, before any wait.
+    let none = test(&w);
+    assert_eq!(none.code, 2, "{}", none.stdout);
+    let error = none.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("requires no status checks") && error.contains("\"checks\": [\"test\"]"), "{error}");
+    assert_eq!(w.requests_to("/check-runs"), 0);
+
+    // Branch protection names `test`, a ruleset names `lint`: both are waited for.
+    w.emu.set_required_checks(&repo, "main", vec!["test".into()], RequiredChecksSource::BranchProtection).unwrap();
+    w.emu.set_required_checks(&repo, "main", vec!["lint".into()], RequiredChecksSource::Ruleset).unwrap();
+    for name in ["test", "lint"] {
+        let check = github_emulator::CheckRun {
+            name: name.into(),
+            status: "completed".into(),
+            conclusion: Some("success".into()),
+            ..Default::default()
+        };
+        w.emu.publish_check_run(&head, check).unwrap();
+    }
+    let passed = test(&w);
+    assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+    let report = passed.json();
+    let names: Vec<&str> = report["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["test", "lint"]);
+
+    // A token that may read neither: said so, with the fix.
+    for path in
+        ["/repos/acme/widget/branches/main/protection/required_status_checks", "/repos/acme/widget/rules/branches/main"]
+    {
+        w.inject(Fault::Status { method: None, path: path.into(), status: 403, times: 1 });
+    }
+    let forbidden = test(&w);
+    assert_eq!(forbidden.code, 2, "{}", forbidden.stdout);
+    let error = forbidden.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("may not read the branch protection") && error.contains("name the checks"), "{error}");
+}
+
+#[test]
+fn a_dispatch_starts_the_workflow_on_the_head_branch_and_a_fork_is_refused() {
+    let w = world();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "feature/x", CALC_FIXED);
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    fs::write(
+        w.path("dispatch.json"),
+        r#"{"executor": "github-checks", "checks": ["test"], "dispatch": {"workflow": "forgeloop.yml", "inputs": {"suite": "full"}}}"#,
+    )
+    .unwrap();
+    let pass = actions_log(&["ok - 2+3=5"], false);
+    let run = thread::scope(|s| {
+        s.spawn(|| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while w.emu.dispatches().is_empty() {
+                assert!(std::time::Instant::now() < deadline, "no dispatch");
+                thread::sleep(Duration::from_millis(20));
+            }
+            ci(&w, &repo, &head, 7_000_030, ("success", &pass), (0, 100));
+        });
+        w.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", "dispatch.json"])
+    });
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["status"], "TEST_PASSED");
+    let dispatches = w.emu.dispatches();
+    assert_eq!(dispatches.len(), 1);
+    assert_eq!((dispatches[0].workflow.as_str(), dispatches[0].git_ref.as_str()), ("forgeloop.yml", "feature/x"));
+    assert_eq!(dispatches[0].inputs["suite"], "full");
+
+    let fork = w.rt.block_on(w.emu.fork_repo(&repo, "contributor")).unwrap();
+    w.commit(&fork, "patch", &[("calc.sh", CALC_FIXED)], "fix in a fork");
+    let m = w.rt.block_on(w.emu.open_fork_pr(&repo, &fork, "patch", "main", "fork fix")).unwrap();
+    let refused = w.run(&["test", "--pr", &format!("acme/widget#{m}"), "--commands-json", "dispatch.json"]);
+    assert_eq!(refused.code, 2, "{}", refused.stdout);
+    assert!(refused.json()["error"].as_str().unwrap().contains("lives in a fork"), "{}", refused.stdout);
+    assert_eq!(w.emu.dispatches().len(), 1, "nothing dispatched for the fork");
 }

@@ -29,6 +29,8 @@ const LOG_LINES_BEFORE_ERROR: usize = 60;
 const PROGRESS_EVERY: Duration = Duration::from_secs(30);
 /// The state of a wanted check GitHub has no run of (yet), written like GitHub's words.
 pub const NOT_REPORTED: &str = "not_reported";
+/// How long a re-run's new check runs may take to show.
+const RERUN_APPEAR: Duration = Duration::from_secs(60);
 /// Consecutive failed reads (network, 5xx) before the wait gives up as an infra failure.
 const MAX_READ_FAILURES: u32 = 5;
 
@@ -46,6 +48,8 @@ pub enum ChecksError {
     Required(String),
     #[error("\"dispatch\": {0}")]
     Dispatch(String),
+    #[error("cannot re-run the failed checks: {0}")]
+    Rerun(String),
     #[error("cannot write the run log {path}: {source}")]
     Log { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
@@ -119,6 +123,68 @@ pub async fn dispatch(github: &GithubClient, pull: &PullInfo, profile: &Commands
     }
     github.dispatch_workflow(&pull.repository, &dispatch.workflow, &pull.head_ref, &dispatch.inputs).await?;
     Ok(())
+}
+
+/// Asks GitHub to re-run the failed jobs behind the failing wanted checks on `pull`'s head
+/// (the control room's rerun of a `github-checks` cycle): once per Actions run. A failing check
+/// another app made cannot be re-run from here; a token without `actions: write` is told so.
+/// Returns the Actions runs asked to re-run.
+pub async fn rerun_failed(
+    github: &GithubClient,
+    pull: &PullInfo,
+    wanted: &[String],
+    poll: Duration,
+) -> Result<Vec<u64>, ChecksError> {
+    let runs = match github.poll_check_runs(&pull.repository, &pull.head_sha, None).await? {
+        Polled::Changed { value, .. } => value,
+        Polled::NotModified => Vec::new(),
+    };
+    let observed: Vec<_> = runs.iter().map(|r| r.observed.clone()).collect();
+    let Verdict::Failed { failures } = checks::verdict(wanted, &observed) else {
+        return Err(ChecksError::Rerun(
+            "no wanted check has failed on the PR's head; there is nothing to re-run".into(),
+        ));
+    };
+    let mut asked: Vec<u64> = Vec::new();
+    for failure in &failures {
+        let id = latest_id(&observed, &failure.name);
+        let Some(job) = runs.iter().find(|r| Some(r.observed.id) == id).and_then(|r| r.actions_job) else {
+            return Err(ChecksError::Rerun(format!(
+                "check {} was not made by GitHub Actions; re-run it where it runs, then rerun here",
+                failure.name
+            )));
+        };
+        let run_id = github.actions_job(&pull.repository, job).await?.run_id;
+        let Some(run_id) = run_id.filter(|id| !asked.contains(id)) else { continue };
+        github.rerun_failed_jobs(&pull.repository, run_id).await.map_err(|e| match e {
+            GithubError::Forbidden { .. } => ChecksError::Rerun(format!(
+                "GitHub refused ({e}); the token needs permission to re-run workflows (actions: write). Re-run the failed jobs on GitHub, then rerun here"
+            )),
+            other => ChecksError::Github(other),
+        })?;
+        asked.push(run_id);
+    }
+    // GitHub queues the new check runs a moment later; until they show, the old failure is
+    // still the latest and a wait would read it again.
+    let before: Vec<(String, Option<u64>)> =
+        failures.iter().map(|f| (f.name.clone(), latest_id(&observed, &f.name))).collect();
+    let started = Instant::now();
+    loop {
+        let now = match github.poll_check_runs(&pull.repository, &pull.head_sha, None).await? {
+            Polled::Changed { value, .. } => value.into_iter().map(|r| r.observed).collect::<Vec<_>>(),
+            Polled::NotModified => Vec::new(),
+        };
+        if before.iter().all(|(name, old)| latest_id(&now, name) != *old) {
+            return Ok(asked);
+        }
+        if started.elapsed() >= RERUN_APPEAR {
+            return Err(ChecksError::Rerun(format!(
+                "GitHub accepted the re-run but no new check run showed within {} s; rerun again in a moment",
+                RERUN_APPEAR.as_secs()
+            )));
+        }
+        tokio::time::sleep(poll).await;
+    }
 }
 
 /// Polls the check runs of `pull`'s head until the wanted ones decide, the wait times out, or

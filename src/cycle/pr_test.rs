@@ -659,10 +659,27 @@ pub async fn retry_comment(ctx: &Ctx, engine: &Engine, paths: &CyclePaths) -> Re
     }
 }
 
-/// The control room's rerun: the cycle's stored PR and commands, the PR's current head.
+/// The control room's rerun: the cycle's stored PR and commands, the PR's current head. For a
+/// `github-checks` cycle whose last run failed on the head that is still current, GitHub is
+/// first asked to re-run the failed jobs (design §5.7); otherwise waiting would only read the
+/// same verdict again.
 pub async fn rerun(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, cancel: watch::Receiver<bool>) -> Result<Outcome> {
     let state = state_file::load(&paths.state)?;
     let pr = state.pr_ref.clone().ok_or_else(|| Error::Invalid("the cycle has no PR to rerun yet".into()))?;
+    let on_ci = state.commands.as_ref().is_some_and(|c| c.executor == Executor::GithubChecks);
+    if let (true, Some(report)) = (on_ci, state.report.as_ref().filter(|r| r.status == TestStatus::Failed)) {
+        let parsed = parse_pr_ref(&pr, &ctx.hosts)?;
+        let pull = engine.github.pull_request(&parsed.repo, parsed.number).await?;
+        if pull.head_sha == report.head_sha {
+            let wanted: Vec<String> = report.checks.iter().map(|c| c.name.clone()).collect();
+            ci_wait::rerun_failed(&engine.github, &pull, &wanted, ctx.config.checks.poll_bounds().0).await.map_err(
+                |e| match e {
+                    ChecksError::Github(err) => Error::Github(err),
+                    other => Error::Checks(other),
+                },
+            )?;
+        }
+    }
     let mut opts = RunOptions::new(pr, Actor::Human);
     opts.post_comment = true;
     opts.human_override = true;

@@ -260,6 +260,12 @@ impl Emulator {
         self.core.reruns()
     }
 
+    /// Every check run of commit `sha`, oldest first (re-runs included): what a scripted CI
+    /// moves on with [`Emulator::update_check_run`].
+    pub fn check_runs(&self, sha: &str) -> Vec<CheckRun> {
+        self.core.check_runs(sha)
+    }
+
     /// Makes `branch` of `repo` require the status checks `contexts` through `source` (branch
     /// protection or a ruleset; the REST API serves each where GitHub does). An empty list
     /// removes that source's requirement.

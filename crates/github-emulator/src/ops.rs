@@ -636,6 +636,12 @@ impl Core {
         self.state().reruns.clone()
     }
 
+    /// Every check run of commit `sha`, oldest first (re-runs included).
+    pub fn check_runs(&self, sha: &str) -> Vec<CheckRun> {
+        let Some(sha) = normalize_sha(sha) else { return Vec::new() };
+        self.state().check_runs.get(&sha).cloned().unwrap_or_default()
+    }
+
     /// Sets the status checks `branch` of `repo` requires through `source`; no contexts
     /// removes them (the branch is then unprotected by that source).
     pub fn set_required_checks(
