@@ -480,3 +480,53 @@ fn hang_profile(w: &World) -> (String, std::path::PathBuf, String) {
     );
     (config, started, tag)
 }
+
+#[test]
+fn a_github_checks_profile_waits_for_the_repositorys_ci_and_runs_nothing_here() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let head = w.emu.pr_head(&repo, n).unwrap();
+    let config = format!(
+        "[checks]\npoll_min_s = 0.05\npoll_max_s = 0.2\n{CONFIG}[mcp.profiles.ci]\nexecutor = \"github-checks\"\nchecks = [\"test\"]\n"
+    );
+    let mut mcp = Mcp::start(&w, &config);
+    mcp.initialize();
+    // The repository's CI: the `test` check runs, then fails.
+    let check = github_emulator::CheckRun { name: "test".into(), status: "in_progress".into(), ..Default::default() };
+    let id = w.emu.publish_check_run(&head, check).unwrap();
+    mcp.send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+        "name": "webgpt_pr_test", "arguments": {"pr": format!("acme/widget#{n}"), "profile": "ci"},
+        "_meta": {"progressToken": "ci-10"}}}));
+    loop {
+        let message = mcp.next();
+        assert!(message.get("id") != Some(&json!(10)), "the run ended while its check was running: {message}");
+        if message["params"]["message"].as_str().unwrap_or("").starts_with("check test: in_progress") {
+            break;
+        }
+    }
+    w.emu.update_check_run(id, "completed", Some("failure")).unwrap();
+    let run = mcp.response(10);
+    let report = run["result"]["structuredContent"].clone();
+    assert_eq!(report["status"], "TEST_FAILED", "{report:#}");
+    assert_eq!(report["environment"]["executor"], "github-checks");
+    assert_eq!(report["commands"], json!([]));
+    assert_eq!(report["checks"][0]["conclusion"], "failure");
+    let progress: Vec<(f64, f64, String)> = mcp
+        .transcript
+        .iter()
+        .filter(|m| m["params"]["progressToken"] == "ci-10")
+        .map(|m| {
+            let p = &m["params"];
+            (p["progress"].as_f64().unwrap(), p["total"].as_f64().unwrap(), p["message"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    assert!(progress.windows(2).all(|p| p[0].0 < p[1].0), "progress only grows: {progress:?}");
+    assert!(progress.iter().all(|(p, total, _)| p <= total), "{progress:?}");
+    let messages: Vec<String> = progress.into_iter().map(|(_, _, m)| m).collect();
+    assert!(messages.iter().any(|m| m.starts_with("waiting for the repository's CI")), "{messages:?}");
+    assert!(!messages.iter().any(|m| m.starts_with("fetching") || m.starts_with("running command")), "{messages:?}");
+    // Nothing was fetched or run here: no mirror exists.
+    assert!(!w.sb.home().join("mirrors").exists(), "no PR code on this machine");
+    assert_eq!(mcp.finish(), 0);
+}

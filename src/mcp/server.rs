@@ -183,7 +183,9 @@ impl ForgeServer {
         let github = self.github().await?;
         let reporter =
             Reporter::new(context.peer.clone(), context.meta.get_progress_token(), github.ctx.redactor.clone());
-        let total = commands.commands.len() as f64 + 2.0;
+        // Resolving, fetching (or waiting for CI), then one step per command; a wait for CI
+        // is one step its progress lines creep through.
+        let total = commands.commands.len().max(1) as f64 + 2.0;
         reporter.report(0.0, total, &format!("resolving {pr}")).await;
         let pull = github.engine.github.pull_request(&pr.repo, pr.number).await.map_err(Error::from)?;
         if !pull.repository.same_as(&pr.repo) {
