@@ -206,6 +206,28 @@ entropy = 3.5
     }
 
     #[test]
+    fn the_readmes_config_examples_load_and_checks_polling_has_sane_bounds() {
+        let readme = include_str!("../README.md");
+        let section = readme.split("\n## Configuration\n").nth(1).and_then(|r| r.split("\n## ").next()).unwrap();
+        let blocks: Vec<&str> =
+            section.split("```toml\n").skip(1).filter_map(|rest| rest.split_once("\n```").map(|(b, _)| b)).collect();
+        assert!(blocks.len() >= 2, "the Configuration section's examples");
+        for block in &blocks {
+            toml::from_str::<Config>(block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+        }
+        let config: Config = toml::from_str(blocks[0]).unwrap();
+        let secs = |d: std::time::Duration| d.as_secs_f64();
+        let (min, max) = config.checks.poll_bounds();
+        assert_eq!((secs(min), secs(max)), (5.0, 60.0));
+        let (min, max) = ChecksConfig::default().poll_bounds();
+        assert_eq!((secs(min), secs(max)), (5.0, 60.0), "the defaults the README states");
+        let odd = ChecksConfig { poll_min_s: Some(-1.0), poll_max_s: Some(f64::NAN) };
+        let (min, max) = odd.poll_bounds();
+        assert_eq!((secs(min), secs(max)), (0.01, 60.0));
+        assert!(toml::from_str::<Config>("[checks]\npoll_every = 1").is_err());
+    }
+
+    #[test]
     fn a_bad_redaction_rule_fails_the_load_and_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");

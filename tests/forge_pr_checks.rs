@@ -258,6 +258,13 @@ fn a_rate_limit_is_waited_out_and_other_providers_output_is_the_failure_text() {
         reset_after_secs: 1,
         status: 403,
     });
+    // Then GitHub's secondary limit, with `Retry-After`.
+    w.inject(Fault::SecondaryRateLimit {
+        method: Some("GET".into()),
+        path: format!("/repos/acme/widget/commits/{head}/check-runs"),
+        times: 1,
+        retry_after_secs: 1,
+    });
     let run = w.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", "ci.json"]);
     assert_eq!(run.code, 1, "a failed verdict: {}\n{}", run.stdout, run.stderr);
     let report = run.json();
@@ -267,7 +274,7 @@ fn a_rate_limit_is_waited_out_and_other_providers_output_is_the_failure_text() {
     assert!(failure.contains("2 tests failed") && failure.contains("calc_test: expected 5, got -1"), "{failure}");
     assert!(w.emu.log_host_requests().is_empty(), "not an Actions job: no log download");
     let limited = w.emu.requests().iter().filter(|r| r.path.ends_with("/check-runs") && r.status == 403).count();
-    assert_eq!(limited, 2, "both rate-limited answers were waited out: {:?}", w.emu.requests());
+    assert_eq!(limited, 3, "every rate-limited answer was waited out: {:?}", w.emu.requests());
 }
 
 #[test]
