@@ -25,6 +25,9 @@ use crate::runner::CommandStarted;
 
 /// Lines of a failing job's log kept before its error (the excerpt's length).
 const LOG_LINES_BEFORE_ERROR: usize = 60;
+/// At most this much of the failing checks' excerpts goes to the run log (a job log's lines
+/// can be very long).
+const LOG_EXCERPT_CHARS: usize = 256 * 1024;
 /// A check's state is written again after this long without a change.
 const PROGRESS_EVERY: Duration = Duration::from_secs(30);
 /// The state of a wanted check GitHub has no run of (yet), written like GitHub's words.
@@ -110,17 +113,24 @@ pub async fn wanted_checks(
     }
 }
 
-/// Asks for the profile's `workflow_dispatch` on the PR's head branch. Only a PR whose head
-/// branch lives in the base repository can be dispatched there.
-pub async fn dispatch(github: &GithubClient, pull: &PullInfo, profile: &CommandsProfile) -> Result<(), ChecksError> {
-    let Some(dispatch) = &profile.dispatch else { return Ok(()) };
+/// Whether the profile's dispatch can run for `pull`: only a PR whose head branch lives in the
+/// base repository can be dispatched there. Checked before the run shows as live, so a fork's
+/// PR is refused rather than counted as an infra failure.
+pub fn check_dispatch(pull: &PullInfo, profile: &CommandsProfile) -> Result<(), ChecksError> {
     let same_repo = pull.head_repository.as_ref().is_none_or(|head| head.same_as(&pull.repository));
-    if !same_repo {
+    if profile.dispatch.is_some() && !same_repo {
         return Err(ChecksError::Dispatch(format!(
             "the PR's head branch lives in a fork; a workflow_dispatch can only run on a branch of {}",
             pull.repository
         )));
     }
+    Ok(())
+}
+
+/// Asks for the profile's `workflow_dispatch` on the PR's head branch.
+pub async fn dispatch(github: &GithubClient, pull: &PullInfo, profile: &CommandsProfile) -> Result<(), ChecksError> {
+    let Some(dispatch) = &profile.dispatch else { return Ok(()) };
+    check_dispatch(pull, profile)?;
     github.dispatch_workflow(&pull.repository, &dispatch.workflow, &pull.head_ref, &dispatch.inputs).await?;
     Ok(())
 }
@@ -208,6 +218,7 @@ pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) ->
     let mut running_since: BTreeMap<String, Instant> = BTreeMap::new();
     let mut cancel = plan.cancel.clone();
     let mut lines_sent = 0usize;
+    let mut waiting_for_one_to_appear;
     loop {
         if cancel.as_ref().is_some_and(|rx| *rx.borrow()) {
             log.line("forgeloop: the wait was cancelled")?;
@@ -291,7 +302,7 @@ pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) ->
                 }
                 let joined = plan.redactor.redact(&parts.join("\n\n")).into_owned();
                 log.line("")?;
-                log.line(&joined)?;
+                log.line(&text::failure_tail(&joined, LOG_EXCERPT_CHARS))?;
                 let output = text::failure_tail(&joined, text::FAILURE_TAIL_CHARS);
                 return Ok(Waited::Verdict(ChecksVerdict {
                     status: TestStatus::Failed,
@@ -302,6 +313,7 @@ pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) ->
             }
             Verdict::Pending { missing, in_progress } => {
                 let waited = started.elapsed();
+                waiting_for_one_to_appear = !missing.is_empty();
                 if !missing.is_empty() && waited >= plan.appear_timeout {
                     log.line("forgeloop: a wanted check never appeared; giving up")?;
                     return Err(ChecksError::NeverAppeared {
@@ -325,7 +337,8 @@ pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) ->
         }
 
         // Never sleep past a deadline: the wait ends on time.
-        let deadline = if runs.is_empty() { plan.appear_timeout.min(plan.timeout) } else { plan.timeout };
+        let deadline =
+            if waiting_for_one_to_appear { plan.appear_timeout.min(plan.timeout) } else { plan.timeout };
         let left = deadline.saturating_sub(started.elapsed()).max(Duration::from_millis(10));
         let sleep = tokio::time::sleep(pause.min(left));
         match cancel.as_mut() {

@@ -376,7 +376,10 @@ async fn wanted_checks(
 ) -> std::result::Result<Vec<String>, ChecksError> {
     match commands.executor {
         Executor::Local => Ok(Vec::new()),
-        Executor::GithubChecks => ci_wait::wanted_checks(&engine.github, pull, commands).await,
+        Executor::GithubChecks => {
+            ci_wait::check_dispatch(pull, commands)?;
+            ci_wait::wanted_checks(&engine.github, pull, commands).await
+        }
     }
 }
 
