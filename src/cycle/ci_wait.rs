@@ -337,8 +337,7 @@ pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) ->
         }
 
         // Never sleep past a deadline: the wait ends on time.
-        let deadline =
-            if waiting_for_one_to_appear { plan.appear_timeout.min(plan.timeout) } else { plan.timeout };
+        let deadline = if waiting_for_one_to_appear { plan.appear_timeout.min(plan.timeout) } else { plan.timeout };
         let left = deadline.saturating_sub(started.elapsed()).max(Duration::from_millis(10));
         let sleep = tokio::time::sleep(pause.min(left));
         match cancel.as_mut() {
