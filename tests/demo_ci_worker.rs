@@ -5,6 +5,8 @@
 //! over HTTP on 127.0.0.1, real git repositories, real sandboxed processes.
 #![cfg(all(feature = "demo", target_os = "linux"))]
 
+mod github_support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -109,22 +111,8 @@ impl World {
 }
 
 async fn get(port: u16, token: Option<&str>, path: &str) -> (u16, Option<String>, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}Connection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.unwrap();
-    let text = String::from_utf8(response).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines.next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
-    let location = lines
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("location"))
-        .map(|(_, value)| value.trim().to_owned());
-    (status, location, body.to_owned())
+    let answer = github_support::get_raw(port, token, path, &[]).await;
+    (answer.status, answer.headers.get("location").cloned(), answer.body)
 }
 
 /// Waits until the worker's run for `sha` has completed.

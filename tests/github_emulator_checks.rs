@@ -5,53 +5,19 @@
 
 mod github_support;
 
-use std::collections::HashMap;
-
 use github_emulator::CheckRun;
-use github_support::setup;
+use github_support::{Answer, get_raw, setup};
 use serde_json::Value;
 
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
-struct Answer {
-    status: u16,
-    headers: HashMap<String, String>,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-
-    fn header(&self, name: &str) -> &str {
-        self.headers.get(name).map(String::as_str).unwrap_or_else(|| panic!("no {name}: {:?}", self.headers))
-    }
-}
-
 /// A GET with the token and any extra header lines; the whole answer, headers included.
 async fn get(port: u16, token: &str, path: &str, extra: &[String]) -> Answer {
-    get_with(port, Some(token), path, extra).await
+    get_raw(port, Some(token), path, extra).await
 }
 
 async fn get_with(port: u16, token: Option<&str>, path: &str, extra: &[String]) -> Answer {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    let extra: String = extra.iter().map(|h| format!("{h}\r\n")).collect();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}{extra}Connection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.unwrap();
-    let text = String::from_utf8(response).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines.next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
-    let headers = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
-        .collect();
-    Answer { status, headers, body: body.to_owned() }
+    get_raw(port, token, path, extra).await
 }
 
 fn names(answer: &Answer) -> Vec<(String, String)> {

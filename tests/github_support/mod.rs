@@ -118,3 +118,42 @@ pub async fn http(port: u16, method: &str, path: &str, headers: &[String], body:
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
     (status, body.to_owned())
 }
+
+/// An HTTP answer with its headers (names lowercase).
+pub struct Answer {
+    pub status: u16,
+    pub headers: std::collections::HashMap<String, String>,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).map(String::as_str).unwrap_or_else(|| panic!("no {name}: {:?}", self.headers))
+    }
+}
+
+/// A GET over a fresh connection, with the token when given and any extra header lines; the
+/// whole answer, headers included (a redirect is not followed).
+pub async fn get_raw(port: u16, token: Option<&str>, path: &str, extra: &[String]) -> Answer {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    let extra: String = extra.iter().map(|h| format!("{h}\r\n")).collect();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}{extra}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let text = String::from_utf8(response).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    Answer { status, headers, body: body.to_owned() }
+}
