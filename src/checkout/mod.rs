@@ -17,6 +17,7 @@ mod error;
 mod mirror;
 mod prune;
 mod submodules;
+mod tree_diff;
 mod url_policy;
 mod worktree;
 
@@ -30,6 +31,7 @@ use tempfile::TempDir;
 
 pub use error::CheckoutError;
 pub use prune::{DEFAULT_UNUSED_DAYS, GcOutcome, MirrorInfo, collect as collect_mirrors, survey as survey_mirrors};
+pub use tree_diff::{TreeDiffRequest, tree_diff};
 pub use url_policy::{AllowedUrl, check_clone_url};
 
 use crate::domain::commands::History;

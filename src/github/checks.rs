@@ -299,7 +299,7 @@ impl WireRun {
 
 /// A URL path segment: unreserved characters as they are, everything else percent-encoded
 /// (a branch `feature/x` becomes `feature%2Fx`).
-fn path_segment(text: &str) -> String {
+pub(super) fn path_segment(text: &str) -> String {
     if text == "." || text == ".." {
         return text.replace('.', "%2E");
     }

@@ -95,7 +95,6 @@ impl GithubClient {
             .base_uri(api.base.as_str())
             .map_err(setup)?
             .set_connect_timeout(Some(config.timeout))
-            .add_header(http::header::ACCEPT, "application/vnd.github+json".to_owned())
             .add_header(http::header::USER_AGENT, concat!("forgeloop/", env!("CARGO_PKG_VERSION")).to_owned());
         let token = config.token.filter(|t| !t.is_empty());
         if let Some(token) = &token {

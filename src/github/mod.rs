@@ -13,6 +13,7 @@
 
 mod checks;
 mod client;
+mod diff;
 mod errors;
 mod model;
 pub mod token;

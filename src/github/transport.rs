@@ -16,6 +16,9 @@ use octocrab::Octocrab;
 
 use super::errors::GithubError;
 
+/// GitHub's JSON media type, asked for unless a call wants another.
+const JSON_MEDIA_TYPE: &str = "application/vnd.github+json";
+
 /// Larger API answers are refused rather than buffered.
 const MAX_BODY: usize = 32 * 1024 * 1024;
 
@@ -100,6 +103,16 @@ impl Transport {
         self.get_with(target, None, call).await
     }
 
+    /// A GET of another media type than JSON (`application/vnd.github.diff`).
+    pub(crate) async fn get_as(&self, target: &str, media_type: &str, call: &Call<'_>) -> Result<Reply, GithubError> {
+        let url = self.url(target, call)?;
+        let mut headers = HeaderMap::new();
+        let value = http::HeaderValue::from_str(media_type)
+            .map_err(|_| GithubError::InvalidInput { what: "media type", detail: media_type.to_owned() })?;
+        headers.insert(http::header::ACCEPT, value);
+        self.get_retrying(&url, &headers, call).await
+    }
+
     /// A conditional GET: `None` when GitHub answers `304 Not Modified` to `etag` (such an
     /// answer does not count against the rate limit), else the fresh reply.
     pub(crate) async fn get_if_changed(
@@ -118,9 +131,13 @@ impl Transport {
         if let Some(value) = etag.and_then(|e| http::HeaderValue::from_str(e).ok()) {
             headers.insert(http::header::IF_NONE_MATCH, value);
         }
+        self.get_retrying(&url, &headers, call).await
+    }
+
+    async fn get_retrying(&self, url: &str, headers: &HeaderMap, call: &Call<'_>) -> Result<Reply, GithubError> {
         let mut attempt = 0;
         loop {
-            let err = match self.attempt(Method::GET, &url, None, Some(&headers), call).await {
+            let err = match self.attempt(Method::GET, url, None, Some(headers), call).await {
                 Ok(reply) => return Ok(reply),
                 Err(err) => err,
             };
@@ -155,14 +172,19 @@ impl Transport {
     ) -> Result<Reply, GithubError> {
         let conditional = extra.is_some_and(|h| h.contains_key(http::header::IF_NONE_MATCH));
         let exchange = async {
-            // octocrab follows redirects (tower-http's default policy drops `Authorization`
-            // on a redirect to another origin, as a job log's signed URL is: design §5.7).
-            let response = match method {
-                Method::POST => self.octo._post(url, body).await,
-                Method::PATCH => self.octo._patch(url, body).await,
-                _ => self.octo._get_with_headers(url, extra.cloned()).await,
+            // One `Accept` per request: GitHub's JSON unless the caller asks for another media
+            // type (a diff). octocrab follows redirects (tower-http's default policy drops
+            // `Authorization` on a redirect to another origin, as a job log's signed URL is:
+            // design §5.7).
+            let mut builder = http::Request::builder().method(method.clone()).uri(url);
+            if extra.is_none_or(|h| !h.contains_key(http::header::ACCEPT)) {
+                builder = builder.header(http::header::ACCEPT, JSON_MEDIA_TYPE);
             }
-            .map_err(|e| self.transport_error(&e, call))?;
+            for (name, value) in extra.into_iter().flatten() {
+                builder = builder.header(name, value);
+            }
+            let request = self.octo.build_request(builder, body).map_err(|e| self.transport_error(&e, call))?;
+            let response = self.octo.execute(request).await.map_err(|e| self.transport_error(&e, call))?;
             let (parts, body) = response.into_parts();
             let bytes = Limited::new(body, MAX_BODY)
                 .collect()

@@ -4,6 +4,7 @@
 pub mod brief;
 pub mod checks;
 pub mod commands;
+pub mod diff;
 pub mod event;
 pub mod machine;
 pub mod next;
