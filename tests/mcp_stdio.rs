@@ -178,7 +178,15 @@ fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
     names.sort();
     assert_eq!(
         names,
-        ["forge_cycle", "forge_cycles", "forge_next", "webgpt_pr_handoff", "webgpt_pr_status", "webgpt_pr_test"]
+        [
+            "forge_cycle",
+            "forge_cycles",
+            "forge_diff",
+            "forge_next",
+            "webgpt_pr_handoff",
+            "webgpt_pr_status",
+            "webgpt_pr_test"
+        ]
     );
     let test_tool = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "webgpt_pr_test").unwrap();
     assert_eq!(test_tool["inputSchema"]["required"], json!(["pr", "profile"]));

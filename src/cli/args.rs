@@ -38,6 +38,8 @@ pub enum Command {
     Forge(ForgeArgs),
     /// PR metadata: head SHA, open/closed/merged, draft, base, head repository, checks
     Status(StatusArgs),
+    /// What WebGPT changed: a tested head's diff (redacted), or the change since the last run
+    Diff(DiffArgs),
     /// Test a PR's head SHA once, outside any cycle (exit 0 passed, 1 failed, 2 blocked)
     Test(TestArgs),
     /// Retry publishing the last run's PR comment of a cycle
@@ -115,6 +117,7 @@ impl Command {
             | Command::Gc(_)
             | Command::Completions(_) => false,
             Command::Status(_)
+            | Command::Diff(_)
             | Command::Test(_)
             | Command::Comment(_)
             | Command::Doctor
@@ -180,6 +183,29 @@ pub struct StatusArgs {
     /// https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
     #[arg(long, value_name = "REF")]
     pub pr: String,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["state", "pr"])))]
+pub struct DiffArgs {
+    /// A cycle: the diff of its last tested head (or --iteration K's)
+    #[arg(long, value_name = "STATE")]
+    pub state: Option<String>,
+    /// A PR outside any cycle: its whole change at its current head
+    #[arg(long, value_name = "REF", conflicts_with_all = ["iteration", "since_last"])]
+    pub pr: Option<String>,
+    /// The run whose head to show (default: the last)
+    #[arg(long, value_name = "K", requires = "state")]
+    pub iteration: Option<u32>,
+    /// The change from the previous tested head to this one (what came back after the handoff)
+    #[arg(long, requires = "state")]
+    pub since_last: bool,
+    /// The file list with +/- counts instead of the diff
+    #[arg(long, conflicts_with = "json")]
+    pub stat: bool,
+    /// One JSON document: the files with their counts, the SHAs, masked spots and the diff
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

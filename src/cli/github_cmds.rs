@@ -17,7 +17,7 @@ use crate::store::atomic::write_atomic;
 
 #[cfg(feature = "demo")]
 use super::args::EmulatorArgs;
-use super::args::{ForgeArgs, StateArgs, StatusArgs, TestArgs};
+use super::args::{DiffArgs, ForgeArgs, StateArgs, StatusArgs, TestArgs};
 use super::net;
 use crate::output;
 
@@ -114,6 +114,65 @@ pub fn status(mut ctx: Ctx, args: &StatusArgs) -> Result<i32> {
     let net = net::connect(&mut ctx)?;
     let doc = net.runtime.block_on(crate::cycle::pr_status::pr_status(&net.engine, &pr))?;
     Ok(output::json(&ctx.redactor, &doc))
+}
+
+/// `diff`: the redacted unified diff on stdout (or `--stat`, or `--json`); a note on stderr
+/// says what is shown and how many spots were masked.
+pub fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
+    let paths = args.state.as_deref().map(|s| ctx.cycle(s)).transpose()?;
+    if let Some(pr) = &args.pr {
+        parse_pr_ref(pr, &ctx.hosts)?;
+    }
+    let net = net::connect(&mut ctx)?;
+    let view = match (&paths, &args.pr) {
+        (Some(paths), _) => net.runtime.block_on(crate::cycle::diff::of_cycle(
+            &ctx,
+            &net.engine,
+            paths,
+            args.iteration,
+            args.since_last,
+        ))?,
+        (None, Some(pr)) => net.runtime.block_on(crate::cycle::diff::of_pr(&ctx, &net.engine, pr))?,
+        (None, None) => return Err(Error::Invalid("diff needs --state or --pr".into())),
+    };
+    if args.json {
+        let mut doc = serde_json::to_value(&view).unwrap_or_default();
+        doc["diff"] = serde_json::Value::String(view.text.clone());
+        return Ok(output::json(&ctx.redactor, &doc));
+    }
+    let what = match (&view.old_sha, view.iteration) {
+        (Some(old), Some(k)) => format!(
+            "{}: the change from run {} ({}) to run {k} ({})",
+            view.pr,
+            view.old_iteration.unwrap_or_default(),
+            &old[..12],
+            &view.head_sha[..12.min(view.head_sha.len())]
+        ),
+        (None, Some(k)) => format!(
+            "{} at run {k} ({}) against its base branch",
+            view.pr,
+            &view.head_sha[..12.min(view.head_sha.len())]
+        ),
+        _ => format!(
+            "{} at its head ({}) against its base branch",
+            view.pr,
+            &view.head_sha[..12.min(view.head_sha.len())]
+        ),
+    };
+    let masked = match view.masked {
+        0 => "redacted, nothing masked".to_owned(),
+        1 => "redacted: 1 spot masked as [REDACTED:…]".to_owned(),
+        n => format!("redacted: {n} spots masked as [REDACTED:…]"),
+    };
+    let note = format!("forgeloop diff: {what}; {}; {masked}", view.size.words());
+    eprintln!("{}", ctx.redactor.redact(&note));
+    let body = if args.stat { crate::domain::diff::stat(&view.files, 80) } else { view.text.clone() };
+    // As the diff is (already redacted), without a line added: it stays a patch `git apply` takes.
+    let body = ctx.redactor.redact(&body);
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(body.as_bytes()).and_then(|()| out.flush());
+    Ok(0)
 }
 
 pub fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {

@@ -149,6 +149,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             }
         }
         Command::Status(args) => github_cmds::status(ctx.clone(), &args),
+        Command::Diff(args) => github_cmds::diff(ctx.clone(), &args),
         Command::Test(args) => github_cmds::test(ctx.clone(), &args),
         Command::Comment(args) => github_cmds::comment(ctx.clone(), &args),
         #[cfg(feature = "demo")]

@@ -6,6 +6,7 @@ pub mod attach;
 pub mod ci_wait;
 pub mod commands;
 pub mod context;
+pub mod diff;
 pub mod list;
 pub mod live;
 pub mod pr_status;

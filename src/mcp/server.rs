@@ -27,13 +27,14 @@ use crate::registry::Registry;
 
 use super::policy::Policy;
 use super::progress::{self, Reporter};
-use super::tools::{self, CycleInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput};
+use super::tools::{self, CycleInput, DiffInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput};
 
 const INSTRUCTIONS: &str = "forgeloop: the WebGPT pull-request loop. webgpt_pr_status reads a PR; \
 webgpt_pr_test tests a PR's head SHA in an isolated checkout with a test profile from the forgeloop \
 config (only repositories bound in the Project registry or allowed in config; it never posts comments); \
 webgpt_pr_handoff turns a failed report into the text to send WebGPT; forge_cycles, forge_cycle and \
-forge_next read the cycles on this machine. Nothing here merges, pushes or runs caller-given commands.";
+forge_next read the cycles on this machine; forge_diff shows what a cycle's PR changed (redacted). \
+Nothing here merges, pushes or runs caller-given commands.";
 
 /// GitHub access, built on first use: finding the token may run `gh auth token`.
 struct Github {
@@ -301,6 +302,29 @@ impl ForgeServer {
     )]
     async fn forge_cycle(&self, Parameters(input): Parameters<CycleInput>) -> CallToolResult {
         let outcome = self.blocking(move |ctx| tools::cycle(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "What a cycle's PR changed at its last tested head (redacted unified diff, the files with +/- counts, masked spots), or with since_last the change from the previous tested head: what came back in answer to the handoff.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn forge_diff(&self, Parameters(input): Parameters<DiffInput>) -> CallToolResult {
+        let outcome = async {
+            let ctx = self.shared.ctx.clone();
+            let (state, task_space) = (input.state.clone(), input.task_space.clone());
+            let path = tokio::task::spawn_blocking(move || tools::known_cycle(&ctx, state, task_space))
+                .await
+                .map_err(|e| Failure::new(Word::Blocked, e.to_string()))??;
+            let paths = crate::store::layout::CyclePaths::new(path).map_err(Error::from)?;
+            let github = self.github().await?;
+            let view =
+                crate::cycle::diff::of_cycle(&github.ctx, &github.engine, &paths, None, input.since_last).await?;
+            let mut doc = serde_json::to_value(&view).map_err(|e| Failure::new(Word::Blocked, e.to_string()))?;
+            doc["diff"] = serde_json::Value::String(view.text);
+            Ok(doc)
+        }
+        .await;
         self.finish(outcome)
     }
 

@@ -59,6 +59,27 @@ pub struct CycleInput {
     pub task_space: Option<String>,
 }
 
+/// `forge_diff`'s input: a cycle, and whether to show the change since its previous run.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct DiffInput {
+    /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
+    #[serde(default)]
+    pub state: Option<String>,
+    /// The cycle's task space (give this or state)
+    #[serde(default)]
+    pub task_space: Option<String>,
+    /// The change from the previous tested head to the last one, instead of the whole PR
+    #[serde(default)]
+    pub since_last: bool,
+}
+
+/// The state file of a known cycle (as `forge_cycle` resolves it).
+pub fn known_cycle(ctx: &Ctx, state: Option<String>, task_space: Option<String>) -> Result<PathBuf, Failure> {
+    resolve(ctx, &CycleInput { state, task_space })
+}
+
 /// A tool that could not do its job: the CLI's error document, `{"status", "error", ...}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {

@@ -163,7 +163,7 @@ async def sdk_checks(binary, work, emu, token, env, version):
             assert info.version == version, (info.version, version)
 
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["forge_cycle", "forge_cycles", "forge_next", "webgpt_pr_handoff",
+            assert tools == ["forge_cycle", "forge_cycles", "forge_diff", "forge_next", "webgpt_pr_handoff",
                              "webgpt_pr_status", "webgpt_pr_test"], tools
 
             status = await session.call_tool("webgpt_pr_status", {"pr": f"acme/widget#{failing}"})

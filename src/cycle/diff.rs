@@ -1,0 +1,270 @@
+//! What WebGPT changed (design §6.7), for `forgeloop diff`, the control room's Diff tab and
+//! MCP `forge_diff`: a tested head's whole change against the base branch, as GitHub shows
+//! it, or the change between two tested heads ("what came back in answer to the handoff").
+//!
+//! The whole-PR diff comes from the GitHub API (the PR's diff media type while the tested SHA
+//! is still the head, else the compare API from the base branch), so shallow mirrors are
+//! enough. The since-last diff is a tree-to-tree diff of the two tested commits in the mirror,
+//! so a force-pushed fix shows its true change. Both are redacted before anything else sees
+//! them and cached, redacted, per SHA pair under the cycle's directory.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::checkout::{self, TreeDiffRequest};
+use crate::domain::diff::{self, DiffSize, FileDiff};
+use crate::domain::pr_ref::{PrRef, parse_pr_ref};
+use crate::domain::report::normalize_sha;
+use crate::domain::state::RunSummary;
+use crate::error::{Error, Result};
+use crate::store::atomic::write_atomic;
+use crate::store::layout::CyclePaths;
+use crate::store::state_file;
+
+use super::context::Ctx;
+use super::pr_test::Engine;
+
+/// The marker the redactor leaves; counted to say how many spots were masked.
+const MASK: &str = "[REDACTED";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffKind {
+    /// The PR's change at a tested head, against its base branch.
+    WholePr,
+    /// The change from the previous tested head to this one.
+    SinceLast,
+}
+
+/// A diff ready to show: redacted text and its index.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffView {
+    pub kind: DiffKind,
+    pub pr: String,
+    /// The run whose head this is (`None` outside a cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u32>,
+    pub head_sha: String,
+    /// Since-last: the previous tested head.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_sha: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_iteration: Option<u32>,
+    pub size: DiffSize,
+    pub files: Vec<FileDiff>,
+    /// Spots the redactor masked (`[REDACTED:…]` in the text).
+    pub masked: usize,
+    /// The redacted diff, cached here (a cycle's diffs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<PathBuf>,
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// The diff of run `iteration` (default: the last) of the cycle at `paths`.
+pub async fn of_cycle(
+    ctx: &Ctx,
+    engine: &Engine,
+    paths: &CyclePaths,
+    iteration: Option<u32>,
+    since_last: bool,
+) -> Result<DiffView> {
+    let state = state_file::load(&paths.state)?;
+    let (run, previous) = pick_runs(&state.history, iteration, since_last)?;
+    let pr = parse_pr_ref(&run.pr, &ctx.hosts)?;
+    let head = sha(&run.head_sha)?;
+    let (kind, old) = match previous {
+        Some(prev) => (DiffKind::SinceLast, Some((sha(&prev.head_sha)?, prev.iteration))),
+        None => (DiffKind::WholePr, None),
+    };
+    let name = match &old {
+        Some((old_sha, _)) => format!("{old_sha}..{head}.diff"),
+        None => format!("pr-{head}.diff"),
+    };
+    let cache = paths.sidecar().join("diffs").join(name);
+    let count_file = cache.with_extension("masked");
+    let cached = std::fs::read_to_string(&cache)
+        .ok()
+        .zip(std::fs::read_to_string(&count_file).ok().and_then(|n| n.trim().parse::<usize>().ok()));
+    let (text, masked) = match cached {
+        Some(hit) => hit,
+        None => {
+            let raw = match &old {
+                Some((old_sha, _)) => since_last_raw(ctx, engine, &pr, old_sha, &head).await?,
+                None => whole_pr_raw(engine, &pr, &head).await?,
+            };
+            let (text, masked) = redact(ctx, &raw);
+            save(&cache, &text)?;
+            save(&count_file, &format!("{masked}\n"))?;
+            (text, masked)
+        }
+    };
+    let mut view = view(kind, &pr, Some(run.iteration), head, old, text, Some(cache));
+    view.masked = masked;
+    Ok(view)
+}
+
+/// The redacted text and how many spots the redactor masked in it.
+fn redact(ctx: &Ctx, raw: &str) -> (String, usize) {
+    let text = ctx.redactor.redact(raw).into_owned();
+    let masked = text.matches(MASK).count().saturating_sub(raw.matches(MASK).count());
+    (text, masked)
+}
+
+/// The whole change of a PR at its current head (`forgeloop diff --pr`, outside any cycle).
+pub async fn of_pr(ctx: &Ctx, engine: &Engine, pr: &str) -> Result<DiffView> {
+    let pr = parse_pr_ref(pr, &ctx.hosts)?;
+    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
+    let raw = engine.github.pull_diff(&pr.repo, pr.number).await?;
+    let (text, masked) = redact(ctx, &raw);
+    let mut view = view(DiffKind::WholePr, &pr, None, pull.head_sha, None, text, None);
+    view.masked = masked;
+    Ok(view)
+}
+
+fn view(
+    kind: DiffKind,
+    pr: &PrRef,
+    iteration: Option<u32>,
+    head_sha: String,
+    old: Option<(String, u32)>,
+    text: String,
+    cache: Option<PathBuf>,
+) -> DiffView {
+    let files = diff::index(text.lines());
+    DiffView {
+        kind,
+        pr: pr.shorthand(),
+        iteration,
+        head_sha,
+        old_iteration: old.as_ref().map(|(_, k)| *k),
+        old_sha: old.map(|(s, _)| s),
+        size: DiffSize::of(&files),
+        files,
+        masked: 0,
+        cache,
+        text,
+    }
+}
+
+/// The run to show and, for since-last, the run before it.
+fn pick_runs(
+    history: &[RunSummary],
+    iteration: Option<u32>,
+    since_last: bool,
+) -> Result<(&RunSummary, Option<&RunSummary>)> {
+    let position = match iteration {
+        Some(k) => history.iter().position(|r| r.iteration == k).ok_or_else(|| {
+            let known: Vec<String> = history.iter().map(|r| r.iteration.to_string()).collect();
+            Error::Invalid(format!(
+                "the cycle has no run {k}; its runs are: {}",
+                if known.is_empty() { "none yet".to_owned() } else { known.join(", ") }
+            ))
+        })?,
+        None => history
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| Error::Invalid("the cycle has no tested run yet; there is no diff to show".into()))?,
+    };
+    let run = &history[position];
+    if !since_last {
+        return Ok((run, None));
+    }
+    let previous = position.checked_sub(1).map(|p| &history[p]).ok_or_else(|| {
+        Error::Invalid(format!(
+            "run {} is the cycle's first; there is no earlier tested head to compare with (drop --since-last for the whole PR)",
+            run.iteration
+        ))
+    })?;
+    Ok((run, Some(previous)))
+}
+
+fn sha(text: &str) -> Result<String> {
+    normalize_sha(text).ok_or_else(|| Error::Invalid(format!("{text:?} in the cycle's history is not a commit SHA")))
+}
+
+/// GitHub's view of the PR at `head`: the PR's diff while `head` is its head, else the
+/// three-dot compare from the base branch.
+async fn whole_pr_raw(engine: &Engine, pr: &PrRef, head: &str) -> Result<String> {
+    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
+    let text = if pull.head_sha == head {
+        engine.github.pull_diff(&pr.repo, pr.number).await?
+    } else {
+        engine.github.compare_diff(&pr.repo, &pull.base_ref, head).await?
+    };
+    Ok(text)
+}
+
+async fn since_last_raw(ctx: &Ctx, engine: &Engine, pr: &PrRef, old: &str, new: &str) -> Result<String> {
+    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
+    let request = (
+        ctx.home.mirrors_dir(),
+        pull.repository.clone(),
+        pull.base_clone_url.clone(),
+        engine.token.clone(),
+        engine.github.is_loopback(),
+        old.to_owned(),
+        new.to_owned(),
+    );
+    tokio::task::spawn_blocking(move || {
+        let (mirrors, repo, url, token, loopback, old, new) = request;
+        checkout::tree_diff(&TreeDiffRequest {
+            mirrors_root: &mirrors,
+            repo: &repo,
+            clone_url: &url,
+            token: token.as_deref(),
+            allow_insecure_local: loopback,
+            old_sha: &old,
+            new_sha: &new,
+        })
+    })
+    .await
+    .map_err(|e| Error::Invalid(format!("the diff task failed: {e}")))?
+    .map_err(Error::Checkout)
+}
+
+fn save(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    }
+    write_atomic(path, text.as_bytes()).map_err(|e| Error::io(format!("cannot write the diff {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::report::TestStatus;
+    use crate::domain::state::Actor;
+
+    fn run(iteration: u32, sha: char) -> RunSummary {
+        RunSummary {
+            iteration,
+            pr: "acme/widget#7".into(),
+            head_sha: sha.to_string().repeat(40),
+            status: TestStatus::Failed,
+            started_at: String::new(),
+            finished_at: String::new(),
+            duration_seconds: 0.0,
+            actor: Actor::Agent,
+            log_path: None,
+            report_path: None,
+            comment_url: None,
+            sandbox: None,
+        }
+    }
+
+    #[test]
+    fn runs_are_picked_by_iteration_and_the_first_has_no_since_last() {
+        let history = [run(1, 'a'), run(2, 'b'), run(3, 'c')];
+        let (last, prev) = pick_runs(&history, None, true).unwrap();
+        assert_eq!((last.iteration, prev.map(|p| p.iteration)), (3, Some(2)));
+        let (second, none) = pick_runs(&history, Some(2), false).unwrap();
+        assert_eq!((second.iteration, none.is_none()), (2, true));
+        let first = pick_runs(&history, Some(1), true).unwrap_err().to_string();
+        assert!(first.contains("run 1 is the cycle's first"), "{first}");
+        let missing = pick_runs(&history, Some(9), false).unwrap_err().to_string();
+        assert!(missing.contains("its runs are: 1, 2, 3"), "{missing}");
+        assert!(pick_runs(&[], None, false).unwrap_err().to_string().contains("no tested run yet"));
+    }
+}
