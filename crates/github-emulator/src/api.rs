@@ -14,6 +14,8 @@ use crate::names::{RepoName, normalize_sha};
 use crate::ops::{Core, RunRefusal};
 use crate::state::{CommentRec, Render, now};
 
+mod changes;
+
 const DEFAULT_PER_PAGE: usize = 30;
 const MAX_PER_PAGE: usize = 100;
 
@@ -98,7 +100,16 @@ async fn route(ctx: &Ctx<'_>, method: &Method, segments: &[&str], query: &str, b
             }
             None => not_found(),
         },
-        (&Method::GET, ["repos", owner, name, "pulls", number]) => get_pull(ctx, owner, name, number).await,
+        (&Method::GET, ["repos", owner, name, "pulls", number]) => match changes::media(ctx.headers) {
+            changes::Media::Json => get_pull(ctx, owner, name, number).await,
+            media => changes::pull_text(ctx, owner, name, number, media).await,
+        },
+        (&Method::GET, ["repos", owner, name, "pulls", number, "files"]) => {
+            changes::pull_files(ctx, owner, name, number, query).await
+        }
+        (&Method::GET, ["repos", owner, name, "compare", basehead @ ..]) if !basehead.is_empty() => {
+            changes::compare(ctx, owner, name, basehead, query).await
+        }
         (&Method::GET, ["repos", owner, name, "issues", number, "comments"]) => {
             list_comments(ctx, owner, name, number, query)
         }

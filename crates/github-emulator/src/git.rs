@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use crate::error::EmulatorError;
@@ -66,6 +66,46 @@ pub(crate) async fn run(
     }
 }
 
+/// How long one git command that reads a repository may take before it is killed: a client
+/// waiting on a diff gets an error, never a hang.
+const READ_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Runs `git args` in `dir` and returns its stdout byte for byte (a diff keeps its last newline
+/// and any bytes that are not UTF-8). Both pipes are read at once, so a large output cannot
+/// stall git; more than `limit` bytes, or more than [`READ_DEADLINE`], kills git and fails.
+pub(crate) async fn run_bytes(dir: &Path, args: &[&str], limit: usize) -> Result<Vec<u8>, EmulatorError> {
+    let failed = |stderr: String| EmulatorError::Git { args: args.join(" "), dir: dir.display().to_string(), stderr };
+    let mut command = Command::new("git");
+    command.args(args).current_dir(dir).env_clear().envs(base_env()).kill_on_drop(true);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(EmulatorError::GitMissing)?;
+    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(failed("no output pipes".to_owned()));
+    };
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let read = async {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let read_out = async {
+            stdout.take(cap).read_to_end(&mut out).await?;
+            if out.len() > limit {
+                // Stops reading stderr too; dropping the child then kills git.
+                return Err(std::io::Error::other(format!("output larger than {limit} bytes")));
+            }
+            Ok(())
+        };
+        tokio::try_join!(read_out, stderr.read_to_end(&mut err))?;
+        let status = child.wait().await?;
+        Ok::<_, std::io::Error>((status, out, err))
+    };
+    match tokio::time::timeout(READ_DEADLINE, read).await {
+        Err(_) => Err(failed(format!("killed after {}s", READ_DEADLINE.as_secs()))),
+        Ok(Err(e)) => Err(failed(e.to_string())),
+        Ok(Ok((status, out, _))) if status.success() => Ok(out),
+        Ok(Ok((_, _, err))) => Err(failed(String::from_utf8_lossy(&err).trim().to_owned())),
+    }
+}
+
 pub(crate) async fn init_bare(parent: &Path, dir: &Path, branch: &str) -> Result<(), EmulatorError> {
     let dir = dir.to_string_lossy();
     run(parent, &["init", "--quiet", "--bare", "--initial-branch", branch, dir.as_ref()], &[], None).await?;
@@ -82,6 +122,22 @@ pub(crate) async fn clone_bare(parent: &Path, src: &Path, dst: &Path) -> Result<
 pub(crate) async fn rev_parse(dir: &Path, rev: &str) -> Option<String> {
     let spec = format!("{rev}^{{commit}}");
     run(dir, &["rev-parse", "--verify", "--quiet", &spec], &[], None).await.ok()
+}
+
+/// The best common ancestor of two commits (full SHAs), if they have one.
+pub(crate) async fn merge_base(dir: &Path, a: &str, b: &str) -> Option<String> {
+    let (a, b) = (oid(a).ok()?, oid(b).ok()?);
+    run(dir, &["merge-base", a, b], &[], None).await.ok().filter(|sha| !sha.is_empty())
+}
+
+/// `sha` when it is a full commit SHA, so it can never read as a git option; the functions
+/// that put user-named commits on a command line take only these.
+pub(crate) fn oid(sha: &str) -> Result<&str, EmulatorError> {
+    if sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        Ok(sha)
+    } else {
+        Err(EmulatorError::Invalid(format!("{sha:?} is not a full commit SHA")))
+    }
 }
 
 pub(crate) async fn update_ref(dir: &Path, name: &str, sha: &str) -> Result<(), EmulatorError> {

@@ -68,6 +68,14 @@ pub(crate) fn plain(status: StatusCode, text: &str) -> Resp {
     response
 }
 
+/// A body of any bytes (a diff need not be UTF-8) with its media type.
+pub(crate) fn bytes_response(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Resp {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
 /// `%XX` decoded (and `+` as a space in a query), leaving a malformed escape as it is: a client
 /// may encode a `/` in a branch name or a space in a check name, or not.
 pub(crate) fn percent_decode(raw: &str, plus_is_space: bool) -> String {

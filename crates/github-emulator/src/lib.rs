@@ -4,7 +4,12 @@
 //!
 //! One HTTP server on 127.0.0.1 serving three things:
 //! * the REST subset forgeloop's GitHub client calls (`GET /user`, `GET /repos/{o}/{r}`,
-//!   `GET /repos/{o}/{r}/pulls/{n}`, `GET|POST /repos/{o}/{r}/issues/{n}/comments` with
+//!   `GET /repos/{o}/{r}/pulls/{n}` (with `Accept: application/vnd.github[.v3].diff` the PR's
+//!   unified diff from the merge base, `git diff --full-index -M`, and with `.patch` its
+//!   `format-patch` series), `GET /repos/{o}/{r}/pulls/{n}/files` (paginated, at most 3000),
+//!   `GET /repos/{o}/{r}/compare/{base}...{head}` (or `..`; branches, tags or SHAs; `status`,
+//!   `ahead_by`, `behind_by`, `merge_base_commit`, `commits`, `files`, or the diff by `Accept`),
+//!   `GET|POST /repos/{o}/{r}/issues/{n}/comments` with
 //!   `per_page`/`page` and `Link` headers, `PATCH /repos/{o}/{r}/issues/comments/{id}`,
 //!   `POST /user/repos`, `POST /orgs/{org}/repos`, `GET /repos/{o}/{r}/commits/{sha}/check-runs`
 //!   (`check_name`, `filter=latest|all`: the latest is a name's last run set; an `ETag`, and
@@ -56,11 +61,13 @@
 //!
 //! Modules, each using only those after it: `emulator` (the handle) → `server` (accept loop,
 //! request log, faults, dispatch) → the handlers `admin`, `api`, `git_http` → `http_util` (response
-//! builders, body reading), `ops` (the operations) → `git` (the git CLI), `state` (the
+//! builders, body reading), `ops` (the operations), `diff` (changes between commits, for
+//! `api`) → `git` (the git CLI), `state` (the
 //! in-memory world and its JSON) → `model` (public data), `error` → `names` (GitHub's rules).
 
 mod admin;
 mod api;
+mod diff;
 mod emulator;
 mod error;
 mod git;
