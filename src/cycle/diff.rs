@@ -80,15 +80,13 @@ pub async fn of_cycle(
     };
     let name = match &old {
         Some((old_sha, _)) => format!("{old_sha}..{head}.diff"),
-        None => format!("pr-{head}.diff"),
+        None => format!("pr-{head}.diff"), // as whole_pr_cache names it
     };
     let cache = paths.sidecar().join("diffs").join(name);
-    let count_file = cache.with_extension("masked");
-    let cached = std::fs::read_to_string(&cache)
-        .ok()
-        .zip(std::fs::read_to_string(&count_file).ok().and_then(|n| n.trim().parse::<usize>().ok()));
+    let meta_file = meta_path(&cache);
+    let cached = std::fs::read_to_string(&cache).ok().zip(read_meta(&meta_file));
     let (text, masked) = match cached {
-        Some(hit) => hit,
+        Some((text, meta)) => (text, meta.masked),
         None => {
             let raw = match &old {
                 Some((old_sha, _)) => since_last_raw(ctx, engine, &pr, old_sha, &head).await?,
@@ -96,13 +94,41 @@ pub async fn of_cycle(
             };
             let (text, masked) = redact(ctx, &raw);
             save(&cache, &text)?;
-            save(&count_file, &format!("{masked}\n"))?;
+            let size = DiffSize::of(&diff::index(text.lines()));
+            let meta = serde_json::to_string(&DiffMeta { masked, size }).unwrap_or_default();
+            save(&meta_file, &meta)?;
             (text, masked)
         }
     };
     let mut view = view(kind, &pr, Some(run.iteration), head, old, text, Some(cache));
     view.masked = masked;
     Ok(view)
+}
+
+/// What is kept beside a cached diff: read without indexing the diff again (a control-room
+/// row shows the size of a `READY_TO_MERGE` PR's change).
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
+pub struct DiffMeta {
+    pub masked: usize,
+    pub size: DiffSize,
+}
+
+/// Where the whole-PR diff of `head_sha` is cached for the cycle at `paths` (it may not exist).
+pub fn whole_pr_cache(paths: &CyclePaths, head_sha: &str) -> PathBuf {
+    paths.sidecar().join("diffs").join(format!("pr-{}.diff", head_sha.to_ascii_lowercase()))
+}
+
+/// The cached diff's meta (masked spots, size), if that diff was made.
+pub fn cached_meta(diff_file: &Path) -> Option<DiffMeta> {
+    read_meta(&meta_path(diff_file))
+}
+
+fn meta_path(diff_file: &Path) -> PathBuf {
+    diff_file.with_extension("json")
+}
+
+fn read_meta(path: &Path) -> Option<DiffMeta> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 /// The redacted text and how many spots the redactor masked in it.

@@ -3,7 +3,7 @@
 //! GitHub's diff media type and `git diff` write it, so the same index serves the control
 //! room's Diff tab (which pages the text from disk by line), `forgeloop diff --stat` and MCP.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -39,7 +39,7 @@ pub struct FileDiff {
 }
 
 /// Totals over the files.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiffSize {
     pub files: u64,
     pub additions: u64,
