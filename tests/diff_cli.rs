@@ -163,4 +163,15 @@ fn a_fifty_thousand_line_diff_comes_through_whole() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains(" big.txt | 50000 +"), "{}", run.stdout);
     assert!(run.stdout.contains("1 file changed, 50000 insertions(+), 0 deletions(-)"), "{}", run.stdout);
+    // GitHub refuses the diff media type past 20,000 lines (406): the file list's patches.
+    w.inject(github_emulator::Fault::Status {
+        method: Some("GET".into()),
+        path: "/repos/acme/widget/pulls/1".into(),
+        status: 406,
+        times: 1,
+    });
+    let rebuilt = w.run(&["diff", "--pr", "acme/widget#1", "--stat"]);
+    assert_eq!(rebuilt.code, 0, "{}", rebuilt.stderr);
+    assert_eq!(rebuilt.stdout, run.stdout);
+    assert_eq!(w.requests_to("/pulls/1/files"), 1);
 }

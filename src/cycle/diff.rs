@@ -141,8 +141,8 @@ fn redact(ctx: &Ctx, raw: &str) -> (String, usize) {
 /// The whole change of a PR at its current head (`forgeloop diff --pr`, outside any cycle).
 pub async fn of_pr(ctx: &Ctx, engine: &Engine, pr: &str) -> Result<DiffView> {
     let pr = parse_pr_ref(pr, &ctx.hosts)?;
-    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
     let raw = engine.github.pull_diff(&pr.repo, pr.number).await?;
+    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
     let (text, masked) = redact(ctx, &raw);
     let mut view = view(DiffKind::WholePr, &pr, None, pull.head_sha, None, text, None);
     view.masked = masked;
