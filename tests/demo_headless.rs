@@ -354,3 +354,29 @@ fn without_git_on_path_the_demo_says_it_needs_git() {
     let tmp: Vec<_> = std::fs::read_dir(env.path("tmp")).unwrap().collect();
     assert!(tmp.is_empty(), "no sandbox was made: {tmp:?}");
 }
+
+/// The demo's `add-subtraction` fix, as `forgeloop diff --since-last` shows it afterwards: the
+/// one line WebGPT changed after the failing run, from the mirror alone (the demo's emulator
+/// is gone by then).
+#[test]
+fn the_demos_fix_is_its_since_last_diff() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = Env::new();
+    let home = env.path("sandbox");
+    let home_arg = home.display().to_string();
+    let (code, summary, stderr) = env.run(&["demo", "--headless", "--home", &home_arg]);
+    assert_eq!(code, 0, "{summary:#}\n{stderr}");
+    let out = env
+        .command(&["--home", &home_arg, "diff", "--state", "add-subtraction", "--since-last"])
+        .output()
+        .unwrap();
+    let diff = String::from_utf8_lossy(&out.stdout);
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{diff}\n{note}");
+    let files = forgeloop::domain::diff::index(diff.lines());
+    assert_eq!(files.len(), 1, "only calc.sh changed: {diff}");
+    assert_eq!((files[0].path.as_str(), files[0].additions, files[0].deletions), ("calc.sh", 1, 1));
+    assert!(diff.contains("-    echo $((a + b))\n+    echo $((a - b))\n"), "{diff}");
+    assert!(note.contains("the change from run 1") && note.contains("to run 2"), "{note}");
+    assert_nothing_left_running();
+}

@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
+    /// A diff needs a commit the mirror does not have, and fetching was not allowed.
+    #[error("commit {sha} is not in the mirror; it must be fetched from the repository first")]
+    CommitMissing { sha: String },
     #[error("clone URL {url} refused: {reason}")]
     UrlRefused { url: String, reason: String },
 

@@ -17,8 +17,9 @@ use crate::domain::report::normalize_sha;
 pub struct TreeDiffRequest<'a> {
     pub mirrors_root: &'a Path,
     pub repo: &'a RepoName,
-    /// The base repository's clone URL (a missing commit is fetched from it).
-    pub clone_url: &'a str,
+    /// The base repository's clone URL, to fetch a commit the mirror lacks; `None` diffs only
+    /// what the mirror has (offline) and says which commit is missing.
+    pub clone_url: Option<&'a str>,
     pub token: Option<&'a str>,
     pub allow_insecure_local: bool,
     pub old_sha: &'a str,
@@ -28,7 +29,9 @@ pub struct TreeDiffRequest<'a> {
 /// The unified diff from `old_sha`'s tree to `new_sha`'s, renames detected as `git diff` does.
 /// Blocking.
 pub fn tree_diff(req: &TreeDiffRequest<'_>) -> Result<String, CheckoutError> {
-    check_clone_url(req.clone_url, req.allow_insecure_local)?;
+    if let Some(url) = req.clone_url {
+        check_clone_url(url, req.allow_insecure_local)?;
+    }
     let old = oid(req.old_sha)?;
     let new = oid(req.new_sha)?;
     init_git_early();
@@ -41,12 +44,15 @@ pub fn tree_diff(req: &TreeDiffRequest<'_>) -> Result<String, CheckoutError> {
         if repo.find_commit(wanted).is_ok() {
             continue;
         }
-        let network = req.clone_url.starts_with("https://") || req.clone_url.starts_with("http://");
+        let Some(clone_url) = req.clone_url else {
+            return Err(CheckoutError::CommitMissing { sha: wanted.to_string() });
+        };
+        let network = clone_url.starts_with("https://") || clone_url.starts_with("http://");
         let depth = if network { mirror::Depth::One } else { mirror::Depth::Full };
         let refspec = format!("+{wanted}:refs/forgeloop/sha/{wanted}");
-        let auth = Auth::new(token, TokenScope::origin_of(req.clone_url));
+        let auth = Auth::new(token, TokenScope::origin_of(clone_url));
         let mut stats = FetchStats::default();
-        mirror::fetch(&repo, req.clone_url, &[&refspec], depth, &auth, None, &mut stats)
+        mirror::fetch(&repo, clone_url, &[&refspec], depth, &auth, None, &mut stats)
             .map_err(|e| CheckoutError::Git { step: "fetch of a tested commit", detail: scrub(e.message(), token) })?;
         repo.find_commit(wanted).map_err(|_| CheckoutError::Git {
             step: "fetch of a tested commit",
@@ -142,10 +148,20 @@ mod tests {
         let repo = RepoName::parse("acme/calc").unwrap();
         let mirrors = tmp.path().join("mirrors");
         let url = work.display().to_string();
+        let offline = TreeDiffRequest {
+            mirrors_root: &mirrors,
+            repo: &repo,
+            clone_url: None,
+            token: None,
+            allow_insecure_local: true,
+            old_sha: &old,
+            new_sha: &new,
+        };
+        assert!(matches!(tree_diff(&offline), Err(CheckoutError::CommitMissing { .. })));
         let req = TreeDiffRequest {
             mirrors_root: &mirrors,
             repo: &repo,
-            clone_url: &url,
+            clone_url: Some(&url),
             token: None,
             allow_insecure_local: true,
             old_sha: &old,
@@ -156,8 +172,8 @@ mod tests {
         assert_eq!(changes(&ours), changes(&theirs), "ours:\n{ours}\ngit's:\n{theirs}");
         assert!(ours.contains("-echo $((a * b))\n+echo $((a + b))\n"), "{ours}");
         assert!(ours.contains("rename from notes.md\nrename to docs.md"), "{ours}");
-        // Both commits were fetched by SHA into the mirror; a second call needs no fetch.
-        assert_eq!(tree_diff(&req).unwrap(), ours);
+        // Both commits were fetched by SHA into the mirror; now it works offline.
+        assert_eq!(tree_diff(&offline).unwrap(), ours);
         let bad = TreeDiffRequest { old_sha: "not-a-sha", ..req };
         assert!(matches!(tree_diff(&bad), Err(CheckoutError::InvalidSha(_))));
     }

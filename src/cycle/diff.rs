@@ -222,12 +222,29 @@ async fn whole_pr_raw(engine: &Engine, pr: &PrRef, head: &str) -> Result<String>
     Ok(text)
 }
 
+/// From the mirror alone when it has both commits (offline); else from GitHub's clone URL.
 async fn since_last_raw(ctx: &Ctx, engine: &Engine, pr: &PrRef, old: &str, new: &str) -> Result<String> {
-    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
+    match tree_diff(ctx, engine, pr.repo.clone(), None, old, new).await {
+        Err(Error::Checkout(checkout::CheckoutError::CommitMissing { .. })) => {
+            let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
+            tree_diff(ctx, engine, pull.repository.clone(), Some(pull.base_clone_url.clone()), old, new).await
+        }
+        other => other,
+    }
+}
+
+async fn tree_diff(
+    ctx: &Ctx,
+    engine: &Engine,
+    repo: crate::domain::pr_ref::RepoName,
+    clone_url: Option<String>,
+    old: &str,
+    new: &str,
+) -> Result<String> {
     let request = (
         ctx.home.mirrors_dir(),
-        pull.repository.clone(),
-        pull.base_clone_url.clone(),
+        repo,
+        clone_url,
         engine.token.clone(),
         engine.github.is_loopback(),
         old.to_owned(),
@@ -238,7 +255,7 @@ async fn since_last_raw(ctx: &Ctx, engine: &Engine, pr: &PrRef, old: &str, new: 
         checkout::tree_diff(&TreeDiffRequest {
             mirrors_root: &mirrors,
             repo: &repo,
-            clone_url: &url,
+            clone_url: url.as_deref(),
             token: token.as_deref(),
             allow_insecure_local: loopback,
             old_sha: &old,
