@@ -77,7 +77,7 @@ pub enum Error {
     Infra { message: String, infra_failures: u32, cycle_status: Status },
     /// The `github-checks` executor could not start waiting (design §5.7).
     #[error(transparent)]
-    Checks(crate::cycle::ChecksError),
+    Checks(ChecksError),
     /// Everything `forgeloop project …` refuses; its status is the reference tool's
     /// `BLOCKED_PROJECT_UNAVAILABLE` (or `CYCLE_BUSY` / `BLOCKED_PROJECT_SOURCES`).
     #[error(transparent)]
@@ -182,6 +182,29 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why the `github-checks` executor could not give a verdict, or could not start (design §5.7).
+#[derive(Debug, thiserror::Error)]
+pub enum ChecksError {
+    #[error(
+        "no check run named {names} appeared on {sha} within {waited} s (appear_timeout_s); {hint} This is not a verdict on the PR."
+    )]
+    NeverAppeared { names: String, sha: String, waited: u64, hint: &'static str },
+    #[error(
+        "the checks {names} did not finish on {sha} within {waited} s (timeout_s in the commands file); raise it if the suite is that slow, or look at the repository's CI. This is not a verdict on the PR."
+    )]
+    TimedOut { names: String, sha: String, waited: u64 },
+    #[error("\"checks\": \"required\": {0}; name the checks in the commands file instead, e.g. \"checks\": [\"test\"]")]
+    Required(String),
+    #[error("\"dispatch\": {0}")]
+    Dispatch(String),
+    #[error("cannot re-run the failed checks: {0}")]
+    Rerun(String),
+    #[error("cannot write the run log {path}: {source}")]
+    Log { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Github(#[from] crate::github::GithubError),
+}
 
 /// Why a run held by another process could not be stopped (design §6.6).
 #[derive(Debug, thiserror::Error)]

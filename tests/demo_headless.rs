@@ -366,10 +366,8 @@ fn the_demos_fix_is_its_since_last_diff() {
     let home_arg = home.display().to_string();
     let (code, summary, stderr) = env.run(&["demo", "--headless", "--home", &home_arg]);
     assert_eq!(code, 0, "{summary:#}\n{stderr}");
-    let out = env
-        .command(&["--home", &home_arg, "diff", "--state", "add-subtraction", "--since-last"])
-        .output()
-        .unwrap();
+    let out =
+        env.command(&["--home", &home_arg, "diff", "--state", "add-subtraction", "--since-last"]).output().unwrap();
     let diff = String::from_utf8_lossy(&out.stdout);
     let note = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{diff}\n{note}");

@@ -23,6 +23,8 @@ use crate::github::{CheckRunInfo, GithubClient, GithubError, Polled, PullInfo};
 use crate::redact::Redactor;
 use crate::runner::CommandStarted;
 
+pub use crate::error::ChecksError;
+
 /// Lines of a failing job's log kept before its error (the excerpt's length).
 const LOG_LINES_BEFORE_ERROR: usize = 60;
 /// At most this much of the failing checks' excerpts goes to the run log (a job log's lines
@@ -36,28 +38,6 @@ pub const NOT_REPORTED: &str = "not_reported";
 const RERUN_APPEAR: Duration = Duration::from_secs(60);
 /// Consecutive failed reads (network, 5xx) before the wait gives up as an infra failure.
 const MAX_READ_FAILURES: u32 = 5;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ChecksError {
-    #[error(
-        "no check run named {names} appeared on {sha} within {waited} s (appear_timeout_s); {hint} This is not a verdict on the PR."
-    )]
-    NeverAppeared { names: String, sha: String, waited: u64, hint: &'static str },
-    #[error(
-        "the checks {names} did not finish on {sha} within {waited} s (timeout_s in the commands file); raise it if the suite is that slow, or look at the repository's CI. This is not a verdict on the PR."
-    )]
-    TimedOut { names: String, sha: String, waited: u64 },
-    #[error("\"checks\": \"required\": {0}; name the checks in the commands file instead, e.g. \"checks\": [\"test\"]")]
-    Required(String),
-    #[error("\"dispatch\": {0}")]
-    Dispatch(String),
-    #[error("cannot re-run the failed checks: {0}")]
-    Rerun(String),
-    #[error("cannot write the run log {path}: {source}")]
-    Log { path: PathBuf, source: std::io::Error },
-    #[error(transparent)]
-    Github(#[from] GithubError),
-}
 
 /// What the wait ended with.
 pub enum Waited {
