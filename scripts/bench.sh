@@ -6,6 +6,8 @@
 #   scripts/bench.sh redact_fp            # false positives: secret masks per MB of text without secrets
 #   scripts/bench.sh checkout next_list   # some
 #   scripts/bench.sh checkout ~/src/rust-analyzer   # checkout, also on a local repository (its HEAD)
+#   scripts/bench.sh checks               # 50 github-checks waits on the emulator (about 5 minutes;
+#                                         # not in the default list: it is mostly waiting)
 #
 # Raw output of each part goes to $BENCH_OUT (default target/bench-logs/). Knobs:
 #   FORGELOOP_BENCH_COMMITS / FORGELOOP_BENCH_FILES  checkout repository (default 20000 / 5000,
@@ -14,6 +16,9 @@
 #   FORGELOOP_BENCH_DIR                              where generated data lives (default: $TMPDIR)
 #   FORGELOOP_BENCH_MB                               redaction log size (default 100)
 #   FORGELOOP_FP_REGISTRY_MB                         redact_fp: MB of ~/.cargo/registry/src *.rs (default 1000)
+#   FORGELOOP_BENCH_CHECKS_SECS                      checks: measurement window (default 180; after a
+#                                                    30 s warm-up, FORGELOOP_BENCH_CHECKS_WARMUP_SECS);
+#                                                    its numbers also go to $BENCH_OUT/checks.json
 #   BENCH_REUSE=1                                    build the table from the raw logs of an
 #                                                    earlier run where they exist (no re-run)
 set -euo pipefail
@@ -166,8 +171,33 @@ for part in "${parts[@]}"; do
                 "unsandboxed true: $plain ms (target cost ≤ 15 ms)" "$(ratio "$cost" 15)×"
         done
         ;;
+    checks)
+        step "${FORGELOOP_BENCH_CHECKS_PRS:-50} github-checks waits, default polling, ${FORGELOOP_BENCH_CHECKS_SECS:-180} s window"
+        FORGELOOP_BENCH_DUMP="$out/checks.json" measure cargo bench --bench checks
+        # The bench fails (and so does this script, pipefail) unless every verdict is right.
+        # field LABEL-REGEX: what the bench printed after the label.
+        field() { sed -nE "s/^ +$1: +//p" "$log" | head -1; }
+        n=$(sed -nE 's/^([0-9]+) github-checks waits.*/\1/p' "$log" | head -1)
+        window=$(sed -nE 's/.*; window ([0-9.]+) s after a ([0-9]+) s warm-up$/\1 s after a \2 s warm-up/p' "$log" | head -1)
+        total=$(field 'requests\/min, total' | cut -d' ' -f1)
+        checks=$(field 'requests\/min, check-runs')
+        counted=$(field 'requests\/min, not 304' | cut -d' ' -f1)
+        nm=$(sed -nE 's/.* = ([0-9.]+%)\)$/\1/p' <<<"$checks")
+        row "$n github-checks waits, API requests ($window)" \
+            "$total/min in all, ${checks%% *}/min to check-runs, $nm of them 304; $counted/min counted" \
+            "GitHub's rate limit: 5,000/h = 83.3/min per token (a 304 is not counted)" \
+            "$(ratio "$counted" 83.33)×"
+        row "$n github-checks waits, CPU of the $n processes" "$(field "CPU, $n processes" | sed -E 's/ \(.*//')" "-" "-"
+        row "$n github-checks waits, RSS per process" \
+            "$(field 'RSS per process'); unshared (RssAnon) $(field 'RssAnon \(unshared\)' | sed -E 's/;.*//')" "-" "-"
+        verdicts=$(field 'verdicts')
+        latency=$(sed -nE 's/.*, ([0-9.]+ s median \/ [0-9.]+) s max after.*/\1 s max/p' <<<"$verdicts")
+        row "$n github-checks waits, verdict after the checks completed" \
+            "${verdicts%% *} correct; $latency" "poll_max_s: 60 s" \
+            "$(ratio "$(sed -nE 's/.* \/ ([0-9.]+) s max/\1/p' <<<"$latency")" 60)×"
+        ;;
     *)
-        echo "unknown part $part (redact, redact_fp, checkout, tui, next_list, sandbox)" >&2
+        echo "unknown part $part (redact, redact_fp, checkout, tui, next_list, sandbox, checks)" >&2
         exit 2
         ;;
     esac
