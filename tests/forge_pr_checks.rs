@@ -443,7 +443,7 @@ fn a_dispatch_starts_the_workflow_on_the_head_branch_and_a_fork_is_refused() {
     let head = w.emu.pr_head(&repo, n).unwrap();
     fs::write(
         w.path("dispatch.json"),
-        r#"{"executor": "github-checks", "checks": ["test"], "dispatch": {"workflow": "forgeloop.yml", "inputs": {"suite": "full"}}}"#,
+        r#"{"executor": "github-checks", "checks": ["test"], "dispatch": {"workflow": "forgeloop.yml", "inputs": {"suite": "full", "sha": "{head_sha}"}}}"#,
     )
     .unwrap();
     let pass = actions_log(&["ok - 2+3=5"], false);
@@ -464,6 +464,7 @@ fn a_dispatch_starts_the_workflow_on_the_head_branch_and_a_fork_is_refused() {
     assert_eq!(dispatches.len(), 1);
     assert_eq!((dispatches[0].workflow.as_str(), dispatches[0].git_ref.as_str()), ("forgeloop.yml", "feature/x"));
     assert_eq!(dispatches[0].inputs["suite"], "full");
+    assert_eq!(dispatches[0].inputs["sha"], head.as_str(), "{{head_sha}} is the SHA under test");
 
     let fork = w.rt.block_on(w.emu.fork_repo(&repo, "contributor")).unwrap();
     w.commit(&fork, "patch", &[("calc.sh", CALC_FIXED)], "fix in a fork");

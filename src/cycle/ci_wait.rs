@@ -107,11 +107,14 @@ pub fn check_dispatch(pull: &PullInfo, profile: &CommandsProfile) -> Result<(), 
     Ok(())
 }
 
-/// Asks for the profile's `workflow_dispatch` on the PR's head branch.
+/// Asks for the profile's `workflow_dispatch` on the PR's head branch. `{head_sha}` in an
+/// input's value becomes the SHA under test, so the workflow can check out exactly that commit.
 pub async fn dispatch(github: &GithubClient, pull: &PullInfo, profile: &CommandsProfile) -> Result<(), ChecksError> {
     let Some(dispatch) = &profile.dispatch else { return Ok(()) };
     check_dispatch(pull, profile)?;
-    github.dispatch_workflow(&pull.repository, &dispatch.workflow, &pull.head_ref, &dispatch.inputs).await?;
+    let inputs: BTreeMap<String, String> =
+        dispatch.inputs.iter().map(|(k, v)| (k.clone(), v.replace("{head_sha}", &pull.head_sha))).collect();
+    github.dispatch_workflow(&pull.repository, &dispatch.workflow, &pull.head_ref, &inputs).await?;
     Ok(())
 }
 
