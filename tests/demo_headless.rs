@@ -232,8 +232,15 @@ fn headless_demo_works_without_user_namespaces() {
     assert_eq!(code, 0, "{summary:#}\n{stderr}");
     assert_summary_ok(&summary);
     for cycle in summary["cycles"].as_array().unwrap() {
+        // The CI cycle ran nothing here; its CI's runs used the Landlock tier too (a failure
+        // to build the sandbox would have failed its check).
+        let want = if cycle["name"] == "add-maximum-on-ci" {
+            "on the repository's CI (nothing ran here)"
+        } else {
+            "isolated (Landlock), no network"
+        };
         for label in cycle["sandboxes"].as_array().unwrap() {
-            assert_eq!(label, "isolated (Landlock), no network", "{cycle:#}");
+            assert_eq!(label, want, "{cycle:#}");
         }
     }
     assert_nothing_left_running();
