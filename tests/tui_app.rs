@@ -850,6 +850,16 @@ fn ready_rows_show_the_size_of_the_change_and_a_missing_size_is_made_once() {
     let fixing = app.list.cycles.iter().find(|c| c.name() == "fixing").unwrap();
     assert!(fixing.diff_size.is_none());
     assert!(!d.unhandled.iter().any(|e| matches!(e, Effect::SizeDiff { path, .. } if path == &fixing.path)));
+    // At most a budget of them a session.
+    std::fs::remove_file(
+        forgeloop::cycle::diff::whole_pr_cache(&fx.paths("ready-unsized"), SHA_B).with_extension("json"),
+    )
+    .unwrap();
+    app.sized = (0..forgeloop::tui::app::SIZE_BUDGET).map(|i| (fx.root().join(i.to_string()), String::new())).collect();
+    d.unhandled.clear();
+    d.apply(&mut app, Event::FilesChanged(vec![path.clone()]));
+    assert!(app.list.cycles.iter().find(|c| c.path == path).unwrap().diff_size.is_none());
+    assert!(!d.unhandled.iter().any(|e| matches!(e, Effect::SizeDiff { .. })), "{:?}", d.unhandled);
 }
 
 #[test]

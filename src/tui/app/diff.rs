@@ -477,3 +477,90 @@ impl DiffPane {
         fx
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Redactor;
+
+    /// Three files: `a` with hunks at lines 2 and 5, a binary `b` (no hunk), `c` with one.
+    const TEXT: &str = "diff --git a/a b/a\n--- a/a\n@@ -1 +1 @@\n-x\n+y\n@@ -9 +9 @@\n-p\n+q\n\
+diff --git a/b b/b\nBinary files a/b and b/b differ\n\
+diff --git a/c b/c\n--- a/c\n@@ -1 +1,2 @@\n+1\n+2\n";
+
+    fn ready(height: u16) -> DiffPane {
+        let files = crate::domain::diff::index(TEXT.lines());
+        let doc = DiffDoc::from_text(PathBuf::from("/nonexistent.diff"), TEXT, files, 0, &Redactor::default());
+        let mut pane = DiffPane { doc: Some(doc), state: DiffState::Ready, ..DiffPane::default() };
+        pane.height.set(height);
+        pane.select_file(0);
+        pane
+    }
+
+    fn at(pane: &DiffPane) -> (usize, Option<usize>, usize) {
+        (pane.file, pane.hunk, pane.top)
+    }
+
+    #[test]
+    fn hunks_walk_through_files_and_back() {
+        let mut pane = ready(2);
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            pane.command(Cmd::NextHunk);
+            seen.push(at(&pane));
+        }
+        // a's two hunks, the binary b (no hunk: its top), c's hunk, then it stays.
+        assert_eq!(seen, [(0, Some(0), 2), (0, Some(1), 5), (1, None, 8), (2, Some(0), 12), (2, Some(0), 12)]);
+        let mut back = Vec::new();
+        for _ in 0..4 {
+            pane.command(Cmd::PrevHunk);
+            back.push(at(&pane));
+        }
+        assert_eq!(back, [(1, None, 8), (0, Some(1), 5), (0, Some(0), 2), (0, Some(0), 2)]);
+    }
+
+    #[test]
+    fn scrolling_forgets_the_hunk_and_the_next_is_below_the_top() {
+        let mut pane = ready(2);
+        pane.command(Cmd::Down);
+        pane.command(Cmd::Down);
+        pane.command(Cmd::Down);
+        assert_eq!(at(&pane), (0, None, 3));
+        pane.command(Cmd::NextHunk);
+        assert_eq!(at(&pane), (0, Some(1), 5));
+        pane.command(Cmd::Up);
+        pane.command(Cmd::PrevHunk);
+        assert_eq!(at(&pane), (0, Some(0), 2));
+        // The last lines reach the bottom and no further; files clamp at both ends.
+        pane.command(Cmd::Bottom);
+        assert_eq!(at(&pane), (0, None, 6));
+        pane.command(Cmd::PrevFile);
+        assert_eq!(at(&pane), (0, None, 0));
+        for _ in 0..5 {
+            pane.command(Cmd::NextFile);
+        }
+        assert_eq!(at(&pane), (2, None, 10));
+    }
+
+    #[test]
+    fn windows_are_asked_once_and_only_around_the_viewport() {
+        let mut pane = ready(2);
+        let Some(Effect::DiffWindow { from, count, .. }) = pane.window_request() else { panic!() };
+        assert_eq!((from, count), (0, 8), "file a's section only");
+        assert!(pane.window_request().is_none(), "in flight: not asked again");
+        assert!(pane.command(Cmd::Down).is_none(), "still inside what was asked for");
+        assert!(matches!(pane.command(Cmd::NextFile), Some(Effect::DiffWindow { from: 8, count: 2, .. })));
+    }
+
+    #[test]
+    fn stale_replies_are_dropped() {
+        let mut pane = ready(2);
+        let old = pane.generation;
+        pane.generation += 1;
+        pane.reply(DiffEvent::Failed { generation: old, error: "late".into() });
+        assert_eq!(pane.state, DiffState::Ready);
+        pane.reply(DiffEvent::Window { generation: old, first: 0, lines: Vec::new() });
+        pane.reply(DiffEvent::Found { generation: old, found: Some((12, false)) });
+        assert_eq!(at(&pane), (0, None, 0));
+    }
+}

@@ -67,6 +67,9 @@ pub struct Roots {
     pub extra_dirs: Vec<PathBuf>,
 }
 
+/// Ready rows whose size the control room makes by itself in one session (design §6.7).
+pub const SIZE_BUDGET: usize = 32;
+
 /// Ticks (100 ms) between two looks at the runs in progress.
 const LIVE_REFRESH_TICKS: usize = 10;
 
@@ -653,9 +656,10 @@ impl App {
     }
 
     /// Starts making the whole-PR diff of the next `READY_TO_MERGE` cycle whose row has no
-    /// size yet, once per cycle and head, one at a time, in the background (design §6.7).
+    /// size yet, once per cycle and head, one at a time, in the background, at most
+    /// [`SIZE_BUDGET`] a session (two GitHub requests each; opening a diff makes the others).
     fn size_next(&mut self, fx: &mut Vec<Effect>) {
-        if self.sizing.is_some() {
+        if self.sizing.is_some() || self.sized.len() >= SIZE_BUDGET {
             return;
         }
         let next = self.list.cycles.iter().find_map(|entry| {
