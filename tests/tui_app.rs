@@ -5,7 +5,10 @@ mod tui_support;
 
 use crossterm::event::KeyCode;
 use forgeloop::domain::status::Status;
-use forgeloop::tui::app::{Ask, Effect, Event, Focus, InputPurpose, Popup, Screen, SearchState, Tab};
+use forgeloop::tui::app::{
+    Ask, DIFF_MARGIN, DiffState, Effect, Event, Focus, InputPurpose, Popup, Screen, SearchState, Tab,
+};
+use forgeloop::tui::diff_view::DiffEvent;
 use forgeloop::tui::keymap::Cmd;
 use forgeloop::tui::log_view::LogRequest;
 use tui_support::*;
@@ -153,9 +156,12 @@ fn tabs_switch_and_load_what_they_show() {
     assert!(app.log.loaded);
     assert_eq!(app.log.window.lines[0].text, "$ pytest -q");
     key(&mut app, &mut d, KeyCode::Char(']'));
+    assert_eq!(app.detail.tab, Tab::Diff);
+    key(&mut app, &mut d, KeyCode::Char(']'));
     assert_eq!(app.detail.tab, Tab::Project);
-    key(&mut app, &mut d, KeyCode::Char('['));
-    key(&mut app, &mut d, KeyCode::Char('['));
+    for _ in 0..3 {
+        key(&mut app, &mut d, KeyCode::Char('['));
+    }
     assert_eq!(app.detail.tab, Tab::Runs);
     key(&mut app, &mut d, KeyCode::Tab);
     assert_eq!(app.focus, Focus::List);
@@ -596,4 +602,306 @@ check test: not_reported\ncheck lint: queued\ncheck test: in_progress 3m12s\n",
     // Cancel stops the wait the same way it stops a local run.
     select(&mut app, &mut d, "await-pr");
     assert!(app.available(Cmd::CancelRun));
+}
+
+// ----- the Diff tab (design §6.7) -----
+
+const SHA_A: &str = "aaaaaaaaaaaa1111111111111111111111111111";
+const SHA_B: &str = "bbbbbbbbbbbb2222222222222222222222222222";
+const SHA_C: &str = "cccccccccccc3333333333333333333333333333";
+
+/// ready (one passed run at A, its whole-PR diff cached) and fixing (failed runs at B then C,
+/// both whole-PR diffs and the since-last one cached).
+fn diffs() -> Fixture {
+    let mut fx = Fixture::new();
+    fx.at(30).start("ready", false, 5);
+    fx.run("ready", true, SHA_A, "$ pytest -q\n41 passed\n[exit 0 after 3.0s]\n");
+    fx.diff_cache("ready", None, SHA_A, &sample_diff());
+    fx.at(20).start("fixing", false, 5);
+    fx.run("fixing", false, SHA_B, &failing_log());
+    fx.run("fixing", false, SHA_C, &failing_log());
+    fx.diff_cache("fixing", None, SHA_B, &sample_diff());
+    fx.diff_cache("fixing", None, SHA_C, &sample_diff().replace("Light and dark.", "Light, dark and auto."));
+    fx.diff_cache(
+        "fixing",
+        Some(SHA_B),
+        SHA_C,
+        "diff --git a/docs/appearance.md b/docs/appearance.md\nindex 6666666..8888888 100644\n--- a/docs/appearance.md\n+++ b/docs/appearance.md\n@@ -1,3 +1,3 @@\n # Appearance\n-Light and dark.\n+Light, dark and auto.\n See the settings page.\n",
+    );
+    fx
+}
+
+fn open_diff(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDriver, name: &str) {
+    select(app, d, name);
+    key(app, d, KeyCode::Enter);
+    key(app, d, KeyCode::Char('5'));
+    assert_eq!(app.detail.tab, Tab::Diff);
+}
+
+fn shown_lines(app: &forgeloop::tui::App) -> Vec<String> {
+    let height = usize::from(app.diff.height.get());
+    (app.diff.top..app.diff.top + height).filter_map(|n| app.diff.line(n).map(|l| l.text.clone())).collect()
+}
+
+#[test]
+fn the_diff_tab_moves_between_files_and_hunks() {
+    let fx = diffs();
+    let (mut app, mut d) = fx.app("dark");
+    app.diff.height.set(6);
+    open_diff(&mut app, &mut d, "ready");
+    assert_eq!(app.diff.state, DiffState::Ready);
+    let doc = app.diff.doc.clone().unwrap();
+    let files: Vec<(&str, Option<&str>, bool)> =
+        doc.files.iter().map(|f| (f.path.as_str(), f.old_path.as_deref(), f.binary)).collect();
+    assert_eq!(
+        files,
+        [
+            ("app/theme.py", None, false),
+            ("tests/test_theme.py", None, false),
+            ("app/legacy_colors.py", None, false),
+            ("docs/appearance.md", Some("docs/themes.md"), false),
+            ("static/moon.png", None, true),
+        ]
+    );
+    assert_eq!(doc.size.words(), "5 files +10 −5");
+    assert_eq!(shown_lines(&app)[0], "diff --git a/app/theme.py b/app/theme.py");
+    // Hunks: the first, the second, then on into the next file.
+    key(&mut app, &mut d, KeyCode::Char('}'));
+    assert_eq!((app.diff.file, app.diff.hunk), (0, Some(0)));
+    assert_eq!(shown_lines(&app)[0], "@@ -1,5 +1,6 @@");
+    key(&mut app, &mut d, KeyCode::Char('}'));
+    assert_eq!((app.diff.file, app.diff.hunk), (0, Some(1)));
+    assert!(shown_lines(&app).contains(&"@@ -20,3 +21,5 @@ def save(prefs, theme):".to_owned()));
+    key(&mut app, &mut d, KeyCode::Char('}'));
+    assert_eq!((app.diff.file, app.diff.hunk), (1, Some(0)));
+    key(&mut app, &mut d, KeyCode::Char('{'));
+    assert_eq!((app.diff.file, app.diff.hunk), (0, Some(1)), "back into the previous file's last hunk");
+    // Files, and the lines shown are always the selected file's.
+    key(&mut app, &mut d, KeyCode::Char('J'));
+    key(&mut app, &mut d, KeyCode::Char('J'));
+    assert_eq!((app.diff.file, app.diff.hunk), (2, None));
+    let lines = shown_lines(&app);
+    assert_eq!(lines[0], "diff --git a/app/legacy_colors.py b/app/legacy_colors.py");
+    key(&mut app, &mut d, KeyCode::Char('G'));
+    let lines = shown_lines(&app);
+    assert!(
+        lines.iter().all(|l| !l.contains('\u{1b}') && !l.contains('\u{7}')),
+        "control sequences stripped: {lines:?}"
+    );
+    assert!(lines.contains(&"-gone".to_owned()), "{lines:?}");
+    key(&mut app, &mut d, KeyCode::Char('J'));
+    key(&mut app, &mut d, KeyCode::Char('J'));
+    key(&mut app, &mut d, KeyCode::Char('J'));
+    assert_eq!(app.diff.file, 4, "stops at the last file");
+    key(&mut app, &mut d, KeyCode::Char('K'));
+    assert_eq!(app.diff.file, 3);
+    // Scrolling by lines stays in the file and forgets the current hunk.
+    let (start, end) = app.diff.section();
+    for _ in 0..20 {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    assert_eq!(app.diff.top, end - 6, "the last line reaches the bottom, no further");
+    key(&mut app, &mut d, KeyCode::Char('g'));
+    assert_eq!((app.diff.top, app.diff.hunk), (start, None));
+    // Wrap and the keys of the tab are in the footer, from the one key table.
+    key(&mut app, &mut d, KeyCode::Char('w'));
+    assert!(app.diff.wrap);
+    let hints: Vec<&str> = app.hints().iter().map(|(_, h)| *h).collect();
+    for hint in ["next file", "prev file", "next hunk", "prev hunk", "whole PR/since last", "search", "wrap"] {
+        assert!(hints.contains(&hint), "{hint} missing from {hints:?}");
+    }
+}
+
+#[test]
+fn the_diff_tab_searches_every_file_and_wraps_around() {
+    let fx = diffs();
+    let (mut app, mut d) = fx.app("dark");
+    app.diff.height.set(5);
+    open_diff(&mut app, &mut d, "ready");
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    assert_eq!(app.contexts(), [forgeloop::tui::keymap::Context::SearchInput]);
+    chars(&mut app, &mut d, "settings");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.diff.search.state, SearchState::Found);
+    assert_eq!(app.diff.file, 3, "the match's file is selected");
+    let current = app.diff.search.current.unwrap() as usize;
+    assert_eq!(app.diff.line(current).unwrap().text, " See the settings page.");
+    assert!(shown_lines(&app).contains(&" See the settings page.".to_owned()));
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert_eq!(app.diff.search.state, SearchState::Found);
+    assert!(app.diff.search.wrapped, "the only match is found again after wrapping");
+    // Smart case: an uppercase letter makes it exact.
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "SUPPORTED");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.diff.file, 0);
+    key(&mut app, &mut d, KeyCode::Char('N'));
+    assert_eq!(app.diff.search.state, SearchState::Found);
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "no such text");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.diff.search.state, SearchState::NotFound);
+}
+
+#[test]
+fn whole_pr_and_since_last_run_toggle_and_a_first_run_says_why_not() {
+    let fx = diffs();
+    let (mut app, mut d) = fx.app("dark");
+    open_diff(&mut app, &mut d, "fixing");
+    let target = app.diff.target.clone().unwrap();
+    assert_eq!((target.iteration, target.head_sha.as_str(), target.old.is_none()), (2, SHA_C, true));
+    for _ in 0..3 {
+        key(&mut app, &mut d, KeyCode::Char('J'));
+    }
+    assert!(shown_lines(&app).iter().any(|l| l == "+Light, dark and auto."), "the last run's head");
+    key(&mut app, &mut d, KeyCode::Char('s'));
+    let target = app.diff.target.clone().unwrap();
+    assert_eq!(target.old, Some((1, SHA_B.to_owned())));
+    assert_eq!(app.diff.doc.as_ref().unwrap().size.words(), "1 file +1 −1");
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("Since the last run: run 1 · bbbbbbbbbbbb → run 2 · cccccccccccc"), "{text}");
+    // The same mode on a cycle with one run: unavailable, and the pane says so.
+    key(&mut app, &mut d, KeyCode::Tab);
+    select(&mut app, &mut d, "ready");
+    assert!(app.diff.since_last);
+    let DiffState::Empty(reason) = &app.diff.state else { panic!("{:?}", app.diff.state) };
+    assert!(reason.contains("run 1 is the cycle's first") && reason.contains("Press s"), "{reason}");
+    assert!(screen(&app, 120, 40).contains("the cycle's first"));
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('s'));
+    assert_eq!(app.diff.state, DiffState::Ready);
+    assert!(app.diff.target.as_ref().unwrap().old.is_none());
+}
+
+#[test]
+fn a_diff_not_cached_yet_is_made_through_github_and_its_error_is_shown() {
+    let fx = diffs();
+    let (mut app, mut d) = fx.app("dark");
+    std::fs::remove_file(forgeloop::cycle::diff::whole_pr_cache(&fx.paths("ready"), SHA_A).with_extension("json"))
+        .unwrap();
+    d.unhandled.clear();
+    open_diff(&mut app, &mut d, "ready");
+    assert_eq!(app.diff.state, DiffState::Making);
+    let made: Vec<&Effect> = d.unhandled.iter().filter(|e| matches!(e, Effect::MakeDiff { .. })).collect();
+    let [Effect::MakeDiff { generation, path, iteration: 1, since_last: false }] = made.as_slice() else {
+        panic!("{:?}", d.unhandled)
+    };
+    assert_eq!(path, &fx.state_path("ready"));
+    assert!(app.animating(), "the spinner turns while GitHub answers");
+    assert!(screen(&app, 120, 40).contains("loading… asking GitHub for the diff of run 1"));
+    let generation = *generation;
+    d.apply(
+        &mut app,
+        Event::Diff(DiffEvent::Opened { generation, result: Err("GitHub answered 404: no such PR".into()) }),
+    );
+    assert_eq!(app.diff.state, DiffState::Failed("GitHub answered 404: no such PR".into()));
+    assert!(screen(&app, 120, 40).contains("GitHub answered 404: no such PR"));
+    // Showing the tab again tries again.
+    d.unhandled.clear();
+    key(&mut app, &mut d, KeyCode::Char('5'));
+    assert!(d.unhandled.iter().any(|e| matches!(e, Effect::MakeDiff { .. })), "{:?}", d.unhandled);
+}
+
+#[test]
+fn d_in_the_runs_tab_opens_the_diff_at_that_run() {
+    let fx = diffs();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "fixing");
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('3'));
+    let hints: Vec<&str> = app.hints().iter().map(|(_, h)| *h).collect();
+    assert!(hints.contains(&"show diff"), "{hints:?}");
+    key(&mut app, &mut d, KeyCode::Char('j'));
+    assert_eq!(app.run_rows()[app.detail.run_sel].iteration, Some(1));
+    key(&mut app, &mut d, KeyCode::Char('d'));
+    assert_eq!(app.detail.tab, Tab::Diff);
+    let target = app.diff.target.clone().unwrap();
+    assert_eq!((target.iteration, target.head_sha.as_str()), (1, SHA_B));
+    assert_eq!(app.diff.state, DiffState::Ready);
+    for _ in 0..3 {
+        key(&mut app, &mut d, KeyCode::Char('J'));
+    }
+    assert!(shown_lines(&app).iter().any(|l| l == "+Light and dark."), "run 1's head");
+}
+
+#[test]
+fn ready_rows_show_the_size_of_the_change_and_a_missing_size_is_made_once() {
+    let mut fx = diffs();
+    fx.at(10).start("ready-unsized", false, 5);
+    fx.run("ready-unsized", true, SHA_B, "$ pytest -q\n[exit 0 after 1.0s]\n");
+    let (mut app, mut d) = fx.app("dark");
+    let sized = app.list.cycles.iter().find(|c| c.name() == "ready").unwrap();
+    assert_eq!(sized.diff_size.map(|s| s.words()).as_deref(), Some("5 files +10 −5"));
+    let text = screen(&app, 160, 30);
+    let row = text.lines().find(|l| l.contains("READY") && !l.contains("ready-unsized")).unwrap_or_default();
+    assert!(row.contains("5 files +10 −5"), "{row}");
+    // The other ready cycle has no diff yet: it is made in the background, once.
+    let asked: Vec<&Effect> = d.unhandled.iter().filter(|e| matches!(e, Effect::SizeDiff { .. })).collect();
+    assert_eq!(asked, [&Effect::SizeDiff { path: fx.state_path("ready-unsized"), iteration: 1 }]);
+    let path = fx.state_path("ready-unsized");
+    d.apply(&mut app, Event::FilesChanged(vec![path.clone()]));
+    assert_eq!(d.unhandled.iter().filter(|e| matches!(e, Effect::SizeDiff { .. })).count(), 1, "not asked twice");
+    fx.diff_cache("ready-unsized", None, SHA_B, &sample_diff());
+    d.apply(&mut app, Event::DiffSized { path: path.clone(), result: Ok(()) });
+    let entry = app.list.cycles.iter().find(|c| c.path == path).unwrap();
+    assert_eq!(entry.diff_size.map(|s| s.words()).as_deref(), Some("5 files +10 −5"));
+    assert!(app.sizing.is_none());
+    // Other statuses never show or make one.
+    let fixing = app.list.cycles.iter().find(|c| c.name() == "fixing").unwrap();
+    assert!(fixing.diff_size.is_none());
+    assert!(!d.unhandled.iter().any(|e| matches!(e, Effect::SizeDiff { path, .. } if path == &fixing.path)));
+    // At most a budget of them a session.
+    std::fs::remove_file(
+        forgeloop::cycle::diff::whole_pr_cache(&fx.paths("ready-unsized"), SHA_B).with_extension("json"),
+    )
+    .unwrap();
+    app.sized = (0..forgeloop::tui::app::SIZE_BUDGET).map(|i| (fx.root().join(i.to_string()), String::new())).collect();
+    d.unhandled.clear();
+    d.apply(&mut app, Event::FilesChanged(vec![path.clone()]));
+    assert!(app.list.cycles.iter().find(|c| c.path == path).unwrap().diff_size.is_none());
+    assert!(!d.unhandled.iter().any(|e| matches!(e, Effect::SizeDiff { .. })), "{:?}", d.unhandled);
+}
+
+#[test]
+fn a_50000_line_diff_opens_without_holding_its_lines() {
+    let fx = diffs();
+    let mut text = String::new();
+    for f in 0..50 {
+        text.push_str(&format!(
+            "diff --git a/src/f{f}.rs b/src/f{f}.rs\nindex 1..2 100644\n--- a/src/f{f}.rs\n+++ b/src/f{f}.rs\n"
+        ));
+        for h in 0..10 {
+            text.push_str(&format!("@@ -{0},99 +{0},99 @@\n", h * 100 + 1));
+            for l in 0..99 {
+                text.push_str(&format!("{}line {l} of hunk {h} of file {f}\n", if l % 3 == 0 { '+' } else { ' ' }));
+            }
+        }
+    }
+    let total = text.lines().count();
+    assert!(total >= 50_000, "{total}");
+    fx.diff_cache("ready", None, SHA_A, &text);
+    drop(text);
+    let (mut app, mut d) = fx.app("dark");
+    open_diff(&mut app, &mut d, "ready");
+    let _ = screen(&app, 120, 40);
+    let height = usize::from(app.diff.height.get());
+    let doc = app.diff.doc.clone().unwrap();
+    assert_eq!((doc.lines, doc.files.len(), doc.size.additions), (total, 50, 50 * 10 * 33));
+    // What the tab keeps: the index (per file, per hunk), one offset every 64 lines, and
+    // the lines around the viewport — never the whole text.
+    assert_eq!(doc.checkpoints.len(), total.div_ceil(forgeloop::tui::diff_view::STRIDE));
+    let bound = height + 2 * DIFF_MARGIN.max(height);
+    assert!(app.diff.window.len() <= bound, "{} lines kept", app.diff.window.len());
+    // Far into the diff: the last file's last lines, read from the nearest checkpoint.
+    key(&mut app, &mut d, KeyCode::Char('G'));
+    for _ in 0..49 {
+        key(&mut app, &mut d, KeyCode::Char('J'));
+    }
+    key(&mut app, &mut d, KeyCode::Char('G'));
+    assert!(app.diff.window.len() <= bound);
+    let lines = shown_lines(&app);
+    assert_eq!(lines.len(), height);
+    assert_eq!(lines.last().unwrap(), " line 98 of hunk 9 of file 49");
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("line 98 of hunk 9 of file 49") && text.contains("file 50/50"), "{text}");
 }

@@ -246,3 +246,118 @@ fn an_unsandboxed_control_room_says_so() {
     let text = format!("{:?}", draw(&app, 120, 40).backend());
     assert!(text.contains("⚠ unsandboxed: PR code runs with your files and network"), "{text}");
 }
+
+/// The Diff tab (design §6.7) at three sizes, from a diff written where `cycle::diff` caches
+/// it (no network).
+const DIFF_SIZES: [(u16, u16); 3] = [(80, 24), (120, 36), (200, 60)];
+
+const SHA_A: &str = "aaaaaaaaaaaa1111111111111111111111111111";
+const SHA_B: &str = "bbbbbbbbbbbb2222222222222222222222222222";
+
+fn diff_home() -> Fixture {
+    let mut fx = Fixture::new();
+    fx.at(30).start("dark-mode", false, 5);
+    fx.sent("dark-mode");
+    fx.reply("dark-mode", "Opened it.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.run("dark-mode", false, SHA_A, &failing_log());
+    fx.run("dark-mode", true, SHA_B, "$ pytest -q\n42 passed\n[exit 0 after 3.0s]\n");
+    fx.diff_cache("dark-mode", None, SHA_B, &sample_diff());
+    fx.diff_cache(
+        "dark-mode",
+        Some(SHA_A),
+        SHA_B,
+        "diff --git a/app/theme.py b/app/theme.py\nindex 2222222..9999999 100644\n--- a/app/theme.py\n+++ b/app/theme.py\n@@ -21,3 +21,5 @@ def save(prefs, theme):\n     prefs[\"theme\"] = theme\n-    write(prefs)\n+    if theme not in SUPPORTED:\n+        raise ValueError(theme)\n+    write_atomic(prefs)\n",
+    );
+    fx.at(20).start("first-run", false, 5);
+    fx.run("first-run", false, SHA_A, &failing_log());
+    fx
+}
+
+fn snap_diff(name: &str, app: &forgeloop::tui::App) {
+    for (w, h) in DIFF_SIZES {
+        // Lay the screen out once (the pane learns its height), then draw what it shows.
+        draw(app, w, h);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), draw(app, w, h).backend());
+    }
+}
+
+#[test]
+fn diff_tab() {
+    let fx = diff_home();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "dark-mode" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    // The READY row shows the size of the change.
+    let list = screen(&app, 120, 36);
+    assert!(list.contains("5 files +10 −5"), "{list}");
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('5'));
+    snap_diff("diff_tab", &app);
+    // The second hunk of the first file is current: its header is marked.
+    key(&mut app, &mut d, KeyCode::Char('}'));
+    key(&mut app, &mut d, KeyCode::Char('}'));
+    snap_diff("diff_tab_second_hunk", &app);
+    // A rename, with a search match in it.
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "dark");
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    snap_diff("diff_tab_rename_search", &app);
+    // Since the last run.
+    key(&mut app, &mut d, KeyCode::Char('s'));
+    snap_diff("diff_tab_since_last", &app);
+    // The same mode for a cycle with one run: unavailable, and said so.
+    key(&mut app, &mut d, KeyCode::Tab);
+    while selected_name(&app) != "first-run" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    insta::assert_snapshot!("diff_tab_since_last_unavailable_80x24", draw(&app, 80, 24).backend());
+}
+
+#[test]
+fn diff_lines_are_coloured_and_keep_their_signs() {
+    let fx = diff_home();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "dark-mode" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('5'));
+    key(&mut app, &mut d, KeyCode::Char('z'));
+    let theme = Theme::builtin("dark").unwrap();
+    let terminal = draw(&app, 120, 36);
+    let buffer = terminal.backend().buffer();
+    let text = screen(&app, 120, 36);
+    // The first cell of a line starting with `text`, as drawn.
+    let find = |needle: &str| {
+        let (y, line) =
+            text.lines().enumerate().find(|(_, l)| l.contains(needle)).unwrap_or_else(|| panic!("{needle}\n{text}"));
+        let x = unicode_width::UnicodeWidthStr::width(&line[..line.find(needle).unwrap()]);
+        &buffer[(x as u16, y as u16)]
+    };
+    let added = find("+DEFAULT = \"dark\"");
+    assert_eq!((added.symbol(), added.fg), ("+", theme.diff_add.fg.unwrap()));
+    let removed = find("-DEFAULT = \"light\"");
+    assert_eq!((removed.symbol(), removed.fg), ("-", theme.diff_remove.fg.unwrap()));
+    let hunk = find("@@ -1,5 +1,6 @@");
+    assert_eq!(hunk.fg, theme.diff_hunk.fg.unwrap());
+    // `+++ b/…` is a header, not an added line.
+    assert_ne!(find("+++ b/app/theme.py").fg, theme.diff_add.fg.unwrap());
+    // The current hunk's header is marked without colour too (reversed).
+    assert!(!hunk.modifier.contains(Modifier::REVERSED));
+    key(&mut app, &mut d, KeyCode::Char('}'));
+    let terminal = draw(&app, 120, 36);
+    let buffer = terminal.backend().buffer();
+    let (y, line) = text.lines().enumerate().find(|(_, l)| l.contains("@@ -1,5 +1,6 @@")).unwrap();
+    let x = unicode_width::UnicodeWidthStr::width(&line[..line.find("@@ -1,5").unwrap()]);
+    assert!(buffer[(x as u16, y as u16)].modifier.contains(Modifier::REVERSED));
+    // Without colour the signs still say what each line is.
+    app.theme = Theme::builtin("dark").unwrap().without_color();
+    let plain = screen(&app, 120, 36);
+    assert!(plain.contains("+DEFAULT = \"dark\"") && plain.contains("-DEFAULT = \"light\""), "{plain}");
+}

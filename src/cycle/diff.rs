@@ -78,11 +78,10 @@ pub async fn of_cycle(
         Some(prev) => (DiffKind::SinceLast, Some((sha(&prev.head_sha)?, prev.iteration))),
         None => (DiffKind::WholePr, None),
     };
-    let name = match &old {
-        Some((old_sha, _)) => format!("{old_sha}..{head}.diff"),
-        None => format!("pr-{head}.diff"), // as whole_pr_cache names it
+    let cache = match &old {
+        Some((old_sha, _)) => since_last_cache(paths, old_sha, &head),
+        None => whole_pr_cache(paths, &head),
     };
-    let cache = paths.sidecar().join("diffs").join(name);
     let meta_file = meta_path(&cache);
     let cached = std::fs::read_to_string(&cache).ok().zip(read_meta(&meta_file));
     let (text, masked) = match cached {
@@ -116,6 +115,16 @@ pub struct DiffMeta {
 /// Where the whole-PR diff of `head_sha` is cached for the cycle at `paths` (it may not exist).
 pub fn whole_pr_cache(paths: &CyclePaths, head_sha: &str) -> PathBuf {
     paths.sidecar().join("diffs").join(format!("pr-{}.diff", head_sha.to_ascii_lowercase()))
+}
+
+/// Where the change from tested head `old_sha` to `new_sha` is cached for the cycle at `paths`
+/// (it may not exist).
+pub fn since_last_cache(paths: &CyclePaths, old_sha: &str, new_sha: &str) -> PathBuf {
+    paths.sidecar().join("diffs").join(format!(
+        "{}..{}.diff",
+        old_sha.to_ascii_lowercase(),
+        new_sha.to_ascii_lowercase()
+    ))
 }
 
 /// The cached diff's meta (masked spots, size), if that diff was made.

@@ -1,4 +1,4 @@
-//! Effect handlers that reach outside the process: the rerun and the browser.
+//! Effect handlers that reach outside the process: the rerun, making a diff, the browser.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -13,14 +13,7 @@ use crate::store::layout::CyclePaths;
 /// iteration; writes the live log `NAME.d/runs/<iteration>-<sha12>.log` (the Log tab follows
 /// it); stops the process group when `cancel` becomes `true`. Returns a one-line summary.
 pub async fn run_rerun(ctx: Ctx, paths: CyclePaths, cancel: watch::Receiver<bool>) -> Result<String, String> {
-    let mut ctx = ctx;
-    // Token discovery may run `gh auth token`: keep it off the async workers.
-    let (ctx, engine) = tokio::task::spawn_blocking(move || {
-        crate::cycle::pr_test::Engine::discover(&mut ctx).map(|(engine, _)| (ctx, engine))
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
+    let (ctx, engine) = engine(ctx).await?;
     let outcome = crate::cycle::pr_test::rerun(&ctx, &engine, &paths, cancel)
         .await
         .map_err(|e| ctx.redactor.redact(&e.to_string()).into_owned())?;
@@ -31,6 +24,39 @@ pub async fn run_rerun(ctx: Ctx, paths: CyclePaths, cancel: watch::Receiver<bool
         }
         None => format!("nothing ran: the cycle is {}", state.status),
     })
+}
+
+/// Finds the GitHub engine (token discovery may run `gh auth token`: off the async workers).
+async fn engine(ctx: Ctx) -> Result<(Ctx, crate::cycle::pr_test::Engine), String> {
+    let mut ctx = ctx;
+    tokio::task::spawn_blocking(move || {
+        crate::cycle::pr_test::Engine::discover(&mut ctx).map(|(engine, _)| (ctx, engine))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())
+}
+
+/// Makes the diff of run `iteration` of a cycle (design §6.7) through `cycle::diff::of_cycle`,
+/// which caches it redacted under the cycle's directory, and indexes it for the Diff tab
+/// (the text itself is dropped: the tab reads it back from the cache a window at a time).
+pub async fn make_diff(
+    ctx: Ctx,
+    paths: CyclePaths,
+    iteration: u32,
+    since_last: bool,
+) -> Result<crate::tui::diff_view::DiffDoc, String> {
+    let (ctx, engine) = engine(ctx).await?;
+    let view = crate::cycle::diff::of_cycle(&ctx, &engine, &paths, Some(iteration), since_last)
+        .await
+        .map_err(|e| ctx.redactor.redact(&e.to_string()).into_owned())?;
+    let cache = view.cache.clone().ok_or("the diff was not cached")?;
+    let redactor = ctx.redactor.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::tui::diff_view::DiffDoc::from_text(cache, &view.text, view.files, view.masked, &redactor)
+    })
+    .await
+    .map_err(|e| e.to_string())
 }
 
 /// Opens a URL with the platform opener, detached; an error says why so the URL can be shown.

@@ -1,9 +1,10 @@
 //! The one effect executor. [`Executor::plan`] turns each [`Effect`] into [`Work`]: the file
-//! reads, use cases (with the messages the person sees), log requests, the rerun and the
-//! browser, as closures and futures that end in the [`Event`] the app gets back. Where that
-//! work runs is the driver's choice: the runtime (`runtime.rs`) uses its loader thread,
-//! `spawn_blocking`, tasks and the terminal; the synchronous driver of tests and benches
-//! (`sync.rs`) runs the same closures at once. So what tests exercise is what people run.
+//! reads, use cases (with the messages the person sees), log and diff requests, the rerun,
+//! making a diff and the browser, as closures and futures that end in the [`Event`] the app
+//! gets back. Where that work runs is the driver's choice: the runtime (`runtime.rs`) uses its
+//! loader thread, `spawn_blocking`, tasks and the terminal; the synchronous driver of tests
+//! and benches (`sync.rs`) runs the same closures at once. So what tests exercise is what
+//! people run.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -21,6 +22,7 @@ use crate::store::layout::CyclePaths;
 
 use super::app::{Effect, Event, UseCase};
 use super::clipboard;
+use super::diff_view::{self, DiffEvent};
 use super::effects;
 use super::load;
 use super::log_view::LogRequest;
@@ -112,6 +114,45 @@ impl Executor {
                 Work::Load(Box::new(move || {
                     let sources = load::load_sources(&redactor, &registry, &repository);
                     Event::SourcesLoaded { repository, sources }
+                }))
+            }
+            Effect::OpenDiff { generation, cache } => Work::Load(Box::new(move || {
+                let result = diff_view::open_cached(&cache, &redactor);
+                Event::Diff(DiffEvent::Opened { generation, result })
+            })),
+            Effect::MakeDiff { generation, path, iteration, since_last } => {
+                let ctx = self.ctx.clone();
+                Work::Task(Box::pin(async move {
+                    let result = match CyclePaths::new(path) {
+                        Ok(paths) => effects::make_diff(ctx, paths, iteration, since_last).await.map(Some),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    Event::Diff(DiffEvent::Opened { generation, result })
+                }))
+            }
+            Effect::DiffWindow { generation, path, checkpoint, from, count } => Work::Load(Box::new(move || {
+                Event::Diff(match diff_view::read_lines(&path, checkpoint, from, count, &redactor) {
+                    Ok(lines) => DiffEvent::Window { generation, first: from, lines },
+                    Err(e) => DiffEvent::Failed { generation, error: format!("cannot read the diff: {e}") },
+                })
+            })),
+            // A search scans the whole diff: not on the loader, whose reads must stay quick.
+            Effect::DiffSearch { generation, path, checkpoints, query, from, forward } => {
+                Work::Blocking(Box::new(move || {
+                    Event::Diff(match diff_view::search(&path, &checkpoints, &query, from, forward) {
+                        Ok(found) => DiffEvent::Found { generation, found },
+                        Err(e) => DiffEvent::Failed { generation, error: format!("cannot search the diff: {e}") },
+                    })
+                }))
+            }
+            Effect::SizeDiff { path, iteration } => {
+                let ctx = self.ctx.clone();
+                Work::Task(Box::pin(async move {
+                    let result = match CyclePaths::new(path.clone()) {
+                        Ok(paths) => effects::make_diff(ctx, paths, iteration, false).await.map(drop),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    Event::DiffSized { path, result }
                 }))
             }
             Effect::Watch(dirs) => Work::Watch(dirs),

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use crate::cycle::{Ctx, list};
+use crate::domain::diff::DiffSize;
 use crate::domain::event::EventKind;
 use crate::domain::state::CycleState;
 use crate::redact::Redactor;
@@ -39,6 +40,7 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
         last_event: None,
         modified_at: crate::cycle::list::modified_at(path),
         live: None,
+        diff_size: None,
     };
     match state_file::read_bytes(path) {
         Err(StateFileError::Missing(_)) => return None,
@@ -54,8 +56,19 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
             run.command = run.command.map(|c| redactor.redact(&c).into_owned());
             run
         });
+        entry.diff_size = entry.state.as_ref().and_then(|state| ready_diff_size(&paths, state));
     }
     Some(entry)
+}
+
+/// The size of a `READY_TO_MERGE` cycle's change, from the meta beside its whole-PR diff at
+/// the last tested head, when that diff was made (a small JSON file; the diff is not read).
+fn ready_diff_size(paths: &crate::store::layout::CyclePaths, state: &CycleState) -> Option<DiffSize> {
+    if state.status != crate::domain::status::Status::ReadyToMerge {
+        return None;
+    }
+    let run = state.history.last()?;
+    crate::cycle::diff::cached_meta(&crate::cycle::diff::whole_pr_cache(paths, &run.head_sha)).map(|m| m.size)
 }
 
 /// Parses and redacts a state document (a hand-written file may hold what the tool never would).

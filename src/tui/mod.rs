@@ -5,10 +5,12 @@
 //! Layout of the module: [`app`] is the pure state machine (events in, effects out);
 //! [`exec`] carries out its effects, for the [`runtime`] that feeds it (and for [`sync`], the
 //! tests' driver); [`views`] draws it; [`keymap`] is the one table of keys (commands);
-//! [`watch`], [`load`] and [`log_view`] read the disk and report in their own event types.
+//! [`watch`], [`load`], [`log_view`] and [`diff_view`] (the Diff tab's pager, design §6.7)
+//! read the disk and report in their own event types.
 
 pub mod app;
 pub mod clipboard;
+pub mod diff_view;
 pub mod editor;
 pub mod effects;
 pub mod exec;

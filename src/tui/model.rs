@@ -19,6 +19,9 @@ pub struct CycleEntry {
     pub modified_at: Option<String>,
     /// A run in progress, by whichever process (design §6.6).
     pub live: Option<crate::cycle::live::LiveRun>,
+    /// A `READY_TO_MERGE` cycle's change (`3 files +40 −2`), when its whole-PR diff at the
+    /// last tested head was made (design §6.7).
+    pub diff_size: Option<crate::domain::diff::DiffSize>,
 }
 
 impl CycleEntry {

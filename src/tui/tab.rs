@@ -8,12 +8,14 @@ pub enum Tab {
     Conversation,
     Runs,
     Log,
+    /// The change a run tested (design §6.7).
+    Diff,
     Project,
 }
 
 impl Tab {
     /// Every tab, in the tab bar's order (its number key is its position + 1).
-    pub const ALL: &'static [Tab] = &[Tab::Brief, Tab::Conversation, Tab::Runs, Tab::Log, Tab::Project];
+    pub const ALL: &'static [Tab] = &[Tab::Brief, Tab::Conversation, Tab::Runs, Tab::Log, Tab::Diff, Tab::Project];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -21,6 +23,7 @@ impl Tab {
             Tab::Conversation => "Conversation",
             Tab::Runs => "Runs",
             Tab::Log => "Log",
+            Tab::Diff => "Diff",
             Tab::Project => "Project",
         }
     }

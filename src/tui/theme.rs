@@ -80,6 +80,10 @@ roles!(
     status_bar,
     toast_error,
     toast_info,
+    diff_add,
+    diff_remove,
+    diff_hunk,
+    diff_meta,
 );
 
 fn parse_color(value: &Value, role: &str) -> Result<Color, String> {

@@ -210,6 +210,22 @@ impl Fixture {
         retry(|| actions::abort(&self.ctx, &self.paths(name), "the user changed their mind", Actor::Agent));
     }
 
+    /// Writes a cycle's diff where `cycle::diff::of_cycle` caches it, with the meta beside it
+    /// (masked spots, size), as if it had been made: the whole PR at `sha`, or since `old`.
+    pub fn diff_cache(&self, name: &str, old: Option<&str>, sha: &str, text: &str) -> PathBuf {
+        let paths = self.paths(name);
+        let path = match old {
+            Some(old) => forgeloop::cycle::diff::since_last_cache(&paths, old, sha),
+            None => forgeloop::cycle::diff::whole_pr_cache(&paths, sha),
+        };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let size = forgeloop::domain::diff::DiffSize::of(&forgeloop::domain::diff::index(text.lines()));
+        let meta = forgeloop::cycle::diff::DiffMeta { masked: 0, size };
+        std::fs::write(path.with_extension("json"), serde_json::to_string(&meta).unwrap()).unwrap();
+        path
+    }
+
     /// A file in the cycles directory that is not a valid state.
     pub fn garbage(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.ctx.home.cycles_dir().join(name);
@@ -256,6 +272,66 @@ pub fn failing_log() -> String {
     log.push_str("progress 10%\r50%\r100%\n");
     log.push_str("=========== 1 failed, 40 passed in 12.50s ===========\n[exit 1 after 12.5s]\n");
     log
+}
+
+/// A PR's diff as GitHub sends it: a modified file with two hunks, an added file, a removed
+/// one, a rename, a binary file, and a line that tries to drive the terminal.
+pub fn sample_diff() -> String {
+    "diff --git a/app/theme.py b/app/theme.py
+index 1111111..2222222 100644
+--- a/app/theme.py
++++ b/app/theme.py
+@@ -1,5 +1,6 @@
+ import json
+-DEFAULT = \"light\"
++DEFAULT = \"dark\"
++SUPPORTED = (\"light\", \"dark\")
+ 
+ def load(prefs):
+     return prefs.get(\"theme\", DEFAULT)
+@@ -20,3 +21,5 @@ def save(prefs, theme):
+     prefs[\"theme\"] = theme
+-    write(prefs)
++    if theme not in SUPPORTED:
++        raise ValueError(theme)
++    write_atomic(prefs)
+     return prefs
+diff --git a/tests/test_theme.py b/tests/test_theme.py
+new file mode 100644
+index 0000000..3333333
+--- /dev/null
++++ b/tests/test_theme.py
+@@ -0,0 +1,4 @@
++def test_dark_mode_persists(page):
++    page.set_theme(\"dark\")
++    page.reload()
++    assert page.theme == \"dark\"
+diff --git a/app/legacy_colors.py b/app/legacy_colors.py
+deleted file mode 100644
+index 4444444..0000000
+--- a/app/legacy_colors.py
++++ /dev/null
+@@ -1,2 +0,0 @@
+-COLORS = {}
+-\u{1b}]0;pwned\u{7}\u{1b}[2Jgone
+diff --git a/docs/themes.md b/docs/appearance.md
+similarity index 90%
+rename from docs/themes.md
+rename to docs/appearance.md
+index 5555555..6666666 100644
+--- a/docs/themes.md
++++ b/docs/appearance.md
+@@ -1,3 +1,3 @@
+ # Appearance
+-Light only.
++Light and dark.
+ See the settings page.
+diff --git a/static/moon.png b/static/moon.png
+new file mode 100644
+index 0000000..7777777
+Binary files /dev/null and b/static/moon.png differ
+"
+    .to_owned()
 }
 
 pub fn key(app: &mut App, driver: &mut SyncDriver, code: crossterm::event::KeyCode) {

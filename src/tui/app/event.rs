@@ -2,11 +2,13 @@
 //! executor's whole vocabulary with it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::store::journal::Event as JournalEvent;
+use crate::tui::diff_view::DiffEvent;
 use crate::tui::keymap::Cmd;
 use crate::tui::log_view::{LogEvent, LogRequest};
 use crate::tui::model::{CycleEntry, ProjectRecord, RunFile, Sources};
@@ -49,6 +51,14 @@ pub enum Event {
     },
     /// What the log reader found (a window, a match, an error).
     Log(LogEvent),
+    /// What the diff reader found (design §6.7).
+    Diff(DiffEvent),
+    /// A `READY_TO_MERGE` cycle's whole-PR diff was made in the background: its size is on
+    /// disk now (or it could not be made, and the row goes without).
+    DiffSized {
+        path: PathBuf,
+        result: Result<(), String>,
+    },
     /// A use case finished with its message for the person.
     UseCaseDone {
         what: UseCase,
@@ -113,6 +123,42 @@ pub enum Effect {
     LoadSources(String),
     Watch(Vec<WatchDir>),
     Log(LogRequest),
+    /// Open the cached diff at `cache` (design §6.7): a file read, no network.
+    OpenDiff {
+        generation: u64,
+        cache: PathBuf,
+    },
+    /// Make the diff of run `iteration` of the cycle at `path` (GitHub, and the mirror for
+    /// since the last run; cached by `cycle::diff::of_cycle`), then open it.
+    MakeDiff {
+        generation: u64,
+        path: PathBuf,
+        iteration: u32,
+        since_last: bool,
+    },
+    /// Read `count` lines of the diff at `path` from line `from`, starting at the checkpoint
+    /// `(line, byte offset)` at or before it.
+    DiffWindow {
+        generation: u64,
+        path: PathBuf,
+        checkpoint: (usize, u64),
+        from: usize,
+        count: usize,
+    },
+    DiffSearch {
+        generation: u64,
+        path: PathBuf,
+        checkpoints: Arc<[u64]>,
+        query: String,
+        from: usize,
+        forward: bool,
+    },
+    /// Make the whole-PR diff of a `READY_TO_MERGE` cycle's last run so its row can show the
+    /// size of the change.
+    SizeDiff {
+        path: PathBuf,
+        iteration: u32,
+    },
     Confirm {
         path: PathBuf,
         edited: Option<(String, String)>,

@@ -111,6 +111,11 @@ impl App {
         self.attention.loaded(&loaded, fx);
         self.list.merge(loaded, &gone);
         self.reselected(had_selection, fx);
+        // A new run may change the diff the tab shows (the last run's).
+        if self.detail.tab == Tab::Diff {
+            self.ensure_diff(false, fx);
+        }
+        self.size_next(fx);
         // The set of cycles changed: watch their directories (the watcher skips no-ops).
         if self.list.cycles.len() != before || !gone.is_empty() {
             fx.push(Effect::Watch(self.watch_dirs()));

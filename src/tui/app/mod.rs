@@ -27,6 +27,7 @@ mod actions;
 mod attention;
 mod detail;
 mod dialogs;
+mod diff;
 mod event;
 mod files;
 mod list;
@@ -36,6 +37,7 @@ mod projects;
 pub use attention::Attention;
 pub use detail::{Detail, LIVE_IDLE_SECS, RunResult, RunRow, run_result_word};
 pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups};
+pub use diff::{DiffPane, DiffState, DiffTarget, MARGIN as DIFF_MARGIN};
 pub use event::{Effect, Event, UseCase};
 pub use list::CycleList;
 pub use log::{LogPane, LogSearch, SearchState};
@@ -64,6 +66,9 @@ pub struct Roots {
     pub registry: PathBuf,
     pub extra_dirs: Vec<PathBuf>,
 }
+
+/// Ready rows whose size the control room makes by itself in one session (design §6.7).
+pub const SIZE_BUDGET: usize = 32;
 
 /// Ticks (100 ms) between two looks at the runs in progress.
 const LIVE_REFRESH_TICKS: usize = 10;
@@ -108,6 +113,8 @@ pub struct App {
     pub list: CycleList,
     pub detail: Detail,
     pub log: LogPane,
+    /// The Diff tab (design §6.7).
+    pub diff: DiffPane,
     pub projects: ProjectsPane,
     pub popups: Popups,
     pub focus: Focus,
@@ -121,6 +128,10 @@ pub struct App {
     pub discovered: bool,
     /// Bell and desktop notification when a cycle starts needing the person.
     pub attention: Attention,
+    /// A `READY_TO_MERGE` cycle whose whole-PR diff is being made for its row's size (one at
+    /// a time), and every (cycle, head) asked for once already.
+    pub sizing: Option<PathBuf>,
+    pub sized: BTreeSet<(PathBuf, String)>,
     pub quit: bool,
     pub hits: Hits,
     /// Set when something visible changed; the runtime draws and clears it.
@@ -140,6 +151,7 @@ impl App {
             list: CycleList::default(),
             detail: Detail::default(),
             log: LogPane::default(),
+            diff: DiffPane::default(),
             projects: ProjectsPane::default(),
             popups: Popups::default(),
             focus: Focus::List,
@@ -151,6 +163,8 @@ impl App {
             watching: (0, Vec::new()),
             discovered: false,
             attention: Attention::default(),
+            sizing: None,
+            sized: BTreeSet::new(),
             quit: false,
             hits: Hits::default(),
             dirty: true,
@@ -207,6 +221,8 @@ impl App {
             || self.list.cycles.iter().any(|c| c.live.is_some())
             || self.log.search.state == SearchState::Searching
             || self.log.finding_error
+            || self.diff.state == DiffState::Making
+            || self.diff.search.state == SearchState::Searching
             || self.popups.busy()
     }
 
@@ -217,6 +233,16 @@ impl App {
     /// The Log tab has the keys and its search line is open.
     fn searching_log(&self) -> bool {
         self.focus == Focus::Detail && self.detail.tab == Tab::Log && self.log.search.editing
+    }
+
+    /// The Diff tab has the keys and its search line is open.
+    fn searching_diff(&self) -> bool {
+        self.focus == Focus::Detail && self.detail.tab == Tab::Diff && self.diff.search.editing
+    }
+
+    /// The search of the tab shown (Log or Diff).
+    pub fn search(&self) -> &LogSearch {
+        if self.detail.tab == Tab::Diff { &self.diff.search } else { &self.log.search }
     }
 
     /// Active keyboard contexts, most specific first.
@@ -230,13 +256,14 @@ impl App {
         if self.list.filter_editing {
             return vec![Context::FilterInput];
         }
-        if self.searching_log() {
+        if self.searching_log() || self.searching_diff() {
             return vec![Context::SearchInput];
         }
         match (self.focus, self.detail.tab) {
             (Focus::List, _) => vec![Context::List, Context::Cycle, Context::Global],
             (Focus::Detail, Tab::Log) => vec![Context::Log, Context::Detail, Context::Cycle, Context::Global],
             (Focus::Detail, Tab::Runs) => vec![Context::Runs, Context::Detail, Context::Cycle, Context::Global],
+            (Focus::Detail, Tab::Diff) => vec![Context::Diff, Context::Detail, Context::Cycle, Context::Global],
             (Focus::Detail, _) => vec![Context::Detail, Context::Cycle, Context::Global],
         }
     }
@@ -258,7 +285,16 @@ impl App {
             Cmd::OpenPr => state.is_some_and(|s| s.pr_ref.is_some()),
             Cmd::OpenConversation => state.is_some_and(|s| s.conversation_url.is_some()),
             Cmd::NextAttention => self.list.cycles.iter().any(CycleEntry::needs_human),
-            Cmd::NextMatch | Cmd::PrevMatch => !self.log.search.query.is_empty(),
+            Cmd::NextMatch | Cmd::PrevMatch => !self.search().query.is_empty(),
+            Cmd::NextFile | Cmd::PrevFile => self.diff.doc.as_ref().is_some_and(|d| d.files.len() > 1),
+            Cmd::NextHunk | Cmd::PrevHunk | Cmd::Search | Cmd::Wrap if self.detail.tab == Tab::Diff => {
+                self.diff.is_ready()
+            }
+            Cmd::ToggleSinceLast => state.is_some_and(|s| !s.history.is_empty()),
+            Cmd::ShowDiff => self
+                .run_rows()
+                .get(self.detail.run_sel)
+                .is_some_and(|r| matches!(r.result, RunResult::Passed | RunResult::Failed)),
             Cmd::Open if self.screen == Screen::Projects => self.projects.selected_url().is_some(),
             Cmd::Open if self.detail.tab == Tab::Runs => !self.run_rows().is_empty(),
             _ => true,
@@ -327,6 +363,7 @@ impl App {
                 if self.log.follow && self.log.is_open() {
                     fx.push(self.log.window_request(Anchor::Tail));
                 }
+                fx.extend(self.diff.window_request());
             }
             Event::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
@@ -370,6 +407,31 @@ impl App {
                         self.toast = Some(Toast { text: "no error line in this log".into(), error: false });
                     }
                     fx.extend(reply.effect);
+                }
+            }
+            Event::Diff(event) => {
+                self.dirty = true;
+                let made = matches!(&event, crate::tui::diff_view::DiffEvent::Opened { result: Ok(Some(_)), .. });
+                fx.extend(self.diff.reply(event));
+                // A whole-PR diff just opened may be one the row of a ready cycle lacked.
+                if made
+                    && let Some(target) = &self.diff.target
+                    && target.old.is_none()
+                    && self.list.cycles.iter().any(|c| {
+                        c.path == target.cycle && c.diff_size.is_none() && c.status() == Some(Status::ReadyToMerge)
+                    })
+                {
+                    fx.push(Effect::LoadCycles(vec![target.cycle.clone()]));
+                }
+            }
+            Event::DiffSized { path, result } => {
+                if self.sizing.as_ref() == Some(&path) {
+                    self.sizing = None;
+                }
+                if result.is_ok() {
+                    fx.push(Effect::LoadCycles(vec![path]));
+                } else {
+                    self.size_next(&mut fx);
                 }
             }
             Event::UseCaseDone { what, path, result } => self.use_case_done(what, path, result, &mut fx),
@@ -436,6 +498,10 @@ impl App {
         }
         if self.searching_log() {
             fx.extend(self.log.search_command(cmd));
+            return;
+        }
+        if self.searching_diff() {
+            fx.extend(self.diff.search_command(cmd));
             return;
         }
         if self.screen == Screen::Projects {
@@ -507,9 +573,20 @@ impl App {
                 }
             },
             Cmd::Follow => fx.extend(self.log.toggle_follow()),
+            Cmd::Wrap if self.detail.tab == Tab::Diff => self.diff.toggle_wrap(),
             Cmd::Wrap => self.log.toggle_wrap(),
+            Cmd::Search if self.detail.tab == Tab::Diff => self.diff.start_search_input(),
             Cmd::Search => self.log.start_search_input(),
+            Cmd::NextMatch | Cmd::PrevMatch if self.detail.tab == Tab::Diff => {
+                fx.extend(self.diff.search_again(cmd == Cmd::NextMatch))
+            }
             Cmd::NextMatch | Cmd::PrevMatch => fx.extend(self.log.search_again(cmd == Cmd::NextMatch)),
+            Cmd::NextFile | Cmd::PrevFile | Cmd::NextHunk | Cmd::PrevHunk => fx.extend(self.diff.command(cmd)),
+            Cmd::ToggleSinceLast => {
+                self.diff.toggle_since_last();
+                self.ensure_diff(true, fx);
+            }
+            Cmd::ShowDiff => self.show_run_diff(fx),
             Cmd::FirstError => fx.extend(self.log.find_first_error()),
             _ => {}
         }
@@ -553,8 +630,49 @@ impl App {
         if self.log.is_open() {
             fx.push(self.log.close());
         }
+        self.diff.close();
         self.tab_shown(fx);
         self.dirty = true;
+    }
+
+    /// Opens the diff the Diff tab should show for the selected cycle, unless it is shown.
+    fn ensure_diff(&mut self, retry: bool, fx: &mut Vec<Effect>) {
+        let cycle = self.list.selected.clone();
+        let state = self.list.selected_state();
+        fx.extend(self.diff.ensure(cycle.as_deref(), state, retry));
+    }
+
+    /// Runs tab: the Diff tab at the selected run.
+    fn show_run_diff(&mut self, fx: &mut Vec<Effect>) {
+        let row = self.run_rows().get(self.detail.run_sel).cloned();
+        match row {
+            Some(row) if matches!(row.result, RunResult::Passed | RunResult::Failed) => {
+                self.diff.iteration = row.iteration;
+                self.set_tab(Tab::Diff, fx);
+            }
+            Some(_) => self.toast_error("this run did not finish: it has no diff"),
+            None => {}
+        }
+    }
+
+    /// Starts making the whole-PR diff of the next `READY_TO_MERGE` cycle whose row has no
+    /// size yet, once per cycle and head, one at a time, in the background, at most
+    /// [`SIZE_BUDGET`] a session (two GitHub requests each; opening a diff makes the others).
+    fn size_next(&mut self, fx: &mut Vec<Effect>) {
+        if self.sizing.is_some() || self.sized.len() >= SIZE_BUDGET {
+            return;
+        }
+        let next = self.list.cycles.iter().find_map(|entry| {
+            let state = entry.state.as_ref().filter(|s| s.status == Status::ReadyToMerge)?;
+            let run = state.history.last()?;
+            let key = (entry.path.clone(), run.head_sha.clone());
+            (entry.diff_size.is_none() && !self.sized.contains(&key)).then_some((key, run.iteration))
+        });
+        if let Some((key, iteration)) = next {
+            self.sizing = Some(key.0.clone());
+            fx.push(Effect::SizeDiff { path: key.0.clone(), iteration });
+            self.sized.insert(key);
+        }
     }
 
     fn next_attention(&mut self, fx: &mut Vec<Effect>) {
@@ -577,6 +695,8 @@ impl App {
             self.list.filter.push_str(&clean);
             self.list.refilter();
             self.reselected(before, fx);
+        } else if self.searching_diff() {
+            self.diff.search.input.push_str(&clean);
         } else if self.log.search.editing {
             self.log.search.input.push_str(&clean);
         } else {
@@ -593,6 +713,7 @@ impl App {
                 }
             }
             (Focus::Detail, Tab::Log) => fx.extend(self.log.movement(cmd)),
+            (Focus::Detail, Tab::Diff) => fx.extend(self.diff.command(cmd)),
             (Focus::Detail, Tab::Runs) => {
                 let count = self.run_rows().len();
                 if self.detail.move_run(cmd, count) && self.log.is_open() {
@@ -612,6 +733,7 @@ impl App {
     fn tab_shown(&mut self, fx: &mut Vec<Effect>) {
         match self.detail.tab {
             Tab::Log => self.ensure_log(fx),
+            Tab::Diff => self.ensure_diff(true, fx),
             Tab::Project => {
                 if let Some(repo) = self.selected_state().and_then(|s| s.repository.clone())
                     && !self.projects.sources.contains_key(&repo)

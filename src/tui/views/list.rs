@@ -132,11 +132,17 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
         (None, Some(c)) => format!("$ {c}"),
         (None, None) => "fetching…".to_owned(),
     });
+    // A ready PR's size, once its diff was made (design §6.7): `3 files +40 −2`.
+    let size = entry.diff_size.filter(|_| command.is_none() && entry.error.is_none()).map(|size| size.words());
     let last = match (&entry.error, &entry.last_event) {
         (Some(error), _) => Span::styled(error.clone(), theme.error),
         (None, _) if command.is_some() => Span::styled(command.unwrap_or_default(), theme.running),
         (None, Some(event)) => Span::styled(event.summary.clone(), theme.muted),
         (None, None) => Span::styled("—", theme.muted),
+    };
+    let last = match &size {
+        Some(size) => Line::from(vec![Span::styled(format!("{size} · "), theme.text), last]),
+        None => Line::from(last),
     };
     let age = Span::styled(age(app.now, entry.updated_at()), theme.muted);
     if wide {
@@ -154,7 +160,13 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
             Cell::from(name),
             Cell::from(Span::styled(short_iter, theme.text)),
             Cell::from(age),
-            Cell::from(Span::styled(repo, theme.muted)),
+            Cell::from(Span::styled(
+                match &size {
+                    Some(size) => format!("{repo} · {size}"),
+                    None => repo,
+                },
+                theme.muted,
+            )),
         ])
     } else {
         Row::new(vec![Cell::from(status), Cell::from(name), Cell::from(Span::styled(short_iter, theme.text))])

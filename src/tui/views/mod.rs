@@ -4,6 +4,7 @@
 mod brief;
 mod conversation;
 mod dialogs;
+mod diff;
 mod footer;
 mod help;
 mod list;
@@ -123,6 +124,7 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
         Tab::Conversation => conversation::render(app, entry, frame, content),
         Tab::Runs => runs::render(app, frame, content),
         Tab::Log => log::render(app, frame, content),
+        Tab::Diff => diff::render(app, frame, content),
         Tab::Project => project::render(app, entry, frame, content),
     }
 }

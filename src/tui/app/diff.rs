@@ -1,0 +1,566 @@
+//! The Diff tab (design §6.7): which run's change is shown — the whole PR at that run's head,
+//! or the change since the run before —, the diff's table of contents, the selected file and
+//! hunk, the window of lines read around the viewport, wrapping and search. Its requests go
+//! to the executor ([`Effect::OpenDiff`] first: the cache on disk; [`Effect::MakeDiff`] only
+//! when the diff was never made, which needs GitHub) and its replies ([`DiffEvent`]s) come
+//! back here; replies about another diff than the one shown are dropped.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+
+use crate::domain::report::normalize_sha;
+use crate::domain::state::CycleState;
+use crate::store::layout::CyclePaths;
+use crate::tui::diff_view::{DiffDoc, DiffEvent, DiffLine};
+use crate::tui::keymap::Cmd;
+
+use super::{Effect, LogSearch, SearchState};
+
+/// Lines read beyond the viewport on each side, so scrolling rarely waits for the disk.
+pub const MARGIN: usize = 64;
+
+/// The diff a run tested, resolved from the cycle's history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffTarget {
+    pub cycle: PathBuf,
+    pub iteration: u32,
+    pub head_sha: String,
+    /// Since the last run: the run before (its iteration and head).
+    pub old: Option<(u32, String)>,
+    /// Where `cycle::diff` caches it.
+    pub cache: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffState {
+    /// Nothing to show, and why (no run yet, a first run has no "since last").
+    Empty(String),
+    /// Reading the cache.
+    Loading,
+    /// Asking GitHub (and the mirror, since the last run) to make it.
+    Making,
+    Failed(String),
+    Ready,
+}
+
+#[derive(Debug, Clone)]
+pub struct DiffPane {
+    /// Bumped whenever another diff is asked for, so stale replies are dropped.
+    pub generation: u64,
+    /// The run asked for (`None`: the cycle's last).
+    pub iteration: Option<u32>,
+    /// Since the last run rather than the whole PR.
+    pub since_last: bool,
+    pub target: Option<DiffTarget>,
+    pub state: DiffState,
+    pub doc: Option<DiffDoc>,
+    /// Selected file (index into the doc's files).
+    pub file: usize,
+    /// Current hunk of the selected file (`None` after scrolling by lines).
+    pub hunk: Option<usize>,
+    /// First line shown (a line number of the diff).
+    pub top: usize,
+    /// Lines read from disk, the first being line `window_first`: at most the viewport and
+    /// a margin on each side, never the whole diff.
+    pub window_first: usize,
+    pub window: Vec<DiffLine>,
+    /// The last range asked for (`from..to`), so a request in flight is not repeated.
+    pub asked: Option<(usize, usize)>,
+    pub wrap: bool,
+    pub hscroll: usize,
+    /// `current` holds the line number of the current match.
+    pub search: LogSearch,
+    /// Lines of the hunk pane at the last draw (set by the renderer).
+    pub height: Cell<u16>,
+}
+
+impl Default for DiffPane {
+    fn default() -> Self {
+        DiffPane {
+            generation: 0,
+            iteration: None,
+            since_last: false,
+            target: None,
+            state: DiffState::Empty(String::new()),
+            doc: None,
+            file: 0,
+            hunk: None,
+            top: 0,
+            window_first: 0,
+            window: Vec::new(),
+            asked: None,
+            wrap: false,
+            hscroll: 0,
+            search: LogSearch {
+                query: String::new(),
+                input: String::new(),
+                editing: false,
+                current: None,
+                state: SearchState::Idle,
+                wrapped: false,
+            },
+            height: Cell::new(20),
+        }
+    }
+}
+
+/// The run to show and, since the last run, the one before, from the cycle's history; or
+/// what to say instead.
+pub fn resolve(
+    cycle: &Path,
+    state: &CycleState,
+    iteration: Option<u32>,
+    since_last: bool,
+) -> Result<DiffTarget, String> {
+    let history = &state.history;
+    let position = match iteration {
+        Some(k) => history
+            .iter()
+            .position(|r| r.iteration == k)
+            .ok_or_else(|| format!("Run {k} is not in the cycle's history (it did not finish): it has no diff."))?,
+        None => history
+            .len()
+            .checked_sub(1)
+            .ok_or("No tested run yet: the diff of a PR is shown once a run has tested its head.")?,
+    };
+    let run = &history[position];
+    let sha =
+        |text: &str| normalize_sha(text).ok_or_else(|| format!("{text:?} in the cycle's history is not a commit SHA"));
+    let head_sha = sha(&run.head_sha)?;
+    let paths = CyclePaths::new(cycle.to_path_buf()).map_err(|e| e.to_string())?;
+    let old = if since_last {
+        let Some(previous) = position.checked_sub(1).map(|p| &history[p]) else {
+            return Err(format!(
+                "Unavailable: run {} is the cycle's first, so there is no earlier tested head to compare with. \
+                 Press s for the whole PR.",
+                run.iteration
+            ));
+        };
+        Some((previous.iteration, sha(&previous.head_sha)?))
+    } else {
+        None
+    };
+    let cache = match &old {
+        Some((_, old_sha)) => crate::cycle::diff::since_last_cache(&paths, old_sha, &head_sha),
+        None => crate::cycle::diff::whole_pr_cache(&paths, &head_sha),
+    };
+    Ok(DiffTarget { cycle: cycle.to_path_buf(), iteration: run.iteration, head_sha, old, cache })
+}
+
+impl DiffPane {
+    pub fn is_ready(&self) -> bool {
+        self.state == DiffState::Ready && self.doc.is_some()
+    }
+
+    /// Forgets the diff shown (another cycle is selected); late replies are dropped.
+    pub fn close(&mut self) {
+        self.generation += 1;
+        self.iteration = None;
+        self.target = None;
+        self.state = DiffState::Empty(String::new());
+        self.forget_doc();
+    }
+
+    fn forget_doc(&mut self) {
+        self.doc = None;
+        self.file = 0;
+        self.hunk = None;
+        self.top = 0;
+        self.window_first = 0;
+        self.window = Vec::new();
+        self.asked = None;
+        self.hscroll = 0;
+        self.search.current = None;
+        self.search.state = SearchState::Idle;
+    }
+
+    /// Shows the diff of the cycle at `cycle` as asked (`iteration`, `since_last`): opens it
+    /// unless it is the one shown. `retry` asks again after a failure (the tab shown anew).
+    pub fn ensure(&mut self, cycle: Option<&Path>, state: Option<&CycleState>, retry: bool) -> Option<Effect> {
+        let resolved = match (cycle, state) {
+            (Some(cycle), Some(state)) => resolve(cycle, state, self.iteration, self.since_last),
+            _ => Err("This cycle's state cannot be read.".to_owned()),
+        };
+        match resolved {
+            Err(reason) => {
+                if self.target.is_some() || self.state != DiffState::Empty(reason.clone()) {
+                    self.generation += 1;
+                    self.target = None;
+                    self.forget_doc();
+                    self.state = DiffState::Empty(reason);
+                }
+                None
+            }
+            Ok(target) => {
+                let failed = matches!(self.state, DiffState::Failed(_));
+                if self.target.as_ref() == Some(&target) && !(failed && retry) {
+                    return None;
+                }
+                self.generation += 1;
+                self.forget_doc();
+                let cache = target.cache.clone();
+                self.target = Some(target);
+                self.state = DiffState::Loading;
+                Some(Effect::OpenDiff { generation: self.generation, cache })
+            }
+        }
+    }
+
+    /// Whole PR ⇄ since the last run.
+    pub fn toggle_since_last(&mut self) {
+        self.since_last = !self.since_last;
+    }
+
+    /// The selected file's lines (`start..end`); the whole text when it has no files.
+    pub fn section(&self) -> (usize, usize) {
+        match &self.doc {
+            Some(doc) => match doc.files.get(self.file) {
+                Some(f) => (f.start_line, f.end_line.max(f.start_line + 1)),
+                None => (0, doc.lines),
+            },
+            None => (0, 0),
+        }
+    }
+
+    fn page(&self) -> usize {
+        usize::from(self.height.get().max(1))
+    }
+
+    fn clamp_top(&mut self) {
+        let (start, end) = self.section();
+        let last_top = end.saturating_sub(self.page()).max(start);
+        self.top = self.top.clamp(start, last_top);
+    }
+
+    /// A read of the lines around the viewport, unless they were asked for already.
+    pub fn window_request(&mut self) -> Option<Effect> {
+        let doc = self.doc.as_ref()?;
+        let (start, end) = self.section();
+        let need = (self.top, (self.top + self.page()).min(end));
+        if let Some((from, to)) = self.asked
+            && from <= need.0
+            && need.1 <= to
+        {
+            return None;
+        }
+        let margin = self.page().max(MARGIN);
+        let from = self.top.saturating_sub(margin).max(start);
+        let to = (need.1 + margin).min(end).max(from);
+        let effect = Effect::DiffWindow {
+            generation: self.generation,
+            path: doc.path.clone(),
+            checkpoint: doc.checkpoint(from),
+            from,
+            count: to - from,
+        };
+        self.asked = Some((from, to));
+        Some(effect)
+    }
+
+    /// The loaded line `line`, if it is in the window.
+    pub fn line(&self, line: usize) -> Option<&DiffLine> {
+        line.checked_sub(self.window_first).and_then(|i| self.window.get(i))
+    }
+
+    /// Selects file `index` from its top.
+    fn select_file(&mut self, index: usize) {
+        let Some(file) = self.doc.as_ref().and_then(|d| d.files.get(index)) else { return };
+        self.top = file.start_line;
+        self.file = index;
+        self.hunk = None;
+        self.clamp_top();
+    }
+
+    fn hunks(&self, file: usize) -> &[usize] {
+        self.doc.as_ref().and_then(|d| d.files.get(file)).map_or(&[], |f| f.hunks.as_slice())
+    }
+
+    fn file_count(&self) -> usize {
+        self.doc.as_ref().map_or(0, |d| d.files.len())
+    }
+
+    /// Makes hunk `hunk` of file `file` current, its header at the top when it can be.
+    fn select_hunk(&mut self, file: usize, hunk: Option<usize>) {
+        if file != self.file {
+            self.select_file(file);
+        }
+        self.hunk = hunk;
+        if let Some(line) = hunk.and_then(|h| self.hunks(file).get(h).copied()) {
+            self.top = line;
+            self.clamp_top();
+        }
+    }
+
+    /// The next hunk, on into the next file after the last one.
+    fn next_hunk(&mut self) {
+        let hunks = self.hunks(self.file);
+        let next = match self.hunk {
+            Some(h) => (h + 1 < hunks.len()).then_some(h + 1),
+            None => hunks.iter().position(|&l| l > self.top),
+        };
+        match next {
+            Some(h) => self.select_hunk(self.file, Some(h)),
+            None if self.file + 1 < self.file_count() => {
+                let file = self.file + 1;
+                let first = (!self.hunks(file).is_empty()).then_some(0);
+                self.select_hunk(file, first);
+            }
+            None => {}
+        }
+    }
+
+    /// The previous hunk, back into the previous file before the first one.
+    fn prev_hunk(&mut self) {
+        let hunks = self.hunks(self.file);
+        let prev = match self.hunk {
+            Some(h) => h.checked_sub(1),
+            None => hunks.iter().rposition(|&l| l < self.top),
+        };
+        match prev {
+            Some(h) => self.select_hunk(self.file, Some(h)),
+            None if self.file > 0 => {
+                let file = self.file - 1;
+                let last = self.hunks(file).len().checked_sub(1);
+                self.select_hunk(file, last);
+            }
+            None => {}
+        }
+    }
+
+    /// Files, hunks and scrolling; a read of new lines when the viewport moved off them.
+    pub fn command(&mut self, cmd: Cmd) -> Option<Effect> {
+        if !self.is_ready() {
+            return None;
+        }
+        let page = self.page().saturating_sub(1).max(1);
+        match cmd {
+            Cmd::NextFile => self.select_file(self.file + 1),
+            Cmd::PrevFile => self.select_file(self.file.saturating_sub(1)),
+            Cmd::NextHunk => self.next_hunk(),
+            Cmd::PrevHunk => self.prev_hunk(),
+            Cmd::Up | Cmd::Down | Cmd::PageUp | Cmd::PageDown | Cmd::Top | Cmd::Bottom => {
+                let (start, end) = self.section();
+                self.top = match cmd {
+                    Cmd::Up => self.top.saturating_sub(1),
+                    Cmd::Down => self.top + 1,
+                    Cmd::PageUp => self.top.saturating_sub(page),
+                    Cmd::PageDown => self.top + page,
+                    Cmd::Top => start,
+                    _ => end,
+                };
+                self.hunk = None;
+                self.clamp_top();
+            }
+            Cmd::Left => self.hscroll = self.hscroll.saturating_sub(8),
+            Cmd::Right if !self.wrap => self.hscroll = self.hscroll.saturating_add(8),
+            _ => {}
+        }
+        self.window_request()
+    }
+
+    pub fn toggle_wrap(&mut self) {
+        self.wrap = !self.wrap;
+        self.hscroll = 0;
+    }
+
+    /// Opens the search line (once a diff is shown).
+    pub fn start_search_input(&mut self) {
+        if !self.is_ready() {
+            return;
+        }
+        self.search.editing = true;
+        self.search.input.clear();
+    }
+
+    /// Edits the search line; submitting starts the search.
+    pub fn search_command(&mut self, cmd: Cmd) -> Option<Effect> {
+        let search = &mut self.search;
+        match cmd {
+            Cmd::Insert(c) => search.input.push(c),
+            Cmd::Backspace => {
+                search.input.pop();
+            }
+            Cmd::Cancel => {
+                search.editing = false;
+                search.input.clear();
+            }
+            Cmd::Submit => {
+                search.editing = false;
+                search.query = std::mem::take(&mut search.input);
+                search.current = None;
+                if search.query.is_empty() {
+                    search.state = SearchState::Idle;
+                } else {
+                    return self.start_search(self.top, true);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn start_search(&mut self, from: usize, forward: bool) -> Option<Effect> {
+        let doc = self.doc.as_ref()?;
+        self.search.state = SearchState::Searching;
+        self.search.wrapped = false;
+        Some(Effect::DiffSearch {
+            generation: self.generation,
+            path: doc.path.clone(),
+            checkpoints: doc.checkpoints.clone(),
+            query: self.search.query.clone(),
+            from,
+            forward,
+        })
+    }
+
+    /// The next (or previous) match after the current one.
+    pub fn search_again(&mut self, forward: bool) -> Option<Effect> {
+        if self.search.query.is_empty() || !self.is_ready() {
+            return None;
+        }
+        let from = match (self.search.current, forward) {
+            (Some(at), true) => at as usize + 1,
+            (Some(at), false) => at as usize,
+            (None, _) => self.top,
+        };
+        self.start_search(from, forward)
+    }
+
+    /// Takes a reply from the diff reader; effects it leads to (making the diff when it is not
+    /// cached, reading lines).
+    pub fn reply(&mut self, event: DiffEvent) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        match event {
+            DiffEvent::Opened { generation, result } if generation == self.generation => match result {
+                Ok(Some(doc)) => {
+                    self.doc = Some(doc);
+                    self.state = DiffState::Ready;
+                    self.select_file(0);
+                    fx.extend(self.window_request());
+                }
+                Ok(None) => {
+                    if let Some(target) = &self.target {
+                        self.state = DiffState::Making;
+                        fx.push(Effect::MakeDiff {
+                            generation,
+                            path: target.cycle.clone(),
+                            iteration: target.iteration,
+                            since_last: target.old.is_some(),
+                        });
+                    }
+                }
+                Err(error) => self.state = DiffState::Failed(error),
+            },
+            DiffEvent::Window { generation, first, lines } if generation == self.generation => {
+                self.window_first = first;
+                self.window = lines;
+            }
+            DiffEvent::Found { generation, found } if generation == self.generation => {
+                self.search.state = if found.is_some() { SearchState::Found } else { SearchState::NotFound };
+                if let Some((line, wrapped)) = found {
+                    self.search.wrapped = wrapped;
+                    self.search.current = Some(line as u64);
+                    if let Some(file) = self.doc.as_ref().and_then(|d| d.file_of(line)) {
+                        self.select_file(file);
+                    }
+                    self.top = line.saturating_sub(self.page() / 3);
+                    self.hunk = None;
+                    self.clamp_top();
+                    fx.extend(self.window_request());
+                }
+            }
+            DiffEvent::Failed { generation, error } if generation == self.generation => {
+                self.state = DiffState::Failed(error);
+            }
+            _ => {}
+        }
+        fx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Redactor;
+
+    /// Three files: `a` with hunks at lines 2 and 5, a binary `b` (no hunk), `c` with one.
+    const TEXT: &str = "diff --git a/a b/a\n--- a/a\n@@ -1 +1 @@\n-x\n+y\n@@ -9 +9 @@\n-p\n+q\n\
+diff --git a/b b/b\nBinary files a/b and b/b differ\n\
+diff --git a/c b/c\n--- a/c\n@@ -1 +1,2 @@\n+1\n+2\n";
+
+    fn ready(height: u16) -> DiffPane {
+        let files = crate::domain::diff::index(TEXT.lines());
+        let doc = DiffDoc::from_text(PathBuf::from("/nonexistent.diff"), TEXT, files, 0, &Redactor::default());
+        let mut pane = DiffPane { doc: Some(doc), state: DiffState::Ready, ..DiffPane::default() };
+        pane.height.set(height);
+        pane.select_file(0);
+        pane
+    }
+
+    fn at(pane: &DiffPane) -> (usize, Option<usize>, usize) {
+        (pane.file, pane.hunk, pane.top)
+    }
+
+    #[test]
+    fn hunks_walk_through_files_and_back() {
+        let mut pane = ready(2);
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            pane.command(Cmd::NextHunk);
+            seen.push(at(&pane));
+        }
+        // a's two hunks, the binary b (no hunk: its top), c's hunk, then it stays.
+        assert_eq!(seen, [(0, Some(0), 2), (0, Some(1), 5), (1, None, 8), (2, Some(0), 12), (2, Some(0), 12)]);
+        let mut back = Vec::new();
+        for _ in 0..4 {
+            pane.command(Cmd::PrevHunk);
+            back.push(at(&pane));
+        }
+        assert_eq!(back, [(1, None, 8), (0, Some(1), 5), (0, Some(0), 2), (0, Some(0), 2)]);
+    }
+
+    #[test]
+    fn scrolling_forgets_the_hunk_and_the_next_is_below_the_top() {
+        let mut pane = ready(2);
+        pane.command(Cmd::Down);
+        pane.command(Cmd::Down);
+        pane.command(Cmd::Down);
+        assert_eq!(at(&pane), (0, None, 3));
+        pane.command(Cmd::NextHunk);
+        assert_eq!(at(&pane), (0, Some(1), 5));
+        pane.command(Cmd::Up);
+        pane.command(Cmd::PrevHunk);
+        assert_eq!(at(&pane), (0, Some(0), 2));
+        // The last lines reach the bottom and no further; files clamp at both ends.
+        pane.command(Cmd::Bottom);
+        assert_eq!(at(&pane), (0, None, 6));
+        pane.command(Cmd::PrevFile);
+        assert_eq!(at(&pane), (0, None, 0));
+        for _ in 0..5 {
+            pane.command(Cmd::NextFile);
+        }
+        assert_eq!(at(&pane), (2, None, 10));
+    }
+
+    #[test]
+    fn windows_are_asked_once_and_only_around_the_viewport() {
+        let mut pane = ready(2);
+        let Some(Effect::DiffWindow { from, count, .. }) = pane.window_request() else { panic!() };
+        assert_eq!((from, count), (0, 8), "file a's section only");
+        assert!(pane.window_request().is_none(), "in flight: not asked again");
+        assert!(pane.command(Cmd::Down).is_none(), "still inside what was asked for");
+        assert!(matches!(pane.command(Cmd::NextFile), Some(Effect::DiffWindow { from: 8, count: 2, .. })));
+    }
+
+    #[test]
+    fn stale_replies_are_dropped() {
+        let mut pane = ready(2);
+        let old = pane.generation;
+        pane.generation += 1;
+        pane.reply(DiffEvent::Failed { generation: old, error: "late".into() });
+        assert_eq!(pane.state, DiffState::Ready);
+        pane.reply(DiffEvent::Window { generation: old, first: 0, lines: Vec::new() });
+        pane.reply(DiffEvent::Found { generation: old, found: Some((12, false)) });
+        assert_eq!(at(&pane), (0, None, 0));
+    }
+}
