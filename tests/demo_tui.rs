@@ -108,6 +108,23 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     assert_eq!(state["brief_confirmation"]["by"], "human");
     assert_eq!(state["iteration"], 1);
 
+    // What WebGPT changed after add-subtraction's failing run: filter to it, the Diff tab, then
+    // "since the last run" shows exactly the fix (design §6.7).
+    wait_for_line(&tmux, &["✓ READY", "add-subtraction"]);
+    tmux.send_keys(&["/"]);
+    tmux.send_keys(&["-l", "add-subtraction"]);
+    tmux.send_keys(&["Enter"]);
+    tmux.send_keys(&["5"]);
+    wait_for_line(&tmux, &["Whole PR at run 2"]);
+    // Focus the tab (Tab), then `s`: since the last run.
+    tmux.send_keys(&["Tab"]);
+    tmux.send_keys(&["s"]);
+    let screen = wait_for_line(&tmux, &["Since the last run", "1 file +1 −1"]);
+    let lines: Vec<&str> = screen.lines().collect();
+    let removed = lines.iter().position(|l| l.contains(" -    echo $((a + b))"));
+    let added = lines.iter().position(|l| l.contains(" +    echo $((a - b))"));
+    assert!(matches!((removed, added), (Some(r), Some(a)) if a == r + 1), "exactly the fix: {screen}");
+
     // Quit: no rerun was started from the control room, so nothing to confirm.
     let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     tmux.send_keys(&["q"]);
