@@ -538,3 +538,33 @@ fn a_github_checks_profile_waits_for_the_repositorys_ci_and_runs_nothing_here() 
     assert!(!w.sb.home().join("mirrors").exists(), "no PR code on this machine");
     assert_eq!(mcp.finish(), 0);
 }
+
+#[test]
+fn forge_diff_shows_a_cycles_change_redacted_as_the_cli_does() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let secret = fresh_secret("ghp_");
+    w.commit(&repo, "fix", &[("deploy.env", &format!("GITHUB_TOKEN={secret}\n"))], "config");
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    w.cycle("dark-mode", &[]);
+    let run = w.forge_pr("dark-mode", &format!("acme/widget#{n}"), &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+    let diff = mcp.call(2, "forge_diff", json!({"state": "dark-mode"}));
+    assert!(!is_error(&diff), "{diff}");
+    let doc = &diff["result"]["structuredContent"];
+    assert_eq!(doc["kind"], "whole_pr");
+    assert_eq!(doc["masked"], 1);
+    let text = doc["diff"].as_str().unwrap();
+    assert!(text.contains("+GITHUB_TOKEN=[REDACTED") && !text.contains(&secret), "{text}");
+    let paths: Vec<&str> = doc["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["deploy.env"], "main already has calc.sh as the PR leaves it: {text}");
+    let cli = w.run(&["diff", "--state", "dark-mode", "--json"]).json();
+    assert_eq!(&cli, doc);
+    // One run: nothing to compare with, said as an error document.
+    let since = mcp.call(3, "forge_diff", json!({"state": "dark-mode", "since_last": true}));
+    assert!(is_error(&since) && tool_text(&since)["error"].as_str().unwrap().contains("first"), "{since}");
+    assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&secret)));
+    assert_eq!(mcp.finish(), 0);
+}
