@@ -243,7 +243,16 @@ pub async fn wait(github: &GithubClient, pull: &PullInfo, plan: WaitPlan<'_>) ->
                 Some((last, at)) => *last != status || at.elapsed() >= PROGRESS_EVERY,
             };
             if due && status != "completed" {
-                let elapsed = running_since.get(name).map(|t| t.elapsed().as_secs());
+                // How long it has run by GitHub's clock, else since this wait first saw it run.
+                let by_github = latest
+                    .get(name.as_str())
+                    .and_then(|run| run.started_at.as_deref())
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                    .and_then(|t| (chrono::Utc::now() - t.with_timezone(&chrono::Utc)).to_std().ok());
+                let elapsed = match (status.as_str(), by_github) {
+                    ("in_progress", Some(d)) => Some(d.as_secs()),
+                    _ => running_since.get(name).map(|t| t.elapsed().as_secs()),
+                };
                 let line = checks::progress_line(name, &status, elapsed);
                 log.line(&line)?;
                 if let Some(tx) = &plan.progress {
