@@ -374,29 +374,10 @@ impl DiffPane {
 
     /// Edits the search line; submitting starts the search.
     pub fn search_command(&mut self, cmd: Cmd) -> Option<Effect> {
-        let search = &mut self.search;
-        match cmd {
-            Cmd::Insert(c) => search.input.push(c),
-            Cmd::Backspace => {
-                search.input.pop();
-            }
-            Cmd::Cancel => {
-                search.editing = false;
-                search.input.clear();
-            }
-            Cmd::Submit => {
-                search.editing = false;
-                search.query = std::mem::take(&mut search.input);
-                search.current = None;
-                if search.query.is_empty() {
-                    search.state = SearchState::Idle;
-                } else {
-                    return self.start_search(self.top, true);
-                }
-            }
-            _ => {}
+        if !self.search.edit(cmd) {
+            return None;
         }
-        None
+        self.start_search(self.top, true)
     }
 
     fn start_search(&mut self, from: usize, forward: bool) -> Option<Effect> {

@@ -29,6 +29,35 @@ pub struct LogSearch {
     pub wrapped: bool,
 }
 
+impl LogSearch {
+    /// Edits the search line (the Log and Diff tabs share it); true when a non-empty query
+    /// was just submitted and the search should start.
+    pub fn edit(&mut self, cmd: Cmd) -> bool {
+        match cmd {
+            Cmd::Insert(c) => self.input.push(c),
+            Cmd::Backspace => {
+                self.input.pop();
+            }
+            Cmd::Cancel => {
+                self.editing = false;
+                self.input.clear();
+            }
+            Cmd::Submit => {
+                self.editing = false;
+                self.query = std::mem::take(&mut self.input);
+                self.current = None;
+                if self.query.is_empty() {
+                    self.state = SearchState::Idle;
+                } else {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        false
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct LogPane {
     /// Bumped whenever another file is opened, so stale replies are dropped.
@@ -186,31 +215,12 @@ impl LogPane {
 
     /// Edits the search line; submitting starts the search.
     pub fn search_command(&mut self, cmd: Cmd) -> Option<Effect> {
-        let search = &mut self.search;
-        match cmd {
-            Cmd::Insert(c) => search.input.push(c),
-            Cmd::Backspace => {
-                search.input.pop();
-            }
-            Cmd::Cancel => {
-                search.editing = false;
-                search.input.clear();
-            }
-            Cmd::Submit => {
-                search.editing = false;
-                search.query = std::mem::take(&mut search.input);
-                search.current = None;
-                if search.query.is_empty() {
-                    search.state = SearchState::Idle;
-                } else {
-                    self.follow = false;
-                    let from = self.window.top;
-                    return Some(self.start_search(from, true));
-                }
-            }
-            _ => {}
+        if !self.search.edit(cmd) {
+            return None;
         }
-        None
+        self.follow = false;
+        let from = self.window.top;
+        Some(self.start_search(from, true))
     }
 
     fn start_search(&mut self, from: u64, forward: bool) -> Effect {

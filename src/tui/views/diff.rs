@@ -16,6 +16,7 @@ use crate::tui::app::{App, DiffState, Focus, SearchState, Tab};
 use crate::tui::diff_view::{DiffDoc, DiffLine};
 use crate::tui::log_view::highlight_ranges;
 use crate::tui::theme::Theme;
+use crate::tui::views::log::skip_columns;
 
 /// From this width the file list sits beside the lines; below it, above them.
 const SIDE_BY_SIDE: u16 = 70;
@@ -320,17 +321,6 @@ fn render_line(
         spans.push(Span::styled(" …[line cut]", theme.muted));
     }
     Line::from(spans)
-}
-
-fn skip_columns(chars: &[char], columns: usize) -> usize {
-    let mut used = 0;
-    for (i, c) in chars.iter().enumerate() {
-        if used >= columns {
-            return i;
-        }
-        used += c.width().unwrap_or(0);
-    }
-    chars.len()
 }
 
 #[cfg(test)]

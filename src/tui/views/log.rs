@@ -134,7 +134,8 @@ fn render_line(
     Line::from(spans)
 }
 
-fn skip_columns(chars: &[char], columns: usize) -> usize {
+/// The index of the first char after `columns` display columns (the Diff tab scrolls the same way).
+pub(super) fn skip_columns(chars: &[char], columns: usize) -> usize {
     let mut used = 0;
     for (i, c) in chars.iter().enumerate() {
         if used >= columns {
