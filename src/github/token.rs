@@ -133,11 +133,20 @@ mod tests {
         move |key| map.get(key).cloned()
     }
 
+    /// Installs the script as `gh` through another process (`install`): had this process
+    /// written it, a thread of another test forking meanwhile could hold the write descriptor
+    /// until it execs, and running the script would fail with "Text file busy" (a flake seen
+    /// under load).
     fn fake_gh(dir: &Path, script: &str) {
-        use std::os::unix::fs::PermissionsExt;
-        let path = dir.join("gh");
-        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let source = dir.join("gh.source");
+        std::fs::write(&source, format!("#!/bin/sh\n{script}\n")).unwrap();
+        let status = std::process::Command::new("install")
+            .args(["-m", "755"])
+            .arg(&source)
+            .arg(dir.join("gh"))
+            .status()
+            .unwrap();
+        assert!(status.success());
     }
 
     fn secret(tag: &str) -> String {
