@@ -224,7 +224,7 @@ async def sdk_checks(binary, work, emu, token, env, version):
                 assert time.monotonic() < deadline, "the cancelled run's processes are still alive"
                 await anyio.sleep(0.02)
             await session.send_ping()
-            assert len((await session.list_tools()).tools) == 6, "the server still serves after a cancellation"
+            assert len((await session.list_tools()).tools) == len(tools), "the server still serves after a cancellation"
 
     assert token not in json.dumps(report), "the token never appears in a result"
 
