@@ -119,11 +119,24 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     // Focus the tab (Tab), then `s`: since the last run.
     tmux.send_keys(&["Tab"]);
     tmux.send_keys(&["s"]);
-    let screen = wait_for_line(&tmux, &["Since the last run", "1 file +1 −1"]);
-    let lines: Vec<&str> = screen.lines().collect();
-    let removed = lines.iter().position(|l| l.contains(" -    echo $((a + b))"));
-    let added = lines.iter().position(|l| l.contains(" +    echo $((a - b))"));
-    assert!(matches!((removed, added), (Some(r), Some(a)) if a == r + 1), "exactly the fix: {screen}");
+    wait_for_line(&tmux, &["Since the last run", "1 file +1 −1"]);
+    // The title comes first; the lines follow once their window is read from disk.
+    let fix_shown = |screen: &str| {
+        let lines: Vec<&str> = screen.lines().collect();
+        let removed = lines.iter().position(|l| l.contains(" -    echo $((a + b))"));
+        let added = lines.iter().position(|l| l.contains(" +    echo $((a - b))"));
+        matches!((removed, added), (Some(r), Some(a)) if a == r + 1)
+    };
+    let start = Instant::now();
+    loop {
+        let screen = tmux.capture();
+        if fix_shown(&screen) {
+            assert!(screen.contains("Since the last run") && screen.contains("1 file +1 −1"), "{screen}");
+            break;
+        }
+        assert!(start.elapsed() < LIMIT, "exactly the fix, one line out and one in: {screen}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // Quit: no rerun was started from the control room, so nothing to confirm.
     let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
