@@ -91,14 +91,7 @@ impl Default for DiffPane {
             asked: None,
             wrap: false,
             hscroll: 0,
-            search: LogSearch {
-                query: String::new(),
-                input: String::new(),
-                editing: false,
-                current: None,
-                state: SearchState::Idle,
-                wrapped: false,
-            },
+            search: LogSearch::default(),
             height: Cell::new(20),
         }
     }

@@ -10,15 +10,16 @@ use crate::tui::log_view::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
 
 use super::Effect;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SearchState {
+    #[default]
     Idle,
     Searching,
     Found,
     NotFound,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LogSearch {
     pub query: String,
     pub input: String,
@@ -89,14 +90,7 @@ impl Default for LogPane {
             follow: false,
             wrap: false,
             hscroll: 0,
-            search: LogSearch {
-                query: String::new(),
-                input: String::new(),
-                editing: false,
-                current: None,
-                state: SearchState::Idle,
-                wrapped: false,
-            },
+            search: LogSearch::default(),
             finding_error: false,
             error: None,
             height: Cell::new(20),
