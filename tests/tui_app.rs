@@ -905,3 +905,25 @@ fn a_50000_line_diff_opens_without_holding_its_lines() {
     let text = screen(&app, 120, 40);
     assert!(text.contains("line 98 of hunk 9 of file 49") && text.contains("file 50/50"), "{text}");
 }
+
+/// The status line names the waiting brief and the keys that confirm it; following them,
+/// from another selection, confirms it as the person, via the control room.
+#[test]
+fn the_status_line_says_how_to_confirm_a_waiting_brief_and_its_keys_do_it() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "await-pr");
+    let status_line = |app: &forgeloop::tui::App| screen(app, 100, 30).lines().nth(28).unwrap_or_default().to_owned();
+    let line = status_line(&app);
+    assert!(line.contains("confirm-me: confirm its brief — n select · c review · y confirm"), "{line}");
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert_eq!(selected_name(&app), "confirm-me");
+    assert!(status_line(&app).contains("— c review · y confirm"), "{}", status_line(&app));
+    key(&mut app, &mut d, KeyCode::Char('c'));
+    assert!(matches!(app.popups.last(), Some(Popup::ConfirmBrief(_))));
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    let state = read_state(&fx.state_path("confirm-me"));
+    assert_eq!(state["status"], "AWAITING_WEBGPT_PR");
+    assert_eq!(state["brief_confirmation"]["via"], "tui");
+    assert!(!status_line(&app).contains("confirm its brief"), "nothing waits any more: {}", status_line(&app));
+}

@@ -596,6 +596,12 @@ pub fn hints(contexts: &[Context], available: impl Fn(Cmd) -> bool) -> Vec<(Stri
     out
 }
 
+/// The first key that means `cmd` in `context`, as the footer would show it: for prose that
+/// names a key (the status line's nudges), so it cannot name a key that does something else.
+pub fn key_for(context: Context, cmd: Cmd) -> Option<String> {
+    BINDINGS.iter().find(|b| b.cmd == cmd && b.contexts.contains(&context)).map(|b| b.keys[0].label())
+}
+
 /// The help overlay: every binding once, grouped by the context it belongs to.
 pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     let order = [

@@ -6,7 +6,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::domain::status::Status;
 use crate::tui::app::{App, StatusGroup};
+use crate::tui::keymap::{Cmd, Context, key_for};
 
 use super::truncate;
 
@@ -56,6 +58,11 @@ pub fn status_line(app: &App, frame: &mut Frame, area: Rect) {
             format!(" {} ", truncate(&toast.text, width.saturating_sub(2))),
             if toast.error { theme.toast_error } else { theme.toast_info },
         )),
+        None if app.watching.1.is_empty()
+            && let Some(nudge) = brief_nudge(app) =>
+        {
+            Line::from(Span::styled(truncate(&nudge, width), theme.attention))
+        }
         None => {
             let (dirs, problems) = &app.watching;
             let mut text = format!(" watching {dirs} dirs: {}", app.shown(&app.roots.cycles_dir));
@@ -89,4 +96,30 @@ pub fn hints(app: &App, frame: &mut Frame, area: Rect) {
     }
     let [left] = Layout::horizontal([Constraint::Fill(1)]).areas(area);
     frame.render_widget(Paragraph::new(Line::from(spans)), left);
+}
+
+/// While a brief waits for a person, the status line says which cycle and the keys that confirm
+/// it (from the keymap): the one thing the control room cannot do without you.
+fn brief_nudge(app: &App) -> Option<String> {
+    let waiting: Vec<String> = app
+        .list
+        .cycles
+        .iter()
+        .filter(|e| e.state.as_ref().is_some_and(|s| s.status == Status::AwaitingBriefConfirmation))
+        .map(|e| e.name())
+        .collect();
+    let first = waiting.first()?;
+    let selected = app.selected_state().is_some_and(|s| s.status == Status::AwaitingBriefConfirmation);
+    let review = key_for(Context::Cycle, Cmd::ConfirmBrief)?;
+    let yes = key_for(Context::ConfirmBrief, Cmd::Yes)?;
+    let who = match waiting.len() {
+        1 => format!("{first}: confirm its brief"),
+        n => format!("{n} briefs to confirm, {first} first"),
+    };
+    Some(if selected {
+        format!(" ◆ {who} — {review} review · {yes} confirm")
+    } else {
+        let next = key_for(Context::List, Cmd::NextAttention)?;
+        format!(" ◆ {who} — {next} select · {review} review · {yes} confirm")
+    })
 }
