@@ -206,8 +206,8 @@ entropy = 3.5
     }
 
     #[test]
-    fn the_readmes_config_examples_load_and_checks_polling_has_sane_bounds() {
-        let readme = include_str!("../README.md");
+    fn the_documented_config_examples_load_and_checks_polling_has_sane_bounds() {
+        let readme = include_str!("../docs/configuration.md");
         let section = readme.split("\n## Configuration\n").nth(1).and_then(|r| r.split("\n## ").next()).unwrap();
         let blocks: Vec<&str> =
             section.split("```toml\n").skip(1).filter_map(|rest| rest.split_once("\n```").map(|(b, _)| b)).collect();
@@ -220,7 +220,7 @@ entropy = 3.5
         let (min, max) = config.checks.poll_bounds();
         assert_eq!((secs(min), secs(max)), (5.0, 60.0));
         let (min, max) = ChecksConfig::default().poll_bounds();
-        assert_eq!((secs(min), secs(max)), (5.0, 60.0), "the defaults the README states");
+        assert_eq!((secs(min), secs(max)), (5.0, 60.0), "the defaults docs/configuration.md states");
         let odd = ChecksConfig { poll_min_s: Some(-1.0), poll_max_s: Some(f64::NAN) };
         let (min, max) = odd.poll_bounds();
         assert_eq!((secs(min), secs(max)), (0.01, 60.0));

@@ -30,7 +30,7 @@ fn sources() -> Vec<PathBuf> {
     for dir in ["src", "crates", "tests", "benches", "scripts", "skills", "docs", "fuzz", ".ci"] {
         files(&root().join(dir), &mut out);
     }
-    out.extend(["README.md", "Cargo.toml"].map(|f| root().join(f)));
+    out.extend(["README.md", "CONTRIBUTING.md", "Cargo.toml"].map(|f| root().join(f)));
     out
 }
 
@@ -106,7 +106,11 @@ fn nothing_points_outside_the_repository() {
 fn relative_links_of_the_documents_exist() {
     let link = Regex::new(r"\]\(([^)#\s]+)(?:#[^)]*)?\)").unwrap();
     let mut problems = Vec::new();
-    let mut docs = vec![root().join("README.md"), root().join("skills/webgpt-orchestrator/SKILL.md")];
+    let mut docs = vec![
+        root().join("README.md"),
+        root().join("CONTRIBUTING.md"),
+        root().join("skills/webgpt-orchestrator/SKILL.md"),
+    ];
     files(&root().join("docs"), &mut docs);
     for doc in docs {
         let text = std::fs::read_to_string(&doc).unwrap();

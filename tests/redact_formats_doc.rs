@@ -1,11 +1,11 @@
-//! The README's list of secret formats is made from the formats table: a row added without its
-//! line in the README (or a line left for a row that is gone) fails here. `UPDATE_README=1`
+//! The list of secret formats in docs/redaction.md is made from the formats table: a row added
+//! without its line there (or a line left for a row that is gone) fails here. `UPDATE_DOCS=1`
 //! rewrites the list.
 
 use std::path::Path;
 
 const BEGIN: &str =
-    "<!-- formats:begin (generated from the formats table; UPDATE_README=1 cargo test --test redact_formats_doc) -->";
+    "<!-- formats:begin (generated from the formats table; UPDATE_DOCS=1 cargo test --test redact_formats_doc) -->";
 const END: &str = "<!-- formats:end -->";
 
 fn rendered() -> String {
@@ -24,23 +24,23 @@ fn rendered() -> String {
 }
 
 #[test]
-fn the_readme_lists_every_format_of_the_table() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+fn the_docs_list_every_format_of_the_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/redaction.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let (Some(start), Some(end)) = (readme.find(BEGIN), readme.find(END)) else {
-        panic!("README.md has no generated formats list between {BEGIN:?} and {END:?}");
+        panic!("docs/redaction.md has no generated formats list between {BEGIN:?} and {END:?}");
     };
     let current = &readme[start + BEGIN.len()..end];
     let wanted = format!("\n{}", rendered());
     if current == wanted {
         return;
     }
-    if std::env::var_os("UPDATE_README").is_some() {
+    if std::env::var_os("UPDATE_DOCS").is_some() {
         let updated = format!("{}{BEGIN}{wanted}{}", &readme[..start], &readme[end..]);
         std::fs::write(&path, updated).unwrap();
         return;
     }
     panic!(
-        "README.md's formats list is out of date; run UPDATE_README=1 cargo test --test redact_formats_doc\nwanted:\n{wanted}"
+        "docs/redaction.md's formats list is out of date; run UPDATE_DOCS=1 cargo test --test redact_formats_doc\nwanted:\n{wanted}"
     );
 }

@@ -144,6 +144,20 @@ fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
     assert!(step["explanation"].as_str().unwrap().contains("READY_TO_MERGE"));
     let status = w.run(&["status", "--pr", &format!("acme/widget#{n}")]).json();
     assert_eq!(status["state"], "open", "forgeloop never merges");
+    // Nothing but reading, fetching and commenting: no merge, no push, no ref update.
+    let writes: Vec<String> = w
+        .emu
+        .requests()
+        .into_iter()
+        .filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD"))
+        .filter(|r| !(r.path.ends_with("/git-upload-pack") || r.path.contains("/comments")))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(writes.is_empty(), "requests that change the repository: {writes:?}");
+    assert!(
+        w.emu.requests().iter().any(|r| r.method == "POST" && r.path.ends_with("/comments")),
+        "the allowlist above is exercised"
+    );
     assert_eq!(w.comments(&repo, n).len(), 2, "one comment per tested iteration");
     let file = w.sb.read_json(&w.sb.home().join("cycles/dark-mode.json"));
     assert_eq!(file["conversation_url"], conversation);

@@ -1,4 +1,4 @@
-//! The README's status table is the contract agents branch on: it names exactly the `status`
+//! The status table of docs/commands.md is the contract agents branch on: it names exactly the `status`
 //! words the code can print (`forgeloop::domain::word::Word::all()`, which every printer goes
 //! through), and no printer spells a status word of its own.
 
@@ -11,32 +11,32 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The backticked words of the first column of the README table headed `| status | meaning |`.
+/// The backticked words of the first column of the docs/commands.md table headed `| status | meaning |`.
 fn readme_words() -> BTreeSet<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("docs/commands.md")).unwrap();
     let mut lines = readme.lines().skip_while(|l| l.trim() != "| status | meaning |");
-    assert!(lines.next().is_some(), "README.md has no `| status | meaning |` table");
+    assert!(lines.next().is_some(), "docs/commands.md has no `| status | meaning |` table");
     let mut words = BTreeSet::new();
     for line in lines.skip(1).take_while(|l| l.starts_with('|')) {
         let first = line.split('|').nth(1).unwrap_or_default();
         for word in first.split('`').skip(1).step_by(2) {
-            assert!(words.insert(word.to_owned()), "the README's status table lists `{word}` twice");
+            assert!(words.insert(word.to_owned()), "the status table lists `{word}` twice");
         }
     }
     words
 }
 
 #[test]
-fn the_readme_status_table_names_every_word_the_code_can_print() {
+fn the_docs_status_table_names_every_word_the_code_can_print() {
     let code: BTreeSet<String> = Word::all().iter().map(|w| w.as_str().to_owned()).collect();
     let readme = readme_words();
     let undocumented: Vec<_> = code.difference(&readme).collect();
     let unknown: Vec<_> = readme.difference(&code).collect();
     assert!(
         undocumented.is_empty(),
-        "status words the code prints but the README's table does not list: {undocumented:?}"
+        "status words the code prints but the table in docs/commands.md does not list: {undocumented:?}"
     );
-    assert!(unknown.is_empty(), "README status rows the code never prints: {unknown:?}");
+    assert!(unknown.is_empty(), "docs/commands.md status rows the code never prints: {unknown:?}");
     for word in ["PROBLEMS", "OK", "JOURNAL_OK", "READY_TO_MERGE", "TEST_FAILED", "PROJECT_NOT_LINKED"] {
         assert!(readme.contains(word), "{word}");
     }

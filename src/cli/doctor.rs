@@ -65,7 +65,7 @@ fn git_check() -> Check {
     if version.https() {
         ok("git", detail)
     } else {
-        problem("git", detail, "rebuild forgeloop with git2's `https` feature (see README)")
+        problem("git", detail, "rebuild forgeloop with git2's `https` feature (see CONTRIBUTING.md)")
     }
 }
 

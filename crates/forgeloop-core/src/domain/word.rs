@@ -1,7 +1,7 @@
 //! Every `status` word a command can print (design §5): the cycle statuses, the test
 //! verdicts, and the words below. Every printer names its word through [`Word`], so a new word
-//! is a new variant here, and `tests/statuses.rs` fails until the README's status table has a
-//! row for it.
+//! is a new variant here, and `tests/statuses.rs` fails until the status table in docs/commands.md
+//! has a row for it.
 
 use std::fmt;
 

@@ -339,7 +339,7 @@ impl Redactor {
 
 /// What `forgeloop redact --explain` prints: each mask's kind and position (byte offsets,
 /// 1-based line and column), never the value, plus a count per kind.
-/// The built-in formats by family, each as (family, row ids in table order): what the README
+/// The built-in formats by family, each as (family, row ids in table order): what docs/redaction.md
 /// lists (`tests/redact_formats_doc.rs` keeps it equal).
 pub fn format_catalogue() -> Vec<(&'static str, Vec<&'static str>)> {
     formats::FAMILIES.iter().map(|(family, rows)| (*family, rows.iter().map(|f| f.id).collect())).collect()

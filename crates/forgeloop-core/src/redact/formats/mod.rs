@@ -395,7 +395,7 @@ const fn shape(
 pub(crate) static FORMATS: LazyLock<Vec<&'static Format>> =
     LazyLock::new(|| FAMILIES.iter().flat_map(|(_, rows)| rows.iter()).collect());
 
-/// The table by family, in table order; the README's list of formats is made from it.
+/// The table by family, in table order; the list of formats in docs/redaction.md is made from it.
 pub(crate) static FAMILIES: &[(&str, &[Format])] = &[
     ("Code hosts, first cloud and AI providers", tokens::ROWS),
     ("Cloud and infrastructure", cloud::ROWS),

@@ -1,0 +1,86 @@
+//! The key reference in docs/control-room.md is made from the control room's one keymap (the
+//! same one the footer hints and the `?` overlay are drawn from): a key added, moved or
+//! relabelled without the docs following fails here. `UPDATE_DOCS=1` rewrites the reference.
+
+use std::path::Path;
+
+use forgeloop::tui::keymap::help_sections;
+
+const BEGIN: &str = "<!-- keys:begin (generated from src/tui/keymap.rs; UPDATE_DOCS=1 cargo test --test keys_doc) -->";
+const END: &str = "<!-- keys:end -->";
+
+/// One table per context, in the order of the `?` overlay. Keys in backticks; a `|` in a key
+/// or a help text is escaped so the table keeps its columns.
+fn rendered() -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::new();
+    for (title, rows) in help_sections() {
+        out.push_str(&format!("\n**{title}**\n\n| keys | |\n|---|---|\n"));
+        for (keys, help) in rows {
+            let keys: Vec<String> = keys.split(' ').map(|k| format!("`{}`", cell(k))).collect();
+            out.push_str(&format!("| {} | {} |\n", keys.join(" "), cell(help)));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+#[test]
+fn the_docs_key_reference_is_the_keymap() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/control-room.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (Some(start), Some(end)) = (doc.find(BEGIN), doc.find(END)) else {
+        panic!("docs/control-room.md has no generated key reference between {BEGIN:?} and {END:?}");
+    };
+    let current = &doc[start + BEGIN.len()..end];
+    let wanted = rendered();
+    if current == wanted {
+        return;
+    }
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{BEGIN}{wanted}{}", &doc[..start], &doc[end..])).unwrap();
+        return;
+    }
+    panic!(
+        "docs/control-room.md's key reference is out of date; run UPDATE_DOCS=1 cargo test --test keys_doc\nwanted:\n{wanted}"
+    );
+}
+
+#[test]
+fn the_reference_has_the_keys_a_newcomer_needs() {
+    let text = rendered();
+    for needle in ["`c`", "`q`", "`?`", "`n`", "`y` `Enter`", "Confirm the brief", "Confirm-brief dialog"] {
+        assert!(text.contains(needle), "{needle} missing from the rendered key reference:\n{text}");
+    }
+}
+
+/// The prose above the reference names the first keys by hand; each claim there is checked
+/// against the keymap in the contexts the control room really uses.
+#[test]
+fn the_first_keys_the_docs_name_do_what_they_say() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use forgeloop::tui::keymap::{Cmd, Context as C, resolve};
+    use forgeloop::tui::tab::Tab;
+
+    let list = [C::List, C::Cycle, C::Global];
+    let log = [C::Log, C::Detail, C::Cycle, C::Global];
+    let key = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
+    let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(resolve(&list, &key('n')), Some(Cmd::NextAttention));
+    assert_eq!(resolve(&list, &enter), Some(Cmd::Open));
+    assert_eq!(resolve(&list, &key('1')), Some(Cmd::Tab(Tab::Brief)));
+    assert_eq!(resolve(&list, &key('6')), Some(Cmd::Tab(Tab::Project)));
+    assert_eq!(resolve(&list, &key('c')), Some(Cmd::ConfirmBrief));
+    assert_eq!(resolve(&[C::ConfirmBrief], &key('y')), Some(Cmd::Yes));
+    assert_eq!(resolve(&[C::ConfirmBrief], &enter), Some(Cmd::Yes));
+    assert_eq!(resolve(&[C::ConfirmBrief], &key('e')), Some(Cmd::Edit));
+    assert_eq!(resolve(&[C::ConfirmBrief], &esc), Some(Cmd::Cancel));
+    assert_eq!(resolve(&list, &key('r')), Some(Cmd::Rerun));
+    assert_eq!(resolve(&list, &key('x')), Some(Cmd::CancelRun));
+    assert_eq!(resolve(&list, &key('a')), Some(Cmd::Abort));
+    assert_eq!(resolve(&list, &key('?')), Some(Cmd::Help));
+    assert_eq!(resolve(&list, &key('q')), Some(Cmd::Quit));
+    assert_eq!(resolve(&list, &key('y')), Some(Cmd::CopyOutbox));
+    assert_eq!(resolve(&log, &key('n')), Some(Cmd::NextMatch));
+}
