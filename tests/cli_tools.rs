@@ -132,3 +132,23 @@ fn gc_deletes_mirrors_unused_for_30_days_unless_in_use_and_doctor_reports_them()
     assert!(done["freed_bytes"].as_u64().unwrap() > 0 && done["removed"][0]["unused_days"] == 40);
     assert!(!mirror.exists());
 }
+
+/// `forgeloop … | head` closes the pipe early; no command may panic over it (clap_complete's
+/// generator did, with a backtrace on the terminal).
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    let w = World::new();
+    for args in [&["completions", "bash"][..], &["completions", "zsh"], &["list"], &["gc", "--dry-run"]] {
+        let mut child = w
+            .command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {stderr}");
+    }
+}

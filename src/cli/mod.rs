@@ -241,7 +241,11 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Demo(_) => Err(Error::Invalid("`forgeloop demo` runs before a context is built".into())),
         Command::Mcp(_) => crate::mcp::run(ctx.clone()),
         Command::Completions(args) => {
-            clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut std::io::stdout());
+            // Into a buffer first: clap_complete panics when its writer fails (`| head`).
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "forgeloop", &mut script);
+            let mut out = std::io::stdout().lock();
+            let _ = std::io::Write::write_all(&mut out, &script).and_then(|()| std::io::Write::flush(&mut out));
             Ok(0)
         }
     }
