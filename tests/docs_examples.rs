@@ -19,7 +19,8 @@
 //!    pseudo-terminal (120×36, `TERM=xterm-256color`) and types INPUT into it about 1 s after the
 //!    start and again every second until the command exits (at most 30 s). INPUT takes the
 //!    escapes `\n`, `\r`, `\t`, `\e` and `\\`: `<!-- doctest: tty y\n -->` for `forgeloop
-//!    confirm`, `<!-- doctest: tty q -->` for `forgeloop tui`. There stdout and stderr are one
+//!    confirm`, `<!-- doctest: tty q -->` for `forgeloop tui`. It applies to every command of
+//!    the block, so such commands get a block of their own. There stdout and stderr are one
 //!    stream, the terminal's, and `→` is matched against it (escape sequences removed).
 //! 5. **Logical commands.** A command continues on the next line while its line ends with `\`
 //!    or a `'…'`/`"…"` string is open (a `--intent-brief "Goal: …` over five lines). Blank lines
@@ -29,7 +30,8 @@
 //!    for real users) and are listed in the log. No here-documents: write the file with a file
 //!    block (rule 7).
 //! 6. Each logical command runs as `bash -o pipefail -c COMMAND` (pipes work: `printf … |
-//!    forgeloop redact`), with no stdin, in the file's working directory, and must exit 0. Its
+//!    forgeloop redact`), with no stdin, in the file's working directory, and must exit 0. Each
+//!    command is a bash of its own: `cd` and shell variables do not carry over, files do. Its
 //!    comment (an unquoted `#` after a space, on its last line) may carry expectations:
 //!    * `→ TEXT`: stdout contains TEXT (trimmed; up to the end of the comment or to ` (exit`):
 //!      `forgeloop project lookup --repository acme/widget   # → PROJECT_NOT_LINKED`;
