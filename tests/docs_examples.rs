@@ -16,12 +16,13 @@
 //!    GitHub and a browser -->`). A skip without a reason fails; so does a directive that is not
 //!    directly before a block. The test log lists every skipped block with its reason.
 //! 4. `<!-- doctest: tty INPUT -->` before a command block runs each of its commands under a
-//!    pseudo-terminal (120×36, `TERM=xterm-256color`) and types INPUT into it about 1 s after the
-//!    start and again every second until the command exits (at most 30 s). INPUT takes the
-//!    escapes `\n`, `\r`, `\t`, `\e` and `\\`: `<!-- doctest: tty y\n -->` for `forgeloop
-//!    confirm`, `<!-- doctest: tty q -->` for `forgeloop tui`. It applies to every command of
-//!    the block, so such commands get a block of their own. There stdout and stderr are one
-//!    stream, the terminal's, and `→` is matched against it (escape sequences removed).
+//!    pseudo-terminal (120×36, `TERM=xterm-256color`) and types INPUT into it once the program
+//!    had time to start (its output paused for 0.4 s; at the latest after 5 s), then again every
+//!    second until the command exits (at most 30 s). INPUT takes the escapes `\n`, `\r`, `\t`,
+//!    `\e` and `\\`: `<!-- doctest: tty y\n -->` for `forgeloop confirm`, `<!-- doctest: tty q
+//!    -->` for `forgeloop tui`. It applies to every command of the block, so such commands get a
+//!    block of their own. There stdout and stderr are one stream, the terminal's, and `→` is
+//!    matched against it (escape sequences removed).
 //! 5. **Logical commands.** A command continues on the next line while its line ends with `\`
 //!    or a `'…'`/`"…"` string is open (a `--intent-brief "Goal: …` over five lines). Blank lines
 //!    and lines starting with `#` between commands are comments. A leading `$ ` is stripped

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::world::{LOGIN, World};
+use crate::support::world::World;
 
 /// `main`: a tiny standard-library Python project whose tests pass.
 pub const WIDGET_MAIN: &str = "\"\"\"A tiny widget library.\"\"\"\n\n\ndef add(a, b):\n    return a + b\n";
@@ -102,11 +102,6 @@ impl DocWorld {
             env.push(("LINES".into(), super::exec::TTY_ROWS.to_string()));
         }
         env
-    }
-
-    /// The emulator's login (the token's user).
-    pub fn login(&self) -> &'static str {
-        LOGIN
     }
 }
 
