@@ -22,6 +22,7 @@ pub struct Outcome {
     pub stdout: String,
     pub stderr: String,
     pub timed_out: bool,
+    pub elapsed: Duration,
 }
 
 /// When a pipe last carried output (`None` before any): how the typist tells that a program
@@ -63,7 +64,8 @@ fn kill_group(child: &Child) {
 fn finish(mut child: Child, limit: Duration, activity: Option<Activity>) -> Outcome {
     let stdout = reader(child.stdout.take().expect("piped stdout"), activity);
     let stderr = reader(child.stderr.take().expect("piped stderr"), None);
-    let deadline = Instant::now() + limit;
+    let started = Instant::now();
+    let deadline = started + limit;
     let mut timed_out = false;
     let status = loop {
         if let Some(status) = child.try_wait().expect("waiting for a doc command") {
@@ -85,7 +87,7 @@ fn finish(mut child: Child, limit: Duration, activity: Option<Activity>) -> Outc
     };
     let stdout = collect(stdout);
     let stderr = collect(stderr);
-    Outcome { code: status.code(), stdout, stderr, timed_out }
+    Outcome { code: status.code(), stdout, stderr, timed_out, elapsed: started.elapsed() }
 }
 
 fn base(program: &str, cwd: &Path, env: &[(String, String)]) -> Command {

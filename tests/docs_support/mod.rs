@@ -97,9 +97,10 @@ fn run_command(world: &DocWorld, command: &Command, index: usize) -> Result<(), 
     };
     if std::env::var_os(VERBOSE).is_some() {
         eprintln!(
-            "--- {}exit {:?}\n{}\n{}{}",
+            "--- {}exit {:?} in {:.1} s\n{}\n{}{}",
             if command.tty.is_some() { "(tty) " } else { "" },
             outcome.code,
+            outcome.elapsed.as_secs_f64(),
             command.text,
             shown("stdout", &outcome.stdout),
             shown("stderr", &outcome.stderr)
