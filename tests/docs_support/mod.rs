@@ -14,7 +14,8 @@ use std::time::Duration;
 use parse::{Command, Item};
 use world::DocWorld;
 
-/// How long one command may run (`forgeloop demo --headless` takes 10–20 s in a debug build).
+/// How long one command may run: far above the slowest the docs hold (`forgeloop demo
+/// --headless`, a few seconds in a debug build), so only a hang reaches it.
 const COMMAND_LIMIT: Duration = Duration::from_secs(180);
 /// How long a tty command may run.
 const TTY_LIMIT: Duration = Duration::from_secs(30);
@@ -33,7 +34,7 @@ pub struct DocReport {
     pub failures: Vec<String>,
     /// `file:line: …` for each skipped block and `export` line, so the log shows what did not run.
     pub not_run: Vec<String>,
-    /// Commands the file holds (run or not).
+    /// Commands to run (those of skipped blocks and `export` lines not counted).
     pub commands: usize,
     /// Commands that ran and met their expectations.
     pub passed: usize,
