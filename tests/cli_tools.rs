@@ -139,12 +139,8 @@ fn gc_deletes_mirrors_unused_for_30_days_unless_in_use_and_doctor_reports_them()
 fn a_closed_stdout_is_no_panic() {
     let w = World::new();
     for args in [&["completions", "bash"][..], &["completions", "zsh"], &["list"], &["gc", "--dry-run"]] {
-        let mut child = w
-            .command(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            w.command(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
         drop(child.stdout.take());
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
