@@ -44,3 +44,16 @@ fn the_docs_list_every_format_of_the_table() {
         "docs/redaction.md's formats list is out of date; run UPDATE_DOCS=1 cargo test --test redact_formats_doc\nwanted:\n{wanted}"
     );
 }
+
+/// The README and the docs' index quote the number of formats; it follows the table.
+#[test]
+fn the_readme_quotes_the_number_of_formats_the_table_has() {
+    let count: usize = forgeloop::redact::format_catalogue().iter().map(|(_, rows)| rows.len()).sum();
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let quoted = format!("{count} secret formats");
+    assert!(readme.contains(&quoted), "README.md should say \"{quoted}\"");
+    assert!(
+        readme.contains(&format!("the {count} formats")),
+        "README.md's reference table should say \"the {count} formats\""
+    );
+}
