@@ -26,11 +26,22 @@ pub struct Detail {
     pub run_sel: usize,
     /// Lines in the tab's viewport at the last draw (set by the renderer).
     pub height: Cell<u16>,
+    /// The furthest a text tab can scroll with its last screenful still full (set by the
+    /// renderer, which knows the wrapped height), so `G` stops at the end and `k` climbs at once.
+    pub max_scroll: Cell<u16>,
 }
 
 impl Default for Detail {
     fn default() -> Self {
-        Detail { tab: Tab::Brief, scroll: 0, journal: None, runs: None, run_sel: 0, height: Cell::new(10) }
+        Detail {
+            tab: Tab::Brief,
+            scroll: 0,
+            journal: None,
+            runs: None,
+            run_sel: 0,
+            height: Cell::new(10),
+            max_scroll: Cell::new(u16::MAX),
+        }
     }
 }
 
@@ -94,7 +105,8 @@ impl Detail {
             Cmd::Top => 0,
             Cmd::Bottom => u16::MAX,
             _ => self.scroll,
-        };
+        }
+        .min(self.max_scroll.get());
     }
 
     /// Moves the Runs tab's selection among `count` rows; `true` when it moved.

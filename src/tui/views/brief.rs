@@ -87,12 +87,14 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             theme.muted,
         ));
     }
-    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((clamp_scroll(app.detail.scroll, area), 0));
-    frame.render_widget(paragraph, area);
+    frame.render_widget(scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
 }
 
-/// Keeps `G` (u16::MAX) from scrolling into emptiness: the renderer cannot know the wrapped
-/// height cheaply, so it leaves a screenful at most.
-pub(super) fn clamp_scroll(scroll: u16, _area: Rect) -> u16 {
-    scroll.min(2000)
+/// A text tab scrolled no further than its last full screen (`G` shows the end, not an empty
+/// pane), the limit recorded for the keys.
+pub(super) fn scrolled<'a>(app: &App, paragraph: Paragraph<'a>, area: Rect) -> Paragraph<'a> {
+    let lines = u16::try_from(paragraph.line_count(area.width)).unwrap_or(u16::MAX);
+    let max = lines.saturating_sub(area.height);
+    app.detail.max_scroll.set(max);
+    paragraph.scroll((app.detail.scroll.min(max), 0))
 }

@@ -66,8 +66,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         }
         None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
     }
-    let scroll = super::brief::clamp_scroll(app.detail.scroll, area);
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+    frame.render_widget(super::brief::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
 }
 
 fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u16) {

@@ -118,6 +118,5 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             }
         }
     }
-    let scroll = super::brief::clamp_scroll(app.detail.scroll, area);
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+    frame.render_widget(super::brief::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
 }
