@@ -927,3 +927,46 @@ fn the_status_line_says_how_to_confirm_a_waiting_brief_and_its_keys_do_it() {
     assert_eq!(state["brief_confirmation"]["via"], "tui");
     assert!(!status_line(&app).contains("confirm its brief"), "nothing waits any more: {}", status_line(&app));
 }
+
+/// `G` in a text tab stops at its last full screen (it used to scroll to line 2000 and show an
+/// empty pane, with `k` climbing back one line at a time).
+#[test]
+fn g_in_a_text_tab_shows_the_end_and_k_climbs_at_once() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "await-fix");
+    key(&mut app, &mut d, KeyCode::Char('2'));
+    key(&mut app, &mut d, KeyCode::Tab);
+    let _ = screen(&app, 80, 24);
+    key(&mut app, &mut d, KeyCode::Char('G'));
+    let end = screen(&app, 80, 24);
+    let max = app.detail.max_scroll.get();
+    assert!(max > 0 && max < 500, "the conversation is longer than a screen, and its end is near: {max}");
+    assert_eq!(app.detail.scroll, max);
+    assert!(end.contains("Outbox"), "the end of the conversation is on screen:\n{end}");
+    key(&mut app, &mut d, KeyCode::Char('k'));
+    assert_eq!(app.detail.scroll, max - 1);
+}
+
+/// On the selection bar every cell takes the bar's colours: a blue `AWAIT PR` or a cyan gauge
+/// on a cyan bar could not be read (the recording of the demo showed it).
+#[test]
+fn the_selected_row_reads_in_the_bars_colours() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "await-pr");
+    let terminal = draw(&app, 120, 30);
+    let buffer = terminal.backend().buffer();
+    let bar = app.theme.selection;
+    let y =
+        (0..30).find(|&y| (0..120).map(|x| buffer[(x, y)].symbol()).collect::<String>().contains("await-pr")).unwrap();
+    let row: String = (0..120).map(|x| buffer[(x, y)].symbol()).collect();
+    assert!(row.contains("AWAIT PR"), "{row}");
+    for x in 1..119 {
+        let cell = &buffer[(x, y)];
+        if cell.symbol().trim().is_empty() || "┃│".contains(cell.symbol()) {
+            continue;
+        }
+        assert_eq!((cell.fg, cell.bg), (bar.fg.unwrap(), bar.bg.unwrap()), "column {x} ({:?}) of {row}", cell.symbol());
+    }
+}

@@ -172,6 +172,14 @@ impl Theme {
         Ok(theme)
     }
 
+    /// The theme for text on the selection bar: every role takes the selection's colours, so a
+    /// blue `AWAIT PR` or a cyan gauge does not vanish on a cyan bar (glyph and word still say
+    /// the status).
+    pub fn on_selection(&self) -> Theme {
+        let bar = self.selection;
+        self.clone().map(|s| s.patch(bar))
+    }
+
     /// The same theme with every colour removed; what must stand out is reversed or bold.
     pub fn without_color(self) -> Theme {
         let mut theme = self.map(|s| Style { fg: None, bg: None, underline_color: None, ..s });

@@ -163,6 +163,19 @@ fn file_list(app: &App, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
         .skip(offset)
         .take(height)
         .map(|(i, f)| {
+            let bar = match (i == selected, app.focus == Focus::Detail) {
+                (false, _) => None,
+                (true, true) => Some(theme.selection),
+                (true, false) => Some(theme.accent),
+            };
+            // Only the selection bar has a background the text's own colours could vanish on.
+            let on_bar;
+            let theme = if bar == Some(theme.selection) {
+                on_bar = theme.on_selection();
+                &on_bar
+            } else {
+                theme
+            };
             let (letter, style) = match f.status {
                 FileStatus::Added => ("A", theme.diff_add),
                 FileStatus::Removed => ("D", theme.diff_remove),
@@ -186,10 +199,9 @@ fn file_list(app: &App, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
                 Cell::from(Span::styled(cut_left(&name, path_width), theme.text)),
                 Cell::from(count.right_aligned()),
             ]);
-            if i == selected {
-                row.style(if app.focus == Focus::Detail { theme.selection } else { theme.accent })
-            } else {
-                row
+            match bar {
+                Some(style) => row.style(style),
+                None => row,
             }
         })
         .collect();

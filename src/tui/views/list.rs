@@ -60,8 +60,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .enumerate()
         .map(|(i, &index)| {
             let entry = &app.list.cycles[index];
-            let row = row(app, entry, wide, medium, theme);
-            if offset + i == selected { row.style(theme.selection) } else { row }
+            if offset + i == selected {
+                row(app, entry, wide, medium, &theme.on_selection()).style(theme.selection)
+            } else {
+                row(app, entry, wide, medium, theme)
+            }
         })
         .collect();
     let (header, widths): (Vec<&str>, Vec<Constraint>) = if wide {

@@ -55,6 +55,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .skip(offset)
         .take(height)
         .map(|(i, record)| {
+            let on_bar;
+            let theme = if i == app.projects.selected {
+                on_bar = theme.on_selection();
+                &on_bar
+            } else {
+                theme
+            };
             let bound = app
                 .list
                 .cycles

@@ -33,6 +33,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .skip(offset)
         .take(height)
         .map(|(i, r)| {
+            let picked = i == selected && app.focus == Focus::Detail;
+            let on_bar;
+            let theme = if picked {
+                on_bar = theme.on_selection();
+                &on_bar
+            } else {
+                theme
+            };
             let (glyph, style) = match r.result {
                 RunResult::Passed => ("✓", theme.ok),
                 RunResult::Failed => ("✗", theme.error),
@@ -52,7 +60,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 }),
                 Cell::from(Span::styled(r.comment_url.clone().unwrap_or_else(|| "—".into()), theme.info)),
             ]);
-            if i == selected && app.focus == Focus::Detail { row.style(theme.selection) } else { row }
+            if picked { row.style(theme.selection) } else { row }
         })
         .collect();
     let header =
