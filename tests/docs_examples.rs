@@ -77,19 +77,7 @@ fn root() -> &'static Path {
 
 /// The Markdown files whose commands must run: README.md, CONTRIBUTING.md, docs/*.md.
 fn doc_files() -> Vec<PathBuf> {
-    let mut files = vec![root().join("README.md")];
-    let contributing = root().join("CONTRIBUTING.md");
-    if contributing.exists() {
-        files.push(contributing);
-    }
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .map(|entries| {
-            entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect()
-        })
-        .unwrap_or_default();
-    docs.sort();
-    files.extend(docs);
-    files
+    docs_support::files::markdown_docs(root())
 }
 
 fn fixture(name: &str) -> DocReport {

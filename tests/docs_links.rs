@@ -10,6 +10,8 @@
 //! must match a heading of the target Markdown file by GitHub's rule ([`slug`]), or an HTML
 //! `id="…"`/`name="…"` in it. Only ATX headings (`## Title`) count; the docs use no other kind.
 
+#[path = "docs_support/files.rs"]
+mod files;
 #[path = "docs_support/markdown.rs"]
 mod markdown;
 
@@ -339,18 +341,8 @@ impl<'a> Checker<'a> {
 
 /// The files whose links must resolve.
 fn doc_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "skills/webgpt-orchestrator/SKILL.md"]
-        .iter()
-        .map(|f| root().join(f))
-        .filter(|p| p.exists())
-        .collect();
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .map(|entries| {
-            entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect()
-        })
-        .unwrap_or_default();
-    docs.sort();
-    files.extend(docs);
+    let mut files = files::markdown_docs(root());
+    files.insert(files.len().min(2), root().join("skills/webgpt-orchestrator/SKILL.md"));
     files
 }
 

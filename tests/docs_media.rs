@@ -3,6 +3,9 @@
 //! asciicast v2 file of the script's terminal size that shows every cycle, and the SVG animates
 //! exactly the frames it draws.
 
+#[path = "docs_support/files.rs"]
+mod files;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -19,38 +22,6 @@ fn media(name: &str) -> (PathBuf, String) {
     let text =
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}; {REMAKE}", path.display()));
     (path, text)
-}
-
-/// The text a terminal would show, roughly: escape sequences (CSI, OSC, two-byte) removed.
-fn strip_escapes(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\x1b' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            // CSI: parameters and intermediates up to a final byte in @..~.
-            Some('[') => {
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            // OSC: up to BEL or ST (ESC \).
-            Some(']') => {
-                while let Some(c) = chars.next() {
-                    if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
-                        break;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 #[test]
@@ -90,7 +61,7 @@ fn the_cast_is_asciicast_v2_of_the_whole_demo() {
     assert!(last < 90.0, "{}: lasts {last:.1} s (the script keeps it under a minute)", path.display());
     assert!(last > 10.0, "{}: lasts only {last:.1} s, the demo cannot have ended; {REMAKE}", path.display());
 
-    let screen = strip_escapes(&output);
+    let screen = files::plain_text(&output);
     for needle in CYCLES.iter().chain(&["READY", "Confirm the delegation brief"]) {
         assert!(screen.contains(needle), "{}: the recording never shows {needle:?}; {REMAKE}", path.display());
     }

@@ -2,7 +2,8 @@
 //! same one the footer hints and the `?` overlay are drawn from): a key added, moved or
 //! relabelled without the docs following fails here. `UPDATE_DOCS=1` rewrites the reference.
 
-use std::path::Path;
+#[path = "docs_support/files.rs"]
+mod files;
 
 use forgeloop::tui::keymap::help_sections;
 
@@ -27,23 +28,7 @@ fn rendered() -> String {
 
 #[test]
 fn the_docs_key_reference_is_the_keymap() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/control-room.md");
-    let doc = std::fs::read_to_string(&path).unwrap();
-    let (Some(start), Some(end)) = (doc.find(BEGIN), doc.find(END)) else {
-        panic!("docs/control-room.md has no generated key reference between {BEGIN:?} and {END:?}");
-    };
-    let current = &doc[start + BEGIN.len()..end];
-    let wanted = rendered();
-    if current == wanted {
-        return;
-    }
-    if std::env::var_os("UPDATE_DOCS").is_some() {
-        std::fs::write(&path, format!("{}{BEGIN}{wanted}{}", &doc[..start], &doc[end..])).unwrap();
-        return;
-    }
-    panic!(
-        "docs/control-room.md's key reference is out of date; run UPDATE_DOCS=1 cargo test --test keys_doc\nwanted:\n{wanted}"
-    );
+    files::check_generated("docs/control-room.md", BEGIN, END, &rendered(), "keys_doc");
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! without its line there (or a line left for a row that is gone) fails here. `UPDATE_DOCS=1`
 //! rewrites the list.
 
+#[path = "docs_support/files.rs"]
+mod files;
+
 use std::path::Path;
 
 const BEGIN: &str =
@@ -25,24 +28,8 @@ fn rendered() -> String {
 
 #[test]
 fn the_docs_list_every_format_of_the_table() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/redaction.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let (Some(start), Some(end)) = (readme.find(BEGIN), readme.find(END)) else {
-        panic!("docs/redaction.md has no generated formats list between {BEGIN:?} and {END:?}");
-    };
-    let current = &readme[start + BEGIN.len()..end];
     let wanted = format!("\n{}", rendered());
-    if current == wanted {
-        return;
-    }
-    if std::env::var_os("UPDATE_DOCS").is_some() {
-        let updated = format!("{}{BEGIN}{wanted}{}", &readme[..start], &readme[end..]);
-        std::fs::write(&path, updated).unwrap();
-        return;
-    }
-    panic!(
-        "docs/redaction.md's formats list is out of date; run UPDATE_DOCS=1 cargo test --test redact_formats_doc\nwanted:\n{wanted}"
-    );
+    files::check_generated("docs/redaction.md", BEGIN, END, &wanted, "redact_formats_doc");
 }
 
 /// The README and the docs' index quote the number of formats; it follows the table.

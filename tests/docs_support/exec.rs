@@ -165,53 +165,6 @@ pub fn run_tty(
     let mut outcome = finish(child, limit, Some(activity));
     done.store(true, Ordering::Relaxed);
     let _ = typist.join();
-    outcome.stdout = plain_text(&outcome.stdout);
+    outcome.stdout = super::files::plain_text(&outcome.stdout);
     outcome
-}
-
-/// Terminal output without escape sequences and carriage returns, for matching and reports.
-pub fn plain_text(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.next() {
-                // CSI: parameters and intermediates up to a final byte in @..~.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ST.
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
-                            chars.next_if_eq(&'\\');
-                            break;
-                        }
-                    }
-                }
-                // Two-byte sequences such as ESC ( B, ESC =, ESC 7.
-                Some('(' | ')') => {
-                    chars.next();
-                }
-                _ => {}
-            },
-            '\r' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::plain_text;
-
-    #[test]
-    fn escapes_and_carriage_returns_are_dropped() {
-        assert_eq!(plain_text("\u{1b}[?1049h\u{1b}[1;1H\u{1b}[38;5;2mOK\u{1b}(B\r\n\u{1b}]0;t\u{7}x"), "OK\nx");
-    }
 }

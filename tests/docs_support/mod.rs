@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod exec;
+pub mod files;
 pub mod markdown;
 pub mod parse;
 pub mod world;
