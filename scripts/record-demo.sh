@@ -120,10 +120,11 @@ poll() {
 poll &
 poller=$!
 
-# The cycle that waits for a person: jump to it (n), review its brief (c), confirm (y).
+# The cycle that waits for a person: select it (g: it sorts to the top), review its brief (c),
+# confirm (y), as the status line says.
 wait_until has_line "◆ CONFIRM BRIEF" "add-multiplication"
 sleep 4 # meanwhile the other cycles get going
-key n
+key g # briefs waiting for a person sort to the top
 sleep 1.2
 key c
 wait_until has_line "Confirm the delegation brief"

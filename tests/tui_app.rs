@@ -915,8 +915,9 @@ fn the_status_line_says_how_to_confirm_a_waiting_brief_and_its_keys_do_it() {
     select(&mut app, &mut d, "await-pr");
     let status_line = |app: &forgeloop::tui::App| screen(app, 100, 30).lines().nth(28).unwrap_or_default().to_owned();
     let line = status_line(&app);
-    assert!(line.contains("confirm-me: confirm its brief — n select · c review · y confirm"), "{line}");
-    key(&mut app, &mut d, KeyCode::Char('n'));
+    // Briefs to confirm sort first: the key to the top reaches it (n would visit other rows first).
+    assert!(line.contains("confirm-me: confirm its brief — g select · c review · y confirm"), "{line}");
+    key(&mut app, &mut d, KeyCode::Char('g'));
     assert_eq!(selected_name(&app), "confirm-me");
     assert!(status_line(&app).contains("— c review · y confirm"), "{}", status_line(&app));
     key(&mut app, &mut d, KeyCode::Char('c'));

@@ -65,7 +65,11 @@ fn git_check() -> Check {
     if version.https() {
         ok("git", detail)
     } else {
-        problem("git", detail, "rebuild forgeloop with git2's `https` feature (see CONTRIBUTING.md)")
+        problem(
+            "git",
+            detail,
+            "a build without git2's `https` feature; reinstall forgeloop as the README says (`cargo install --locked --path .`)",
+        )
     }
 }
 

@@ -602,7 +602,8 @@ pub fn key_for(context: Context, cmd: Cmd) -> Option<String> {
     BINDINGS.iter().find(|b| b.cmd == cmd && b.contexts.contains(&context)).map(|b| b.keys[0].label())
 }
 
-/// The help overlay: every binding once, grouped by the context it belongs to.
+/// The help overlay: for each context, every key that works there (a key shared by several
+/// dialogs, such as `Esc`, is listed under each), movement once.
 pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     let order = [
         C::Global,
@@ -626,7 +627,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         vec![("Moving (lists, tabs, dialogs)", BINDINGS.iter().filter(|b| b.contexts == MOVE).map(row).collect())];
     for context in order {
         let rows: Vec<_> =
-            BINDINGS.iter().filter(|b| b.contexts != MOVE && b.contexts.first() == Some(&context)).map(row).collect();
+            BINDINGS.iter().filter(|b| b.contexts != MOVE && b.contexts.contains(&context)).map(row).collect();
         if !rows.is_empty() {
             sections.push((context.title(), rows));
         }
@@ -690,8 +691,15 @@ mod tests {
         assert!(hints.iter().any(|(k, h)| k == "/" && *h == "filter"));
         assert!(!hints.iter().any(|(_, h)| *h == "rerun"));
         let help = help_sections();
-        let total: usize = help.iter().map(|(_, rows)| rows.len()).sum();
-        assert_eq!(total, BINDINGS.len());
+        for binding in BINDINGS {
+            let keys = binding.keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" ");
+            assert!(help.iter().any(|(_, rows)| rows.contains(&(keys.clone(), binding.help))), "{keys} is in the help");
+        }
+        // A key shared by dialogs is listed in each: Esc leaves the confirmation dialog too.
+        let section = |title: &str| help.iter().find(|(t, _)| *t == title).map(|(_, rows)| rows.clone());
+        let yes_no = section("Confirmation dialog").unwrap_or_default();
+        assert!(yes_no.iter().any(|(k, _)| k == "Esc") && yes_no.iter().any(|(k, _)| k == "n"), "{yes_no:?}");
+        assert!(section("Search input (Log and Diff tabs)").is_some_and(|rows| rows.iter().any(|(k, _)| k == "Esc")));
     }
 
     #[test]

@@ -119,7 +119,16 @@ fn brief_nudge(app: &App) -> Option<String> {
     Some(if selected {
         format!(" ◆ {who} — {review} review · {yes} confirm")
     } else {
-        let next = key_for(Context::List, Cmd::NextAttention)?;
-        format!(" ◆ {who} — {next} select · {review} review · {yes} confirm")
+        // Briefs to confirm sort first, so unless a filter moved it the top row is one: the
+        // key to the top reaches it at once, where `n` would visit other rows first.
+        let on_top = app
+            .list
+            .visible
+            .first()
+            .and_then(|&i| app.list.cycles[i].state.as_ref())
+            .is_some_and(|s| s.status == Status::AwaitingBriefConfirmation);
+        let select =
+            if on_top { key_for(Context::List, Cmd::Top)? } else { key_for(Context::List, Cmd::NextAttention)? };
+        format!(" ◆ {who} — {select} select · {review} review · {yes} confirm")
     })
 }
