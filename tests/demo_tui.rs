@@ -93,7 +93,11 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     let state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
     assert_eq!(state["status"], "AWAITING_BRIEF_CONFIRMATION");
 
-    // It sorts first (it needs the person): go to the top, review, confirm.
+    // It sorts first (it needs the person), and the status line says which keys confirm it:
+    // go to the top, review, confirm.
+    // (`g select` is left out once the brief is the selected row.)
+    let hint = tmux.wait_for("c review · y confirm", LIMIT);
+    assert!(hint.contains("add-multiplication: confirm its brief —"), "{hint}");
     tmux.send_keys(&["g"]);
     wait_for_line(&tmux, &["add-multiplication", "CONFIRM BRIEF", "─"]);
     tmux.send_keys(&["c"]);
