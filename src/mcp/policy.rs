@@ -178,8 +178,18 @@ commands = "rm -rf /"
     #[test]
     fn a_profile_with_a_secret_literal_is_refused_without_echoing_it() {
         let dir = tempfile::tempdir().unwrap();
-        // Made at run time: a password-shaped value, never a committed literal.
-        let secret: String = format!("{:x}Zq{}", std::process::id().wrapping_mul(2_654_435_761), "x7Kp9".repeat(4));
+        // Made at run time: a password-shaped value, never a committed literal. Its entropy must
+        // not hang on the pid (an all-digit pid hash plus a repeated tail once fell under the
+        // generic rule's entropy floor and was not masked, failing CI one run in many).
+        let alphabet = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+        let mut state = u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
+        let secret: String = (0..28)
+            .map(|i| {
+                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                // Each character distinct from its neighbours' pattern: position mixed in.
+                alphabet[((state >> 33) as usize + i * 7) % alphabet.len()] as char
+            })
+            .collect();
         let toml_text =
             format!("[mcp.profiles.leaky]\ncommands = [{{argv = [\"make\"], env = {{DB_PASSWORD = \"{secret}\"}}}}]\n");
         let refused = policy(dir.path(), &toml_text).profile("leaky", &Redactor::default()).unwrap_err();
