@@ -181,6 +181,14 @@ wait_until pane_dead
 status=$(cat "$work/status")
 [[ $status == 0 ]] || { echo "forgeloop demo exited with $status" >&2; screen >&2; exit 1; }
 
+# The picture starts once the brief waiting for a person shows: before it come a blank terminal,
+# an empty list and the first cycles arriving, a poor still image for viewers that do not
+# animate SVG. (The cast keeps everything.)
+index="$work/frames/index"
+while read -r _ first < <(head -n 1 "$index") && ! grep -q "CONFIRM BRIEF" "$work/frames/$first"; do
+    sed -i 1d "$index"
+done
+
 mkdir -p "$OUT"
 python3 scripts/script_to_cast.py --log "$work/out.log" --timing "$work/timing.log" \
     --width "$COLS" --height "$ROWS" --timestamp "$started" --max-gap 1.5 \
