@@ -253,3 +253,31 @@ fn a_checkout_kept_from_a_mirror_that_gc_deleted_stops_working() {
     assert!(!fixture::git_cmd(&kept).args(["cat-file", "-e", "HEAD^{tree}"]).status().unwrap().success());
     std::fs::remove_dir_all(kept).unwrap();
 }
+
+/// A fetch killed mid-way (SIGKILL, a power cut) leaves git's lock files in the mirror; the next
+/// fetch, under forgeloop's mirror lock, removes them instead of failing on them for ever ("failed
+/// to lock file … shallow.lock": the crash test's 500 kills once hit that window and the cycle
+/// went to BLOCKED_INFRA).
+#[test]
+fn lock_files_left_by_a_killed_fetch_do_not_block_the_next_one() {
+    let (env, number) = Env::new();
+    drop(env.checkout(number, History::Shallow));
+    let mirror = env.mirror();
+    let stale = [
+        mirror.join("shallow.lock"),
+        mirror.join("packed-refs.lock"),
+        mirror.join("FETCH_HEAD.lock"),
+        mirror.join("refs/forgeloop/pull/1.lock"),
+    ];
+    for path in &stale {
+        std::fs::write(path, "").unwrap();
+    }
+    let new_head = env.push(number, "src/feature.rs", "pub fn f() -> u8 { 2 }\n");
+    let next = env.try_checkout(number, &new_head, History::Shallow, false).expect("the next fetch goes through");
+    assert_eq!(next.head_sha, new_head);
+    assert_eq!(std::fs::read_to_string(next.path().join("src/feature.rs")).unwrap(), "pub fn f() -> u8 { 2 }\n");
+    for path in &stale {
+        assert!(!path.exists(), "{} is gone", path.display());
+    }
+    assert!(mirror.join("HEAD").exists() && mirror.join("config").exists(), "git's own files stay");
+}

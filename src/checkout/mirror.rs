@@ -78,6 +78,41 @@ pub(crate) fn lock(path: &Path, cancel: Option<&AtomicBool>) -> Result<MirrorLoc
     }
 }
 
+/// Removes the lock files git leaves in the mirror when a process dies mid-fetch
+/// (`shallow.lock`, `packed-refs.lock`, `FETCH_HEAD.lock`, a ref's `.lock` under `refs/`).
+/// Call with the mirror lock held: only its holder writes in the mirror, so any such file is
+/// stale. Left in place, each one fails every later fetch ("failed to lock file …
+/// shallow.lock"), and three in a row block the cycle. Returns how many were removed.
+pub(crate) fn clear_stale_git_locks(dir: &Path) -> Result<usize, CheckoutError> {
+    fn sweep(dir: &Path, recurse: bool, removed: &mut usize) -> std::io::Result<()> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            // Not followed: a symlink is neither descended into nor taken for a directory.
+            let kind = entry.file_type()?;
+            let path = entry.path();
+            if kind.is_dir() {
+                if recurse {
+                    sweep(&path, true, removed)?;
+                }
+            } else if path.extension().is_some_and(|e| e == "lock") {
+                fs::remove_file(&path)?;
+                *removed += 1;
+            }
+        }
+        Ok(())
+    }
+    let mut removed = 0;
+    sweep(dir, false, &mut removed).and_then(|()| sweep(&dir.join("refs"), true, &mut removed)).map_err(|source| {
+        CheckoutError::Disk { action: "removing a stale git lock in", path: dir.to_path_buf(), source }
+    })?;
+    Ok(removed)
+}
+
 /// Opens the bare mirror, creating (or re-initialising a half-created) one; true if created.
 pub(crate) fn open_or_init(dir: &Path) -> Result<(Repository, bool), CheckoutError> {
     let fail = |step, e: git2::Error| CheckoutError::Mirror { step, path: dir.to_path_buf(), detail: e.to_string() };
@@ -182,6 +217,26 @@ mod tests {
     use std::process::Command;
 
     use super::*;
+
+    #[test]
+    fn stale_git_locks_go_and_nothing_else_does_not_even_through_a_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("m.git");
+        open_or_init(&dir).unwrap();
+        let outside = tmp.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("keep.lock"), "").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("refs/elsewhere")).unwrap();
+        fs::create_dir_all(dir.join("refs/forgeloop/pull")).unwrap();
+        for stale in ["shallow.lock", "packed-refs.lock", "refs/forgeloop/pull/7.lock", "refs/heads/main.lock"] {
+            fs::write(dir.join(stale), "").unwrap();
+        }
+        assert_eq!(clear_stale_git_locks(&dir).unwrap(), 4);
+        assert!(outside.join("keep.lock").exists(), "a symlink is not followed");
+        assert!(dir.join("HEAD").exists() && dir.join("config").exists());
+        assert_eq!(clear_stale_git_locks(&dir).unwrap(), 0);
+        assert_eq!(clear_stale_git_locks(&tmp.path().join("absent.git")).unwrap(), 0, "a new mirror has none");
+    }
 
     #[test]
     fn mirror_paths_are_lowercase_and_inside_the_root() {

@@ -193,6 +193,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
 
     let paths = mirror::mirror_paths(req.mirrors_root, req.repo)?;
     let lock = mirror::lock(&paths.lock, cancel)?;
+    mirror::clear_stale_git_locks(&paths.dir)?;
     let (mirror_repo, mirror_created) = mirror::open_or_init(&paths.dir)?;
     mirror::touch_last_used(&paths.dir)?;
 
