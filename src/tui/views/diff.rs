@@ -14,9 +14,8 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use crate::domain::diff::{FileDiff, FileStatus};
 use crate::tui::app::{App, DiffState, Focus, SearchState, Tab};
 use crate::tui::diff_view::{DiffDoc, DiffLine};
-use crate::tui::log_view::highlight_ranges;
 use crate::tui::theme::Theme;
-use crate::tui::views::log::skip_columns;
+use crate::tui::views::log::{LineView, styled_line};
 
 /// From this width the file list sits beside the lines; below it, above them.
 const SIDE_BY_SIDE: u16 = 70;
@@ -315,24 +314,8 @@ fn render_line(
     wrap: bool,
     theme: &Theme,
 ) -> Line<'static> {
-    let chars: Vec<char> = line.text.chars().collect();
-    let ranges = query.map(|q| highlight_ranges(&line.text, q)).unwrap_or_default();
-    let rest_from = if wrap || chars.len() <= 1 { 1 } else { 1 + skip_columns(&chars[1..], hscroll) };
-    let match_style = if current { theme.match_current } else { theme.r#match };
-    let style_at = |i: usize| if ranges.iter().any(|&(s, e)| s <= i && i < e) { match_style } else { base };
-    let mut spans: Vec<Span<'static>> = Vec::new();
-    let shown = chars.first().map(|_| 0).into_iter().chain(rest_from..chars.len());
-    for i in shown {
-        let style = style_at(i);
-        match spans.last_mut() {
-            Some(last) if last.style == style => last.content.to_mut().push(chars[i]),
-            _ => spans.push(Span::styled(chars[i].to_string(), style)),
-        }
-    }
-    if line.truncated {
-        spans.push(Span::styled(" …[line cut]", theme.muted));
-    }
-    Line::from(spans)
+    let view = LineView { query, current, hscroll, wrap, pinned: 1 };
+    styled_line(&line.text, line.truncated, base, &view, theme)
 }
 
 #[cfg(test)]

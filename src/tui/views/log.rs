@@ -109,33 +109,45 @@ fn render_line(
     theme: &Theme,
 ) -> Line<'static> {
     let base = if is_footer(&line.text) { footer_style(&line.text, theme) } else { theme.text };
-    let chars: Vec<char> = line.text.chars().collect();
-    let ranges = query.map(|q| highlight_ranges(&line.text, q)).unwrap_or_default();
-    let skip = if wrap { 0 } else { skip_columns(&chars, hscroll) };
-    let mut spans = Vec::new();
-    let mut at = skip;
-    for (start, end) in ranges {
-        let (start, end) = (start.max(skip), end.max(skip));
-        if start > at {
-            spans.push(Span::styled(chars[at..start].iter().collect::<String>(), base));
+    let view = LineView { query, current, hscroll, wrap, pinned: 0 };
+    styled_line(&line.text, line.truncated, base, &view, theme)
+}
+
+/// How a Log or Diff line is shown: the search to highlight (`current` when it holds the
+/// current match), the sideways scroll unless wrapping, and how many leading characters stay
+/// put when scrolled (the Diff tab's `+`/`-` column).
+pub(super) struct LineView<'q> {
+    pub query: Option<&'q str>,
+    pub current: bool,
+    pub hscroll: usize,
+    pub wrap: bool,
+    pub pinned: usize,
+}
+
+/// A line of text in `base` with its search matches highlighted and a cut line marked.
+pub(super) fn styled_line(text: &str, truncated: bool, base: Style, view: &LineView, theme: &Theme) -> Line<'static> {
+    let chars: Vec<char> = text.chars().collect();
+    let ranges = view.query.map(|q| highlight_ranges(text, q)).unwrap_or_default();
+    let pinned = view.pinned.min(chars.len());
+    let rest_from = if view.wrap { pinned } else { pinned + skip_columns(&chars[pinned..], view.hscroll) };
+    let match_style = if view.current { theme.match_current } else { theme.r#match };
+    let style_at = |i: usize| if ranges.iter().any(|&(s, e)| s <= i && i < e) { match_style } else { base };
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    for i in (0..pinned).chain(rest_from..chars.len()) {
+        let style = style_at(i);
+        match spans.last_mut() {
+            Some(last) if last.style == style => last.content.to_mut().push(chars[i]),
+            _ => spans.push(Span::styled(chars[i].to_string(), style)),
         }
-        if end > start {
-            let style = if current { theme.match_current } else { theme.r#match };
-            spans.push(Span::styled(chars[start..end].iter().collect::<String>(), style));
-        }
-        at = at.max(end);
     }
-    if at < chars.len() {
-        spans.push(Span::styled(chars[at..].iter().collect::<String>(), base));
-    }
-    if line.truncated {
+    if truncated {
         spans.push(Span::styled(" …[line cut]", theme.muted));
     }
     Line::from(spans)
 }
 
-/// The index of the first char after `columns` display columns (the Diff tab scrolls the same way).
-pub(super) fn skip_columns(chars: &[char], columns: usize) -> usize {
+/// The index of the first char after `columns` display columns.
+fn skip_columns(chars: &[char], columns: usize) -> usize {
     let mut used = 0;
     for (i, c) in chars.iter().enumerate() {
         if used >= columns {
