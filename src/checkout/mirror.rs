@@ -78,12 +78,20 @@ pub(crate) fn lock(path: &Path, cancel: Option<&AtomicBool>) -> Result<MirrorLoc
     }
 }
 
+/// Takes the mirror for fetching and reading: its lock, then the git lock files a killed holder
+/// left behind cleared (below). Every user of a mirror comes in here.
+pub(crate) fn take(paths: &MirrorPaths, cancel: Option<&AtomicBool>) -> Result<MirrorLock, CheckoutError> {
+    let held = lock(&paths.lock, cancel)?;
+    clear_stale_git_locks(&paths.dir)?;
+    Ok(held)
+}
+
 /// Removes the lock files git leaves in the mirror when a process dies mid-fetch
 /// (`shallow.lock`, `packed-refs.lock`, `FETCH_HEAD.lock`, a ref's `.lock` under `refs/`).
 /// Call with the mirror lock held: only its holder writes in the mirror, so any such file is
 /// stale. Left in place, each one fails every later fetch ("failed to lock file …
 /// shallow.lock"), and three in a row block the cycle. Returns how many were removed.
-pub(crate) fn clear_stale_git_locks(dir: &Path) -> Result<usize, CheckoutError> {
+fn clear_stale_git_locks(dir: &Path) -> Result<usize, CheckoutError> {
     fn sweep(dir: &Path, recurse: bool, removed: &mut usize) -> std::io::Result<()> {
         let entries = match fs::read_dir(dir) {
             Ok(entries) => entries,

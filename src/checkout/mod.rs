@@ -192,8 +192,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
     let token = req.token.filter(|t| !t.is_empty());
 
     let paths = mirror::mirror_paths(req.mirrors_root, req.repo)?;
-    let lock = mirror::lock(&paths.lock, cancel)?;
-    mirror::clear_stale_git_locks(&paths.dir)?;
+    let lock = mirror::take(&paths, cancel)?;
     let (mirror_repo, mirror_created) = mirror::open_or_init(&paths.dir)?;
     mirror::touch_last_used(&paths.dir)?;
 

@@ -36,8 +36,7 @@ pub fn tree_diff(req: &TreeDiffRequest<'_>) -> Result<String, CheckoutError> {
     let new = oid(req.new_sha)?;
     init_git_early();
     let paths = mirror::mirror_paths(req.mirrors_root, req.repo)?;
-    let _lock = mirror::lock(&paths.lock, None)?;
-    mirror::clear_stale_git_locks(&paths.dir)?;
+    let _lock = mirror::take(&paths, None)?;
     let (repo, _) = mirror::open_or_init(&paths.dir)?;
     mirror::touch_last_used(&paths.dir)?;
     let token = req.token.filter(|t| !t.is_empty());
