@@ -181,11 +181,13 @@ fn request<'a>(
         token: None,
         allow_insecure_local: true,
         submodules: false,
+        base_ref: None,
         submodule_token_owners: &[],
         fetch_exact_sha: false,
         history: History::Shallow,
         checkouts_root: Some(checkouts),
         cancel: None,
+        objects_for_others: false,
     }
 }
 

@@ -83,6 +83,10 @@ pub struct RunnerConfig {
     pub sandbox: Option<SandboxSwitch>,
     /// Processes and threads one run may have at once (default 4096).
     pub max_processes: Option<u64>,
+    /// When forgeloop runs as root: the unprivileged account test commands run as (a name,
+    /// `UID` or `UID:GID`; default `nobody`). A dedicated account is better: `nobody` may be
+    /// shared with other services.
+    pub run_as: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

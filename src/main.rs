@@ -5,7 +5,7 @@ fn main() {
     {
         let args: Vec<String> = std::env::args().skip(1).collect();
         if args.first().map(String::as_str) == Some(forgeloop::sandbox::HELPER_ARG) {
-            std::process::exit(forgeloop::sandbox::helper::main(&args[1..]));
+            std::process::exit(forgeloop::sandbox::helper::main());
         }
     }
     // libgit2 is initialised in `cli::main`, after parsing and before any thread exists, and

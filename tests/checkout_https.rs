@@ -157,7 +157,7 @@ fn https_private_repository_with_token_offline() {
     }
     assert!(std::fs::read_to_string(first.mirror.join("FETCH_HEAD")).unwrap().contains(&sha));
     assert_eq!(files_containing(&first.mirror, &token), Vec::<PathBuf>::new());
-    assert_eq!(files_containing(&first.path().join(".git"), &token), Vec::<PathBuf>::new());
+    assert_eq!(files_containing(first.gitdir(), &token), Vec::<PathBuf>::new());
     let first_received = first.fetch.received_objects;
     drop(first);
 

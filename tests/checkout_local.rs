@@ -21,8 +21,13 @@ fn checks_out_the_pr_head_detached_and_clean() {
     let co = prepare(&fx.request(&url, 1, &sha)).unwrap();
     assert_eq!(co.head_sha, sha);
     assert_eq!(co.pr_ref_sha, sha);
-    assert!(co.path().file_name().unwrap().to_str().unwrap().starts_with("forgeloop-checkout-"));
-    assert!(co.path().join(".git").is_dir());
+    let container = co.path().parent().unwrap();
+    assert!(container.file_name().unwrap().to_str().unwrap().starts_with("forgeloop-checkout-"));
+    // The working tree's .git is a file naming the git directory beside it, which a sandbox
+    // can keep read-only while the tree is writable.
+    assert!(co.path().join(".git").is_file());
+    assert!(co.gitdir().join("HEAD").is_file());
+    assert!(!co.gitdir().starts_with(co.path()));
     assert_eq!(std::fs::read_to_string(co.path().join("src/lib.rs")).unwrap(), "pub fn f() {}\n");
     assert_eq!(std::fs::read_to_string(co.path().join("README.md")).unwrap(), "hello\n");
     assert_eq!(git(co.path(), &["rev-parse", "HEAD"]), sha);
@@ -34,7 +39,7 @@ fn checks_out_the_pr_head_detached_and_clean() {
     assert_eq!(git(co.path(), &["rev-list", "--count", "HEAD"]), "2");
     // No active hooks from a template directory end up in a checkout that tests run in
     // (libgit2's built-in template only writes inert `*.sample` files).
-    for hook in std::fs::read_dir(co.path().join(".git/hooks")).unwrap() {
+    for hook in std::fs::read_dir(co.gitdir().join("hooks")).unwrap() {
         let name = hook.unwrap().file_name().into_string().unwrap();
         assert!(name.ends_with(".sample"), "active hook {name} in the checkout");
     }
@@ -244,10 +249,15 @@ fn keep_leaves_a_working_checkout_on_disk() {
     let sha = fx.push_pr(1);
     let url = fx.base_url();
     let co = prepare(&fx.request(&url, 1, &sha)).unwrap();
-    let kept = co.keep();
+    let dest = fx.checkouts.with_file_name("kept").join("one");
+    let kept = co.keep(&dest).unwrap();
+    assert_eq!(kept, dest);
     assert!(kept.join("README.md").is_file());
+    // A .git of its own (no longer a file naming the run's git directory, which is gone).
+    assert!(kept.join(".git").is_dir());
     assert_eq!(git(&kept, &["rev-parse", "HEAD"]), sha);
     assert_eq!(status(&kept), "");
+    assert_eq!(fx.leftover_checkouts(), 0);
     std::fs::remove_dir_all(kept).unwrap();
 }
 

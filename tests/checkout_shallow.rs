@@ -84,11 +84,13 @@ impl Env {
             token: None,
             allow_insecure_local: true,
             submodules: false,
+            base_ref: None,
             submodule_token_owners: &[],
             fetch_exact_sha: exact,
             checkouts_root: Some(&checkouts),
             history,
             cancel: None,
+            objects_for_others: false,
         })
     }
 
@@ -244,7 +246,7 @@ fn a_head_that_moved_after_the_api_call_is_refused_or_fetched_by_sha_at_depth_on
 #[test]
 fn a_checkout_kept_from_a_mirror_that_gc_deleted_stops_working() {
     let (env, number) = Env::new();
-    let kept = env.checkout(number, History::Shallow).keep();
+    let kept = env.checkout(number, History::Shallow).keep(&env.checkouts().with_file_name("kept")).unwrap();
     assert!(fixture::git_cmd(&kept).args(["cat-file", "-e", "HEAD^{tree}"]).status().unwrap().success());
     let outcome = forgeloop::checkout::collect_mirrors(&env.mirrors(), 0, std::time::SystemTime::now(), false).unwrap();
     assert_eq!(outcome.removed.len(), 1);

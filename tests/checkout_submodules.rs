@@ -130,17 +130,25 @@ mod token_scope {
         /// Opens PR `branch` on acme/widget whose only change is a submodule `vendor/sub` at
         /// `url`, recorded at `sha`; returns the PR's number and head SHA.
         fn pr_with_submodule(&self, branch: &str, url: &str, sha: &str) -> (u64, String) {
+            self.commit_submodule(branch, url, sha);
+            let number = self.rt.block_on(self.main.open_pr(&self.widget, branch, "main", branch)).unwrap();
+            (number, self.main.pr_head(&self.widget, number).unwrap())
+        }
+
+        /// Commits `vendor/sub` at `url` (recorded at `sha`) on `branch` of acme/widget, made
+        /// from main (or main itself).
+        fn commit_submodule(&self, branch: &str, url: &str, sha: &str) {
             let work = self.tmp.path().join(format!("work-{branch}"));
             git(self.tmp.path(), &["clone", "-q", self.widget.path.to_str().unwrap(), work.to_str().unwrap()]);
-            git(&work, &["checkout", "-q", "-b", branch]);
+            if branch != "main" {
+                git(&work, &["checkout", "-q", "-b", branch]);
+            }
             let gitmodules = format!("[submodule \"vendor/sub\"]\n\tpath = vendor/sub\n\turl = {url}\n");
             std::fs::write(work.join(".gitmodules"), gitmodules).unwrap();
             git(&work, &["add", ".gitmodules"]);
             git(&work, &["update-index", "--add", "--cacheinfo", &format!("160000,{sha},vendor/sub")]);
             git(&work, &["commit", "-q", "-m", "add a submodule"]);
             git(&work, &["push", "-q", "origin", branch]);
-            let number = self.rt.block_on(self.main.open_pr(&self.widget, branch, "main", branch)).unwrap();
-            (number, self.main.pr_head(&self.widget, number).unwrap())
         }
 
         fn checkout(
@@ -161,11 +169,13 @@ mod token_scope {
                 token: Some(&self.token),
                 allow_insecure_local: true,
                 submodules: true,
+                base_ref: Some("main"),
                 submodule_token_owners: owners,
                 fetch_exact_sha: false,
                 history: forgeloop::domain::commands::History::Shallow,
                 checkouts_root: Some(&checkouts),
                 cancel: None,
+                objects_for_others: false,
             })
         }
     }
@@ -184,13 +194,33 @@ mod token_scope {
     }
 
     #[test]
-    fn a_submodule_of_the_same_owner_on_the_same_host_and_port_gets_the_token() {
+    fn a_submodule_the_base_branch_already_names_gets_the_token() {
         let env = Env::new();
         let (url, sha) = env.private_repo(&env.main, "acme", "lib", true);
-        let (n, head) = env.pr_with_submodule("same-owner", &url, &sha);
+        env.commit_submodule("main", &url, &sha);
+        let (n, head) = env.pr_with_submodule("same-submodule", &url, &sha);
         let co = env.checkout(n, &head, &[]).unwrap();
         assert_eq!(read(&co.path().join("vendor/sub/README.md")), "# lib\n");
         assert!(seen(&env.main, "/acme/lib.git").1 > 0, "the token went to acme/lib");
+    }
+
+    /// The review's attack: the PR's `.gitmodules` names `../other-private-repo.git` — same
+    /// owner, same host, resolved against the clone URL — to pull another private repository
+    /// into the test's output. The base branch names no such submodule: no token.
+    #[test]
+    fn a_submodule_the_pr_adds_never_gets_the_token_not_even_by_a_relative_url_of_the_same_owner() {
+        let env = Env::new();
+        let (_, sha) = env.private_repo(&env.main, "acme", "other-private-repo", true);
+        let (n, head) = env.pr_with_submodule("relative", "../other-private-repo.git", &sha);
+        let msg = out_of_scope(env.checkout(n, &head, &[]));
+        let (requests, with_credentials) = seen(&env.main, "/acme/other-private-repo.git");
+        assert!(requests > 0, "the submodule was asked for anonymously");
+        assert_eq!(with_credentials, 0, "no request to acme/other-private-repo carried the token");
+        assert!(msg.contains("base branch's .gitmodules"), "{msg}");
+        assert!(!msg.contains(&env.token), "{msg}");
+        // The person may allow the owner in config; the same PR then checks out.
+        let co = env.checkout(n, &head, &["acme".to_owned()]).unwrap();
+        assert_eq!(read(&co.path().join("vendor/sub/README.md")), "# other-private-repo\n");
     }
 
     #[test]
@@ -202,7 +232,7 @@ mod token_scope {
         let (requests, with_credentials) = seen(&env.main, "/mallory/secret.git");
         assert!(requests > 0, "the submodule was asked for anonymously");
         assert_eq!(with_credentials, 0, "no request to mallory/secret carried the token");
-        assert!(msg.contains("only offered to repositories of acme on http://127.0.0.1:"), "{msg}");
+        assert!(msg.contains("names (0) on http://127.0.0.1:"), "{msg}");
         assert!(msg.contains("submodule_token_owners"), "{msg}");
         assert!(!msg.contains(&env.token), "{msg}");
 

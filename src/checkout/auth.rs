@@ -3,14 +3,15 @@
 //! libgit2 calls the callback again after every 401 and gives up only after 15 replays, so the
 //! callback counts: a second call means the first credential was rejected, and it stops there.
 //! The token is only offered inside its [`TokenScope`]: the clone URL's scheme, host and port,
-//! and for submodules also an owner of the PR's repository (or one the config allows), so a
-//! `.gitmodules` entry or a redirect pointing elsewhere never receives it.
+//! and for submodules only a repository the base branch's `.gitmodules` already names, or one
+//! of an owner the person's config allows, so a `.gitmodules` entry the PR adds or redirects
+//! (a relative `../other-private-repo.git` included) never receives it.
 
 use std::cell::Cell;
 
 use git2::{Cred, CredentialType};
 
-use super::url_policy::{Origin, origin_of, owner_of};
+use super::url_policy::{Origin, origin_of, owner_of, repository_key};
 
 /// The user name GitHub expects with a token over HTTPS (any non-empty name works).
 const TOKEN_USER: &str = "x-access-token";
@@ -32,26 +33,36 @@ pub(crate) enum AuthOutcome {
     OutOfScope,
 }
 
-/// Where the token may go: URLs of exactly this origin (scheme, host, port) and, when `owners`
-/// is set, whose first path segment is one of them (lowercase).
+/// Where the token may go: URLs of exactly this origin (scheme, host, port) and, when
+/// `repositories` is set (submodules), only those repositories or repositories of `owners`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TokenScope {
     pub origin: Option<Origin>,
-    pub owners: Option<Vec<String>>,
+    /// `None`: any repository of the origin.
+    pub repositories: Option<Vec<String>>,
+    pub owners: Vec<String>,
 }
 
 impl TokenScope {
     /// Any repository of `clone_url`'s origin (the main fetch: the URL the API gave).
     pub(crate) fn origin_of(clone_url: &str) -> TokenScope {
-        TokenScope { origin: origin_of(clone_url), owners: None }
+        TokenScope { origin: origin_of(clone_url), repositories: None, owners: Vec::new() }
     }
 
-    /// Repositories of `owners` (compared without case) on `clone_url`'s origin (submodules).
-    pub(crate) fn owners_on(clone_url: &str, owners: impl IntoIterator<Item = String>) -> TokenScope {
+    /// Submodules: the repositories of `named` (the base branch's `.gitmodules`, resolved) and
+    /// any repository of `owners` (compared without case), on `clone_url`'s origin.
+    pub(crate) fn submodules_of(
+        clone_url: &str,
+        named: impl IntoIterator<Item = String>,
+        owners: impl IntoIterator<Item = String>,
+    ) -> TokenScope {
+        let mut repositories: Vec<String> = named.into_iter().filter_map(|url| repository_key(&url)).collect();
+        repositories.sort();
+        repositories.dedup();
         let mut owners: Vec<String> = owners.into_iter().map(|o| o.to_ascii_lowercase()).collect();
         owners.sort();
         owners.dedup();
-        TokenScope { origin: origin_of(clone_url), owners: Some(owners) }
+        TokenScope { origin: origin_of(clone_url), repositories: Some(repositories), owners }
     }
 
     pub(crate) fn allows(&self, url: &str) -> bool {
@@ -59,18 +70,28 @@ impl TokenScope {
         if origin_of(url).as_ref() != Some(origin) {
             return false;
         }
-        match &self.owners {
+        match &self.repositories {
             None => true,
-            Some(owners) => owner_of(url).is_some_and(|owner| owners.contains(&owner)),
+            Some(named) => {
+                repository_key(url).is_some_and(|key| named.contains(&key))
+                    || owner_of(url).is_some_and(|owner| self.owners.contains(&owner))
+            }
         }
     }
 
-    /// For messages: `the owners acme, acme-libs on https://github.com:443`.
+    /// For messages: `the submodules the base branch names (1) and repositories of acme-libs
+    /// on https://github.com:443`.
     pub(crate) fn describe(&self) -> String {
         let origin = self.origin.as_ref().map_or_else(|| "no host".to_owned(), Origin::to_string);
-        match &self.owners {
+        match &self.repositories {
             None => format!("repositories on {origin}"),
-            Some(owners) => format!("repositories of {} on {origin}", owners.join(", ")),
+            Some(named) => {
+                let mut parts = vec![format!("the submodules the base branch's .gitmodules names ({})", named.len())];
+                if !self.owners.is_empty() {
+                    parts.push(format!("repositories of {}", self.owners.join(", ")));
+                }
+                format!("{} on {origin}", parts.join(" and "))
+            }
         }
     }
 }
@@ -165,23 +186,52 @@ mod tests {
     }
 
     #[test]
-    fn the_scope_is_scheme_host_port_and_for_submodules_the_owner() {
-        let scope = TokenScope::owners_on("http://127.0.0.1:4000/Acme/widget.git", ["Acme".to_owned(), "libs".into()]);
-        assert!(scope.allows("http://127.0.0.1:4000/acme/lib.git"));
-        assert!(scope.allows("http://127.0.0.1:4000/LIBS/x.git"));
+    fn the_scope_is_scheme_host_port_and_for_submodules_the_base_branchs_or_the_configured_owners() {
+        let base = "http://127.0.0.1:4000/Acme/widget.git";
+        let named = [
+            "http://127.0.0.1:4000/acme/lib.git".to_owned(),
+            super::super::url_policy::resolve_submodule_url(base, "../vendored"),
+        ];
+        let scope = TokenScope::submodules_of(base, named, ["Libs".to_owned()]);
+        for inside in [
+            "http://127.0.0.1:4000/acme/lib.git",
+            "http://127.0.0.1:4000/ACME/Lib",
+            "http://127.0.0.1:4000/acme/lib.git/",
+            "http://127.0.0.1:4000/Acme/vendored.git",
+            "http://127.0.0.1:4000/LIBS/x.git",
+        ] {
+            assert!(scope.allows(inside), "{inside}");
+        }
         for outside in [
+            // Same owner, not named by the base branch: a PR's `../other-private-repo.git`.
+            "http://127.0.0.1:4000/acme/other-private-repo.git",
             "http://127.0.0.1:4000/mallory/secret.git",
             "http://127.0.0.1:4001/acme/lib.git",
             "https://127.0.0.1:4000/acme/lib.git",
             "http://localhost:4000/acme/lib.git",
             "http://127.0.0.1:4000/acme/../mallory/secret.git",
+            "http://127.0.0.1:4000/acme/lib.git/../../mallory/secret.git",
             "http://127.0.0.1:4000",
         ] {
             assert!(!scope.allows(outside), "{outside}");
         }
-        assert_eq!(scope.describe(), "repositories of acme, libs on http://127.0.0.1:4000");
+        assert_eq!(
+            scope.describe(),
+            "the submodules the base branch's .gitmodules names (2) and repositories of libs on http://127.0.0.1:4000"
+        );
         assert!(github().allows("https://github.com:443/anyone/x.git"));
         assert!(!github().allows("https://github.com:8443/acme/widget.git"));
+    }
+
+    #[test]
+    fn relative_submodule_urls_resolve_as_git_does() {
+        use super::super::url_policy::resolve_submodule_url as resolve;
+        let base = "https://github.com/acme/widget.git";
+        assert_eq!(resolve(base, "../lib.git"), "https://github.com/acme/lib.git");
+        assert_eq!(resolve(base, "../../other/x.git"), "https://github.com/other/x.git");
+        assert_eq!(resolve(base, "./sub"), "https://github.com/acme/widget.git/sub");
+        assert_eq!(resolve(base, "../../../../x.git"), "https://github.com/x.git");
+        assert_eq!(resolve(base, "https://example.org/a.git"), "https://example.org/a.git");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 mod auth;
 mod error;
 mod mirror;
+mod objects;
 mod prune;
 mod submodules;
 mod tree_diff;
@@ -25,6 +26,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use std::os::unix::fs::DirBuilderExt;
 
 use git2::{ErrorClass, ErrorCode, Oid, Repository};
 use tempfile::TempDir;
@@ -64,9 +67,12 @@ pub struct CheckoutRequest<'a> {
     /// Allow `http` to loopback, `file://` and absolute paths: only when the API base is loopback.
     pub allow_insecure_local: bool,
     pub submodules: bool,
-    /// Owners besides the PR's repository's whose submodules on the same scheme, host and port
-    /// get the token (config `[checkout] submodule_token_owners`); any other submodule is fetched
-    /// without credentials.
+    /// The PR's base branch: with `submodules`, its `.gitmodules` says which submodules get the
+    /// token (those it already names; the PR cannot add or redirect one). `None`: none do.
+    pub base_ref: Option<&'a str>,
+    /// Owners whose repositories on the same scheme, host and port get the token as submodules
+    /// (config `[checkout] submodule_token_owners`); any other submodule is fetched without
+    /// credentials.
     pub submodule_token_owners: &'a [String],
     /// If `refs/pull/N/head` has moved on, try fetching the expected SHA itself before giving up
     /// with [`CheckoutError::HeadMoved`] (servers that allow fetching any reachable SHA, e.g. GitHub).
@@ -77,6 +83,10 @@ pub struct CheckoutRequest<'a> {
     pub history: History,
     /// Set to true to abort: fetch transfers stop at the next progress callback.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The test will run as another account (forgeloop is root): make sure the mirror's
+    /// objects, which the checkout borrows, are readable by others (the mirror itself stays
+    /// private: nobody else can reach it but through the sandbox's bind mount).
+    pub objects_for_others: bool,
 }
 
 /// Shows everything but the token.
@@ -91,11 +101,13 @@ impl std::fmt::Debug for CheckoutRequest<'_> {
             .field("token", &self.token.map(|_| "[REDACTED]"))
             .field("allow_insecure_local", &self.allow_insecure_local)
             .field("submodules", &self.submodules)
+            .field("base_ref", &self.base_ref)
             .field("submodule_token_owners", &self.submodule_token_owners)
             .field("fetch_exact_sha", &self.fetch_exact_sha)
             .field("checkouts_root", &self.checkouts_root)
             .field("history", &self.history)
             .field("cancel", &self.cancel)
+            .field("objects_for_others", &self.objects_for_others)
             .finish()
     }
 }
@@ -120,10 +132,16 @@ pub struct FetchStats {
     pub shallow: bool,
 }
 
-/// A prepared checkout; dropping it deletes the directory (use [`Checkout::keep`] to keep it).
+/// A prepared checkout: a working tree and, beside it, its git directory (the working tree's
+/// `.git` is a file naming it), so a sandbox can give a test the working tree to write and
+/// the git directory to read only (design §5.6). Dropping it deletes both (use
+/// [`Checkout::keep`] to keep the working tree).
 #[derive(Debug)]
 pub struct Checkout {
-    dir: TempDir,
+    /// Holds the working tree and the git directory; removed on drop.
+    _dir: TempDir,
+    tree: PathBuf,
+    gitdir: PathBuf,
     pub head_sha: String,
     pub tree_sha: String,
     /// Where `refs/pull/N/head` pointed after the fetch; differs from `head_sha` only when
@@ -134,15 +152,37 @@ pub struct Checkout {
 }
 
 impl Checkout {
-    /// The working tree (with `.git`), HEAD detached at `head_sha`.
+    /// The working tree, HEAD detached at `head_sha`.
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.tree
     }
 
-    /// Keeps the directory on disk (`--keep-checkout`) and returns its path. It still borrows
+    /// The git directory (outside the working tree).
+    pub fn gitdir(&self) -> &Path {
+        &self.gitdir
+    }
+
+    /// Keeps the working tree (`--keep-checkout`), moved to `dest` (which must not exist, on the
+    /// same filesystem), and returns `dest`. What the test wrote into the working tree stays;
+    /// its `.git` — which the test could have replaced with hooks, an `fsmonitor` or an alias —
+    /// is thrown away and written anew by forgeloop ([`worktree::fresh_gitdir`]). It borrows
     /// objects from the mirror, so it stays valid as long as the mirror does.
-    pub fn keep(self) -> PathBuf {
-        self.dir.keep()
+    pub fn keep(self, dest: &Path) -> Result<PathBuf, CheckoutError> {
+        let head = Oid::from_str(&self.head_sha).map_err(|_| CheckoutError::InvalidSha(self.head_sha.clone()))?;
+        worktree::fresh_gitdir(&self.mirror, &self.tree, head)?;
+        if let Some(parent) = dest.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(|source| CheckoutError::Disk { action: "creating", path: parent.to_path_buf(), source })?;
+        }
+        std::fs::rename(&self.tree, dest).map_err(|source| CheckoutError::Disk {
+            action: "moving the kept checkout to",
+            path: dest.to_path_buf(),
+            source,
+        })?;
+        Ok(dest.to_path_buf())
     }
 }
 
@@ -210,12 +250,24 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
 
     let auth = Auth::new(token, TokenScope::origin_of(req.clone_url));
     // Full history brings the tags too, so `git describe` works in the checkout.
-    let refspecs: &[&str] = match req.history {
-        History::Full => &[&refspec, TAGS_REFSPEC],
-        History::Shallow => &[&refspec],
+    let mut refspecs: Vec<&str> = vec![&refspec];
+    if req.history == History::Full {
+        refspecs.push(TAGS_REFSPEC);
+    }
+    // With submodules, the base branch too: its .gitmodules decides which get the token.
+    let base = match (req.submodules, req.base_ref) {
+        (true, Some(base)) => Some(submodules::base_refspec(base)?),
+        _ => None,
     };
-    mirror::fetch(&mirror_repo, req.clone_url, refspecs, depth, &auth, cancel, &mut fetch)
+    if let Some((spec, _)) = &base {
+        refspecs.push(spec);
+    }
+    mirror::fetch(&mirror_repo, req.clone_url, &refspecs, depth, &auth, cancel, &mut fetch)
         .map_err(|e| ctx.classify(&e, &auth))?;
+    let base_submodules = match &base {
+        Some((_, local)) => submodules::named_by(&mirror_repo, local, req.clone_url)?,
+        None => Vec::new(),
+    };
     let found = mirror::ref_target(&mirror_repo, &local_ref).ok_or_else(|| CheckoutError::PrRefMissing {
         url: req.clone_url.to_owned(),
         pr_number: req.pr_number,
@@ -261,29 +313,35 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         path: req.checkouts_root.map_or_else(std::env::temp_dir, Path::to_path_buf),
         source,
     })?;
-    let tree = worktree::materialize(&paths.dir, dir.path(), req.clone_url, expected_oid)?;
+    let work = dir.path().join("tree");
+    let gitdir = dir.path().join("git");
+    let tree = worktree::materialize(&paths.dir, &work, &gitdir, req.clone_url, expected_oid)?;
     fetch.shallow = mirror_repo.is_shallow();
     if fetch.shallow {
-        worktree::copy_shallow_roots(&paths.dir, dir.path())?;
+        worktree::copy_shallow_roots(&paths.dir, &gitdir)?;
     }
     if req.history == History::Full {
-        worktree::copy_tags(&mirror_repo, dir.path())?;
+        worktree::copy_tags(&mirror_repo, &gitdir)?;
+    }
+    if req.objects_for_others {
+        objects::open_to_others(&paths.dir.join("objects"))?;
     }
     drop(mirror_repo);
     drop(lock);
 
     if req.submodules {
-        let repo = Repository::open(dir.path())
+        let repo = Repository::open(&work)
             .map_err(|e| CheckoutError::Git { step: "open of the checkout", detail: e.to_string() })?;
-        // The token goes to submodules of the PR's owner (and the configured ones) on the clone
-        // URL's scheme, host and port only: a .gitmodules entry is the PR author's choice.
-        let owners = url_policy::owner_of(req.clone_url)
-            .into_iter()
-            .chain([req.repo.owner().to_owned()])
-            .chain(req.submodule_token_owners.iter().cloned());
+        // The token goes to the submodules the base branch already names (and to the configured
+        // owners) on the clone URL's scheme, host and port only: the PR's .gitmodules is the PR
+        // author's choice, and may name any private repository the token can read.
         let sub = submodules::SubmoduleContext {
             token,
-            token_scope: TokenScope::owners_on(req.clone_url, owners),
+            token_scope: TokenScope::submodules_of(
+                req.clone_url,
+                base_submodules,
+                req.submodule_token_owners.iter().cloned(),
+            ),
             allow_insecure_local: req.allow_insecure_local,
             cancel,
         };
@@ -291,7 +349,9 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
     }
 
     Ok(Checkout {
-        dir,
+        _dir: dir,
+        tree: work,
+        gitdir,
         head_sha: expected,
         tree_sha: tree.to_string(),
         pr_ref_sha: found.to_string(),
@@ -406,11 +466,13 @@ mod tests {
             token: Some("tok-value-123"),
             allow_insecure_local: false,
             submodules: false,
+            base_ref: None,
             submodule_token_owners: &[],
             fetch_exact_sha: false,
             checkouts_root: None,
             history: History::Shallow,
             cancel: None,
+            objects_for_others: false,
         };
         let text = format!("{req:?}");
         assert!(!text.contains("tok-value-123") && text.contains("[REDACTED]"), "{text}");

@@ -187,6 +187,44 @@ pub(crate) fn owner_of(url: &str) -> Option<String> {
     (!owner.is_empty()).then(|| owner.to_ascii_lowercase())
 }
 
+/// A repository URL as compared for the submodule token scope: origin, then the path without
+/// case, trailing slashes or `.git`. `None` for anything [`origin_of`] or [`owner_of`] refuses.
+pub(crate) fn repository_key(url: &str) -> Option<String> {
+    let origin = origin_of(url)?;
+    owner_of(url)?;
+    let (_, rest) = url.split_once("://")?;
+    let path = &rest[rest.find('/')?..];
+    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+    let path = path.trim_end_matches('/').to_ascii_lowercase();
+    let path = path.strip_suffix(".git").unwrap_or(&path).trim_end_matches('/');
+    Some(format!("{origin}{path}"))
+}
+
+/// A submodule URL as git resolves it: `./x` and `../x` are relative to the superproject's
+/// remote URL (each `../` drops one path component of it), anything else is taken as it is.
+pub(crate) fn resolve_submodule_url(remote: &str, url: &str) -> String {
+    if !(url.starts_with("./") || url.starts_with("../")) {
+        return url.to_owned();
+    }
+    let mut base = remote.trim_end_matches('/').to_owned();
+    let mut rest = url;
+    loop {
+        if let Some(next) = rest.strip_prefix("./") {
+            rest = next;
+        } else if let Some(next) = rest.strip_prefix("../") {
+            rest = next;
+            match base.rfind('/') {
+                // Never past the authority of `scheme://host`.
+                Some(i) if !base[..i].ends_with(':') && !base[..i].ends_with("/") => base.truncate(i),
+                _ => {}
+            }
+        } else {
+            break;
+        }
+    }
+    format!("{base}/{rest}")
+}
+
 /// A URL safe to show: credentials in the authority are masked, long input is cut.
 fn display_url(url: &str) -> String {
     let masked = match url.split_once("://") {

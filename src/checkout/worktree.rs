@@ -1,7 +1,9 @@
 //! The working tree a test runs in: a fresh repository that borrows the mirror's objects.
 //!
-//! Strategy: `git init` + `objects/info/alternates` pointing at the mirror, then a detached
-//! checkout of the commit. Nothing is copied or hard-linked, so the cost is writing the files
+//! Strategy: `git init` of a git directory beside the working tree (whose `.git` is then a
+//! file naming it, so the sandbox can keep the git directory read-only while the tree is
+//! writable) + `objects/info/alternates` pointing at the mirror, then a detached checkout of
+//! the commit. Nothing is copied or hard-linked, so the cost is writing the files
 //! and the index, independent of history size (measured in `benches/checkout.rs`; a libgit2
 //! local clone instead hard-links or copies every pack and loose object of the mirror first).
 //! The price: the checkout needs the mirror to stay in place, which it does (never pruned).
@@ -14,38 +16,65 @@ use git2::{Oid, Repository, RepositoryInitOptions, Tree, TreeWalkMode, TreeWalkR
 
 use super::error::CheckoutError;
 
-/// Turns the empty directory `dir` into a repository with HEAD detached at `commit`, a clean
-/// index and `origin` set to `clone_url` (relative submodule URLs resolve against it).
-/// Returns the commit's tree id.
-pub(crate) fn materialize(mirror_dir: &Path, dir: &Path, clone_url: &str, commit: Oid) -> Result<Oid, CheckoutError> {
-    let git = |step| move |e: git2::Error| CheckoutError::Git { step, detail: e.to_string() };
-    let mirror_objects = fs::canonicalize(mirror_dir.join("objects")).map_err(|source| CheckoutError::Disk {
+fn git(step: &'static str) -> impl Fn(git2::Error) -> CheckoutError {
+    move |e: git2::Error| CheckoutError::Git { step, detail: e.to_string() }
+}
+
+/// The mirror's object store, as an alternates line.
+fn mirror_objects(mirror_dir: &Path) -> Result<String, CheckoutError> {
+    let objects = fs::canonicalize(mirror_dir.join("objects")).map_err(|source| CheckoutError::Disk {
         action: "resolving",
         path: mirror_dir.join("objects"),
         source,
     })?;
-    let Some(objects) = mirror_objects.to_str().filter(|p| !p.contains('\n')) else {
-        return Err(CheckoutError::Mirror {
+    match objects.to_str().filter(|p| !p.contains('\n')) {
+        Some(objects) => Ok(objects.to_owned()),
+        None => Err(CheckoutError::Mirror {
             step: "alternates",
             path: mirror_dir.to_path_buf(),
             detail: "the mirrors path must be valid UTF-8 without newlines; choose another --home".to_owned(),
-        });
-    };
+        }),
+    }
+}
 
-    // No external template: a site's init.templateDir (which may hold real hooks) is not copied in.
-    let repo = Repository::init_opts(dir, RepositoryInitOptions::new().external_template(false))
-        .map_err(git("init of the checkout"))?;
+/// A new repository at `path` (no template: a site's `init.templateDir` may hold real hooks)
+/// whose objects are the mirror's, with `origin` set to `clone_url` when given.
+fn init(
+    path: &Path,
+    options: &mut RepositoryInitOptions,
+    mirror_dir: &Path,
+    clone_url: Option<&str>,
+) -> Result<Repository, CheckoutError> {
+    let objects = mirror_objects(mirror_dir)?;
+    let repo = Repository::init_opts(path, options.external_template(false)).map_err(git("init of the checkout"))?;
     let alternates = repo.path().join("objects").join("info").join("alternates");
     fs::write(&alternates, format!("{objects}\n")).map_err(|source| CheckoutError::Disk {
         action: "writing",
         path: alternates.clone(),
         source,
     })?;
-    repo.remote("origin", clone_url).map_err(git("remote add origin"))?;
-    drop(repo);
+    if let Some(url) = clone_url {
+        repo.remote("origin", url).map_err(git("remote add origin"))?;
+    }
+    Ok(repo)
+}
+
+/// Makes the working tree `dir` with its git directory `gitdir` (both new), HEAD detached at
+/// `commit`, a clean index and `origin` set to `clone_url` (relative submodule URLs resolve
+/// against it). Returns the commit's tree id.
+pub(crate) fn materialize(
+    mirror_dir: &Path,
+    dir: &Path,
+    gitdir: &Path,
+    clone_url: &str,
+    commit: Oid,
+) -> Result<Oid, CheckoutError> {
+    let mut options = RepositoryInitOptions::new();
+    options.workdir_path(dir).no_dotgit_dir(true).mkpath(true);
+    drop(init(gitdir, &mut options, mirror_dir, Some(clone_url))?);
 
     // Reopen so the object database reads the alternates file.
-    let repo = Repository::open(dir).map_err(git("open of the checkout"))?;
+    let repo = Repository::open(gitdir).map_err(git("open of the checkout"))?;
     let commit = repo.find_commit(commit).map_err(git("reading the commit"))?;
     let tree = commit.tree().map_err(git("reading the tree"))?;
     let mut options = CheckoutBuilder::new();
@@ -62,11 +91,43 @@ pub(crate) fn materialize(mirror_dir: &Path, dir: &Path, clone_url: &str, commit
     Ok(commit.tree_id())
 }
 
+/// Replaces whatever `.git` the working tree `dir` holds now with a repository forgeloop writes
+/// itself, for a kept checkout (design §5.2.9): HEAD detached at `commit`, its index the
+/// commit's tree (so `git status` shows what the test changed), objects borrowed from the
+/// mirror, no hooks, and a configuration that keeps `git status` and `git diff` out of
+/// submodule directories, whose `.git` the test may have written.
+pub(crate) fn fresh_gitdir(mirror_dir: &Path, dir: &Path, commit: Oid) -> Result<(), CheckoutError> {
+    let dotgit = dir.join(".git");
+    crate::store::tree::remove_tree(&dotgit).map_err(|left| CheckoutError::Disk {
+        action: "removing the test's",
+        path: dotgit.clone(),
+        source: left.error,
+    })?;
+    drop(init(dir, &mut RepositoryInitOptions::new(), mirror_dir, None)?);
+    // Reopen so the object database reads the alternates file.
+    let repo = Repository::open(dir).map_err(git("open of the kept checkout"))?;
+    let mut config = repo.config().map_err(git("configuring the kept checkout"))?;
+    for (key, value) in [("diff.ignoreSubmodules", "all"), ("submodule.recurse", "false"), ("core.fsmonitor", "false")]
+    {
+        config.set_str(key, value).map_err(git("configuring the kept checkout"))?;
+    }
+    let shallow = mirror_dir.join("shallow");
+    if shallow.exists() {
+        copy_shallow_roots(mirror_dir, &dotgit)?;
+    }
+    let tree = repo.find_commit(commit).and_then(|c| c.tree()).map_err(git("reading the commit"))?;
+    let mut index = repo.index().map_err(git("the kept checkout's index"))?;
+    index.read_tree(&tree).map_err(git("the kept checkout's index"))?;
+    index.write().map_err(git("the kept checkout's index"))?;
+    repo.set_head_detached(commit).map_err(git("detaching HEAD"))?;
+    Ok(())
+}
+
 /// Gives the checkout the shallow mirror's roots, so git in it sees a shallow repository (whose
 /// `git log` stops at the fetched commit) instead of missing parent objects.
-pub(crate) fn copy_shallow_roots(mirror_dir: &Path, dir: &Path) -> Result<(), CheckoutError> {
+pub(crate) fn copy_shallow_roots(mirror_dir: &Path, gitdir: &Path) -> Result<(), CheckoutError> {
     let from = mirror_dir.join("shallow");
-    let to = dir.join(".git").join("shallow");
+    let to = gitdir.join("shallow");
     fs::copy(&from, &to).map(drop).map_err(|source| CheckoutError::Disk {
         action: "copying the shallow roots to",
         path: to,
@@ -76,12 +137,12 @@ pub(crate) fn copy_shallow_roots(mirror_dir: &Path, dir: &Path) -> Result<(), Ch
 
 /// Gives the checkout the mirror's tags (one `packed-refs` file; the objects are borrowed), so
 /// `git describe` works in a full-history checkout.
-pub(crate) fn copy_tags(mirror: &Repository, dir: &Path) -> Result<(), CheckoutError> {
-    let git = |e: git2::Error| CheckoutError::Git { step: "listing the mirror's tags", detail: e.to_string() };
+pub(crate) fn copy_tags(mirror: &Repository, gitdir: &Path) -> Result<(), CheckoutError> {
+    let git = git("listing the mirror's tags");
     let mut lines = String::from("# pack-refs with: sorted\n");
     let mut tags = Vec::new();
-    for reference in mirror.references_glob("refs/tags/*").map_err(git)? {
-        let reference = reference.map_err(git)?;
+    for reference in mirror.references_glob("refs/tags/*").map_err(&git)? {
+        let reference = reference.map_err(&git)?;
         if let (Ok(name), Some(target)) = (reference.name(), reference.target())
             && !name.contains(['\n', ' '])
         {
@@ -95,7 +156,7 @@ pub(crate) fn copy_tags(mirror: &Repository, dir: &Path) -> Result<(), CheckoutE
     for (name, target) in tags {
         lines.push_str(&format!("{target} {name}\n"));
     }
-    let path = dir.join(".git").join("packed-refs");
+    let path = gitdir.join("packed-refs");
     fs::write(&path, lines).map_err(|source| CheckoutError::Disk { action: "writing", path, source })
 }
 

@@ -116,18 +116,19 @@ fn context(cli: &Cli, redactor: Redactor) -> Result<Ctx> {
         .filter(|a| !a.is_empty())
         .or_else(|| config.github.api.clone())
         .unwrap_or_else(|| crate::github::DEFAULT_API_BASE.to_owned());
+    let home = Home::new(std::path::absolute(&home).unwrap_or(home));
     Ctx {
-        home: Home::new(std::path::absolute(&home).unwrap_or(home)),
+        sandbox: crate::sandbox::Settings::new(home.runs_dir()),
+        home,
         registry,
         config,
         redactor,
         clock: Arc::new(SystemClock),
         hosts: WebHosts::default(),
         github_api: String::new(),
-        sandbox: crate::sandbox::Settings::default(),
         config_path: Some(config_path),
     }
-    .with_runner_config()
+    .with_runner_config()?
     .with_redact_config()
     .with_github_api(&github_api)
 }
@@ -281,7 +282,8 @@ fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
     Ok(output::json(&ctx.redactor, &outcome))
 }
 
-/// `forgeloop gc`: deletes the mirrors unused for `--unused-days` (design §5.2.2).
+/// `forgeloop gc`: deletes the mirrors unused for `--unused-days` (design §5.2.2) and the run
+/// directories of runs that are gone (design §5.6).
 fn gc(ctx: &Ctx, args: &args::GcArgs) -> Result<i32> {
     let outcome = crate::checkout::collect_mirrors(
         &ctx.home.mirrors_dir(),
@@ -290,9 +292,11 @@ fn gc(ctx: &Ctx, args: &args::GcArgs) -> Result<i32> {
         args.dry_run,
     )
     .map_err(crate::error::Error::Checkout)?;
+    // Run directories of runs whose forgeloop died (killed, say) before it could clean up.
+    let runs = crate::sandbox::rundir::sweep(&ctx.home.runs_dir(), args.dry_run);
     let doc = json!({"status": Word::GcDone, "dry_run": args.dry_run, "unused_days": args.unused_days,
                      "removed": outcome.removed, "in_use": outcome.in_use, "kept": outcome.kept,
-                     "freed_bytes": outcome.freed_bytes});
+                     "freed_bytes": outcome.freed_bytes, "run_dirs": runs});
     Ok(output::json(&ctx.redactor, &doc))
 }
 

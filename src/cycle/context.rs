@@ -73,6 +73,7 @@ impl Ctx {
     /// and the demo.
     pub fn for_home(home: PathBuf) -> Ctx {
         Ctx {
+            sandbox: crate::sandbox::Settings::new(home.join("run")),
             registry: home.join("registry"),
             home: Home::new(home),
             config: Config::default(),
@@ -80,19 +81,23 @@ impl Ctx {
             clock: Arc::new(SystemClock),
             hosts: WebHosts::default(),
             github_api: crate::github::DEFAULT_API_BASE.to_owned(),
-            sandbox: crate::sandbox::Settings::default(),
             config_path: None,
         }
     }
 
     /// Applies the `[runner]` settings of the config.
-    pub fn with_runner_config(mut self) -> Ctx {
+    pub fn with_runner_config(mut self) -> crate::error::Result<Ctx> {
         use crate::config::SandboxSwitch;
+        self.sandbox.run_root = self.home.runs_dir();
         self.sandbox.enabled = self.config.runner.sandbox != Some(SandboxSwitch::Off);
         if let Some(max) = self.config.runner.max_processes {
             self.sandbox.max_processes = max;
         }
-        self
+        if let Some(name) = &self.config.runner.run_as {
+            self.sandbox.run_as = crate::sandbox::resolve_account(name)
+                .map_err(|e| crate::error::Error::Invalid(format!("config [runner] {e}")))?;
+        }
+        Ok(self)
     }
 
     /// Adds the config's `[[redact.rules]]` to the redactor (built before the config was read,

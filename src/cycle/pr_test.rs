@@ -15,7 +15,7 @@ use crate::domain::commands::{CommandsProfile, Executor};
 use crate::domain::event::EventKind;
 use crate::domain::machine::{self, TestGate};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
-use crate::domain::report::{CheckResult, Environment, Report, TestStatus};
+use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus};
 use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo, sha256_hex};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
@@ -223,6 +223,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment.clone());
     report.log_path = Some(log_rel.clone());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
+    report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());
     let report_rel = log_rel.replace(".log", ".json");
     save_report(&paths.sidecar().join(&report_rel), &report)?;
 
@@ -473,6 +474,9 @@ async fn execute(
             }
         })
     });
+    // The run's directory (private to the person), made before anything is fetched into it.
+    let run_dir = sandbox::RunDir::create(sandbox.run_root())
+        .map_err(|e| Error::io(format!("cannot create a run directory in {}", sandbox.run_root().display()), e))?;
     let request = (
         ctx.home.mirrors_dir(),
         pull.repository.clone(),
@@ -485,10 +489,27 @@ async fn execute(
         cancel_flag,
         ctx.config.checkout.submodule_token_owners.clone(),
         commands.history,
+        run_dir.path().to_path_buf(),
+        sandbox.run_as().is_some(),
+        pull.base_ref.clone(),
     );
     let prepared = tokio::task::spawn_blocking(move || {
-        let (mirrors, repo, clone_url, number, sha, token, allow_insecure_local, submodules, cancel, owners, history) =
-            request;
+        let (
+            mirrors,
+            repo,
+            clone_url,
+            number,
+            sha,
+            token,
+            allow_insecure_local,
+            submodules,
+            cancel,
+            owners,
+            history,
+            into,
+            objects_for_others,
+            base_ref,
+        ) = request;
         checkout::prepare(&CheckoutRequest {
             mirrors_root: &mirrors,
             repo: &repo,
@@ -498,11 +519,13 @@ async fn execute(
             token: token.as_deref(),
             allow_insecure_local,
             submodules,
+            base_ref: Some(&base_ref),
             submodule_token_owners: &owners,
             fetch_exact_sha: false,
-            checkouts_root: None,
+            checkouts_root: Some(&into),
             history,
             cancel: Some(cancel),
+            objects_for_others,
         })
     })
     .await
@@ -518,12 +541,18 @@ async fn execute(
         Err(err) => return Err(Error::Checkout(err)),
     };
 
+    let paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
+    if let Some(account) = sandbox.run_as() {
+        run_dir.hand_over(&paths, account).map_err(|left| {
+            Error::Invalid(format!("cannot give the run's directories to the account tests run as: {left}"))
+        })?;
+    }
     let parent_env = runner::process_env();
     let mut request = RunRequest::new(checkout.path(), commands, log_path, &ctx.redactor, &parent_env);
     request.cancel = opts.cancel.clone();
     request.progress = opts.progress.clone();
-    let sandbox = sandbox.for_checkout(checkout.path());
-    request.sandbox = Some(&sandbox);
+    let sandbox = sandbox.for_checkout(checkout.gitdir());
+    request.sandbox = Some((&sandbox, &paths));
     let outcome = runner::run(request).await.map_err(Error::Runner)?;
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -535,7 +564,17 @@ async fn execute(
         executor: Some(Executor::Local.as_str().to_owned()),
     };
     let fetch = checkout.fetch.clone();
-    let kept = opts.keep_checkout.then(|| checkout.keep());
+    let kept = if opts.keep_checkout {
+        Some(keep(ctx, checkout, &pull.head_sha, sandbox.run_as().is_some())?)
+    } else {
+        drop(checkout);
+        None
+    };
+    // Whatever the test left (a `0000` tree included) goes now; what cannot is said, and `gc`
+    // takes it later.
+    if let Err(left) = run_dir.remove() {
+        eprintln!("forgeloop: the run directory was not removed completely ({left}); `forgeloop gc` retries");
+    }
     if outcome.cancelled {
         return Ok(Executed::Cancelled("the run was cancelled; it does not count as an iteration".into()));
     }
@@ -548,6 +587,20 @@ async fn execute(
         started,
         kept,
     })))
+}
+
+/// `--keep-checkout`: the working tree moves to `<home>/kept/`, with a `.git` forgeloop wrote
+/// afterwards, and back to the person's own account when the test ran as another.
+fn keep(ctx: &Ctx, checkout: checkout::Checkout, head_sha: &str, handed_over: bool) -> Result<PathBuf> {
+    let stamp = ctx.clock.now().format("%Y%m%dT%H%M%SZ");
+    let dest = ctx.home.kept_dir().join(format!("{}-{stamp}-{}", &head_sha[..12], std::process::id()));
+    if handed_over {
+        // SAFETY: geteuid/getegid have no arguments and cannot fail.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        crate::store::tree::chown_tree(checkout.path(), uid, gid)
+            .map_err(|left| Error::Invalid(format!("cannot take the kept checkout back: {left}")))?;
+    }
+    checkout.keep(&dest).map_err(Error::Checkout)
 }
 
 fn round3(x: f64) -> f64 {
@@ -595,6 +648,7 @@ fn build_report(
         comment_url: None,
         comment_error: None,
         kept_checkout: None,
+        kept_checkout_warning: None,
         extra: Map::new(),
     }
 }
@@ -748,6 +802,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     let mut report = build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment);
     report.log_path = Some(log_path.display().to_string());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
+    report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());
     if req.post_comment {
         match engine.github.publish_comment(&pull.repository, pull.number, &marker, &report.comment_markdown).await {
             Ok(published) => {

@@ -125,9 +125,9 @@ impl CiConfig {
             poll_interval: DEFAULT_POLL,
             timeout: DEFAULT_TIMEOUT,
             max_parallel: 2,
-            mirrors_dir,
+            mirrors_dir: mirrors_dir.clone(),
             redactor: Redactor::default(),
-            sandbox: sandbox::Settings::default(),
+            sandbox: sandbox::Settings::new(mirrors_dir.with_file_name("ci-runs")),
             protected: Vec::new(),
         }
     }
@@ -488,7 +488,12 @@ impl Worker {
                 flag.store(true, Ordering::SeqCst);
             })
         };
+        let run_dir = match sandbox::RunDir::create(self.plan.run_root()) {
+            Ok(dir) => dir,
+            Err(err) => return Verdict::SetupFailed(format!("cannot create the job's run directory: {err}")),
+        };
         let (mirrors, sha_owned, history) = (self.config.mirrors_dir.clone(), sha.to_owned(), self.profile.history);
+        let (into, objects_for_others) = (run_dir.path().to_path_buf(), self.plan.run_as().is_some());
         let prepared = tokio::task::spawn_blocking(move || {
             checkout::prepare(&CheckoutRequest {
                 mirrors_root: &mirrors,
@@ -499,12 +504,14 @@ impl Worker {
                 token: None,
                 allow_insecure_local: true,
                 submodules: false,
+                base_ref: None,
                 submodule_token_owners: &[],
                 // The PR may have moved on since: this run is for `sha` all the same.
                 fetch_exact_sha: true,
-                checkouts_root: None,
+                checkouts_root: Some(&into),
                 history,
                 cancel: Some(cancel),
+                objects_for_others,
             })
         })
         .await;
@@ -521,12 +528,18 @@ impl Worker {
         };
         let log_path = logs.path().join("job.log");
         let env = runner::process_env();
-        let plan = self.plan.for_checkout(checkout.path());
+        let paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
+        if let Some(account) = self.plan.run_as()
+            && let Err(left) = run_dir.hand_over(&paths, account)
+        {
+            return Verdict::SetupFailed(format!("cannot give the job's directories to its account: {left}"));
+        }
+        let plan = self.plan.for_checkout(checkout.gitdir());
         let mut request = RunRequest::new(checkout.path(), &self.profile, &log_path, &self.config.redactor, &env);
         request.cancel = Some(self.stop.clone());
         request.log_cap_bytes = LOG_CAP;
         request.kill_grace = KILL_GRACE;
-        request.sandbox = Some(&plan);
+        request.sandbox = Some((&plan, &paths));
         match runner::run(request).await {
             Ok(outcome) => {
                 let output = read_output(&log_path).await;

@@ -42,7 +42,7 @@ use crate::domain::commands::CommandsProfile;
 use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::redact::Redactor;
-use crate::sandbox::{Plan, PrivateDirs, Started};
+use crate::sandbox::{Plan, RunPaths, Started};
 use crate::store::nofollow;
 use log::CappedLog;
 use output::{OutputSink, TailRing};
@@ -78,10 +78,11 @@ pub struct RunRequest<'a> {
     pub cancel: Option<watch::Receiver<bool>>,
     /// Told when each command starts (for progress reports); a closed receiver is ignored.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<CommandStarted>>,
-    /// The sandbox every command runs in (design §5.6). `None` runs the commands directly: only
-    /// the runner's own tests do that; the use cases always pass a plan (which may itself say
-    /// "off" when the person configured it).
-    pub sandbox: Option<&'a Plan>,
+    /// The sandbox every command runs in (design §5.6), with the run's directories (the
+    /// checkout, private `/tmp` and `HOME`). `None` runs the commands directly: only the
+    /// runner's own tests do that; the use cases always pass a plan (which may itself say "off"
+    /// when the person configured it).
+    pub sandbox: Option<(&'a Plan, &'a RunPaths)>,
 }
 
 /// A command of the run is about to start.
@@ -149,8 +150,6 @@ pub enum RunnerError {
     LogWrite { path: PathBuf, source: io::Error },
     #[error("cannot create the output pipe for a test command: {0}; the process may be out of file descriptors")]
     Pipe(io::Error),
-    #[error("cannot create the run's private temporary and home directories: {0}; check the temporary directory")]
-    PrivateDirs(io::Error),
     #[error("the sandbox could not be built around a test command, so it did not run: {0}; run `forgeloop doctor`")]
     Sandbox(String),
 }
@@ -167,11 +166,6 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
     let log_error = |source| RunnerError::LogWrite { path: req.log_path.to_path_buf(), source };
     let mut log = CappedLog::new(open_log(req.log_path)?, req.log_cap_bytes);
     let mut cancel = Cancel::new(req.cancel.clone());
-    // One private /tmp and HOME for the whole run (shared by its commands, removed after).
-    let private = match req.sandbox {
-        Some(plan) if plan.is_sandboxed() => Some(PrivateDirs::new().map_err(RunnerError::PrivateDirs)?),
-        _ => None,
-    };
 
     let mut commands = Vec::with_capacity(req.profile.commands.len());
     let mut failure_output = None;
@@ -199,9 +193,9 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         }
 
         let env = build_env(req.parent_env, req.profile, index);
-        let started = match (req.sandbox, &private) {
-            (Some(plan), Some(private)) => plan.wrap(&spec.argv, req.checkout, private, env),
-            _ => Started::direct(&spec.argv, req.checkout, env),
+        let started = match req.sandbox {
+            Some((plan, run)) => plan.wrap(&spec.argv, run, env),
+            None => Started::direct(&spec.argv, req.checkout, env),
         };
         let timeout_s = req.profile.timeout_for(index);
         let mut tail = TailRing::new(req.failure_tail_chars);
@@ -214,6 +208,7 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             timeout: Duration::from_secs(timeout_s),
             grace: req.kill_grace,
             reports: started.reports,
+            spec: started.spec.as_deref(),
         };
         let (result, footer) = match process::execute(spawn, &mut cancel, &mut sink).await {
             Err(ExecError::Log(source)) => return Err(log_error(source)),

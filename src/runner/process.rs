@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
 use super::output::OutputSink;
-use crate::sandbox::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV};
+use crate::sandbox::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV, SPEC_FD_ENV, spec_fd};
 
 /// Bytes read from the pipe at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -36,6 +36,8 @@ pub struct Spawn<'a> {
     pub grace: Duration,
     /// The program is the sandbox helper: give it a report pipe (design §5.6).
     pub reports: bool,
+    /// The helper's spec, passed on a sealed descriptor (never in its command line).
+    pub spec: Option<&'a [u8]>,
 }
 
 #[derive(Debug)]
@@ -108,6 +110,7 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
     // Both ends are close-on-exec; the helper's copy of the write end is made inheritable in
     // the child only.
     let report = if spec.reports { Some(io::pipe().map_err(ExecError::Pipe)?) } else { None };
+    let spec_file = spec.spec.map(spec_fd::sealed).transpose().map_err(ExecError::Pipe)?;
     let spawned = {
         let writer_for_stderr = writer.try_clone().map_err(ExecError::Pipe)?;
         let mut command = tokio::process::Command::new(spec.program);
@@ -124,6 +127,10 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
         if let Some(fd) = report_fd {
             command.env(REPORT_FD_ENV, fd.to_string());
         }
+        let spec_raw = spec_file.as_ref().map(AsRawFd::as_raw_fd);
+        if let Some(fd) = spec_raw {
+            command.env(SPEC_FD_ENV, fd.to_string());
+        }
         // A session of its own (and so a process group whose id is its pid): no controlling
         // terminal, so a test cannot open /dev/tty and push keystrokes (TIOCSTI) into the
         // person's shell.
@@ -138,6 +145,9 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
                 {
                     return Err(io::Error::last_os_error());
                 }
+                if let Some(fd) = spec_raw {
+                    spec_fd::inherit(fd)?;
+                }
                 Ok(())
             });
         }
@@ -145,6 +155,7 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
         // `command` drops here, closing our copies of the write end: EOF then means every
         // process holding the pipe has exited.
     };
+    drop(spec_file);
     let report = report.map(|(reader, _writer)| reader);
     let mut child = match spawned {
         Ok(child) => child,

@@ -41,15 +41,17 @@ pub struct Limits {
     created: Vec<(PathBuf, PathBuf)>,
     pids: bool,
     memory: bool,
-    root: bool,
+    /// RLIMIT_NPROC means nothing: the command keeps root's uid, which the kernel exempts.
+    unbounded_uid: bool,
 }
 
 impl Limits {
-    /// Enters a fresh cgroup when running as root; otherwise rlimits do the job.
-    pub fn enter(max_processes: u64, memory_mb: Option<u64>) -> Limits {
+    /// Enters a fresh cgroup when running as root; otherwise rlimits do the job. `drops`: the
+    /// command will run as another, unprivileged account, whose RLIMIT_NPROC the kernel applies.
+    pub fn enter(max_processes: u64, memory_mb: Option<u64>, drops: bool) -> Limits {
         // SAFETY: geteuid has no arguments and cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
-        let mut limits = Limits { created: Vec::new(), pids: false, memory: false, root };
+        let mut limits = Limits { created: Vec::new(), pids: false, memory: false, unbounded_uid: root && !drops };
         if !root {
             return limits;
         }
@@ -108,7 +110,7 @@ impl Limits {
     }
 
     pub fn process_limit(&self) -> &'static str {
-        match (self.pids, self.root) {
+        match (self.pids, self.unbounded_uid) {
             (true, _) => "cgroup",
             // The kernel exempts root from RLIMIT_NPROC.
             (false, true) => "none",

@@ -6,7 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::spec::Spec;
-use super::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV, restrict};
+use super::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV, SPEC_FD_ENV, restrict};
 
 /// How the sandboxed command ended.
 pub enum Ended {
@@ -28,6 +28,22 @@ pub fn adopt_report_fd() {
     if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0 {
         REPORT_FD.store(fd, Ordering::Relaxed);
     }
+}
+
+/// Reads the spec from the sealed memory file the runner passed (its number in
+/// [`SPEC_FD_ENV`]) and closes it.
+pub fn take_spec() -> Result<Spec, String> {
+    let fd = std::env::var(SPEC_FD_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|fd| *fd > 2)
+        .ok_or("the helper was started without a spec")?;
+    // SAFETY: the runner passed this descriptor for the helper alone; it is read once, here,
+    // and closed when the File drops.
+    let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| format!("reading the spec: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("the spec is not valid: {e}"))
 }
 
 /// The report pipe, when the runner passed one.
@@ -60,6 +76,7 @@ pub fn fail(message: &str) -> i32 {
 /// to use (125 when the sandbox could not be built; 127/126, as a shell says, when the program
 /// was not found or could not be executed).
 pub fn exec_restricted(spec: &Spec, memory_by_cgroup: bool) -> i32 {
+    close_inherited();
     if let Err(message) = restrict::apply(spec, memory_by_cgroup) {
         return fail(&message);
     }
@@ -67,8 +84,89 @@ pub fn exec_restricted(spec: &Spec, memory_by_cgroup: bool) -> i32 {
         .args(&spec.argv[1..])
         .env_clear()
         .envs(&spec.env)
-        .current_dir(&spec.checkout)
+        .current_dir(&spec.run.checkout)
         .exec();
     let _ = writeln!(std::io::stderr(), "forgeloop: could not start {:?}: {error}", spec.argv[0]);
     if error.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 }
+}
+
+/// Nothing of the helper's but stdin, stdout and stderr reaches the command. The report pipe
+/// stays until `exec` (it is close-on-exec), so a failure before then still reaches it.
+fn close_inherited() {
+    let keep = report_fd().and_then(|fd| u32::try_from(fd).ok());
+    let ranges = match keep {
+        Some(fd) => [(3, fd - 1), (fd + 1, u32::MAX)],
+        None => [(3, u32::MAX), (1, 0)],
+    };
+    for (first, last) in ranges.into_iter().filter(|(first, last)| first <= last) {
+        // SAFETY: close_range with integer arguments.
+        unsafe {
+            libc::syscall(libc::SYS_close_range, first, last, 0u32);
+        }
+    }
+}
+
+/// The signals that stop a run (and SIGCHLD, to wait), blocked in this thread so they can be
+/// waited for; the previous mask is kept for the child to restore.
+pub struct Watched {
+    set: libc::sigset_t,
+    previous: libc::sigset_t,
+}
+
+pub fn stop_signals() -> Watched {
+    // SAFETY: sigset operations on sets we own; sigprocmask on this (only) thread.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::sigaddset(&mut set, signal);
+        }
+        let mut previous: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_BLOCK, &set, &mut previous);
+        Watched { set, previous }
+    }
+}
+
+/// Restores the mask from before [`stop_signals`] (a child does, before it execs).
+pub fn unblock(watched: &Watched) {
+    // SAFETY: sigprocmask with a set we own.
+    unsafe {
+        libc::sigprocmask(libc::SIG_SETMASK, &watched.previous, std::ptr::null_mut());
+    }
+}
+
+/// Waits for `child` (reaping any other child meanwhile); a stop signal from the runner ends the
+/// wait at once and is passed on as how the command ended.
+///
+/// # Safety
+/// The signals of `watched` must be blocked in this thread.
+pub unsafe fn wait_for(child: libc::pid_t, watched: &Watched) -> Ended {
+    loop {
+        // SAFETY: the caller blocked the set; sigwaitinfo writes the info we own.
+        let signal = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::sigwaitinfo(&watched.set, &mut info)
+        };
+        if signal < 0 {
+            continue;
+        }
+        if signal != libc::SIGCHLD {
+            return Ended::Signalled(signal);
+        }
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid writes the status we own.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break;
+            }
+            if pid == child {
+                return if libc::WIFSIGNALED(status) {
+                    Ended::Signalled(libc::WTERMSIG(status))
+                } else {
+                    Ended::Exited(libc::WEXITSTATUS(status))
+                };
+            }
+        }
+    }
 }

@@ -1,8 +1,8 @@
-//! The sandbox helper: `forgeloop __sandbox-exec SPEC`. The runner starts it instead of the
-//! test command (same pipe, same process group, same environment); it builds the sandbox the
-//! spec describes, runs the command in it, and exits the way the command did (the same exit
-//! code, or killed by the same signal). It runs before any thread exists, which is what makes
-//! forking and entering namespaces here safe.
+//! The sandbox helper: `forgeloop __sandbox-exec`, its spec on an inherited descriptor. The
+//! runner starts it instead of the test command (same pipe, same process group); it builds the
+//! sandbox the spec describes, runs the command in it, and exits the way the command did (the
+//! same exit code, or killed by the same signal). It runs before any thread exists, which is
+//! what makes forking and entering namespaces here safe.
 
 use std::io::Write;
 
@@ -10,15 +10,19 @@ use super::exec::{self, Ended, fail};
 use super::spec::{Built, Spec, Tier};
 use super::{cgroup, landlock_tier, ns_tier, restrict};
 
-/// Entry point; `args` are the process arguments after [`super::HELPER_ARG`].
-pub fn main(args: &[String]) -> i32 {
+/// Entry point, when the process was started as `forgeloop __sandbox-exec`.
+pub fn main() -> i32 {
     exec::adopt_report_fd();
-    let spec: Spec = match args.first().map(|json| serde_json::from_str(json)) {
-        Some(Ok(spec)) => spec,
-        _ => return fail("the helper was started without a valid spec"),
+    let spec: Spec = match exec::take_spec() {
+        Ok(spec) => spec,
+        Err(message) => return fail(&message),
     };
     if spec.argv.is_empty() {
         return fail("empty argv");
+    }
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if spec.tier == Tier::Landlock && unsafe { libc::geteuid() } == 0 {
+        return fail("the landlock tier never runs a test as root");
     }
     // If forgeloop dies (even by SIGKILL), the helper is told to stop, and takes the run down
     // with it instead of leaving it running without a timeout.
@@ -26,7 +30,7 @@ pub fn main(args: &[String]) -> i32 {
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
     }
-    let limits = cgroup::Limits::enter(spec.max_processes, spec.memory_mb);
+    let limits = cgroup::Limits::enter(spec.max_processes, spec.memory_mb, spec.run_as.is_some());
     // The report says what the probe found; a run that cannot build the same does not run.
     if !spec.probe && spec.expect_process_limit.as_deref().is_some_and(|want| want != limits.process_limit()) {
         return fail(&format!("the process limit ({}) could not be set up for this command", limits.process_limit()));

@@ -3,15 +3,20 @@
 //! its run.
 //!
 //! How it is built: the runner does not start a test command itself but the forgeloop binary's
-//! hidden helper (`forgeloop __sandbox-exec SPEC -- argv`), single-threaded, which builds the
+//! hidden helper (`forgeloop __sandbox-exec`, its spec on a descriptor), single-threaded, which builds the
 //! sandbox and runs the command in it ([`helper`]). The forgeloop process decides everything
 //! ([`view`], [`prepare`]); the helper only carries it out. Two tiers:
 //!
-//! * **namespaces** ([`ns_tier`], on the `hakoniwa` crate): user, mount, PID, network, IPC and
-//!   UTS namespaces, a new root holding only the view, no_new_privs, Landlock on top.
-//! * **landlock** ([`landlock_tier`]), where user namespaces are refused: Landlock for the files
-//!   and for signals/ptrace, a seccomp filter refusing non-Unix sockets, and the helper as child
-//!   subreaper killing every descendant.
+//! * **namespaces** ([`ns_tier`], [`mounts`]): user, mount, PID, network, IPC and UTS
+//!   namespaces, a new root holding only the view, the command as uid 1000 inside — an
+//!   unprivileged account outside, even when forgeloop is root — with Landlock on top.
+//! * **landlock** ([`landlock_tier`]), where user namespaces are refused (and never for root):
+//!   Landlock for the files and for signals/ptrace, a seccomp filter refusing non-Unix sockets,
+//!   and the helper as child subreaper killing every descendant.
+//!
+//! Both tiers: a run directory private to the person ([`rundir`]), the git directory read-only,
+//! the spec on a sealed descriptor ([`spec_fd`]), and a seccomp filter ([`seccomp`]) against
+//! keyrings, setuid files, device nodes and io_uring.
 //!
 //! Where neither can be built nothing runs: [`SandboxError::Unavailable`].
 
@@ -24,12 +29,18 @@ pub mod helper;
 #[cfg(target_os = "linux")]
 mod landlock_tier;
 #[cfg(target_os = "linux")]
+mod mounts;
+#[cfg(target_os = "linux")]
 mod ns_tier;
 #[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(target_os = "linux")]
 mod restrict;
+pub mod rundir;
+#[cfg(target_os = "linux")]
+mod seccomp;
 pub mod spec;
+pub mod spec_fd;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -40,7 +51,8 @@ use std::time::{Duration, Instant};
 
 use crate::domain::commands::CommandsProfile;
 pub use crate::domain::report::SandboxInfo;
-pub use spec::{Built, Spec, Tier};
+pub use rundir::RunDir;
+pub use spec::{Account, Built, RunPaths, Spec, Tier};
 pub use view::{PathRefused, View};
 
 /// The argument that turns the forgeloop binary into the sandbox helper.
@@ -48,14 +60,23 @@ pub const HELPER_ARG: &str = "__sandbox-exec";
 /// Test seam: tiers to treat as unavailable (`namespaces`, `landlock`, comma-separated). It can
 /// only take defences away until nothing runs; it can never turn the sandbox off.
 pub const REFUSE_ENV: &str = "FORGELOOP_SANDBOX_REFUSE";
+/// Test seam: the highest Landlock ABI to believe the kernel has (an older kernel's), so the
+/// refusals that depend on it are tested here. It only ever leads to refusing a run.
+pub const LANDLOCK_ABI_ENV: &str = "FORGELOOP_SANDBOX_LANDLOCK_ABI";
 /// Default bound on the processes (and threads) of one run.
 pub const DEFAULT_MAX_PROCESSES: u64 = 4096;
+/// The account PR code runs as when forgeloop is root and `[runner] run_as` says nothing.
+pub const DEFAULT_RUN_AS: &str = "nobody";
 /// Exit code of the helper when the sandbox could not be built around a command.
 pub const EXIT_SANDBOX_FAILED: i32 = 125;
 /// Names, in the helper's own environment (never the command's), the descriptor on which it
 /// reports that the sandbox could not be built: the runner then records an infra failure
 /// instead of a failed test.
 pub const REPORT_FD_ENV: &str = "FORGELOOP_SANDBOX_REPORT_FD";
+/// Names, in the helper's own environment, the descriptor holding its spec (design §5.6).
+pub const SPEC_FD_ENV: &str = "FORGELOOP_SANDBOX_SPEC_FD";
+/// The Landlock ABI that scopes abstract Unix sockets and signals (Linux 6.12).
+const SCOPES_ABI: u32 = 6;
 
 /// The person's settings (`[runner]` in config.toml).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,12 +87,58 @@ pub struct Settings {
     /// right even if the file is replaced by an upgrade while the control room runs).
     pub helper: PathBuf,
     pub max_processes: u64,
+    /// Where run directories are made (`<home>/run`): private to the person.
+    pub run_root: PathBuf,
+    /// Who PR code runs as when forgeloop is root (`[runner] run_as`, resolved).
+    pub run_as: Account,
 }
 
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings { enabled: true, helper: PathBuf::from("/proc/self/exe"), max_processes: DEFAULT_MAX_PROCESSES }
+impl Settings {
+    /// The defaults, with run directories below `run_root`.
+    pub fn new(run_root: PathBuf) -> Settings {
+        Settings {
+            enabled: true,
+            helper: PathBuf::from("/proc/self/exe"),
+            max_processes: DEFAULT_MAX_PROCESSES,
+            run_root,
+            run_as: resolve_account(DEFAULT_RUN_AS).unwrap_or(Account { uid: 65534, gid: 65534 }),
+        }
     }
+}
+
+/// `[runner] run_as`: an account name, or `uid` or `uid:gid`. Root is refused: the point is to
+/// run PR code as somebody who owns nothing of the person's.
+pub fn resolve_account(name: &str) -> Result<Account, String> {
+    let account = if let Some((uid, gid)) = name.split_once(':') {
+        match (uid.parse(), gid.parse()) {
+            (Ok(uid), Ok(gid)) => Account { uid, gid },
+            _ => return Err(format!("run_as {name:?}: expected NAME, UID or UID:GID")),
+        }
+    } else if let Ok(uid) = name.parse::<u32>() {
+        Account { uid, gid: uid }
+    } else {
+        lookup_user(name).ok_or_else(|| format!("run_as {name:?}: no such account in /etc/passwd"))?
+    };
+    if account.uid == 0 || account.gid == 0 {
+        return Err(format!("run_as {name:?} is root; name an unprivileged account (the default is {DEFAULT_RUN_AS})"));
+    }
+    Ok(account)
+}
+
+/// An account's uid and primary gid from `/etc/passwd` (read directly: no NSS, no threads).
+fn lookup_user(name: &str) -> Option<Account> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        (fields.next()? == name).then_some(())?;
+        let _password = fields.next()?;
+        Some(Account { uid: fields.next()?.parse().ok()?, gid: fields.next()?.parse().ok()? })
+    })
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -98,12 +165,17 @@ pub struct Plan {
     tier: Option<Tier>,
     helper: PathBuf,
     view: View,
-    /// The profile's `read_paths` as granted (the view's `read` also holds toolchains).
+    /// The profile's grants as written (the view holds them resolved).
     extra_read: Vec<PathBuf>,
+    extra_write: Vec<PathBuf>,
     network: bool,
+    writable_git: bool,
+    /// First tier, forgeloop started by root: who the commands run as.
+    run_as: Option<Account>,
     max_processes: u64,
     memory_mb: Option<u64>,
     built: Built,
+    run_root: PathBuf,
 }
 
 impl Plan {
@@ -119,7 +191,9 @@ impl Plan {
             memory_mb: self.memory_mb,
             memory_limit: self.memory_mb.map(|_| self.built.memory_limit.clone()),
             read_paths: strings(&self.extra_read),
-            write_paths: strings(&self.view.write),
+            write_paths: strings(&self.extra_write),
+            writable_git: self.writable_git,
+            run_as: self.run_as.map(|a| format!("uid {} gid {}", a.uid, a.gid)),
         }
     }
 
@@ -127,14 +201,25 @@ impl Plan {
         self.tier.is_some()
     }
 
-    /// The plan for one checkout: the object stores it borrows through git alternates (its
-    /// repository's mirror, under forgeloop's home) become readable, nothing else of the home.
-    /// Without them `git` inside the run could not read a single commit.
-    pub fn for_checkout(&self, checkout: &Path) -> Plan {
+    /// The account the commands run as, when it is not forgeloop's own (forgeloop is root).
+    pub fn run_as(&self) -> Option<Account> {
+        self.run_as
+    }
+
+    /// Where run directories are made.
+    pub fn run_root(&self) -> &Path {
+        &self.run_root
+    }
+
+    /// The plan for one checkout: the object stores its git directory borrows through git
+    /// alternates (its repository's mirror, under forgeloop's home) become readable, nothing
+    /// else of the home. Without them `git` inside the run could not read a single commit.
+    /// Read before any command runs, from a git directory the run cannot write (unless
+    /// `writable_git`), so a test cannot point it elsewhere.
+    pub fn for_checkout(&self, gitdir: &Path) -> Plan {
         let mut plan = self.clone();
-        let git = checkout.join(".git");
-        let mut files = vec![git.join("objects/info/alternates")];
-        if let Ok(modules) = std::fs::read_dir(git.join("modules")) {
+        let mut files = vec![gitdir.join("objects/info/alternates")];
+        if let Ok(modules) = std::fs::read_dir(gitdir.join("modules")) {
             files.extend(modules.flatten().map(|m| m.path().join("objects/info/alternates")));
         }
         for file in files {
@@ -156,48 +241,43 @@ impl Plan {
     /// How to start `argv` with the command environment `env`. Sandboxed, the process started
     /// is the helper, with an empty environment and `/` as its directory: the command's own
     /// environment (the private `HOME` and temporary directory, toolchain homes) travels in
-    /// the spec and applies only inside, so nothing a commands file sets (`LD_PRELOAD`, say)
-    /// reaches the unsandboxed helper.
-    pub fn wrap(
-        &self,
-        argv: &[String],
-        checkout: &Path,
-        private: &PrivateDirs,
-        mut env: BTreeMap<String, String>,
-    ) -> Started {
-        let Some(tier) = self.tier else { return Started::direct(argv, checkout, env) };
+    /// the spec, on a descriptor, and applies only inside, so nothing a commands file sets
+    /// (`LD_PRELOAD`, say) reaches the unsandboxed helper, and no other account can read it in
+    /// the helper's command line.
+    pub fn wrap(&self, argv: &[String], run: &RunPaths, mut env: BTreeMap<String, String>) -> Started {
+        let Some(tier) = self.tier else { return Started::direct(argv, &run.checkout, env) };
         for name in view::DROPPED_VARS {
             env.remove(*name);
         }
         env.extend(self.view.env_set.clone());
         let home = match (tier, &self.view.home) {
             (Tier::Namespaces, Some(home)) => home.clone(),
-            _ => private.home(),
+            _ => run.home.clone(),
         };
         env.insert("HOME".into(), home.display().to_string());
-        let tmp = if tier == Tier::Namespaces { PathBuf::from("/tmp") } else { private.tmp() };
+        let tmp = if tier == Tier::Namespaces { PathBuf::from("/tmp") } else { run.tmp.clone() };
         env.insert("TMPDIR".into(), tmp.display().to_string());
-        let mut spec = self.spec(tier, argv, checkout, private, false);
+        let mut spec = self.spec(tier, argv, run, false);
         spec.env = env;
         spec.expect_process_limit = Some(self.built.process_limit.clone());
-        let json = serde_json::to_string(&spec).unwrap_or_default();
         Started {
             program: self.helper.clone(),
-            args: vec![HELPER_ARG.to_owned(), json],
+            args: vec![HELPER_ARG.to_owned()],
             env: BTreeMap::new(),
             cwd: PathBuf::from("/"),
             reports: true,
+            spec: Some(serde_json::to_vec(&spec).unwrap_or_default()),
         }
     }
 
-    fn spec(&self, tier: Tier, argv: &[String], checkout: &Path, private: &PrivateDirs, probe: bool) -> Spec {
+    fn spec(&self, tier: Tier, argv: &[String], run: &RunPaths, probe: bool) -> Spec {
         Spec {
             tier,
             view: self.view.clone(),
-            checkout: checkout.to_path_buf(),
-            private_tmp: private.tmp(),
-            private_home: private.home(),
+            run: run.clone(),
             network: self.network,
+            writable_git: self.writable_git,
+            run_as: if tier == Tier::Namespaces && is_root() { self.run_as } else { None },
             max_processes: self.max_processes,
             memory_mb: self.memory_mb,
             probe,
@@ -217,6 +297,8 @@ pub struct Started {
     pub cwd: PathBuf,
     /// The program is the helper, which takes a report pipe ([`REPORT_FD_ENV`]).
     pub reports: bool,
+    /// The helper's spec, to pass on a sealed descriptor ([`SPEC_FD_ENV`], [`spec_fd`]).
+    pub spec: Option<Vec<u8>>,
 }
 
 impl Started {
@@ -226,30 +308,7 @@ impl Started {
             Some((program, args)) => (PathBuf::from(program), args.to_vec()),
             None => (PathBuf::new(), Vec::new()),
         };
-        Started { program, args, env, cwd: cwd.to_path_buf(), reports: false }
-    }
-}
-
-/// The private `/tmp` and `HOME` of one run: empty, owned by the user, removed afterwards.
-pub struct PrivateDirs {
-    dir: tempfile::TempDir,
-}
-
-impl PrivateDirs {
-    pub fn new() -> std::io::Result<PrivateDirs> {
-        let dir = tempfile::Builder::new().prefix("forgeloop-run-").tempdir()?;
-        for sub in ["tmp", "home"] {
-            std::fs::create_dir(dir.path().join(sub))?;
-        }
-        Ok(PrivateDirs { dir })
-    }
-
-    pub fn tmp(&self) -> PathBuf {
-        self.dir.path().join("tmp")
-    }
-
-    pub fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        Started { program, args, env, cwd: cwd.to_path_buf(), reports: false, spec: None }
     }
 }
 
@@ -267,33 +326,81 @@ pub fn prepare(
         tier: None,
         helper: settings.helper.clone(),
         extra_read: profile.read_paths.iter().map(PathBuf::from).collect(),
+        extra_write: profile.write_paths.iter().map(PathBuf::from).collect(),
         view,
         network: profile.network,
+        writable_git: profile.writable_git,
+        run_as: None,
         max_processes: settings.max_processes,
         memory_mb: profile.memory_mb,
         built: Built::default(),
+        run_root: settings.run_root.clone(),
     };
     if !settings.enabled {
         return Ok(plan);
     }
+    if is_root() {
+        plan.run_as = Some(settings.run_as);
+        writable_by(&plan.view, &profile.write_paths, settings.run_as)?;
+    }
     let (tier, built) = choose_tier(&plan)?;
+    let abi = believed_abi(built.landlock_abi);
+    if tier == Tier::Namespaces && plan.network && abi < SCOPES_ABI {
+        // Sharing the host's network namespace shares its abstract Unix sockets (X11, D-Bus):
+        // only Landlock's scopes keep them closed.
+        return Err(SandboxError::Unavailable {
+            causes: vec![format!(
+                "\"network\": true shares the host's network, and with it the abstract Unix sockets of your session (X11, D-Bus); only Landlock ABI {SCOPES_ABI} (Linux 6.12) can keep those closed, and this kernel has ABI {abi}"
+            )],
+            fixes: vec![
+                "run the tests without \"network\": true".into(),
+                format!("or run forgeloop on a kernel with Landlock ABI {SCOPES_ABI} or newer (Linux 6.12)"),
+            ],
+        });
+    }
     plan.tier = Some(tier);
     plan.built = built;
     Ok(plan)
+}
+
+/// The kernel's Landlock ABI, or less when the test seam says so.
+fn believed_abi(kernel: u32) -> u32 {
+    let seam = std::env::var(LANDLOCK_ABI_ENV).ok().and_then(|v| v.parse::<u32>().ok());
+    seam.map_or(kernel, |max| kernel.min(max))
+}
+
+/// As root, `write_paths` must be writable by the account the commands run as: its own, or
+/// writable by everybody. forgeloop never changes the owner of a directory of the person's.
+fn writable_by(view: &View, raw: &[String], account: Account) -> Result<(), PathRefused> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    for (path, raw) in view.write.iter().zip(raw) {
+        let Ok(meta) = path.metadata() else { continue };
+        if meta.uid() != account.uid && meta.permissions().mode() & 0o002 == 0 {
+            return Err(PathRefused {
+                what: "write_paths",
+                path: raw.clone(),
+                reason: format!(
+                    "forgeloop runs as root, so tests run as uid {}, which cannot write it; give it to that account (chown {}:{}) or grant another directory",
+                    account.uid, account.uid, account.gid
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What this process learned about the machine: the tier that works (or why none does), per
 /// helper, refusal seam, and whether memory and the network were asked for. The kernel's abilities do not change
 /// under a running process, so each run after the first skips the probe.
 type Probed = Result<(Tier, Built), Vec<String>>;
-/// Helper, refusal seam, memory asked for, network shared.
-type ProbeKey = (PathBuf, String, bool, bool);
+/// Helper, refusal seam, memory asked for, network shared, the account runs drop to.
+type ProbeKey = (PathBuf, String, bool, bool, Option<Account>);
 static PROBED: std::sync::Mutex<Vec<(ProbeKey, Probed)>> = std::sync::Mutex::new(Vec::new());
 
 /// Probes the tiers in order of strength; the first that runs `true` wins.
 fn choose_tier(plan: &Plan) -> Result<(Tier, Built), SandboxError> {
     let refused = std::env::var(REFUSE_ENV).unwrap_or_default();
-    let key = (plan.helper.clone(), refused.clone(), plan.memory_mb.is_some(), plan.network);
+    let key = (plan.helper.clone(), refused.clone(), plan.memory_mb.is_some(), plan.network, plan.run_as);
     let cached = PROBED.lock().ok().and_then(|seen| seen.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
     let probed = match cached {
         Some(probed) => probed,
@@ -322,6 +429,17 @@ fn probe_tiers(plan: &Plan, refused: &str) -> Probed {
                 causes.push(format!("the {} tier is refused by {REFUSE_ENV} (a test seam)", tier.as_str()));
                 continue;
             }
+            if tier == Tier::Landlock && is_root() {
+                // Without a user namespace the test would keep root's uid (and own every
+                // root-only file), or run as another account that cannot reach the run's own
+                // files (the home is private): neither is acceptable.
+                causes.push(
+                    "the landlock tier: forgeloop runs as root, and without user namespaces a test would run as root; \
+                     PR code never does"
+                        .to_owned(),
+                );
+                continue;
+            }
             match probe(plan, tier) {
                 Ok(built) => return Ok((tier, built)),
                 Err(cause) => causes.push(format!("the {} tier: {cause}", tier.as_str())),
@@ -339,11 +457,18 @@ fn fixes() -> Vec<String> {
                 .into(),
         ];
     }
-    vec![
+    let mut fixes: Vec<String> = Vec::new();
+    if is_root() {
+        fixes.push(
+            "run forgeloop as an ordinary user (in a container: add one with useradd and run forgeloop as it)".into(),
+        );
+    }
+    fixes.extend([
         "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for forgeloop)".into(),
         "or boot a kernel with Landlock (CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= list)".into(),
         "or, at your own risk, set [runner] sandbox = \"off\" in config.toml (every report then says unsandboxed)".into(),
-    ]
+    ]);
+    fixes
 }
 
 /// How long a probe may take before the tier counts as broken.
@@ -351,20 +476,32 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Builds a sandbox of `tier` around `true` and reads back what the helper could build.
 fn probe(plan: &Plan, tier: Tier) -> Result<Built, String> {
-    let private = PrivateDirs::new().map_err(|e| format!("cannot create a private directory: {e}"))?;
-    let checkout = private.tmp();
-    let spec = plan.spec(tier, &["true".to_owned()], &checkout, &private, true);
-    let json = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-    let mut child = Command::new(&plan.helper)
+    let run = RunDir::create(&plan.run_root)
+        .map_err(|e| format!("cannot create a run directory in {}: {e}", plan.run_root.display()))?;
+    let paths = run.paths(&run.tmp(), None);
+    let spec = plan.spec(tier, &["true".to_owned()], &paths, true);
+    if let Some(account) = spec.run_as {
+        run.hand_over(&paths, account).map_err(|e| format!("cannot hand the probe's directory over: {e}"))?;
+    }
+    let spec = spec_fd::sealed(&serde_json::to_vec(&spec).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("cannot pass the spec to the helper: {e}"))?;
+    let spec_fd = std::os::fd::AsRawFd::as_raw_fd(&spec);
+    let mut command = Command::new(&plan.helper);
+    command
         .arg(HELPER_ARG)
-        .arg(json)
         .env_clear()
+        .env(SPEC_FD_ENV, spec_fd.to_string())
         .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start the sandbox helper {}: {e}", plan.helper.display()))?;
+        .stderr(Stdio::piped());
+    // SAFETY: fcntl on a descriptor this process owns, in the child before exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || spec_fd::inherit(spec_fd));
+    }
+    let mut child =
+        command.spawn().map_err(|e| format!("cannot start the sandbox helper {}: {e}", plan.helper.display()))?;
+    drop(spec);
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {

@@ -1,98 +1,149 @@
-//! The first tier, on the `hakoniwa` crate: new user, mount, PID, network, IPC and UTS
-//! namespaces; a new root that holds only the view (system read-only, toolchains read-only,
-//! the checkout and the private `/tmp` and `HOME` read-write); then, in the command's own
-//! process, Landlock and the shared restrictions before `exec`. The command is PID 1 of its
-//! namespace: when it ends, the kernel kills everything it left behind, and when the helper
-//! dies (the runner's timeout or cancel), the parent-death signal takes the namespace down.
+//! The first tier: new user, mount, PID, IPC and UTS namespaces (and network, unless the
+//! profile shares the host's), a new root holding only the view ([`super::mounts`]), then, in
+//! the command's own process, the shared restrictions before `exec`.
+//!
+//! The helper `clone`s the command's process straight into the new namespaces, so it is PID 1
+//! there: when it ends, the kernel kills everything it left behind. The helper, outside,
+//! writes the user namespace's id maps: inside, the command is uid and gid 1000, which outside
+//! is the person, or — when forgeloop runs as root — the unprivileged account of `[runner]
+//! run_as` (only a process outside the namespace, with root's `CAP_SETUID`, may map another
+//! account). The root filesystem is assembled before that switch, still with the helper's
+//! credentials, so root's toolchains and forgeloop's private home can be bound in, while the
+//! command then holds nobody's files but its own and the world-readable ones.
 
-use std::path::Path;
-
-use hakoniwa::{Container, MountOptions, Namespace};
+use std::io::{Read, Write};
 
 use super::cgroup::Limits;
 use super::exec::{self, Ended};
-use super::restrict;
-use super::spec::Spec;
+use super::mounts;
+use super::spec::{Account, Spec};
 
-/// The uid and gid a run started by root has inside: not 0, so the command holds no
-/// capabilities even in its own namespaces (it cannot remount the read-only view).
-const UNPRIVILEGED_ID: u32 = 1000;
+/// The uid and gid of the command inside its namespace.
+pub const INSIDE_ID: u32 = 1000;
 
 pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
-    let mut container = Container::new();
-    // The new root is an empty directory beside the run's private ones, removed with them.
-    let root = spec.private_home.with_file_name("root");
-    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
-    container.rootdir(&root);
-    container.unshare(Namespace::Ipc).unshare(Namespace::Uts).hostname("forgeloop-sandbox");
-    if !spec.network {
-        container.unshare(Namespace::Network);
-    }
-    // SAFETY: getuid/getgid have no arguments and cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    container.uidmap(if uid == 0 { UNPRIVILEGED_ID } else { uid });
-    container.gidmap(if gid == 0 { UNPRIVILEGED_ID } else { gid });
-
-    for dir in &spec.view.system {
-        match std::fs::read_link(dir) {
-            Ok(target) => {
-                container.symlink(&target.to_string_lossy(), &dir.to_string_lossy());
-            }
-            Err(_) => {
-                container.bindmount_ro(&dir.to_string_lossy(), &dir.to_string_lossy());
-            }
+    // SAFETY: getuid/getgid/geteuid have no arguments and cannot fail.
+    let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
+    let outside = match (euid, spec.run_as) {
+        (0, Some(account)) => account,
+        (0, None) => {
+            return Err("forgeloop runs as root, and no unprivileged account to run the test as was given".into());
         }
-    }
-    container.devfsmount("/dev");
-    container.bindmount_rw(&spec.private_tmp.to_string_lossy(), "/tmp");
-    if let Some(home) = &spec.view.home {
-        container.bindmount_rw(&spec.private_home.to_string_lossy(), &home.to_string_lossy());
-    }
-    for path in &spec.view.read {
-        container.bindmount_ro(&path.to_string_lossy(), &path.to_string_lossy());
-    }
-    for path in spec.view.write.iter().chain(std::iter::once(&spec.checkout)) {
-        container.bindmount_rw(&path.to_string_lossy(), &path.to_string_lossy());
-    }
-    // What must stay hidden inside the system trees (machine secrets, a home under /opt, …):
-    // covered by an empty tmpfs or /dev/null. Landlock leaves them out too; the mounts matter
-    // where the kernel has no Landlock. A file is covered only when this user owns it (hakoniwa
-    // opens a file's mount point for writing, which inside the namespace only an owner can);
-    // a file of another owner that is not world-readable is unreadable inside anyway.
-    for hidden in &spec.view.hidden {
-        let target = hidden.to_string_lossy();
-        if hidden.is_dir() {
-            let flags = MountOptions::NOSUID | MountOptions::NODEV | MountOptions::RDONLY;
-            container.mount("tmpfs", &target, "tmpfs", flags, None);
-        } else if owned_by(hidden, uid) {
-            container.bindmount_ro("/dev/null", &target);
-        }
-    }
-
-    let inner = spec.clone();
-    let network = spec.network;
-    let memory_by_cgroup = limits.memory_by_cgroup();
-    // SAFETY: the closure runs in the forked child (the namespace's PID 1) of this
-    // single-threaded helper; it only applies restrictions and execs.
-    let mut command = unsafe {
-        container.command_from_closure(move || {
-            if !network && let Err(message) = restrict::loopback_up() {
-                return exec::fail(&message);
-            }
-            exec::exec_restricted(&inner, memory_by_cgroup)
-        })
+        _ => Account { uid, gid },
     };
-    command.envs(&spec.env).current_dir(&spec.checkout);
-    let mut child = command.spawn().map_err(|e| e.to_string())?;
-    let status = child.wait().map_err(|e| e.to_string())?;
-    match status.exit_code {
-        Some(code) => Ok(Ended::Exited(code)),
-        None if status.code > 128 && status.code < 128 + 65 => Ok(Ended::Signalled(status.code - 128)),
-        None => Err(status.reason),
+    if euid == 0 {
+        // The command must not carry root's supplementary groups (group 0 can read files that
+        // others cannot) into the namespace.
+        // SAFETY: setgroups with a zero-length list reads no memory.
+        if unsafe { libc::setgroups(0, std::ptr::null()) } != 0 {
+            return Err(format!("setgroups: {}", std::io::Error::last_os_error()));
+        }
     }
+    let (ready_r, ready_w) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let mut flags =
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    if !spec.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    let watched = exec::stop_signals();
+    // SAFETY: this process is single-threaded (design §5.6), so the child may do anything the
+    // parent could; raw clone without a new stack behaves like fork. The signal mask is the
+    // caller's (exec::stop_signals blocked the stop signals; the child restores them).
+    let child = unsafe {
+        libc::syscall(libc::SYS_clone, (flags | libc::SIGCHLD) as libc::c_ulong, 0usize, 0usize, 0usize, 0usize)
+    };
+    if child < 0 {
+        let error = std::io::Error::last_os_error();
+        exec::unblock(&watched);
+        return Err(format!("cannot create the namespaces: {error}"));
+    }
+    if child == 0 {
+        drop(ready_w);
+        exec::unblock(&watched);
+        // SAFETY: _exit never returns; nothing of the helper's state needs unwinding.
+        unsafe { libc::_exit(inside(spec, limits, ready_r)) }
+    }
+    let child = child as libc::pid_t;
+    drop(ready_r);
+    if let Err(message) = write_maps(child, outside) {
+        // SAFETY: kill/waitpid on our own child.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, std::ptr::null_mut(), 0);
+        }
+        exec::unblock(&watched);
+        return Err(message);
+    }
+    let mut ready_w = ready_w;
+    let _ = ready_w.write_all(&[1]);
+    drop(ready_w);
+    // SAFETY: the stop signals are blocked in this thread (exec::stop_signals).
+    let ended = unsafe { exec::wait_for(child, &watched) };
+    if matches!(ended, Ended::Signalled(_)) {
+        // A stop signal: PID 1's death takes the whole namespace down.
+        // SAFETY: kill/waitpid on our own child.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, std::ptr::null_mut(), 0);
+        }
+    }
+    Ok(ended)
 }
 
-fn owned_by(path: &Path, uid: u32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    path.symlink_metadata().is_ok_and(|m| m.is_file() && m.uid() == uid)
+/// The helper's side of the user namespace: uid and gid 1000 inside are `outside` outside.
+fn write_maps(child: libc::pid_t, outside: Account) -> Result<(), String> {
+    let proc = format!("/proc/{child}");
+    let write = |file: &str, text: String| {
+        std::fs::write(format!("{proc}/{file}"), text).map_err(|e| format!("writing the namespace's {file}: {e}"))
+    };
+    write("uid_map", format!("{INSIDE_ID} {} 1\n", outside.uid))?;
+    write("setgroups", "deny".into())?;
+    write("gid_map", format!("{INSIDE_ID} {} 1\n", outside.gid))
+}
+
+/// PID 1 of the new namespaces: waits for the id maps, builds the root, becomes uid 1000 and
+/// execs the command. Returns only on failure, with the exit code.
+fn inside(spec: &Spec, limits: &Limits, ready: std::io::PipeReader) -> i32 {
+    // Set before waiting: if the helper dies now, this dies too (and so the namespace).
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    let mut ready = ready;
+    let mut byte = [0u8; 1];
+    if ready.read_exact(&mut byte).is_err() {
+        return exec::fail("the helper did not set up the user namespace");
+    }
+    drop(ready);
+    if let Err(message) = mounts::build_root(spec) {
+        return exec::fail(&message);
+    }
+    // SAFETY: sethostname reads the given bytes.
+    unsafe {
+        let name = b"forgeloop-sandbox";
+        libc::sethostname(name.as_ptr().cast(), name.len());
+    }
+    if !spec.network
+        && let Err(message) = super::restrict::loopback_up()
+    {
+        return exec::fail(&message);
+    }
+    if let Err(message) = become_inside_user() {
+        return exec::fail(&message);
+    }
+    exec::exec_restricted(spec, limits.memory_by_cgroup())
+}
+
+/// uid and gid 1000 of the namespace, for good. The parent-death signal is set again after the
+/// switch (the kernel clears it when the uid changes).
+fn become_inside_user() -> Result<(), String> {
+    // SAFETY: plain integer system calls.
+    unsafe {
+        if libc::setresgid(INSIDE_ID, INSIDE_ID, INSIDE_ID) != 0 {
+            return Err(format!("setresgid: {}", std::io::Error::last_os_error()));
+        }
+        if libc::setresuid(INSIDE_ID, INSIDE_ID, INSIDE_ID) != 0 {
+            return Err(format!("setresuid: {}", std::io::Error::last_os_error()));
+        }
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    Ok(())
 }

@@ -1,18 +1,18 @@
 //! The restrictions a sandboxed command takes on itself just before `exec`, in both tiers:
-//! resource limits, no capabilities, no_new_privs, Landlock (files, and signals/ptrace to
-//! processes outside the run) and, in the second tier, a seccomp filter against network
-//! sockets. Called only in a freshly forked child of the single-threaded helper.
+//! resource limits, a fresh empty session keyring, no capabilities, no_new_privs, Landlock
+//! (files, and signals/ptrace to processes outside the run) and the seccomp filter
+//! ([`super::seccomp`]). Called only in a freshly forked child of the single-threaded helper.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::seccomp::{self, Sockets};
+use super::spec::{Spec, Tier};
+use super::view::Pin;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope,
 };
-use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
-
-use super::spec::{Spec, Tier};
 
 /// The newest Landlock ABI handled; older kernels enforce what they know (best effort). ABI 9
 /// adds `ResolveUnix`: connecting to a Unix socket outside the allowed trees is then refused.
@@ -32,16 +32,25 @@ pub fn landlock_abi() -> u32 {
 /// `memory_by_cgroup`: the run's cgroup already caps memory (else a per-process rlimit does).
 pub fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
     set_limits(spec, memory_by_cgroup)?;
+    fresh_session_keyring();
     drop_capabilities()?;
     let abi = landlock_abi();
     landlock(spec, abi)?;
-    if spec.tier == Tier::Landlock {
-        // Unix sockets by path (the session bus, ssh-agent, docker.sock) are out of Landlock's
-        // reach before ABI 9: refuse creating them then, whatever `network` says.
-        let unix = abi >= 9;
-        deny_sockets(!spec.network, !unix)?;
+    // Second tier: Unix sockets by path (the session bus, ssh-agent, docker.sock) are out of
+    // Landlock's reach before ABI 9, so creating them is refused then, whatever `network` says.
+    let second = spec.tier == Tier::Landlock;
+    seccomp::install(Sockets { network: second && !spec.network, unix: second && abi < 9 })
+}
+
+/// Leaves the session keyring inherited from the person's login for a new, empty one, so even
+/// a kernel without the seccomp refusals would show the test no key of theirs.
+fn fresh_session_keyring() {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: keyctl with a null name creates and joins an anonymous keyring; no memory is
+    // passed. Failing (keyrings compiled out) leaves nothing to hide.
+    unsafe {
+        libc::syscall(libc::SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, std::ptr::null::<libc::c_char>());
     }
-    Ok(())
 }
 
 fn set_limits(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
@@ -114,8 +123,15 @@ fn landlock(spec: &Spec, abi: u32) -> Result<(), String> {
     for device in DEVICES {
         rules.insert((*device).into(), AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev);
     }
-    let mut writable: Vec<&Path> = vec![&spec.checkout];
+    let mut writable: Vec<&Path> = vec![&spec.run.checkout];
     writable.extend(spec.view.write.iter().map(|p| p.as_path()));
+    if let Some(gitdir) = &spec.run.gitdir {
+        if spec.writable_git {
+            writable.push(gitdir);
+        } else {
+            rules.insert(gitdir.clone(), read);
+        }
+    }
     if spec.tier == Tier::Namespaces {
         // Private by construction in the first tier.
         writable.extend([Path::new("/tmp"), Path::new("/dev/shm"), Path::new("/dev/pts")]);
@@ -123,19 +139,28 @@ fn landlock(spec: &Spec, abi: u32) -> Result<(), String> {
             writable.push(home);
         }
     } else {
-        writable.extend([spec.private_tmp.as_path(), spec.private_home.as_path()]);
+        writable.extend([spec.run.tmp.as_path(), spec.run.home.as_path()]);
     }
     for path in writable {
         rules.insert(path.to_path_buf(), write);
     }
     for (path, access) in rules {
         // A path that does not exist here (a missing device, say) is simply not granted.
-        let Ok(fd) = PathFd::new(&path) else { continue };
-        let access = if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
-            access & AccessFs::from_file(NEWEST)
-        } else {
-            access
+        let Ok(fd) = PathFd::new(&path) else {
+            if pin_of(spec, &path).is_some() {
+                return Err(format!("{} is gone since the run began", path.display()));
+            }
+            continue;
         };
+        let meta = fd_metadata(&fd).map_err(|e| format!("{}: {e}", path.display()))?;
+        // The rule is added on the very file checked here, so a grant swapped for a link
+        // since the run began is refused, not followed.
+        if let Some(pin) = pin_of(spec, &path)
+            && !pin.matches(&meta)
+        {
+            return Err(format!("{} is no longer the file it was when the run began", path.display()));
+        }
+        let access = if meta.is_dir() { access } else { access & AccessFs::from_file(NEWEST) };
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let status = created.restrict_self().map_err(|e| e.to_string())?;
@@ -180,31 +205,15 @@ fn no_new_privs() -> Result<(), String> {
     Ok(())
 }
 
-/// Second tier: refuses creating network sockets (`network`: every family but Unix) and/or
-/// Unix sockets (`unix`); `socketpair` stays allowed. io_uring, which can open sockets of its
-/// own, is refused.
-fn deny_sockets(network: bool, unix: bool) -> Result<(), String> {
-    let family =
-        |op| SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, libc::AF_UNIX as u64).map_err(|e| e.to_string());
-    let mut socket_rules = Vec::new();
-    if network {
-        socket_rules.push(SeccompRule::new(vec![family(SeccompCmpOp::Ne)?]).map_err(|e| e.to_string())?);
-    }
-    if unix {
-        socket_rules.push(SeccompRule::new(vec![family(SeccompCmpOp::Eq)?]).map_err(|e| e.to_string())?);
-    }
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    if !socket_rules.is_empty() {
-        rules.insert(libc::SYS_socket, socket_rules);
-    }
-    for call in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
-        rules.insert(call, vec![]);
-    }
-    let arch = std::env::consts::ARCH.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EACCES as u32), arch)
-        .map_err(|e| e.to_string())?;
-    let program: seccompiler::BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
-    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))
+fn pin_of<'a>(spec: &'a Spec, path: &Path) -> Option<&'a Pin> {
+    spec.view.pins.iter().find(|pin| pin.path == path)
+}
+
+/// What an open `O_PATH` descriptor refers to.
+fn fd_metadata(fd: &PathFd) -> std::io::Result<std::fs::Metadata> {
+    use std::os::fd::AsFd;
+    let owned = fd.as_fd().try_clone_to_owned()?;
+    std::fs::File::from(owned).metadata()
 }
 
 /// Brings up `lo` in the run's own network namespace, so a test can serve and reach itself.

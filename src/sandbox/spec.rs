@@ -1,5 +1,7 @@
 //! The instructions the forgeloop process hands to the sandbox helper for one command: the
-//! tier, the view, the limits and the argv. Serialized as one JSON argument of the helper.
+//! tier, the view, the limits and the argv. Serialized as JSON into a sealed memory file whose
+//! descriptor the helper inherits ([`super::spec_fd`]): nothing of it shows in the helper's
+//! command line, which every local account can read in `/proc`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,8 +16,8 @@ use super::view::View;
 pub enum Tier {
     /// User, mount, PID, network, IPC and UTS namespaces, plus Landlock where the kernel has it.
     Namespaces,
-    /// Where user namespaces are refused: Landlock, a seccomp socket filter, and the helper as
-    /// child subreaper killing every descendant.
+    /// Where user namespaces are refused: Landlock, a seccomp filter, and the helper as child
+    /// subreaper killing every descendant. Never for a forgeloop started by root.
     Landlock,
 }
 
@@ -28,16 +30,41 @@ impl Tier {
     }
 }
 
+/// An account of the host: who PR code runs as when forgeloop itself is root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The directories of one run (see [`super::rundir`]), all beneath a directory only the
+/// person (and, when forgeloop is root, the run's account) can enter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunPaths {
+    /// The checkout's working tree: read-write, and the working directory.
+    pub checkout: PathBuf,
+    /// The checkout's git directory (outside the working tree): read-only unless the profile
+    /// asks for `writable_git`.
+    pub gitdir: Option<PathBuf>,
+    /// Private, empty per run: `/tmp` and `HOME` (first tier), or `TMPDIR` and `HOME` (second).
+    pub tmp: PathBuf,
+    pub home: PathBuf,
+    /// First tier: the empty directory the new root is assembled in.
+    pub root: PathBuf,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spec {
     pub tier: Tier,
     pub view: View,
-    /// The checkout: read-write, and the working directory.
-    pub checkout: PathBuf,
-    /// Private, empty per run: `/tmp` and `HOME` (first tier), or `TMPDIR` and `HOME` (second).
-    pub private_tmp: PathBuf,
-    pub private_home: PathBuf,
+    pub run: RunPaths,
     pub network: bool,
+    /// The profile's `writable_git`: the git directory is writable too.
+    #[serde(default)]
+    pub writable_git: bool,
+    /// First tier, forgeloop started by root: the account the run's uid 1000 maps to.
+    #[serde(default)]
+    pub run_as: Option<Account>,
     pub max_processes: u64,
     pub memory_mb: Option<u64>,
     /// The probe: report what could be built on stdout, then run the command.

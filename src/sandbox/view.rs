@@ -114,6 +114,34 @@ pub struct View {
     pub home: Option<PathBuf>,
     /// Toolchain variables to set explicitly (their defaults lived under the real `HOME`).
     pub env_set: BTreeMap<String, String>,
+    /// The identity of each of the profile's grants when the run began: the helper refuses to
+    /// build a sandbox in which a granted path is now another file (swapped for a link by a
+    /// concurrent run, say), so a grant is resolved once per run, not once per command.
+    #[serde(default)]
+    pub pins: Vec<Pin>,
+}
+
+/// A granted path and the file it was (device and inode) when the run was planned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl Pin {
+    /// The identity of `path` now, without following a final symlink.
+    pub fn of(path: &Path) -> std::io::Result<Pin> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = path.symlink_metadata()?;
+        Ok(Pin { path: path.to_path_buf(), dev: meta.dev(), ino: meta.ino() })
+    }
+
+    /// Whether `meta` (of what is granted now) is still the pinned file.
+    pub fn matches(&self, meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        meta.dev() == self.dev && meta.ino() == self.ino
+    }
 }
 
 /// A `read_paths`/`write_paths` entry that may not be granted.
@@ -286,11 +314,14 @@ pub fn build(
         }
     }
 
+    // Granted by their real path, resolved here once: a symlink on the way is not followed
+    // again for each command.
+    let mut granted: Vec<(&'static str, &String, PathBuf)> = Vec::new();
     for (what, list) in [("read_paths", &profile.read_paths), ("write_paths", &profile.write_paths)] {
         for raw in list {
             let refused = |reason: String| PathRefused { what, path: raw.clone(), reason };
             let path = denied.check(Path::new(raw)).map_err(refused)?;
-            let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+            let real = path.canonicalize().map_err(|e| refused(format!("it cannot be resolved here ({e})")))?;
             let in_system = |p: &Path| view.system.iter().any(|dir| p.starts_with(dir) || dir.starts_with(p));
             if what == "write_paths" && (in_system(&path) || in_system(&real)) {
                 return Err(refused("the system trees stay read-only".into()));
@@ -299,12 +330,53 @@ pub fn build(
                 // Already visible (and its hidden parts stay hidden).
                 continue;
             }
+            let pin = Pin::of(&real).map_err(|e| refused(format!("it cannot be read here ({e})")))?;
+            if !view.pins.contains(&pin) {
+                view.pins.push(pin);
+            }
             let target = if what == "read_paths" { &mut view.read } else { &mut view.write };
-            push_unique(target, [path]);
+            push_unique(target, [real.clone()]);
+            granted.push((what, raw, real));
         }
     }
+    refuse_nested(&view, &granted)?;
+    // A path granted for writing is not also a read grant.
+    view.read.retain(|r| !view.write.contains(r));
     view.hidden = hidden_paths(&view, &denied);
     Ok(view)
+}
+
+/// A grant inside a write grant is refused: a command could replace it with a link (to
+/// `~/.ssh`, say) between two commands, and the next command's sandbox would grant what the
+/// link points to. A grant that contains a write grant is fine: its read-only parent cannot be
+/// changed by the run.
+fn refuse_nested(view: &View, granted: &[(&'static str, &String, PathBuf)]) -> Result<(), PathRefused> {
+    for outer in &view.write {
+        let Some((_, outer_raw, _)) = granted.iter().find(|(what, _, real)| *what == "write_paths" && real == outer)
+        else {
+            continue;
+        };
+        if let Some((what, raw, _)) = granted.iter().find(|(_, _, real)| real != outer && real.starts_with(outer)) {
+            return Err(PathRefused {
+                what,
+                path: (*raw).clone(),
+                reason: format!(
+                    "it is inside the write_paths entry {outer_raw:?}, where a command could swap it for a link between commands; grant only {outer_raw:?}"
+                ),
+            });
+        }
+        if let Some(tool) = view.read.iter().find(|r| r.starts_with(outer) && *r != outer) {
+            return Err(PathRefused {
+                what: "write_paths",
+                path: (*outer_raw).clone(),
+                reason: format!(
+                    "it contains the toolchain directory {}, which a command could swap for a link between commands; grant a directory beside it",
+                    tool.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What must stay hidden inside the visible system trees: the machine's secrets under `/etc`;

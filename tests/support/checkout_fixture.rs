@@ -89,11 +89,13 @@ impl Fixture {
             token: None,
             allow_insecure_local: true,
             submodules: false,
+            base_ref: None,
             submodule_token_owners: &[],
             fetch_exact_sha: false,
             history: forgeloop::domain::commands::History::Shallow,
             checkouts_root: Some(&self.checkouts),
             cancel: None,
+            objects_for_others: false,
         }
     }
 

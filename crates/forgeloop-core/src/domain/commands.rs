@@ -19,7 +19,8 @@ pub const DEFAULT_CHECKS_TIMEOUT_S: u64 = 3600;
 pub const DEFAULT_APPEAR_TIMEOUT_S: u64 = 600;
 const MAX_CHECKS: usize = 256;
 /// Keys only the local executor reads; a `github-checks` profile refuses them.
-const LOCAL_ONLY_KEYS: [&str; 6] = ["network", "read_paths", "write_paths", "memory_mb", "env_passthrough", "history"];
+const LOCAL_ONLY_KEYS: [&str; 7] =
+    ["network", "read_paths", "write_paths", "memory_mb", "env_passthrough", "history", "writable_git"];
 /// Keys only the `github-checks` executor reads; a local profile refuses them.
 const CHECKS_ONLY_KEYS: [&str; 3] = ["checks", "appear_timeout_s", "dispatch"];
 const MAX_COMMANDS: usize = 256;
@@ -57,6 +58,10 @@ pub struct CommandsProfile {
     /// A memory cap for the run, where the machine allows one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u64>,
+    /// Let the tests write the checkout's git directory (commits, stashes, `git config`);
+    /// by default it is read-only to them (design §5.6).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub writable_git: bool,
     /// How much history the checkout gets (design §5.2.2): the PR head alone (default) or all of it.
     #[serde(default, skip_serializing_if = "History::is_shallow")]
     pub history: History,
@@ -167,6 +172,7 @@ impl CommandsProfile {
             read_paths: Vec::new(),
             write_paths: Vec::new(),
             memory_mb: None,
+            writable_git: false,
             history: History::Shallow,
             executor: Executor::Local,
             checks: None,
@@ -198,7 +204,7 @@ pub enum CommandsError {
     #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
     Shape(String),
     #[error(
-        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, history, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
+        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, writable_git, history, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
     )]
     UnknownKey(String),
     #[error("invalid environment variable name {0:?}")]
@@ -278,7 +284,8 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
             for key in map.keys() {
                 match key.as_str() {
                     "commands" | "env_passthrough" | "timeout_s" | "network" | "read_paths" | "write_paths"
-                    | "memory_mb" | "history" | "executor" | "checks" | "appear_timeout_s" | "dispatch" => {}
+                    | "memory_mb" | "history" | "writable_git" | "executor" | "checks" | "appear_timeout_s"
+                    | "dispatch" => {}
                     "sandbox" => return Err(CommandsError::SandboxOff),
                     _ => return Err(CommandsError::UnknownKey(key.clone())),
                 }
@@ -308,6 +315,11 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 Some(Value::Bool(on)) => *on,
                 Some(_) => return Err(CommandsError::Network),
             };
+            let writable_git = match map.get("writable_git") {
+                None => false,
+                Some(Value::Bool(on)) => *on,
+                Some(_) => return Err(CommandsError::Shape("\"writable_git\" must be true or false".into())),
+            };
             let memory_mb = match map.get("memory_mb") {
                 None => None,
                 Some(value) => match value.as_u64() {
@@ -329,6 +341,7 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 read_paths: paths(map.get("read_paths"), "read_paths")?,
                 write_paths: paths(map.get("write_paths"), "write_paths")?,
                 memory_mb,
+                writable_git,
                 history,
                 executor: Executor::Local,
                 checks: None,

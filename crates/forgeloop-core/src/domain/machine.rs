@@ -625,6 +625,7 @@ mod tests {
     fn report(status: TestStatus) -> (Report, RunSummary) {
         let report = Report {
             kept_checkout: None,
+            kept_checkout_warning: None,
             checks: Vec::new(),
             status,
             repository: "acme/widget".into(),

@@ -110,6 +110,12 @@ pub struct SandboxInfo {
     pub read_paths: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_paths: Vec<String>,
+    /// The checkout's git directory was writable (the profile's `writable_git`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub writable_git: bool,
+    /// When forgeloop runs as root: the unprivileged account the commands ran as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as: Option<String>,
 }
 
 impl SandboxInfo {
@@ -124,6 +130,8 @@ impl SandboxInfo {
             memory_limit: None,
             read_paths: Vec::new(),
             write_paths: Vec::new(),
+            writable_git: false,
+            run_as: None,
         }
     }
 
@@ -169,9 +177,17 @@ pub struct Report {
     /// Where `--keep-checkout` left the checkout; the person removes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept_checkout: Option<String>,
+    /// Set with `kept_checkout`: [`KEPT_CHECKOUT_WARNING`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_checkout_warning: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+/// What a person must know before working in a kept checkout (design §5.2.9).
+pub const KEPT_CHECKOUT_WARNING: &str = "the working tree holds files the PR's code wrote while its tests ran: \
+     review them before you run anything there (a Makefile, .envrc or editor settings run on their own); \
+     its .git was written by forgeloop afterwards (no hooks, no configuration from the PR)";
 
 /// A 40-hex commit id, compared case-insensitively and stored lowercase.
 pub fn normalize_sha(sha: &str) -> Option<String> {

@@ -31,6 +31,16 @@ impl Home {
         self.root.join("mirrors")
     }
 
+    /// One directory per live test run: its checkout, private `/tmp` and `HOME` (design §5.6).
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("run")
+    }
+
+    /// Where `--keep-checkout` leaves checkouts.
+    pub fn kept_dir(&self) -> PathBuf {
+        self.root.join("kept")
+    }
+
     /// Resolves a `--state` value: a bare name (no `/`, no `.json`) is a cycle in the
     /// cycles directory; anything else is a path, relative to the working directory.
     pub fn resolve_state(&self, arg: &str) -> Result<PathBuf, LayoutError> {

@@ -9,3 +9,4 @@ pub mod lock;
 pub mod nofollow;
 pub mod state_file;
 pub mod task_index;
+pub mod tree;

@@ -1,0 +1,363 @@
+//! The first tier's root filesystem, assembled by PID 1 of the new namespaces in the run's
+//! empty `root` directory, then made `/` with `pivot_root`: the system trees read-only, the
+//! toolchains and `read_paths` read-only, the checkout, the private `/tmp` and `HOME` and
+//! `write_paths` read-write, the git directory read-only (unless the profile asks otherwise),
+//! the machine's secrets covered, a minimal `/dev` and a `/proc` of the run's own processes.
+//! Every mount is `nosuid,nodev` (devices are the five bound nodes of `/dev`), and a granted
+//! path is checked, once mounted, to be the very file the run was planned with.
+//!
+//! Mount points are made on disk in the run directory, not in a tmpfs of the namespace: when
+//! forgeloop is root, this process's uid (root) has no mapping inside until it becomes uid
+//! 1000, and the kernel refuses to create files for an unmapped uid in a filesystem the
+//! namespace owns. The root is rebuilt for each command of a run, and some mount points lie
+//! inside trees an earlier command could write (a toolchain inside `HOME`, the checkout inside
+//! forgeloop's home inside `HOME`): they are made one component at a time without ever
+//! following a symbolic link, so a link planted there stops the run instead of leading this
+//! process — still with root's uid, when forgeloop is root — to create files elsewhere.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::spec::Spec;
+use super::view::Pin;
+
+/// Device nodes bound into `/dev`. No `/dev/tty`: a run has no controlling terminal.
+const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+enum Kind {
+    ReadOnly,
+    ReadWrite,
+    /// An empty read-only tmpfs over a directory that must stay hidden.
+    HideDir,
+    /// `/dev/null` over a file that must stay hidden.
+    HideFile,
+    /// A system directory that is a symlink on this machine (`/bin` → `usr/bin`).
+    Symlink(PathBuf),
+}
+
+struct Mount {
+    source: PathBuf,
+    target: PathBuf,
+    kind: Kind,
+}
+
+/// Builds the root and makes it `/`. The working directory is then `/`.
+pub fn build_root(spec: &Spec) -> Result<(), String> {
+    let root = spec.run.root.as_path();
+    // No mount made here may propagate back to the host.
+    mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+    mount(Some(root), root, None, libc::MS_BIND | libc::MS_REC, None)?;
+    let mut plan = plan(spec);
+    plan.sort_by(|a, b| a.target.cmp(&b.target));
+    for item in &plan {
+        apply(root, item, &spec.view.pins)?;
+    }
+    devices(root)?;
+    let proc = inside(root, Path::new("/proc"));
+    mount_point(root, Path::new("/proc"), true)?;
+    mount(Some(Path::new("proc")), &proc, Some("proc"), libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC, None)?;
+    pivot(root)?;
+    // The skeleton itself (mount points, /dev's entries) is not the test's to change.
+    setattr(Path::new("/"), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false)
+}
+
+/// Everything to mount, in no particular order.
+fn plan(spec: &Spec) -> Vec<Mount> {
+    let view = &spec.view;
+    let mut plan = Vec::new();
+    let mut add = |source: &Path, target: &Path, kind| {
+        plan.push(Mount { source: source.to_path_buf(), target: target.to_path_buf(), kind });
+    };
+    for dir in &view.system {
+        match std::fs::read_link(dir) {
+            Ok(link) => add(dir, dir, Kind::Symlink(link)),
+            Err(_) => add(dir, dir, Kind::ReadOnly),
+        }
+    }
+    add(&spec.run.tmp, Path::new("/tmp"), Kind::ReadWrite);
+    if let Some(home) = &view.home {
+        add(&spec.run.home, home, Kind::ReadWrite);
+    }
+    for path in &view.read {
+        add(path, path, Kind::ReadOnly);
+    }
+    for path in view.write.iter().chain([&spec.run.checkout]) {
+        add(path, path, Kind::ReadWrite);
+    }
+    if let Some(gitdir) = &spec.run.gitdir {
+        add(gitdir, gitdir, if spec.writable_git { Kind::ReadWrite } else { Kind::ReadOnly });
+    }
+    for hidden in &view.hidden {
+        match hidden.symlink_metadata() {
+            Ok(meta) if meta.is_dir() => add(hidden, hidden, Kind::HideDir),
+            Ok(meta) if !meta.file_type().is_symlink() => add(hidden, hidden, Kind::HideFile),
+            _ => {}
+        }
+    }
+    plan
+}
+
+fn apply(root: &Path, item: &Mount, pins: &[Pin]) -> Result<(), String> {
+    let target = inside(root, &item.target);
+    match &item.kind {
+        Kind::Symlink(link) => symlink(link, &target),
+        Kind::ReadOnly | Kind::ReadWrite => {
+            let is_dir =
+                std::fs::metadata(&item.source).map_err(|e| format!("{}: {e}", item.source.display()))?.is_dir();
+            mount_point(root, &item.target, is_dir)?;
+            mount(Some(&item.source), &target, None, libc::MS_BIND | libc::MS_REC, None)?;
+            let mut flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+            if matches!(item.kind, Kind::ReadOnly) {
+                flags |= MOUNT_ATTR_RDONLY;
+            }
+            setattr(&target, flags, true)?;
+            if let Some(pin) = pins.iter().find(|pin| pin.path == item.source) {
+                let now = std::fs::metadata(&target).map_err(|e| format!("{}: {e}", item.source.display()))?;
+                if !pin.matches(&now) {
+                    return Err(format!("{} is no longer the file it was when the run began", item.source.display()));
+                }
+            }
+            Ok(())
+        }
+        Kind::HideDir => {
+            mount_point(root, &item.target, true)?;
+            let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            mount(Some(Path::new("tmpfs")), &target, Some("tmpfs"), flags, Some("mode=0755,size=4k"))
+        }
+        Kind::HideFile => {
+            mount_point(root, &item.target, false)?;
+            mount(Some(Path::new("/dev/null")), &target, None, libc::MS_BIND, None)
+        }
+    }
+}
+
+/// A symlink of the skeleton, made once per run (the skeleton outlives a command).
+fn symlink(link: &Path, at: &Path) -> Result<(), String> {
+    match std::fs::read_link(at) {
+        Ok(existing) if existing == link => Ok(()),
+        Ok(_) => Err(format!("{} already links elsewhere", at.display())),
+        Err(_) => std::os::unix::fs::symlink(link, at).map_err(|e| format!("symlink {}: {e}", at.display())),
+    }
+}
+
+/// `/dev`: the five harmless devices, a private `/dev/shm` and `/dev/pts`, and the usual links.
+fn devices(root: &Path) -> Result<(), String> {
+    let dev = inside(root, Path::new("/dev"));
+    mount_point(root, Path::new("/dev"), true)?;
+    for name in DEVICES {
+        let source = Path::new("/dev").join(name);
+        if !source.exists() {
+            continue;
+        }
+        mount_point(root, &source, false)?;
+        let target = dev.join(name);
+        mount(Some(&source), &target, None, libc::MS_BIND, None)?;
+        setattr(&target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false)?;
+    }
+    let shm = dev.join("shm");
+    mount_point(root, Path::new("/dev/shm"), true)?;
+    mount(Some(Path::new("tmpfs")), &shm, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some("mode=1777"))?;
+    let pts = dev.join("pts");
+    mount_point(root, Path::new("/dev/pts"), true)?;
+    mount(
+        Some(Path::new("devpts")),
+        &pts,
+        Some("devpts"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=620"),
+    )?;
+    for (link, to) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        symlink(Path::new(to), &dev.join(link))?;
+    }
+    Ok(())
+}
+
+/// Makes `root` the root of this mount namespace and drops the old one.
+fn pivot(root: &Path) -> Result<(), String> {
+    let dot = c".";
+    std::env::set_current_dir(root).map_err(|e| format!("chdir {}: {e}", root.display()))?;
+    // SAFETY: pivot_root and umount2 read the given NUL-terminated strings.
+    unsafe {
+        if libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) != 0 {
+            return Err(format!("pivot_root: {}", std::io::Error::last_os_error()));
+        }
+        if libc::umount2(dot.as_ptr(), libc::MNT_DETACH) != 0 {
+            return Err(format!("detaching the old root: {}", std::io::Error::last_os_error()));
+        }
+    }
+    std::env::set_current_dir("/").map_err(|e| format!("chdir /: {e}"))
+}
+
+/// `root` + absolute `path`.
+fn inside(root: &Path, path: &Path) -> PathBuf {
+    root.join(path.strip_prefix("/").unwrap_or(path))
+}
+
+/// Makes `path` (absolute, as seen inside) exist below `root` as a directory (`dir`) or a file
+/// to mount on, one component at a time from `root`, never following a symbolic link: a link,
+/// or a file where a directory should be, is an error.
+fn mount_point(root: &Path, path: &Path, dir: bool) -> Result<(), String> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let fail = |what: &str| format!("cannot make the mount point {}: {what}", path.display());
+    let open = |at: libc::c_int, name: &CString, flags: libc::c_int| -> Option<OwnedFd> {
+        // SAFETY: openat reads the NUL-terminated name; a non-negative result is ours.
+        let fd = unsafe { libc::openat(at, name.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let root_c = cstring(root)?;
+    let mut current = open(libc::AT_FDCWD, &root_c, libc::O_PATH | libc::O_DIRECTORY)
+        .ok_or_else(|| fail(&std::io::Error::last_os_error().to_string()))?;
+    let names: Vec<_> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        let name_c = CString::new(name.as_bytes()).map_err(|_| fail("a NUL byte"))?;
+        let last = i + 1 == names.len();
+        if last && !dir {
+            // SAFETY: as above; O_EXCL never follows a link, and an existing name is checked below.
+            let made = unsafe {
+                libc::openat(
+                    current.as_raw_fd(),
+                    name_c.as_ptr(),
+                    libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                )
+            };
+            if made >= 0 {
+                // SAFETY: the descriptor was just returned to us.
+                drop(unsafe { OwnedFd::from_raw_fd(made) });
+                return Ok(());
+            }
+            let file =
+                open(current.as_raw_fd(), &name_c, libc::O_PATH).ok_or_else(|| fail("it is a link or unreachable"))?;
+            let meta = std::fs::File::from(file).metadata().map_err(|e| fail(&e.to_string()))?;
+            return if meta.is_dir() { Err(fail("a directory is in the way")) } else { Ok(()) };
+        }
+        let next = match open(current.as_raw_fd(), &name_c, libc::O_PATH | libc::O_DIRECTORY) {
+            Some(fd) => fd,
+            None => {
+                // SAFETY: mkdirat reads the NUL-terminated name.
+                unsafe { libc::mkdirat(current.as_raw_fd(), name_c.as_ptr(), 0o755) };
+                open(current.as_raw_fd(), &name_c, libc::O_PATH | libc::O_DIRECTORY)
+                    .ok_or_else(|| fail(&format!("{} is a link or not a directory", name.to_string_lossy())))?
+            }
+        };
+        current = next;
+    }
+    Ok(())
+}
+
+fn cstring(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{} holds a NUL byte", path.display()))
+}
+
+fn mount(
+    source: Option<&Path>,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> Result<(), String> {
+    let source_c = source.map(cstring).transpose()?;
+    let target_c = cstring(target)?;
+    let fstype_c = fstype.map(|f| CString::new(f).unwrap_or_default());
+    let data_c = data.map(|d| CString::new(d).unwrap_or_default());
+    let ptr = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call, or null.
+    let result = unsafe { libc::mount(ptr(&source_c), target_c.as_ptr(), ptr(&fstype_c), flags, ptr(&data_c).cast()) };
+    if result != 0 {
+        let what =
+            source.map_or_else(|| target.display().to_string(), |s| format!("{} on {}", s.display(), target.display()));
+        return Err(format!("mount {what}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Adds `flags` (`MOUNT_ATTR_*`) to the mount at `path` (and, `recursive`, those below it).
+/// Only ever adds restrictions, so the flags the kernel locks on a mount seen from a user
+/// namespace are never in the way. Kernels before 5.12 get a remount of the top mount instead.
+fn setattr(path: &Path, flags: u64, recursive: bool) -> Result<(), String> {
+    let c = cstring(path)?;
+    let attr = MountAttr { attr_set: flags, attr_clr: 0, propagation: 0, userns_fd: 0 };
+    let at = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: the path is NUL-terminated and `attr` is a live `struct mount_attr` of the size given.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            at,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if result == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    if error.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(format!("restricting the mount {}: {error}", path.display()));
+    }
+    remount(path, flags)
+}
+
+/// The older way to add restrictions: a remount that repeats the flags the mount already has.
+fn remount(path: &Path, flags: u64) -> Result<(), String> {
+    let c = cstring(path)?;
+    // SAFETY: statvfs writes into the struct we own.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
+        return Err(format!("statvfs {}: {}", path.display(), std::io::Error::last_os_error()));
+    }
+    let mut ms = libc::MS_REMOUNT | libc::MS_BIND;
+    for (st, msf) in [
+        (libc::ST_RDONLY, libc::MS_RDONLY),
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if stat.f_flag & st != 0 {
+            ms |= msf;
+        }
+    }
+    for (attr, msf) in [
+        (MOUNT_ATTR_RDONLY, libc::MS_RDONLY),
+        (MOUNT_ATTR_NOSUID, libc::MS_NOSUID),
+        (MOUNT_ATTR_NODEV, libc::MS_NODEV),
+        (MOUNT_ATTR_NOEXEC, libc::MS_NOEXEC),
+    ] {
+        if flags & attr != 0 {
+            ms |= msf;
+        }
+    }
+    mount(None, path, None, ms, None)
+}

@@ -1,0 +1,225 @@
+//! The directory of one run (design §5.6): `<home>/run/<random>/`, holding the checkout, the
+//! private `/tmp` and `HOME`, and the first tier's new root. The run root and each run
+//! directory are `0700`: no other account can reach a file a test leaves there, not even a
+//! setuid one. A run directory holds a `lock` file locked while its run lives, so `gc` can
+//! sweep the directories of runs whose process is gone.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::spec::{Account, RunPaths};
+use crate::store::nofollow;
+use crate::store::tree::{self, Leftover};
+
+/// The file locked by a live run.
+const LOCK: &str = "lock";
+/// A run directory without a `lock` younger than this is never swept: its run may not have
+/// locked it yet.
+const SWEEP_GRACE: Duration = Duration::from_secs(60);
+
+/// One run's directory; removed (whatever the test left in it) when dropped.
+#[derive(Debug)]
+pub struct RunDir {
+    dir: PathBuf,
+    _lock: File,
+    removed: bool,
+}
+
+impl RunDir {
+    /// Creates a fresh run directory below `root` (made `0700` if needed) and locks it.
+    pub fn create(root: &Path) -> io::Result<RunDir> {
+        private_root(root)?;
+        let dir = tempfile::Builder::new().prefix("").rand_bytes(16).tempdir_in(root)?.keep();
+        let made = (|| {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+            // Locked before it gets its name: a `lock` file that `sweep` finds free is a dead run's.
+            let fresh = dir.join("lock.new");
+            let lock = nofollow::open(OpenOptions::new().create_new(true).write(true).mode(0o600), &fresh)?;
+            lock.try_lock().map_err(io::Error::other)?;
+            std::fs::rename(&fresh, dir.join(LOCK))?;
+            for sub in ["tmp", "home"] {
+                std::fs::DirBuilder::new().mode(0o700).create(dir.join(sub))?;
+            }
+            // The first tier's `/`: every account inside must be able to walk it (the run
+            // directory around it keeps everyone else out).
+            std::fs::DirBuilder::new().mode(0o755).create(dir.join("root"))?;
+            std::fs::set_permissions(dir.join("root"), std::fs::Permissions::from_mode(0o755))?;
+            Ok(lock)
+        })();
+        match made {
+            Ok(lock) => Ok(RunDir { dir, _lock: lock, removed: false }),
+            Err(e) => {
+                let _ = tree::remove_tree(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.join("home")
+    }
+
+    /// The run's paths, with the checkout made in it (a directory of its own).
+    pub fn paths(&self, checkout: &Path, gitdir: Option<&Path>) -> RunPaths {
+        RunPaths {
+            checkout: checkout.to_path_buf(),
+            gitdir: gitdir.map(Path::to_path_buf),
+            tmp: self.tmp(),
+            home: self.home(),
+            root: self.dir.join("root"),
+        }
+    }
+
+    /// Gives what the test may write (the checkout, its git directory, `/tmp`, `HOME`) to the
+    /// account it runs as, when forgeloop is root (design §5.6): its files then belong to that
+    /// account, and the kernel's own permissions keep it out of root's.
+    pub fn hand_over(&self, paths: &RunPaths, to: Account) -> Result<(), Leftover> {
+        for path in
+            [Some(&paths.checkout), paths.gitdir.as_ref(), Some(&paths.tmp), Some(&paths.home)].into_iter().flatten()
+        {
+            tree::chown_tree(path, to.uid, to.gid)?;
+        }
+        Ok(())
+    }
+
+    /// Removes the directory and everything the run left in it.
+    pub fn remove(mut self) -> Result<(), Leftover> {
+        self.removed = true;
+        tree::remove_tree(&self.dir)
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if !self.removed {
+            let _ = tree::remove_tree(&self.dir);
+        }
+    }
+}
+
+/// Creates `root` (and its parents) `0700` and refuses one that is a link, belongs to another
+/// account, or that others could enter.
+fn private_root(root: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(root)?;
+    let meta = root.symlink_metadata()?;
+    // SAFETY: geteuid has no arguments and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != me {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} must be a directory of yours (not a link); remove it and retry", root.display()),
+        ));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// What [`sweep`] did.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Swept {
+    /// Run directories of runs that are gone, removed.
+    pub removed: usize,
+    /// Run directories whose run still lives.
+    pub live: usize,
+    /// What could not be removed.
+    pub failed: Vec<String>,
+}
+
+/// Removes the run directories below `root` whose run is over: a killed forgeloop leaves its
+/// run directory behind, and only an unlocked (or lockless, older) one is taken. `dry_run`
+/// counts them without removing.
+pub fn sweep(root: &Path, dry_run: bool) -> Swept {
+    let mut swept = Swept::default();
+    let Ok(entries) = std::fs::read_dir(root) else { return swept };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = path.symlink_metadata() else { continue };
+        if !meta.is_dir() {
+            continue;
+        }
+        let young = meta
+            .modified()
+            .ok()
+            .and_then(|m| SystemTime::now().duration_since(m).ok())
+            .is_none_or(|age| age < SWEEP_GRACE);
+        let stale = match nofollow::open(OpenOptions::new().read(true), &path.join(LOCK)) {
+            Ok(file) => file.try_lock().is_ok(),
+            Err(_) => !young,
+        };
+        if !stale {
+            swept.live += 1;
+            continue;
+        }
+        if dry_run {
+            swept.removed += 1;
+            continue;
+        }
+        match tree::remove_tree(&path) {
+            Ok(()) => swept.removed += 1,
+            Err(left) => swept.failed.push(format!("{}: {left}", path.display())),
+        }
+    }
+    swept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_directory_is_private_and_gone_after_its_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("run");
+        let run = RunDir::create(&root).unwrap();
+        let path = run.path().to_path_buf();
+        for p in [&root, &path] {
+            assert_eq!(p.metadata().unwrap().permissions().mode() & 0o777, 0o700, "{}", p.display());
+        }
+        std::fs::create_dir_all(run.tmp().join("a/b")).unwrap();
+        std::fs::set_permissions(run.tmp().join("a"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        run.remove().unwrap();
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_sweep_takes_only_the_directories_of_runs_that_are_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("run");
+        let live = RunDir::create(&root).unwrap();
+        // What a killed run leaves: its directory, and a lock file nobody holds.
+        let dead = root.join("dead");
+        std::fs::create_dir_all(dead.join("tmp/x")).unwrap();
+        std::fs::write(dead.join(LOCK), "").unwrap();
+        let young = root.join("young");
+        std::fs::create_dir_all(&young).unwrap();
+        let old = std::fs::FileTimes::new().set_modified(SystemTime::now() - Duration::from_secs(3600));
+        for d in [&dead, &live.path().to_path_buf()] {
+            File::open(d).unwrap().set_times(old).unwrap();
+        }
+        assert_eq!(sweep(&root, true).removed, 1);
+        assert!(dead.exists(), "a dry run removed something");
+        let swept = sweep(&root, false);
+        assert_eq!((swept.removed, swept.live), (1, 2), "{swept:?}");
+        // A dead run's directory goes at once, however young: its lock file is free.
+        let killed = root.join("killed");
+        std::fs::create_dir_all(&killed).unwrap();
+        std::fs::write(killed.join(LOCK), "").unwrap();
+        assert_eq!(sweep(&root, false).removed, 1);
+        assert!(!killed.exists());
+        assert!(!dead.exists());
+        assert!(live.path().exists() && young.exists());
+    }
+}

@@ -1,0 +1,96 @@
+//! The system calls a sandboxed command may not make, in both tiers (design §5.6), installed
+//! last, just before `exec`:
+//!
+//! * the kernel keyrings (`keyctl`, `add_key`, `request_key`): the person's session, user and
+//!   persistent keyrings (Kerberos credential caches live there) are out of reach, as in
+//!   Docker's default profile;
+//! * setuid and setgid files (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, and `open`, `openat`,
+//!   `creat` asking for those bits): a file the test makes can never run as its owner for
+//!   someone else; device nodes (`mknod` of a character or block device);
+//! * io_uring, which can reach files and sockets without the calls above;
+//! * in the second tier, network sockets (and Unix sockets where Landlock cannot scope them).
+//!
+//! `openat2` is answered "not implemented" (its mode is inside a structure a filter cannot
+//! read); C libraries then use `openat`.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
+
+/// `fchmodat2` (Linux 6.6), not yet named by every libc release; the same number on x86_64 and
+/// aarch64 (the generic table).
+const SYS_FCHMODAT2: i64 = 452;
+const S_ISUID: u64 = 0o4000;
+const S_ISGID: u64 = 0o2000;
+const S_IFMT: u64 = 0o170000;
+const S_IFCHR: u64 = 0o020000;
+const S_IFBLK: u64 = 0o060000;
+
+/// What the filter refuses besides the calls every run loses.
+#[derive(Debug, Clone, Copy)]
+pub struct Sockets {
+    /// Every socket family but Unix (second tier without network).
+    pub network: bool,
+    /// Unix sockets (second tier where Landlock cannot confine them by path).
+    pub unix: bool,
+}
+
+/// Installs the filters on this thread (inherited by the command). Needs no_new_privs.
+pub fn install(sockets: Sockets) -> Result<(), String> {
+    apply(refusals(sockets)?, libc::EPERM)?;
+    apply(BTreeMap::from([(libc::SYS_openat2, Vec::new())]), libc::ENOSYS)
+}
+
+fn apply(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<(), String> {
+    let arch = std::env::consts::ARCH.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno as u32), arch)
+        .map_err(|e| e.to_string())?;
+    let program: seccompiler::BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())?;
+    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))
+}
+
+fn refusals(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
+        rules.insert(call, Vec::new());
+    }
+    for call in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
+        rules.insert(call, Vec::new());
+    }
+    // (call, index of its mode argument)
+    let mut modes = vec![(libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (SYS_FCHMODAT2, 2), (libc::SYS_openat, 3)];
+    #[cfg(target_arch = "x86_64")]
+    modes.extend([(libc::SYS_chmod, 1), (libc::SYS_open, 2), (libc::SYS_creat, 1)]);
+    for (call, arg) in modes {
+        rules.insert(call, vec![masked(arg, S_ISUID, S_ISUID)?, masked(arg, S_ISGID, S_ISGID)?]);
+    }
+    let mut nodes = vec![(libc::SYS_mknodat, 2)];
+    #[cfg(target_arch = "x86_64")]
+    nodes.push((libc::SYS_mknod, 1));
+    for (call, arg) in nodes {
+        rules.insert(call, vec![masked(arg, S_IFMT, S_IFCHR)?, masked(arg, S_IFMT, S_IFBLK)?]);
+    }
+    let family = |op| -> Result<SeccompRule, String> {
+        let condition =
+            SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, libc::AF_UNIX as u64).map_err(|e| e.to_string())?;
+        SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
+    };
+    let mut socket = Vec::new();
+    if sockets.network {
+        socket.push(family(SeccompCmpOp::Ne)?);
+    }
+    if sockets.unix {
+        socket.push(family(SeccompCmpOp::Eq)?);
+    }
+    if !socket.is_empty() {
+        rules.insert(libc::SYS_socket, socket);
+    }
+    Ok(rules)
+}
+
+/// A rule matching when `(argument & mask) == value`.
+fn masked(arg: u8, mask: u64, value: u64) -> Result<SeccompRule, String> {
+    let condition = SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(mask), value)
+        .map_err(|e| e.to_string())?;
+    SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
+}
