@@ -4,6 +4,7 @@
 //! outside: the planted files, the listeners, the process table. The control tests show the
 //! same observations do catch the attack when the sandbox is off.
 
+#[macro_use]
 mod sandbox_support;
 mod support;
 
@@ -13,30 +14,9 @@ use std::time::{Duration, Instant};
 
 use sandbox_support::{Lab, Tier, Who};
 
-/// Generates one test per tier and user for an attack: `fn(lab: Lab)`.
-macro_rules! every_way {
-    ($name:ident, $body:expr) => {
-        mod $name {
-            use super::*;
-            #[test]
-            fn namespaces_as_root() {
-                ($body)(Lab::new(Tier::Namespaces, Who::Root));
-            }
-            #[test]
-            fn landlock_as_root() {
-                ($body)(Lab::new(Tier::Landlock, Who::Root));
-            }
-            #[test]
-            fn namespaces_as_user() {
-                ($body)(Lab::new(Tier::Namespaces, Who::User));
-            }
-            #[test]
-            fn landlock_as_user() {
-                ($body)(Lab::new(Tier::Landlock, Who::User));
-            }
-        }
-    };
-}
+/// The tiers a test runs in, each with who runs forgeloop: the landlock tier never runs a test
+/// for root.
+const TIERS: [(Tier, Who); 2] = [(Tier::Namespaces, Who::Root), (Tier::Landlock, Who::User)];
 
 fn credentials_script(lab: &Lab) -> String {
     let home = lab.user_home.display();
@@ -266,9 +246,10 @@ every_way!(memory_mb_caps_what_the_run_can_take, |lab: Lab| {
 /// library the PR built must not load into the (unsandboxed) sandbox helper.
 #[test]
 fn ld_preload_from_the_commands_file_never_reaches_the_helper() {
-    for tier in [Tier::Namespaces, Tier::Landlock] {
-        let lab = Lab::new(tier, Who::Root);
-        let flag = lab.w.path(&format!("preloaded-{}", lab.canary));
+    for (tier, who) in TIERS {
+        let lab = Lab::new(tier, who);
+        // Where the helper, unsandboxed and as forgeloop's own account, could write.
+        let flag = lab.w.path(&format!("shared/preloaded-{}", lab.canary));
         let evil = format!(
             "#include <stdio.h>\n__attribute__((constructor)) static void hit(void) {{ FILE *f = fopen(\"{}\", \"a\"); if (f) {{ fputs(\"x\", f); fclose(f); }} }}\n",
             flag.display()
@@ -290,8 +271,8 @@ fn a_test_cannot_push_keystrokes_into_the_persons_terminal() {
     if std::process::Command::new("tmux").arg("-V").output().is_err() {
         panic!("tmux is needed for this test (CI installs it)");
     }
-    for tier in [Tier::Namespaces, Tier::Landlock] {
-        let lab = Lab::new(tier, Who::Root);
+    for (tier, who) in TIERS {
+        let lab = Lab::new(tier, who);
         let flag = lab.w.path("injected");
         let inject = format!(
             "import fcntl, os, termios\nfd = os.open('/dev/tty', os.O_RDWR)\nfor c in 'touch {}\\n':\n    fcntl.ioctl(fd, termios.TIOCSTI, c.encode())\nprint('injected')\n",
@@ -300,6 +281,7 @@ fn a_test_cannot_push_keystrokes_into_the_persons_terminal() {
         let n = lab.hostile_pr(&[("inject.py", &inject)], &[]);
         let commands = lab.w.path("commands-tty.json");
         std::fs::write(&commands, r#"[["python3", "inject.py"]]"#).unwrap();
+        lab.give_back(&commands);
         let cmd =
             lab.command(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", commands.to_str().unwrap()]);
         let env: Vec<String> = cmd
@@ -327,6 +309,16 @@ fn a_test_cannot_push_keystrokes_into_the_persons_terminal() {
         std::thread::sleep(Duration::from_millis(700));
         let _ = std::process::Command::new("tmux").args(["kill-session", "-t", &session]).status();
         assert!(done.exists(), "forgeloop did not finish in the pane");
+        let report = std::fs::read_dir(lab.forgeloop_home().join("tests"))
+            .unwrap()
+            .flatten()
+            .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .unwrap_or_default();
+        assert!(
+            report.contains("\"TEST_PASSED\"") || report.contains("\"TEST_FAILED\""),
+            "the test did not run:\n{report}"
+        );
         assert!(!flag.exists(), "{tier:?}: a keystroke pushed by the test ran in the person's shell");
     }
 }
@@ -335,12 +327,21 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-/// A Rust crate builds with the toolchain bound back read-only (root's own toolchain; the
-/// ordinary user has none of its own here).
+/// A Rust crate builds with a toolchain bound back read-only: root's own (rustup's, under
+/// `/root`, reached through the first tier's mounts although the test runs as `nobody`), and,
+/// for the ordinary user, one outside any home (root's toolchain hard-linked into the lab: an
+/// ordinary user cannot enter `/root`).
 #[test]
 fn cargo_and_rustc_work_from_the_bound_toolchain_in_both_tiers() {
-    for tier in [Tier::Namespaces, Tier::Landlock] {
-        let lab = Lab::new(tier, Who::Root);
+    for (tier, who) in [(Tier::Namespaces, Who::Root), (Tier::Namespaces, Who::User), (Tier::Landlock, Who::User)] {
+        let mut lab = Lab::new(tier, who);
+        // A toolchain outside any home is granted whole (its `lib` beside `bin`) by read_paths.
+        let mut grant = String::new();
+        if who == Who::User {
+            let bin = sandbox_support::link_toolchain(&lab);
+            lab.set_env("PATH", &format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()));
+            grant = format!(r#", "read_paths": ["{}"]"#, bin.parent().unwrap().display());
+        }
         let n = lab.hostile_pr(
             &[
                 ("Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
@@ -348,9 +349,11 @@ fn cargo_and_rustc_work_from_the_bound_toolchain_in_both_tiers() {
             ],
             &[],
         );
-        let commands = r#"[["rustc", "--version"], ["mkdir", "-p", "src"], ["cp", "main.rs", "src/main.rs"], ["cargo", "run", "--offline", "-q"]]"#;
-        let attack = lab.test(n, commands);
-        assert_eq!(attack.report["status"], "TEST_PASSED", "{tier:?}:\n{}", attack.log);
+        let commands = format!(
+            r#"{{"commands": [["rustc", "--version"], ["mkdir", "-p", "src"], ["cp", "main.rs", "src/main.rs"], ["cargo", "run", "--offline", "-q"]]{grant}}}"#
+        );
+        let attack = lab.test(n, &commands);
+        assert_eq!(attack.report["status"], "TEST_PASSED", "{tier:?} {who:?}:\n{}", attack.log);
         assert!(attack.log.lines().any(|l| l == "tiny 42"), "{}", attack.log);
     }
 }
@@ -359,8 +362,8 @@ fn cargo_and_rustc_work_from_the_bound_toolchain_in_both_tiers() {
 /// else: the credentials stay invisible.
 #[test]
 fn network_true_reaches_the_host_and_still_hides_credentials() {
-    for tier in [Tier::Namespaces, Tier::Landlock] {
-        let lab = Lab::new(tier, Who::Root);
+    for (tier, who) in TIERS {
+        let lab = Lab::new(tier, who);
         let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
         let script = format!(
             "{}python3 -c \"import socket; socket.create_connection(('127.0.0.1', {})).sendall(b'hello')\"\n",
@@ -410,14 +413,20 @@ fn sandbox_check(lab: &Lab) -> serde_json::Value {
 /// `doctor` builds a sandbox and says which tier works, or why none does and the fixes.
 #[test]
 fn doctor_reports_the_tier_that_works() {
-    for tier in [Tier::Namespaces, Tier::Landlock] {
-        let lab = Lab::new(tier, Who::Root);
+    for (tier, who) in TIERS {
+        let lab = Lab::new(tier, who);
         let check = sandbox_check(&lab);
         assert_eq!(check["ok"], true, "{check}");
         let detail = check["detail"].as_str().unwrap();
         assert!(detail.starts_with(&format!("{} tier works here", tier.kind())), "{detail}");
         assert!(detail.contains("Landlock ABI"), "{detail}");
     }
+    // As root without user namespaces nothing runs, and doctor says how to run instead.
+    let lab = Lab::new(Tier::Landlock, Who::Root);
+    let check = sandbox_check(&lab);
+    assert_eq!(check["ok"], false, "{check}");
+    assert!(check["detail"].as_str().unwrap().contains("forgeloop runs as root"), "{check}");
+    assert!(check["fix"].as_str().unwrap().contains("ordinary user"), "{check}");
     let mut lab = Lab::new(Tier::Namespaces, Who::Root);
     lab.set_env("FORGELOOP_SANDBOX_REFUSE", "namespaces,landlock");
     let check = sandbox_check(&lab);
@@ -429,6 +438,8 @@ fn doctor_reports_the_tier_that_works() {
 #[test]
 fn a_commands_file_cannot_turn_the_sandbox_off_or_reach_into_the_home() {
     let lab = Lab::new(Tier::Namespaces, Who::Root);
+    let nested = lab.w.path("shared/outer");
+    std::fs::create_dir_all(nested.join("inner")).unwrap();
     let n = lab.hostile_pr(&[("attack.sh", "exit 0\n")], &[]);
     for (commands, status) in [
         (r#"{"commands": [["sh", "attack.sh"]], "sandbox": "off"}"#.to_owned(), "BLOCKED"),
@@ -446,6 +457,21 @@ fn a_commands_file_cannot_turn_the_sandbox_off_or_reach_into_the_home() {
         (r#"{"commands": [["sh", "attack.sh"]], "write_paths": ["/etc"]}"#.to_owned(), "SANDBOX_PATH_REFUSED"),
         (r#"{"commands": [["sh", "attack.sh"]], "write_paths": ["/usr/local"]}"#.to_owned(), "SANDBOX_PATH_REFUSED"),
         (r#"{"commands": [["sh", "attack.sh"]], "read_paths": ["/etc/ssh"]}"#.to_owned(), "SANDBOX_PATH_REFUSED"),
+        // A grant inside a write grant could be swapped for a link between two commands.
+        (
+            format!(
+                r#"{{"commands": [["sh", "attack.sh"]], "write_paths": ["{d}"], "read_paths": ["{d}/inner"]}}"#,
+                d = nested.display()
+            ),
+            "SANDBOX_PATH_REFUSED",
+        ),
+        (
+            format!(
+                r#"{{"commands": [["sh", "attack.sh"]], "write_paths": ["{d}", "{d}/inner"]}}"#,
+                d = nested.display()
+            ),
+            "SANDBOX_PATH_REFUSED",
+        ),
     ] {
         let file = lab.w.path("commands-bad.json");
         std::fs::write(&file, &commands).unwrap();
@@ -491,40 +517,61 @@ fn with_no_tier_available_forge_pr_refuses_and_changes_nothing() {
     assert!(!lab.w.path("home/mirrors").exists(), "something was fetched");
 }
 
-/// When the sandbox cannot be built around a command (here: a `read_paths` entry that an
-/// earlier command of the run moved away through a `write_paths` entry, so the bind mount for
-/// the second command fails), nothing runs and the run is an infra failure: not a failed test,
-/// not an iteration, nothing for WebGPT. Only the namespaces tier mounts the paths (Landlock
-/// skips a missing one), so only it can fail this way.
+/// When the sandbox cannot be built around a command, nothing runs and the run is an infra
+/// failure: not a failed test, not an iteration, nothing for WebGPT. Here the `read_paths`
+/// entry is replaced by another directory (as a concurrent run could, through a write grant of
+/// its own) while the first command runs: a grant is resolved once per run, so the second
+/// command's sandbox refuses to grant what is now at that path, in both tiers.
 #[test]
-fn a_sandbox_that_cannot_be_built_is_an_infra_failure_not_a_failed_test() {
-    for who in [Who::Root, Who::User] {
-        let lab = Lab::new(Tier::Namespaces, who);
-        let shared = lab.w.path("shared/d");
-        std::fs::create_dir_all(shared.join("x/gone")).unwrap();
+fn a_granted_path_swapped_during_the_run_stops_it_as_an_infra_failure() {
+    for (tier, who) in [(Tier::Namespaces, Who::Root), (Tier::Namespaces, Who::User), (Tier::Landlock, Who::User)] {
+        let lab = Lab::new(tier, who);
+        let (read, write) = (lab.w.path("shared/r"), lab.w.path("shared/w"));
+        std::fs::create_dir_all(&read).unwrap();
+        std::fs::create_dir_all(&write).unwrap();
         lab.give_back(&lab.w.path("shared"));
-        let n = lab.hostile_pr(&[("second.sh", "echo second ran\n")], &[]);
+        // The account tests run as (nobody, when forgeloop is root) writes here.
+        std::fs::set_permissions(&write, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        let first = format!(
+            "echo first running\nn=0\nwhile [ ! -e {w}/go ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done\necho first done\n",
+            w = write.display()
+        );
+        let n = lab.hostile_pr(&[("first.sh", &first), ("second.sh", "echo second ran\n")], &[]);
         lab.start_cycle("shared/c.json");
         let commands = format!(
-            r#"{{"commands": [["mv", "{d}/x", "{d}/y"], ["sh", "second.sh"]], "write_paths": ["{d}"], "read_paths": ["{d}/x/gone"]}}"#,
-            d = shared.display(),
+            r#"{{"commands": [["sh", "first.sh"], ["sh", "second.sh"]], "write_paths": ["{}"], "read_paths": ["{}"]}}"#,
+            write.display(),
+            read.display()
         );
         std::fs::write(lab.w.path("shared/commands.json"), commands).unwrap();
         lab.give_back(&lab.w.path("shared/commands.json"));
-        let run = lab.run(&[
-            "forge",
-            "--pr",
-            &format!("acme/widget#{n}"),
-            "--state",
-            "shared/c.json",
-            "--commands-json",
-            "shared/commands.json",
-        ]);
-        assert!(shared.join("y/gone").is_dir(), "{who:?}: the first command did not run: {}", run.stdout);
-        assert_eq!(run.code, 2, "{who:?}: {}\n{}", run.stdout, run.stderr);
-        let out = run.json();
-        assert_eq!(out["status"], "INFRA_FAILURE", "{}", run.stdout);
-        assert!(out["error"].as_str().unwrap().contains("the sandbox could not be built"), "{out}");
+        let pr = format!("acme/widget#{n}");
+        let args = ["forge", "--pr", &pr, "--state", "shared/c.json", "--commands-json", "shared/commands.json"];
+        let mut child = lab.command(&args).stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let runs = lab.w.path("shared/c.d/runs");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let running = || {
+            std::fs::read_dir(&runs)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|log| log.contains("first running")))
+        };
+        while !running() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::fs::rename(&read, lab.w.path("shared/r.old")).unwrap();
+        std::fs::create_dir(&read).unwrap();
+        lab.give_back(&read);
+        std::fs::write(write.join("go"), "").unwrap();
+        let mut stdout = String::new();
+        child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+        let code = child.wait().unwrap().code();
+        assert_eq!(code, Some(2), "{tier:?} {who:?}: {stdout}");
+        let out: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(out["status"], "INFRA_FAILURE", "{stdout}");
+        let error = out["error"].as_str().unwrap();
+        assert!(error.contains("the sandbox could not be built") && error.contains("no longer the file"), "{out}");
         let state: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(lab.w.path("shared/c.json")).unwrap()).unwrap();
         assert_eq!(state["infra_failures"], 1, "{state}");

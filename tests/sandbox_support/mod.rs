@@ -14,6 +14,33 @@ use serde_json::Value;
 use crate::support::Run;
 use crate::support::world::{World, fresh_secret};
 
+/// Generates one test per tier and user for an attack: `fn(lab: Lab)`. The landlock tier never
+/// runs PR code for a forgeloop started by root (design §5.6), so there the attack is shown not
+/// to start at all.
+macro_rules! every_way {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn namespaces_as_root() {
+                ($body)(Lab::new(Tier::Namespaces, Who::Root));
+            }
+            #[test]
+            fn landlock_as_root() {
+                Lab::new(Tier::Landlock, Who::Root).assert_refused_for_root();
+            }
+            #[test]
+            fn namespaces_as_user() {
+                ($body)(Lab::new(Tier::Namespaces, Who::User));
+            }
+            #[test]
+            fn landlock_as_user() {
+                ($body)(Lab::new(Tier::Landlock, Who::User));
+            }
+        }
+    };
+}
+
 /// Which tier a test forces (through the test seam) and expects in the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tier {
@@ -80,17 +107,63 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Another local account, which never runs forgeloop: what it can do to a run's files is what
+/// any other account on the machine can.
+pub const OTHER_USER: &str = "forgeloop-sbx2";
+
 /// The ordinary user's ids, creating the user when running as root.
 fn ordinary_user() -> (u32, u32) {
+    account(TEST_USER)
+}
+
+/// [`OTHER_USER`]'s ids, creating it when running as root.
+pub fn other_user() -> (u32, u32) {
+    account(OTHER_USER)
+}
+
+fn account(name: &str) -> (u32, u32) {
     let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id").args([flag, TEST_USER]).output().ok()?;
+        let out = Command::new("id").args([flag, name]).output().ok()?;
         String::from_utf8_lossy(&out.stdout).trim().parse().ok()
     };
     if id("-u").is_none() {
         // Several test binaries may race to create it; a second useradd failing is fine.
-        let _ = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", TEST_USER]).output();
+        let _ = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", name]).output();
     }
     (id("-u").expect("could not create the test user"), id("-g").expect("no gid for the test user"))
+}
+
+/// Root's Rust toolchain (the real `cargo` and `rustc`, not rustup's proxies) hard-linked into
+/// the lab, where an ordinary user can reach it; returns its `bin` directory. Only what
+/// building a crate needs is linked (no sources or docs): a few hundred links, no copying.
+pub fn link_toolchain(lab: &Lab) -> PathBuf {
+    let out = Command::new("rustc").args(["--print", "sysroot"]).output().unwrap();
+    let sysroot = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    let target = String::from_utf8(Command::new("rustc").args(["-vV"]).output().unwrap().stdout)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .unwrap();
+    let dest = lab.w.path("shared/toolchain");
+    std::fs::create_dir_all(dest.join("lib/rustlib")).unwrap();
+    let link = |from: &Path, to: &Path| {
+        let status = Command::new("cp").arg("-al").arg(from).arg(to).status().unwrap();
+        assert!(status.success(), "cp -al {}", from.display());
+    };
+    link(&sysroot.join("bin"), &dest);
+    for entry in std::fs::read_dir(sysroot.join("lib")).unwrap().flatten() {
+        if entry.path().is_file() {
+            link(&entry.path(), &dest.join("lib"));
+        }
+    }
+    link(&sysroot.join("lib/rustlib").join(&target), &dest.join("lib/rustlib"));
+    // Reachable, read-only, by everybody.
+    let mut dir = dest.clone();
+    while dir != lab.w.sb.dir.path() {
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        dir.pop();
+    }
+    dest.join("bin")
 }
 
 fn chown_tree(path: &Path, uid: u32, gid: u32) {
@@ -180,6 +253,17 @@ impl Lab {
     /// Opens a PR whose branch holds `files` (and symlinks `(name, target)`), committed with
     /// real git; returns its number.
     pub fn hostile_pr(&self, files: &[(&str, &str)], symlinks: &[(&str, &str)]) -> u64 {
+        self.hostile_pr_with_gitlinks(files, symlinks, &[])
+    }
+
+    /// [`Lab::hostile_pr`] with submodule entries (gitlinks) at `gitlinks`, pointing at the base
+    /// commit: a checkout without `--submodules` makes each an empty directory.
+    pub fn hostile_pr_with_gitlinks(
+        &self,
+        files: &[(&str, &str)],
+        symlinks: &[(&str, &str)],
+        gitlinks: &[&str],
+    ) -> u64 {
         let n = self.branches.get() + 1;
         self.branches.set(n);
         let branch = format!("attack-{n}");
@@ -202,6 +286,11 @@ impl Lab {
             std::os::unix::fs::symlink(target, work.join(name)).unwrap();
         }
         git(&["add", "-A"], &work);
+        for path in gitlinks {
+            let out = Command::new("git").args(["rev-parse", "HEAD"]).current_dir(&work).output().unwrap();
+            let head = String::from_utf8(out.stdout).unwrap();
+            git(&["update-index", "--add", "--cacheinfo", &format!("160000,{},{path}", head.trim())], &work);
+        }
         git(&["commit", "-qm", "hostile change"], &work);
         git(&["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")], &work);
         std::fs::remove_dir_all(&work).unwrap();
@@ -239,6 +328,82 @@ impl Lab {
             cmd.env(name, value);
         }
         cmd
+    }
+
+    /// A forgeloop command started through `wrapper` (a program and its arguments, which end by
+    /// exec'ing the rest of its command line), as the lab's user, with the lab's environment.
+    pub fn command_via(&self, wrapper: &[&str], args: &[&str]) -> Command {
+        let mut cmd = match self.user {
+            Some((uid, gid)) => {
+                let mut cmd = Command::new("setpriv");
+                cmd.args([&format!("--reuid={uid}"), &format!("--regid={gid}"), "--clear-groups"]).args(wrapper);
+                cmd
+            }
+            None => {
+                let mut cmd = Command::new(wrapper[0]);
+                cmd.args(&wrapper[1..]);
+                cmd
+            }
+        };
+        let plain = self.command(args);
+        cmd.arg(&self.bin).args(args).current_dir(self.w.sb.dir.path()).env_clear().stdin(std::process::Stdio::null());
+        for (name, value) in plain.get_envs() {
+            if let Some(value) = value {
+                cmd.env(name, value);
+            }
+        }
+        cmd
+    }
+
+    /// `forgeloop test` of PR `n` with `commands` and `extra` arguments, started in the
+    /// background: the caller watches the run from outside while it lasts.
+    pub fn spawn_test(&self, n: u64, commands: &str, extra: &[&str]) -> std::process::Child {
+        let file = self.w.path(&format!("commands-{n}.json"));
+        std::fs::write(&file, commands).unwrap();
+        self.give_back(&file);
+        let pr = format!("acme/widget#{n}");
+        let mut args = vec!["test", "--pr", &pr, "--commands-json", file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        self.command(&args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    }
+
+    /// Waits for a background `forgeloop test` and reads its report and log, as [`Lab::test`].
+    pub fn finish(&self, child: std::process::Child) -> Attack {
+        let output = child.wait_with_output().unwrap();
+        let run = Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        assert!(run.code == 0 || run.code == 1, "forgeloop test failed to run:\n{}\n{}", run.stdout, run.stderr);
+        let report = run.json();
+        assert_eq!(report["environment"]["sandbox"]["kind"], self.tier.kind(), "{}", run.stdout);
+        let log = std::fs::read_to_string(report["log_path"].as_str().unwrap()).unwrap();
+        Attack { run, report, log }
+    }
+
+    /// The live log of the lab's one-shot runs so far (all of them, concatenated).
+    pub fn live_logs(&self) -> String {
+        let dir = self.forgeloop_home().join("tests");
+        let mut text = String::new();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "log") {
+                text.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+            }
+        }
+        text
+    }
+
+    /// Waits (up to two minutes) until a live log holds `needle`.
+    pub fn wait_for_log(&self, needle: &str) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while std::time::Instant::now() < deadline {
+            if self.live_logs().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
@@ -284,6 +449,28 @@ impl Lab {
     pub fn attack(&self, script: &str) -> Attack {
         let n = self.hostile_pr(&[("attack.sh", script)], &[]);
         self.test(n, r#"[["sh", "attack.sh"]]"#)
+    }
+
+    /// As root, the landlock tier refuses: the PR is not even fetched, and the refusal says why
+    /// and how to run instead.
+    pub fn assert_refused_for_root(&self) {
+        assert!(self.user.is_none() && self.tier == Tier::Landlock);
+        let n = self.hostile_pr(&[("attack.sh", "echo the attack ran\n")], &[]);
+        let file = self.w.path("commands-refused.json");
+        std::fs::write(&file, r#"[["sh", "attack.sh"]]"#).unwrap();
+        let run = self.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", file.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+        let out = run.json();
+        assert_eq!(out["status"], "SANDBOX_UNAVAILABLE", "{out:#}");
+        let causes = out["causes"].to_string();
+        assert!(causes.contains("forgeloop runs as root"), "{causes}");
+        assert!(out["fixes"].to_string().contains("ordinary user"), "{out:#}");
+        assert!(!self.forgeloop_home().join("mirrors").exists(), "the PR was fetched");
+    }
+
+    /// Where forgeloop makes its run directories.
+    pub fn run_root(&self) -> PathBuf {
+        self.forgeloop_home().join("run")
     }
 
     /// Processes on the machine whose command line contains `needle`.
