@@ -27,8 +27,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Use cases, and the one map from every adapter's error to the error document.
     ("error", &["domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github"]),
     ("cycle", &["domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "error"]),
-    // What any front end may share: stdout, stop signals.
-    ("output", &["redact", "error"]),
+    // What any front end may share: stdout and stderr (redacted, controls made visible), stop
+    // signals.
+    ("output", &["domain", "redact", "error"]),
     ("signals", &[]),
     // Front ends. The CLI starts the others; the demo opens the control room.
     // The control room and the MCP server mutate nothing themselves: they call use cases, and

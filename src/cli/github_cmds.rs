@@ -165,13 +165,11 @@ pub fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
         n => format!("redacted: {n} spots masked as [REDACTED:…]"),
     };
     let note = format!("forgeloop diff: {what}; {}; {masked}", view.size.words());
-    eprintln!("{}", ctx.redactor.redact(&note));
+    output::note(&ctx.redactor, &note);
+    // As the diff is (already redacted), without a line added: it stays a patch `git apply`
+    // takes, unless it holds control characters, which are shown as escapes instead.
     let body = if args.stat { crate::domain::diff::stat(&view.files, 80) } else { view.text.clone() };
-    // As the diff is (already redacted), without a line added: it stays a patch `git apply` takes.
-    let body = ctx.redactor.redact(&body);
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(body.as_bytes()).and_then(|()| out.flush());
+    output::body(&ctx.redactor, &body);
     Ok(0)
 }
 

@@ -205,7 +205,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
                 state.webgpt_question,
                 state.brief.as_ref().map(|b| b.render()).unwrap_or_else(|| state.intent_brief.clone())
             );
-            human::ask(&r.redact(&summary), "Confirm this brief and let the coordinator send it?")?;
+            human::ask(r, &summary, "Confirm this brief and let the coordinator send it?")?;
             Ok(output::json(r, &actions::confirm(ctx, &paths, None, "terminal", Actor::Human)?.state))
         }
         Command::Unblock(args) => {
@@ -213,10 +213,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             let paths = ctx.cycle(&args.state)?;
             let state = state_file::load(&paths.state)?;
             let why = state.last_error.as_deref().unwrap_or("no reason recorded");
-            human::ask(
-                &r.redact(&format!("Cycle {} is {}: {why}", paths.state.display(), state.status)),
-                "Unblock it?",
-            )?;
+            human::ask(r, &format!("Cycle {} is {}: {why}", paths.state.display(), state.status), "Unblock it?")?;
             Ok(output::json(r, &actions::unblock(ctx, &paths)?.state))
         }
         Command::Extend(args) => {
@@ -229,7 +226,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
                 state.iteration,
                 state.max_iterations
             );
-            human::ask(&r.redact(&summary), &format!("Allow {} more?", args.by))?;
+            human::ask(r, &summary, &format!("Allow {} more?", args.by))?;
             Ok(output::json(r, &actions::extend(ctx, &paths, args.by)?.state))
         }
         Command::Project(args) => project::run(ctx, args),

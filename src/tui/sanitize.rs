@@ -1,6 +1,10 @@
 //! Making untrusted text safe to draw: a test log or a reply may hold ANSI sequences, carriage
 //! returns, bells, bidi overrides and other controls that would move the cursor or recolour
-//! the terminal if passed through. What is left is printable text with tabs expanded.
+//! the terminal if passed through. What is left is printable text with tabs expanded. What
+//! counts as a control, and how a lone one is shown, is `domain::terminal`'s, as in the CLI;
+//! only stripping whole escape sequences (colours are noise on screen) is the control room's.
+
+use crate::domain::terminal;
 
 const TAB_WIDTH: usize = 8;
 
@@ -16,7 +20,7 @@ pub fn display_line(raw: &[u8]) -> String {
     clean(visible)
 }
 
-/// Strips escape sequences and replaces other control characters with visible pictures.
+/// Strips escape sequences and shows other control characters as escapes (`\x07`, `\u202e`).
 pub fn clean(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -36,17 +40,10 @@ pub fn clean(text: &str) -> String {
                 out.push(' ');
                 column += 1;
             }
-            c if (c as u32) < 0x20 => {
-                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?'));
-                column += 1;
-            }
-            '\u{7f}' => {
-                out.push('\u{2421}');
-                column += 1;
-            }
-            c if ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c) => {
-                out.push('\u{fffd}');
-                column += 1;
+            c if terminal::is_control(c) => {
+                let before = out.len();
+                terminal::push_escape(&mut out, c);
+                column += out.len() - before;
             }
             c => {
                 out.push(c);
@@ -55,11 +52,6 @@ pub fn clean(text: &str) -> String {
         }
     }
     out
-}
-
-/// Explicit direction controls reorder what follows on the screen (Trojan Source).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }
 
 type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
@@ -123,9 +115,11 @@ mod tests {
         assert_eq!(clean("\u{1b}[31mred\u{1b}[0m ok"), "red ok");
         assert_eq!(clean("a\u{1b}]0;title\u{7}b"), "ab");
         assert_eq!(clean("a\u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{1b}\\b"), "alinkb");
-        assert_eq!(clean("bell\u{7}"), "bell\u{2407}");
+        assert_eq!(clean("bell\u{7}"), "bell\\x07");
+        assert_eq!(clean("del\u{7f} nel\u{85}"), "del\\x7f nel\\x85");
+        assert_eq!(clean("\u{7}\tb"), "\\x07    b", "an escape is four columns wide");
         assert_eq!(clean("a\tb"), "a       b");
-        assert_eq!(clean("x\u{202e}y"), "x\u{fffd}y");
+        assert_eq!(clean("x\u{202e}y"), "x\\u202ey");
         assert_eq!(clean("\u{1b}(Bplain"), "plain");
         assert_eq!(clean("\u{9b}2Jz"), "z");
         assert!(!clean("\u{1b}[2J\u{1b}[H\u{1b}[?1049h").contains('\u{1b}'));

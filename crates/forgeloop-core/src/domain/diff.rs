@@ -163,7 +163,7 @@ fn strip_side(path: &str, side: &str) -> Option<String> {
     path.strip_prefix(side).map(str::to_owned)
 }
 
-/// Git's C-style quoting (`"a\tb"`, octal escapes for bytes) undone; unquoted text as it is.
+/// Git's C-style quoting (`"a\tb"`, `\a`, octal escapes for bytes) undone; unquoted text as it is.
 fn unquote(text: &str) -> String {
     let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
         return text.to_owned();
@@ -176,8 +176,13 @@ fn unquote(text: &str) -> String {
             continue;
         }
         match chars.next() {
+            Some(b'a') => bytes.push(0x07),
+            Some(b'b') => bytes.push(0x08),
+            Some(b'f') => bytes.push(0x0c),
             Some(b'n') => bytes.push(b'\n'),
+            Some(b'r') => bytes.push(b'\r'),
             Some(b't') => bytes.push(b'\t'),
+            Some(b'v') => bytes.push(0x0b),
             Some(d @ b'0'..=b'7') => {
                 let mut value = u32::from(d - b'0');
                 for _ in 0..2 {
@@ -198,11 +203,14 @@ fn unquote(text: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// `git diff --stat`-like lines: ` path | 12 +++++-----` and the summary line.
+/// `git diff --stat`-like lines: ` path | 12 +++++-----` and the summary line. A name's control
+/// characters (git quotes them, `index` unquotes them) are shown as escapes, newlines and tabs
+/// included, so a name stays on its line and the columns line up.
 pub fn stat(files: &[FileDiff], width: usize) -> String {
+    let shown = |path: &str| super::terminal::escape_controls_in_line(path).into_owned();
     let name = |f: &FileDiff| match &f.old_path {
-        Some(old) => format!("{old} => {}", f.path),
-        None => f.path.clone(),
+        Some(old) => format!("{} => {}", shown(old), shown(&f.path)),
+        None => shown(&f.path),
     };
     let names: Vec<String> = files.iter().map(name).collect();
     let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
@@ -334,6 +342,23 @@ index 8888888..9999999 100644
         let big = format!("diff --git a/x b/x\n@@ -1 +1,500 @@\n{}", "+l\n".repeat(500));
         let line = stat(&index(big.lines()), 40);
         assert!(line.lines().next().unwrap().len() <= 40, "{line}");
+    }
+
+    #[test]
+    fn a_quoted_name_with_controls_is_shown_escaped_on_its_own_line() {
+        let diff = "diff --git \"a/x\\033]0;t\\007\" \"b/x\\033]0;t\\007\"\n--- \"a/x\\033]0;t\\007\"\n+++ \"b/x\\033]0;t\\007\"\n@@ -1 +1 @@\n-a\n+b\n\
+                    diff --git \"a/n\\nl\" \"b/n\\nl\"\n--- \"a/n\\nl\"\n+++ \"b/n\\nl\"\n@@ -1 +1 @@\n-a\n+b\n";
+        let files = index(diff.lines());
+        assert_eq!(files[0].path, "x\u{1b}]0;t\u{7}", "index unquotes to the raw bytes");
+        assert_eq!(
+            unquote("\"\\a\\b\\f\\n\\r\\t\\v\\\\\\\"\""),
+            "\u{7}\u{8}\u{c}\n\r\t\u{b}\\\"",
+            "as git's quote_c_style writes them"
+        );
+        assert_eq!(
+            stat(&files, 80),
+            " x\\x1b]0;t\\x07 | 2 +-\n n\\x0al        | 2 +-\n 2 files changed, 2 insertions(+), 2 deletions(-)\n"
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod state;
 pub mod status;
 pub mod stop;
 pub mod task_space;
+pub mod terminal;
 pub mod text;
 pub mod validation;
 pub mod word;
