@@ -7,5 +7,6 @@ pub mod journal;
 pub mod layout;
 pub mod lock;
 pub mod nofollow;
+pub mod private;
 pub mod state_file;
 pub mod task_index;
