@@ -295,3 +295,46 @@ fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
     }
     checks
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn the_permissions_check_says_what_a_start_would_find() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        assert!(permissions_check(&home).ok, "no home yet");
+        private::create_dir_all(&home.join("cycles")).unwrap();
+        assert!(permissions_check(&home).ok, "made by forgeloop, nothing recorded yet, nothing loose");
+
+        // Deep and unrecorded: found by the survey.
+        let state = home.join("cycles/c.json");
+        fs::write(&state, "{}").unwrap();
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o644)).unwrap();
+        let check = permissions_check(&home);
+        assert!(!check.ok && check.detail.contains("c.json (644)"), "{}", check.detail);
+        assert!(check.fix.unwrap().contains("forgeloop list"));
+
+        // Recorded with a failure: named, with the chmod to do by hand.
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o600)).unwrap();
+        let marker = r#"{"version":1,"checked_at":"2026-01-01T00:00:00Z","visited":3,"changed":1,"failed":1,
+            "errors":["/h/cycles/theirs.json: Operation not permitted (os error 1)"],"complete":true}"#;
+        fs::write(home.join(tighten::MARKER), marker).unwrap();
+        fs::set_permissions(home.join(tighten::MARKER), fs::Permissions::from_mode(0o600)).unwrap();
+        let check = permissions_check(&home);
+        assert!(!check.ok && check.detail.contains("theirs.json: Operation not permitted"), "{}", check.detail);
+        assert!(check.fix.unwrap().contains("chmod 600"));
+
+        let clean = marker.replace("\"failed\":1", "\"failed\":0");
+        fs::write(home.join(tighten::MARKER), clean).unwrap();
+        let check = permissions_check(&home);
+        assert!(check.ok && check.detail.contains("checked 2026-01-01T00:00:00Z"), "{}", check.detail);
+        fs::set_permissions(&home, fs::Permissions::from_mode(0o711)).unwrap();
+        let check = permissions_check(&home);
+        assert!(!check.ok && check.detail.contains("(711)"), "{}", check.detail);
+    }
+}
