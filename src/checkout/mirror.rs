@@ -6,6 +6,12 @@
 //! objects that a checkout borrows through `objects/info/alternates`. It starts shallow (PR heads
 //! fetched at depth 1) and is deepened in place when a profile asks for full history (design
 //! §5.2.2); `forgeloop gc` deletes whole mirrors unused for 30 days, under their lock.
+//!
+//! Private like the rest of the home (design §2.4): the mirror directory and its lock are
+//! created 0700/0600, and what libgit2 writes with umask-dependent modes (`config`, `HEAD`,
+//! refs, `shallow`, `FETCH_HEAD`) is made 0700/0600 after each init and fetch. Not `objects/`:
+//! a sandboxed run as another user reads the objects its checkout borrows (libgit2 writes them
+//! read-only, 0444), and nobody else can reach them through the 0700 mirror directory.
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::path::{Component, Path, PathBuf};
@@ -20,7 +26,7 @@ use super::FetchStats;
 use super::auth::Auth;
 use super::error::CheckoutError;
 use crate::domain::pr_ref::RepoName;
-use crate::store::nofollow;
+use crate::store::{private, tighten};
 
 const LOCK_POLL: Duration = Duration::from_millis(25);
 
@@ -58,9 +64,9 @@ pub(crate) struct MirrorLock {
 pub(crate) fn lock(path: &Path, cancel: Option<&AtomicBool>) -> Result<MirrorLock, CheckoutError> {
     let disk = |action, source| CheckoutError::Disk { action, path: path.to_path_buf(), source };
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| disk("creating the mirrors directory for", e))?;
+        private::create_dir_all(parent).map_err(|e| disk("creating the mirrors directory for", e))?;
     }
-    let file = nofollow::open(OpenOptions::new().create(true).truncate(false).write(true), path)
+    let file = private::open(OpenOptions::new().create(true).truncate(false).write(true), path)
         .map_err(|e| disk("opening the mirror lock", e))?;
     let Some(cancel) = cancel else {
         file.lock().map_err(|e| disk("locking", e))?;
@@ -127,10 +133,24 @@ pub(crate) fn open_or_init(dir: &Path) -> Result<(Repository, bool), CheckoutErr
     if let Ok(repo) = Repository::open_bare(dir) {
         return Ok((repo, false));
     }
+    // Created 0700 first: libgit2 would make it 0755 (or looser, under a loose umask).
+    private::create_dir_all(dir).map_err(|source| CheckoutError::Disk {
+        action: "creating the mirror",
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let repo = Repository::init_opts(dir, RepositoryInitOptions::new().bare(true).external_template(false))
         .map_err(|e| fail("init", e))?;
     repo.config().and_then(|mut c| c.set_i32("gc.auto", 0)).map_err(|e| fail("config", e))?;
+    keep_private(dir);
     Ok((repo, true))
+}
+
+/// Makes the mirror's metadata 0700/0600 again after libgit2 wrote to it; leaves `objects/`
+/// readable (see the module doc). Best effort: the 0700 mirror directory already keeps others
+/// out, so a failure here does not fail the run.
+pub(crate) fn keep_private(dir: &Path) {
+    let _ = tighten::tighten_tree(dir, &|rel| rel == Path::new("objects"));
 }
 
 /// The file whose mtime says when the mirror was last used (touched under the lock on each use;
@@ -140,7 +160,7 @@ pub(crate) const LAST_USED_FILE: &str = "forgeloop-last-used";
 /// Records that the mirror is being used now (call with the lock held).
 pub(crate) fn touch_last_used(dir: &Path) -> Result<(), CheckoutError> {
     let path = dir.join(LAST_USED_FILE);
-    let file = nofollow::open(OpenOptions::new().create(true).truncate(false).write(true), &path)
+    let file = private::open(OpenOptions::new().create(true).truncate(false).write(true), &path)
         .map_err(|source| CheckoutError::Disk { action: "recording the last use of", path: path.clone(), source })?;
     file.set_modified(std::time::SystemTime::now()).map_err(|source| CheckoutError::Disk {
         action: "recording the last use of",
@@ -211,6 +231,8 @@ pub(crate) fn fetch(
     // Anonymous: the URL is not stored in the mirror's config, so a renamed repository needs no repair.
     let mut remote = mirror.remote_anonymous(url)?;
     let result = remote.fetch(refspecs, Some(&mut options), None);
+    // Refs, packed-refs, shallow and FETCH_HEAD are new files in libgit2's modes.
+    keep_private(mirror.path());
     let progress = remote.stats();
     stats.received_objects += progress.received_objects();
     stats.indexed_objects += progress.indexed_objects();

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::error::CheckoutError;
 use super::mirror::LAST_USED_FILE;
-use crate::store::nofollow;
+use crate::store::private;
 
 /// The default for `forgeloop gc --unused-days` and `doctor`'s count.
 pub const DEFAULT_UNUSED_DAYS: u64 = 30;
@@ -84,7 +84,7 @@ pub fn collect(root: &Path, unused_days: u64, now: SystemTime, dry_run: bool) ->
             continue;
         }
         let lock_path = mirror.path.with_extension("git.lock");
-        let file = nofollow::open(OpenOptions::new().create(true).truncate(false).write(true), &lock_path).map_err(
+        let file = private::open(OpenOptions::new().create(true).truncate(false).write(true), &lock_path).map_err(
             |source| CheckoutError::Disk { action: "opening the mirror lock", path: lock_path.clone(), source },
         )?;
         match file.try_lock() {

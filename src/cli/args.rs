@@ -127,6 +127,18 @@ impl Command {
             Command::GithubEmulator(_) | Command::Demo(_) => true,
         }
     }
+
+    /// Whether this command opens the home, and so tightens one left readable by others (design
+    /// §2.4). Not `doctor`, which reports a loose home and changes nothing; not the filters and
+    /// tools that never touch it; not the demo, which makes a home of its own.
+    pub fn opens_home(&self) -> bool {
+        match self {
+            Command::Doctor | Command::Redact(_) | Command::Completions(_) => false,
+            #[cfg(feature = "demo")]
+            Command::GithubEmulator(_) | Command::Demo(_) => false,
+            _ => true,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -389,6 +401,13 @@ mod tests {
 
     fn may_use_git(args: &[&str]) -> bool {
         Cli::try_parse_from([&["forgeloop"], args].concat()).unwrap().command.may_use_git()
+    }
+
+    #[test]
+    fn doctor_and_the_filters_leave_the_home_as_it_is() {
+        let opens = |args: &[&str]| Cli::try_parse_from([&["forgeloop"], args].concat()).unwrap().command.opens_home();
+        assert!(opens(&["list"]) && opens(&["next", "--state", "c.json"]) && opens(&["tui"]) && opens(&["mcp"]));
+        assert!(!opens(&["doctor"]) && !opens(&["redact"]) && !opens(&["completions", "bash"]));
     }
 
     #[test]

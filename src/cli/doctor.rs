@@ -12,6 +12,7 @@ use crate::cycle::Ctx;
 use crate::domain::word::Word;
 use crate::error::Result;
 use crate::registry::Registry;
+use crate::store::{private, tighten};
 
 use super::{net, output};
 
@@ -48,6 +49,7 @@ fn terminal_check(is_terminal: bool) -> Check {
 
 pub fn run(mut ctx: Ctx) -> Result<i32> {
     let mut checks = vec![git_check(), dir_check("home", ctx.home.root()), dir_check("cycles", &ctx.home.cycles_dir())];
+    checks.push(permissions_check(ctx.home.root()));
     checks.push(registry_check(&ctx));
     checks.push(sandbox_check(&ctx));
     checks.push(mirrors_check(&ctx));
@@ -73,11 +75,11 @@ fn git_check() -> Check {
     }
 }
 
-/// The directory exists (or can be created) and a file can be written in it.
+/// The directory exists (or can be created, 0700) and a file can be written in it.
 fn dir_check(name: &'static str, dir: &Path) -> Check {
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    let result = std::fs::create_dir_all(dir)
-        .and_then(|_| std::fs::write(&probe, b"ok"))
+    let result = private::create_dir_all(dir)
+        .and_then(|()| private::new_file().write(true).create_new(true).open(&probe))
         .and_then(|_| std::fs::remove_file(&probe));
     match result {
         Ok(()) => ok(name, format!("{} is writable", dir.display())),
@@ -85,6 +87,73 @@ fn dir_check(name: &'static str, dir: &Path) -> Check {
             name,
             format!("{}: {err}", dir.display()),
             "fix the permissions, or choose another directory with --home / FORGELOOP_HOME",
+        ),
+    }
+}
+
+/// Whether the home is private (design §2.4), judged as the next command would judge it, so
+/// that "run a command" really is the fix: its direct entries, and when no walk is recorded
+/// yet, all of it. Changes nothing.
+fn permissions_check(home: &Path) -> Check {
+    const NAME: &str = "permissions";
+    let fix = "run any forgeloop command that uses the home (`forgeloop list`, say): it makes the home's directories \
+               0700 and files 0600 once (mirrors' objects stay readable for sandboxed runs) and records that in \
+               permissions.json";
+    let named = |entries: &[(std::path::PathBuf, u32)]| {
+        entries.iter().map(|(path, mode)| format!("{} ({mode:o})", path.display())).collect::<Vec<_>>().join(", ")
+    };
+    if !home.is_dir() {
+        return ok(NAME, format!("{} does not exist yet; forgeloop creates it 0700", home.display()));
+    }
+    let loose = tighten::top_level_loose(home);
+    if !loose.is_empty() {
+        return problem(NAME, format!("readable by other accounts: {}", named(&loose)), fix);
+    }
+    if tighten::due(home).is_some() {
+        let survey = tighten::survey_tree(home, &tighten::shared_with_runs);
+        if survey.loose > 0 {
+            return problem(
+                NAME,
+                format!(
+                    "{} {} readable by other accounts (not made private yet: no {}): {}",
+                    survey.loose,
+                    if survey.loose == 1 { "entry is" } else { "entries are" },
+                    tighten::MARKER,
+                    named(&survey.examples)
+                ),
+                fix,
+            );
+        }
+        return ok(
+            NAME,
+            format!("{} is private (directories 0700, files 0600); the next command records it", home.display()),
+        );
+    }
+    match tighten::read_marker(home) {
+        Some(marker) if marker.failed > 0 => problem(
+            NAME,
+            format!(
+                "{} {} could not be made private on {}: {}",
+                marker.failed,
+                if marker.failed == 1 { "entry" } else { "entries" },
+                marker.checked_at,
+                marker.errors.join("; ")
+            ),
+            format!(
+                "as their owner, `chmod 700` each directory and `chmod 600` each file named, then delete {} so the \
+                 next command checks again",
+                home.join(tighten::MARKER).display()
+            ),
+        ),
+        marker => ok(
+            NAME,
+            format!(
+                "{} is private (directories 0700, files 0600; mirrors' objects readable for sandboxed runs){}",
+                home.display(),
+                marker
+                    .map(|m| format!("; checked {}, {} made private then", m.checked_at, m.changed))
+                    .unwrap_or_default()
+            ),
         ),
     }
 }
@@ -225,4 +294,47 @@ fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
         }
     }
     checks
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn the_permissions_check_says_what_a_start_would_find() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        assert!(permissions_check(&home).ok, "no home yet");
+        private::create_dir_all(&home.join("cycles")).unwrap();
+        assert!(permissions_check(&home).ok, "made by forgeloop, nothing recorded yet, nothing loose");
+
+        // Deep and unrecorded: found by the survey.
+        let state = home.join("cycles/c.json");
+        fs::write(&state, "{}").unwrap();
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o644)).unwrap();
+        let check = permissions_check(&home);
+        assert!(!check.ok && check.detail.contains("c.json (644)"), "{}", check.detail);
+        assert!(check.fix.unwrap().contains("forgeloop list"));
+
+        // Recorded with a failure: named, with the chmod to do by hand.
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o600)).unwrap();
+        let marker = r#"{"version":1,"checked_at":"2026-01-01T00:00:00Z","visited":3,"changed":1,"failed":1,
+            "errors":["/h/cycles/theirs.json: Operation not permitted (os error 1)"],"complete":true}"#;
+        fs::write(home.join(tighten::MARKER), marker).unwrap();
+        fs::set_permissions(home.join(tighten::MARKER), fs::Permissions::from_mode(0o600)).unwrap();
+        let check = permissions_check(&home);
+        assert!(!check.ok && check.detail.contains("theirs.json: Operation not permitted"), "{}", check.detail);
+        assert!(check.fix.unwrap().contains("chmod 600"));
+
+        let clean = marker.replace("\"failed\":1", "\"failed\":0");
+        fs::write(home.join(tighten::MARKER), clean).unwrap();
+        let check = permissions_check(&home);
+        assert!(check.ok && check.detail.contains("checked 2026-01-01T00:00:00Z"), "{}", check.detail);
+        fs::set_permissions(&home, fs::Permissions::from_mode(0o711)).unwrap();
+        let check = permissions_check(&home);
+        assert!(!check.ok && check.detail.contains("(711)"), "{}", check.detail);
+    }
 }

@@ -53,9 +53,26 @@ pub fn main() -> i32 {
         Ok(ctx) => ctx,
         Err(err) => return output::error(&redactor, &err),
     };
-    match dispatch(&ctx, cli.command) {
+    let opens_home = cli.command.opens_home();
+    let fresh = opens_home && !ctx.home.root().exists();
+    if opens_home {
+        tell(&ctx, crate::cycle::home::open(&ctx));
+    }
+    let code = match dispatch(&ctx, cli.command) {
         Ok(code) => code,
         Err(err) => output::error(&ctx.redactor, &err),
+    };
+    // A home this command created is private already: recorded now, it is never walked.
+    if fresh {
+        tell(&ctx, crate::cycle::home::open(&ctx));
+    }
+    code
+}
+
+/// A note on stderr (stdout is the command's one document), redacted.
+fn tell(ctx: &Ctx, note: Option<String>) {
+    if let Some(note) = note {
+        eprintln!("{}", ctx.redactor.redact(&note));
     }
 }
 

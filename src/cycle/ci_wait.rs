@@ -413,9 +413,9 @@ impl<'a> RunLog<'a> {
     fn create(path: &Path, redactor: &'a Redactor) -> Result<RunLog<'a>, ChecksError> {
         let err = |source| ChecksError::Log { path: path.to_path_buf(), source };
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(err)?;
+            crate::store::private::create_dir_all(dir).map_err(err)?;
         }
-        let file = crate::store::nofollow::open(OpenOptions::new().create(true).truncate(true).write(true), path)
+        let file = crate::store::private::open(OpenOptions::new().create(true).truncate(true).write(true), path)
             .map_err(err)?;
         Ok(RunLog { file, path: path.to_path_buf(), redactor, bytes: 0 })
     }

@@ -278,7 +278,8 @@ async fn tree_diff(
 
 fn save(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        crate::store::private::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     }
     write_atomic(path, text.as_bytes()).map_err(|e| Error::io(format!("cannot write the diff {}", path.display()), e))
 }

@@ -7,6 +7,7 @@ pub mod ci_wait;
 pub mod commands;
 pub mod context;
 pub mod diff;
+pub mod home;
 pub mod list;
 pub mod live;
 pub mod pr_status;

@@ -10,6 +10,7 @@ use crate::store::journal::{self, Event, NewEvent};
 use crate::store::layout::CyclePaths;
 use crate::store::lock::FileLock;
 use crate::store::state_file;
+use crate::store::tighten;
 
 use super::context::Ctx;
 
@@ -71,6 +72,9 @@ pub fn persist(
         }
     }
     let events = journal::append(&paths.journal(), &events, now)?;
+    // A sidecar an older forgeloop left open to others, beside a state outside the home (which
+    // the home's walk does not reach), is made private once; a private one costs one lstat.
+    let _ = tighten::tighten_if_loose(&paths.sidecar());
     Ok(Saved { state, events })
 }
 

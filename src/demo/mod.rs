@@ -285,7 +285,7 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
         .await?;
 
     let commands_path = sandbox.root().join("commands.json");
-    std::fs::write(&commands_path, project::COMMANDS_JSON)
+    crate::store::atomic::write_atomic(&commands_path, project::COMMANDS_JSON.as_bytes())
         .map_err(|e| DemoError::io(format!("cannot write {}", commands_path.display()), e))?;
     let commands = parse_commands(project::COMMANDS_JSON)?;
     let ci_commands = parse_commands(project::CI_COMMANDS_JSON)?;
@@ -295,7 +295,7 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
     // The emulator answers at once: poll its check runs often (GitHub's defaults are 5 s to 60 s).
     ctx.config.checks.poll_min_s = Some(0.1);
     ctx.config.checks.poll_max_s = Some(pace.unit().as_secs_f64().clamp(0.2, 2.0));
-    std::fs::create_dir_all(ctx.home.cycles_dir())
+    crate::store::private::create_dir_all(&ctx.home.cycles_dir())
         .map_err(|e| DemoError::io("cannot create the sandbox's cycles directory", e))?;
     let engine = Engine::connect(&ctx.github_api, Some(token))?;
     Ok(Arc::new(Demo { ctx, engine, emulator: Arc::new(emulator), repo, commands, ci_commands, pace, confirmer }))

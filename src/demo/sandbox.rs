@@ -10,12 +10,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sha2::{Digest, Sha256};
 
 use super::DemoError;
+use crate::store::atomic::write_atomic;
+use crate::store::{private, tighten};
 
 /// Marks a directory as a demo sandbox, so `--home` may reuse it and nothing else.
 pub const MARKER: &str = ".forgeloop-demo";
 
 /// What the demo creates in a sandbox; reusing a sandbox removes exactly these.
-const OWNED: &[&str] = &["cycles", "task-spaces", "mirrors", "registry", "github", "tests", "commands.json"];
+const OWNED: &[&str] =
+    &["cycles", "task-spaces", "mirrors", "registry", "github", "tests", "commands.json", tighten::MARKER];
 
 pub struct Sandbox {
     root: PathBuf,
@@ -46,7 +49,8 @@ Running `forgeloop demo --home {}` again replaces what the demo made in it.\n",
             env!("CARGO_PKG_VERSION"),
             sandbox.root.display()
         );
-        std::fs::write(sandbox.root.join(MARKER), marker).map_err(|e| DemoError::io("cannot mark the sandbox", e))?;
+        write_atomic(&sandbox.root.join(MARKER), marker.as_bytes())
+            .map_err(|e| DemoError::io("cannot mark the sandbox", e))?;
         Ok(sandbox)
     }
 
@@ -74,7 +78,7 @@ Running `forgeloop demo --home {}` again replaces what the demo made in it.\n",
 
 fn prepare_dir(root: &Path) -> Result<(), DemoError> {
     if !root.exists() {
-        return std::fs::create_dir_all(root).map_err(|e| DemoError::io("cannot create the --home directory", e));
+        return private::create_dir_all(root).map_err(|e| DemoError::io("cannot create the --home directory", e));
     }
     if !root.is_dir() {
         return Err(DemoError::Home { path: root.to_path_buf(), reason: "it is not a directory".into() });

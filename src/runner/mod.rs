@@ -27,9 +27,8 @@ mod process;
 mod section;
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,7 +42,7 @@ use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::redact::Redactor;
 use crate::sandbox::{Plan, RunPaths, Started};
-use crate::store::nofollow;
+use crate::store::private;
 use log::CappedLog;
 use output::{OutputSink, TailRing};
 use process::{Cancel, ExecError, Outcome, Spawn};
@@ -285,9 +284,8 @@ fn write_section_line(log: &mut CappedLog, line: &str) -> io::Result<()> {
 fn open_log(path: &Path) -> Result<File, RunnerError> {
     let create_error = |source| RunnerError::LogCreate { path: path.to_path_buf(), source };
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(create_error)?;
+        private::create_dir_all(dir).map_err(create_error)?;
     }
     // O_NOFOLLOW: a symlink planted at the log's path is refused, never written through.
-    nofollow::open(OpenOptions::new().write(true).read(true).create(true).truncate(true).mode(0o600), path)
-        .map_err(create_error)
+    private::open(OpenOptions::new().write(true).read(true).create(true).truncate(true), path).map_err(create_error)
 }

@@ -68,7 +68,8 @@ impl DocWorld {
         let mut env: Vec<(String, String)> = vec![
             ("PATH".into(), path.to_string_lossy().into_owned()),
             ("HOME".into(), display(&dir("home"))),
-            ("FORGELOOP_HOME".into(), display(&dir("forgeloop"))),
+            // Not made here: forgeloop makes its home itself (0700), as on a new machine.
+            ("FORGELOOP_HOME".into(), display(&root.join("forgeloop"))),
             ("FORGELOOP_REGISTRY".into(), display(&dir("registry"))),
             ("XDG_CONFIG_HOME".into(), display(&dir("xdg-config"))),
             ("XDG_STATE_HOME".into(), display(&dir("xdg-state"))),

@@ -23,6 +23,7 @@ use crate::store::atomic::{create_new_atomic, is_temp_name, remove_stale_temps, 
 use crate::store::journal::JournalError;
 use crate::store::layout::LayoutError;
 use crate::store::lock::LockError;
+use crate::store::private;
 
 pub use key::{KeyError, RepoKey};
 pub use record::{Record, RecordError};
@@ -264,7 +265,7 @@ impl Registry {
             move |source| RegistryError::Io { action, path, source }
         };
         let created_dirs = !owner_dir.is_dir();
-        fs::create_dir_all(&owner_dir).map_err(io_err("create the registry directory", &owner_dir))?;
+        private::create_dir_all(&owner_dir).map_err(io_err("create the registry directory", &owner_dir))?;
         if created_dirs {
             // Make the new owner directory itself durable, not just the record inside it.
             let _ = sync_dir(&self.root);

@@ -1,12 +1,16 @@
 //! Crash-safe file writes: a reader sees the old bytes or the new bytes, never a mix.
 //!
 //! Temp files are siblings named `.NAME.tmp-PID-N`, so a crash leaves at most a stray temp
-//! file that [`remove_stale_temps`] can clean up and that readers never open.
+//! file that [`remove_stale_temps`] can clean up and that readers never open. Every file
+//! written here is 0600 and every directory created for it 0700 ([`super::private`]): the
+//! rename carries the temp file's mode, so a rewrite also tightens an older, looser file.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::private;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -36,7 +40,7 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 fn write_temp(target: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
     let temp = temp_path(target)?;
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        let mut file = private::new_file().write(true).create_new(true).open(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()
     })();
@@ -53,7 +57,7 @@ fn write_temp(target: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
 /// of the directory. Creates missing parent directories.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = parent_of(target);
-    fs::create_dir_all(dir)?;
+    private::create_dir_all(dir)?;
     let temp = write_temp(target, bytes)?;
     if let Err(err) = fs::rename(&temp, target) {
         let _ = fs::remove_file(&temp);
@@ -70,7 +74,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 /// a partial file after a crash mid-write — readers treat such a file as corrupt.
 pub fn create_new_atomic(target: &Path, bytes: &[u8]) -> io::Result<bool> {
     let dir = parent_of(target);
-    fs::create_dir_all(dir)?;
+    private::create_dir_all(dir)?;
     let temp = write_temp(target, bytes)?;
     let linked = fs::hard_link(&temp, target);
     let _ = fs::remove_file(&temp);
@@ -81,7 +85,7 @@ pub fn create_new_atomic(target: &Path, bytes: &[u8]) -> io::Result<bool> {
         }
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
         Err(err) if matches!(err.raw_os_error(), Some(code) if code == libc_eperm() || code == libc_enotsup()) => {
-            match OpenOptions::new().write(true).create_new(true).open(target) {
+            match private::new_file().write(true).create_new(true).open(target) {
                 Ok(mut file) => {
                     file.write_all(bytes)?;
                     file.sync_all()?;
@@ -165,5 +169,24 @@ mod tests {
         assert_eq!(remove_stale_temps(dir.path()), 1);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
         assert!(is_temp_name(".a.json.tmp-1-2") && !is_temp_name("a.json"));
+    }
+
+    #[test]
+    fn written_files_are_0600_in_new_0700_directories_and_a_rewrite_tightens() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("new/sub/state.json");
+        write_atomic(&target, b"one").unwrap();
+        assert_eq!(
+            (mode(&target), mode(&dir.path().join("new")), mode(target.parent().unwrap())),
+            (0o600, 0o700, 0o700)
+        );
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o644)).unwrap();
+        write_atomic(&target, b"two").unwrap();
+        assert_eq!(mode(&target), 0o600);
+        let record = dir.path().join("record.json");
+        assert!(create_new_atomic(&record, b"r").unwrap());
+        assert_eq!(mode(&record), 0o600);
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::nofollow;
+use super::private;
 use crate::domain::event::EventKind;
 use crate::domain::state::{Actor, sha256_hex};
 
@@ -81,9 +81,9 @@ fn chain_hash(previous: &str, seq: u64, at: &str, kind: &str, actor: Actor, data
 pub fn append(path: &Path, events: &[NewEvent], now: &str) -> Result<Vec<Event>, JournalError> {
     let io_err = |source| JournalError::Io { path: path.to_path_buf(), source };
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(io_err)?;
+        private::create_dir_all(parent).map_err(io_err)?;
     }
-    let mut file = nofollow::open(OpenOptions::new().read(true).append(true).create(true), path).map_err(io_err)?;
+    let mut file = private::open(OpenOptions::new().read(true).append(true).create(true), path).map_err(io_err)?;
     let (mut seq, mut previous) = match last_complete_line(&mut file).map_err(io_err)? {
         None => (0, String::new()),
         Some((line_no, text)) => {

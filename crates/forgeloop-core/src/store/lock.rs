@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::nofollow;
+use super::private;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
@@ -80,9 +80,9 @@ impl FileLock {
     fn try_once(path: &Path) -> Result<FileLock, LockError> {
         let io_err = |source| LockError::Io { path: path.to_path_buf(), source };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(io_err)?;
+            private::create_dir_all(parent).map_err(io_err)?;
         }
-        let file = nofollow::open(OpenOptions::new().read(true).write(true).create(true).truncate(false), path)
+        let file = private::open(OpenOptions::new().read(true).write(true).create(true).truncate(false), path)
             .map_err(io_err)?;
         match file.try_lock() {
             Ok(()) => {
@@ -110,9 +110,9 @@ impl FileLock {
     pub fn acquire_blocking(path: &Path) -> Result<FileLock, LockError> {
         let io_err = |source| LockError::Io { path: path.to_path_buf(), source };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(io_err)?;
+            private::create_dir_all(parent).map_err(io_err)?;
         }
-        let file = nofollow::open(OpenOptions::new().read(true).write(true).create(true).truncate(false), path)
+        let file = private::open(OpenOptions::new().read(true).write(true).create(true).truncate(false), path)
             .map_err(io_err)?;
         file.lock().map_err(io_err)?;
         Ok(FileLock { _file: file, path: path.to_path_buf() })

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::atomic::{is_temp_name, write_atomic};
 use super::layout::expand_tilde;
 use super::lock::{FileLock, LockError};
+use super::private;
 use super::state_file;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +61,7 @@ fn is_live(entry: &Entry) -> bool {
 /// Serialises index updates across processes; hold it from the ownership check until the
 /// new entry is recorded.
 pub fn lock(dir: &Path) -> Result<FileLock, IndexError> {
-    fs::create_dir_all(dir).map_err(|source| IndexError::Io { path: dir.to_path_buf(), source })?;
+    private::create_dir_all(dir).map_err(|source| IndexError::Io { path: dir.to_path_buf(), source })?;
     Ok(FileLock::acquire_blocking(&dir.join(".lock"))?)
 }
 
