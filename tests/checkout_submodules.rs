@@ -145,7 +145,9 @@ mod token_scope {
             }
             let gitmodules = format!("[submodule \"vendor/sub\"]\n\tpath = vendor/sub\n\turl = {url}\n");
             std::fs::write(work.join(".gitmodules"), gitmodules).unwrap();
-            git(&work, &["add", ".gitmodules"]);
+            // Something of the branch's own, so a PR on a base with this submodule has a change.
+            std::fs::write(work.join(format!("{branch}.txt")), branch).unwrap();
+            git(&work, &["add", ".gitmodules", &format!("{branch}.txt")]);
             git(&work, &["update-index", "--add", "--cacheinfo", &format!("160000,{sha},vendor/sub")]);
             git(&work, &["commit", "-q", "-m", "add a submodule"]);
             git(&work, &["push", "-q", "origin", branch]);

@@ -12,20 +12,39 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/accounts.rs"]
+mod accounts;
+
 /// The leftover-process check looks at every child of this test process, so the tests of
 /// this file run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
 struct Env {
     dir: tempfile::TempDir,
+    /// Runs the binary as this ordinary account (a copy it can reach) instead of as the tests.
+    user: Option<(u32, u32, PathBuf)>,
 }
 
 impl Env {
     fn new() -> Env {
-        let env = Env { dir: tempfile::tempdir().unwrap() };
+        let env = Env { dir: tempfile::tempdir().unwrap(), user: None };
         for sub in ["home", "tmp"] {
             std::fs::create_dir_all(env.path(sub)).unwrap();
         }
+        env
+    }
+
+    /// An environment whose demo runs as the ordinary test account.
+    fn as_ordinary_user() -> Env {
+        let mut env = Env::new();
+        let (uid, gid) = accounts::account(accounts::TEST_USER);
+        let bin = env.path("forgeloop");
+        std::fs::copy(env!("CARGO_BIN_EXE_forgeloop"), &bin).unwrap();
+        std::fs::set_permissions(env.dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        for path in [env.path("home"), env.path("tmp"), bin.clone()] {
+            accounts::chown_tree(&path, uid, gid);
+        }
+        env.user = Some((uid, gid, bin));
         env
     }
 
@@ -36,7 +55,10 @@ impl Env {
     /// The binary with an empty HOME, a private TMPDIR, and nothing of the developer's
     /// forgeloop or GitHub setup.
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forgeloop"));
+        let mut cmd = match &self.user {
+            Some((uid, gid, bin)) => accounts::as_account(*uid, *gid, bin),
+            None => Command::new(env!("CARGO_BIN_EXE_forgeloop")),
+        };
         cmd.args(args)
             .current_dir(self.dir.path())
             .env("HOME", self.path("home"))
@@ -221,12 +243,23 @@ fn headless_demo_ends_every_cycle_as_expected_and_leaves_nothing_behind() {
 }
 
 /// Where unprivileged user namespaces are refused (forced here through the test seam), the
-/// demo runs every cycle in the second tier and ends the same way.
+/// demo run by an ordinary user runs every cycle in the second tier and ends the same way; run
+/// by root it refuses (the second tier never runs a test as root), saying how to run it.
 #[test]
 fn headless_demo_works_without_user_namespaces() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     become_subreaper();
-    let env = Env::new();
+    if unsafe { libc::geteuid() } == 0 {
+        let env = Env::new();
+        let refuse = PathBuf::from("namespaces");
+        let (code, out, stderr) = env.run_env(&["demo", "--headless"], &[("FORGELOOP_SANDBOX_REFUSE", &refuse)]);
+        assert_eq!(code, 2, "{out:#}\n{stderr}");
+        assert_eq!(out["status"], "DEMO_FAILED", "{out:#}");
+        assert!(out["causes"].to_string().contains("forgeloop runs as root"), "{out:#}");
+        assert!(out["fixes"].to_string().contains("ordinary user"), "{out:#}");
+        assert_nothing_left_running();
+    }
+    let env = Env::as_ordinary_user();
     let refuse = PathBuf::from("namespaces");
     let (code, summary, stderr) = env.run_env(&["demo", "--headless"], &[("FORGELOOP_SANDBOX_REFUSE", &refuse)]);
     assert_eq!(code, 0, "{summary:#}\n{stderr}");

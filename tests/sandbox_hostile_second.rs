@@ -378,6 +378,46 @@ every_way!(a_tree_the_test_made_unremovable_is_removed_after_the_run, |lab: Lab|
     assert!(new.is_empty(), "forgeloop left directories in the shared temporary directory: {new:?}");
 });
 
+// Item 8: a forgeloop killed during a run (SIGKILL: nothing of it runs again) leaves its run
+// directory behind; `gc` removes it, and never the directory of a run that still lives.
+#[test]
+fn gc_removes_the_run_directory_of_a_killed_forgeloop_and_keeps_a_live_ones() {
+    for (tier, who) in [(Tier::Namespaces, Who::Root), (Tier::Landlock, Who::User)] {
+        let lab = Lab::new(tier, who);
+        let n = lab.hostile_pr(
+            &[("killed-run.sh", "mkdir -p locked/a && chmod 000 locked/a locked\necho killed-run started\nsleep 30\n")],
+            &[],
+        );
+        let mut killed = lab.spawn_test(n, r#"[["sh", "killed-run.sh"]]"#, &[]);
+        assert!(lab.wait_for_log("killed-run started"), "{}", lab.live_logs());
+        let victim = std::fs::read_dir(lab.run_root()).unwrap().flatten().map(|e| e.path()).collect::<Vec<_>>();
+        assert_eq!(victim.len(), 1, "{victim:?}");
+        killed.kill().unwrap();
+        killed.wait().unwrap();
+        // The command dies with forgeloop (its helper's parent-death signal).
+        let left = support::wait_until_gone("killed-run.sh", Duration::from_secs(10));
+        assert!(left.is_empty(), "the run outlived forgeloop: {left:?}");
+        assert!(victim[0].exists(), "nothing was left to sweep");
+
+        let live = lab.spawn_test(n, r#"[["sh", "killed-run.sh"]]"#, &[]);
+        let logs_before = lab.live_logs().matches("killed-run started").count();
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while lab.live_logs().matches("killed-run started").count() == logs_before
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let gc = lab.run(&["gc"]);
+        assert_eq!(gc.code, 0, "{}\n{}", gc.stdout, gc.stderr);
+        let runs = &gc.json()["run_dirs"];
+        assert_eq!((runs["removed"].as_u64(), runs["live"].as_u64()), (Some(1), Some(1)), "{}", gc.stdout);
+        assert!(!victim[0].exists(), "the dead run's directory is still there");
+        let mut live = live;
+        live.kill().unwrap();
+        live.wait().unwrap();
+    }
+}
+
 // Items 1 and 7: a file only root may read, anywhere the sandbox shows (a PATH directory, a
 // toolchain home), stays unreadable: a run started by root runs as an unprivileged account.
 every_way!(a_root_only_file_anywhere_visible_stays_unreadable, |lab: Lab| {

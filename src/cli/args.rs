@@ -185,7 +185,8 @@ pub struct ForgeArgs {
     /// Also check out submodules (PR mode)
     #[arg(long)]
     pub submodules: bool,
-    /// Keep the checkout directory for debugging (PR mode)
+    /// Keep the checkout for debugging (PR mode), under <home>/kept/: its working tree holds
+    /// files the PR's code wrote; its .git is rewritten by forgeloop
     #[arg(long)]
     pub keep_checkout: bool,
 }
@@ -232,8 +233,11 @@ pub struct TestArgs {
     /// Publish the result as a PR comment (idempotent)
     #[arg(long)]
     pub post_comment: bool,
+    /// Also check out submodules
     #[arg(long)]
     pub submodules: bool,
+    /// Keep the checkout for debugging, under <home>/kept/: its working tree holds files the
+    /// PR's code wrote; its .git is rewritten by forgeloop
     #[arg(long)]
     pub keep_checkout: bool,
 }

@@ -17,8 +17,18 @@ use crate::store::{private, tighten};
 pub const MARKER: &str = ".forgeloop-demo";
 
 /// What the demo creates in a sandbox; reusing a sandbox removes exactly these.
-const OWNED: &[&str] =
-    &["cycles", "task-spaces", "mirrors", "registry", "github", "tests", "commands.json", tighten::MARKER];
+const OWNED: &[&str] = &[
+    "cycles",
+    "task-spaces",
+    "mirrors",
+    "registry",
+    "github",
+    "tests",
+    "run",
+    "kept",
+    "commands.json",
+    tighten::MARKER,
+];
 
 pub struct Sandbox {
     root: PathBuf,
@@ -97,12 +107,10 @@ fn prepare_dir(root: &Path) -> Result<(), DemoError> {
     }
     for name in OWNED {
         let path = root.join(name);
-        let removed = match std::fs::symlink_metadata(&path) {
-            Err(_) => Ok(()),
-            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&path),
-            Ok(_) => std::fs::remove_file(&path),
-        };
-        removed.map_err(|e| DemoError::io(format!("cannot clear {} of the previous demo", path.display()), e))?;
+        // A run directory may hold what a test made unreadable: the sandbox's own remover.
+        crate::store::tree::remove_tree(&path).map_err(|left| {
+            DemoError::io(format!("cannot clear {} of the previous demo ({left})", path.display()), left.error)
+        })?;
     }
     let left: Vec<String> = names(root)?.into_iter().filter(|n| n != MARKER).collect();
     if !left.is_empty() {

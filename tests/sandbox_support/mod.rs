@@ -64,7 +64,7 @@ pub enum Who {
     User,
 }
 
-pub const TEST_USER: &str = "forgeloop-sbx";
+pub use crate::support::accounts::TEST_USER;
 
 pub struct Lab {
     pub w: World,
@@ -107,30 +107,16 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Another local account, which never runs forgeloop: what it can do to a run's files is what
-/// any other account on the machine can.
-pub const OTHER_USER: &str = "forgeloop-sbx2";
+pub use crate::support::accounts::OTHER_USER;
 
 /// The ordinary user's ids, creating the user when running as root.
 fn ordinary_user() -> (u32, u32) {
-    account(TEST_USER)
+    crate::support::accounts::account(TEST_USER)
 }
 
 /// [`OTHER_USER`]'s ids, creating it when running as root.
 pub fn other_user() -> (u32, u32) {
-    account(OTHER_USER)
-}
-
-fn account(name: &str) -> (u32, u32) {
-    let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id").args([flag, name]).output().ok()?;
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    };
-    if id("-u").is_none() {
-        // Several test binaries may race to create it; a second useradd failing is fine.
-        let _ = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", name]).output();
-    }
-    (id("-u").expect("could not create the test user"), id("-g").expect("no gid for the test user"))
+    crate::support::accounts::account(OTHER_USER)
 }
 
 /// Root's Rust toolchain (the real `cargo` and `rustc`, not rustup's proxies) hard-linked into
@@ -166,10 +152,7 @@ pub fn link_toolchain(lab: &Lab) -> PathBuf {
     dest.join("bin")
 }
 
-fn chown_tree(path: &Path, uid: u32, gid: u32) {
-    let status = Command::new("chown").args(["-R", &format!("{uid}:{gid}")]).arg(path).status().unwrap();
-    assert!(status.success());
-}
+use crate::support::accounts::chown_tree;
 
 impl Lab {
     pub fn new(tier: Tier, who: Who) -> Lab {

@@ -2,6 +2,7 @@
 //! real binary in it.
 #![allow(dead_code)]
 
+pub mod accounts;
 pub mod knob;
 pub mod tmux;
 pub mod world;

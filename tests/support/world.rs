@@ -133,6 +133,8 @@ impl World {
     pub fn shared_dir(&self) -> PathBuf {
         let dir = self.sb.path("shared");
         std::fs::create_dir_all(&dir).unwrap();
+        // Writable by the account tests run as when forgeloop is root (`[runner] run_as`).
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
         dir
     }
 
