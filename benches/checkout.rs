@@ -186,6 +186,7 @@ fn request<'a>(
         fetch_exact_sha: false,
         history: History::Shallow,
         checkouts_root: Some(checkouts),
+        exact_dir: None,
         cancel: None,
         objects_for_others: false,
     }

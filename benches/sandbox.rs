@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use forgeloop::domain::commands::parse_commands;
-use forgeloop::sandbox::{self, RunDir, Settings, Started, spec_fd};
+use forgeloop::sandbox::{self, Phase, RunDir, Settings, Started, spec_fd};
 
 fn run(started: &Started) {
     let spec = started.spec.as_deref().map(|bytes| spec_fd::sealed(bytes).unwrap());
@@ -36,7 +36,7 @@ fn run(started: &Started) {
 fn bench(c: &mut Criterion) {
     let profile = parse_commands(r#"[["true"]]"#).unwrap();
     let parent = forgeloop::runner::process_env();
-    let base_env = forgeloop::runner::build_env(&parent, &profile, 0);
+    let base_env = forgeloop::runner::build_env(&parent, &profile, &profile.commands[0]);
     let home = tempfile::tempdir().unwrap();
     let mut settings = Settings::new(home.path().join("run"));
     settings.helper = PathBuf::from(env!("CARGO_BIN_EXE_forgeloop"));
@@ -54,7 +54,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("sandbox");
     group.sample_size(50);
     let direct = sandbox::prepare(&Settings { enabled: false, ..settings.clone() }, &profile, &parent, &[]).unwrap();
-    let started = direct.wrap(&argv, &paths, base_env.clone());
+    let started = direct.wrap(&argv, &paths, base_env.clone(), Phase::Test);
     group.bench_function("unsandboxed_true", |b| b.iter(|| run(&started)));
 
     let tiers: &[(&str, &str)] =
@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
         unsafe { std::env::set_var(sandbox::REFUSE_ENV, refuse) };
         let plan = sandbox::prepare(&settings, &profile, &parent, &[]).unwrap();
         eprintln!("{name}: {:?}", plan.info());
-        let started = plan.wrap(&argv, &paths, base_env.clone());
+        let started = plan.wrap(&argv, &paths, base_env.clone(), Phase::Test);
         group.bench_function(*name, |b| b.iter(|| run(&started)));
     }
     let bwrap = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all"];

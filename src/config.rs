@@ -27,6 +27,27 @@ pub struct Config {
     pub checkout: CheckoutConfig,
     #[serde(default)]
     pub checks: ChecksConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+}
+
+/// The bound on all warm caches together when `[cache] max_gb` says nothing.
+pub const DEFAULT_CACHE_MAX_GB: f64 = 10.0;
+
+/// The warm caches per repository (design §5.6).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// All caches together at most this many GB (default 10); `gc` trims the least recently
+    /// used first.
+    pub max_gb: Option<f64>,
+}
+
+impl CacheConfig {
+    pub fn max_bytes(&self) -> u64 {
+        let gb = self.max_gb.filter(|g| g.is_finite() && *g >= 0.0).unwrap_or(DEFAULT_CACHE_MAX_GB);
+        (gb * 1e9) as u64
+    }
 }
 
 /// How the `github-checks` executor polls (design §5.7): the wait between two reads of a

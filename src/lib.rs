@@ -2,12 +2,13 @@
 //!
 //! Layers (docs/design.md §2): the core crate (`forgeloop-core`, re-exported here as
 //! [`domain`], [`redact`], [`store`] and [`registry`]) is below everything; the adapters
-//! ([`config`], [`sandbox`], [`runner`], [`checkout`], [`github`]) do the I/O; [`cycle`] holds
+//! ([`config`], [`sandbox`], [`runner`], [`checkout`], [`github`], [`cache`]) do the I/O; [`cycle`] holds
 //! the use cases every front end calls; [`cli`], [`tui`], [`mcp`] and [`demo`] are the front
 //! ends. `tests/layers.rs` keeps the table of who may use whom.
 
 pub use forgeloop_core::{domain, redact, registry, store};
 
+pub mod cache;
 pub mod checkout;
 pub mod cli;
 pub mod config;

@@ -88,6 +88,7 @@ impl Env {
             submodule_token_owners: &[],
             fetch_exact_sha: exact,
             checkouts_root: Some(&checkouts),
+            exact_dir: None,
             history,
             cancel: None,
             objects_for_others: false,

@@ -176,6 +176,7 @@ mod token_scope {
                 fetch_exact_sha: false,
                 history: forgeloop::domain::commands::History::Shallow,
                 checkouts_root: Some(&checkouts),
+                exact_dir: None,
                 cancel: None,
                 objects_for_others: false,
             })

@@ -24,9 +24,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("runner", &["domain", "redact", "store", "sandbox"]),
     ("checkout", &["domain", "redact", "store"]),
     ("github", &["domain", "redact", "store"]),
+    ("cache", &["domain", "redact", "store"]),
     // Use cases, and the one map from every adapter's error to the error document.
-    ("error", &["domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github"]),
-    ("cycle", &["domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "error"]),
+    ("error", &["domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache"]),
+    (
+        "cycle",
+        &[
+            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache",
+            "error",
+        ],
+    ),
     // What any front end may share: stdout and stderr (redacted, controls made visible), stop
     // signals.
     ("output", &["domain", "redact", "error"]),
@@ -39,15 +46,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "demo",
         &[
-            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "error",
-            "cycle", "output", "signals", "tui",
+            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache",
+            "error", "cycle", "output", "signals", "tui",
         ],
     ),
     (
         "cli",
         &[
-            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "error",
-            "cycle", "output", "signals", "tui", "mcp", "demo",
+            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache",
+            "error", "cycle", "output", "signals", "tui", "mcp", "demo",
         ],
     ),
 ];

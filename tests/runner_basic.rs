@@ -160,7 +160,7 @@ async fn credential_names_are_refused_even_when_passed_through() {
     let mut forged =
         CommandsProfile::of(vec![CommandSpec { argv: vec!["env".into()], timeout_s: None, env: Default::default() }]);
     forged.env_passthrough = vec!["GH_TOKEN".into(), "MY_API_KEY".into()];
-    let env = build_env(&fx.parent_env, &forged, 0);
+    let env = build_env(&fx.parent_env, &forged, &forged.commands[0]);
     assert!(!env.contains_key("GH_TOKEN") && !env.contains_key("MY_API_KEY"));
     assert_eq!(env.get("CI").map(String::as_str), Some("true"));
     fx.run(&forged).await;

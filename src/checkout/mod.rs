@@ -79,6 +79,9 @@ pub struct CheckoutRequest<'a> {
     pub fetch_exact_sha: bool,
     /// Where the temporary checkout directory is created; `None` = the system temp directory.
     pub checkouts_root: Option<&'a Path>,
+    /// Instead, exactly this directory (it must not exist; removed with the checkout): a run
+    /// with a warm cache keeps its sources at the same paths from one iteration to the next.
+    pub exact_dir: Option<&'a Path>,
     /// The commands profile's `history`: the PR head alone (depth 1) or all of its history.
     pub history: History,
     /// Set to true to abort: fetch transfers stop at the next progress callback.
@@ -105,6 +108,7 @@ impl std::fmt::Debug for CheckoutRequest<'_> {
             .field("submodule_token_owners", &self.submodule_token_owners)
             .field("fetch_exact_sha", &self.fetch_exact_sha)
             .field("checkouts_root", &self.checkouts_root)
+            .field("exact_dir", &self.exact_dir)
             .field("history", &self.history)
             .field("cancel", &self.cancel)
             .field("objects_for_others", &self.objects_for_others)
@@ -139,7 +143,7 @@ pub struct FetchStats {
 #[derive(Debug)]
 pub struct Checkout {
     /// Holds the working tree and the git directory; removed on drop.
-    _dir: TempDir,
+    _dir: Container,
     tree: PathBuf,
     gitdir: PathBuf,
     pub head_sha: String,
@@ -183,6 +187,52 @@ impl Checkout {
             source,
         })?;
         Ok(dest.to_path_buf())
+    }
+}
+
+/// The directory holding a checkout's working tree and git directory, removed on drop.
+#[derive(Debug)]
+enum Container {
+    Temp(TempDir),
+    Exact(PathBuf),
+}
+
+impl Container {
+    fn create(req: &CheckoutRequest<'_>) -> Result<Container, CheckoutError> {
+        if let Some(dir) = req.exact_dir {
+            return std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(dir)
+                .map(|()| Container::Exact(dir.to_path_buf()))
+                .map_err(|source| CheckoutError::Disk { action: "creating", path: dir.to_path_buf(), source });
+        }
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(CHECKOUT_PREFIX);
+        match req.checkouts_root {
+            Some(root) => builder.tempdir_in(root),
+            None => builder.tempdir(),
+        }
+        .map(Container::Temp)
+        .map_err(|source| CheckoutError::Disk {
+            action: "creating a checkout directory in",
+            path: req.checkouts_root.map_or_else(std::env::temp_dir, Path::to_path_buf),
+            source,
+        })
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Container::Temp(dir) => dir.path(),
+            Container::Exact(dir) => dir,
+        }
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        if let Container::Exact(dir) = self {
+            let _ = crate::store::tree::remove_tree(dir);
+        }
     }
 }
 
@@ -302,17 +352,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         }
     }
 
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(CHECKOUT_PREFIX);
-    let dir = match req.checkouts_root {
-        Some(root) => builder.tempdir_in(root),
-        None => builder.tempdir(),
-    }
-    .map_err(|source| CheckoutError::Disk {
-        action: "creating a checkout directory in",
-        path: req.checkouts_root.map_or_else(std::env::temp_dir, Path::to_path_buf),
-        source,
-    })?;
+    let dir = Container::create(req)?;
     let work = dir.path().join("tree");
     let gitdir = dir.path().join("git");
     let tree = worktree::materialize(&paths.dir, &work, &gitdir, req.clone_url, expected_oid)?;
@@ -470,6 +510,7 @@ mod tests {
             submodule_token_owners: &[],
             fetch_exact_sha: false,
             checkouts_root: None,
+            exact_dir: None,
             history: History::Shallow,
             cancel: None,
             objects_for_others: false,

@@ -189,6 +189,9 @@ pub struct ForgeArgs {
     /// files the PR's code wrote; its .git is rewritten by forgeloop
     #[arg(long)]
     pub keep_checkout: bool,
+    /// Run without the repository's warm cache, as on a fresh machine (PR mode)
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 #[derive(Debug, Args)]
@@ -240,6 +243,9 @@ pub struct TestArgs {
     /// PR's code wrote; its .git is rewritten by forgeloop
     #[arg(long)]
     pub keep_checkout: bool,
+    /// Run without the repository's warm cache, as on a fresh machine
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 #[derive(Debug, Args)]

@@ -53,6 +53,7 @@ pub fn run(mut ctx: Ctx) -> Result<i32> {
     checks.push(registry_check(&ctx));
     checks.push(sandbox_check(&ctx));
     checks.push(mirrors_check(&ctx));
+    checks.push(caches_check(&ctx));
     checks.extend(github_checks(&mut ctx));
     checks.push(terminal_check(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()));
     let healthy = checks.iter().all(|c| c.ok);
@@ -217,6 +218,24 @@ fn mirrors_check(ctx: &Ctx) -> Check {
             problem("mirrors", err.to_string(), "see the message; the mirrors are a cache, deleting them is safe")
         }
     }
+}
+
+/// The warm caches: information, with their size against `[cache] max_gb`.
+fn caches_check(ctx: &Ctx) -> Check {
+    let root = ctx.home.caches_dir();
+    let usage = crate::cache::usage(&root);
+    let max = ctx.config.cache.max_bytes();
+    let repositories: std::collections::BTreeSet<&str> =
+        usage.slots.iter().filter_map(|s| s.slot.rsplit_once('/').map(|(repo, _)| repo)).collect();
+    let detail = format!(
+        "{} in {} ({} repositories, {} slots) of [cache] max_gb {:.1} GB: `forgeloop gc` trims the least recently used above that",
+        mebibytes(usage.bytes),
+        root.display(),
+        repositories.len(),
+        usage.slots.len(),
+        max as f64 / 1e9,
+    );
+    Check { name: "caches", ok: true, info: true, detail, fix: None }
 }
 
 fn mebibytes(bytes: u64) -> String {

@@ -56,6 +56,7 @@ pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     opts.post_comment = args.post_comment;
     opts.submodules = args.submodules;
     opts.keep_checkout = args.keep_checkout;
+    opts.fresh = args.fresh;
     opts.cancel = Some(cancel);
     let outcome = net.runtime.block_on(pr_test::forge_pr(&ctx, &net.engine, &paths, opts))?;
     let code = output::json(&ctx.redactor, &outcome.saved.state);
@@ -94,6 +95,7 @@ pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
             post_comment: args.post_comment,
             submodules: args.submodules,
             keep_checkout: args.keep_checkout,
+            fresh: args.fresh,
             cancel: Some(cancel),
             progress: None,
         },

@@ -296,8 +296,9 @@ fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
     Ok(output::json(&ctx.redactor, &outcome))
 }
 
-/// `forgeloop gc`: deletes the mirrors unused for `--unused-days` (design §5.2.2) and the run
-/// directories of runs that are gone (design §5.6).
+/// `forgeloop gc`: deletes the mirrors unused for `--unused-days` (design §5.2.2), the run
+/// directories of runs that are gone and the least recently used caches over `[cache] max_gb`
+/// (design §5.6).
 fn gc(ctx: &Ctx, args: &args::GcArgs) -> Result<i32> {
     let outcome = crate::checkout::collect_mirrors(
         &ctx.home.mirrors_dir(),
@@ -308,9 +309,11 @@ fn gc(ctx: &Ctx, args: &args::GcArgs) -> Result<i32> {
     .map_err(crate::error::Error::Checkout)?;
     // Run directories of runs whose forgeloop died (killed, say) before it could clean up.
     let runs = crate::sandbox::rundir::sweep(&ctx.home.runs_dir(), args.dry_run);
+    // The warm caches, down to `[cache] max_gb`, least recently used first.
+    let caches = crate::cache::trim(&ctx.home.caches_dir(), ctx.config.cache.max_bytes(), args.dry_run);
     let doc = json!({"status": Word::GcDone, "dry_run": args.dry_run, "unused_days": args.unused_days,
                      "removed": outcome.removed, "in_use": outcome.in_use, "kept": outcome.kept,
-                     "freed_bytes": outcome.freed_bytes, "run_dirs": runs});
+                     "freed_bytes": outcome.freed_bytes, "run_dirs": runs, "caches": caches});
     Ok(output::json(&ctx.redactor, &doc))
 }
 

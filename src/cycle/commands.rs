@@ -13,19 +13,20 @@ use crate::redact::Redactor;
 /// change.
 pub fn accept(redactor: &Redactor, profile: CommandsProfile) -> Result<CommandsProfile, CommandsError> {
     let refuse = |place: String, kind: String| Err(CommandsError::not_storable(place, kind));
-    for (i, command) in profile.commands.iter().enumerate() {
-        let n = i + 1;
+    let steps = profile.setup.iter().enumerate().map(|(i, c)| (format!("setup command {}", i + 1), c));
+    let steps = steps.chain(profile.commands.iter().enumerate().map(|(i, c)| (format!("command {}", i + 1), c)));
+    for (step, command) in steps {
         for (j, arg) in command.argv.iter().enumerate() {
             if let Some(kind) = redactor.mask_kind(None, arg) {
-                return refuse(format!("command {n}, argument {}", j + 1), kind);
+                return refuse(format!("{step}, argument {}", j + 1), kind);
             }
         }
         for (name, value) in &command.env {
             if let Some(kind) = redactor.mask_kind(None, name) {
-                return refuse(format!("command {n}, the name of an env entry"), kind);
+                return refuse(format!("{step}, the name of an env entry"), kind);
             }
             if let Some(kind) = redactor.mask_kind(Some(name), value) {
-                return refuse(format!("command {n}, env {name}"), kind);
+                return refuse(format!("{step}, env {name}"), kind);
             }
         }
     }

@@ -10,12 +10,13 @@ use std::time::Instant;
 use serde_json::{Map, json};
 use tokio::sync::watch;
 
+use crate::cache;
 use crate::checkout::{self, CheckoutError, CheckoutRequest};
 use crate::domain::commands::{CommandsProfile, Executor};
 use crate::domain::event::EventKind;
 use crate::domain::machine::{self, TestGate};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
-use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus};
+use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report};
 use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo, sha256_hex};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
@@ -78,6 +79,8 @@ pub struct RunOptions {
     pub post_comment: bool,
     pub submodules: bool,
     pub keep_checkout: bool,
+    /// Run without the repository's warm cache (`--fresh`).
+    pub fresh: bool,
     pub actor: Actor,
     /// The control room's rerun may re-test a `READY_TO_MERGE` cycle.
     pub human_override: bool,
@@ -94,6 +97,7 @@ impl RunOptions {
             post_comment: false,
             submodules: false,
             keep_checkout: false,
+            fresh: false,
             actor,
             human_override: false,
             cancel: None,
@@ -419,6 +423,7 @@ async fn execute_checks(
     };
     let outcome = RunOutcome {
         status: verdict.status,
+        setup: Vec::new(),
         commands: Vec::new(),
         failure_output: verdict.failure_output,
         timed_out: false,
@@ -474,62 +479,40 @@ async fn execute(
             }
         })
     });
-    // The run's directory (private to the person), made before anything is fetched into it.
-    let run_dir = sandbox::RunDir::create(sandbox.run_root())
-        .map_err(|e| Error::io(format!("cannot create a run directory in {}", sandbox.run_root().display()), e))?;
-    let request = (
-        ctx.home.mirrors_dir(),
-        pull.repository.clone(),
-        pull.base_clone_url.clone(),
-        pull.number,
-        pull.head_sha.clone(),
-        engine.token.clone(),
-        engine.github.is_loopback(),
-        opts.submodules,
-        cancel_flag,
-        ctx.config.checkout.submodule_token_owners.clone(),
-        commands.history,
-        run_dir.path().to_path_buf(),
-        sandbox.run_as().is_some(),
-        pull.base_ref.clone(),
-    );
-    let prepared = tokio::task::spawn_blocking(move || {
-        let (
-            mirrors,
-            repo,
-            clone_url,
-            number,
-            sha,
-            token,
-            allow_insecure_local,
-            submodules,
-            cancel,
-            owners,
-            history,
-            into,
-            objects_for_others,
-            base_ref,
-        ) = request;
-        checkout::prepare(&CheckoutRequest {
-            mirrors_root: &mirrors,
-            repo: &repo,
-            clone_url: &clone_url,
-            pr_number: number,
-            expected_sha: &sha,
-            token: token.as_deref(),
-            allow_insecure_local,
-            submodules,
-            base_ref: Some(&base_ref),
-            submodule_token_owners: &owners,
-            fetch_exact_sha: false,
-            checkouts_root: Some(&into),
-            history,
-            cancel: Some(cancel),
-            objects_for_others,
-        })
-    })
-    .await
-    .map_err(|e| Error::Invalid(format!("the checkout task failed: {e}")))?;
+    // The repository's warm cache (a slot of its own while the run holds it), unless asked to
+    // run cold; with it, the run directory has the slot's stable name (design §5.6).
+    let cache = if commands.cache && !opts.fresh {
+        Some(
+            cache::Cache::claim(&ctx.home.caches_dir(), &pull.repository)
+                .map_err(|e| Error::io(format!("cannot open the cache of {}", pull.repository), e))?,
+        )
+    } else {
+        None
+    };
+    let run_dir = match &cache {
+        Some(cache) => sandbox::RunDir::create_at(sandbox.run_root(), &cache.key()),
+        None => sandbox::RunDir::create(sandbox.run_root()),
+    }
+    .map_err(|e| Error::io(format!("cannot create a run directory in {}", sandbox.run_root().display()), e))?;
+    let job = CheckoutJob {
+        mirrors: ctx.home.mirrors_dir(),
+        repo: pull.repository.clone(),
+        clone_url: pull.base_clone_url.clone(),
+        number: pull.number,
+        sha: pull.head_sha.clone(),
+        token: engine.token.clone(),
+        allow_insecure_local: engine.github.is_loopback(),
+        submodules: opts.submodules,
+        cancel: cancel_flag,
+        owners: ctx.config.checkout.submodule_token_owners.clone(),
+        history: commands.history,
+        into: run_dir.path().join("checkout"),
+        objects_for_others: sandbox.run_as().is_some(),
+        base_ref: pull.base_ref.clone(),
+    };
+    let prepared = tokio::task::spawn_blocking(move || checkout::prepare(&job.request()))
+        .await
+        .map_err(|e| Error::Invalid(format!("the checkout task failed: {e}")))?;
     if let Some(forwarder) = forwarder {
         forwarder.abort();
     }
@@ -541,9 +524,21 @@ async fn execute(
         Err(err) => return Err(Error::Checkout(err)),
     };
 
-    let paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
+    let mut paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
+    if let Some(cache) = &cache {
+        paths.cache = Some(cache.path().to_path_buf());
+        paths.cache_env = cache.env();
+        // A Rust project finds the crates the person already downloaded (read-only).
+        if checkout.path().join("Cargo.toml").is_file()
+            && let Some(cargo_home) = person_cargo_home()
+        {
+            let _ = cache.seed_cargo(&cargo_home);
+        }
+    }
     if let Some(account) = sandbox.run_as() {
-        run_dir.hand_over(&paths, account).map_err(|left| {
+        let handed = run_dir.hand_over(&paths, account);
+        let cached = cache.as_ref().map_or(Ok(()), |c| c.hand_over(account.uid, account.gid));
+        handed.and(cached).map_err(|left| {
             Error::Invalid(format!("cannot give the run's directories to the account tests run as: {left}"))
         })?;
     }
@@ -554,13 +549,15 @@ async fn execute(
     let sandbox = sandbox.for_checkout(checkout.gitdir());
     request.sandbox = Some((&sandbox, &paths));
     let outcome = runner::run(request).await.map_err(Error::Runner)?;
+    let mut info = sandbox.info();
+    info.cache = cache.as_ref().map(|c| c.key().display().to_string());
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
         libgit2_version: checkout::libgit2_version(),
         os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
         commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
         tree_sha: Some(checkout.tree_sha.clone()),
-        sandbox: Some(sandbox.info()),
+        sandbox: Some(info),
         executor: Some(Executor::Local.as_str().to_owned()),
     };
     let fetch = checkout.fetch.clone();
@@ -587,6 +584,55 @@ async fn execute(
         started,
         kept,
     })))
+}
+
+/// What the blocking checkout task needs, owned.
+struct CheckoutJob {
+    mirrors: PathBuf,
+    repo: RepoName,
+    clone_url: String,
+    number: u64,
+    sha: String,
+    token: Option<String>,
+    allow_insecure_local: bool,
+    submodules: bool,
+    cancel: Arc<AtomicBool>,
+    owners: Vec<String>,
+    history: crate::domain::commands::History,
+    into: PathBuf,
+    objects_for_others: bool,
+    base_ref: String,
+}
+
+impl CheckoutJob {
+    fn request(&self) -> CheckoutRequest<'_> {
+        CheckoutRequest {
+            mirrors_root: &self.mirrors,
+            repo: &self.repo,
+            clone_url: &self.clone_url,
+            pr_number: self.number,
+            expected_sha: &self.sha,
+            token: self.token.as_deref(),
+            allow_insecure_local: self.allow_insecure_local,
+            submodules: self.submodules,
+            base_ref: Some(&self.base_ref),
+            submodule_token_owners: &self.owners,
+            fetch_exact_sha: false,
+            checkouts_root: None,
+            exact_dir: Some(&self.into),
+            history: self.history,
+            cancel: Some(self.cancel.clone()),
+            objects_for_others: self.objects_for_others,
+        }
+    }
+}
+
+/// The person's own cargo home (`CARGO_HOME`, else `~/.cargo`), when it exists.
+fn person_cargo_home() -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    home.is_dir().then_some(home)
 }
 
 /// `--keep-checkout`: the working tree moves to `<home>/kept/`, with a `.git` forgeloop wrote
@@ -625,6 +671,7 @@ fn build_report(
         repository: &repository,
         pull_request: pull.number,
         head_sha: &pull.head_sha,
+        setup: &outcome.setup,
         commands: &outcome.commands,
         failure_output: outcome.failure_output.as_deref(),
         log_hint,
@@ -636,10 +683,11 @@ fn build_report(
         repository,
         pull_request: pull.number,
         head_sha: pull.head_sha.clone(),
+        setup: outcome.setup.clone(),
         commands: outcome.commands.clone(),
         checks: checks.to_vec(),
         comment_markdown: ctx.redactor.redact(&comment_markdown).into_owned(),
-        failure_output: outcome.failure_output.clone().filter(|_| outcome.status == TestStatus::Failed),
+        failure_output: outcome.failure_output.clone().filter(|_| outcome.status.is_failure()),
         comment_published: false,
         head_repository: pull.head_repository.as_ref().map(RepoName::full_name),
         timed_out: outcome.timed_out,
@@ -724,7 +772,7 @@ pub async fn rerun(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, cancel: watch
     let state = state_file::load(&paths.state)?;
     let pr = state.pr_ref.clone().ok_or_else(|| Error::Invalid("the cycle has no PR to rerun yet".into()))?;
     let on_ci = state.commands.as_ref().is_some_and(|c| c.executor == Executor::GithubChecks);
-    if let (true, Some(report)) = (on_ci, state.report.as_ref().filter(|r| r.status == TestStatus::Failed)) {
+    if let (true, Some(report)) = (on_ci, state.report.as_ref().filter(|r| r.status.is_failure())) {
         let parsed = parse_pr_ref(&pr, &ctx.hosts)?;
         let pull = engine.github.pull_request(&parsed.repo, parsed.number).await?;
         if pull.head_sha == report.head_sha {
@@ -754,6 +802,8 @@ pub struct OneShot {
     pub post_comment: bool,
     pub submodules: bool,
     pub keep_checkout: bool,
+    /// Without the repository's warm cache.
+    pub fresh: bool,
     pub cancel: Option<watch::Receiver<bool>>,
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<runner::CommandStarted>>,
 }
@@ -787,6 +837,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     let mut opts = RunOptions::new(req.pr.clone(), Actor::Agent);
     opts.submodules = req.submodules;
     opts.keep_checkout = req.keep_checkout;
+    opts.fresh = req.fresh;
     opts.cancel = req.cancel.clone();
     opts.progress = req.progress.clone();
     let executed = match &sandbox {

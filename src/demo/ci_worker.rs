@@ -509,6 +509,7 @@ impl Worker {
                 // The PR may have moved on since: this run is for `sha` all the same.
                 fetch_exact_sha: true,
                 checkouts_root: Some(&into),
+                exact_dir: None,
                 history,
                 cancel: Some(cancel),
                 objects_for_others,
@@ -718,6 +719,7 @@ mod tests {
         };
         Verdict::Ran {
             outcome: RunOutcome {
+                setup: Vec::new(),
                 status: if passed { TestStatus::Passed } else { TestStatus::Failed },
                 commands: vec![command],
                 failure_output: None,

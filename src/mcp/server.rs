@@ -214,6 +214,7 @@ impl ForgeServer {
             post_comment: false,
             submodules: false,
             keep_checkout: false,
+            fresh: false,
             cancel: Some(cancel),
             progress: reporter.wanted().then_some(progress_tx),
         };

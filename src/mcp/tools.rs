@@ -230,6 +230,7 @@ fn built_comment(report: &Report) -> String {
         repository: &report.repository,
         pull_request: report.pull_request,
         head_sha: &report.head_sha,
+        setup: &[],
         commands: &report.commands,
         failure_output: tail.as_deref(),
         log_hint: None,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::domain::commands::CommandsProfile;
+use crate::domain::commands::{CommandSpec, CommandsProfile};
 use crate::domain::secret_names::looks_like_credential;
 
 /// Variables passed from the coordinator's environment when set there.
@@ -71,23 +71,21 @@ pub const ALLOWED_NAMES: &[&str] = &[
 /// Name prefixes passed like [`ALLOWED_NAMES`] (the locale categories).
 pub const ALLOWED_PREFIXES: &[&str] = &["LC_"];
 
-/// The complete environment of command `command_index`, in the order of precedence: the
+/// The complete environment of `command`, in the order of precedence: the
 /// allowlisted and passed-through parent variables (credential-like names always dropped), then
 /// the command's own `env` entries from the commands file (literal values its author wrote, so
 /// they are applied as given), then `CI=true`, which always wins.
 pub fn build_env(
     parent: &BTreeMap<String, String>,
     profile: &CommandsProfile,
-    command_index: usize,
+    command: &CommandSpec,
 ) -> BTreeMap<String, String> {
     let mut env: BTreeMap<String, String> = parent
         .iter()
         .filter(|(name, _)| is_inherited(name, profile) && !looks_like_credential(name))
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
-    if let Some(command) = profile.commands.get(command_index) {
-        env.extend(command.env.iter().map(|(name, value)| (name.clone(), value.clone())));
-    }
+    env.extend(command.env.iter().map(|(name, value)| (name.clone(), value.clone())));
     env.insert("CI".to_owned(), "true".to_owned());
     env
 }
@@ -138,7 +136,8 @@ mod tests {
             ("PYTHONPATH", "/evil"),
             ("RANDOM_VAR", "1"),
         ]);
-        let env = build_env(&parent, &profile(&[], &[]), 0);
+        let profile = profile(&[], &[]);
+        let env = build_env(&parent, &profile, &profile.commands[0]);
         let names: Vec<&str> = env.keys().map(String::as_str).collect();
         assert_eq!(names, ["CARGO_HOME", "CI", "HOME", "LC_ALL", "PATH"]);
         assert_eq!(env["CI"], "true");
@@ -148,7 +147,8 @@ mod tests {
     fn passthrough_never_lets_a_credential_name_through() {
         let parent = parent(&[("NPM_CONFIG_REGISTRY", "r"), ("MY_API_KEY", "k"), ("GH_TOKEN", "t")]);
         // The commands parser refuses these names; a profile built in code must not bypass it.
-        let env = build_env(&parent, &profile(&["NPM_CONFIG_REGISTRY", "MY_API_KEY", "GH_TOKEN"], &[]), 0);
+        let profile = profile(&["NPM_CONFIG_REGISTRY", "MY_API_KEY", "GH_TOKEN"], &[]);
+        let env = build_env(&parent, &profile, &profile.commands[0]);
         assert_eq!(env.get("NPM_CONFIG_REGISTRY").map(String::as_str), Some("r"));
         assert!(!env.contains_key("MY_API_KEY"));
         assert!(!env.contains_key("GH_TOKEN"));
@@ -165,11 +165,13 @@ mod tests {
     #[test]
     fn command_env_then_ci_take_precedence() {
         let parent = parent(&[("LANG", "C"), ("CI", "false")]);
-        let env = build_env(&parent, &profile(&[], &[("LANG", "en_US.UTF-8"), ("NODE_ENV", "test"), ("CI", "0")]), 0);
+        let with_env = profile(&[], &[("LANG", "en_US.UTF-8"), ("NODE_ENV", "test"), ("CI", "0")]);
+        let env = build_env(&parent, &with_env, &with_env.commands[0]);
         assert_eq!(env["LANG"], "en_US.UTF-8");
         assert_eq!(env["NODE_ENV"], "test");
         assert_eq!(env["CI"], "true");
-        // An index past the end has no command entries but still the base environment.
-        assert_eq!(build_env(&parent, &profile(&[], &[("X", "1")]), 5).get("X"), None);
+        // Another command of the profile gets its own entries, not these.
+        let other = CommandSpec { argv: vec!["true".into()], timeout_s: None, env: BTreeMap::new() };
+        assert_eq!(build_env(&parent, &profile(&[], &[("X", "1")]), &other).get("X"), None);
     }
 }

@@ -37,11 +37,11 @@ use tokio::sync::watch;
 
 pub use env::{ALLOWED_NAMES, ALLOWED_PREFIXES, build_env, process_env};
 
-use crate::domain::commands::CommandsProfile;
+use crate::domain::commands::{CommandSpec, CommandsProfile};
 use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::redact::Redactor;
-use crate::sandbox::{Plan, RunPaths, Started};
+use crate::sandbox::{Phase, Plan, RunPaths, Started};
 use crate::store::private;
 use log::CappedLog;
 use output::{OutputSink, TailRing};
@@ -121,8 +121,11 @@ impl<'a> RunRequest<'a> {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
-    /// Passed only when every command ran and exited 0 and the run was not cancelled.
+    /// Passed only when every command ran and exited 0 and the run was not cancelled;
+    /// `SetupFailed` when a setup command failed (the tests then did not run).
     pub status: TestStatus,
+    /// One per setup command of the profile, in order.
+    pub setup: Vec<CommandResult>,
     /// One per command of the profile, in order; those after the first failure are `not_run`.
     pub commands: Vec<CommandResult>,
     /// The redacted tail of the failing (or cancelled) command's output; `None` when the run
@@ -166,37 +169,50 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
     let mut log = CappedLog::new(open_log(req.log_path)?, req.log_cap_bytes);
     let mut cancel = Cancel::new(req.cancel.clone());
 
+    let mut setup = Vec::with_capacity(req.profile.setup.len());
     let mut commands = Vec::with_capacity(req.profile.commands.len());
     let mut failure_output = None;
-    let mut failed = req.profile.commands.is_empty();
+    let mut failed: Option<Phase> = req.profile.commands.is_empty().then_some(Phase::Test);
     let mut timed_out = false;
     let mut cancelled = false;
+    let steps: Vec<(Phase, &CommandSpec)> = (req.profile.setup.iter().map(|c| (Phase::Setup, c)))
+        .chain(req.profile.commands.iter().map(|c| (Phase::Test, c)))
+        .collect();
+    let total = steps.len();
 
-    for (index, spec) in req.profile.commands.iter().enumerate() {
-        if !failed && !cancelled && cancel.is_cancelled() {
+    for (index, (phase, spec)) in steps.into_iter().enumerate() {
+        let results = match phase {
+            Phase::Setup => &mut setup,
+            Phase::Test => &mut commands,
+        };
+        if failed.is_none() && !cancelled && cancel.is_cancelled() {
             cancelled = true;
         }
-        if failed || cancelled {
+        if failed.is_some() || cancelled {
             write_section_line(&mut log, &redactor.redact(&section::not_run(&spec.argv))).map_err(log_error)?;
-            commands.push(CommandResult::not_run(spec.argv.clone()));
+            results.push(CommandResult::not_run(spec.argv.clone()));
             continue;
         }
         if !log.is_empty() {
             log.write_all(b"\n").map_err(log_error)?;
         }
+        if phase == Phase::Setup && results.is_empty() {
+            write_section_line(&mut log, section::SETUP).map_err(log_error)?;
+        } else if phase == Phase::Test && results.is_empty() && !req.profile.setup.is_empty() {
+            write_section_line(&mut log, section::TESTS).map_err(log_error)?;
+        }
         write_section_line(&mut log, &redactor.redact(&section::header(&spec.argv))).map_err(log_error)?;
         if let Some(progress) = &req.progress {
-            let started =
-                CommandStarted { index, total: req.profile.commands.len(), argv: spec.argv.clone(), status_line: None };
+            let started = CommandStarted { index, total, argv: spec.argv.clone(), status_line: None };
             let _ = progress.send(started);
         }
 
-        let env = build_env(req.parent_env, req.profile, index);
+        let env = build_env(req.parent_env, req.profile, spec);
         let started = match req.sandbox {
-            Some((plan, run)) => plan.wrap(&spec.argv, run, env),
+            Some((plan, run)) => plan.wrap(&spec.argv, run, env, phase),
             None => Started::direct(&spec.argv, req.checkout, env),
         };
-        let timeout_s = req.profile.timeout_for(index);
+        let timeout_s = req.profile.timeout_of(spec);
         let mut tail = TailRing::new(req.failure_tail_chars);
         let mut sink = OutputSink::new(&redactor, &mut log, &mut tail);
         let spawn = Spawn {
@@ -246,15 +262,21 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         write_section_line(&mut log, &footer).map_err(log_error)?;
 
         if !result.passed() || cancelled {
-            failed = true;
+            failed = Some(phase);
             failure_output = tail.text();
         }
-        commands.push(result);
+        results.push(result);
     }
 
     let summary = log.finish().map_err(log_error)?;
+    let status = match (failed, cancelled) {
+        (Some(Phase::Setup), false) => TestStatus::SetupFailed,
+        (Some(_), _) | (None, true) => TestStatus::Failed,
+        (None, false) => TestStatus::Passed,
+    };
     Ok(RunOutcome {
-        status: if failed || cancelled { TestStatus::Failed } else { TestStatus::Passed },
+        status,
+        setup,
         commands,
         failure_output,
         timed_out,

@@ -4,6 +4,11 @@
 
 use std::time::Duration;
 
+/// Before the first setup command (design §5.2.3): what follows installs what the tests need.
+pub const SETUP: &str = "# setup\n";
+/// Before the first test command of a run that had setup commands.
+pub const TESTS: &str = "# tests\n";
+
 /// `$ argv...`, quoted so it can be pasted into a POSIX shell.
 pub fn header(argv: &[String]) -> String {
     let words: Vec<String> = argv.iter().map(|arg| shell_word(arg)).collect();

@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 use crate::domain::commands::CommandsProfile;
 pub use crate::domain::report::SandboxInfo;
 pub use rundir::RunDir;
-pub use spec::{Account, Built, RunPaths, Spec, Tier};
+pub use spec::{Account, Built, Phase, RunPaths, Spec, Tier};
 pub use view::{PathRefused, View};
 
 /// The argument that turns the forgeloop binary into the sandbox helper.
@@ -194,6 +194,7 @@ impl Plan {
             write_paths: strings(&self.extra_write),
             writable_git: self.writable_git,
             run_as: self.run_as.map(|a| format!("uid {} gid {}", a.uid, a.gid)),
+            cache: None,
         }
     }
 
@@ -244,12 +245,18 @@ impl Plan {
     /// the spec, on a descriptor, and applies only inside, so nothing a commands file sets
     /// (`LD_PRELOAD`, say) reaches the unsandboxed helper, and no other account can read it in
     /// the helper's command line.
-    pub fn wrap(&self, argv: &[String], run: &RunPaths, mut env: BTreeMap<String, String>) -> Started {
-        let Some(tier) = self.tier else { return Started::direct(argv, &run.checkout, env) };
+    pub fn wrap(&self, argv: &[String], run: &RunPaths, mut env: BTreeMap<String, String>, phase: Phase) -> Started {
+        let _ = phase;
+        // The warm cache's variables win over the person's (which point into their home).
+        let Some(tier) = self.tier else {
+            env.extend(run.cache_env.clone());
+            return Started::direct(argv, &run.checkout, env);
+        };
         for name in view::DROPPED_VARS {
             env.remove(*name);
         }
         env.extend(self.view.env_set.clone());
+        env.extend(run.cache_env.clone());
         let home = match (tier, &self.view.home) {
             (Tier::Namespaces, Some(home)) => home.clone(),
             _ => run.home.clone(),

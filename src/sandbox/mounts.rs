@@ -97,7 +97,7 @@ fn plan(spec: &Spec) -> Vec<Mount> {
     for path in &view.read {
         add(path, path, Kind::ReadOnly);
     }
-    for path in view.write.iter().chain([&spec.run.checkout]) {
+    for path in view.write.iter().chain([&spec.run.checkout]).chain(spec.run.cache.as_ref()) {
         add(path, path, Kind::ReadWrite);
     }
     if let Some(gitdir) = &spec.run.gitdir {

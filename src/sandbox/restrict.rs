@@ -125,6 +125,7 @@ fn landlock(spec: &Spec, abi: u32) -> Result<(), String> {
     }
     let mut writable: Vec<&Path> = vec![&spec.run.checkout];
     writable.extend(spec.view.write.iter().map(|p| p.as_path()));
+    writable.extend(spec.run.cache.as_deref());
     if let Some(gitdir) = &spec.run.gitdir {
         if spec.writable_git {
             writable.push(gitdir);

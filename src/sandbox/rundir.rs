@@ -4,6 +4,7 @@
 //! setuid one. A run directory holds a `lock` file locked while its run lives, so `gc` can
 //! sweep the directories of runs whose process is gone.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -33,6 +34,25 @@ impl RunDir {
     pub fn create(root: &Path) -> io::Result<RunDir> {
         private_root(root)?;
         let dir = tempfile::Builder::new().prefix("").rand_bytes(16).tempdir_in(root)?.keep();
+        RunDir::fill(dir)
+    }
+
+    /// A fresh run directory at the stable `<root>/<key>`, for a run that holds the lock of a
+    /// repository's cache slot (`key` names the slot): the same paths from one run of the
+    /// slot to the next, so incremental builds recognise their sources. What a dead run of the
+    /// slot left there is removed first (the caller's slot lock says nobody else is using it).
+    pub fn create_at(root: &Path, key: &Path) -> io::Result<RunDir> {
+        private_root(root)?;
+        let dir = root.join(key);
+        if let Some(parent) = dir.parent() {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+        }
+        tree::remove_tree(&dir).map_err(|left| io::Error::other(left.to_string()))?;
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        RunDir::fill(dir)
+    }
+
+    fn fill(dir: PathBuf) -> io::Result<RunDir> {
         let made = (|| {
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
             // Locked before it gets its name: a `lock` file that `sweep` finds free is a dead run's.
@@ -78,6 +98,8 @@ impl RunDir {
             tmp: self.tmp(),
             home: self.home(),
             root: self.dir.join("root"),
+            cache: None,
+            cache_env: BTreeMap::new(),
         }
     }
 
@@ -140,14 +162,26 @@ pub struct Swept {
 
 /// Removes the run directories below `root` whose run is over: a killed forgeloop leaves its
 /// run directory behind, and only an unlocked (or lockless, older) one is taken. `dry_run`
-/// counts them without removing.
+/// counts them without removing. Run directories of cache slots sit deeper
+/// (`<owner>/<repo>/<slot>`): a directory that holds none of a run's files is walked into.
 pub fn sweep(root: &Path, dry_run: bool) -> Swept {
     let mut swept = Swept::default();
-    let Ok(entries) = std::fs::read_dir(root) else { return swept };
+    sweep_in(root, dry_run, 0, &mut swept);
+    swept
+}
+
+fn sweep_in(dir: &Path, dry_run: bool, depth: usize, swept: &mut Swept) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
         let Ok(meta) = path.symlink_metadata() else { continue };
         if !meta.is_dir() {
+            continue;
+        }
+        let is_run =
+            ["lock", "lock.new", "tmp", "home", "root"].iter().any(|n| path.join(n).symlink_metadata().is_ok());
+        if !is_run && depth < 2 && std::fs::read_dir(&path).is_ok_and(|mut e| e.next().is_some()) {
+            sweep_in(&path, dry_run, depth + 1, swept);
             continue;
         }
         let young = meta
@@ -172,7 +206,6 @@ pub fn sweep(root: &Path, dry_run: bool) -> Swept {
             Err(left) => swept.failed.push(format!("{}: {left}", path.display())),
         }
     }
-    swept
 }
 
 #[cfg(test)]
@@ -219,6 +252,14 @@ mod tests {
         std::fs::write(killed.join(LOCK), "").unwrap();
         assert_eq!(sweep(&root, false).removed, 1);
         assert!(!killed.exists());
+        // A cache slot's run directory, deeper down, is found too.
+        let slot = RunDir::create_at(&root, Path::new("acme/widget/0")).unwrap();
+        let dead_slot = root.join("acme/widget/1");
+        std::fs::create_dir_all(dead_slot.join("tmp")).unwrap();
+        std::fs::write(dead_slot.join(LOCK), "").unwrap();
+        let swept = sweep(&root, false);
+        assert_eq!(swept.removed, 1, "{swept:?}");
+        assert!(slot.path().exists() && !dead_slot.exists());
         assert!(!dead.exists());
         assert!(live.path().exists() && young.exists());
     }

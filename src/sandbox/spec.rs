@@ -30,6 +30,24 @@ impl Tier {
     }
 }
 
+/// Which part of a run a command belongs to (design §5.2.3): the profile's `setup` commands
+/// (they may get the person's allowlisted network to install dependencies) or its tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Setup,
+    Test,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Setup => "setup",
+            Phase::Test => "test",
+        }
+    }
+}
+
 /// An account of the host: who PR code runs as when forgeloop itself is root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Account {
@@ -51,6 +69,12 @@ pub struct RunPaths {
     pub home: PathBuf,
     /// First tier: the empty directory the new root is assembled in.
     pub root: PathBuf,
+    /// The repository's warm cache (read-write), when the run uses it.
+    #[serde(default)]
+    pub cache: Option<PathBuf>,
+    /// The variables that point the ecosystems' caches into it.
+    #[serde(default)]
+    pub cache_env: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -94,6 +94,7 @@ impl Fixture {
             fetch_exact_sha: false,
             history: forgeloop::domain::commands::History::Shallow,
             checkouts_root: Some(&self.checkouts),
+            exact_dir: None,
             cancel: None,
             objects_for_others: false,
         }

@@ -151,7 +151,9 @@ impl Detail {
                     sha12,
                     result: match run.status {
                         crate::domain::report::TestStatus::Passed => RunResult::Passed,
-                        crate::domain::report::TestStatus::Failed => RunResult::Failed,
+                        crate::domain::report::TestStatus::Failed | crate::domain::report::TestStatus::SetupFailed => {
+                            RunResult::Failed
+                        }
                     },
                     duration: Some(run.duration_seconds),
                     started_at: Some(run.started_at.clone()),

@@ -19,8 +19,17 @@ pub const DEFAULT_CHECKS_TIMEOUT_S: u64 = 3600;
 pub const DEFAULT_APPEAR_TIMEOUT_S: u64 = 600;
 const MAX_CHECKS: usize = 256;
 /// Keys only the local executor reads; a `github-checks` profile refuses them.
-const LOCAL_ONLY_KEYS: [&str; 7] =
-    ["network", "read_paths", "write_paths", "memory_mb", "env_passthrough", "history", "writable_git"];
+const LOCAL_ONLY_KEYS: [&str; 9] = [
+    "network",
+    "read_paths",
+    "write_paths",
+    "memory_mb",
+    "env_passthrough",
+    "history",
+    "writable_git",
+    "setup",
+    "cache",
+];
 /// Keys only the `github-checks` executor reads; a local profile refuses them.
 const CHECKS_ONLY_KEYS: [&str; 3] = ["checks", "appear_timeout_s", "dispatch"];
 const MAX_COMMANDS: usize = 256;
@@ -41,6 +50,10 @@ pub struct CommandSpec {
 /// A validated list of commands plus the profile-level options.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandsProfile {
+    /// Run first, in the same checkout and private `HOME`, with the network the person's
+    /// allowlist opens (design §5.6): installing the dependencies the tests then use offline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<CommandSpec>,
     pub commands: Vec<CommandSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_passthrough: Vec<String>,
@@ -62,6 +75,9 @@ pub struct CommandsProfile {
     /// by default it is read-only to them (design §5.6).
     #[serde(default, skip_serializing_if = "is_false")]
     pub writable_git: bool,
+    /// Use the repository's warm cache (design §5.6); `false` runs cold, as a fresh machine.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub cache: bool,
     /// How much history the checkout gets (design §5.2.2): the PR head alone (default) or all of it.
     #[serde(default, skip_serializing_if = "History::is_shallow")]
     pub history: History,
@@ -161,10 +177,19 @@ fn is_false(value: &bool) -> bool {
     !*value
 }
 
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+fn yes() -> bool {
+    true
+}
+
 impl CommandsProfile {
     /// A profile of just these commands, every option at its default.
     pub fn of(commands: Vec<CommandSpec>) -> CommandsProfile {
         CommandsProfile {
+            setup: Vec::new(),
             commands,
             env_passthrough: Vec::new(),
             timeout_s: None,
@@ -173,6 +198,7 @@ impl CommandsProfile {
             write_paths: Vec::new(),
             memory_mb: None,
             writable_git: false,
+            cache: true,
             history: History::Shallow,
             executor: Executor::Local,
             checks: None,
@@ -195,6 +221,11 @@ impl CommandsProfile {
     pub fn timeout_for(&self, index: usize) -> u64 {
         self.commands.get(index).and_then(|c| c.timeout_s).or(self.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S)
     }
+
+    /// The timeout of `command` (one of this profile's setup or test commands).
+    pub fn timeout_of(&self, command: &CommandSpec) -> u64 {
+        command.timeout_s.or(self.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -204,7 +235,7 @@ pub enum CommandsError {
     #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
     Shape(String),
     #[error(
-        "commands file sets an unknown option {0:?}; known: commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, writable_git, history, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
+        "commands file sets an unknown option {0:?}; known: setup, commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, writable_git, cache, history, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
     )]
     UnknownKey(String),
     #[error("invalid environment variable name {0:?}")]
@@ -283,9 +314,9 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
         Value::Object(map) => {
             for key in map.keys() {
                 match key.as_str() {
-                    "commands" | "env_passthrough" | "timeout_s" | "network" | "read_paths" | "write_paths"
-                    | "memory_mb" | "history" | "writable_git" | "executor" | "checks" | "appear_timeout_s"
-                    | "dispatch" => {}
+                    "commands" | "setup" | "env_passthrough" | "timeout_s" | "network" | "read_paths"
+                    | "write_paths" | "memory_mb" | "history" | "writable_git" | "cache" | "executor" | "checks"
+                    | "appear_timeout_s" | "dispatch" => {}
                     "sandbox" => return Err(CommandsError::SandboxOff),
                     _ => return Err(CommandsError::UnknownKey(key.clone())),
                 }
@@ -315,10 +346,17 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 Some(Value::Bool(on)) => *on,
                 Some(_) => return Err(CommandsError::Network),
             };
-            let writable_git = match map.get("writable_git") {
-                None => false,
-                Some(Value::Bool(on)) => *on,
-                Some(_) => return Err(CommandsError::Shape("\"writable_git\" must be true or false".into())),
+            let flag = |key: &str, default: bool| match map.get(key) {
+                None => Ok(default),
+                Some(Value::Bool(on)) => Ok(*on),
+                Some(_) => Err(CommandsError::Shape(format!("\"{key}\" must be true or false"))),
+            };
+            let writable_git = flag("writable_git", false)?;
+            let cache = flag("cache", true)?;
+            let setup = match map.get("setup") {
+                None => Vec::new(),
+                Some(Value::Array(items)) => parse_list(items)?,
+                Some(_) => return Err(CommandsError::Shape("\"setup\" must be an array of commands".into())),
             };
             let memory_mb = match map.get("memory_mb") {
                 None => None,
@@ -334,6 +372,7 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 Some(_) => return Err(CommandsError::History),
             };
             Ok(CommandsProfile {
+                setup,
                 commands: parse_list(items)?,
                 env_passthrough,
                 timeout_s: map.get("timeout_s").map(timeout).transpose()?,
@@ -342,6 +381,7 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 write_paths: paths(map.get("write_paths"), "write_paths")?,
                 memory_mb,
                 writable_git,
+                cache,
                 history,
                 executor: Executor::Local,
                 checks: None,

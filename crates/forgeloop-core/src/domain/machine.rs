@@ -365,7 +365,7 @@ pub fn record_run(state: &mut CycleState, pr: &PrRef, report: Report, summary: R
             state.webgpt_handoff = Some(String::new());
             state.outbox = None;
         }
-        TestStatus::Failed => {
+        TestStatus::Failed | TestStatus::SetupFailed => {
             let handoff = text::handoff(&report.comment_markdown);
             state.status = Status::AwaitingWebgptFix;
             state.outbox = Some(Outbox::new(OutboxKind::Handoff, handoff.clone(), now));
@@ -551,7 +551,7 @@ pub fn reference_message(state: &CycleState) -> Option<(OutboxKind, &str)> {
     }
     match state.status {
         Status::AwaitingWebgptPr => text(&state.webgpt_prompt).map(|t| (OutboxKind::Prompt, t)),
-        Status::AwaitingWebgptFix if state.report.as_ref().is_some_and(|r| r.status == TestStatus::Failed) => {
+        Status::AwaitingWebgptFix if state.report.as_ref().is_some_and(|r| r.status.is_failure()) => {
             text(&state.webgpt_handoff).map(|t| (OutboxKind::Handoff, t))
         }
         _ => None,
@@ -631,6 +631,7 @@ mod tests {
             repository: "acme/widget".into(),
             pull_request: 42,
             head_sha: "e".repeat(40),
+            setup: Vec::new(),
             commands: vec![CommandResult {
                 argv: vec!["pytest".into()],
                 exit_code: Some(if status == TestStatus::Passed { 0 } else { 1 }),

@@ -10,16 +10,26 @@ pub enum TestStatus {
     Passed,
     #[serde(rename = "TEST_FAILED")]
     Failed,
+    /// A `setup` command failed, so the tests did not run. The PR's dependency change can be
+    /// at fault: it counts and is handed off like a failed test.
+    #[serde(rename = "SETUP_FAILED")]
+    SetupFailed,
 }
 
 impl TestStatus {
-    pub const ALL: [TestStatus; 2] = [TestStatus::Passed, TestStatus::Failed];
+    pub const ALL: [TestStatus; 3] = [TestStatus::Passed, TestStatus::Failed, TestStatus::SetupFailed];
 
     pub fn as_str(self) -> &'static str {
         match self {
             TestStatus::Passed => "TEST_PASSED",
             TestStatus::Failed => "TEST_FAILED",
+            TestStatus::SetupFailed => "SETUP_FAILED",
         }
+    }
+
+    /// A verdict against the PR: the tests or the setup failed.
+    pub fn is_failure(self) -> bool {
+        self != TestStatus::Passed
     }
 }
 
@@ -116,6 +126,9 @@ pub struct SandboxInfo {
     /// When forgeloop runs as root: the unprivileged account the commands ran as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_as: Option<String>,
+    /// The repository's warm cache slot the run used (`owner/repo/slot`); `None` ran cold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
 }
 
 impl SandboxInfo {
@@ -132,6 +145,7 @@ impl SandboxInfo {
             write_paths: Vec::new(),
             writable_git: false,
             run_as: None,
+            cache: None,
         }
     }
 
@@ -153,6 +167,9 @@ pub struct Report {
     pub repository: String,
     pub pull_request: u64,
     pub head_sha: String,
+    /// The profile's setup commands (design §5.2.3), before `commands`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<CommandResult>,
     pub commands: Vec<CommandResult>,
     /// The check runs a `github-checks` run waited for; empty for local runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

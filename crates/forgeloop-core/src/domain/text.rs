@@ -145,6 +145,8 @@ pub struct CommentInput<'a> {
     pub repository: &'a str,
     pub pull_request: u64,
     pub head_sha: &'a str,
+    /// The profile's setup commands (design §5.2.3), listed before the tests.
+    pub setup: &'a [CommandResult],
     pub commands: &'a [CommandResult],
     pub failure_output: Option<&'a str>,
     /// Where the full log is kept, e.g. "run log `3-0123456789ab.log` of cycle `x`".
@@ -193,9 +195,10 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
     if !input.commands.is_empty() || input.checks.is_empty() {
         lines.extend([String::new(), "| Command | Exit | Duration |".to_owned(), "|---|---:|---:|".to_owned()]);
     }
-    for command in input.commands {
+    let setup = input.setup.iter().map(|c| ("setup: ", c));
+    for (label, command) in setup.chain(input.commands.iter().map(|c| ("", c))) {
         lines.push(format!(
-            "| {} | {} | {} |",
+            "| {label}{} | {} | {} |",
             command.argv.iter().map(|part| table_cell(&code_span(part))).collect::<Vec<_>>().join(" "),
             exit_cell(command),
             if command.not_run { "-".to_owned() } else { format_duration(command.duration_seconds) },
@@ -313,6 +316,7 @@ mod tests {
             repository: "acme/widget",
             pull_request: 42,
             head_sha: &"a".repeat(40),
+            setup: &[],
             commands: &commands,
             failure_output: Some(output),
             log_hint: None,
@@ -367,6 +371,7 @@ mod tests {
             repository: "acme/widget",
             pull_request: 42,
             head_sha: &"a".repeat(40),
+            setup: &[],
             commands: &commands,
             failure_output: None,
             log_hint: None,

@@ -36,6 +36,11 @@ impl Home {
         self.root.join("run")
     }
 
+    /// Warm caches per repository and slot (design §5.6).
+    pub fn caches_dir(&self) -> PathBuf {
+        self.root.join("caches")
+    }
+
     /// Where `--keep-checkout` leaves checkouts.
     pub fn kept_dir(&self) -> PathBuf {
         self.root.join("kept")
