@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
+use crate::domain::egress::Allowlist;
+use crate::domain::pr_ref::RepoName;
 use crate::redact::UserRules;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -29,6 +31,8 @@ pub struct Config {
     pub checks: ChecksConfig,
     #[serde(default)]
     pub cache: CacheConfig,
+    #[serde(default)]
+    pub network: NetworkConfig,
 }
 
 /// The bound on all warm caches together when `[cache] max_gb` says nothing.
@@ -48,6 +52,76 @@ impl CacheConfig {
         let gb = self.max_gb.filter(|g| g.is_finite() && *g >= 0.0).unwrap_or(DEFAULT_CACHE_MAX_GB);
         (gb * 1e9) as u64
     }
+}
+
+/// What test runs may reach (design §5.6): the person's allowlist for `"network": "allowlist"`
+/// runs, and which repositories may use `"network": "open"`. Entries are parsed while the file
+/// is read, so a bad one fails the load with the entry named.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// `[network] allow`: for every repository.
+    #[serde(default)]
+    pub allow: Allowlist,
+    /// `[network.repositories."owner/repo"]`, keyed by the lowercase `owner/repo`.
+    #[serde(default, deserialize_with = "repository_keys")]
+    pub repositories: BTreeMap<String, RepositoryNetwork>,
+}
+
+/// One repository's additions.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepositoryNetwork {
+    /// Added to `[network] allow` for this repository's runs.
+    #[serde(default)]
+    pub allow: Allowlist,
+    /// Permits a commands file's `"network": "open"` (the host's whole network) here.
+    #[serde(default)]
+    pub open: bool,
+}
+
+/// The network a repository's runs may have, from the person's config.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetworkPolicy {
+    /// `[network] allow` plus the repository's own `allow`.
+    pub allow: Allowlist,
+    /// `[network.repositories."owner/repo"] open = true`.
+    pub open_permitted: bool,
+}
+
+impl NetworkConfig {
+    /// The effective allowlist of `repository` (`owner/repo`, any case) and whether it may
+    /// run with the host's network.
+    pub fn for_repository(&self, repository: &str) -> NetworkPolicy {
+        match self.repositories.get(&repository.to_ascii_lowercase()) {
+            Some(own) => NetworkPolicy { allow: self.allow.union(&own.allow), open_permitted: own.open },
+            None => NetworkPolicy { allow: self.allow.clone(), open_permitted: false },
+        }
+    }
+}
+
+/// Keys are `owner/repo`, compared as GitHub does (case-insensitively); two spellings of one
+/// repository would make one table silently win, so they are an error.
+fn repository_keys<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, RepositoryNetwork>, D::Error> {
+    let tables = BTreeMap::<String, RepositoryNetwork>::deserialize(deserializer)?;
+    let mut out = BTreeMap::new();
+    for (key, table) in tables {
+        let name = RepoName::parse(&key)
+            .map_err(|e| serde::de::Error::custom(format!("[network.repositories.{key:?}]: {e}")))?;
+        if name.full_name() != key {
+            return Err(serde::de::Error::custom(format!(
+                "[network.repositories.{key:?}]: write the repository as OWNER/REPO without spaces"
+            )));
+        }
+        if out.insert(name.key(), table).is_some() {
+            return Err(serde::de::Error::custom(format!(
+                "[network.repositories.{key:?}]: this repository has another table under a differently cased name"
+            )));
+        }
+    }
+    Ok(out)
 }
 
 /// How the `github-checks` executor polls (design §5.7): the wait between two reads of a
@@ -209,6 +283,10 @@ sandbox = "off"
 max_processes = 512
 [checkout]
 submodule_token_owners = ["acme-libs"]
+[network]
+allow = ["registries"]
+[network.repositories."acme/widget"]
+open = true
 [[redact.rules]]
 id = "acme-token"
 regex = '(acme_[A-Za-z0-9]{32})\b'
@@ -221,6 +299,8 @@ entropy = 3.5
         assert_eq!(config.runner.sandbox, Some(SandboxSwitch::Off));
         assert_eq!(config.runner.max_processes, Some(512));
         assert_eq!(config.checkout.submodule_token_owners, ["acme-libs"]);
+        assert!(config.network.for_repository("acme/widget").open_permitted);
+        assert!(toml::from_str::<Config>("[network]\nallowlist = []").is_err());
         assert!(toml::from_str::<Config>("[checkout]\nsubmodule_owners = []").is_err());
         assert_eq!(config.redact.rules.specs()[0].id, "acme-token");
         assert!(!config.tui.notify(), "notifications can be turned off");
@@ -265,6 +345,63 @@ entropy = 3.5
         assert!(err.contains("redact rule \"acme-token\": needs at least one keyword"), "{err}");
         std::fs::write(&path, "[[redact.rules]]\nid = \"acme-token\"\nregex = 'x'\nkeyword = [\"abc\"]\n").unwrap();
         assert!(Config::load(&path, true).is_err(), "a misspelt field is an error");
+    }
+
+    #[test]
+    fn network_allowlists_combine_per_repository_and_bad_entries_fail_the_load() {
+        let text = r#"
+[network]
+allow = ["registries", "pypi.internal.example.com", "*.corp.example:8443", "10.0.4.7:3128"]
+[network.repositories."Acme/Widget"]
+allow = ["[fd00::1]:443", "pypi.internal.example.com"]
+open = true
+[network.repositories."acme/gadget"]
+allow = ["git.example.com:8080"]
+"#;
+        let config: Config = toml::from_str(text).unwrap();
+        let entries =
+            |policy: &NetworkPolicy| policy.allow.entries().iter().map(ToString::to_string).collect::<Vec<_>>();
+        let widget = config.network.for_repository("acme/widget");
+        assert_eq!(
+            entries(&widget),
+            ["registries", "pypi.internal.example.com", "*.corp.example:8443", "10.0.4.7:3128", "[fd00::1]:443"],
+            "global entries first, the repository's added once"
+        );
+        assert!(widget.open_permitted);
+        assert_eq!(config.network.for_repository("ACME/WIDGET"), widget, "repository names are case-insensitive");
+        let gadget = config.network.for_repository("acme/gadget");
+        assert_eq!(entries(&gadget).last().map(String::as_str), Some("git.example.com:8080"));
+        assert!(!gadget.open_permitted, "open is off unless the repository's table says so");
+        let other = config.network.for_repository("someone/else");
+        assert_eq!((other.allow.len(), other.open_permitted), (4, false));
+        let none = Config::default().network.for_repository("acme/widget");
+        assert!(none.allow.is_empty() && !none.open_permitted, "nothing is reachable by default");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let cases = [
+            (
+                "[network]\nallow = [\"*.com\"]\n",
+                "allow entry \"*.com\": \"*.com\" would allow a whole top-level domain",
+            ),
+            ("[network]\nallow = [\"https://pypi.org\"]\n", "allow entry \"https://pypi.org\": has a scheme"),
+            ("[network]\nallow = [\"10.0.4.7\"]\n", "an IP address needs a port"),
+            ("[network.repositories.\"acme/widget\"]\nallow = [\"bad host\"]\n", "allow entry \"bad host\""),
+            ("[network]\nalow = []\n", "unknown field `alow`"),
+            ("[network.repositories.\"acme/widget\"]\nopen = \"yes\"\n", "open"),
+            ("[network.repositories.\"acme/widget\"]\nallowed = []\n", "unknown field `allowed`"),
+            ("[network.repositories.\"widget\"]\nopen = true\n", "expected GitHub OWNER/REPO"),
+            ("[network.repositories.\" acme/widget\"]\nopen = true\n", "without spaces"),
+            (
+                "[network.repositories.\"acme/widget\"]\nopen = true\n[network.repositories.\"Acme/Widget\"]\nopen = false\n",
+                "differently cased",
+            ),
+        ];
+        for (text, expected) in cases {
+            std::fs::write(&path, text).unwrap();
+            let err = Config::load(&path, true).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Layers (docs/design.md §2): the core crate (`forgeloop-core`, re-exported here as
 //! [`domain`], [`redact`], [`store`] and [`registry`]) is below everything; the adapters
-//! ([`config`], [`sandbox`], [`runner`], [`checkout`], [`github`], [`cache`]) do the I/O; [`cycle`] holds
+//! ([`config`], [`sandbox`], [`egress`], [`runner`], [`checkout`], [`github`], [`cache`]) do the
+//! I/O; [`cycle`] holds
 //! the use cases every front end calls; [`cli`], [`tui`], [`mcp`] and [`demo`] are the front
 //! ends. `tests/layers.rs` keeps the table of who may use whom.
 
@@ -15,6 +16,7 @@ pub mod config;
 pub mod cycle;
 #[cfg(feature = "demo")]
 pub mod demo;
+pub mod egress;
 pub mod error;
 pub mod github;
 pub mod mcp;

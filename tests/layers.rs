@@ -21,17 +21,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("registry", &["domain", "redact", "store"]),
     ("config", &["domain", "redact", "store"]),
     ("sandbox", &["domain", "redact", "store"]),
-    ("runner", &["domain", "redact", "store", "sandbox"]),
+    ("egress", &["domain", "redact", "store"]),
+    ("runner", &["domain", "redact", "store", "sandbox", "egress"]),
     ("checkout", &["domain", "redact", "store"]),
     ("github", &["domain", "redact", "store"]),
     ("cache", &["domain", "redact", "store"]),
     // Use cases, and the one map from every adapter's error to the error document.
-    ("error", &["domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache"]),
+    (
+        "error",
+        &[
+            "domain", "redact", "store", "registry", "config", "sandbox", "egress", "runner", "checkout", "github",
+            "cache",
+        ],
+    ),
     (
         "cycle",
         &[
-            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache",
-            "error",
+            "domain", "redact", "store", "registry", "config", "sandbox", "egress", "runner", "checkout", "github",
+            "cache", "error",
         ],
     ),
     // What any front end may share: stdout and stderr (redacted, controls made visible), stop
@@ -46,15 +53,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "demo",
         &[
-            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache",
-            "error", "cycle", "output", "signals", "tui",
+            "domain", "redact", "store", "registry", "config", "sandbox", "egress", "runner", "checkout", "github",
+            "cache", "error", "cycle", "output", "signals", "tui",
         ],
     ),
     (
         "cli",
         &[
-            "domain", "redact", "store", "registry", "config", "sandbox", "runner", "checkout", "github", "cache",
-            "error", "cycle", "output", "signals", "tui", "mcp", "demo",
+            "domain", "redact", "store", "registry", "config", "sandbox", "egress", "runner", "checkout", "github",
+            "cache", "error", "cycle", "output", "signals", "tui", "mcp", "demo",
         ],
     ),
 ];

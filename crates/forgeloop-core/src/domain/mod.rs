@@ -5,6 +5,7 @@ pub mod brief;
 pub mod checks;
 pub mod commands;
 pub mod diff;
+pub mod egress;
 pub mod event;
 pub mod machine;
 pub mod next;
