@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use forgeloop::domain::commands::parse_commands;
+use forgeloop::domain::egress::NetworkMode;
 use forgeloop::sandbox::{self, Phase, RunDir, Settings, Started, spec_fd};
 
 fn run(started: &Started) {
@@ -53,7 +54,9 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("sandbox");
     group.sample_size(50);
-    let direct = sandbox::prepare(&Settings { enabled: false, ..settings.clone() }, &profile, &parent, &[]).unwrap();
+    let direct =
+        sandbox::prepare(&Settings { enabled: false, ..settings.clone() }, &profile, NetworkMode::Off, &parent, &[])
+            .unwrap();
     let started = direct.wrap(&argv, &paths, base_env.clone(), Phase::Test);
     group.bench_function("unsandboxed_true", |b| b.iter(|| run(&started)));
 
@@ -62,7 +65,7 @@ fn bench(c: &mut Criterion) {
     for (name, refuse) in tiers {
         // SAFETY: set before any thread of this bench starts a child; read by prepare below.
         unsafe { std::env::set_var(sandbox::REFUSE_ENV, refuse) };
-        let plan = sandbox::prepare(&settings, &profile, &parent, &[]).unwrap();
+        let plan = sandbox::prepare(&settings, &profile, NetworkMode::Off, &parent, &[]).unwrap();
         eprintln!("{name}: {:?}", plan.info());
         let started = plan.wrap(&argv, &paths, base_env.clone(), Phase::Test);
         group.bench_function(*name, |b| b.iter(|| run(&started)));

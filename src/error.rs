@@ -75,6 +75,9 @@ pub enum Error {
     Sandbox(crate::sandbox::SandboxError),
     #[error("the run could not complete ({infra_failures} in a row; the cycle stays {cycle_status}): {message}")]
     Infra { message: String, infra_failures: u32, cycle_status: Status },
+    /// A run failed for want of network (design §5.6): not an iteration, nothing for WebGPT.
+    #[error("{message}")]
+    NeedsNetwork { message: String, needs: Box<crate::domain::needs_network::NeedsNetwork>, log_path: Option<String> },
     /// The `github-checks` executor could not start waiting (design §5.7).
     #[error(transparent)]
     Checks(ChecksError),
@@ -124,6 +127,7 @@ impl Error {
                 Word::Cycle(Status::BlockedInfra)
             }
             Error::Infra { .. } => Word::InfraFailure,
+            Error::NeedsNetwork { .. } => Word::NeedsNetwork,
             Error::Registry(e) => e.status(),
             Error::Sandbox(e) => e.status(),
             Error::Stop(e) => e.status(),
@@ -158,6 +162,12 @@ impl Error {
             Error::Infra { infra_failures, cycle_status, .. } => {
                 map.insert("infra_failures".into(), json!(infra_failures));
                 map.insert("cycle_status".into(), json!(cycle_status.as_str()));
+            }
+            Error::NeedsNetwork { needs, log_path, .. } => {
+                map.insert("needs_network".into(), json!(needs));
+                if let Some(log) = log_path {
+                    map.insert("log_path".into(), json!(log));
+                }
             }
             Error::Registry(e) if e.status() == Word::CycleBusy => {
                 map.insert("pid".into(), json!(e.busy_pid()));

@@ -169,7 +169,13 @@ fn sandbox_check(ctx: &Ctx) -> Check {
         );
     }
     let profile = crate::domain::commands::CommandsProfile::of(Vec::new());
-    match crate::sandbox::prepare(&ctx.sandbox, &profile, &crate::runner::process_env(), &ctx.protected_paths()) {
+    match crate::sandbox::prepare(
+        &ctx.sandbox,
+        &profile,
+        crate::domain::egress::NetworkMode::Off,
+        &crate::runner::process_env(),
+        &ctx.protected_paths(),
+    ) {
         Ok(plan) => {
             let info = plan.info();
             let abi = info.landlock_abi.map_or_else(|| "no Landlock".to_owned(), |abi| format!("Landlock ABI {abi}"));

@@ -13,17 +13,21 @@ use tokio::sync::watch;
 use crate::cache;
 use crate::checkout::{self, CheckoutError, CheckoutRequest};
 use crate::domain::commands::{CommandsProfile, Executor};
+use crate::domain::egress::{Allowlist, NetworkEvent, NetworkMode};
 use crate::domain::event::EventKind;
 use crate::domain::machine::{self, TestGate};
+use crate::domain::needs_network::{self as needs_net, NeedsNetwork};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
-use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report};
+use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus};
 use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo, sha256_hex};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
+use crate::egress::EgressProxy;
 use crate::error::{Error, Result};
 use crate::github::{GithubClient, GithubConfig, PullInfo};
 use crate::runner::{self, RunOutcome, RunRequest};
 use crate::sandbox;
+use crate::sandbox::{Phase, ProxyAccess};
 use crate::store::atomic::write_atomic;
 use crate::store::journal::NewEvent;
 use crate::store::layout::CyclePaths;
@@ -117,6 +121,8 @@ pub struct Outcome {
 enum Executed {
     Cancelled(String),
     Completed(Box<Completed>),
+    /// The run failed for want of network (design §5.6): its log stays; nothing is recorded.
+    NeedsNetwork(Box<NeedsNetwork>),
 }
 
 struct Completed {
@@ -130,6 +136,8 @@ struct Completed {
     started: Instant,
     /// `--keep-checkout`: where the checkout was left.
     kept: Option<PathBuf>,
+    /// What the run's commands asked its egress proxy for.
+    network_log: Vec<NetworkEvent>,
 }
 
 /// `forge --pr` (and the control room's rerun): one locked pass through design §3's rules and
@@ -153,7 +161,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         Error::Invalid("PR mode needs --commands-json the first time; later runs reuse the cycle's commands".into())
     })?;
     // No sandbox, no run: refused before any network call, and the cycle does not move.
-    let sandbox = local_sandbox(ctx, &commands).await?;
+    let sandbox = local_sandbox(ctx, &commands, &pr.repo).await?;
 
     let pull = match engine.github.pull_request(&pr.repo, pr.number).await {
         Ok(pull) => pull,
@@ -214,6 +222,11 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         Ok(Executed::Cancelled(message)) => {
             return cancelled(ctx, paths, &before, state, &pr, iteration, &opts, listener.accepted(), message);
         }
+        Ok(Executed::NeedsNetwork(needs)) => {
+            // The commands ran: kept, so the rerun once the person allowed the hosts needs none.
+            state.commands = Some(commands);
+            return needs_network(ctx, paths, &before, state, *needs, &log_rel, opts.actor);
+        }
         Err(err) => return infra_failure(ctx, paths, &before, state, &pr, &opts, err),
     };
 
@@ -225,6 +238,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let log_hint = format!("`{log_rel}` of cycle `{}`", paths.stem);
     let mut report =
         build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment.clone());
+    report.network_log = done.network_log.clone();
     report.log_path = Some(log_rel.clone());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());
@@ -326,6 +340,41 @@ fn cancelled(
     Err(Error::RunCancelled { message, by, cycle_status: saved.state.status })
 }
 
+/// Records a run that failed for want of network: not an iteration, not an infra failure, no
+/// handoff; `next` then says what the person can allow (design §5.6).
+fn needs_network(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    before: &CycleState,
+    mut state: CycleState,
+    needs: NeedsNetwork,
+    log_rel: &str,
+    actor: Actor,
+) -> Result<Outcome> {
+    let now = ctx.now();
+    let message = needs_message(&needs);
+    let data = json!({"pr": needs.pr, "head_sha": needs.head_sha, "phase": needs.phase, "allow": needs.allow,
+                      "sign": needs.sign, "log": log_rel, "counted": false});
+    machine::needs_network(&mut state, needs.clone(), &now);
+    let event = NewEvent::new(EventKind::RunNeedsNetwork, Actor::System, data);
+    session::persist(ctx, paths, Some(before), &state, actor, vec![event], &now)?;
+    Err(Error::NeedsNetwork { message, needs: Box::new(needs), log_path: Some(log_rel.to_owned()) })
+}
+
+fn needs_message(needs: &NeedsNetwork) -> String {
+    let what = match (&needs.sign, needs.allow.is_empty()) {
+        (_, false) => format!("its egress proxy refused {}", needs.allow.join(", ")),
+        (Some(sign), true) => format!("it had no network ({sign:?})"),
+        (None, true) => "it had no network".to_owned(),
+    };
+    format!(
+        "the run of {} failed in its {} phase because {what}: not the PR's fault, so not an iteration and nothing for WebGPT; allow what the tests need in your config.toml ({}) or install it in a \"setup\" step, then run again",
+        needs.pr,
+        needs.phase,
+        needs.config.trim_end().replace('\n', " ")
+    )
+}
+
 fn blocked_event(state: &CycleState, reason: &str) -> NewEvent {
     NewEvent::new(EventKind::Blocked, Actor::System, json!({"status": state.status.as_str(), "reason": reason}))
 }
@@ -352,25 +401,51 @@ fn infra_failure(
     Err(Error::Infra { message, infra_failures: state.infra_failures, cycle_status: state.status })
 }
 
+/// What `repo`'s runs may reach, from the person's config (design §5.6): the allowlist its
+/// proxy enforces, and the setup commands' mode (`allowlist`, or `off` when the allowlist is
+/// empty). A commands file's `"open"` is refused unless the config permits it for `repo`.
+pub fn network_policy(ctx: &Ctx, commands: &CommandsProfile, repo: &RepoName) -> Result<(NetworkMode, Allowlist)> {
+    let policy = ctx.config.network.for_repository(&repo.full_name());
+    if commands.network == NetworkMode::Open && !policy.open_permitted {
+        return Err(Error::Invalid(format!(
+            "the commands file asks for \"network\": \"open\" (the host's whole network), which only your config can permit for {repo}: [network.repositories.\"{}\"] open = true; use \"network\": \"allowlist\" with the hosts the tests need in [network] allow instead",
+            repo.full_name()
+        )));
+    }
+    let setup = if policy.allow.is_empty() { NetworkMode::Off } else { NetworkMode::Allowlist };
+    Ok((setup, policy.allow))
+}
+
 /// Checks the sandbox settings of `commands` and builds a sandbox of the best tier here
 /// (design §5.6); blocking work, so it runs off the async threads.
-pub async fn sandbox_plan(ctx: &Ctx, commands: &CommandsProfile) -> Result<sandbox::Plan> {
+pub async fn sandbox_plan(ctx: &Ctx, commands: &CommandsProfile, setup_network: NetworkMode) -> Result<sandbox::Plan> {
     let settings = ctx.sandbox.clone();
     let profile = commands.clone();
     let protected = ctx.protected_paths();
-    tokio::task::spawn_blocking(move || sandbox::prepare(&settings, &profile, &runner::process_env(), &protected))
-        .await
-        .map_err(|e| Error::Invalid(format!("the sandbox check failed: {e}")))?
-        .map_err(Error::Sandbox)
+    tokio::task::spawn_blocking(move || {
+        sandbox::prepare(&settings, &profile, setup_network, &runner::process_env(), &protected)
+    })
+    .await
+    .map_err(|e| Error::Invalid(format!("the sandbox check failed: {e}")))?
+    .map_err(Error::Sandbox)
 }
 
-/// The sandbox a local profile runs in; `None` for a `github-checks` profile, which runs
-/// nothing here (design §5.7).
-async fn local_sandbox(ctx: &Ctx, commands: &CommandsProfile) -> Result<Option<sandbox::Plan>> {
+/// The sandbox a local profile runs in, with the allowlist its proxy enforces; `None` for a
+/// `github-checks` profile, which runs nothing here (design §5.7).
+async fn local_sandbox(ctx: &Ctx, commands: &CommandsProfile, repo: &RepoName) -> Result<Option<LocalRun>> {
     match commands.executor {
-        Executor::Local => Ok(Some(sandbox_plan(ctx, commands).await?)),
+        Executor::Local => {
+            let (setup, allow) = network_policy(ctx, commands, repo)?;
+            Ok(Some(LocalRun { plan: sandbox_plan(ctx, commands, setup).await?, allow }))
+        }
         Executor::GithubChecks => Ok(None),
     }
+}
+
+/// How a local run's commands are isolated: the sandbox, and the allowlist of its egress proxy.
+struct LocalRun {
+    plan: sandbox::Plan,
+    allow: Allowlist,
 }
 
 /// The check names a `github-checks` profile waits for; none for a local one.
@@ -448,6 +523,7 @@ async fn execute_checks(
         started_at,
         started,
         kept: None,
+        network_log: Vec::new(),
     })))
 }
 
@@ -457,10 +533,11 @@ async fn execute(
     engine: &Engine,
     pull: &PullInfo,
     commands: &CommandsProfile,
-    sandbox: &sandbox::Plan,
+    local: &LocalRun,
     log_path: &Path,
     opts: &RunOptions,
 ) -> Result<Executed> {
+    let sandbox = &local.plan;
     let started_at = ctx.now();
     let started = Instant::now();
     let cancel_flag = Arc::new(AtomicBool::new(false));
@@ -542,15 +619,50 @@ async fn execute(
             Error::Invalid(format!("cannot give the run's directories to the account tests run as: {left}"))
         })?;
     }
+    // The run's egress proxy, when a phase may reach the person's allowlist (design §5.6).
+    let phases: Vec<Phase> =
+        (!commands.setup.is_empty()).then_some(Phase::Setup).into_iter().chain([Phase::Test]).collect();
+    let access: Vec<(Phase, ProxyAccess)> = phases.iter().map(|p| (*p, sandbox.proxy_access(*p))).collect();
+    let proxy = access.iter().any(|(_, a)| *a != ProxyAccess::None).then(|| EgressProxy::start(local.allow.clone()));
+    if let Some(proxy) = &proxy {
+        // Second tier: a listener on the host's loopback per phase, the only TCP port Landlock
+        // lets that phase's commands reach.
+        for (phase, _) in access.iter().filter(|(_, a)| *a == ProxyAccess::HostLoopback) {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")
+                .map_err(|e| Error::io("cannot listen for the run's egress proxy on 127.0.0.1", e))?;
+            let addr = proxy.serve(listener, phase.as_str()).map_err(|e| Error::Invalid(e.to_string()))?;
+            paths.proxy_ports.insert(phase.as_str().to_owned(), addr.port());
+        }
+    }
     let parent_env = runner::process_env();
     let mut request = RunRequest::new(checkout.path(), commands, log_path, &ctx.redactor, &parent_env);
     request.cancel = opts.cancel.clone();
     request.progress = opts.progress.clone();
+    request.egress = proxy.as_ref();
     let sandbox = sandbox.for_checkout(checkout.gitdir());
     request.sandbox = Some((&sandbox, &paths));
-    let outcome = runner::run(request).await.map_err(Error::Runner)?;
+    let ran = runner::run(request).await;
+    let network_log = match proxy {
+        Some(proxy) => {
+            let log = proxy.log();
+            proxy.stop().await;
+            log
+        }
+        None => Vec::new(),
+    };
+    let outcome = ran.map_err(Error::Runner)?;
     let mut info = sandbox.info();
     info.cache = cache.as_ref().map(|c| c.key().display().to_string());
+    if !commands.setup.is_empty() {
+        info.setup_network = Some(sandbox.network(Phase::Setup));
+    }
+    if sandbox.network(Phase::Test) == NetworkMode::Allowlist || !network_log.is_empty() {
+        let mut hosts: Vec<&str> = network_log.iter().filter(|e| e.allowed).map(|e| e.host.as_str()).collect();
+        hosts.sort();
+        hosts.dedup();
+        info.network_hosts = Some(hosts.len());
+    }
+    let needs = needs_network_of(&outcome, &network_log, &sandbox, pull, &ctx.now());
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
         libgit2_version: checkout::libgit2_version(),
@@ -575,6 +687,9 @@ async fn execute(
     if outcome.cancelled {
         return Ok(Executed::Cancelled("the run was cancelled; it does not count as an iteration".into()));
     }
+    if let Some(needs) = needs {
+        return Ok(Executed::NeedsNetwork(Box::new(needs)));
+    }
     Ok(Executed::Completed(Box::new(Completed {
         outcome,
         fetch: Some(fetch),
@@ -583,7 +698,42 @@ async fn execute(
         started_at,
         started,
         kept,
+        network_log,
     })))
+}
+
+/// Whether a failed run failed for want of network (design §5.6): its proxy refused a host, or
+/// — sandboxed without network — its failing command printed what clients print then.
+fn needs_network_of(
+    outcome: &RunOutcome,
+    log: &[NetworkEvent],
+    plan: &sandbox::Plan,
+    pull: &PullInfo,
+    now: &str,
+) -> Option<NeedsNetwork> {
+    let phase = match outcome.status {
+        TestStatus::Passed => return None,
+        TestStatus::SetupFailed => Phase::Setup,
+        TestStatus::Failed => Phase::Test,
+    };
+    let allow = needs_net::refused_entries(log);
+    let sign = match plan.is_sandboxed() && plan.network(phase) == NetworkMode::Off {
+        true => outcome.failure_output.as_deref().and_then(needs_net::sign_in).map(|(sign, _)| sign.to_owned()),
+        false => None,
+    };
+    if allow.is_empty() && sign.is_none() {
+        return None;
+    }
+    let entries = if allow.is_empty() { vec!["registries".to_owned()] } else { allow.clone() };
+    Some(NeedsNetwork {
+        pr: format!("{}#{}", pull.repository.full_name(), pull.number),
+        head_sha: pull.head_sha.clone(),
+        phase: phase.as_str().to_owned(),
+        config: needs_net::config_lines(&pull.repository.full_name(), &entries),
+        allow,
+        sign,
+        at: now.to_owned(),
+    })
 }
 
 /// What the blocking checkout task needs, owned.
@@ -697,6 +847,7 @@ fn build_report(
         comment_error: None,
         kept_checkout: None,
         kept_checkout_warning: None,
+        network_log: Vec::new(),
         extra: Map::new(),
     }
 }
@@ -810,7 +961,7 @@ pub struct OneShot {
 
 pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Report> {
     let pr = parse_pr_ref(&req.pr, &ctx.hosts)?;
-    let sandbox = local_sandbox(ctx, &req.commands).await?;
+    let sandbox = local_sandbox(ctx, &req.commands, &pr.repo).await?;
     let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
     if !pull.is_open() {
         let why = if pull.merged { "merged" } else { "closed" };
@@ -847,10 +998,15 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     let done = match executed {
         Executed::Completed(done) => done,
         Executed::Cancelled(message) => return Err(Error::Invalid(message)),
+        Executed::NeedsNetwork(needs) => {
+            let log_path = Some(log_path.display().to_string());
+            return Err(Error::NeedsNetwork { message: needs_message(&needs), needs, log_path });
+        }
     };
     let marker = Marker { task_space: None, iteration: None, head_sha: pull.head_sha.clone() };
     let log_hint = format!("`{}`", log_path.display());
     let mut report = build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment);
+    report.network_log = done.network_log.clone();
     report.log_path = Some(log_path.display().to_string());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());

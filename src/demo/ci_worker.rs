@@ -54,6 +54,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::checkout::{self, CheckoutError, CheckoutRequest};
 use crate::cycle::Ctx;
 use crate::domain::commands::{CommandsError, CommandsProfile, parse_commands};
+use crate::domain::egress::NetworkMode;
 use crate::domain::pr_ref;
 use crate::domain::report::TestStatus;
 use crate::redact::Redactor;
@@ -221,7 +222,7 @@ impl CiWorker {
         let profile = profile(&config.argv, config.timeout)?;
         let (settings, checked, protected) = (config.sandbox.clone(), profile.clone(), config.protected.clone());
         let plan = tokio::task::spawn_blocking(move || {
-            sandbox::prepare(&settings, &checked, &runner::process_env(), &protected)
+            sandbox::prepare(&settings, &checked, NetworkMode::Off, &runner::process_env(), &protected)
         })
         .await
         .map_err(|e| CiError::Task(format!("the sandbox check failed: {e}")))??;

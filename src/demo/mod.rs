@@ -14,6 +14,7 @@
 pub mod ci_worker;
 pub mod coordinator;
 pub mod pace;
+pub mod package_index;
 pub mod project;
 pub mod sandbox;
 pub mod scenarios;

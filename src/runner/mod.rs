@@ -40,6 +40,7 @@ pub use env::{ALLOWED_NAMES, ALLOWED_PREFIXES, build_env, process_env};
 use crate::domain::commands::{CommandSpec, CommandsProfile};
 use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::text::FAILURE_TAIL_CHARS;
+use crate::egress::EgressProxy;
 use crate::redact::Redactor;
 use crate::sandbox::{Phase, Plan, RunPaths, Started};
 use crate::store::private;
@@ -82,6 +83,9 @@ pub struct RunRequest<'a> {
     /// runner's own tests do that; the use cases always pass a plan (which may itself say "off"
     /// when the person configured it).
     pub sandbox: Option<(&'a Plan, &'a RunPaths)>,
+    /// The run's egress proxy (design §5.6): a first-tier `allowlist` command hands it the
+    /// socket it made inside its network namespace.
+    pub egress: Option<&'a EgressProxy>,
 }
 
 /// A command of the run is about to start.
@@ -115,6 +119,7 @@ impl<'a> RunRequest<'a> {
             cancel: None,
             progress: None,
             sandbox: None,
+            egress: None,
         }
     }
 }
@@ -224,6 +229,7 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             grace: req.kill_grace,
             reports: started.reports,
             spec: started.spec.as_deref(),
+            proxy: started.proxy_channel.then_some(req.egress).flatten().map(|proxy| (proxy, phase.as_str())),
         };
         let (result, footer) = match process::execute(spawn, &mut cancel, &mut sink).await {
             Err(ExecError::Log(source)) => return Err(log_error(source)),

@@ -17,7 +17,9 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
 use super::output::OutputSink;
-use crate::sandbox::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV, SPEC_FD_ENV, spec_fd};
+use crate::egress::EgressProxy;
+use crate::sandbox::fdpass as sandbox_fdpass;
+use crate::sandbox::{EXIT_SANDBOX_FAILED, PROXY_FD_ENV, REPORT_FD_ENV, SPEC_FD_ENV, spec_fd};
 
 /// Bytes read from the pipe at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -38,6 +40,9 @@ pub struct Spawn<'a> {
     pub reports: bool,
     /// The helper's spec, passed on a sealed descriptor (never in its command line).
     pub spec: Option<&'a [u8]>,
+    /// The helper hands back the egress proxy's socket made inside the command's network
+    /// namespace; served by this proxy for this phase.
+    pub proxy: Option<(&'a EgressProxy, &'a str)>,
 }
 
 #[derive(Debug)]
@@ -111,6 +116,10 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
     // the child only.
     let report = if spec.reports { Some(io::pipe().map_err(ExecError::Pipe)?) } else { None };
     let spec_file = spec.spec.map(spec_fd::sealed).transpose().map_err(ExecError::Pipe)?;
+    let proxy_pair = match spec.proxy {
+        Some(_) => Some(std::os::unix::net::UnixStream::pair().map_err(ExecError::Pipe)?),
+        None => None,
+    };
     let spawned = {
         let writer_for_stderr = writer.try_clone().map_err(ExecError::Pipe)?;
         let mut command = tokio::process::Command::new(spec.program);
@@ -131,6 +140,10 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
         if let Some(fd) = spec_raw {
             command.env(SPEC_FD_ENV, fd.to_string());
         }
+        let proxy_raw = proxy_pair.as_ref().map(|(_, theirs)| theirs.as_raw_fd());
+        if let Some(fd) = proxy_raw {
+            command.env(PROXY_FD_ENV, fd.to_string());
+        }
         // A session of its own (and so a process group whose id is its pid): no controlling
         // terminal, so a test cannot open /dev/tty and push keystrokes (TIOCSTI) into the
         // person's shell.
@@ -145,7 +158,7 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
                 {
                     return Err(io::Error::last_os_error());
                 }
-                if let Some(fd) = spec_raw {
+                for fd in [spec_raw, proxy_raw].into_iter().flatten() {
                     spec_fd::inherit(fd)?;
                 }
                 Ok(())
@@ -156,12 +169,21 @@ pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink
         // process holding the pipe has exited.
     };
     drop(spec_file);
+    let proxy_channel = proxy_pair.map(|(ours, _theirs)| ours);
     let report = report.map(|(reader, _writer)| reader);
     let mut child = match spawned {
         Ok(child) => child,
         Err(error) => return Ok(Outcome::NotStarted(error)),
     };
     let started = Instant::now();
+    // The egress proxy's socket, made inside the command's network namespace before the
+    // command starts: served from here (the helper closes the channel either way).
+    if let (Some((proxy, phase)), Some(channel)) = (spec.proxy, proxy_channel) {
+        let received = tokio::task::spawn_blocking(move || sandbox_fdpass::receive(&channel)).await;
+        if let Ok(Ok(Some(fd))) = received {
+            let _ = proxy.serve(std::net::TcpListener::from(fd), phase);
+        }
+    }
     // The child is the leader of a new group whose id is its pid.
     let mut group = Group { pgid: child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0), armed: true };
     let deadline = started.checked_add(spec.timeout).unwrap_or_else(far_future);

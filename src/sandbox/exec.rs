@@ -6,7 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::spec::Spec;
-use super::{EXIT_SANDBOX_FAILED, REPORT_FD_ENV, SPEC_FD_ENV, restrict};
+use super::{EXIT_SANDBOX_FAILED, PROXY_FD_ENV, REPORT_FD_ENV, SPEC_FD_ENV, restrict};
 
 /// How the sandboxed command ended.
 pub enum Ended {
@@ -16,18 +16,27 @@ pub enum Ended {
 
 /// The runner's report pipe (design §5.6): -1 until [`adopt_report_fd`] finds one.
 static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
+/// The channel for the egress proxy's socket: -1 until [`adopt_report_fd`] finds one.
+static PROXY_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// Takes over the report pipe the runner passed (its number in [`REPORT_FD_ENV`]): marked
 /// close-on-exec, so the command never holds it, and what [`fail`] writes there is known to
 /// come from the helper, not from a test that exits 125 and prints the same words.
 pub fn adopt_report_fd() {
-    let Some(fd) = std::env::var(REPORT_FD_ENV).ok().and_then(|v| v.parse::<i32>().ok()).filter(|fd| *fd > 2) else {
-        return;
-    };
-    // SAFETY: fcntl on an integer; a number that is not an open descriptor fails with EBADF.
-    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0 {
-        REPORT_FD.store(fd, Ordering::Relaxed);
+    for (name, slot) in [(REPORT_FD_ENV, &REPORT_FD), (PROXY_FD_ENV, &PROXY_FD)] {
+        let Some(fd) = std::env::var(name).ok().and_then(|v| v.parse::<i32>().ok()).filter(|fd| *fd > 2) else {
+            continue;
+        };
+        // SAFETY: fcntl on an integer; a number that is not an open descriptor fails with EBADF.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0 {
+            slot.store(fd, Ordering::Relaxed);
+        }
     }
+}
+
+/// The channel on which the egress proxy's socket goes to the runner, when it passed one.
+pub fn proxy_fd() -> Option<i32> {
+    Some(PROXY_FD.load(Ordering::Relaxed)).filter(|fd| *fd > 2)
 }
 
 /// Reads the spec from the sealed memory file the runner passed (its number in

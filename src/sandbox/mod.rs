@@ -24,6 +24,7 @@
 mod cgroup;
 #[cfg(target_os = "linux")]
 mod exec;
+pub mod fdpass;
 #[cfg(target_os = "linux")]
 pub mod helper;
 #[cfg(target_os = "linux")]
@@ -50,6 +51,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::domain::commands::CommandsProfile;
+use crate::domain::egress::{NetworkMode, proxy_environment};
 pub use crate::domain::report::SandboxInfo;
 pub use rundir::RunDir;
 pub use spec::{Account, Built, Phase, RunPaths, Spec, Tier};
@@ -75,6 +77,11 @@ pub const EXIT_SANDBOX_FAILED: i32 = 125;
 pub const REPORT_FD_ENV: &str = "FORGELOOP_SANDBOX_REPORT_FD";
 /// Names, in the helper's own environment, the descriptor holding its spec (design §5.6).
 pub const SPEC_FD_ENV: &str = "FORGELOOP_SANDBOX_SPEC_FD";
+/// Names, in the helper's own environment, the Unix socket on which it hands back the egress
+/// proxy's listener made inside the command's network namespace.
+pub const PROXY_FD_ENV: &str = "FORGELOOP_SANDBOX_PROXY_FD";
+/// The Landlock ABI with TCP port rules (Linux 6.7): the second tier's `allowlist` needs it.
+const TCP_ABI: u32 = 4;
 /// The Landlock ABI that scopes abstract Unix sockets and signals (Linux 6.12).
 const SCOPES_ABI: u32 = 6;
 
@@ -168,7 +175,9 @@ pub struct Plan {
     /// The profile's grants as written (the view holds them resolved).
     extra_read: Vec<PathBuf>,
     extra_write: Vec<PathBuf>,
-    network: bool,
+    /// What the test commands may reach, and the setup commands.
+    network: NetworkMode,
+    setup_network: NetworkMode,
     writable_git: bool,
     /// First tier, forgeloop started by root: who the commands run as.
     run_as: Option<Account>,
@@ -178,13 +187,45 @@ pub struct Plan {
     run_root: PathBuf,
 }
 
+/// How a command reaches the run's egress proxy, if it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyAccess {
+    /// Not an `allowlist` command (or no sandbox).
+    None,
+    /// First tier: the helper binds [`spec::INSIDE_PROXY_PORT`] in the command's own network
+    /// namespace and hands the socket over ([`Started::proxy_channel`]).
+    Inside,
+    /// Second tier: a listener on the host's loopback that the runner makes (its port in
+    /// [`RunPaths::proxy_port`]), the only TCP port Landlock lets the command connect to.
+    HostLoopback,
+}
+
 impl Plan {
+    /// What `phase`'s commands may reach.
+    pub fn network(&self, phase: Phase) -> NetworkMode {
+        match phase {
+            Phase::Setup => self.setup_network,
+            Phase::Test => self.network,
+        }
+    }
+
+    /// How `phase`'s commands reach the egress proxy.
+    pub fn proxy_access(&self, phase: Phase) -> ProxyAccess {
+        match (self.tier, self.network(phase)) {
+            (Some(Tier::Namespaces), NetworkMode::Allowlist) => ProxyAccess::Inside,
+            (Some(Tier::Landlock), NetworkMode::Allowlist) => ProxyAccess::HostLoopback,
+            _ => ProxyAccess::None,
+        }
+    }
+
     pub fn info(&self) -> SandboxInfo {
         let Some(tier) = self.tier else { return SandboxInfo::off() };
         let strings = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
         SandboxInfo {
             kind: tier.as_str().to_owned(),
             network: self.network,
+            setup_network: None,
+            network_hosts: None,
             landlock_abi: Some(self.built.landlock_abi).filter(|abi| *abi > 0),
             max_processes: Some(self.max_processes),
             process_limit: Some(self.built.process_limit.clone()),
@@ -246,7 +287,6 @@ impl Plan {
     /// (`LD_PRELOAD`, say) reaches the unsandboxed helper, and no other account can read it in
     /// the helper's command line.
     pub fn wrap(&self, argv: &[String], run: &RunPaths, mut env: BTreeMap<String, String>, phase: Phase) -> Started {
-        let _ = phase;
         // The warm cache's variables win over the person's (which point into their home).
         let Some(tier) = self.tier else {
             env.extend(run.cache_env.clone());
@@ -264,7 +304,19 @@ impl Plan {
         env.insert("HOME".into(), home.display().to_string());
         let tmp = if tier == Tier::Namespaces { PathBuf::from("/tmp") } else { run.tmp.clone() };
         env.insert("TMPDIR".into(), tmp.display().to_string());
+        let access = self.proxy_access(phase);
+        let proxy_port = match access {
+            ProxyAccess::Inside => Some(spec::INSIDE_PROXY_PORT),
+            ProxyAccess::HostLoopback => run.proxy_ports.get(phase.as_str()).copied(),
+            ProxyAccess::None => None,
+        };
+        if let Some(port) = proxy_port {
+            // Every common client finds the proxy; nothing bypasses it (NO_PROXY is empty).
+            env.extend(proxy_environment("127.0.0.1", port).into_iter().map(|(k, v)| (k.to_owned(), v)));
+        }
         let mut spec = self.spec(tier, argv, run, false);
+        spec.network = self.network(phase);
+        spec.proxy_port = (access == ProxyAccess::HostLoopback).then_some(proxy_port).flatten();
         spec.env = env;
         spec.expect_process_limit = Some(self.built.process_limit.clone());
         Started {
@@ -274,6 +326,7 @@ impl Plan {
             cwd: PathBuf::from("/"),
             reports: true,
             spec: Some(serde_json::to_vec(&spec).unwrap_or_default()),
+            proxy_channel: access == ProxyAccess::Inside,
         }
     }
 
@@ -283,6 +336,7 @@ impl Plan {
             view: self.view.clone(),
             run: run.clone(),
             network: self.network,
+            proxy_port: None,
             writable_git: self.writable_git,
             run_as: if tier == Tier::Namespaces && is_root() { self.run_as } else { None },
             max_processes: self.max_processes,
@@ -306,6 +360,9 @@ pub struct Started {
     pub reports: bool,
     /// The helper's spec, to pass on a sealed descriptor ([`SPEC_FD_ENV`], [`spec_fd`]).
     pub spec: Option<Vec<u8>>,
+    /// The helper hands back a listening socket made inside the command's network namespace
+    /// for the egress proxy, over a Unix socket named by [`PROXY_FD_ENV`] ([`fdpass`]).
+    pub proxy_channel: bool,
 }
 
 impl Started {
@@ -315,7 +372,7 @@ impl Started {
             Some((program, args)) => (PathBuf::from(program), args.to_vec()),
             None => (PathBuf::new(), Vec::new()),
         };
-        Started { program, args, env, cwd: cwd.to_path_buf(), reports: false, spec: None }
+        Started { program, args, env, cwd: cwd.to_path_buf(), reports: false, spec: None, proxy_channel: false }
     }
 }
 
@@ -325,6 +382,7 @@ impl Started {
 pub fn prepare(
     settings: &Settings,
     profile: &CommandsProfile,
+    setup_network: NetworkMode,
     env: &BTreeMap<String, String>,
     protected: &[PathBuf],
 ) -> Result<Plan, SandboxError> {
@@ -336,6 +394,7 @@ pub fn prepare(
         extra_write: profile.write_paths.iter().map(PathBuf::from).collect(),
         view,
         network: profile.network,
+        setup_network,
         writable_git: profile.writable_git,
         run_as: None,
         max_processes: settings.max_processes,
@@ -352,16 +411,31 @@ pub fn prepare(
     }
     let (tier, built) = choose_tier(&plan)?;
     let abi = believed_abi(built.landlock_abi);
-    if tier == Tier::Namespaces && plan.network && abi < SCOPES_ABI {
+    let modes = [plan.network, plan.setup_network];
+    if tier == Tier::Namespaces && modes.contains(&NetworkMode::Open) && abi < SCOPES_ABI {
         // Sharing the host's network namespace shares its abstract Unix sockets (X11, D-Bus):
         // only Landlock's scopes keep them closed.
         return Err(SandboxError::Unavailable {
             causes: vec![format!(
-                "\"network\": true shares the host's network, and with it the abstract Unix sockets of your session (X11, D-Bus); only Landlock ABI {SCOPES_ABI} (Linux 6.12) can keep those closed, and this kernel has ABI {abi}"
+                "\"network\": \"open\" shares the host's network, and with it the abstract Unix sockets of your session (X11, D-Bus); only Landlock ABI {SCOPES_ABI} (Linux 6.12) can keep those closed, and this kernel has ABI {abi}"
             )],
             fixes: vec![
-                "run the tests without \"network\": true".into(),
+                "run the tests with \"network\": \"allowlist\" or without network".into(),
                 format!("or run forgeloop on a kernel with Landlock ABI {SCOPES_ABI} or newer (Linux 6.12)"),
+            ],
+        });
+    }
+    if tier == Tier::Landlock && modes.contains(&NetworkMode::Allowlist) && abi < TCP_ABI {
+        // Without a network namespace, only Landlock's TCP port rules keep the run from going
+        // around the proxy.
+        return Err(SandboxError::Unavailable {
+            causes: vec![format!(
+                "\"network\": \"allowlist\" in the landlock tier needs Landlock ABI {TCP_ABI} (Linux 6.7) to let the run reach nothing but its proxy, and this kernel has ABI {abi}"
+            )],
+            fixes: vec![
+                "allow unprivileged user namespaces (the first tier gives the run a network of its own)".into(),
+                format!("or run forgeloop on a kernel with Landlock ABI {TCP_ABI} or newer (Linux 6.7)"),
+                "or install the dependencies without network (\"setup\" runs with \"off\" when [network] allow is empty)".into(),
             ],
         });
     }
@@ -407,7 +481,13 @@ static PROBED: std::sync::Mutex<Vec<(ProbeKey, Probed)>> = std::sync::Mutex::new
 /// Probes the tiers in order of strength; the first that runs `true` wins.
 fn choose_tier(plan: &Plan) -> Result<(Tier, Built), SandboxError> {
     let refused = std::env::var(REFUSE_ENV).unwrap_or_default();
-    let key = (plan.helper.clone(), refused.clone(), plan.memory_mb.is_some(), plan.network, plan.run_as);
+    let key = (
+        plan.helper.clone(),
+        refused.clone(),
+        plan.memory_mb.is_some(),
+        plan.network == NetworkMode::Open,
+        plan.run_as,
+    );
     let cached = PROBED.lock().ok().and_then(|seen| seen.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
     let probed = match cached {
         Some(probed) => probed,
@@ -486,7 +566,9 @@ fn probe(plan: &Plan, tier: Tier) -> Result<Built, String> {
     let run = RunDir::create(&plan.run_root)
         .map_err(|e| format!("cannot create a run directory in {}: {e}", plan.run_root.display()))?;
     let paths = run.paths(&run.tmp(), None);
-    let spec = plan.spec(tier, &["true".to_owned()], &paths, true);
+    let mut spec = plan.spec(tier, &["true".to_owned()], &paths, true);
+    // The probe checks what the machine allows; it has no proxy to hand a socket to.
+    spec.network = if plan.network == NetworkMode::Open { NetworkMode::Open } else { NetworkMode::Off };
     if let Some(account) = spec.run_as {
         run.hand_over(&paths, account).map_err(|e| format!("cannot hand the probe's directory over: {e}"))?;
     }

@@ -16,7 +16,8 @@ use std::io::{Read, Write};
 use super::cgroup::Limits;
 use super::exec::{self, Ended};
 use super::mounts;
-use super::spec::{Account, Spec};
+use super::spec::{Account, INSIDE_PROXY_PORT, Spec};
+use crate::domain::egress::NetworkMode;
 
 /// The uid and gid of the command inside its namespace.
 pub const INSIDE_ID: u32 = 1000;
@@ -42,7 +43,7 @@ pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     let (ready_r, ready_w) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let mut flags =
         libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
-    if !spec.network {
+    if spec.network != NetworkMode::Open {
         flags |= libc::CLONE_NEWNET;
     }
     let watched = exec::stop_signals();
@@ -121,8 +122,13 @@ fn inside(spec: &Spec, limits: &Limits, ready: std::io::PipeReader) -> i32 {
         let name = b"forgeloop-sandbox";
         libc::sethostname(name.as_ptr().cast(), name.len());
     }
-    if !spec.network
+    if spec.network != NetworkMode::Open
         && let Err(message) = super::restrict::loopback_up()
+    {
+        return exec::fail(&message);
+    }
+    if spec.network == NetworkMode::Allowlist
+        && let Err(message) = hand_proxy_listener()
     {
         return exec::fail(&message);
     }
@@ -130,6 +136,17 @@ fn inside(spec: &Spec, limits: &Limits, ready: std::io::PipeReader) -> i32 {
         return exec::fail(&message);
     }
     exec::exec_restricted(spec, limits.memory_by_cgroup())
+}
+
+/// `allowlist`: the run's only way out is the egress proxy, reached at
+/// `127.0.0.1:INSIDE_PROXY_PORT` in this (otherwise empty) network namespace. The socket is
+/// made here and handed to the forgeloop process, which serves it from outside.
+fn hand_proxy_listener() -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let channel = exec::proxy_fd().ok_or("the helper was given no channel for the proxy's socket")?;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", INSIDE_PROXY_PORT))
+        .map_err(|e| format!("cannot listen for the egress proxy on 127.0.0.1:{INSIDE_PROXY_PORT}: {e}"))?;
+    super::fdpass::send(channel, listener.as_raw_fd()).map_err(|e| format!("cannot hand over the proxy's socket: {e}"))
 }
 
 /// uid and gid 1000 of the namespace, for good. The parent-death signal is set again after the

@@ -6,11 +6,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::seccomp::{self, Sockets};
+use super::seccomp::{self, SocketFamilies, Sockets};
 use super::spec::{Spec, Tier};
 use super::view::Pin;
+use crate::domain::egress::NetworkMode;
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope,
 };
 
@@ -38,8 +39,15 @@ pub fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
     landlock(spec, abi)?;
     // Second tier: Unix sockets by path (the session bus, ssh-agent, docker.sock) are out of
     // Landlock's reach before ABI 9, so creating them is refused then, whatever `network` says.
+    // Without a network namespace, seccomp keeps the families Landlock's TCP rules cannot see
+    // (UDP above all) away from an `allowlist` run, and every family but Unix from an `off` one.
     let second = spec.tier == Tier::Landlock;
-    seccomp::install(Sockets { network: second && !spec.network, unix: second && abi < 9 })
+    let network = match (second, spec.network) {
+        (false, _) | (true, NetworkMode::Open) => SocketFamilies::Any,
+        (true, NetworkMode::Allowlist) => SocketFamilies::TcpAndUnix,
+        (true, NetworkMode::Off) => SocketFamilies::UnixOnly,
+    };
+    seccomp::install(Sockets { network, unix: second && abi < 9 })
 }
 
 /// Leaves the session keyring inherited from the person's login for a new, empty one, so even
@@ -106,10 +114,16 @@ fn landlock(spec: &Spec, abi: u32) -> Result<(), String> {
         .handle_access(AccessFs::from_all(NEWEST))
         .and_then(|r| r.scope(Scope::AbstractUnixSocket | Scope::Signal))
         .map_err(|e| e.to_string())?;
-    if spec.tier == Tier::Landlock && !spec.network {
+    // Second tier: TCP `bind` and `connect` are refused, but for `allowlist` the connection to
+    // the run's proxy on the host's loopback (ABI 4; an older kernel refused `allowlist` here).
+    let tcp_rules = spec.tier == Tier::Landlock && spec.network != NetworkMode::Open && abi >= 4;
+    if tcp_rules {
         ruleset = ruleset.handle_access(AccessNet::from_all(NEWEST)).map_err(|e| e.to_string())?;
     }
     let mut created = ruleset.create().map_err(|e| e.to_string())?;
+    if let (true, Some(port)) = (tcp_rules, spec.proxy_port) {
+        created = created.add_rule(NetPort::new(port, AccessNet::ConnectTcp)).map_err(|e| e.to_string())?;
+    }
 
     let mut rules: BTreeMap<std::path::PathBuf, BitFlags<AccessFs>> = BTreeMap::new();
     for dir in &spec.view.system {

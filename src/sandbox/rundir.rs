@@ -100,6 +100,7 @@ impl RunDir {
             root: self.dir.join("root"),
             cache: None,
             cache_env: BTreeMap::new(),
+            proxy_ports: BTreeMap::new(),
         }
     }
 

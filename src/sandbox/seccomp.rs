@@ -26,11 +26,20 @@ const S_IFMT: u64 = 0o170000;
 const S_IFCHR: u64 = 0o020000;
 const S_IFBLK: u64 = 0o060000;
 
+/// Which socket families a command may create (the second tier has no network namespace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketFamilies {
+    Any,
+    /// Unix, and TCP over IPv4 and IPv6 (which Landlock's port rules confine to the proxy);
+    /// no UDP, raw or other families, which Landlock cannot see.
+    TcpAndUnix,
+    UnixOnly,
+}
+
 /// What the filter refuses besides the calls every run loses.
 #[derive(Debug, Clone, Copy)]
 pub struct Sockets {
-    /// Every socket family but Unix (second tier without network).
-    pub network: bool,
+    pub network: SocketFamilies,
     /// Unix sockets (second tier where Landlock cannot confine them by path).
     pub unix: bool,
 }
@@ -70,17 +79,33 @@ fn refusals(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String>
     for (call, arg) in nodes {
         rules.insert(call, vec![masked(arg, S_IFMT, S_IFCHR)?, masked(arg, S_IFMT, S_IFBLK)?]);
     }
-    let family = |op| -> Result<SeccompRule, String> {
-        let condition =
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, libc::AF_UNIX as u64).map_err(|e| e.to_string())?;
-        SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
+    let on_family = |op, family: i32| {
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, family as u64).map_err(|e| e.to_string())
     };
+    let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(|e| e.to_string());
     let mut socket = Vec::new();
-    if sockets.network {
-        socket.push(family(SeccompCmpOp::Ne)?);
+    match sockets.network {
+        SocketFamilies::Any => {}
+        SocketFamilies::UnixOnly => socket.push(rule(vec![on_family(SeccompCmpOp::Ne, libc::AF_UNIX)?])?),
+        SocketFamilies::TcpAndUnix => {
+            socket.push(rule(vec![
+                on_family(SeccompCmpOp::Ne, libc::AF_UNIX)?,
+                on_family(SeccompCmpOp::Ne, libc::AF_INET)?,
+                on_family(SeccompCmpOp::Ne, libc::AF_INET6)?,
+            ])?);
+            // The type's low bits (flags such as SOCK_CLOEXEC sit above them): only a stream.
+            for family in [libc::AF_INET, libc::AF_INET6] {
+                for kind in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_SEQPACKET, libc::SOCK_RDM] {
+                    let kind =
+                        SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(0xf), kind as u64)
+                            .map_err(|e| e.to_string())?;
+                    socket.push(rule(vec![on_family(SeccompCmpOp::Eq, family)?, kind])?);
+                }
+            }
+        }
     }
     if sockets.unix {
-        socket.push(family(SeccompCmpOp::Eq)?);
+        socket.push(rule(vec![on_family(SeccompCmpOp::Eq, libc::AF_UNIX)?])?);
     }
     if !socket.is_empty() {
         rules.insert(libc::SYS_socket, socket);

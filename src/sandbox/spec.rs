@@ -9,6 +9,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::view::View;
+use crate::domain::egress::NetworkMode;
+
+/// Inside a first-tier run's own network namespace, where `"network": "allowlist"` commands
+/// find the egress proxy (a socket forgeloop binds there; nothing else of the host's network).
+pub const INSIDE_PROXY_PORT: u16 = 3128;
 
 /// Which defences are built (design §5.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +80,10 @@ pub struct RunPaths {
     /// The variables that point the ecosystems' caches into it.
     #[serde(default)]
     pub cache_env: BTreeMap<String, String>,
+    /// Second tier, `allowlist`: the port of the run's egress proxy on the host's loopback, per
+    /// phase (`setup`, `test`).
+    #[serde(default)]
+    pub proxy_ports: BTreeMap<String, u16>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,7 +91,12 @@ pub struct Spec {
     pub tier: Tier,
     pub view: View,
     pub run: RunPaths,
-    pub network: bool,
+    /// What this command may reach (its phase's mode).
+    pub network: NetworkMode,
+    /// `allowlist` in the second tier: the host loopback port of the run's egress proxy, the
+    /// only TCP port the command may connect to.
+    #[serde(default)]
+    pub proxy_port: Option<u16>,
     /// The profile's `writable_git`: the git directory is writable too.
     #[serde(default)]
     pub writable_git: bool,

@@ -157,6 +157,13 @@ pub fn summarize(kind: &str, data: &Value) -> String {
         Some(K::RunFinished) => format!("run finished: {}", text_field(data, "status").unwrap_or("?")),
         Some(K::CommentPublished) => "comment published".into(),
         Some(K::Attached) => "attached to a Project".into(),
+        Some(K::RunNeedsNetwork) => match data.get("allow").and_then(Value::as_array).filter(|a| !a.is_empty()) {
+            Some(hosts) => format!(
+                "run needs network: refused {}",
+                hosts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
+            ),
+            None => "run needs network (it had none)".into(),
+        },
         Some(K::HandoffIssued | K::OutboxAdopted | K::RunFailed | K::RunCancelled | K::CommentFailed) | None => {
             kind.replace('_', " ")
         }

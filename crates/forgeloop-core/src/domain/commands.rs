@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::egress::NetworkMode;
 use super::secret_names::looks_like_credential;
 
 pub const DEFAULT_TIMEOUT_S: u64 = 900;
@@ -59,9 +60,10 @@ pub struct CommandsProfile {
     pub env_passthrough: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
-    /// Share the host's network with the sandbox (default: its own empty network).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub network: bool,
+    /// What the tests may reach (design §5.6): nothing (the default), the person's allowlist
+    /// through forgeloop's proxy, or the host's network (only where the person's config permits).
+    #[serde(default, skip_serializing_if = "NetworkMode::is_off")]
+    pub network: NetworkMode,
     /// Extra absolute paths the sandbox may read (never inside the denied set).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_paths: Vec<String>,
@@ -193,7 +195,7 @@ impl CommandsProfile {
             commands,
             env_passthrough: Vec::new(),
             timeout_s: None,
-            network: false,
+            network: NetworkMode::Off,
             read_paths: Vec::new(),
             write_paths: Vec::new(),
             memory_mb: None,
@@ -248,7 +250,7 @@ pub enum CommandsError {
     Timeout,
     #[error("{0} must be a list of at most {MAX_PATHS} absolute paths (starting with /, without NUL or ..)")]
     Paths(&'static str),
-    #[error("\"network\" must be true or false")]
+    #[error("\"network\" must be false, \"off\", \"allowlist\", true or \"open\"")]
     Network,
     #[error("memory_mb must be a whole number of megabytes from 16 to {MAX_MEMORY_MB}")]
     Memory,
@@ -342,9 +344,8 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 Some(_) => return Err(CommandsError::Shape("\"env_passthrough\" must be an array of names".into())),
             };
             let network = match map.get("network") {
-                None => false,
-                Some(Value::Bool(on)) => *on,
-                Some(_) => return Err(CommandsError::Network),
+                None => NetworkMode::Off,
+                Some(value) => NetworkMode::from_json(value).map_err(|_| CommandsError::Network)?,
             };
             let flag = |key: &str, default: bool| match map.get(key) {
                 None => Ok(default),
@@ -636,7 +637,16 @@ mod tests {
     fn sandbox_options_widen_only_what_an_agent_may() {
         let text = r#"{"commands": [["a"]], "network": true, "read_paths": ["/opt/data"], "write_paths": ["/srv/out"], "memory_mb": 512}"#;
         let profile = parse_commands(text).unwrap();
-        assert!(profile.network);
+        assert_eq!(profile.network, NetworkMode::Open);
+        for (word, mode) in [
+            ("false", NetworkMode::Off),
+            (r#""off""#, NetworkMode::Off),
+            (r#""allowlist""#, NetworkMode::Allowlist),
+            (r#""open""#, NetworkMode::Open),
+        ] {
+            let text = format!(r#"{{"commands": [["a"]], "network": {word}}}"#);
+            assert_eq!(parse_commands(&text).unwrap().network, mode, "{word}");
+        }
         assert_eq!(profile.read_paths, ["/opt/data"]);
         assert_eq!(profile.write_paths, ["/srv/out"]);
         assert_eq!(profile.memory_mb, Some(512));

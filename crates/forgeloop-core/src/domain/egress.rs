@@ -46,6 +46,10 @@ impl NetworkMode {
         }
     }
 
+    pub fn is_off(&self) -> bool {
+        *self == NetworkMode::Off
+    }
+
     /// The mode a word names (`off`, `allowlist`, `open`); exact, lowercase.
     pub fn from_word(word: &str) -> Option<NetworkMode> {
         NetworkMode::ALL.into_iter().find(|mode| mode.as_str() == word)

@@ -23,13 +23,14 @@ pub enum EventKind {
     RunFinished,
     RunFailed,
     RunCancelled,
+    RunNeedsNetwork,
     CommentPublished,
     CommentFailed,
     Attached,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 21] = [
+    pub const ALL: [EventKind; 22] = [
         EventKind::Created,
         EventKind::BriefConfirmed,
         EventKind::PromptIssued,
@@ -48,6 +49,7 @@ impl EventKind {
         EventKind::RunFinished,
         EventKind::RunFailed,
         EventKind::RunCancelled,
+        EventKind::RunNeedsNetwork,
         EventKind::CommentPublished,
         EventKind::CommentFailed,
         EventKind::Attached,
@@ -74,6 +76,7 @@ impl EventKind {
             EventKind::RunFinished => "run_finished",
             EventKind::RunFailed => "run_failed",
             EventKind::RunCancelled => "run_cancelled",
+            EventKind::RunNeedsNetwork => "run_needs_network",
             EventKind::CommentPublished => "comment_published",
             EventKind::CommentFailed => "comment_failed",
             EventKind::Attached => "attached",
@@ -132,6 +135,7 @@ mod tests {
                 "run_finished",
                 "run_failed",
                 "run_cancelled",
+                "run_needs_network",
                 "comment_published",
                 "comment_failed",
                 "attached",

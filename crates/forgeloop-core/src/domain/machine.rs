@@ -138,6 +138,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         followups: 0,
         infra_failures: 0,
         last_error: None,
+        needs_network: None,
         blocked_from: None,
         abort: None,
         new_repository: input.new_repository,
@@ -353,6 +354,7 @@ pub fn record_run(state: &mut CycleState, pr: &PrRef, report: Report, summary: R
     state.iteration = state.iteration.saturating_add(1);
     state.infra_failures = 0;
     state.last_error = None;
+    state.needs_network = None;
     state.pr_ref = Some(pr.shorthand());
     state.head_sha = Some(report.head_sha.clone());
     if state.repository.is_none() {
@@ -385,6 +387,18 @@ pub fn record_infra_failure(state: &mut CycleState, message: &str, now: &str) {
         state.blocked_from = Some(state.status);
         state.status = Status::BlockedInfra;
     }
+    touch(state, now);
+}
+
+/// A run that failed for want of network (design §5.6): the status, the iteration and the
+/// outbox stay as they were (nothing goes to WebGPT); the cycle remembers what to allow, for
+/// `next`, until a run completes.
+pub fn needs_network(state: &mut CycleState, needs: super::needs_network::NeedsNetwork, now: &str) {
+    state.last_error = Some(match needs.allow.is_empty() {
+        true => format!("the last run of {} needed network it did not have", needs.pr),
+        false => format!("the last run of {} was refused {}", needs.pr, needs.allow.join(", ")),
+    });
+    state.needs_network = Some(needs);
     touch(state, now);
 }
 
@@ -626,6 +640,7 @@ mod tests {
         let report = Report {
             kept_checkout: None,
             kept_checkout_warning: None,
+            network_log: Vec::new(),
             checks: Vec::new(),
             status,
             repository: "acme/widget".into(),

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod egress;
 pub mod event;
 pub mod machine;
+pub mod needs_network;
 pub mod next;
 pub mod pr_ref;
 pub mod reply;

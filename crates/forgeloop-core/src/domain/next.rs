@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::brief::Brief;
+use super::needs_network::NeedsNetwork;
 use super::reply::ReplyClass;
 use super::state::{CycleState, OutboxKind};
 use super::status::Status;
@@ -53,6 +54,10 @@ pub struct NextStep {
     /// Backticked Validation spans that are not proposed, each with why (a shell operator, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_proposed: Vec<NotProposed>,
+    /// The last run needed network the person has not allowed: what to allow, and the exact
+    /// lines for their config.toml (design §5.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_network: Option<NeedsNetwork>,
 }
 
 /// The `next_action` sentence a state stores (the reference tool's field): exactly what `next`
@@ -81,6 +86,7 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
         sandbox: None,
         proposed_commands: None,
         not_proposed: Vec::new(),
+        needs_network: None,
     };
     match state.status {
         Status::AwaitingBriefConfirmation => {
@@ -132,6 +138,22 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
 }
 
 fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
+    if let Some(needs) = &state.needs_network {
+        step.action = Action::WaitForHuman;
+        let what = match (&needs.sign, needs.allow.is_empty()) {
+            (_, false) => format!("its egress proxy refused {}", needs.allow.join(", ")),
+            (Some(sign), true) => format!("it ran without network and printed {sign:?}"),
+            (None, true) => "it had no network".to_owned(),
+        };
+        step.explanation = format!(
+            "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not the PR's fault and not an iteration. Do not send this failure to WebGPT. Ask the person whether the tests may reach it: they allow hosts in their config.toml (needs_network.config holds the exact lines; `forgeloop tui` allows them with one key), or give the commands file a \"setup\" step that installs the dependencies through the allowlist. Then run the command again.",
+            needs.pr, needs.phase
+        );
+        step.command = cmd(&["forgeloop", "forge", "--pr", &needs.pr, "--state", state_ref, "--post-comment"]);
+        step.pr = Some(needs.pr.clone());
+        step.needs_network = Some(needs.clone());
+        return;
+    }
     let what = |kind: OutboxKind| match kind {
         OutboxKind::Prompt => "the prompt",
         OutboxKind::Handoff => "the failure handoff",

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::egress::{NetworkEvent, NetworkMode};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TestStatus {
     #[serde(rename = "TEST_PASSED")]
@@ -105,7 +107,15 @@ pub struct CheckResult {
 pub struct SandboxInfo {
     /// `namespaces`, `landlock`, or `off`.
     pub kind: String,
-    pub network: bool,
+    /// What the tests could reach: `off`, `allowlist` or `open` (reports before these modes
+    /// said `false`/`true`, which read as `off`/`open`).
+    pub network: NetworkMode,
+    /// What the setup commands could reach, when the profile had some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_network: Option<NetworkMode>,
+    /// How many hosts the run reached through its egress proxy (`allowlist`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_hosts: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landlock_abi: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,7 +145,9 @@ impl SandboxInfo {
     pub fn off() -> SandboxInfo {
         SandboxInfo {
             kind: "off".into(),
-            network: true,
+            network: NetworkMode::Open,
+            setup_network: None,
+            network_hosts: None,
             landlock_abi: None,
             max_processes: None,
             process_limit: None,
@@ -154,7 +166,15 @@ impl SandboxInfo {
         match self.kind.as_str() {
             "off" => "unsandboxed".to_owned(),
             kind => {
-                let net = if self.network { "host network" } else { "no network" };
+                let net = match self.network {
+                    NetworkMode::Off => "no network".to_owned(),
+                    NetworkMode::Open => "host network".to_owned(),
+                    NetworkMode::Allowlist => match self.network_hosts {
+                        Some(1) => "network: allowlist (1 host)".to_owned(),
+                        Some(n) => format!("network: allowlist ({n} hosts)"),
+                        None => "network: allowlist".to_owned(),
+                    },
+                };
                 if kind == "landlock" { format!("isolated (Landlock), {net}") } else { format!("isolated, {net}") }
             }
         }
@@ -197,6 +217,9 @@ pub struct Report {
     /// Set with `kept_checkout`: [`KEPT_CHECKOUT_WARNING`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept_checkout_warning: Option<String>,
+    /// Every destination the run's commands asked its egress proxy for (design §5.6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_log: Vec<NetworkEvent>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -216,6 +216,10 @@ pub struct CycleState {
     pub infra_failures: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The last run needed network the person has not allowed (design §5.6); cleared by the
+    /// next completed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_network: Option<super::needs_network::NeedsNetwork>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_from: Option<Status>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

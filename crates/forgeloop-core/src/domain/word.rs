@@ -59,6 +59,9 @@ words! {
     Declined => "DECLINED",
     Timeout => "TIMEOUT",
     InfraFailure => "INFRA_FAILURE",
+    /// A run failed because its network was missing or a host was refused (design §5.6): not
+    /// an iteration, nothing for WebGPT; the person decides what the tests may reach.
+    NeedsNetwork => "NEEDS_NETWORK",
     SandboxUnavailable => "SANDBOX_UNAVAILABLE",
     SandboxPathRefused => "SANDBOX_PATH_REFUSED",
     /// The MCP server: a run cancelled before it started.
