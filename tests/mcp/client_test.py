@@ -212,10 +212,16 @@ async def sdk_checks(binary, work, emu, token, env, version):
 
             # Cancellation: the SDK sends notifications/cancelled when the call is abandoned.
             async with anyio.create_task_group() as group:
+                hang_result = []
+
                 async def run_hang():
-                    await session.call_tool("webgpt_pr_test", {"pr": f"acme/widget#{failing}", "profile": "hang"})
+                    hang_result.append(await session.call_tool(
+                        "webgpt_pr_test", {"pr": f"acme/widget#{failing}", "profile": "hang"}))
                 group.start_soon(run_hang)
+                deadline = time.monotonic() + HANG_GUARD
                 while not started.exists():
+                    assert not hang_result, f"the hanging run ended before it started: {hang_result}"
+                    assert time.monotonic() < deadline, "the hanging command never started"
                     await anyio.sleep(0.02)
                 assert processes_with(HANG_TAG), "the hanging command runs"
                 group.cancel_scope.cancel()
@@ -300,6 +306,9 @@ def main():
                 f'commands = [["sh", "-c", "touch \'{work / "shared" / "started"}\'; sleep 300; :", "{HANG_TAG}"]]\n'
             )
             (work / "shared").mkdir()
+            # The sandbox runs the command as an unprivileged account (nobody when forgeloop
+            # is root), which must be able to write the directory it is granted.
+            (work / "shared").chmod(0o1777)
             (work / "userhome").mkdir()
             env = {
                 "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
