@@ -62,6 +62,8 @@ pub enum Error {
     Io { context: String, source: std::io::Error },
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    ConfigEdit(#[from] crate::config_edit::ConfigEditError),
     #[error("cannot watch {path} for changes: {reason}")]
     Watch { path: PathBuf, reason: String },
     #[error(transparent)]

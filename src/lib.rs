@@ -13,6 +13,7 @@ pub mod cache;
 pub mod checkout;
 pub mod cli;
 pub mod config;
+pub mod config_edit;
 pub mod cycle;
 #[cfg(feature = "demo")]
 pub mod demo;

@@ -39,9 +39,12 @@ fn setup_commands(index: &PackageIndex) -> String {
 every_way!(setup_installs_through_the_allowlist_and_the_tests_run_without_network, |lab: Lab| {
     let index = index();
     lab.config(&format!("[network]\nallow = [\"{}\"]\n", index.addr()));
-    let n = lab.hostile_pr(&[("test_tinydep.py", TEST_PY)], &[]);
+    let n = lab.hostile_pr(&[("test_tinydep.py", TEST_PY), ("requirements.txt", "tinydep\n")], &[]);
     let attack = lab.test(n, &setup_commands(&index));
     assert_eq!(attack.report["status"], "TEST_PASSED", "{}", attack.log);
+    assert_eq!(attack.report["lockfiles"], serde_json::json!(["requirements.txt"]));
+    let comment = attack.report["comment_markdown"].as_str().unwrap();
+    assert!(comment.contains("network: allowlist for setup (1 host), none for the tests"), "{comment}");
     assert!(attack.log.contains("tinydep works 42"), "{}", attack.log);
     assert!(attack.log.contains("# setup") && attack.log.contains("# tests"), "{}", attack.log);
     let sandbox = &attack.report["environment"]["sandbox"];

@@ -104,3 +104,49 @@ fn next_action_is_never_stale_and_the_first_run_gets_proposed_commands() {
     assert_eq!(w.run(&["abort", "--state", "calc", "--reason", "done here"]).code, 0);
     assert_eq!(agrees(&w, "abort")["action"], "done");
 }
+
+#[test]
+fn a_run_records_the_lockfiles_and_the_next_cycle_s_first_run_is_proposed_their_setup() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let lockfiles = [
+        ("package-lock.json", "{}\n"),
+        ("requirements.txt", "pytest\n"),
+        ("node_modules/left-pad/package-lock.json", "{}\n"),
+    ];
+    w.commit(&repo, "main", &lockfiles, "lockfiles");
+    let pr = |n: u64| format!("http://{}/acme/widget/pull/{n}", w.emu.web_host());
+    let reply_to = |state: &str, text: &str| {
+        std::fs::write(w.path("reply.txt"), text).unwrap();
+        let run = w.run(&["reply", "--state", state, "--file", "reply.txt"]);
+        assert_eq!(run.code, 0, "{}", run.stdout);
+    };
+
+    // Before forgeloop has fetched the repository, nothing is known: no setup is proposed.
+    w.cycle("first", &[]);
+    let n = w.pr(&repo, "fix-calc", CALC_FIXED);
+    reply_to("first", &format!("Opened.\nPR_URL: {}", pr(n)));
+    let step = w.run(&["next", "--state", "first"]).json();
+    assert_eq!(step["action"], "run", "{step:#}");
+    assert!(step.get("proposed_setup").is_none(), "{step:#}");
+
+    std::fs::write(w.path("commands.json"), r#"[["sh", "test.sh"]]"#).unwrap();
+    let run = w.forge_pr("first", &format!("acme/widget#{n}"), &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let state = run.json();
+    assert_eq!(state["report"]["lockfiles"], serde_json::json!(["package-lock.json", "requirements.txt"]), "{state:#}");
+
+    // The next cycle of the repository: its first run is proposed installs for those lockfiles.
+    w.cycle("second", &[]);
+    let m = w.pr(&repo, "more", CALC_FIXED);
+    reply_to("second", &format!("Opened.\nPR_URL: {}", pr(m)));
+    let step = w.run(&["next", "--state", "second"]).json();
+    assert_eq!(step["action"], "run", "{step:#}");
+    assert_eq!(
+        step["proposed_setup"],
+        serde_json::json!([["npm", "ci"], ["python3", "-m", "pip", "install", "-r", "requirements.txt"]]),
+        "{step:#}"
+    );
+    assert_eq!(step["lockfiles"], serde_json::json!(["package-lock.json", "requirements.txt"]));
+    assert!(step["explanation"].as_str().unwrap().contains("\"setup\""), "{step:#}");
+}

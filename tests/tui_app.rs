@@ -971,3 +971,57 @@ fn the_selected_row_reads_in_the_bars_colours() {
         assert_eq!((cell.fg, cell.bg), (bar.fg.unwrap(), bar.bg.unwrap()), "column {x} ({:?}) of {row}", cell.symbol());
     }
 }
+
+#[test]
+fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config() {
+    let mut fx = Fixture::new();
+    let config = fx.root().join("config.toml");
+    std::fs::write(&config, "# mine\n[network]\nallow = [\"registries\"]\n").unwrap();
+    fx.ctx.config_path = Some(config.clone());
+    fx.start("deps", false, 5);
+    fx.sent("deps");
+    fx.reply("deps", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.needs_network("deps", "0123456789abcdef0123456789abcdef01234567", &["127.0.0.1:8931", "pypi.example.com"]);
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "deps");
+    cmd(&mut app, &mut d, Cmd::SwitchFocus);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
+    let text = screen(&app, 100, 24);
+    assert!(text.contains("needs network"), "{text}");
+    assert!(text.contains("refused: 127.0.0.1:8931, pypi.example.com — A allows them"), "{text}");
+
+    key(&mut app, &mut d, KeyCode::Char('A'));
+    let Some(Popup::YesNo { body, ask, .. }) = app.popups.last() else { panic!("no dialog") };
+    assert_eq!(ask, &Ask::AllowHosts(fx.state_path("deps")));
+    assert!(
+        body.contains("[network.repositories.\"acme/widget\"]\nallow = [\"127.0.0.1:8931\", \"pypi.example.com\"]"),
+        "{body}"
+    );
+    // No: nothing written.
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "# mine\n[network]\nallow = [\"registries\"]\n");
+    key(&mut app, &mut d, KeyCode::Char('A'));
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(written.starts_with("# mine\n[network]\nallow = [\"registries\"]\n"), "{written}");
+    let loaded = forgeloop::config::Config::load(&config, true).unwrap();
+    assert_eq!(loaded.network.for_repository("acme/widget").allow.entries().len(), 3, "{written}");
+    let state = read_state(&fx.state_path("deps"));
+    assert!(state["needs_network"]["allowed_at"].is_string(), "{state:#}");
+    assert_eq!(state["iteration"], 0);
+    let events = forgeloop::store::journal::read(&fx.paths("deps").journal()).unwrap().events;
+    let allowed = events.iter().find(|e| e.kind == "network_allowed").expect("journaled");
+    assert_eq!(allowed.actor, forgeloop::domain::state::Actor::Human);
+    assert_eq!(allowed.data["allow"], serde_json::json!(["127.0.0.1:8931", "pypi.example.com"]));
+    assert!(!app.available(Cmd::AllowHosts), "allowed once");
+    let text = screen(&app, 100, 24);
+    assert!(text.contains("allowed by you"), "{text}");
+
+    // Never for an agent, whatever calls the use case.
+    let refused = forgeloop::cycle::allow_network::allow_refused_hosts(
+        &fx.ctx,
+        &fx.paths("deps"),
+        forgeloop::domain::state::Actor::Agent,
+    );
+    assert!(refused.is_err());
+}

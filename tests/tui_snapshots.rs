@@ -361,3 +361,17 @@ fn diff_lines_are_coloured_and_keep_their_signs() {
     let plain = screen(&app, 120, 36);
     assert!(plain.contains("+DEFAULT = \"dark\"") && plain.contains("-DEFAULT = \"light\""), "{plain}");
 }
+
+#[test]
+fn a_run_refused_network_in_the_list_and_the_runs_tab() {
+    let fx = Fixture::new();
+    fx.start("deps", false, 5);
+    fx.sent("deps");
+    fx.reply("deps", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.needs_network("deps", "0123456789abcdef0123456789abcdef01234567", &["127.0.0.1:8931", "pypi.example.com"]);
+    let (mut app, mut d) = fx.app("dark");
+    cmd(&mut app, &mut d, Cmd::SwitchFocus);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
+    let terminal = draw(&app, 100, 20);
+    insta::assert_snapshot!("runs_tab_needs_network_100x20", terminal.backend());
+}

@@ -14,6 +14,7 @@
 
 mod auth;
 mod error;
+pub mod lockfiles;
 mod mirror;
 mod objects;
 mod prune;
@@ -153,6 +154,8 @@ pub struct Checkout {
     pub pr_ref_sha: String,
     pub fetch: FetchStats,
     pub mirror: PathBuf,
+    /// The lockfiles in the tested commit's tree (`lockfiles::in_commit`).
+    pub lockfiles: Vec<String>,
 }
 
 impl Checkout {
@@ -366,6 +369,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
     if req.objects_for_others {
         objects::open_to_others(&paths.dir.join("objects"))?;
     }
+    let lockfiles = lockfiles::in_commit(&mirror_repo, expected_oid);
     drop(mirror_repo);
     drop(lock);
 
@@ -397,6 +401,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         pr_ref_sha: found.to_string(),
         fetch,
         mirror: paths.dir,
+        lockfiles,
     })
 }
 

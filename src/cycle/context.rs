@@ -122,11 +122,34 @@ impl Ctx {
         state: &crate::domain::state::CycleState,
         state_ref: &str,
     ) -> crate::domain::next::NextStep {
-        let mut step = crate::domain::next::next_step(state, state_ref);
+        // The first run's setup proposal reads the repository's lockfiles from its mirror (as
+        // forgeloop last fetched it); nothing is fetched for it.
+        let first_run = state.commands.is_none() && state.needs_network.is_none();
+        let reported = state.last_reply.as_ref().and_then(|r| r.pr.as_deref()).and_then(|pr| pr.split_once('#'));
+        let repository = reported.map(|(repo, _)| repo.to_owned()).or_else(|| state.effective_repository());
+        let lockfiles = match (first_run, repository) {
+            (true, Some(repository)) => crate::domain::pr_ref::RepoName::parse(&repository)
+                .ok()
+                .and_then(|repo| crate::checkout::lockfiles::last_fetched(&self.home.mirrors_dir(), &repo))
+                .map(|(_, found)| found)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut step = crate::domain::next::next_step_knowing(state, state_ref, &lockfiles);
         if !self.sandbox.enabled {
             step.sandbox = Some("unsandboxed");
         }
         step
+    }
+
+    /// The person's `[network]` settings as their config file says now: the control room and
+    /// the MCP server live long, and the person may have allowed hosts since they started
+    /// (design §5.6). A file that no longer loads leaves the settings this process started with.
+    pub fn network_config(&self) -> crate::config::NetworkConfig {
+        self.config_path
+            .as_deref()
+            .and_then(|path| crate::config::Config::load(path, false).ok())
+            .map_or_else(|| self.config.network.clone(), |config| config.network)
     }
 
     /// forgeloop's own files, which no test may see or be granted: its home (cycles, mirrors,

@@ -2,6 +2,7 @@
 //! control room, the MCP server and the demo all call these and nothing else mutates state.
 
 pub mod actions;
+pub mod allow_network;
 pub mod attach;
 pub mod ci_wait;
 pub mod commands;

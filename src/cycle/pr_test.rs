@@ -138,6 +138,8 @@ struct Completed {
     kept: Option<PathBuf>,
     /// What the run's commands asked its egress proxy for.
     network_log: Vec<NetworkEvent>,
+    /// The lockfiles in the tested tree.
+    lockfiles: Vec<String>,
 }
 
 /// `forge --pr` (and the control room's rerun): one locked pass through design §3's rules and
@@ -239,6 +241,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let mut report =
         build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment.clone());
     report.network_log = done.network_log.clone();
+    report.lockfiles = done.lockfiles.clone();
     report.log_path = Some(log_rel.clone());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());
@@ -405,7 +408,7 @@ fn infra_failure(
 /// proxy enforces, and the setup commands' mode (`allowlist`, or `off` when the allowlist is
 /// empty). A commands file's `"open"` is refused unless the config permits it for `repo`.
 pub fn network_policy(ctx: &Ctx, commands: &CommandsProfile, repo: &RepoName) -> Result<(NetworkMode, Allowlist)> {
-    let policy = ctx.config.network.for_repository(&repo.full_name());
+    let policy = ctx.network_config().for_repository(&repo.full_name());
     if commands.network == NetworkMode::Open && !policy.open_permitted {
         return Err(Error::Invalid(format!(
             "the commands file asks for \"network\": \"open\" (the host's whole network), which only your config can permit for {repo}: [network.repositories.\"{}\"] open = true; use \"network\": \"allowlist\" with the hosts the tests need in [network] allow instead",
@@ -524,6 +527,7 @@ async fn execute_checks(
         started,
         kept: None,
         network_log: Vec::new(),
+        lockfiles: Vec::new(),
     })))
 }
 
@@ -662,7 +666,11 @@ async fn execute(
         hosts.dedup();
         info.network_hosts = Some(hosts.len());
     }
-    let needs = needs_network_of(&outcome, &network_log, &sandbox, pull, &ctx.now());
+    let mut needs = needs_network_of(&outcome, &network_log, &sandbox, pull, &ctx.now());
+    if let Some(needs) = &mut needs {
+        needs.lockfiles = checkout.lockfiles.clone();
+    }
+    let lockfiles = checkout.lockfiles.clone();
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
         libgit2_version: checkout::libgit2_version(),
@@ -699,6 +707,7 @@ async fn execute(
         started,
         kept,
         network_log,
+        lockfiles,
     })))
 }
 
@@ -730,6 +739,8 @@ fn needs_network_of(
         head_sha: pull.head_sha.clone(),
         phase: phase.as_str().to_owned(),
         config: needs_net::config_lines(&pull.repository.full_name(), &entries),
+        lockfiles: Vec::new(),
+        allowed_at: None,
         allow,
         sign,
         at: now.to_owned(),
@@ -848,6 +859,7 @@ fn build_report(
         kept_checkout: None,
         kept_checkout_warning: None,
         network_log: Vec::new(),
+        lockfiles: Vec::new(),
         extra: Map::new(),
     }
 }
@@ -1007,6 +1019,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     let log_hint = format!("`{}`", log_path.display());
     let mut report = build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment);
     report.network_log = done.network_log.clone();
+    report.lockfiles = done.lockfiles.clone();
     report.log_path = Some(log_path.display().to_string());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
     report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());

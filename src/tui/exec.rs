@@ -16,6 +16,7 @@ use tokio::sync::watch;
 
 use crate::cycle::Ctx;
 use crate::cycle::actions::{self, EditedBrief};
+use crate::cycle::allow_network;
 use crate::cycle::stop;
 use crate::domain::state::Actor;
 use crate::store::layout::CyclePaths;
@@ -180,6 +181,17 @@ impl Executor {
             }),
             Effect::Unblock { path } => self.use_case(UseCase::Unblock, path, |ctx, paths| {
                 actions::unblock(ctx, paths).map(|saved| format!("unblocked; now {}", saved.state.status))
+            }),
+            Effect::AllowHosts { path } => self.use_case(UseCase::AllowHosts, path, |ctx, paths| {
+                allow_network::allow_refused_hosts(ctx, paths, Actor::Human).map(|allowed| {
+                    format!(
+                        "allowed {} for {} in {} ({}); the next run may reach them",
+                        allowed.entries.join(", "),
+                        allowed.repository,
+                        allowed.config.display(),
+                        allowed.table
+                    )
+                })
             }),
             Effect::Extend { path, by } => self.use_case(UseCase::Extend, path, move |ctx, paths| {
                 actions::extend(ctx, paths, by).map(|saved| format!("cap raised to {}", saved.state.max_iterations))

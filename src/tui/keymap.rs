@@ -78,6 +78,8 @@ pub enum Cmd {
     Abort,
     Unblock,
     Extend,
+    /// Allow the hosts a NEEDS_NETWORK run was refused, for the repository (design §5.6).
+    AllowHosts,
     CopyOutbox,
     OpenPr,
     OpenConversation,
@@ -450,6 +452,13 @@ pub static BINDINGS: &[Binding] = &[
         cmd: Cmd::Unblock,
         hint: "unblock",
         help: "Lift a BLOCKED_* status",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('A')],
+        cmd: Cmd::AllowHosts,
+        hint: "allow hosts",
+        help: "Allow the hosts the last run was refused (NEEDS_NETWORK) for the repository's tests: writes your config.toml",
     },
     Binding {
         contexts: &[C::Cycle],

@@ -164,6 +164,13 @@ pub fn summarize(kind: &str, data: &Value) -> String {
             ),
             None => "run needs network (it had none)".into(),
         },
+        Some(K::NetworkAllowed) => format!(
+            "person allowed {} for {}",
+            data.get("allow")
+                .and_then(Value::as_array)
+                .map_or(String::new(), |a| { a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ") }),
+            s("repository")
+        ),
         Some(K::HandoffIssued | K::OutboxAdopted | K::RunFailed | K::RunCancelled | K::CommentFailed) | None => {
             kind.replace('_', " ")
         }

@@ -36,7 +36,10 @@ impl CycleEntry {
     }
 
     pub fn needs_human(&self) -> bool {
-        self.state.as_ref().is_none_or(|s| s.status.needs_human())
+        // A run refused network waits for the person's allowlist, whatever the status says.
+        self.state
+            .as_ref()
+            .is_none_or(|s| s.status.needs_human() || s.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()))
     }
 
     /// The name people use for a cycle: its task space, else the file stem.

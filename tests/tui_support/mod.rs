@@ -187,6 +187,36 @@ impl Fixture {
         log_path
     }
 
+    /// Records a run of `acme/widget#7` that ended NEEDS_NETWORK because its egress proxy
+    /// refused `refused` (as the test use case does), with its log.
+    pub fn needs_network(&self, name: &str, sha: &str, refused: &[&str]) -> PathBuf {
+        let paths = self.paths(name);
+        let mut log_path = PathBuf::new();
+        retry(|| {
+            mutate(&self.ctx, &paths, Actor::Agent, |state, events, now| {
+                log_path = paths.runs().join(format!("{}-{}.log", state.iteration + 1, &sha[..12]));
+                let allow: Vec<String> = refused.iter().map(|r| (*r).to_owned()).collect();
+                let needs = forgeloop::domain::needs_network::NeedsNetwork {
+                    pr: "acme/widget#7".into(),
+                    head_sha: sha.into(),
+                    phase: "setup".into(),
+                    config: forgeloop::domain::needs_network::config_lines("acme/widget", &allow),
+                    allow: allow.clone(),
+                    sign: None,
+                    lockfiles: vec!["requirements.txt".into()],
+                    allowed_at: None,
+                    at: now.into(),
+                };
+                machine::needs_network(state, needs, now);
+                events.push(NewEvent::new(EventKind::RunNeedsNetwork, Actor::System, json!({"allow": allow})));
+                Ok(())
+            })
+        });
+        std::fs::create_dir_all(paths.runs()).unwrap();
+        std::fs::write(&log_path, "# setup\n$ pip install -r requirements.txt\nERROR: 403 Forbidden\n").unwrap();
+        log_path
+    }
+
     pub fn block(&self, name: &str, status: Status, reason: &str) {
         retry(|| actions::block(&self.ctx, &self.paths(name), status, reason, Actor::Agent));
     }

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::cycle::allow_network;
 use crate::domain::machine;
 use crate::domain::status::Status;
 
@@ -149,6 +150,26 @@ impl App {
         });
     }
 
+    pub(super) fn ask_allow_hosts(&mut self) {
+        let Some(state) = self.selected_state() else { return };
+        let Some((repository, entries)) = allow_network::refused_hosts(state) else {
+            self.toast_error("no run of this cycle was refused a host (NEEDS_NETWORK) that is not allowed yet");
+            return;
+        };
+        let pr = state.needs_network.as_ref().map_or_else(String::new, |n| n.pr.clone());
+        let lines = crate::domain::needs_network::config_lines(&repository, &entries);
+        let path = self.list.selected.clone().unwrap_or_default();
+        self.popups.push(Popup::YesNo {
+            ask: Ask::AllowHosts(path),
+            title: format!("Allow these hosts for {repository}?"),
+            body: format!(
+                "The last run of {pr} needed network: its egress proxy refused\n  {}\n\nThis adds to your config.toml:\n\n{}\nEvery later run of {repository}'s tests may reach them (setup, or tests with \"network\": \"allowlist\"); the PR's code runs there. Journaled as you (human).",
+                entries.join("\n  "),
+                lines.trim_end()
+            ),
+        });
+    }
+
     pub(super) fn ask_extend(&mut self) {
         let Some(entry) = self.selected_entry() else { return };
         let Some(state) = &entry.state else { return };
@@ -219,6 +240,7 @@ impl App {
                 }
             },
             Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
+            Ask::AllowHosts(path) => fx.push(Effect::AllowHosts { path }),
         }
     }
 

@@ -58,6 +58,10 @@ pub struct RunRow {
     /// What the run's commands ran in ("isolated, no network", "unsandboxed").
     pub sandbox: Option<String>,
     pub log: Option<PathBuf>,
+    /// Destinations the run's egress proxy refused (`host:port`), and, for a NEEDS_NETWORK
+    /// run, when the person allowed them.
+    pub refused: Vec<String>,
+    pub allowed_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +70,8 @@ pub enum RunResult {
     Failed,
     Live,
     Incomplete,
+    /// Failed for want of network (design §5.6): not an iteration.
+    NeedsNetwork,
 }
 
 pub fn run_result_word(result: RunResult) -> &'static str {
@@ -74,7 +80,20 @@ pub fn run_result_word(result: RunResult) -> &'static str {
         RunResult::Failed => "failed",
         RunResult::Live => "running",
         RunResult::Incomplete => "incomplete",
+        RunResult::NeedsNetwork => "needs network",
     }
+}
+
+/// The destinations a network log refused, once each, as `host:port`.
+fn refused_of(log: &[crate::domain::egress::NetworkEvent]) -> Vec<String> {
+    let mut refused: Vec<String> = Vec::new();
+    for event in log.iter().filter(|e| !e.allowed) {
+        let what = format!("{}:{}", event.host, event.port);
+        if !refused.contains(&what) {
+            refused.push(what);
+        }
+    }
+    refused
 }
 
 impl Detail {
@@ -146,6 +165,15 @@ impl Detail {
                     .map(|p| PathBuf::from(crate::store::layout::expand_tilde(p)))
                     .filter(|p| files.iter().any(|f| &f.path == p) || p.exists())
                     .or(by_name);
+                // The last run's report has its network log.
+                let refused = state
+                    .report
+                    .as_ref()
+                    .filter(|r| {
+                        r.head_sha == run.head_sha && state.history.last().is_some_and(|l| std::ptr::eq(l, run))
+                    })
+                    .map(|r| refused_of(&r.network_log))
+                    .unwrap_or_default();
                 RunRow {
                     iteration: Some(run.iteration),
                     sha12,
@@ -161,6 +189,8 @@ impl Detail {
                     comment_url: run.comment_url.clone(),
                     sandbox: run.sandbox.clone(),
                     log,
+                    refused,
+                    allowed_at: None,
                 }
             })
             .collect();
@@ -168,19 +198,31 @@ impl Detail {
             if rows.iter().any(|r| r.log.as_ref() == Some(&file.path)) {
                 continue;
             }
-            let live = running || file.idle_secs.is_some_and(|s| s < LIVE_IDLE_SECS);
             let stem = file.name.trim_end_matches(".log");
             let (iteration, sha) = stem.split_once('-').unwrap_or((stem, ""));
+            let iteration: Option<u32> = iteration.parse().ok();
+            // The run that ended NEEDS_NETWORK wrote the log of the iteration it would have been.
+            let needs = state.needs_network.as_ref().filter(|n| {
+                !running && iteration == Some(state.iteration + 1) && !sha.is_empty() && n.head_sha.starts_with(sha)
+            });
+            let live = running || (needs.is_none() && file.idle_secs.is_some_and(|s| s < LIVE_IDLE_SECS));
+            let result = match (live, needs) {
+                (true, _) => RunResult::Live,
+                (false, Some(_)) => RunResult::NeedsNetwork,
+                (false, None) => RunResult::Incomplete,
+            };
             rows.push(RunRow {
-                iteration: iteration.parse().ok(),
+                iteration,
                 sha12: sha.chars().take(12).collect(),
-                result: if live { RunResult::Live } else { RunResult::Incomplete },
+                result,
                 duration: None,
                 started_at: None,
                 actor: None,
                 comment_url: None,
                 sandbox: None,
                 log: Some(file.path.clone()),
+                refused: needs.map(|n| n.allow.clone()).unwrap_or_default(),
+                allowed_at: needs.and_then(|n| n.allowed_at.clone()),
             });
         }
         rows.sort_by(|a, b| {

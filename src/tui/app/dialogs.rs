@@ -32,6 +32,7 @@ pub enum Ask {
     Rerun(PathBuf),
     CancelRun(PathBuf),
     Unblock(PathBuf),
+    AllowHosts(PathBuf),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

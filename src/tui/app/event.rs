@@ -95,6 +95,7 @@ pub enum UseCase {
     Cancel,
     Unblock,
     Extend,
+    AllowHosts,
 }
 
 impl UseCase {
@@ -106,6 +107,7 @@ impl UseCase {
             UseCase::Cancel => "cancel",
             UseCase::Unblock => "unblock",
             UseCase::Extend => "extend",
+            UseCase::AllowHosts => "allow hosts",
         }
     }
 }
@@ -168,6 +170,9 @@ pub enum Effect {
         reason: String,
     },
     Unblock {
+        path: PathBuf,
+    },
+    AllowHosts {
         path: PathBuf,
     },
     Extend {

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
+use crate::cycle::allow_network;
 use crate::domain::machine;
 use crate::domain::state::CycleState;
 use crate::domain::status::Status;
@@ -280,6 +281,7 @@ impl App {
             Cmd::CancelRun => running,
             Cmd::Abort => status.is_some_and(|s| !s.is_final()),
             Cmd::Unblock => status.is_some_and(Status::is_unblockable),
+            Cmd::AllowHosts => state.is_some_and(|s| allow_network::refused_hosts(s).is_some()),
             Cmd::Extend => status.is_some_and(|s| !s.is_final()),
             Cmd::CopyOutbox => state.is_some_and(|s| outbox_text(s).is_some()),
             Cmd::OpenPr => state.is_some_and(|s| s.pr_ref.is_some()),
@@ -557,6 +559,7 @@ impl App {
             Cmd::CancelRun => self.ask_cancel_run(),
             Cmd::Abort => self.ask_abort(),
             Cmd::Unblock => self.ask_unblock(),
+            Cmd::AllowHosts => self.ask_allow_hosts(),
             Cmd::Extend => self.ask_extend(),
             Cmd::CopyOutbox => match self.selected_state().and_then(outbox_text) {
                 Some(text) => fx.push(Effect::Copy(text)),

@@ -11,7 +11,7 @@ use crate::tui::app::{App, Focus};
 use crate::tui::model::CycleEntry;
 use crate::tui::theme::Theme;
 
-use super::{age, elapsed, pane_block, status_badge, truncate};
+use super::{age, elapsed, entry_badge, pane_block, truncate};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -100,7 +100,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
 fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Theme) -> Row<'a> {
     let running = app.is_running(&entry.path);
-    let (glyph, word, style) = status_badge(entry.status(), theme);
+    let (glyph, word, style) = entry_badge(entry, theme);
     // A run in progress, whoever started it (design §6.6): `▶ TESTING 1:05`.
     let clock = entry.live.as_ref().map(|run| elapsed(app.now, &run.info.started_at)).unwrap_or_default();
     // Waiting for the repository's CI (design §5.7): `▶ CI 3:12`, each check's state beside it.

@@ -24,6 +24,7 @@ use unicode_width::UnicodeWidthChar;
 use crate::domain::status::Status;
 
 use super::app::{App, Focus, Screen, Tab};
+use super::model::CycleEntry;
 use super::theme::Theme;
 
 /// Below this height the list and the detail are not shown together.
@@ -75,7 +76,7 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
     let focused = app.focus == Focus::Detail;
     let title = match app.selected_entry() {
         Some(entry) => {
-            let (glyph, word, style) = status_badge(entry.status(), theme);
+            let (glyph, word, style) = entry_badge(entry, theme);
             Line::from(vec![
                 Span::styled(format!(" {} ", entry.name()), theme.title),
                 Span::styled(format!("{glyph} {word} "), style),
@@ -181,6 +182,17 @@ pub fn status_badge(status: Option<Status>, theme: &Theme) -> (&'static str, &'s
             Status::Aborted => ("⊘", "ABORTED", theme.muted),
             Status::Superseded => ("↷", "SUPERSEDED", theme.muted),
         },
+    }
+}
+
+/// A cycle's badge: its status's, unless its last run was refused network the person has
+/// not allowed yet (design §5.6) — the one thing it waits for then.
+pub fn entry_badge(entry: &CycleEntry, theme: &Theme) -> (&'static str, &'static str, Style) {
+    match &entry.state {
+        Some(state) if state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()) => {
+            ("⚠", "NEEDS NET", theme.attention)
+        }
+        _ => status_badge(entry.status(), theme),
     }
 }
 

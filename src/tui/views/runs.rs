@@ -6,7 +6,8 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use crate::tui::app::{App, Focus, RunResult, run_result_word};
+use crate::tui::app::{App, Focus, RunResult, RunRow, run_result_word};
+use crate::tui::keymap::Cmd;
 
 use super::short_time;
 
@@ -25,6 +26,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let selected = app.detail.run_sel.min(rows.len() - 1);
+    // The selected run's refused destinations, on the last line (design §5.6).
+    let area = match refused_line(app, &rows[selected]) {
+        Some(line) if area.height > 3 => {
+            let [table, bottom] =
+                ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+            frame.render_widget(Paragraph::new(line), bottom);
+            table
+        }
+        _ => area,
+    };
     let height = usize::from(area.height.saturating_sub(1)).max(1);
     let offset = selected.saturating_sub(height - 1);
     let table_rows: Vec<Row> = rows
@@ -46,6 +57,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 RunResult::Failed => ("✗", theme.error),
                 RunResult::Live => (app.spinner_frame(), theme.running),
                 RunResult::Incomplete => ("?", theme.warn),
+                RunResult::NeedsNetwork => ("⚠", theme.warn),
             };
             let row = Row::new(vec![
                 Cell::from(r.iteration.map_or("—".into(), |i| i.to_string())),
@@ -68,7 +80,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let widths = [
         Constraint::Length(3),
         Constraint::Length(12),
-        Constraint::Length(12),
+        Constraint::Length(15),
         Constraint::Length(9),
         Constraint::Length(11),
         Constraint::Length(6),
@@ -76,6 +88,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Constraint::Fill(1),
     ];
     frame.render_widget(Table::new(table_rows, widths).header(header).column_spacing(1), area);
+}
+
+/// "refused: a:443, b:80 — A allows them for acme/widget", for a run whose proxy refused
+/// destinations.
+fn refused_line<'a>(app: &'a App, row: &RunRow) -> Option<Line<'a>> {
+    if row.refused.is_empty() {
+        return None;
+    }
+    let theme = &app.theme;
+    let mut spans = vec![Span::styled("refused: ", theme.warn), Span::styled(row.refused.join(", "), theme.accent)];
+    match (&row.allowed_at, row.result == RunResult::NeedsNetwork && app.available(Cmd::AllowHosts)) {
+        (Some(at), _) => spans.push(Span::styled(format!(" — allowed by you at {}", short_time(at)), theme.ok)),
+        (None, true) => spans.push(Span::styled(" — A allows them for this repository", theme.muted)),
+        (None, false) => {}
+    }
+    Some(Line::from(spans))
 }
 
 /// The Runs table's short form of a run's sandbox label (the tier and whether it had the
@@ -86,7 +114,14 @@ fn sandbox_cell(label: Option<&str>) -> (String, bool) {
         Some("unsandboxed") => ("⚠ unsandboxed".to_owned(), true),
         Some(label) => {
             let tier = if label.starts_with("isolated (Landlock)") { "landlock" } else { "isolated" };
-            (if label.contains("host network") { format!("{tier} +net") } else { tier.to_owned() }, false)
+            let net = if label.contains("host network") {
+                " +net"
+            } else if label.contains("allowlist") {
+                " +allow"
+            } else {
+                ""
+            };
+            (format!("{tier}{net}"), false)
         }
     }
 }
@@ -101,5 +136,9 @@ mod tests {
         assert_eq!(sandbox_cell(Some("isolated, no network")), ("isolated".to_owned(), false));
         assert_eq!(sandbox_cell(Some("isolated (Landlock), host network")), ("landlock +net".to_owned(), false));
         assert_eq!(sandbox_cell(None), ("—".to_owned(), false));
+        assert_eq!(
+            sandbox_cell(Some("isolated, network: allowlist for setup (2 hosts), none for the tests")),
+            ("isolated +allow".to_owned(), false)
+        );
     }
 }

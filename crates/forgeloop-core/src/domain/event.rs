@@ -27,10 +27,11 @@ pub enum EventKind {
     CommentPublished,
     CommentFailed,
     Attached,
+    NetworkAllowed,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 22] = [
+    pub const ALL: [EventKind; 23] = [
         EventKind::Created,
         EventKind::BriefConfirmed,
         EventKind::PromptIssued,
@@ -53,6 +54,7 @@ impl EventKind {
         EventKind::CommentPublished,
         EventKind::CommentFailed,
         EventKind::Attached,
+        EventKind::NetworkAllowed,
     ];
 
     /// The name written to `events.jsonl` (part of each line's hash: never change one).
@@ -80,6 +82,7 @@ impl EventKind {
             EventKind::CommentPublished => "comment_published",
             EventKind::CommentFailed => "comment_failed",
             EventKind::Attached => "attached",
+            EventKind::NetworkAllowed => "network_allowed",
         }
     }
 
@@ -139,6 +142,7 @@ mod tests {
                 "comment_published",
                 "comment_failed",
                 "attached",
+                "network_allowed",
             ]
         );
     }

@@ -402,6 +402,26 @@ pub fn needs_network(state: &mut CycleState, needs: super::needs_network::NeedsN
     touch(state, now);
 }
 
+/// The person allowed the hosts the last run was refused (human-only, design §5.6).
+pub fn network_allowed(state: &mut CycleState, now: &str) -> Result<Vec<String>, Refusal> {
+    let allow = match &mut state.needs_network {
+        Some(needs) if !needs.allow.is_empty() => {
+            needs.allowed_at = Some(now.to_owned());
+            needs.allow.clone()
+        }
+        Some(_) => {
+            return Err(refuse(
+                state,
+                "allowing hosts",
+                "the last run had no network at all, so no host was refused: give the commands file a \"setup\" step (or \"network\": \"allowlist\")",
+            ));
+        }
+        None => return Err(refuse(state, "allowing hosts", "no run of this cycle is waiting for network")),
+    };
+    touch(state, now);
+    Ok(allow)
+}
+
 pub fn abort(state: &mut CycleState, reason: &str, by: Actor, now: &str) -> Result<(), Refusal> {
     if state.status.is_final() {
         return Err(refuse(state, "aborting", "the cycle has already ended"));
@@ -641,6 +661,7 @@ mod tests {
             kept_checkout: None,
             kept_checkout_warning: None,
             network_log: Vec::new(),
+            lockfiles: Vec::new(),
             checks: Vec::new(),
             status,
             repository: "acme/widget".into(),

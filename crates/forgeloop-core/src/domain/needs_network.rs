@@ -52,6 +52,14 @@ pub struct NeedsNetwork {
     pub sign: Option<String>,
     /// The exact lines for the person's config.toml.
     pub config: String,
+    /// The lockfiles in the tested tree: `next` proposes setup from them when the commands
+    /// install nothing first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lockfiles: Vec<String>,
+    /// When the person allowed `allow` for the repository (the control room writes their
+    /// config): the agent runs again instead of asking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_at: Option<String>,
     pub at: String,
 }
 

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::brief::Brief;
+use super::lockfiles;
 use super::needs_network::NeedsNetwork;
 use super::reply::ReplyClass;
 use super::state::{CycleState, OutboxKind};
@@ -51,6 +52,14 @@ pub struct NextStep {
     /// backticks, as argv arrays for the commands file. The agent checks them; none is run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposed_commands: Option<Vec<Vec<String>>>,
+    /// Setup commands for the commands file's `"setup"` (run first, through the person's
+    /// allowlist): the Validation's install commands, then installs for the lockfiles in
+    /// `lockfiles`. The agent checks them; none is run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed_setup: Option<Vec<Vec<String>>>,
+    /// The lockfiles the proposals come from (repository-relative paths).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lockfiles: Vec<String>,
     /// Backticked Validation spans that are not proposed, each with why (a shell operator, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_proposed: Vec<NotProposed>,
@@ -72,6 +81,12 @@ fn cmd(parts: &[&str]) -> Option<Vec<String>> {
 
 /// `state_ref` is how commands should name the state (its path).
 pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
+    next_step_knowing(state, state_ref, &[])
+}
+
+/// [`next_step`], knowing the repository's `lockfiles` (as forgeloop last fetched it) for the
+/// first run's setup proposal.
+pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[String]) -> NextStep {
     let mut step = NextStep {
         status: state.status,
         action: Action::Stop,
@@ -85,6 +100,8 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
         pr: state.pr_ref.clone(),
         sandbox: None,
         proposed_commands: None,
+        proposed_setup: None,
+        lockfiles: Vec::new(),
         not_proposed: Vec::new(),
         needs_network: None,
     };
@@ -105,7 +122,9 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
             );
             step.command = cmd(&["forgeloop", "forge", "--pr", &pr, "--state", state_ref]);
         }
-        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => conversation_step(state, state_ref, &mut step),
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {
+            conversation_step(state, state_ref, lockfiles, &mut step)
+        }
         Status::ReadyToMerge => {
             step.explanation = format!(
                 "Stop and report READY_TO_MERGE: {} passed at head SHA {}. Do not merge; a person reviews and merges.",
@@ -137,16 +156,39 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
     step
 }
 
-fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
+fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], step: &mut NextStep) {
     if let Some(needs) = &state.needs_network {
         step.action = Action::WaitForHuman;
+        // The stored commands install nothing first: the lockfiles the run found say what would.
+        let has_setup = state.commands.as_ref().is_some_and(|c| !c.setup.is_empty());
+        let setup = if has_setup { Vec::new() } else { lockfiles::setup_for(&needs.lockfiles) };
+        if let Some(at) = &needs.allowed_at {
+            step.action = Action::Run;
+            step.explanation = format!(
+                "The person allowed {} for {} at {at} (the last run of {} needed them): run the command again.",
+                needs.allow.join(", "),
+                needs.pr.split_once('#').map_or(needs.pr.as_str(), |(repo, _)| repo),
+                needs.pr
+            );
+            step.command = cmd(&["forgeloop", "forge", "--pr", &needs.pr, "--state", state_ref, "--post-comment"]);
+            step.pr = Some(needs.pr.clone());
+            step.needs_network = Some(needs.clone());
+            return;
+        }
+        let setup_hint = if setup.is_empty() {
+            String::new()
+        } else {
+            step.lockfiles = needs.lockfiles.clone();
+            step.proposed_setup = Some(setup);
+            " proposed_setup holds setup commands for the lockfiles the run found: to use them, run the command with --commands-json naming a commands file whose \"setup\" lists them beside the cycle's commands.".to_owned()
+        };
         let what = match (&needs.sign, needs.allow.is_empty()) {
             (_, false) => format!("its egress proxy refused {}", needs.allow.join(", ")),
             (Some(sign), true) => format!("it ran without network and printed {sign:?}"),
             (None, true) => "it had no network".to_owned(),
         };
         step.explanation = format!(
-            "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not the PR's fault and not an iteration. Do not send this failure to WebGPT. Ask the person whether the tests may reach it: they allow hosts in their config.toml (needs_network.config holds the exact lines; `forgeloop tui` allows them with one key), or give the commands file a \"setup\" step that installs the dependencies through the allowlist. Then run the command again.",
+            "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not the PR's fault and not an iteration. Do not send this failure to WebGPT. Ask the person whether the tests may reach it: they allow hosts in their config.toml (needs_network.config holds the exact lines; `forgeloop tui` allows them with one key), or give the commands file a \"setup\" step that installs the dependencies through the allowlist. Then run the command again.{setup_hint}",
             needs.pr, needs.phase
         );
         step.command = cmd(&["forgeloop", "forge", "--pr", &needs.pr, "--state", state_ref, "--post-comment"]);
@@ -191,16 +233,30 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
             if state.commands.is_none() {
                 command.extend(["--commands-json", "COMMANDS.json"]);
                 let proposal = validation_commands(state);
+                let setup = setup_proposal(&proposal.setup, lockfiles);
+                let setup_hint = match (setup.is_empty(), lockfiles.is_empty()) {
+                    (true, _) => "",
+                    (false, true) => {
+                        " proposed_setup holds the Validation's install commands: they go in the file's \"setup\" (run first, through the person's network allowlist; the tests then run without network)."
+                    }
+                    (false, false) => {
+                        " proposed_setup holds setup commands (the Validation's install commands, then installs for the lockfiles in `lockfiles`, as forgeloop last fetched the repository): they go in the file's \"setup\" (run first, through the person's network allowlist; the tests then run without network)."
+                    }
+                };
                 step.explanation = if proposal.commands.is_empty() {
                     format!(
-                        "Test {pr}, the PR WebGPT reported, with the project's commands file (replace COMMANDS.json): argv arrays for the commands the brief's Validation asks for."
+                        "Test {pr}, the PR WebGPT reported, with the project's commands file (replace COMMANDS.json): argv arrays for the commands the brief's Validation asks for.{setup_hint}"
                     )
                 } else {
                     format!(
-                        "Test {pr}, the PR WebGPT reported, with a commands file (replace COMMANDS.json). proposed_commands holds the commands the brief's Validation names in backticks, split into argv arrays (never run through a shell): check them, write them as a JSON array to the file, then run the command."
+                        "Test {pr}, the PR WebGPT reported, with a commands file (replace COMMANDS.json). proposed_commands holds the commands the brief's Validation names in backticks, split into argv arrays (never run through a shell): check them, write them to the file's \"commands\", then run the command.{setup_hint}"
                     )
                 };
                 step.proposed_commands = (!proposal.commands.is_empty()).then_some(proposal.commands);
+                if !setup.is_empty() {
+                    step.lockfiles = lockfiles.to_vec();
+                    step.proposed_setup = Some(setup);
+                }
                 step.not_proposed = proposal.not_proposed;
             } else {
                 step.explanation =
@@ -244,6 +300,19 @@ fn conversation_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
             }
         },
     }
+}
+
+/// The Validation's install commands, then the lockfiles' — but not a lockfile's when the
+/// Validation already installs with that tool (`npm install` over the lockfile's `npm ci`).
+fn setup_proposal(validation: &[Vec<String>], lockfiles: &[String]) -> Vec<Vec<String>> {
+    let mut setup = validation.to_vec();
+    for command in lockfiles::setup_for(lockfiles) {
+        let tool = command.first();
+        if !setup.iter().any(|s| s.first() == tool) {
+            setup.push(command);
+        }
+    }
+    setup
 }
 
 /// The commands the brief's Validation names in backticks (a reference-tool state has only
@@ -374,6 +443,78 @@ mod tests {
         stored.commands = Some(crate::domain::commands::CommandsProfile::of(Vec::new()));
         let step = next_step(&stored, "x");
         assert_eq!((step.proposed_commands, step.not_proposed.len()), (None, 0));
+    }
+
+    #[test]
+    fn the_first_run_proposes_setup_from_the_validation_and_the_lockfiles() {
+        let s = reported("`npm install` then `npm test`");
+        let lockfiles = vec!["package-lock.json".to_owned(), "requirements.txt".to_owned()];
+        let step = next_step_knowing(&s, "x", &lockfiles);
+        // The Validation's own npm install wins over the lockfile's npm ci.
+        assert_eq!(
+            step.proposed_setup,
+            Some(vec![
+                vec!["npm".to_owned(), "install".into()],
+                vec![
+                    "python3".to_owned(),
+                    "-m".into(),
+                    "pip".into(),
+                    "install".into(),
+                    "-r".into(),
+                    "requirements.txt".into()
+                ],
+            ])
+        );
+        assert_eq!(step.proposed_commands, Some(vec![vec!["npm".to_owned(), "test".into()]]));
+        assert_eq!(step.lockfiles, lockfiles);
+        assert!(step.explanation.contains("proposed_setup"), "{}", step.explanation);
+        // No lockfiles, no install in the Validation: no setup proposed.
+        let step = next_step_knowing(&reported("`npm test`"), "x", &[]);
+        assert_eq!((step.proposed_setup, step.lockfiles.len()), (None, 0));
+        assert!(!step.explanation.contains("proposed_setup"));
+    }
+
+    fn spec(argv: &[&str]) -> crate::domain::commands::CommandSpec {
+        crate::domain::commands::CommandSpec {
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            timeout_s: None,
+            env: Default::default(),
+        }
+    }
+
+    #[test]
+    fn needs_network_proposes_setup_from_the_run_s_lockfiles_unless_the_commands_have_one() {
+        let mut s = reported("`npm test`");
+        s.commands = Some(crate::domain::commands::CommandsProfile::of(vec![spec(&["npm", "test"])]));
+        s.needs_network = Some(NeedsNetwork {
+            pr: "acme/widget#3".into(),
+            head_sha: "a".repeat(40),
+            phase: "test".into(),
+            allow: vec!["registries".into()],
+            sign: None,
+            config: String::new(),
+            lockfiles: vec!["package-lock.json".into()],
+            allowed_at: None,
+            at: "t2".into(),
+        });
+        let step = next_step(&s, "x");
+        assert_eq!(step.action, Action::WaitForHuman);
+        assert_eq!(step.proposed_setup, Some(vec![vec!["npm".to_owned(), "ci".into()]]));
+        assert!(step.explanation.contains("--commands-json"), "{}", step.explanation);
+        if let Some(commands) = &mut s.commands {
+            commands.setup = vec![spec(&["npm", "ci"])];
+        }
+        assert_eq!(next_step(&s, "x").proposed_setup, None, "the commands install first already");
+        // The person allowed the hosts: run again, no question to ask.
+        machine::network_allowed(&mut s, "t3").unwrap();
+        let step = next_step(&s, "x");
+        assert_eq!(step.action, Action::Run);
+        assert!(
+            step.explanation.contains("The person allowed registries for acme/widget at t3"),
+            "{}",
+            step.explanation
+        );
+        assert_eq!(step.command.unwrap()[..4], ["forgeloop", "forge", "--pr", "acme/widget#3"]);
     }
 
     #[test]

@@ -166,14 +166,18 @@ impl SandboxInfo {
         match self.kind.as_str() {
             "off" => "unsandboxed".to_owned(),
             kind => {
-                let net = match self.network {
-                    NetworkMode::Off => "no network".to_owned(),
-                    NetworkMode::Open => "host network".to_owned(),
-                    NetworkMode::Allowlist => match self.network_hosts {
-                        Some(1) => "network: allowlist (1 host)".to_owned(),
-                        Some(n) => format!("network: allowlist ({n} hosts)"),
-                        None => "network: allowlist".to_owned(),
-                    },
+                let hosts = match self.network_hosts {
+                    Some(1) => " (1 host)".to_owned(),
+                    Some(n) => format!(" ({n} hosts)"),
+                    None => String::new(),
+                };
+                let net = match (self.network, self.setup_network) {
+                    (NetworkMode::Off, Some(NetworkMode::Allowlist)) => {
+                        format!("network: allowlist for setup{hosts}, none for the tests")
+                    }
+                    (NetworkMode::Off, _) => "no network".to_owned(),
+                    (NetworkMode::Open, _) => "host network".to_owned(),
+                    (NetworkMode::Allowlist, _) => format!("network: allowlist{hosts}"),
                 };
                 if kind == "landlock" { format!("isolated (Landlock), {net}") } else { format!("isolated, {net}") }
             }
@@ -220,6 +224,9 @@ pub struct Report {
     /// Every destination the run's commands asked its egress proxy for (design §5.6).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network_log: Vec<NetworkEvent>,
+    /// The lockfiles in the tested tree (repository-relative): what a setup could install.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lockfiles: Vec<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -237,6 +244,25 @@ pub fn normalize_sha(sha: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sandbox_label_says_what_each_phase_could_reach() {
+        let mut info: SandboxInfo =
+            serde_json::from_value(serde_json::json!({"kind": "namespaces", "network": false})).unwrap();
+        assert_eq!(info.label(), "isolated, no network");
+        info.network = NetworkMode::Allowlist;
+        info.network_hosts = Some(3);
+        assert_eq!(info.label(), "isolated, network: allowlist (3 hosts)");
+        info.network = NetworkMode::Off;
+        info.setup_network = Some(NetworkMode::Allowlist);
+        info.network_hosts = Some(1);
+        assert_eq!(info.label(), "isolated, network: allowlist for setup (1 host), none for the tests");
+        info.kind = "landlock".into();
+        info.network = NetworkMode::Open;
+        assert_eq!(info.label(), "isolated (Landlock), host network");
+        info.kind = "off".into();
+        assert_eq!(info.label(), "unsandboxed");
+    }
 
     #[test]
     fn sha_normalization() {

@@ -16,6 +16,9 @@ pub struct NotProposed {
 /// What `next` proposes for the commands file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Proposal {
+    /// Install commands (`npm ci`, `pip install -r …`): they belong in `"setup"`, which may
+    /// reach the person's allowlist, while the tests run without network.
+    pub setup: Vec<Vec<String>>,
     pub commands: Vec<Vec<String>>,
     pub not_proposed: Vec<NotProposed>,
 }
@@ -28,8 +31,10 @@ pub fn propose(validation: &str) -> Proposal {
         match split_words(&span) {
             Ok(words) if words.is_empty() => {}
             Ok(words) => {
-                if !proposal.commands.contains(&words) {
-                    proposal.commands.push(words);
+                let list =
+                    if super::lockfiles::is_install(&words) { &mut proposal.setup } else { &mut proposal.commands };
+                if !list.contains(&words) {
+                    list.push(words);
                 }
             }
             Err(reason) => {
@@ -252,5 +257,15 @@ mod tests {
         assert_eq!(proposal.not_proposed[0].text, "npm run lint | tee lint.log");
         assert!(proposal.not_proposed[0].reason.contains('|'));
         assert_eq!(propose("run the frontend test suite"), Proposal::default());
+    }
+
+    #[test]
+    fn install_commands_are_proposed_for_setup() {
+        let proposal = propose("`npm ci`, then `npm test` and `python3 -m pip install -r requirements.txt`");
+        assert_eq!(
+            proposal.setup,
+            [vec!["npm", "ci"], vec!["python3", "-m", "pip", "install", "-r", "requirements.txt"]]
+        );
+        assert_eq!(proposal.commands, [vec!["npm", "test"]]);
     }
 }
