@@ -87,7 +87,7 @@ wait_until() {
 all_ended() {
     local header
     header=$(screen | head -n 1)
-    [[ $header == *"✓ 4 ready"* && $header == *"✗ 1 blocked"* && $header == *"⊘ 1 ended"* ]] &&
+    [[ $header == *"✓ 5 ready"* && $header == *"✗ 1 blocked"* && $header == *"⊘ 1 ended"* ]] &&
         [[ $header != *waiting* && $header != *confirm* && $header != *running* ]]
 }
 
@@ -134,6 +134,19 @@ sleep 1
 # Its conversation (2) fills in as its PR is made and tested.
 key 2
 sleep 5
+
+# The cycle whose setup was refused the team's package index waits for a person (NEEDS NET,
+# right after briefs): select it (g), see what would be allowed (A), allow it (y); it runs again.
+wait_until has_line "⚠ NEEDS NET" "add-average-with-deps"
+key g
+sleep 1.2
+key 3 # its Runs tab: the refused host
+sleep 2.5
+key A
+wait_until has_line "Allow these hosts for"
+sleep 3
+key y
+sleep 2
 
 # add-subtraction, whose first PR failed: filter to it (/…, Enter), open it (Enter), its
 # conversation scrolled down (2, j…), its runs (3), the failed run's log (j, 4), the diff (5)
@@ -195,6 +208,6 @@ python3 scripts/script_to_cast.py --log "$work/out.log" --timing "$work/timing.l
     --title "forgeloop demo --speed $SPEED" --out "$OUT/demo.cast"
 python3 scripts/frames_to_svg.py --index "$work/frames/index" --width "$COLS" --height "$ROWS" \
     --max-frames 80 --max-gap 2.5 --end-hold 4 \
-    --title "forgeloop demo: six cycles of the WebGPT pull-request loop in the control room" \
+    --title "forgeloop demo: seven cycles of the WebGPT pull-request loop in the control room" \
     --out "$OUT/demo.svg"
 ls -l "$OUT/demo.cast" "$OUT/demo.svg"

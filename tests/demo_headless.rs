@@ -164,12 +164,13 @@ fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
 }
 
-/// Checks the summary: six cycles, each ended where expected, with the scenario statuses of
-/// design §9 and the issues all present (the sixth tested on the repository's CI, design §5.7).
+/// Checks the summary: seven cycles, each ended where expected, with the scenario statuses of
+/// design §9 and the issues all present (the sixth tested on the repository's CI, design §5.7;
+/// the seventh refused network, allowed by the stand-in for the person, design §5.6).
 fn assert_summary_ok(summary: &Value) {
     assert_eq!(summary["status"], "DEMO_OK", "{summary:#}");
     let cycles = summary["cycles"].as_array().unwrap();
-    assert_eq!(cycles.len(), 6, "{summary:#}");
+    assert_eq!(cycles.len(), 7, "{summary:#}");
     for cycle in cycles {
         assert_eq!(cycle["ok"], true, "{cycle:#}");
         assert_eq!(cycle["status"], cycle["expected"], "{cycle:#}");
@@ -203,6 +204,15 @@ fn assert_summary_ok(summary: &Value) {
     assert_eq!((aborted["status"].as_str(), aborted["iteration"].as_u64()), (Some("ABORTED"), Some(1)));
     let on_ci = by_name("add-maximum-on-ci");
     assert_eq!((on_ci["status"].as_str(), on_ci["iteration"].as_u64()), (Some("READY_TO_MERGE"), Some(2)));
+    // NEEDS_NETWORK cost no iteration and posted nothing; the passing run's setup had the
+    // allowlist (the package index, allowed), its tests no network.
+    let dependency = by_name("add-average-with-deps");
+    assert_eq!(
+        (dependency["status"].as_str(), dependency["iteration"].as_u64(), dependency["comments"].as_u64()),
+        (Some("READY_TO_MERGE"), Some(1), Some(1))
+    );
+    let label = dependency["sandboxes"][0].as_str().unwrap();
+    assert!(label.ends_with("network: allowlist for setup (1 host), none for the tests"), "{label}");
 }
 
 fn emulator_addr(summary: &Value) -> SocketAddr {
@@ -267,10 +277,10 @@ fn headless_demo_works_without_user_namespaces() {
     for cycle in summary["cycles"].as_array().unwrap() {
         // The CI cycle ran nothing here; its CI's runs used the Landlock tier too (a failure
         // to build the sandbox would have failed its check).
-        let want = if cycle["name"] == "add-maximum-on-ci" {
-            "on the repository's CI (nothing ran here)"
-        } else {
-            "isolated (Landlock), no network"
+        let want = match cycle["name"].as_str().unwrap() {
+            "add-maximum-on-ci" => "on the repository's CI (nothing ran here)",
+            "add-average-with-deps" => "isolated (Landlock), network: allowlist for setup (1 host), none for the tests",
+            _ => "isolated (Landlock), no network",
         };
         for label in cycle["sandboxes"].as_array().unwrap() {
             assert_eq!(label, want, "{cycle:#}");
@@ -325,6 +335,29 @@ fn with_home_the_sandbox_is_kept_and_holds_what_the_summary_says() {
     let confirmed = journal.events.iter().find(|e| e.kind == "brief_confirmed").unwrap();
     assert_eq!(confirmed.actor, forgeloop::domain::state::Actor::System);
     assert_eq!(confirmed.data["via"], "demo");
+
+    // The dependency cycle: refused the package index (NEEDS_NETWORK, no iteration), then the
+    // stand-in for the person allowed it in the sandbox's config.toml, then it passed with
+    // checklib cloned in its setup through the egress proxy.
+    let journal = forgeloop::store::journal::verify(&home.join("cycles/add-average-with-deps.d/events.jsonl")).unwrap();
+    let kinds: Vec<&str> = journal.events.iter().map(|e| e.kind.as_str()).collect();
+    let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
+    assert!(at("run_needs_network") < at("network_allowed") && at("network_allowed") < at("run_finished"), "{kinds:?}");
+    let allowed = journal.events.iter().find(|e| e.kind == "network_allowed").unwrap();
+    assert_eq!(allowed.actor, forgeloop::domain::state::Actor::System, "the demo's stand-in is not a human");
+    let entry = allowed.data["allow"][0].as_str().unwrap().to_owned();
+    assert!(entry.starts_with("127.0.0.1:"), "{entry}");
+    let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+    assert!(config.contains(&format!("allow = [\"{entry}\"]")), "{config}");
+    let passed: Value =
+        serde_json::from_slice(&std::fs::read(home.join("cycles/add-average-with-deps.json")).unwrap()).unwrap();
+    let log = passed["report"]["network_log"].as_array().unwrap();
+    assert!(log.iter().any(|e| e["allowed"] == true && e["phase"] == "setup"), "{log:?}");
+    let text = std::fs::read_to_string(
+        home.join("cycles/add-average-with-deps.d").join(passed["history"][0]["log_path"].as_str().unwrap()),
+    )
+    .unwrap();
+    assert!(text.contains("ok   calc avg 2 3 = 2 (one of 2|3)"), "{text}");
 
     // The failing runs' comments carry the failure, the passing ones say so.
     let fixed: Value =

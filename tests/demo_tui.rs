@@ -85,7 +85,7 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     wait_for_line(&tmux, &["⊘ ABORTED", "add-modulo"]);
     wait_for_line(&tmux, &["◆ CONFIRM BRIEF", "add-multiplication"]);
     let screen = wait_for_line(&tmux, &["add-maximum-on-ci"]);
-    assert!(screen.contains("Cycles 6/6"), "{screen}");
+    assert!(screen.contains("Cycles 7/7"), "{screen}");
 
     // The waiting cycle really waits for the person.
     let sandbox = sandbox_in(&tmp);
@@ -111,6 +111,23 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     assert_eq!(state["brief_confirmation"]["via"], "tui");
     assert_eq!(state["brief_confirmation"]["by"], "human");
     assert_eq!(state["iteration"], 1);
+
+    // The dependency cycle's setup was refused the team's package index: it waits for the
+    // person (NEEDS NET, right after briefs in the list); A shows what it would allow, y writes
+    // it into the sandbox's config.toml, and the cycle runs again and passes.
+    wait_for_line(&tmux, &["⚠ NEEDS NET", "add-average-with-deps"]);
+    tmux.send_keys(&["g"]);
+    wait_for_line(&tmux, &["add-average-with-deps", "NEEDS NET", "─"]);
+    tmux.send_keys(&["A"]);
+    let dialog = tmux.wait_for("Allow these hosts for forgeloop-demo/calc?", LIMIT);
+    assert!(dialog.contains("[network.repositories.\"forgeloop-demo/calc\"]"), "{dialog}");
+    tmux.send_keys(&["y"]);
+    wait_for_line(&tmux, &["✓ READY", "add-average-with-deps"]);
+    let config = std::fs::read_to_string(sandbox.join("config.toml")).unwrap();
+    assert!(config.contains("[network.repositories.\"forgeloop-demo/calc\"]\nallow = [\"127.0.0.1:"), "{config}");
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(sandbox.join("cycles/add-average-with-deps.json")).unwrap()).unwrap();
+    assert_eq!((state["iteration"].as_u64(), state["status"].as_str()), (Some(1), Some("READY_TO_MERGE")));
 
     // What WebGPT changed after add-subtraction's failing run: filter to it, the Diff tab, then
     // "since the last run" shows exactly the fix (design §6.7).

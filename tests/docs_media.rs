@@ -13,8 +13,15 @@ use serde_json::Value;
 /// The terminal size scripts/record-demo.sh records at (COLS, ROWS there).
 const WIDTH: u64 = 120;
 const HEIGHT: u64 = 34;
-const CYCLES: [&str; 6] =
-    ["add-subtraction", "add-power", "add-multiplication", "add-division", "add-modulo", "add-maximum-on-ci"];
+const CYCLES: [&str; 7] = [
+    "add-subtraction",
+    "add-power",
+    "add-multiplication",
+    "add-division",
+    "add-modulo",
+    "add-maximum-on-ci",
+    "add-average-with-deps",
+];
 const REMAKE: &str = "run scripts/record-demo.sh to make it again";
 
 fn media(name: &str) -> (PathBuf, String) {

@@ -1000,8 +1000,16 @@ fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config
     // No: nothing written.
     key(&mut app, &mut d, KeyCode::Char('n'));
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "# mine\n[network]\nallow = [\"registries\"]\n");
+    // An agent blocked in `forgeloop wait` wakes when the person allows (the status stays).
+    let paths = fx.paths("deps");
+    let waiter = std::thread::spawn(move || {
+        forgeloop::cycle::wait::wait(&paths, &[], Some(std::time::Duration::from_secs(30))).map(|s| s.needs_network)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
     key(&mut app, &mut d, KeyCode::Char('A'));
     key(&mut app, &mut d, KeyCode::Char('y'));
+    let woke = waiter.join().unwrap().expect("wait returned on the person's allow");
+    assert!(woke.is_some_and(|n| n.allowed_at.is_some()));
     let written = std::fs::read_to_string(&config).unwrap();
     assert!(written.starts_with("# mine\n[network]\nallow = [\"registries\"]\n"), "{written}");
     let loaded = forgeloop::config::Config::load(&config, true).unwrap();

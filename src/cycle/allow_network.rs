@@ -1,5 +1,6 @@
 //! The person allows the hosts a NEEDS_NETWORK run was refused, for that repository's runs
-//! (design §5.6): human-only (the control room's one key; no agent-facing command does it),
+//! (design §5.6): human-only (the control room's one key, or the demo's stand-in for the
+//! person; no agent-facing command does it),
 //! written into their config.toml in place and journaled in the cycle, so `next` tells the
 //! agent to run again instead of asking.
 
@@ -38,9 +39,10 @@ pub fn refused_hosts(state: &crate::domain::state::CycleState) -> Option<(String
 }
 
 /// Adds the refused entries to `[network.repositories."owner/repo"] allow` in the person's
-/// config and records it in the cycle. `by` must be a person.
+/// config and records it in the cycle. `by` is the person (`human`), or the demo's stand-in
+/// for one (`system`); never the agent.
 pub fn allow_refused_hosts(ctx: &Ctx, paths: &CyclePaths, by: Actor) -> Result<Allowed> {
-    if by != Actor::Human {
+    if by == Actor::Agent {
         return Err(Error::Invalid("only a person allows hosts for a repository's tests".into()));
     }
     let config = ctx.config_path.clone().ok_or_else(|| {

@@ -13,11 +13,17 @@ use crate::error::{Error, Result};
 use crate::store::layout::CyclePaths;
 use crate::store::state_file::{self, StateFileError};
 
-/// What to wait for: any status other than the current one, or one of `until`.
+/// What to wait for: any status other than the current one (or, for a run that needed
+/// network, the person allowing it: the status stays), or one of `until`.
 pub fn wait(paths: &CyclePaths, until: &[Status], timeout: Option<Duration>) -> Result<CycleState> {
     let initial = state_file::load(&paths.state)?;
+    let allowed = |state: &CycleState| state.needs_network.as_ref().map(|n| n.allowed_at.clone());
     let done = |state: &CycleState| {
-        if until.is_empty() { state.status != initial.status } else { until.contains(&state.status) }
+        if until.is_empty() {
+            state.status != initial.status || allowed(state) != allowed(&initial)
+        } else {
+            until.contains(&state.status)
+        }
     };
     if !until.is_empty() && done(&initial) {
         return Ok(initial);

@@ -49,6 +49,9 @@ pub struct Demo {
     pub commands: CommandsProfile,
     /// The profile of cycles tested on the repository's own CI.
     pub ci_commands: CommandsProfile,
+    /// The dependency cycle's profile: its setup clones checklib from `package_index`.
+    pub dependency_commands: CommandsProfile,
+    pub package_index: super::package_index::PackageIndex,
     pub pace: Pace,
     pub confirmer: Confirmer,
 }
@@ -237,6 +240,10 @@ impl Driver {
                 }
                 Ok(Flow::Continue)
             }
+            Action::WaitForHuman if state.needs_network.is_some() => {
+                self.wait_for_allowed_hosts().await?;
+                Ok(Flow::Continue)
+            }
             Action::WaitForHuman => {
                 self.wait_for_confirmation().await?;
                 Ok(Flow::Continue)
@@ -249,13 +256,34 @@ impl Driver {
     async fn test(&mut self, pr: &str, with_commands: bool) -> Result<CycleState, Failure> {
         let mut opts = RunOptions::new(pr, Actor::Agent);
         opts.post_comment = true;
-        let profile = if self.scenario.on_ci { &self.demo.ci_commands } else { &self.demo.commands };
+        let profile = match (self.scenario.on_ci, self.scenario.dependency) {
+            (true, _) => &self.demo.ci_commands,
+            (false, true) => &self.demo.dependency_commands,
+            (false, false) => &self.demo.commands,
+        };
         opts.commands = with_commands.then(|| profile.clone());
         opts.cancel = Some(self.stop.clone());
         let demo = self.demo.clone();
         match forge_pr(&demo.ctx, &demo.engine, &self.paths, opts).await {
             Ok(outcome) => Ok(outcome.saved.state),
+            // Not a failure of the loop: the cycle records it and `next` asks the person.
+            Err(Error::NeedsNetwork { .. }) => self.load().await,
             Err(err) => Err(Failure::from_error(&demo.ctx, err)),
+        }
+    }
+
+    /// `wait_for_human` after NEEDS_NETWORK: the stand-in allows the refused hosts (as the
+    /// person does with `A` in the control room, which then writes the sandbox's config.toml).
+    async fn wait_for_allowed_hosts(&mut self) -> Result<(), Failure> {
+        match self.demo.confirmer {
+            Confirmer::StandIn => {
+                self.pause(2.0).await?;
+                self.blocking(|ctx, paths| {
+                    crate::cycle::allow_network::allow_refused_hosts(ctx, paths, Actor::System).map(|_| ())
+                })
+                .await
+            }
+            Confirmer::Person => self.wait_for_change().await,
         }
     }
 
@@ -267,21 +295,27 @@ impl Driver {
                 self.pause(2.0).await?;
                 self.blocking(|ctx, paths| actions::confirm(ctx, paths, None, "demo", Actor::System).map(|_| ())).await
             }
-            Confirmer::Person => loop {
-                if *self.stop.borrow() {
-                    return Err(Failure::Stopped);
-                }
-                let waited = self
-                    .blocking(|_, paths| match crate::cycle::wait::wait(paths, &[], Some(Duration::from_secs(1))) {
-                        Ok(_) => Ok(true),
-                        Err(Error::WaitTimeout(_)) => Ok(false),
-                        Err(err) => Err(err),
-                    })
-                    .await?;
-                if waited {
-                    return Ok(());
-                }
-            },
+            Confirmer::Person => self.wait_for_change().await,
+        }
+    }
+
+    /// Waits like `forgeloop wait --state S` (a directory watch) until the person changes the
+    /// cycle, or the demo stops.
+    async fn wait_for_change(&mut self) -> Result<(), Failure> {
+        loop {
+            if *self.stop.borrow() {
+                return Err(Failure::Stopped);
+            }
+            let waited = self
+                .blocking(|_, paths| match crate::cycle::wait::wait(paths, &[], Some(Duration::from_secs(1))) {
+                    Ok(_) => Ok(true),
+                    Err(Error::WaitTimeout(_)) => Ok(false),
+                    Err(err) => Err(err),
+                })
+                .await?;
+            if waited {
+                return Ok(());
+            }
         }
     }
 }

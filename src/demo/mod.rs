@@ -1,14 +1,14 @@
 //! `forgeloop demo` (design §9): the whole product working on a machine with no GitHub account
 //! and no browser. A sandbox home, the built-in **GitHub emulator** (test and demo
 //! infrastructure, not GitHub) on 127.0.0.1 with a token made for this run, a small project
-//! whose tests need only `sh` and `git`, a scripted stand-in for WebGPT, and five cycles driven
+//! whose tests need only `sh` and `git`, a scripted stand-in for WebGPT, and seven cycles driven
 //! concurrently by a scripted coordinator through the same use cases as the CLI — real fetches,
 //! checkouts, test processes and PR comments. The control room opens on the sandbox; with
 //! `--headless` the same runs to the end and a JSON summary says whether each cycle ended where
 //! it should.
 //!
 //! Layout: [`sandbox`] (the directory and the token), [`project`] (the calculator),
-//! [`scenarios`] (the five cycles), [`webgpt`] (the scripted WebGPT), [`coordinator`] (the
+//! [`scenarios`] (the seven cycles), [`webgpt`] (the scripted WebGPT), [`coordinator`] (the
 //! scripted agent following `next`), [`pace`] (pauses and the stop signal), [`summary`].
 
 pub mod ci_worker;
@@ -290,8 +290,22 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
         .map_err(|e| DemoError::io(format!("cannot write {}", commands_path.display()), e))?;
     let commands = parse_commands(project::COMMANDS_JSON)?;
     let ci_commands = parse_commands(project::CI_COMMANDS_JSON)?;
+    // The team's package index (design §5.6): checklib as a git repository on 127.0.0.1, which
+    // the sandbox's config does not allow until the person says so.
+    let checklib = package_index::GitPackage {
+        name: "checklib".into(),
+        files: vec![("lib.sh".into(), project::CHECKLIB_SH.into())],
+    };
+    let package_index = package_index::PackageIndex::start_with(&[], &[checklib])
+        .map_err(|e| DemoError::io("cannot start the demo's package index", e))?;
+    let dependency_commands = parse_commands(&project::dependency_commands_json(&package_index.git_url("checklib")))?;
+    let config_path = sandbox.root().join("config.toml");
+    crate::store::atomic::write_atomic(&config_path, project::CONFIG_TOML.as_bytes())
+        .map_err(|e| DemoError::io(format!("cannot write {}", config_path.display()), e))?;
 
     let mut ctx = Ctx::for_home(sandbox.root().to_path_buf()).with_github_api(&emulator.api_base())?;
+    ctx.config = crate::config::Config::load(&config_path, true).map_err(crate::error::Error::from)?;
+    ctx.config_path = Some(config_path);
     ctx.redactor = process_redactor(Some(&token));
     // The emulator answers at once: poll its check runs often (GitHub's defaults are 5 s to 60 s).
     ctx.config.checks.poll_min_s = Some(0.1);
@@ -299,7 +313,18 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
     crate::store::private::create_dir_all(&ctx.home.cycles_dir())
         .map_err(|e| DemoError::io("cannot create the sandbox's cycles directory", e))?;
     let engine = Engine::connect(&ctx.github_api, Some(token))?;
-    Ok(Arc::new(Demo { ctx, engine, emulator: Arc::new(emulator), repo, commands, ci_commands, pace, confirmer }))
+    Ok(Arc::new(Demo {
+        ctx,
+        engine,
+        emulator: Arc::new(emulator),
+        repo,
+        commands,
+        ci_commands,
+        dependency_commands,
+        package_index,
+        pace,
+        confirmer,
+    }))
 }
 
 /// Waits for every driver until `limit`; then raises the stop signal and gives them

@@ -1,6 +1,8 @@
 //! A package index on 127.0.0.1 for the demo and the tests: PyPI's "simple" layout (PEP 503)
 //! serving wheels built here, so a project's `setup` can `pip install` a dependency through the
-//! run's egress proxy without the internet. It stands in for a registry the person allows
+//! run's egress proxy without the internet; and git repositories over git's "dumb" HTTP
+//! protocol (static files), so a setup with nothing but `git` can `git clone` one (the demo
+//! needs only `sh` and `git`). It stands in for a registry the person allows
 //! (`[network] allow = ["127.0.0.1:PORT"]`); nothing in the product uses it.
 
 use std::io::{BufRead, BufReader, Write};
@@ -16,6 +18,13 @@ pub struct Package {
     pub files: Vec<(String, String)>,
 }
 
+/// A dependency served as a git repository: `git clone http://ADDR/git/NAME.git`.
+pub struct GitPackage {
+    pub name: String,
+    /// `(path in the repository, contents)`.
+    pub files: Vec<(String, String)>,
+}
+
 /// A running index; stops when dropped.
 pub struct PackageIndex {
     addr: SocketAddr,
@@ -26,6 +35,11 @@ pub struct PackageIndex {
 impl PackageIndex {
     /// Serves `packages` on 127.0.0.1 (a free port) from a thread of its own.
     pub fn start(packages: &[Package]) -> std::io::Result<PackageIndex> {
+        PackageIndex::start_with(packages, &[])
+    }
+
+    /// [`PackageIndex::start`], also serving `git` repositories (built here with the `git` CLI).
+    pub fn start_with(packages: &[Package], git: &[GitPackage]) -> std::io::Result<PackageIndex> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
@@ -44,6 +58,9 @@ impl PackageIndex {
         }
         root.push_str("</body></html>\n");
         files.push(("/simple/".into(), root.into_bytes()));
+        for package in git {
+            files.extend(git_files(package)?);
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let served = Arc::new(AtomicU64::new(0));
         let (thread_stop, thread_served) = (stop.clone(), served.clone());
@@ -72,6 +89,11 @@ impl PackageIndex {
     /// `http://127.0.0.1:PORT/simple/`, for pip's `--index-url`.
     pub fn url(&self) -> String {
         format!("http://{}/simple/", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/git/NAME.git`, for `git clone`.
+    pub fn git_url(&self, name: &str) -> String {
+        format!("http://{}/git/{name}.git", self.addr)
     }
 
     /// Requests answered with a file (not 404s).
@@ -106,7 +128,7 @@ fn serve(stream: TcpStream, files: &[(String, Vec<u8>)]) -> bool {
     let mut out = &stream;
     match found {
         Some((p, body)) => {
-            let kind = if p.ends_with(".whl") { "application/octet-stream" } else { "text/html" };
+            let kind = if p.starts_with("/simple/") { "text/html" } else { "application/octet-stream" };
             let head = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
@@ -120,6 +142,68 @@ fn serve(stream: TcpStream, files: &[(String, Vec<u8>)]) -> bool {
             false
         }
     }
+}
+
+/// The files of `package` as a bare repository served over dumb HTTP (one pack, plus the
+/// `info/refs` and `objects/info/packs` that `git update-server-info` writes), keyed by URL path.
+fn git_files(package: &GitPackage) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    let dir = tempfile::tempdir()?;
+    let work = dir.path().join("work");
+    let bare = dir.path().join("bare");
+    for (path, text) in &package.files {
+        let path = work.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, text)?;
+    }
+    let git = |args: &[&str]| -> std::io::Result<()> {
+        // The person's git configuration (signing, hooks, templates) stays out of it.
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=forgeloop-demo", "-c", "user.email=demo@forgeloop.invalid"])
+            .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+            // No background maintenance: git ≥ 2.46 detaches it after a commit, and the
+            // detached process would outlive the index's setup.
+            .args(["-c", "maintenance.auto=false", "-c", "gc.auto=0"])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdin(std::process::Stdio::null())
+            .output()?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr))))
+        }
+    };
+    let (work_s, bare_s) = (work.to_string_lossy().into_owned(), bare.to_string_lossy().into_owned());
+    git(&["init", "-q", &work_s])?;
+    git(&["-C", &work_s, "add", "-A"])?;
+    git(&["-C", &work_s, "commit", "-q", "-m", &package.name])?;
+    git(&["clone", "-q", "--bare", &work_s, &bare_s])?;
+    git(&["-C", &bare_s, "repack", "-a", "-d", "-q"])?;
+    git(&["-C", &bare_s, "update-server-info"])?;
+    let mut files = Vec::new();
+    collect(&bare, &bare, &format!("/git/{}.git", package.name), &mut files)?;
+    Ok(files)
+}
+
+fn collect(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    prefix: &str,
+    out: &mut Vec<(String, Vec<u8>)>,
+) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect(root, &path, prefix, out)?;
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push((format!("{prefix}/{}", rel.to_string_lossy()), std::fs::read(&path)?));
+        }
+    }
+    Ok(())
 }
 
 /// A minimal valid wheel (a zip): the package's files, `METADATA`, `WHEEL` and `RECORD`, stored
@@ -234,5 +318,24 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&out.stdout), "VALUE = 42\n", "{out:?}");
         assert!(String::from_utf8(get("/missing")).unwrap().starts_with("HTTP/1.1 404"));
         assert_eq!(index.served(), 2);
+    }
+
+    #[test]
+    fn git_clones_a_git_package_from_the_index() {
+        let index = PackageIndex::start_with(
+            &[],
+            &[GitPackage { name: "checklib".into(), files: vec![("lib.sh".into(), "echo from checklib\n".into())] }],
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new("git")
+            .args(["clone", "-q", &index.git_url("checklib")])
+            .arg(dir.path().join("checklib"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(std::fs::read_to_string(dir.path().join("checklib/lib.sh")).unwrap(), "echo from checklib\n");
     }
 }

@@ -74,6 +74,39 @@ pub fn main_files() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// checklib: the team's extra shell checks, a dependency the demo's package index serves as a
+/// git repository (`add-average-with-deps` clones it in its setup).
+pub const CHECKLIB_SH: &str = r#"# checklib: extra checks for calc's shell tests.
+# check_one_of "A|B" OP X Y: the answer is one of the listed values.
+check_one_of() {
+    want=$1
+    shift
+    got=$(sh calc.sh "$@" 2>&1)
+    case "|$want|" in
+        *"|$got|"*) echo "ok   calc $* = $got (one of $want)" ;;
+        *)
+            echo "FAIL calc $*: expected one of $want, got $got"
+            fails=$((fails + 1))
+            ;;
+    esac
+}
+"#;
+
+/// The dependency cycle's commands file: `setup` clones checklib from `url` into `vendor/`
+/// (through the run's egress proxy), then the tests run without network.
+pub fn dependency_commands_json(url: &str) -> String {
+    serde_json::json!({
+        "setup": [{"argv": ["git", "clone", "--quiet", url, "vendor/checklib"], "timeout_s": 60}],
+        "commands": [{"argv": ["sh", "test.sh"], "timeout_s": 60}],
+    })
+    .to_string()
+}
+
+/// The person's config in the demo's sandbox: the public registries only, so the package index
+/// on 127.0.0.1 is refused until the person allows it.
+pub const CONFIG_TOML: &str =
+    "# The demo's config.toml: what test runs may reach (design §5.6).\n[network]\nallow = [\"registries\"]\n";
+
 /// The commands file of the demo (the object form, with a timeout a stuck test cannot exceed).
 pub const COMMANDS_JSON: &str = r#"{"commands": [{"argv": ["sh", "test.sh"], "timeout_s": 60}]}"#;
 
@@ -108,5 +141,29 @@ mod tests {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("FAIL calc sub 5 3: expected 2, got 8"), "{stdout}");
         assert!(stdout.contains("ok   calc add 2 3 = 5"), "{stdout}");
+    }
+
+    /// With checklib in vendor/ (as the setup clones it), a test using it passes; without, fails.
+    #[test]
+    fn the_dependency_s_check_works_and_its_absence_fails_the_tests() {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in main_files() {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        std::fs::write(dir.path().join("calc.sh"), calc_sh(&[("avg", "echo $(((a + b) / 2))")])).unwrap();
+        std::fs::write(
+            dir.path().join("tests/avg.sh"),
+            test_file(". ./vendor/checklib/lib.sh\ncheck_one_of '2|3' avg 2 3\n"),
+        )
+        .unwrap();
+        let run = || Command::new("sh").arg("test.sh").current_dir(dir.path()).output().unwrap();
+        assert!(!run().status.success(), "passes without the dependency");
+        std::fs::create_dir_all(dir.path().join("vendor/checklib")).unwrap();
+        std::fs::write(dir.path().join("vendor/checklib/lib.sh"), CHECKLIB_SH).unwrap();
+        let out = run();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("ok   calc avg 2 3 = 2 (one of 2|3)"));
     }
 }

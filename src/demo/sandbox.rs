@@ -26,7 +26,10 @@ const OWNED: &[&str] = &[
     "tests",
     "run",
     "kept",
+    "caches",
     "commands.json",
+    "config.toml",
+    ".config.toml.lock",
     tighten::MARKER,
 ];
 

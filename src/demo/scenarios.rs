@@ -1,4 +1,4 @@
-//! The five cycles of the demo: what each asks WebGPT for, how the scripted WebGPT behaves,
+//! The seven cycles of the demo: what each asks WebGPT for, how the scripted WebGPT behaves,
 //! what the demo's stand-in for the user does, and where each must end.
 
 use crate::domain::status::Status;
@@ -29,6 +29,9 @@ pub struct Scenario {
     pub user: UserAct,
     /// Tested by the repository's own CI (the `github-checks` executor) instead of locally.
     pub on_ci: bool,
+    /// Tested with the commands file whose setup clones a library from the demo's package
+    /// index, which the person's allowlist does not name at first (design §5.6).
+    pub dependency: bool,
     /// When it starts, in steps after the demo began (so cycles appear one by one).
     pub start_after: f64,
     pub expect: Expect,
@@ -41,6 +44,8 @@ pub struct Expect {
     pub iteration: u32,
     /// forgeloop's comments on the PR (one per completed run).
     pub comments: usize,
+    /// A run ended NEEDS_NETWORK and the person allowed its hosts on the way.
+    pub needs_network: bool,
 }
 
 /// One task: add operation `op` to calc.sh, with its checks.
@@ -107,6 +112,7 @@ fn scenario(task: &Task, name: &'static str, shows: &'static str, persona: Perso
         persona,
         user: UserAct::Nothing,
         on_ci: false,
+        dependency: false,
         start_after: 0.0,
         expect,
     }
@@ -152,7 +158,7 @@ pub fn all() -> Vec<Scenario> {
         vec![sub.attempt("echo $((a + b))"), sub.attempt("echo $((a - b))")],
         false,
     );
-    let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 2 };
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 2, needs_network: false };
     out.push(scenario(
         &sub,
         "add-subtraction",
@@ -169,7 +175,7 @@ pub fn all() -> Vec<Scenario> {
         ],
         false,
     );
-    let expect = Expect { status: Status::BlockedMaxIterations, iteration: 2, comments: 2 };
+    let expect = Expect { status: Status::BlockedMaxIterations, iteration: 2, comments: 2, needs_network: false };
     let mut cap = scenario(&pow, "add-power", "never gets it right and hits its cap of 2 iterations", persona, expect);
     cap.max_iterations = 2;
     cap.start_after = 0.5;
@@ -180,7 +186,7 @@ pub fn all() -> Vec<Scenario> {
         vec![mul.attempt("echo $((a * b))")],
         false,
     );
-    let expect = Expect { status: Status::ReadyToMerge, iteration: 1, comments: 1 };
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 1, comments: 1, needs_network: false };
     let mut confirm =
         scenario(&mul, "add-multiplication", "waits until a person confirms its brief, then passes", persona, expect);
     confirm.await_confirmation = true;
@@ -194,7 +200,7 @@ pub fn all() -> Vec<Scenario> {
         ],
         true,
     );
-    let expect = Expect { status: Status::ReadyToMerge, iteration: 1, comments: 1 };
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 1, comments: 1, needs_network: false };
     let mut followup =
         scenario(&div, "add-division", "replies without a PR link, is asked once, gives it, passes", persona, expect);
     followup.start_after = 1.5;
@@ -205,7 +211,7 @@ pub fn all() -> Vec<Scenario> {
         vec![rem.attempt("echo $((a / b))")],
         false,
     );
-    let expect = Expect { status: Status::Aborted, iteration: 1, comments: 1 };
+    let expect = Expect { status: Status::Aborted, iteration: 1, comments: 1, needs_network: false };
     let mut abort = scenario(&rem, "add-modulo", "is aborted by the user after its first failing run", persona, expect);
     abort.user = UserAct::AbortAfterFailedRun(
         "The user decided calc does not need a modulo operation after all (the demo's stand-in for the user)".into(),
@@ -227,7 +233,7 @@ pub fn all() -> Vec<Scenario> {
         ],
         false,
     );
-    let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 2 };
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 2, needs_network: false };
     let mut ci = scenario(
         &max,
         "add-maximum-on-ci",
@@ -239,6 +245,29 @@ pub fn all() -> Vec<Scenario> {
     ci.start_after = 2.5;
     out.push(ci);
 
+    let avg = Task {
+        op: "avg",
+        what: "the average of two numbers, rounded down",
+        example: "`sh calc.sh avg 2 4` prints 3",
+        checks: ". ./vendor/checklib/lib.sh\ncheck 3 avg 2 4\ncheck_one_of '2|3' avg 2 3\n",
+    };
+    let persona = avg.persona(
+        "I added the `avg` operation to calc.sh and tests/avg.sh, which uses checklib (the team's test helpers; the setup step clones it into vendor/).",
+        vec![avg.attempt("echo $(((a + b) / 2))")],
+        false,
+    );
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 1, comments: 1, needs_network: true };
+    let mut dependency = scenario(
+        &avg,
+        "add-average-with-deps",
+        "its setup clones a test library from a package index the person's allowlist does not name: NEEDS_NETWORK (no iteration spent, nothing sent to WebGPT), the person allows it, passes",
+        persona,
+        expect,
+    );
+    dependency.dependency = true;
+    dependency.start_after = 3.0;
+    out.push(dependency);
+
     out
 }
 
@@ -248,14 +277,15 @@ mod tests {
     use crate::domain::brief::Brief;
 
     #[test]
-    fn six_distinct_cycles_with_complete_briefs() {
+    fn seven_distinct_cycles_with_complete_briefs() {
         let all = all();
-        assert_eq!(all.len(), 6);
+        assert_eq!(all.len(), 7);
         let mut names: Vec<_> = all.iter().map(|s| s.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 6);
+        assert_eq!(names.len(), 7);
         assert_eq!(all.iter().filter(|s| s.on_ci).count(), 1);
+        assert_eq!(all.iter().filter(|s| s.dependency && s.expect.needs_network).count(), 1);
         for s in &all {
             Brief::parse(&s.brief).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             assert!(!s.persona.attempts.is_empty());

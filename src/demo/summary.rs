@@ -125,6 +125,18 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
                 run.sandbox.as_deref().unwrap_or("unknown")
             ));
         }
+        if expected.needs_network {
+            let kinds: Vec<String> = paths
+                .as_ref()
+                .and_then(|p| journal::read(&p.journal()).ok())
+                .map(|j| j.events.into_iter().map(|e| e.kind).collect())
+                .unwrap_or_default();
+            for kind in ["run_needs_network", "network_allowed"] {
+                if !kinds.iter().any(|k| k == kind) {
+                    problems.push(format!("the journal has no {kind} event"));
+                }
+            }
+        }
         match confirmation {
             None if state.status != Status::AwaitingBriefConfirmation => {
                 problems.push("the brief was never confirmed".into())

@@ -32,14 +32,21 @@ impl CycleEntry {
     /// Lower sorts first: the status's own rank, with an unreadable file after the blocked
     /// cycles and before those ready to merge (a person should look at it).
     pub fn attention_rank(&self) -> u8 {
+        // Right after briefs to confirm: a run refused network waits for the person too.
+        if self.needs_network() {
+            return 1;
+        }
         self.status().map_or(5, |s| s.attention_rank() * 2)
     }
 
     pub fn needs_human(&self) -> bool {
-        // A run refused network waits for the person's allowlist, whatever the status says.
-        self.state
-            .as_ref()
-            .is_none_or(|s| s.status.needs_human() || s.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()))
+        self.state.as_ref().is_none_or(|s| s.status.needs_human()) || self.needs_network()
+    }
+
+    /// Its last run was refused network the person has not allowed yet (design §5.6): it
+    /// waits for them whatever its status says.
+    pub fn needs_network(&self) -> bool {
+        self.state.as_ref().is_some_and(|s| s.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()))
     }
 
     /// The name people use for a cycle: its task space, else the file stem.

@@ -14,8 +14,8 @@ use super::Effect;
 pub struct Attention {
     /// Config `[tui] notify` (default on).
     pub enabled: bool,
-    /// The last status seen per cycle.
-    seen: BTreeMap<PathBuf, Status>,
+    /// The last status seen per cycle, and whether it was waiting for network then.
+    seen: BTreeMap<PathBuf, (Status, bool)>,
     /// Cycles of the first discovery whose first load only sets what was seen.
     startup: Option<BTreeSet<PathBuf>>,
 }
@@ -38,12 +38,20 @@ impl Attention {
     pub fn loaded(&mut self, loaded: &[CycleEntry], fx: &mut Vec<Effect>) {
         for entry in loaded {
             let Some(status) = entry.status() else { continue };
+            let network = entry.needs_network();
             let first_look = self.startup.as_mut().is_some_and(|s| s.remove(&entry.path));
-            let before = self.seen.insert(entry.path.clone(), status);
-            if first_look || before == Some(status) || !status.needs_human() || !self.enabled {
+            let before = self.seen.insert(entry.path.clone(), (status, network));
+            if first_look || before == Some((status, network)) || !self.enabled {
                 continue;
             }
-            fx.push(Effect::Notify(format!("{} {}", entry.name(), what_it_needs(status))));
+            if network && before.is_none_or(|(_, was)| !was) {
+                fx.push(Effect::Notify(format!(
+                    "{} needs you: its tests were refused network (A allows the hosts)",
+                    entry.name()
+                )));
+            } else if status.needs_human() && before.is_none_or(|(was, _)| was != status) {
+                fx.push(Effect::Notify(format!("{} {}", entry.name(), what_it_needs(status))));
+            }
         }
     }
 }

@@ -188,12 +188,10 @@ pub fn status_badge(status: Option<Status>, theme: &Theme) -> (&'static str, &'s
 /// A cycle's badge: its status's, unless its last run was refused network the person has
 /// not allowed yet (design §5.6) — the one thing it waits for then.
 pub fn entry_badge(entry: &CycleEntry, theme: &Theme) -> (&'static str, &'static str, Style) {
-    match &entry.state {
-        Some(state) if state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()) => {
-            ("⚠", "NEEDS NET", theme.attention)
-        }
-        _ => status_badge(entry.status(), theme),
+    if entry.needs_network() {
+        return ("⚠", "NEEDS NET", theme.attention);
     }
+    status_badge(entry.status(), theme)
 }
 
 /// The status word for narrow lists (at most 10 cells).

@@ -188,7 +188,7 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
             (None, true) => "it had no network".to_owned(),
         };
         step.explanation = format!(
-            "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not the PR's fault and not an iteration. Do not send this failure to WebGPT. Ask the person whether the tests may reach it: they allow hosts in their config.toml (needs_network.config holds the exact lines; `forgeloop tui` allows them with one key), or give the commands file a \"setup\" step that installs the dependencies through the allowlist. Then run the command again.{setup_hint}",
+            "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not the PR's fault and not an iteration. Do not send this failure to WebGPT. Ask the person whether the tests may reach it: they allow hosts in their config.toml (needs_network.config holds the exact lines; `forgeloop tui` allows them with one key, and `forgeloop wait --state {state_ref}` returns when they do), or give the commands file a \"setup\" step that installs the dependencies through the allowlist. Then run the command again.{setup_hint}",
             needs.pr, needs.phase
         );
         step.command = cmd(&["forgeloop", "forge", "--pr", &needs.pr, "--state", state_ref, "--post-comment"]);
