@@ -262,6 +262,16 @@ impl Config {
 mod tests {
     use super::*;
 
+    /// The reference in docs/configuration.md is a config that loads, every section of it.
+    #[test]
+    fn the_documented_config_loads() {
+        let doc = include_str!("../docs/configuration.md");
+        let block = doc.split("```toml\n").nth(1).and_then(|rest| rest.split("\n```").next()).unwrap();
+        let config: Config = toml::from_str(block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+        assert_eq!(config.cache.max_gb, Some(10.0));
+        assert_eq!(config.network.for_repository("acme/widget").allow.entries().len(), 3);
+    }
+
     #[test]
     fn parses_every_section_and_refuses_typos() {
         let text = r#"

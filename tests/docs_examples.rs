@@ -75,9 +75,17 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The Markdown files whose commands must run: README.md, CONTRIBUTING.md, docs/*.md.
+/// The Markdown files whose commands must run: README.md, CONTRIBUTING.md, docs/*.md
+/// (`FORGELOOP_DOCTEST_ONLY=README.md,docs/sandbox.md` narrows it while writing docs).
 fn doc_files() -> Vec<PathBuf> {
-    docs_support::files::markdown_docs(root())
+    let all = docs_support::files::markdown_docs(root());
+    match std::env::var("FORGELOOP_DOCTEST_ONLY") {
+        Ok(only) => {
+            let wanted: Vec<PathBuf> = only.split(',').map(|f| root().join(f.trim())).collect();
+            all.into_iter().filter(|f| wanted.contains(f)).collect()
+        }
+        Err(_) => all,
+    }
 }
 
 fn fixture(name: &str) -> DocReport {

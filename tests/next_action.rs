@@ -144,7 +144,11 @@ fn a_run_records_the_lockfiles_and_the_next_cycle_s_first_run_is_proposed_their_
     assert_eq!(step["action"], "run", "{step:#}");
     assert_eq!(
         step["proposed_setup"],
-        serde_json::json!([["npm", "ci"], ["python3", "-m", "pip", "install", "-r", "requirements.txt"]]),
+        serde_json::json!([
+            ["npm", "ci"],
+            ["python3", "-m", "venv", ".venv"],
+            [".venv/bin/pip", "install", "-r", "requirements.txt"]
+        ]),
         "{step:#}"
     );
     assert_eq!(step["lockfiles"], serde_json::json!(["package-lock.json", "requirements.txt"]));

@@ -370,8 +370,10 @@ fn needs_message(needs: &NeedsNetwork) -> String {
         (Some(sign), true) => format!("it had no network ({sign:?})"),
         (None, true) => "it had no network".to_owned(),
     };
+    // The tests themselves never have network: what they fetch belongs in a setup step.
+    let or_setup = if needs.phase == "test" { " or install it in a \"setup\" step" } else { "" };
     format!(
-        "the run of {} failed in its {} phase because {what}: not the PR's fault, so not an iteration and nothing for WebGPT; allow what the tests need in your config.toml ({}) or install it in a \"setup\" step, then run again",
+        "the run of {} failed in its {} phase because {what}: not the PR's fault, so not an iteration and nothing for WebGPT; allow what it needs in your config.toml ({}){or_setup}, then run again",
         needs.pr,
         needs.phase,
         needs.config.trim_end().replace('\n', " ")

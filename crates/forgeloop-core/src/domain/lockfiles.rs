@@ -91,6 +91,10 @@ const ENTRIES: &[Entry] = &[
     },
 ];
 
+/// Where a requirements file's packages go: a virtual environment in the checkout.
+pub const VENV: &str = ".venv";
+const VENV_PIP: &str = ".venv/bin/pip";
+
 /// `requirements.txt`, `requirements-dev.txt`, `requirements_test.txt`…: pip's files.
 fn is_requirements(name: &str) -> bool {
     name.starts_with("requirements") && name.ends_with(".txt")
@@ -102,8 +106,11 @@ pub fn is_lockfile(name: &str) -> bool {
 }
 
 /// The setup commands for `paths` (repository-relative, `/`-separated), in the order found;
-/// one command per lockfile and one `pip install` naming every requirements file of a
-/// directory. A lockfile in a directory the tool cannot be pointed at is skipped.
+/// one command per lockfile, and for requirements files a virtual environment in the checkout
+/// (`.venv`) with one `pip install` per directory naming its files: the toolchain's own
+/// directories are read-only in the sandbox (and PEP 668 or pyenv's shims refuse a plain
+/// `pip install` anyway), so the tests run `.venv/bin/python`. A lockfile in a directory the
+/// tool cannot be pointed at is skipped.
 pub fn setup_for(paths: &[String]) -> Vec<Vec<String>> {
     let mut commands: Vec<Vec<String>> = Vec::new();
     let push = |argv: Vec<String>, commands: &mut Vec<Vec<String>>| {
@@ -132,8 +139,11 @@ pub fn setup_for(paths: &[String]) -> Vec<Vec<String>> {
             (Some(_), None) => {}
         }
     }
+    if !pip.is_empty() {
+        push(words(&["python3", "-m", "venv", VENV]), &mut commands);
+    }
     for (_, files) in pip {
-        let mut argv = words(&["python3", "-m", "pip", "install"]);
+        let mut argv = words(&[VENV_PIP, "install"]);
         for file in files {
             argv.push("-r".into());
             argv.push(file);
@@ -156,7 +166,7 @@ pub fn is_install(argv: &[String]) -> bool {
         (Some("pnpm" | "bun"), Some("install" | "i")) => true,
         (Some("pip" | "pip3"), Some("install" | "download")) => true,
         (Some(python), _) if python.starts_with("python") => {
-            matches!(rest, ["-m", "pip", "install", ..] | ["-m", "pip", "download", ..])
+            matches!(rest, ["-m", "pip", "install", ..] | ["-m", "pip", "download", ..] | ["-m", "venv", ..])
         }
         (Some("uv"), Some("sync")) => true,
         (Some("uv"), Some("pip")) => rest.get(1) == Some(&"install"),
@@ -199,13 +209,14 @@ mod tests {
     }
 
     #[test]
-    fn requirements_files_of_a_directory_are_one_pip_install() {
+    fn requirements_files_go_into_one_virtual_environment_one_pip_install_per_directory() {
         let found = paths(&["requirements.txt", "requirements-dev.txt", "docs/requirements.txt", "README.md"]);
         assert_eq!(
             setup_for(&found),
             [
-                argv("python3 -m pip install -r requirements.txt -r requirements-dev.txt"),
-                argv("python3 -m pip install -r docs/requirements.txt"),
+                argv("python3 -m venv .venv"),
+                argv(".venv/bin/pip install -r requirements.txt -r requirements-dev.txt"),
+                argv(".venv/bin/pip install -r docs/requirements.txt"),
             ]
         );
     }
@@ -227,6 +238,8 @@ mod tests {
             "pip install -r requirements.txt",
             "python3 -m pip install -e .",
             "/usr/bin/python3 -m pip install pytest",
+            "python3 -m venv .venv",
+            ".venv/bin/pip install -r requirements.txt",
             "uv sync",
             "uv pip install ruff",
             "poetry install",

@@ -455,14 +455,8 @@ mod tests {
             step.proposed_setup,
             Some(vec![
                 vec!["npm".to_owned(), "install".into()],
-                vec![
-                    "python3".to_owned(),
-                    "-m".into(),
-                    "pip".into(),
-                    "install".into(),
-                    "-r".into(),
-                    "requirements.txt".into()
-                ],
+                vec!["python3".to_owned(), "-m".into(), "venv".into(), ".venv".into()],
+                vec![".venv/bin/pip".to_owned(), "install".into(), "-r".into(), "requirements.txt".into()],
             ])
         );
         assert_eq!(step.proposed_commands, Some(vec![vec!["npm".to_owned(), "test".into()]]));
