@@ -71,8 +71,11 @@ impl Cache {
             }
             let dir = repo_dir.join(slot.to_string());
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir)?;
-            let marker =
-                std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(LAST_USED))?;
+            // The run may write its cache: never follow a link it left in the marker's place.
+            let marker = crate::store::nofollow::open(
+                std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600),
+                &dir.join(LAST_USED),
+            )?;
             marker.set_modified(std::time::SystemTime::now())?;
             let cache = Cache { dir, slot, _lock: lock };
             // Every directory a variable names exists: a tool may expect it to.
