@@ -6,6 +6,8 @@
 #   scripts/bench.sh redact_fp            # false positives: secret masks per MB of text without secrets
 #   scripts/bench.sh checkout next_list   # some
 #   scripts/bench.sh checkout ~/src/rust-analyzer   # checkout, also on a local repository (its HEAD)
+#   scripts/bench.sh real_crate           # semver as a PR through forgeloop test vs local cargo test,
+#                                         # and the egress proxy on a 50 MiB download (a few minutes)
 #   scripts/bench.sh checks               # 50 github-checks waits on the emulator (about 5 minutes;
 #                                         # not in the default list: it is mostly waiting)
 #
@@ -218,8 +220,35 @@ for part in "${parts[@]}"; do
             "${verdicts%% *} correct; $latency" "poll_max_s: 60 s" \
             "$(ratio "$(sed -nE 's/.* \/ ([0-9.]+) s max/\1/p' <<<"$latency")" 60)×"
         ;;
+    real_crate)
+        step "a real crate as a PR (cargo test, cold then incremental) and the egress proxy on a 50 MiB setup"
+        measure cargo bench --bench real_crate
+        crate=$(sed -nE 's/^crate: (.*)/\1/p' "$log" | head -1)
+        # it1 FIELD: from the iteration 1 line; later FIELD: from the iteration 2+ line.
+        it1() { sed -nE "s/^iteration 1: .*$1 ([0-9.]+) s.*/\1/p" "$log" | head -1; }
+        fl1=$(sed -nE 's/^iteration 1: forgeloop ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        in1=$(sed -nE 's/^iteration 1: .*cargo test inside: ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        cold=$(it1 "local cold")
+        rounds=$(sed -nE 's/^iteration 2\+ \(([0-9]+) rounds.*/\1/p' "$log" | head -1)
+        fl2=$(sed -nE 's/^iteration 2\+ .*forgeloop median ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        in2=$(sed -nE 's/^iteration 2\+ .*cargo test inside: ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        warm=$(sed -nE 's/^iteration 2\+ .*local warm median ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        if [ -n "$crate" ]; then
+            row "$crate as a PR, iteration 1: forgeloop test (cold cache; cargo test inside: $in1 s)" "$fl1 s" \
+                "local cold cargo test: $cold s (target ≤ 1.1×)" "$(ratio "$fl1" "$cold")×"
+            row "$crate as a PR, iteration 2 after a one-line change, median of $rounds (cargo test inside: $in2 s)" \
+                "$fl2 s" "local warm cargo test after the same change: $warm s (target ≤ 1.5×)" "$(ratio "$fl2" "$warm")×"
+        fi
+        while IFS= read -r line; do
+            what=$(sed -nE 's/^setup step, (.*) \([0-9]+ rounds each\).*/\1/p' <<<"$line")
+            allow=$(sed -nE 's/.*allowlist \(through the proxy\) median ([0-9.]+) s.*/\1/p' <<<"$line")
+            open=$(sed -nE 's/.*open \(host network\) median ([0-9.]+) s.*/\1/p' <<<"$line")
+            row "setup step, $what from an index on 127.0.0.1, through the egress proxy (allowlist)" "$allow s" \
+                "the same step with the host network (open): $open s (target ≤ 1.05×)" "$(ratio "$allow" "$open")×"
+        done < <(grep -E '^setup step, ' "$log")
+        ;;
     *)
-        echo "unknown part $part (redact, redact_fp, checkout, tui, next_list, sandbox, checks)" >&2
+        echo "unknown part $part (redact, redact_fp, checkout, tui, next_list, sandbox, checks, real_crate)" >&2
         exit 2
         ;;
     esac

@@ -54,6 +54,10 @@ pub enum Error {
         "`forgeloop {0}` is a human-only action: run it yourself in a terminal (stdin is not a terminal), or use `forgeloop tui`"
     )]
     NotATerminal(&'static str),
+    #[error(
+        "the new commands widen the sandbox ({0}): only a person may allow that, running `forgeloop commands` themselves in a terminal; nothing was changed"
+    )]
+    Widening(String),
     #[error("not confirmed: nothing was changed")]
     Declined,
     #[error("timed out after {0} s waiting for the cycle to change")]
@@ -122,7 +126,7 @@ impl Error {
             Error::Lock(LockError::Busy { .. }) => Word::CycleBusy,
             Error::Index(IndexError::Taken { .. }) => Word::TaskSpaceTaken,
             Error::Journal(JournalError::Damaged { .. }) => Word::JournalDamaged,
-            Error::NotATerminal(_) => Word::NotATerminal,
+            Error::NotATerminal(_) | Error::Widening(_) => Word::NotATerminal,
             Error::Declined => Word::Declined,
             Error::WaitTimeout(_) => Word::Timeout,
             Error::Infra { cycle_status, .. } if *cycle_status == Status::BlockedInfra => {

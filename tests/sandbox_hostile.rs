@@ -370,9 +370,11 @@ fn network_true_reaches_the_host_and_still_hides_credentials() {
             credentials_script(&lab).replace("exit 0\n", ""),
             tcp.local_addr().unwrap().port()
         );
+        // `"network": true` is the host's whole network: the person's config must permit it.
+        lab.config("[network.repositories.\"acme/widget\"]\nopen = true\n");
         let n = lab.hostile_pr(&[("attack.sh", &script)], &[]);
         let attack = lab.test(n, r#"{"commands": [["sh", "attack.sh"]], "network": true}"#);
-        assert_eq!(attack.report["environment"]["sandbox"]["network"], true);
+        assert_eq!(attack.report["environment"]["sandbox"]["network"], "open");
         tcp.set_nonblocking(false).unwrap();
         let (mut conn, _) = tcp.accept().unwrap();
         let mut got = String::new();

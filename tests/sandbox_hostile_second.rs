@@ -369,7 +369,7 @@ every_way!(a_tree_the_test_made_unremovable_is_removed_after_the_run, |lab: Lab|
                   done\nls -ld \"$PWD/locked\"\necho locked\n";
     let attack = lab.attack(script);
     assert!(attack.log.contains("locked"), "{}", attack.log);
-    let left: Vec<_> = std::fs::read_dir(lab.run_root()).unwrap().flatten().map(|e| e.path()).collect();
+    let left = lab.run_dirs();
     assert!(left.is_empty(), "run directories were left: {left:?}");
     let tmp_after: BTreeSet<_> =
         std::fs::read_dir(std::env::temp_dir()).unwrap().flatten().map(|e| e.file_name()).collect();
@@ -390,7 +390,7 @@ fn gc_removes_the_run_directory_of_a_killed_forgeloop_and_keeps_a_live_ones() {
         );
         let mut killed = lab.spawn_test(n, r#"[["sh", "killed-run.sh"]]"#, &[]);
         assert!(lab.wait_for_log("killed-run started"), "{}", lab.live_logs());
-        let victim = std::fs::read_dir(lab.run_root()).unwrap().flatten().map(|e| e.path()).collect::<Vec<_>>();
+        let victim = lab.run_dirs();
         assert_eq!(victim.len(), 1, "{victim:?}");
         killed.kill().unwrap();
         killed.wait().unwrap();
@@ -399,7 +399,9 @@ fn gc_removes_the_run_directory_of_a_killed_forgeloop_and_keeps_a_live_ones() {
         assert!(left.is_empty(), "the run outlived forgeloop: {left:?}");
         assert!(victim[0].exists(), "nothing was left to sweep");
 
-        let live = lab.spawn_test(n, r#"[["sh", "killed-run.sh"]]"#, &[]);
+        // Without the cache (`--fresh`): a run with it would take the dead run's free slot and
+        // clear its directory itself, leaving gc nothing to sweep.
+        let live = lab.spawn_test(n, r#"[["sh", "killed-run.sh"]]"#, &["--fresh"]);
         let logs_before = lab.live_logs().matches("killed-run started").count();
         let deadline = std::time::Instant::now() + Duration::from_secs(120);
         while lab.live_logs().matches("killed-run started").count() == logs_before
@@ -450,6 +452,7 @@ every_way!(a_root_only_file_anywhere_visible_stays_unreadable, |lab: Lab| {
 fn abstract_sockets_stay_closed_with_the_hosts_network() {
     let mut lab = Lab::new(Tier::Namespaces, Who::Root);
     let n = lab.hostile_pr(&[("noop", "")], &[]);
+    lab.config("[network.repositories.\"acme/widget\"]\nopen = true\n");
     lab.set_env("FORGELOOP_SANDBOX_LANDLOCK_ABI", "5");
     let file = lab.w.path("commands-net.json");
     std::fs::write(&file, r#"{"commands": [["true"]], "network": true}"#).unwrap();
@@ -462,6 +465,7 @@ fn abstract_sockets_stay_closed_with_the_hosts_network() {
 
     for (tier, who) in [(Tier::Namespaces, Who::Root), (Tier::Landlock, Who::User)] {
         let lab = Lab::new(tier, who);
+        lab.config("[network.repositories.\"acme/widget\"]\nopen = true\n");
         let name = format!("forgeloop-abstract-{}", &lab.canary[6..20]);
         let listener = std::os::unix::net::UnixListener::bind_addr(
             &<std::os::unix::net::SocketAddr as std::os::linux::net::SocketAddrExt>::from_abstract_name(

@@ -54,6 +54,10 @@ pub enum Command {
     Next(StateArgs),
     /// Record that the pending message was typed into the chat (refused the second time)
     Sent(StateArgs),
+    /// Put a person's words to WebGPT in the outbox (review feedback, scope, a clarification)
+    Say(SayArgs),
+    /// Replace a cycle's stored commands between runs; widening the sandbox needs a terminal
+    Commands(CommandsArgs),
     /// Block until the cycle's status changes (or reaches one of --until)
     Wait(WaitArgs),
     /// Every known cycle, those needing a person first
@@ -104,6 +108,8 @@ impl Command {
             | Command::Reply(_)
             | Command::Next(_)
             | Command::Sent(_)
+            | Command::Say(_)
+            | Command::Commands(_)
             | Command::Wait(_)
             | Command::List(_)
             | Command::Log(_)
@@ -179,7 +185,7 @@ pub struct ForgeArgs {
     /// Start in AWAITING_BRIEF_CONFIRMATION: a person confirms the brief in the control room
     #[arg(long)]
     pub await_confirmation: bool,
-    /// Continue OLD (carrying iteration, cap, binding and confirmed brief) and supersede it
+    /// Continue OLD (carrying iteration, cap, binding, confirmed brief, commands and PR) and supersede it
     #[arg(long, value_name = "OLD")]
     pub continue_from: Option<String>,
     /// Also check out submodules (PR mode)
@@ -192,6 +198,27 @@ pub struct ForgeArgs {
     /// Run without the repository's warm cache, as on a fresh machine (PR mode)
     #[arg(long)]
     pub fresh: bool,
+    /// Human only, on a terminal: test the head again even if it was already tested (PR mode)
+    #[arg(long)]
+    pub rerun: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SayArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// The message; `-` or omitted reads stdin
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CommandsArgs {
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// The corrected commands file; a change that widens the sandbox needs a terminal
+    #[arg(long, value_name = "FILE")]
+    pub commands_json: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -303,6 +330,7 @@ pub struct ReplyArgs {
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Override the classification: PR_FOUND, PR_NOT_CREATED, CONNECTOR_DENIED, PR_WRONG_REPOSITORY, NO_PR_REFERENCE
+    /// (PR_UNCHANGED is decided from the PR's head on GitHub)
     #[arg(long = "as", value_name = "CLASS", requires = "reason")]
     pub as_class: Option<String>,
     /// Why the override is right (journaled)

@@ -43,8 +43,17 @@ pub fn validate(args: &ForgeArgs) -> Result<()> {
     // Flags the reference tool ignored silently.
     let only_with = |flag: &str, mode: &str| Err(Error::Invalid(format!("{flag} is only valid with {mode}")));
     if request {
-        if args.commands_json.is_some() || args.post_comment || args.submodules || args.keep_checkout || args.fresh {
-            return only_with("--commands-json, --post-comment, --submodules, --keep-checkout and --fresh", "--pr");
+        if args.commands_json.is_some()
+            || args.post_comment
+            || args.submodules
+            || args.keep_checkout
+            || args.fresh
+            || args.rerun
+        {
+            return only_with(
+                "--commands-json, --post-comment, --submodules, --keep-checkout, --fresh and --rerun",
+                "--pr",
+            );
         }
         if args.public && args.new_repo.is_none() {
             return only_with("--public", "--new-repo");

@@ -11,9 +11,11 @@ use crate::domain::commands::{CommandsProfile, parse_commands};
 use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::report::TestStatus;
 use crate::domain::state::{Actor, NewRepository};
+use crate::domain::word::Word;
 use crate::error::{Error, Result};
 use crate::redact::Redactor;
 use crate::store::atomic::write_atomic;
+use serde_json::json;
 
 #[cfg(feature = "demo")]
 use super::args::EmulatorArgs;
@@ -49,9 +51,15 @@ pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     let commands = args.commands_json.as_deref().map(|path| load_commands(&ctx.redactor, path)).transpose()?;
     let pr = args.pr.clone().unwrap_or_default();
     parse_pr_ref(&pr, &ctx.hosts)?;
+    // Testing an already-tested head again is a person's call (flaky tests), on a terminal.
+    if args.rerun {
+        super::human::require_terminal("forge --pr --rerun")?;
+    }
     let net = net::connect(&mut ctx)?;
     let cancel = net::cancel_on_signals(&net.runtime);
-    let mut opts = RunOptions::new(pr, Actor::Agent);
+    let mut opts = RunOptions::new(pr, if args.rerun { Actor::Human } else { Actor::Agent });
+    opts.rerun = args.rerun;
+    opts.human_override = args.rerun;
     opts.commands = commands;
     opts.post_comment = args.post_comment;
     opts.submodules = args.submodules;
@@ -59,6 +67,25 @@ pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     opts.fresh = args.fresh;
     opts.cancel = Some(cancel);
     let outcome = net.runtime.block_on(pr_test::forge_pr(&ctx, &net.engine, &paths, opts))?;
+    if let Some(run) = &outcome.already_tested {
+        let state = &outcome.saved.state;
+        let report_path = run.report_path.as_ref().map(|rel| paths.sidecar().join(rel).display().to_string());
+        let doc = json!({
+            "status": Word::AlreadyTested,
+            "pr": run.pr,
+            "head_sha": run.head_sha,
+            "tested": run.status,
+            "tested_in_iteration": run.iteration,
+            "report_path": report_path,
+            "explanation": "this head was already tested with these commands: nothing ran and no iteration was counted (a person may test it again with --rerun on a terminal, or rerun in forgeloop tui)",
+            "cycle_status": state.status,
+            "iteration": state.iteration,
+            "max_iterations": state.max_iterations,
+            "next": ctx.next_step(state, &paths.state.display().to_string()),
+        });
+        let code = output::json(&ctx.redactor, &doc);
+        return Ok(if state.status.is_blocked() { 2 } else { code });
+    }
     let code = output::json(&ctx.redactor, &outcome.saved.state);
     Ok(if outcome.saved.state.status.is_blocked() { 2 } else { code })
 }

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::cycle::{Ctx, SystemClock, actions, list, wait};
-use crate::domain::pr_ref::WebHosts;
+use crate::domain::pr_ref::{WebHosts, parse_pr_ref};
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
 use crate::domain::word::Word;
@@ -187,9 +187,51 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
                 Err(err) => return Err(err),
             }
             let state = state_file::load(&paths.state)?;
-            Ok(output::json(r, &ctx.next_step(&state, &paths.state.display().to_string())))
+            let mut step = ctx.next_step(&state, &paths.state.display().to_string());
+            // About to test again the PR whose last run failed: has its head moved?
+            if let Some((pr, tested)) = crate::domain::next::recheck_target(&state) {
+                let head =
+                    parse_pr_ref(&pr, &ctx.hosts).map_err(|e| e.to_string()).and_then(|p| net::pull_head(ctx, &p));
+                crate::domain::next::note_head(
+                    &mut step,
+                    &pr,
+                    &tested,
+                    head.as_ref().map(|h| h.sha.as_str()).map_err(String::as_str),
+                );
+            }
+            Ok(output::json(r, &step))
         }
         Command::Sent(args) => Ok(output::json(r, &actions::sent(ctx, &ctx.cycle(&args.state)?)?.state)),
+        Command::Say(args) => {
+            let paths = ctx.cycle(&args.state)?;
+            let words = read_text(args.file.as_deref(), crate::cycle::say::MAX_MESSAGE_CHARS as u64 * 4, "message")?;
+            // Typed by a person at a terminal, else relayed by the agent (with the person's words).
+            let by = if std::io::IsTerminal::is_terminal(&std::io::stdin()) { Actor::Human } else { Actor::Agent };
+            Ok(output::json(r, &crate::cycle::say::say(ctx, &paths, &words, by)?.state))
+        }
+        Command::Commands(args) => {
+            let paths = ctx.cycle(&args.state)?;
+            let commands = github_cmds::load_commands(r, &args.commands_json)?;
+            let widened = crate::cycle::correct_commands::widening(&paths, &commands)?;
+            let (by, confirmed) = if widened.is_empty() {
+                (Actor::Agent, false)
+            } else {
+                if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                    return Err(Error::Widening(widened.join(", ")));
+                }
+                human::ask(
+                    r,
+                    &format!(
+                        "The new commands for {} widen the sandbox: {}",
+                        paths.state.display(),
+                        widened.join(", ")
+                    ),
+                    "Let the tests have that?",
+                )?;
+                (Actor::Human, true)
+            };
+            Ok(output::json(r, &crate::cycle::correct_commands::replace(ctx, &paths, commands, by, confirmed)?.state))
+        }
         Command::Wait(args) => {
             let until = args.until.iter().map(|s| parse_status(s)).collect::<Result<Vec<_>>>()?;
             let state = wait::wait(&ctx.cycle(&args.state)?, &until, args.timeout.map(Duration::from_secs))?;
@@ -269,20 +311,25 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
 /// Replies larger than this are refused rather than read.
 const MAX_REPLY_BYTES: u64 = 4 * 1024 * 1024;
 
-fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
+/// The text of `--file` (`-` or none: stdin), at most `limit` bytes.
+fn read_text(file: Option<&std::path::Path>, limit: u64, what: &str) -> Result<String> {
     use std::io::Read;
-    let paths = ctx.cycle(&args.state)?;
     let mut bytes = Vec::new();
-    let source = args.file.as_deref().filter(|p| p.as_os_str() != "-");
+    let source = file.filter(|p| p.as_os_str() != "-");
     let read = match source {
-        Some(path) => std::fs::File::open(path).and_then(|f| f.take(MAX_REPLY_BYTES + 1).read_to_end(&mut bytes)),
-        None => std::io::stdin().lock().take(MAX_REPLY_BYTES + 1).read_to_end(&mut bytes),
+        Some(path) => std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
+        None => std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
     };
-    read.map_err(|e| Error::io("cannot read the reply", e))?;
-    if bytes.len() as u64 > MAX_REPLY_BYTES {
-        return Err(Error::Invalid(format!("the reply is larger than {MAX_REPLY_BYTES} bytes")));
+    read.map_err(|e| Error::io(format!("cannot read the {what}"), e))?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::Invalid(format!("the {what} is larger than {limit} bytes")));
     }
-    let text = String::from_utf8_lossy(&bytes);
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
+    let paths = ctx.cycle(&args.state)?;
+    let text = read_text(args.file.as_deref(), MAX_REPLY_BYTES, "reply")?;
     let correction = match args.as_class {
         Some(class) => Some(crate::cycle::reply::Override {
             class: crate::domain::reply::ReplyClass::parse(&class)
@@ -292,7 +339,8 @@ fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
         }),
         None => None,
     };
-    let (outcome, _) = crate::cycle::reply::reply(ctx, &paths, &text, correction)?;
+    let lookup = |pr: &crate::domain::pr_ref::PrRef| net::pull_head(ctx, pr);
+    let (outcome, _) = crate::cycle::reply::reply(ctx, &paths, &text, correction, Some(&lookup))?;
     Ok(output::json(&ctx.redactor, &outcome))
 }
 

@@ -6,6 +6,8 @@ use tokio::sync::watch;
 
 use crate::cycle::Ctx;
 use crate::cycle::pr_test::Engine;
+use crate::cycle::reply::PullHead;
+use crate::domain::pr_ref::PrRef;
 use crate::error::{Error, Result};
 
 pub struct Net {
@@ -41,4 +43,16 @@ pub fn cancel_on_signals(runtime: &Runtime) -> watch::Receiver<bool> {
         let _ = tx.send(true);
     });
     rx
+}
+
+/// The head of `pr` on GitHub, for `reply` and `next` (their one question to it); why it could
+/// not be read otherwise (no token, offline), in words for the output.
+pub fn pull_head(ctx: &Ctx, pr: &PrRef) -> std::result::Result<PullHead, String> {
+    let mut ctx = ctx.clone();
+    let net = connect(&mut ctx).map_err(|e| e.to_string())?;
+    if net.engine.token.is_none() {
+        return Err("no GitHub token (GH_TOKEN, GITHUB_TOKEN, `gh auth token` or [github] token_command; see `forgeloop doctor`)".into());
+    }
+    let pull = net.runtime.block_on(net.engine.github.pull_request(&pr.repo, pr.number)).map_err(|e| e.to_string())?;
+    Ok(PullHead { sha: pull.head_sha, branch: pull.head_ref })
 }

@@ -19,7 +19,7 @@ use crate::domain::machine::{self, TestGate};
 use crate::domain::needs_network::{self as needs_net, NeedsNetwork};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
 use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus};
-use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo, sha256_hex};
+use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
 use crate::egress::EgressProxy;
@@ -88,6 +88,9 @@ pub struct RunOptions {
     pub actor: Actor,
     /// The control room's rerun may re-test a `READY_TO_MERGE` cycle.
     pub human_override: bool,
+    /// A person's rerun (the control room's, `forge --pr --rerun` on a terminal): a head
+    /// already tested with the same commands runs again (flaky tests are a person's call).
+    pub rerun: bool,
     pub cancel: Option<watch::Receiver<bool>>,
     /// Told when each command starts (MCP progress notifications).
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<runner::CommandStarted>>,
@@ -104,17 +107,21 @@ impl RunOptions {
             fresh: false,
             actor,
             human_override: false,
+            rerun: false,
             cancel: None,
             progress: None,
         }
     }
 }
 
-/// What one `forge --pr` did: a recorded run, or a block (cap reached, PR closed).
+/// What one `forge --pr` did: a recorded run, a block (cap reached, PR closed), or nothing
+/// because the head was already tested.
 pub struct Outcome {
     pub saved: Saved,
     /// The completed run's report; `None` when nothing ran.
     pub report: Option<Report>,
+    /// The head was already tested with these commands: that run, not run again or counted.
+    pub already_tested: Option<RunSummary>,
 }
 
 /// The result of checking out and running, before anything is recorded.
@@ -157,7 +164,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         machine::reach_cap(&mut state, &pr, &now);
         let event = blocked_event(&state, "max_iterations reached; nothing was fetched or run");
         let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
-        return Ok(Outcome { saved, report: None });
+        return Ok(Outcome { saved, report: None, already_tested: None });
     }
     let commands = opts.commands.clone().or_else(|| state.commands.clone()).ok_or_else(|| {
         Error::Invalid("PR mode needs --commands-json the first time; later runs reuse the cycle's commands".into())
@@ -175,7 +182,14 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         machine::pr_closed(&mut state, &pr, &format!("{why}; forgeloop only tests open pull requests"), &now);
         let event = blocked_event(&state, why);
         let saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, vec![event], &now)?;
-        return Ok(Outcome { saved, report: None });
+        return Ok(Outcome { saved, report: None, already_tested: None });
+    }
+
+    // The same head with the same commands is a known result: not run again, not counted.
+    if !opts.rerun
+        && let Some(run) = machine::tested_run(&state, &pr.shorthand(), &pull.head_sha, &commands.sha256()).cloned()
+    {
+        return already_tested(ctx, paths, &before, state, &pr, &pull, run, opts.actor);
     }
 
     // Which checks decide, before the run shows as live; GitHub's trouble is an infra failure,
@@ -261,6 +275,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         log_path: Some(log_rel.clone()),
         report_path: Some(report_rel.clone()),
         comment_url: None,
+        commands_sha256: Some(commands.sha256()),
         sandbox: match &done.environment.sandbox {
             Some(sandbox) => Some(sandbox.label()),
             None if done.fetch.is_none() => Some(crate::domain::report::ON_CI_LABEL.to_owned()),
@@ -295,7 +310,45 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         saved = publish(ctx, engine, paths, saved.state).await?.0;
     }
     let report = saved.state.report.clone();
-    Ok(Outcome { saved, report })
+    Ok(Outcome { saved, report, already_tested: None })
+}
+
+/// `forge --pr` on a head already tested: nothing runs or counts; a cycle waiting for a fix of
+/// that head gets the `PR_UNCHANGED` note for WebGPT (journaled), else nothing is written.
+#[allow(clippy::too_many_arguments)]
+fn already_tested(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    before: &CycleState,
+    mut state: CycleState,
+    pr: &PrRef,
+    pull: &PullInfo,
+    run: RunSummary,
+    actor: Actor,
+) -> Result<Outcome> {
+    let now = ctx.now();
+    let saved = match machine::already_tested(&mut state, pr, &pull.head_sha, Some(&pull.head_ref), &now) {
+        None => Saved { state: before.clone(), events: Vec::new() },
+        Some(effect) => {
+            let mut events = vec![NewEvent::new(
+                EventKind::PrUnchanged,
+                Actor::System,
+                json!({"via": "forge", "pr": pr.shorthand(), "head_sha": pull.head_sha, "branch": pull.head_ref,
+                       "tested_in": run.iteration, "tested": run.status}),
+            )];
+            match (effect, &state.outbox) {
+                (machine::ReplyEffect::FollowUp, Some(outbox)) => events.push(NewEvent::new(
+                    EventKind::FollowupIssued,
+                    Actor::System,
+                    json!({"sha256": outbox.sha256}),
+                )),
+                (machine::ReplyEffect::Blocked, _) => events.push(blocked_event(&state, "no fix was pushed")),
+                _ => {}
+            }
+            session::persist(ctx, paths, Some(before), &state, actor, events, &now)?
+        }
+    };
+    Ok(Outcome { saved, report: None, already_tested: Some(run) })
 }
 
 /// Records a run that stopped before its verdict: not an iteration; journaled with who stopped
@@ -515,7 +568,7 @@ async fn execute_checks(
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
         libgit2_version: checkout::libgit2_version(),
         os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
-        commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
+        commands_sha256: commands.sha256(),
         tree_sha: None,
         sandbox: None,
         executor: Some(Executor::GithubChecks.as_str().to_owned()),
@@ -677,7 +730,7 @@ async fn execute(
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
         libgit2_version: checkout::libgit2_version(),
         os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
-        commands_sha256: sha256_hex(serde_json::to_string(commands).unwrap_or_default().as_bytes()),
+        commands_sha256: commands.sha256(),
         tree_sha: Some(checkout.tree_sha.clone()),
         sandbox: Some(info),
         executor: Some(Executor::Local.as_str().to_owned()),
@@ -953,6 +1006,7 @@ pub async fn rerun(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, cancel: watch
     let mut opts = RunOptions::new(pr, Actor::Human);
     opts.post_comment = true;
     opts.human_override = true;
+    opts.rerun = true;
     opts.cancel = Some(cancel);
     forge_pr(ctx, engine, paths, opts).await
 }

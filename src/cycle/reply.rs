@@ -26,23 +26,75 @@ pub struct Override {
     pub pr: Option<String>,
 }
 
+/// The output of `reply`. `status` is the classification (`PR_FOUND`, `PR_UNCHANGED`, …; also
+/// in `classification`), `cycle_status` the cycle's status afterwards.
 #[derive(Debug, Serialize)]
 pub struct ReplyOutcome {
+    pub status: crate::domain::word::Word,
     pub classification: ReplyClass,
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
     pub overridden: bool,
-    pub status: String,
+    /// What GitHub said of the PR's head when the reply pointed at the PR whose last run
+    /// failed: `unchanged: …`, `changed: …` or `could not check: …`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_check: Option<String>,
+    pub cycle_status: String,
     pub next: crate::domain::next::NextStep,
 }
 
-pub fn reply(ctx: &Ctx, paths: &CyclePaths, text: &str, correction: Option<Override>) -> Result<(ReplyOutcome, Saved)> {
+/// The head of a PR on GitHub: its SHA and branch, or why it could not be read (no token,
+/// offline). Given by the front end, which owns the network.
+pub type HeadLookup<'a> = &'a dyn Fn(&PrRef) -> std::result::Result<PullHead, String>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullHead {
+    pub sha: String,
+    pub branch: String,
+}
+
+/// What the head lookup found, decided before the cycle is locked (no network under the lock).
+enum HeadSeen {
+    NotAsked,
+    Unchanged { pr: String, head: PullHead },
+    Changed(String),
+    Unknown(String),
+}
+
+pub fn reply(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    text: &str,
+    correction: Option<Override>,
+    lookup: Option<HeadLookup<'_>>,
+) -> Result<(ReplyOutcome, Saved)> {
+    let seen = match lookup {
+        Some(lookup) => look_at_head(ctx, paths, text, correction.as_ref(), lookup)?,
+        None => HeadSeen::NotAsked,
+    };
     let mut outcome: Option<(Classification, bool)> = None;
     let saved = mutate(ctx, paths, Actor::Agent, |state, events, now| {
-        let (classification, overridden) = match &correction {
+        let (mut classification, overridden) = match &correction {
             None => (classify(text, &ctx.hosts, state.repository.as_deref()), false),
             Some(fix) => (corrected(ctx, fix, state.repository.as_deref())?, true),
+        };
+        let unchanged = match &seen {
+            // Still the same failed head under the lock (another process may have run it since).
+            HeadSeen::Unchanged { pr, head }
+                if classification.class == ReplyClass::PrFound
+                    && crate::domain::next::recheck_target_after(state, pr)
+                        .is_some_and(|tested| tested.eq_ignore_ascii_case(&head.sha)) =>
+            {
+                classification.class = ReplyClass::PrUnchanged;
+                classification.reason = format!(
+                    "{} (its head is still {}, the commit whose run failed)",
+                    classification.reason,
+                    head.sha.get(..12).unwrap_or(&head.sha)
+                );
+                Some(head.clone())
+            }
+            _ => None,
         };
         let record = LastReply {
             class: classification.class,
@@ -52,7 +104,10 @@ pub fn reply(ctx: &Ctx, paths: &CyclePaths, text: &str, correction: Option<Overr
             at: now.to_owned(),
             overridden,
         };
-        let effect = machine::record_reply(state, record.clone(), now)?;
+        let effect = match &unchanged {
+            Some(head) => machine::record_unchanged_reply(state, record.clone(), &head.sha, Some(&head.branch), now)?,
+            None => machine::record_reply(state, record.clone(), now)?,
+        };
         let kept: String = text.chars().take(JOURNAL_TEXT_LIMIT).collect();
         events.push(NewEvent::new(
             EventKind::ReplyRecorded,
@@ -67,6 +122,13 @@ pub fn reply(ctx: &Ctx, paths: &CyclePaths, text: &str, correction: Option<Overr
                 "truncated": kept.len() < text.len(),
             }),
         ));
+        if let Some(head) = &unchanged {
+            events.push(NewEvent::new(
+                EventKind::PrUnchanged,
+                Actor::System,
+                json!({"via": "reply", "pr": record.pr, "head_sha": head.sha, "branch": head.branch}),
+            ));
+        }
         if effect == ReplyEffect::FollowUp
             && let Some(outbox) = &state.outbox
         {
@@ -84,17 +146,60 @@ pub fn reply(ctx: &Ctx, paths: &CyclePaths, text: &str, correction: Option<Overr
     })?;
     let (classification, overridden) = outcome.ok_or_else(|| Error::Invalid("the reply was not recorded".into()))?;
     let next = crate::domain::next::next_step(&saved.state, &paths.state.display().to_string());
+    let head_check = match seen {
+        HeadSeen::NotAsked => None,
+        HeadSeen::Unchanged { head, .. } => Some(format!("unchanged: {}", head.sha.get(..12).unwrap_or(&head.sha))),
+        HeadSeen::Changed(text) => Some(text),
+        HeadSeen::Unknown(why) => Some(format!("could not check: {why}")),
+    };
     Ok((
         ReplyOutcome {
+            status: crate::domain::word::Word::Reply(classification.class),
             classification: classification.class,
             reason: classification.reason,
             pr: classification.pr.as_ref().map(PrRef::shorthand),
             overridden,
-            status: saved.state.status.as_str().to_owned(),
+            head_check,
+            cycle_status: saved.state.status.as_str().to_owned(),
             next,
         },
         saved,
     ))
+}
+
+/// Classifies the reply against the state as it is now (unlocked) and, when it points at the
+/// PR whose last run failed, asks GitHub for that PR's head.
+fn look_at_head(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    text: &str,
+    correction: Option<&Override>,
+    lookup: HeadLookup<'_>,
+) -> Result<HeadSeen> {
+    let state = crate::store::state_file::load(&paths.state)?;
+    let classification = match correction {
+        None => classify(text, &ctx.hosts, state.repository.as_deref()),
+        Some(fix) => match corrected(ctx, fix, state.repository.as_deref()) {
+            Ok(classification) => classification,
+            // The locked pass reports the mistake.
+            Err(_) => return Ok(HeadSeen::NotAsked),
+        },
+    };
+    let Some(pr) = classification.pr.filter(|_| classification.class == ReplyClass::PrFound) else {
+        return Ok(HeadSeen::NotAsked);
+    };
+    let Some(tested) = crate::domain::next::recheck_target_after(&state, &pr.shorthand()) else {
+        return Ok(HeadSeen::NotAsked);
+    };
+    Ok(match lookup(&pr) {
+        Ok(head) if head.sha.eq_ignore_ascii_case(&tested) => HeadSeen::Unchanged { pr: pr.shorthand(), head },
+        Ok(head) => HeadSeen::Changed(format!(
+            "changed: {} (last tested {})",
+            head.sha.get(..12).unwrap_or(&head.sha),
+            tested.get(..12).unwrap_or(&tested)
+        )),
+        Err(why) => HeadSeen::Unknown(why),
+    })
 }
 
 fn corrected(ctx: &Ctx, fix: &Override, bound: Option<&str>) -> Result<Classification> {
@@ -105,6 +210,11 @@ fn corrected(ctx: &Ctx, fix: &Override, bound: Option<&str>) -> Result<Classific
         (Some(text), ReplyClass::PrFound | ReplyClass::PrWrongRepository) => Some(parse_pr_ref(text, &ctx.hosts)?),
         (None, ReplyClass::PrFound) => {
             return Err(Error::Invalid("--as PR_FOUND needs --pr: name the pull request you found".into()));
+        }
+        (_, ReplyClass::PrUnchanged) => {
+            return Err(Error::Invalid(
+                "PR_UNCHANGED is decided by forgeloop from the PR's head on GitHub; use --as PR_FOUND --pr …".into(),
+            ));
         }
         (Some(_), _) => return Err(Error::Invalid("--pr only goes with --as PR_FOUND".into())),
         (None, _) => None,

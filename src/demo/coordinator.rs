@@ -222,7 +222,7 @@ impl Driver {
                 // WebGPT works on it for a while.
                 self.pause(2.0).await?;
                 let reply = self.webgpt.answer(&message).await.map_err(|e| Failure::Fatal(e.to_string()))?;
-                self.blocking(move |ctx, paths| crate::cycle::reply::reply(ctx, paths, &reply, None).map(|_| ()))
+                self.blocking(move |ctx, paths| crate::cycle::reply::reply(ctx, paths, &reply, None, None).map(|_| ()))
                     .await?;
                 Ok(Flow::Continue)
             }

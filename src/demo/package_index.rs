@@ -25,6 +25,12 @@ pub struct GitPackage {
     pub files: Vec<(String, String)>,
 }
 
+/// A file served as-is at `/blobs/NAME` (a large download for the proxy's benchmark).
+pub struct Blob {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
 /// A running index; stops when dropped.
 pub struct PackageIndex {
     addr: SocketAddr,
@@ -40,6 +46,11 @@ impl PackageIndex {
 
     /// [`PackageIndex::start`], also serving `git` repositories (built here with the `git` CLI).
     pub fn start_with(packages: &[Package], git: &[GitPackage]) -> std::io::Result<PackageIndex> {
+        PackageIndex::start_serving(packages, git, &[])
+    }
+
+    /// [`PackageIndex::start_with`], also serving `blobs`.
+    pub fn start_serving(packages: &[Package], git: &[GitPackage], blobs: &[Blob]) -> std::io::Result<PackageIndex> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
@@ -61,6 +72,7 @@ impl PackageIndex {
         for package in git {
             files.extend(git_files(package)?);
         }
+        files.extend(blobs.iter().map(|blob| (format!("/blobs/{}", blob.name), blob.bytes.clone())));
         let stop = Arc::new(AtomicBool::new(false));
         let served = Arc::new(AtomicU64::new(0));
         let (thread_stop, thread_served) = (stop.clone(), served.clone());
@@ -94,6 +106,11 @@ impl PackageIndex {
     /// `http://127.0.0.1:PORT/git/NAME.git`, for `git clone`.
     pub fn git_url(&self, name: &str) -> String {
         format!("http://{}/git/{name}.git", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/blobs/NAME`.
+    pub fn blob_url(&self, name: &str) -> String {
+        format!("http://{}/blobs/{name}", self.addr)
     }
 
     /// Requests answered with a file (not 404s).
@@ -318,6 +335,20 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&out.stdout), "VALUE = 42\n", "{out:?}");
         assert!(String::from_utf8(get("/missing")).unwrap().starts_with("HTTP/1.1 404"));
         assert_eq!(index.served(), 2);
+    }
+
+    #[test]
+    fn a_blob_is_served_whole_at_its_url() {
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let index =
+            PackageIndex::start_serving(&[], &[], &[Blob { name: "big.bin".into(), bytes: bytes.clone() }]).unwrap();
+        assert!(index.blob_url("big.bin").ends_with("/blobs/big.bin"));
+        let mut stream = TcpStream::connect(index.addr()).unwrap();
+        write!(stream, "GET /blobs/big.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).unwrap();
+        let body = &got[got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4..];
+        assert_eq!(body, &bytes[..]);
     }
 
     #[test]

@@ -275,7 +275,7 @@ mod tests {
             ("GET http://pypi.org/ HTTP/1.1\r\nA b: c\r\n\r\n", "not a token"),
             ("GET http://pypi.org/ HTTP/1.1\r\n: c\r\n\r\n", "not a token"),
             ("GET http://pypi.org/ HTTP/1.1\r\nA: \x00\r\n\r\n", "control character"),
-            ("GET http://user:pw@pypi.org/ HTTP/1.1\r\n\r\n", "user information"),
+            ("GET http://user@pypi.org/ HTTP/1.1\r\n\r\n", "user information"),
             ("GET http:///x HTTP/1.1\r\n\r\n", "no host"),
             ("GET http://bad_host/ HTTP/1.1\r\n\r\n", "cannot be in a host name"),
             ("CONNECT pypi.org HTTP/1.1\r\n\r\n", "port is required"),

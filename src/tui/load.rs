@@ -171,6 +171,30 @@ pub fn summarize(kind: &str, data: &Value) -> String {
                 .map_or(String::new(), |a| { a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ") }),
             s("repository")
         ),
+        Some(K::PrUnchanged) => {
+            let sha = s("head_sha");
+            format!("PR unchanged: head {} already tested, nothing run", &sha[..sha.len().min(12)])
+        }
+        Some(K::MessageWritten) => match text_field(data, "before") {
+            Some(kind) => format!("message for WebGPT, put before the pending {kind}"),
+            None => "message for WebGPT".into(),
+        },
+        Some(K::CommandsChanged) => {
+            let short = |key| {
+                let sha = text_field(data, key).unwrap_or("none");
+                sha[..sha.len().min(12)].to_owned()
+            };
+            let widened = data.get("widened").and_then(Value::as_array).filter(|w| !w.is_empty());
+            match widened {
+                Some(w) => format!(
+                    "commands changed {} → {}, widening: {}",
+                    short("before_sha256"),
+                    short("after_sha256"),
+                    w.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
+                ),
+                None => format!("commands changed {} → {}", short("before_sha256"), short("after_sha256")),
+            }
+        }
         Some(K::HandoffIssued | K::OutboxAdopted | K::RunFailed | K::RunCancelled | K::CommentFailed) | None => {
             kind.replace('_', " ")
         }

@@ -456,6 +456,26 @@ impl Lab {
         self.forgeloop_home().join("run")
     }
 
+    /// The run directories below [`Lab::run_root`] (a run with a cache slot has its directory at
+    /// `<owner>/<repo>/<slot>`; the parents it leaves are not run directories).
+    pub fn run_dirs(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if ["lock", "tmp", "home", "root"].iter().any(|n| path.join(n).symlink_metadata().is_ok()) {
+                    out.push(path);
+                } else if path.is_dir() && !path.is_symlink() {
+                    walk(&path, out);
+                } else {
+                    out.push(path);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.run_root(), &mut out);
+        out
+    }
+
     /// Processes on the machine whose command line contains `needle`.
     pub fn processes_with(needle: &str) -> Vec<i32> {
         crate::support::processes_with(needle)

@@ -228,6 +228,41 @@ impl CommandsProfile {
     pub fn timeout_of(&self, command: &CommandSpec) -> u64 {
         command.timeout_s.or(self.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S)
     }
+
+    /// The hash a run records (`environment.commands_sha256`): of the stored form.
+    pub fn sha256(&self) -> String {
+        super::state::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
+    }
+
+    /// What `new` lets the tests do that `self` did not, one phrase each: more network, a path
+    /// to read or write, a larger or no memory cap, the git directory writable, more of the
+    /// person's environment passed through. Empty when `new` widens nothing (design §5.6: a
+    /// widening is the person's call).
+    pub fn widening(&self, new: &CommandsProfile) -> Vec<String> {
+        let rank = |mode: NetworkMode| NetworkMode::ALL.iter().position(|m| *m == mode).unwrap_or(0);
+        let mut wider = Vec::new();
+        if rank(new.network) > rank(self.network) {
+            wider.push(format!("network {} instead of {}", new.network.as_str(), self.network.as_str()));
+        }
+        for path in new.read_paths.iter().filter(|p| !self.read_paths.contains(p) && !self.write_paths.contains(p)) {
+            wider.push(format!("reads {path}"));
+        }
+        for path in new.write_paths.iter().filter(|p| !self.write_paths.contains(p)) {
+            wider.push(format!("writes {path}"));
+        }
+        match (self.memory_mb, new.memory_mb) {
+            (Some(old), None) => wider.push(format!("no memory cap (was {old} MB)")),
+            (Some(old), Some(mb)) if mb > old => wider.push(format!("memory cap {mb} MB (was {old} MB)")),
+            _ => {}
+        }
+        if new.writable_git && !self.writable_git {
+            wider.push("the git directory writable".to_owned());
+        }
+        for name in new.env_passthrough.iter().filter(|n| !self.env_passthrough.contains(n)) {
+            wider.push(format!("passes {name} through"));
+        }
+        wider
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -774,5 +809,40 @@ mod tests {
                 assert!(e.to_string().contains("github-checks"), "{e}");
             }
         }
+    }
+
+    #[test]
+    fn a_change_widens_the_sandbox_only_where_it_lets_the_tests_do_more() {
+        let old = parse_commands(
+            r#"{"commands": [["make", "test"]], "read_paths": ["/opt/a"], "write_paths": ["/srv/w"], "memory_mb": 512, "env_passthrough": ["LANG"]}"#,
+        )
+        .unwrap();
+        let same_or_narrower = parse_commands(
+            r#"{"commands": [["make", "check"]], "setup": [["make", "deps"]], "read_paths": ["/srv/w"], "memory_mb": 256, "env_passthrough": ["LANG"], "timeout_s": 9000}"#,
+        )
+        .unwrap();
+        assert_eq!(old.widening(&same_or_narrower), Vec::<String>::new());
+        let wider = parse_commands(
+            r#"{"commands": [["make", "test"]], "network": "allowlist", "read_paths": ["/opt/a", "/opt/b"], "write_paths": ["/srv/w", "/srv/x"], "writable_git": true, "env_passthrough": ["LANG", "DATABASE_URL"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old.widening(&wider),
+            [
+                "network allowlist instead of off",
+                "reads /opt/b",
+                "writes /srv/x",
+                "no memory cap (was 512 MB)",
+                "the git directory writable",
+                "passes DATABASE_URL through",
+            ]
+        );
+        let open = parse_commands(r#"{"commands": [["make", "test"]], "network": "open", "memory_mb": 1024}"#).unwrap();
+        let allow =
+            parse_commands(r#"{"commands": [["make", "test"]], "network": "allowlist", "memory_mb": 512}"#).unwrap();
+        assert_eq!(allow.widening(&open), ["network open instead of allowlist", "memory cap 1024 MB (was 512 MB)"]);
+        assert!(open.widening(&allow).is_empty());
+        assert_ne!(old.sha256(), wider.sha256());
+        assert_eq!(old.sha256(), old.clone().sha256());
     }
 }

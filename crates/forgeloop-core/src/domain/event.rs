@@ -28,10 +28,16 @@ pub enum EventKind {
     CommentFailed,
     Attached,
     NetworkAllowed,
+    /// WebGPT pointed at the head already tested (from `reply` or `forge --pr`): no run.
+    PrUnchanged,
+    /// A person's (or, with their words, the agent's) message put in the outbox (`say`).
+    MessageWritten,
+    /// The cycle's stored commands were replaced between runs (`forgeloop commands`).
+    CommandsChanged,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 23] = [
+    pub const ALL: [EventKind; 26] = [
         EventKind::Created,
         EventKind::BriefConfirmed,
         EventKind::PromptIssued,
@@ -55,6 +61,9 @@ impl EventKind {
         EventKind::CommentFailed,
         EventKind::Attached,
         EventKind::NetworkAllowed,
+        EventKind::PrUnchanged,
+        EventKind::MessageWritten,
+        EventKind::CommandsChanged,
     ];
 
     /// The name written to `events.jsonl` (part of each line's hash: never change one).
@@ -83,6 +92,9 @@ impl EventKind {
             EventKind::CommentFailed => "comment_failed",
             EventKind::Attached => "attached",
             EventKind::NetworkAllowed => "network_allowed",
+            EventKind::PrUnchanged => "pr_unchanged",
+            EventKind::MessageWritten => "message_written",
+            EventKind::CommandsChanged => "commands_changed",
         }
     }
 
@@ -92,7 +104,10 @@ impl EventKind {
 
     /// An event that puts a new message in the outbox for the coordinator to send.
     pub fn issues_message(self) -> bool {
-        matches!(self, EventKind::PromptIssued | EventKind::FollowupIssued | EventKind::HandoffIssued)
+        matches!(
+            self,
+            EventKind::PromptIssued | EventKind::FollowupIssued | EventKind::HandoffIssued | EventKind::MessageWritten
+        )
     }
 }
 
@@ -143,6 +158,9 @@ mod tests {
                 "comment_failed",
                 "attached",
                 "network_allowed",
+                "pr_unchanged",
+                "message_written",
+                "commands_changed",
             ]
         );
     }

@@ -5,6 +5,7 @@
 use serde_json::Map;
 
 use super::brief::{Brief, BriefError};
+use super::commands::CommandsProfile;
 use super::pr_ref::{PrRef, RepoName};
 use super::reply::ReplyClass;
 use super::report::{Report, TestStatus};
@@ -49,6 +50,10 @@ pub struct Carry {
     pub webgpt_question: String,
     pub intent_brief: String,
     pub confirmed: bool,
+    /// The predecessor's commands (and so their grants: paths, network, memory), reused.
+    pub commands: Option<CommandsProfile>,
+    /// The predecessor's PR: the successor's prompt says to continue on it.
+    pub pr_ref: Option<String>,
 }
 
 impl Carry {
@@ -63,6 +68,8 @@ impl Carry {
             webgpt_question: state.webgpt_question.clone(),
             intent_brief: state.intent_brief.clone(),
             confirmed: state.brief_confirmation.is_some(),
+            commands: state.commands.clone(),
+            pr_ref: state.pr_ref.clone(),
         }
     }
 }
@@ -109,7 +116,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         request: request.to_owned(),
         intent_brief: brief_text.to_owned(),
         webgpt_question: question.to_owned(),
-        pr_ref: None,
+        pr_ref: carry.and_then(|c| c.pr_ref.clone()),
         iteration: carry.map_or(0, |c| c.iteration),
         max_iterations,
         task_space: input.task_space,
@@ -130,7 +137,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         brief: Some(brief),
         brief_confirmation: None,
         head_sha: None,
-        commands: None,
+        commands: carry.and_then(|c| c.commands.clone()),
         history: Vec::new(),
         outbox: None,
         running: None,
@@ -162,6 +169,7 @@ fn issue_prompt(state: &mut CycleState, via: &str, by: Actor, now: &str) {
         intent_brief: &state.intent_brief,
         request: &state.request,
         new_repository,
+        continue_pr: state.predecessor.as_ref().and(state.pr_ref.as_deref()),
     });
     state.brief_confirmation = Some(BriefConfirmation { via: via.to_owned(), at: now.to_owned(), by });
     state.outbox = Some(Outbox::new(OutboxKind::Prompt, prompt.clone(), now));
@@ -525,16 +533,7 @@ pub enum ReplyEffect {
 
 /// Applies a classified reply (design §3 rule 8: one follow-up, then `BLOCKED_NO_PR`).
 pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Result<ReplyEffect, Refusal> {
-    if !matches!(state.status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix) {
-        return Err(refuse(state, "recording a reply", "only a cycle waiting for WebGPT takes a reply"));
-    }
-    if state.outbox.as_ref().is_some_and(|o| o.sent_at.is_none()) {
-        return Err(refuse(
-            state,
-            "recording a reply",
-            "the pending message was never recorded as sent: if you typed it, run `forgeloop sent` first; otherwise send it",
-        ));
-    }
+    accept_reply(state)?;
     let class = reply.class;
     let pr = reply.pr.clone();
     state.last_reply = Some(reply);
@@ -542,6 +541,13 @@ pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Resu
         ReplyClass::PrFound => {
             state.outbox = None;
             ReplyEffect::Test
+        }
+        // Decided by the use case from the PR's head (see `record_unchanged_reply`); a
+        // correction that says so names no branch.
+        ReplyClass::PrUnchanged => {
+            let head = state.head_sha.clone().unwrap_or_default();
+            let pr = pr.or_else(|| state.pr_ref.clone()).unwrap_or_default();
+            nudge(state, &pr, &head, None, now)
         }
         ReplyClass::ConnectorDenied => {
             state.blocked_from = Some(state.status);
@@ -572,7 +578,158 @@ pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Resu
     Ok(effect)
 }
 
-/// Marks the outbox message as typed into the chat; refused the second time.
+/// A reply whose PR link points at `head`, the commit already tested and failed
+/// (`PR_UNCHANGED`): no run; the outbox gets a note asking for a push to `branch`.
+pub fn record_unchanged_reply(
+    state: &mut CycleState,
+    reply: LastReply,
+    head: &str,
+    branch: Option<&str>,
+    now: &str,
+) -> Result<ReplyEffect, Refusal> {
+    accept_reply(state)?;
+    let pr = reply.pr.clone().or_else(|| state.pr_ref.clone()).unwrap_or_default();
+    state.last_reply = Some(reply);
+    let effect = nudge(state, &pr, head, branch, now);
+    touch(state, now);
+    Ok(effect)
+}
+
+/// The last run of `pr` on `head` with these commands (`commands_sha256`), if the cycle has
+/// one: testing it again would spend an iteration on a known result. A run recorded before
+/// runs kept their commands' hash counts as the same commands.
+pub fn tested_run<'a>(state: &'a CycleState, pr: &str, head: &str, commands_sha256: &str) -> Option<&'a RunSummary> {
+    state.history.iter().rev().find(|run| {
+        run.pr.eq_ignore_ascii_case(pr)
+            && run.head_sha.eq_ignore_ascii_case(head)
+            && run.commands_sha256.as_deref().is_none_or(|sha| sha == commands_sha256)
+    })
+}
+
+/// `forge --pr` found `head` already tested (see [`tested_run`]). When the cycle waits for a
+/// fix and nothing is waiting to be sent, WebGPT gets the same note as for `PR_UNCHANGED`;
+/// otherwise nothing changes (`None`).
+pub fn already_tested(
+    state: &mut CycleState,
+    pr: &PrRef,
+    head: &str,
+    branch: Option<&str>,
+    now: &str,
+) -> Option<ReplyEffect> {
+    let waiting_for_fix = state.status == Status::AwaitingWebgptFix
+        && state.report.as_ref().is_some_and(|r| r.status.is_failure() && r.head_sha.eq_ignore_ascii_case(head));
+    if !waiting_for_fix || state.outbox.as_ref().is_some_and(|o| o.sent_at.is_none()) {
+        return None;
+    }
+    let effect = nudge(state, &pr.shorthand(), head, branch, now);
+    touch(state, now);
+    Some(effect)
+}
+
+/// The note for an unchanged head, under the ask-once rule (design §3 rule 8): the second
+/// time in a row the cycle is `BLOCKED_NO_PR`, for a person to look at.
+fn nudge(state: &mut CycleState, pr: &str, head: &str, branch: Option<&str>, now: &str) -> ReplyEffect {
+    if state.followups >= 1 {
+        state.blocked_from = Some(state.status);
+        state.status = Status::BlockedNoPr;
+        state.last_error = Some(format!(
+            "WebGPT pointed at {pr} with the head already tested ({}) again after a follow-up: no fix was pushed",
+            head.get(..12).unwrap_or(head)
+        ));
+        return ReplyEffect::Blocked;
+    }
+    state.followups += 1;
+    state.outbox = Some(Outbox::new(OutboxKind::Followup, text::unchanged(pr, head, branch), now));
+    ReplyEffect::FollowUp
+}
+
+/// What a person's message did to the outbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Said {
+    /// The outbox holds the message alone.
+    Alone,
+    /// A message was waiting to be sent: the person's words now open it (one message).
+    BeforePending(OutboxKind),
+}
+
+/// A person's words to WebGPT (`forgeloop say`, the control room's `m`): review feedback, a
+/// scope breach, a clarification. Not an iteration. Review feedback on a passed PR puts the
+/// cycle back to waiting for a fix; a blocked, finished or unconfirmed cycle refuses, and so
+/// does one at its cap (whatever WebGPT pushes could not be tested).
+pub fn say(state: &mut CycleState, words: &str, now: &str) -> Result<Said, Refusal> {
+    let action = "sending a message to WebGPT";
+    let words = words.trim();
+    if words.is_empty() {
+        return Err(refuse(state, action, "the message is empty"));
+    }
+    match state.status {
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix | Status::ReadyToMerge => {}
+        Status::AwaitingBriefConfirmation => {
+            return Err(refuse(state, action, "the brief must be confirmed first; it becomes the first message"));
+        }
+        _ => return Err(refuse(state, action, "the cycle is blocked or finished; nothing goes to WebGPT")),
+    }
+    if state.cap_reached() {
+        return Err(refuse(
+            state,
+            action,
+            "the iteration cap is reached, so a fix could not be tested; a person may raise it with `forgeloop extend`",
+        ));
+    }
+    let said = match &state.outbox {
+        Some(pending) if pending.sent_at.is_none() => {
+            let kind = pending.kind;
+            let combined = text::before_pending(words, &pending.text);
+            state.outbox = Some(Outbox::new(kind, combined, now));
+            Said::BeforePending(kind)
+        }
+        _ => {
+            state.outbox = Some(Outbox::new(OutboxKind::Message, words.to_owned(), now));
+            Said::Alone
+        }
+    };
+    if state.status == Status::ReadyToMerge {
+        state.status = Status::AwaitingWebgptFix;
+    }
+    touch(state, now);
+    Ok(said)
+}
+
+/// Replaces the cycle's stored commands between runs (`forgeloop commands`); the next run uses
+/// them. Returns the hash of the commands replaced, if there were any. Whether the change
+/// widens the sandbox ([`CommandsProfile::widening`]) is the front end's to gate.
+pub fn replace_commands(
+    state: &mut CycleState,
+    commands: CommandsProfile,
+    now: &str,
+) -> Result<Option<String>, Refusal> {
+    if state.status.is_final() {
+        return Err(refuse(state, "changing the commands", "the cycle is finished"));
+    }
+    let before = state.commands.as_ref().map(CommandsProfile::sha256);
+    state.commands = Some(commands);
+    // What the last run lacked may be what the new commands bring (a setup step): `next`
+    // proposes the run again instead of waiting for the person's allowlist.
+    state.needs_network = None;
+    touch(state, now);
+    Ok(before)
+}
+
+/// Only a cycle waiting for WebGPT takes a reply, and only once its last message was sent.
+fn accept_reply(state: &CycleState) -> Result<(), Refusal> {
+    if !matches!(state.status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix) {
+        return Err(refuse(state, "recording a reply", "only a cycle waiting for WebGPT takes a reply"));
+    }
+    if state.outbox.as_ref().is_some_and(|o| o.sent_at.is_none()) {
+        return Err(refuse(
+            state,
+            "recording a reply",
+            "the pending message was never recorded as sent: if you typed it, run `forgeloop sent` first; otherwise send it",
+        ));
+    }
+    Ok(())
+}
+
 /// The message a reference-tool state is waiting to have sent, which it keeps in its old
 /// fields instead of an outbox: the prompt of a fresh cycle (no reply recorded yet), or the
 /// failure handoff after a failed run. `None` when the state has an outbox or nothing to send.
@@ -603,6 +760,7 @@ pub fn adopt_reference_outbox(state: &mut CycleState, now: &str) -> Option<Outbo
     Some(kind)
 }
 
+/// Marks the outbox message as typed into the chat; refused the second time.
 pub fn mark_sent(state: &mut CycleState, now: &str) -> Result<Outbox, SentError> {
     let Some(outbox) = state.outbox.as_mut() else {
         return Err(SentError::Nothing);

@@ -67,6 +67,10 @@ pub struct NextStep {
     /// lines for their config.toml (design §5.6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub needs_network: Option<NeedsNetwork>,
+    /// Whether the PR's head moved since its failed run (`unchanged: …`, `changed: …`, or
+    /// `could not check: …`), when the step would test that PR again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_check: Option<String>,
 }
 
 /// The `next_action` sentence a state stores (the reference tool's field): exactly what `next`
@@ -104,6 +108,7 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
         lockfiles: Vec::new(),
         not_proposed: Vec::new(),
         needs_network: None,
+        head_check: None,
     };
     match state.status {
         Status::AwaitingBriefConfirmation => {
@@ -200,6 +205,7 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
         OutboxKind::Prompt => "the prompt",
         OutboxKind::Handoff => "the failure handoff",
         OutboxKind::Followup => "the follow-up",
+        OutboxKind::Message => "the person's message",
     };
     // Where to type: the recorded conversation, else a new chat in the repository's Project.
     let send = |kind: OutboxKind| match &state.conversation_url {
@@ -299,6 +305,48 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
                 );
             }
         },
+    }
+}
+
+/// The PR and the head of its failed run, when the step is to test that PR again (WebGPT
+/// reported it after the failure): whether its head moved is worth asking GitHub.
+pub fn recheck_target(state: &CycleState) -> Option<(String, String)> {
+    let reported = state.last_reply.as_ref().filter(|r| r.class == ReplyClass::PrFound)?.pr.clone()?;
+    if state.outbox.is_some() {
+        return None;
+    }
+    recheck_target_after(state, &reported).map(|tested| (reported, tested))
+}
+
+/// The head of the failed run of `pr`, when WebGPT reporting `pr` now would mean testing it
+/// again (the cycle waits for a fix of that PR, below its cap).
+pub fn recheck_target_after(state: &CycleState, pr: &str) -> Option<String> {
+    let report = state.report.as_ref().filter(|r| r.status.is_failure())?;
+    let same_pr = state.pr_ref.as_deref().is_some_and(|tested| tested.eq_ignore_ascii_case(pr));
+    (state.status == Status::AwaitingWebgptFix && !state.cap_reached() && state.needs_network.is_none() && same_pr)
+        .then(|| report.head_sha.clone())
+}
+
+/// What GitHub said of the PR's head (`current`, or why it could not be read), for a step
+/// [`recheck_target`] named: the same head is not tested again.
+pub fn note_head(step: &mut NextStep, pr: &str, tested: &str, current: Result<&str, &str>) {
+    let short = |sha: &str| sha.get(..12).unwrap_or(sha).to_owned();
+    match current {
+        Ok(head) if head.eq_ignore_ascii_case(tested) => {
+            step.head_check = Some(format!("unchanged: {}", short(head)));
+            step.explanation = format!(
+                "PR_UNCHANGED: the head of {pr} is still {}, which failed as reported; nothing new to test. Run the command: it records that without running the tests or counting an iteration (ALREADY_TESTED) and puts a note for WebGPT in the outbox; then send it.",
+                short(head)
+            );
+        }
+        Ok(head) => step.head_check = Some(format!("changed: {} (last tested {})", short(head), short(tested))),
+        Err(why) => {
+            step.head_check = Some(format!("could not check: {why}"));
+            step.explanation.push_str(&format!(
+                " (forgeloop could not check the PR's head: {why}. If it is still {}, the command answers ALREADY_TESTED and runs nothing.)",
+                short(tested)
+            ));
+        }
     }
 }
 

@@ -25,15 +25,19 @@ pub enum ReplyClass {
     ConnectorDenied,
     PrWrongRepository,
     NoPrReference,
+    /// A PR link whose head is the commit already tested and failed: nothing new to test.
+    /// forgeloop decides it from the PR's head on GitHub, never the classifier.
+    PrUnchanged,
 }
 
 impl ReplyClass {
-    pub const ALL: [ReplyClass; 5] = [
+    pub const ALL: [ReplyClass; 6] = [
         ReplyClass::PrFound,
         ReplyClass::PrNotCreated,
         ReplyClass::ConnectorDenied,
         ReplyClass::PrWrongRepository,
         ReplyClass::NoPrReference,
+        ReplyClass::PrUnchanged,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,6 +47,7 @@ impl ReplyClass {
             ReplyClass::ConnectorDenied => "CONNECTOR_DENIED",
             ReplyClass::PrWrongRepository => "PR_WRONG_REPOSITORY",
             ReplyClass::NoPrReference => "NO_PR_REFERENCE",
+            ReplyClass::PrUnchanged => "PR_UNCHANGED",
         }
     }
 

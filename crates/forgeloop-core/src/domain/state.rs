@@ -59,6 +59,9 @@ pub enum OutboxKind {
     Prompt,
     Handoff,
     Followup,
+    /// A person's own words (`forgeloop say`, the control room's `m`): review feedback, a
+    /// scope breach, a clarification. Not an iteration.
+    Message,
 }
 
 /// The message the coordinator must type into the chat next.
@@ -108,6 +111,10 @@ pub struct RunSummary {
     /// What the commands ran in: "isolated, no network", "unsandboxed", … (design §5.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// The hash of the commands that ran ([`CommandsProfile::sha256`]): the same head with
+    /// corrected commands is a new test, not an already-tested one. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands_sha256: Option<String>,
 }
 
 /// A test run in progress (written when it starts, removed when it ends), so the control

@@ -22,6 +22,8 @@ pub struct PromptInput<'a> {
     pub request: &'a str,
     /// `owner/repo` and its web URL when forgeloop provisioned the repository.
     pub new_repository: Option<(&'a str, &'a str)>,
+    /// The PR an earlier cycle left (`--continue-from`): the work goes on there.
+    pub continue_pr: Option<&'a str>,
 }
 
 /// The first message of a cycle.
@@ -32,9 +34,14 @@ pub fn prompt(input: &PromptInput<'_>) -> String {
             "Work in the existing repository {repo} ({url}), which was created for this task. Do not create a new repository.\n\n"
         ));
     }
-    text.push_str(
-        "Carry out the confirmed WebGPT question and user intent below with your GitHub connector: open a pull request and report its exact URL and head commit SHA. Do not merge it.\n\n",
-    );
+    match input.continue_pr {
+        Some(pr) => text.push_str(&format!(
+            "Continue on pull request {pr} with your GitHub connector: carry out the confirmed WebGPT question and user intent below by pushing commits to that pull request's branch (do not open another pull request), and report its exact URL and new head commit SHA. Do not merge it.\n\n"
+        )),
+        None => text.push_str(
+            "Carry out the confirmed WebGPT question and user intent below with your GitHub connector: open a pull request and report its exact URL and head commit SHA. Do not merge it.\n\n",
+        ),
+    }
     text.push_str("## Confirmed WebGPT question\n");
     text.push_str(input.question);
     text.push_str("\n\n## Confirmed user intent\n");
@@ -56,6 +63,23 @@ pub fn followup() -> String {
     format!(
         "I could not find a pull request in your last reply. If you opened one, reply with its URL on its own line as `{PR_URL_PLACEHOLDER}`. If you could not open one, reply `PR_URL: NOT_CREATED` and explain why."
     )
+}
+
+/// The note sent when WebGPT pointed at the head already tested and failed (`PR_UNCHANGED`).
+pub fn unchanged(pr: &str, head_sha: &str, branch: Option<&str>) -> String {
+    let short = head_sha.get(..12).unwrap_or(head_sha);
+    let target = match branch {
+        Some(branch) => format!("to its branch `{branch}`"),
+        None => "to its branch".to_owned(),
+    };
+    format!(
+        "The head of {pr} is still {short}, which failed as reported; nothing new was tested. Push your fix {target} (the same pull request), then reply with its URL on its own line as `{PR_URL_PLACEHOLDER}`."
+    )
+}
+
+/// A person's words put before a message that was waiting to be sent: one message, theirs first.
+pub fn before_pending(words: &str, pending: &str) -> String {
+    format!("{}\n\n---\n\n{pending}", words.trim())
 }
 
 /// The follow-up when WebGPT linked a PR of another repository than the cycle's.
@@ -294,7 +318,13 @@ mod tests {
     const BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
 
     fn prompt_for(new_repository: Option<(&str, &str)>) -> String {
-        prompt(&PromptInput { question: QUESTION, intent_brief: BRIEF, request: "Add dark mode", new_repository })
+        prompt(&PromptInput {
+            question: QUESTION,
+            intent_brief: BRIEF,
+            request: "Add dark mode",
+            new_repository,
+            continue_pr: None,
+        })
     }
 
     fn marker() -> Marker {

@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use super::reply::ReplyClass;
 use super::report::TestStatus;
 use super::status::Status;
 
@@ -18,6 +19,8 @@ macro_rules! words {
         pub enum Word {
             Cycle(Status),
             Test(TestStatus),
+            /// `reply`'s classification of WebGPT's reply.
+            Reply(ReplyClass),
             $($(#[$doc])* $variant,)*
         }
 
@@ -29,6 +32,7 @@ macro_rules! words {
                 match self {
                     Word::Cycle(status) => status.as_str(),
                     Word::Test(verdict) => verdict.as_str(),
+                    Word::Reply(class) => class.as_str(),
                     $(Word::$variant => $text,)*
                 }
             }
@@ -66,6 +70,8 @@ words! {
     SandboxPathRefused => "SANDBOX_PATH_REFUSED",
     /// The MCP server: a run cancelled before it started.
     Cancelled => "CANCELLED",
+    /// `forge --pr` on a head already tested with the same commands: nothing ran or counted.
+    AlreadyTested => "ALREADY_TESTED",
     /// A run stopped before its verdict (design §6.6): not an iteration.
     RunCancelled => "RUN_CANCELLED",
     /// Nothing to cancel: no run in progress, or it ended first.
@@ -96,6 +102,7 @@ impl Word {
     pub fn all() -> Vec<Word> {
         let mut all: Vec<Word> = Status::ALL.into_iter().map(Word::Cycle).collect();
         all.extend(TestStatus::ALL.into_iter().map(Word::Test));
+        all.extend(ReplyClass::ALL.into_iter().map(Word::Reply));
         all.extend_from_slice(Word::OWN);
         all
     }
