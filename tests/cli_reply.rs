@@ -41,7 +41,8 @@ fn a_reply_without_a_pr_gets_exactly_one_follow_up_then_blocks() {
     assert_eq!(second.code, 0);
     let out = second.json();
     assert_eq!(out["classification"], "PR_NOT_CREATED");
-    assert_eq!(out["status"], "BLOCKED_NO_PR");
+    assert_eq!(out["status"], "PR_NOT_CREATED", "reply's status is the classification");
+    assert_eq!(out["cycle_status"], "BLOCKED_NO_PR");
     assert_eq!(out["next"]["action"], "stop");
     let state = sb.read_json(&sb.path("c.json"));
     assert_eq!(state["followups"], 1);
@@ -86,7 +87,7 @@ fn a_connector_denial_blocks_at_once() {
     started_and_sent(&sb);
     let out = reply(&sb, "c.json", "I don't have access to acme/widget through the GitHub connector.").json();
     assert_eq!(out["classification"], "CONNECTOR_DENIED");
-    assert_eq!(out["status"], "BLOCKED_CONNECTOR_DENIED");
+    assert_eq!(out["cycle_status"], "BLOCKED_CONNECTOR_DENIED");
 }
 
 #[test]

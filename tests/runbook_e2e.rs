@@ -115,22 +115,40 @@ fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
     assert_eq!(state["status"], "AWAITING_WEBGPT_FIX");
     // The fields the runbook tells the agent to read are where it says they are.
     assert_eq!(
-        (r["status"].as_str(), state["report"]["status"].as_str()),
-        (Some("AWAITING_WEBGPT_PR"), Some("TEST_FAILED"))
+        (r["status"].as_str(), r["cycle_status"].as_str(), state["report"]["status"].as_str()),
+        (Some("PR_FOUND"), Some("AWAITING_WEBGPT_PR"), Some("TEST_FAILED"))
     );
-    for field in
-        ["`classification`", "`report.status`", "`proposed_commands`", "`not_proposed`", "right after the first `sent`"]
-    {
+    for field in [
+        "`status`",
+        "`cycle_status`",
+        "`report.status`",
+        "`proposed_commands`",
+        "`not_proposed`",
+        "right after the first `sent`",
+        "PR_UNCHANGED",
+        "ALREADY_TESTED",
+    ] {
         assert!(SKILL.contains(field), "the runbook should say where to find {field}");
     }
 
-    // The failure handoff goes back into the same conversation; WebGPT pushes a fix.
+    // The failure handoff goes back into the same conversation. WebGPT blames the environment
+    // and pushes nothing: PR_UNCHANGED, no run; the note for WebGPT is sent like a handoff.
     let step = next(&w, "dark-mode", "send");
     assert!(step["text"].as_str().unwrap().contains("## Forge Loop PR test: TEST_FAILED"));
     run_next_command(&w, &step);
+    let tested = state["report"]["head_sha"].as_str().unwrap().to_owned();
+    let r =
+        reply(&w, "dark-mode", &format!("That failure is the environment's; I pushed nothing.\nPR_URL: {}", pr_url(n)));
+    assert_eq!((r["status"].as_str(), r["cycle_status"].as_str()), (Some("PR_UNCHANGED"), Some("AWAITING_WEBGPT_FIX")));
+    assert_eq!(r["head_check"], format!("unchanged: {}", &tested[..12]));
+    let step = next(&w, "dark-mode", "send");
+    let note = step["text"].as_str().unwrap();
+    assert!(note.contains(&tested[..12]) && note.contains("`fix-calc`") && note.contains("PR_URL: <url>"), "{note}");
+    run_next_command(&w, &step);
     w.commit(&repo, "fix-calc", &[("calc.sh", CALC_FIXED)], "use addition");
     let r = reply(&w, "dark-mode", &format!("Pushed a fix.\nPR_URL: {}", pr_url(n)));
-    assert_eq!(r["classification"], "PR_FOUND");
+    assert_eq!(r["status"], "PR_FOUND");
+    assert!(r["head_check"].as_str().unwrap().starts_with("changed: "), "{r:#}");
     let step = next(&w, "dark-mode", "run");
     assert!(
         !step["command"].as_array().unwrap().iter().any(|a| a == "--commands-json"),
