@@ -51,7 +51,7 @@ fn populate(home: &Path, n: usize) -> Ctx {
         }
         if i % 4 == 0 {
             let text = format!("Done.\nPR_URL: https://github.com/acme/app{i}/pull/{}", i + 1);
-            reply::reply(&ctx, &paths, &text, None).unwrap();
+            reply::reply(&ctx, &paths, &text, None, None).unwrap();
         }
         if i % 10 == 3 {
             actions::block(&ctx, &paths, Status::BlockedInfra, "GitHub unreachable three times", Actor::Agent).unwrap();

@@ -79,14 +79,14 @@ fn text_files(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) -> Result<
         if name == "target" || name == ".git" {
             continue;
         }
-        let path = rel.is_empty().then(|| name.clone()).unwrap_or_else(|| format!("{rel}/{name}"));
+        let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
         let kind = entry.file_type().map_err(|e| e.to_string())?;
         if kind.is_dir() {
             text_files(&entry.path(), &path, out)?;
-        } else if kind.is_file() {
-            if let Ok(text) = std::fs::read_to_string(entry.path()) {
-                out.push((path, text));
-            }
+        } else if kind.is_file()
+            && let Ok(text) = std::fs::read_to_string(entry.path())
+        {
+            out.push((path, text));
         }
     }
     Ok(())

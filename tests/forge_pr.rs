@@ -322,8 +322,10 @@ fn a_crash_mid_comment_never_double_posts() {
     let _ = w.run(&["comment", "--state", "c.json"]);
     let comments = w.comments(&repo, n);
     assert_eq!(comments.len(), 1, "{comments:#?}");
-    // A new iteration posts its own comment, still one per marker.
+    // A new iteration (a new head: the same one is not tested twice) posts its own comment,
+    // still one per marker.
     assert_eq!(w.run(&["sent", "--state", "c.json"]).code, 0);
+    w.commit(&repo, "x", &[("calc.sh", CALC_FIXED)], "fix");
     let run = w.forge_pr("c.json", &format!("acme/widget#{n}"), &["--post-comment"]);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let comments = w.comments(&repo, n);

@@ -168,8 +168,14 @@ fn kill_forge_pr(w: &World, rng: &mut Lcg, count: usize) -> Tally {
     let tmp = w.path("tmp");
     fs::create_dir_all(&tmp).unwrap();
     let pr = format!("acme/widget#{n}");
+    // Each call has commands of its own: the same head with the same commands is not run
+    // twice (ALREADY_TESTED), and every call here must really run.
+    let calls = std::cell::Cell::new(0usize);
     let forge = |post: bool| {
-        let mut args = vec!["forge", "--pr", &pr, "--state", "c.json", "--commands-json", "commands.json"];
+        calls.set(calls.get() + 1);
+        let file = format!("commands-{}.json", calls.get());
+        fs::write(w.path(&file), format!(r#"[["sh", "test.sh"], ["echo", "call {}"]]"#, calls.get())).unwrap();
+        let mut args = vec!["forge", "--pr", &pr, "--state", "c.json", "--commands-json", &file];
         if post {
             args.push("--post-comment");
         }
@@ -193,6 +199,7 @@ fn kill_forge_pr(w: &World, rng: &mut Lcg, count: usize) -> Tally {
     assert!(gap_total as usize <= count, "more uncounted runs than kills");
     // Nothing is wedged (mirror locks, cycle lock, stale `running`): the next run completes.
     let before = check_cycle(&w.path("c.json")).0.iteration;
+    fs::write(w.path("commands.json"), r#"[["sh", "test.sh"], ["echo", "after the kills"]]"#).unwrap();
     let out = w.forge_pr("c.json", &pr, &["--post-comment"]);
     assert_eq!(out.code, 0, "the run after the kills failed:\n{}\n{}", out.stdout, out.stderr);
     let (state, events, _) = check_cycle(&w.path("c.json"));

@@ -34,7 +34,8 @@ pub fn replace(
     mutate(ctx, paths, by, |state, events, now| {
         // Checked again under the lock: the stored commands may have changed since the person saw them.
         let widened = state.commands.as_ref().map(|old| old.widening(&commands)).unwrap_or_default();
-        if !widened.is_empty() && !(widening_confirmed && by == Actor::Human) {
+        let person_agreed = widening_confirmed && by == Actor::Human;
+        if !widened.is_empty() && !person_agreed {
             return Err(Error::Widening(widened.join(", ")));
         }
         let after = commands.sha256();

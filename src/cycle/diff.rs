@@ -304,6 +304,7 @@ mod tests {
             report_path: None,
             comment_url: None,
             sandbox: None,
+            commands_sha256: None,
         }
     }
 

@@ -154,8 +154,13 @@ mod tests {
 
     #[test]
     fn it_recognises_what_forgeloop_sends() {
-        let prompt =
-            text::prompt(&text::PromptInput { question: "q", intent_brief: "b", request: "r", new_repository: None });
+        let prompt = text::prompt(&text::PromptInput {
+            question: "q",
+            intent_brief: "b",
+            request: "r",
+            new_repository: None,
+            continue_pr: None,
+        });
         assert_eq!(recognise(&prompt), Message::Prompt);
         assert_eq!(recognise(&text::handoff("## Forge Loop PR test: TEST_FAILED\n\nFAIL x")), Message::Handoff);
         assert_eq!(recognise(&text::followup()), Message::FollowUp);

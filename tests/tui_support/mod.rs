@@ -126,7 +126,7 @@ impl Fixture {
     }
 
     pub fn reply(&self, name: &str, text: &str) {
-        retry(|| reply::reply(&self.ctx, &self.paths(name), text, None));
+        retry(|| reply::reply(&self.ctx, &self.paths(name), text, None, None));
     }
 
     /// Records a completed test run of `acme/widget#7` (as the test use case will) and writes
@@ -166,6 +166,7 @@ impl Fixture {
                     report_path: None,
                     comment_url: Some(format!("https://github.com/acme/widget/pull/7#issuecomment-{iteration}00")),
                     sandbox: Some("isolated, no network".into()),
+                    commands_sha256: None,
                 };
                 state.commands = Some(parse_commands(r#"[["pytest","-q"]]"#).unwrap());
                 events.push(NewEvent::new(
