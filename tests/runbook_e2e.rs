@@ -202,7 +202,10 @@ fn the_runbook_stop_conditions_and_blocks() {
     assert_eq!(start.code, 0);
     run_next_command(&w, &next(&w, "denied", "send"));
     let r = reply(&w, "denied", "I don't have access to acme/widget through the GitHub connector.");
-    assert_eq!(r["status"], "BLOCKED_CONNECTOR_DENIED");
+    assert_eq!(
+        (r["status"].as_str(), r["cycle_status"].as_str()),
+        (Some("CONNECTOR_DENIED"), Some("BLOCKED_CONNECTOR_DENIED"))
+    );
     next(&w, "denied", "stop");
     // The coordinator records what it saw in the browser.
     let start =
