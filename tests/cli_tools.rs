@@ -1,5 +1,5 @@
-//! `redact` as a filter, `doctor` against the emulator, and what the commands that need GitHub do
-//! without any token (`NO_TOKEN`).
+//! `redact` as a filter, `doctor` against the emulator, what the commands that need GitHub do
+//! without any token (`NO_TOKEN`), and the help's demo count.
 
 mod support;
 
@@ -183,6 +183,30 @@ fn without_any_token_the_github_commands_stop_with_no_token_and_record_nothing()
     assert_eq!(made.code, 0, "{}", made.stderr);
     let cached = run_without_token(&w, &["diff", "--state", "ran.json"]);
     assert_eq!((cached.code, &cached.stdout), (0, &made.stdout), "{}", cached.stderr);
+}
+
+/// `forgeloop --help` counts the demo's cycles from its scenario table, and the README says
+/// the same number.
+#[test]
+fn the_demos_cycle_count_comes_from_the_scenario_table() {
+    let count = forgeloop::demo::scenarios::all().len();
+    let words =
+        ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    let word = words[count];
+    assert_eq!(forgeloop::demo::scenarios::count_in_words(), word);
+    let help = w_help().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains(&format!("a scripted WebGPT, {word} live cycles")), "{help}");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(readme.contains(&format!("runs {word} cycles through the real code")), "README's demo paragraph");
+    assert!(readme.contains(&format!("forgeloop demo: {word} cycles")), "README's demo picture's alt text");
+}
+
+fn w_help() -> String {
+    let sb = support::Sandbox::new();
+    let run = sb.run(&["--help"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
 }
 
 #[test]
