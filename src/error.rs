@@ -72,6 +72,10 @@ pub enum Error {
     Watch { path: PathBuf, reason: String },
     #[error(transparent)]
     Github(#[from] crate::github::GithubError),
+    /// A command that needs GitHub found no token in any source (design §2): it stopped before
+    /// any request, and nothing was recorded. Not an infrastructure failure.
+    #[error("{0}")]
+    NoToken(crate::github::token::Missing),
     #[error(transparent)]
     Checkout(crate::checkout::CheckoutError),
     #[error(transparent)]
@@ -134,6 +138,7 @@ impl Error {
             }
             Error::Infra { .. } => Word::InfraFailure,
             Error::NeedsNetwork { .. } => Word::NeedsNetwork,
+            Error::NoToken(_) => Word::NoToken,
             Error::Registry(e) => e.status(),
             Error::Sandbox(e) => e.status(),
             Error::Stop(e) => e.status(),

@@ -1,11 +1,44 @@
-//! `redact` as a filter and `doctor` against the emulator.
+//! `redact` as a filter, `doctor` against the emulator, what the commands that need GitHub do
+//! without any token (`NO_TOKEN`), and the help's demo count.
 
 mod support;
 
 use std::io::Write;
 use std::process::Stdio;
 
-use support::world::{World, fresh_secret};
+use support::world::{CALC_FIXED, World, fresh_secret};
+
+/// An environment with no token source at all: no GH_TOKEN or GITHUB_TOKEN (the sandbox
+/// removes them), and a PATH that is an empty directory, so no `gh` can answer either.
+fn no_token_env(w: &World) -> Vec<(&'static str, String)> {
+    let empty = w.path("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    vec![("PATH", empty.to_string_lossy().into_owned())]
+}
+
+fn run_without_token(w: &World, args: &[&str]) -> support::Run {
+    let env = no_token_env(w);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    w.run_env(args, &env)
+}
+
+/// The NO_TOKEN message names every source and `doctor`.
+fn assert_no_token(run: &support::Run, what: &str) {
+    assert_eq!(run.code, 2, "{what}: {}\n{}", run.stdout, run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["status"], "NO_TOKEN", "{what}: {doc:#}");
+    let error = doc["error"].as_str().unwrap();
+    for needle in [
+        "GH_TOKEN or GITHUB_TOKEN",
+        "`gh auth login",
+        "`gh auth token`",
+        "`[github] token_command`",
+        "`forgeloop doctor`",
+    ] {
+        assert!(error.contains(needle), "{what}: {needle} missing from {error}");
+    }
+    assert!(!error.contains("INFRA") && !error.contains("in a row"), "{what}: not an infrastructure failure: {error}");
+}
 
 fn pipe(w: &World, args: &[&str], input: &[u8]) -> (i32, String) {
     let mut child = w.sb.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
@@ -79,11 +112,101 @@ fn doctor_reports_each_check_with_a_fix() {
     assert_eq!(check("github")["ok"], true, "the token reached GitHub: {checks:?}");
     assert!(check("scopes")["detail"].is_string(), "{checks:?}");
     assert!(!bare.stdout.contains(&w.token) && !bare.stderr.contains(&w.token));
-    // Without a token: the token check says how to fix it.
-    let out = w.run_env(&["doctor"], &[("GH_TOKEN", "")]).json();
-    let token = out["checks"].as_array().unwrap().iter().find(|c| c["name"] == "token").unwrap().clone();
-    assert_eq!(token["ok"], false);
-    assert!(token["fix"].as_str().unwrap().contains("GH_TOKEN"));
+    // Without any token source: the token and GitHub checks both say what to do (the three
+    // sources), and GitHub is not asked without a token.
+    w.emu.clear_requests();
+    let out = run_without_token(&w, &["doctor"]).json();
+    let check = |name: &str| out["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
+    for name in ["token", "github"] {
+        let check = check(name);
+        assert_eq!(check["ok"], false, "{check:#}");
+        let fix = check["fix"].as_str().unwrap();
+        for source in ["GH_TOKEN or GITHUB_TOKEN", "`gh auth login`", "`[github] token_command`"] {
+            assert!(fix.contains(source), "{name}: {source} missing from the fix {fix:?}");
+        }
+        assert!(!fix.contains("see the message"), "{name}: {fix}");
+    }
+    assert!(check("token")["detail"].as_str().unwrap().contains("`gh` is not on PATH"), "{out:#}");
+    assert!(w.emu.requests().is_empty(), "no request without a token: {:?}", w.emu.requests());
+    // A token GitHub rejects: the fix says to replace it, through the same sources.
+    let rejected = w.run_env(&["doctor"], &[("PATH", "/usr/bin:/bin"), ("GH_TOKEN", &fresh_secret("ghp_"))]).json();
+    let github = rejected["checks"].as_array().unwrap().iter().find(|c| c["name"] == "github").unwrap().clone();
+    assert_eq!(github["ok"], false, "{rejected:#}");
+    let fix = github["fix"].as_str().unwrap();
+    assert!(fix.contains("rejected the token from GH_TOKEN") && fix.contains("`gh auth login`"), "{fix}");
+}
+
+/// No token from any source: `forge --pr`, `test`, `status`, `diff` and `comment` stop at once
+/// with NO_TOKEN (exit 2), ask GitHub nothing, and leave the cycle byte-identical (no infra
+/// failure counted, no journal event). A diff already made is read from its cache.
+#[test]
+fn without_any_token_the_github_commands_stop_with_no_token_and_record_nothing() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "x", CALC_FIXED);
+    let pr = format!("acme/widget#{n}");
+    w.cycle("c.json", &[]);
+    // A second cycle with a completed run, for `diff --state` and `comment`.
+    w.cycle("ran.json", &[]);
+    let ran = w.forge_pr("ran.json", &pr, &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stdout);
+    let files = |name: &str| {
+        let d = format!("{}.d", name.trim_end_matches(".json"));
+        (std::fs::read(w.path(name)).unwrap(), std::fs::read(w.path(&format!("{d}/events.jsonl"))).unwrap())
+    };
+    let (before_c, before_ran) = (files("c.json"), files("ran.json"));
+    w.emu.clear_requests();
+
+    let commands: [(&str, Vec<&str>); 6] = [
+        ("forge --pr", vec!["forge", "--pr", &pr, "--state", "c.json", "--commands-json", "commands.json"]),
+        ("forge --pr (stored commands)", vec!["forge", "--pr", &pr, "--state", "ran.json"]),
+        ("test", vec!["test", "--pr", &pr, "--commands-json", "commands.json"]),
+        ("status", vec!["status", "--pr", &pr]),
+        ("diff --pr", vec!["diff", "--pr", &pr]),
+        ("diff --state", vec!["diff", "--state", "ran.json"]),
+    ];
+    for (what, args) in &commands {
+        assert_no_token(&run_without_token(&w, args), what);
+    }
+    assert_no_token(&run_without_token(&w, &["comment", "--state", "ran.json"]), "comment");
+    // Twice more, as a retrying agent would: still nothing counted (three infra failures
+    // would have blocked the cycle).
+    for _ in 0..2 {
+        assert_no_token(&run_without_token(&w, &commands[0].1), "forge --pr again");
+    }
+    assert_eq!(files("c.json"), before_c, "the cycle's state and journal are byte-identical");
+    assert_eq!(files("ran.json"), before_ran, "the cycle's state and journal are byte-identical");
+    assert!(w.emu.requests().is_empty(), "GitHub was asked nothing: {:?}", w.emu.requests());
+
+    // With a token the diff is made and cached; then it is read without one.
+    let made = w.run(&["diff", "--state", "ran.json"]);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let cached = run_without_token(&w, &["diff", "--state", "ran.json"]);
+    assert_eq!((cached.code, &cached.stdout), (0, &made.stdout), "{}", cached.stderr);
+}
+
+/// `forgeloop --help` counts the demo's cycles from its scenario table, and the README says
+/// the same number.
+#[test]
+fn the_demos_cycle_count_comes_from_the_scenario_table() {
+    let count = forgeloop::demo::scenarios::all().len();
+    let words =
+        ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    let word = words[count];
+    assert_eq!(forgeloop::demo::scenarios::count_in_words(), word);
+    let help = w_help().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains(&format!("a scripted WebGPT, {word} live cycles")), "{help}");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(readme.contains(&format!("runs {word} cycles through the real code")), "README's demo paragraph");
+    assert!(readme.contains(&format!("forgeloop demo: {word} cycles")), "README's demo picture's alt text");
+}
+
+fn w_help() -> String {
+    let sb = support::Sandbox::new();
+    let run = sb.run(&["--help"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
 }
 
 #[test]

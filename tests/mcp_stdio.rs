@@ -28,8 +28,20 @@ struct Mcp {
 
 impl Mcp {
     fn start(w: &World, config: &str) -> Mcp {
-        std::fs::write(w.path("mcp.toml"), config).unwrap();
+        Mcp::spawn(w, config, w.command(&["mcp"]))
+    }
+
+    /// The server with no token source: no GH_TOKEN, and a PATH without `gh`.
+    fn start_without_token(w: &World, config: &str) -> Mcp {
+        let empty = w.path("empty-bin");
+        std::fs::create_dir_all(&empty).unwrap();
         let mut cmd = w.command(&["mcp"]);
+        cmd.env_remove("GH_TOKEN").env("PATH", &empty);
+        Mcp::spawn(w, config, cmd)
+    }
+
+    fn spawn(w: &World, config: &str, mut cmd: std::process::Command) -> Mcp {
+        std::fs::write(w.path("mcp.toml"), config).unwrap();
         cmd.env("FORGELOOP_CONFIG", w.path("mcp.toml"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -566,5 +578,34 @@ fn forge_diff_shows_a_cycles_change_redacted_as_the_cli_does() {
     let since = mcp.call(3, "forge_diff", json!({"state": "dark-mode", "since_last": true}));
     assert!(is_error(&since) && tool_text(&since)["error"].as_str().unwrap().contains("first"), "{since}");
     assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&secret)));
+    assert_eq!(mcp.finish(), 0);
+}
+
+/// Without a token the tools that need GitHub give the CLI's NO_TOKEN error, word for word,
+/// and ask GitHub nothing; the server keeps serving.
+#[test]
+fn without_a_token_the_github_tools_say_no_token_as_the_cli_does() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let pr = format!("acme/widget#{n}");
+    let empty = w.path("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let cli = w.run_env(&["status", "--pr", &pr], &[("PATH", empty.to_str().unwrap())]);
+    assert_eq!((cli.code, cli.json()["status"].as_str()), (2, Some("NO_TOKEN")), "{}", cli.stdout);
+    w.emu.clear_requests();
+    let mut mcp = Mcp::start_without_token(&w, CONFIG);
+    mcp.initialize();
+    let status = mcp.call(2, "webgpt_pr_status", json!({"pr": pr}));
+    let test = mcp.call(3, "webgpt_pr_test", json!({"pr": pr, "profile": "project"}));
+    for response in [&status, &test] {
+        assert!(is_error(response), "{response}");
+        let doc = tool_text(response);
+        assert_eq!(doc["status"], "NO_TOKEN", "{doc:#}");
+        assert_eq!(doc["error"], cli.json()["error"], "the CLI's words");
+    }
+    assert!(w.emu.requests().is_empty(), "GitHub was asked nothing: {:?}", w.emu.requests());
+    let cycles = mcp.call(4, "forge_cycles", json!({}));
+    assert!(!is_error(&cycles), "what needs no GitHub still works: {cycles}");
     assert_eq!(mcp.finish(), 0);
 }

@@ -375,3 +375,21 @@ fn a_run_refused_network_in_the_list_and_the_runs_tab() {
     let terminal = draw(&app, 100, 20);
     insta::assert_snapshot!("runs_tab_needs_network_100x20", terminal.backend());
 }
+
+#[test]
+fn an_infrastructure_failure_reads_could_not_run_not_failed() {
+    let fx = Fixture::new();
+    fx.start("flaky-net", false, 5);
+    fx.sent("flaky-net");
+    fx.reply("flaky-net", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.infra_failure("flaky-net", "reading pull request acme/widget#7: cannot reach https://api.github.com: dns error");
+    let (mut app, mut d) = fx.app("dark");
+    let list = screen(&app, 120, 12);
+    assert!(list.contains("could not run (1 in a row)"), "{list}");
+    assert!(!list.contains("run failed"), "an infrastructure failure is not a failed test run:\n{list}");
+    insta::assert_snapshot!("infra_failure_list_120x12", draw(&app, 120, 12).backend());
+    cmd(&mut app, &mut d, Cmd::SwitchFocus);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Conversation));
+    let conversation = screen(&app, 120, 30);
+    assert!(conversation.contains("could not run (1 in a row)"), "{conversation}");
+}

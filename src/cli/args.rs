@@ -90,8 +90,9 @@ pub enum Command {
     GithubEmulator(EmulatorArgs),
     /// The control room: watch every cycle live, confirm briefs, rerun, abort, unblock, extend
     Tui(TuiArgs),
-    /// See it all work offline: a sandbox, a built-in GitHub emulator, a scripted WebGPT, five live cycles
+    // The help line counts the scenario table's cycles (`demo::scenarios::about`).
     #[cfg(feature = "demo")]
+    #[command(about = crate::demo::scenarios::about())]
     Demo(DemoArgs),
     /// MCP server on stdin/stdout: PR status, test with a configured profile, handoff, cycles
     Mcp(McpArgs),

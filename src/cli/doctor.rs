@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::checkout;
 use crate::cycle::Ctx;
 use crate::domain::word::Word;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::registry::Registry;
 use crate::store::{private, tighten};
 
@@ -279,18 +279,38 @@ fn registry_check(ctx: &Ctx) -> Check {
 }
 
 fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
+    use crate::github::GithubError as G;
+    use crate::github::token::HOW_TO_GIVE_ONE;
     let net = match net::connect(ctx) {
         Ok(net) => net,
-        Err(err) => return vec![problem("github", err.to_string(), "check --github-api / FORGELOOP_GITHUB_API")],
+        Err(Error::NoToken(missing)) => {
+            return vec![
+                problem(
+                    "token",
+                    format!(
+                        "no GitHub token for {}; forgeloop looks, in order, at: {}",
+                        missing.web_host,
+                        missing.looked_at()
+                    ),
+                    HOW_TO_GIVE_ONE,
+                ),
+                problem(
+                    "github",
+                    format!("{} not checked: no token to ask it with", ctx.github_api),
+                    format!("{HOW_TO_GIVE_ONE}; then run `forgeloop doctor` again"),
+                ),
+            ];
+        }
+        Err(err) => {
+            return vec![problem(
+                "github",
+                err.to_string(),
+                "check --github-api / FORGELOOP_GITHUB_API / config github.api (GitHub Enterprise: https://HOST/api/v3)",
+            )];
+        }
     };
-    let mut checks = vec![match net.token_source {
-        Some(source) => ok("token", format!("found in {source}")),
-        None => problem(
-            "token",
-            "no GitHub token found",
-            "set GH_TOKEN or GITHUB_TOKEN, run `gh auth login`, or set github.token_command in the config",
-        ),
-    }];
+    let source = net.token_source;
+    let mut checks = vec![ok("token", format!("found in {source}"))];
     let access = net.runtime.block_on(net.engine.github.access());
     match access {
         Ok(access) => {
@@ -315,7 +335,27 @@ fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
             });
         }
         Err(err) => {
-            checks.push(problem("github", err.to_string(), "see the message; `forgeloop doctor` again after fixing"))
+            let fix = match &err {
+                G::Unauthorized { .. } => format!(
+                    "GitHub rejected the token from {source} (expired, revoked or mistyped): make a new one and {HOW_TO_GIVE_ONE}; then run `forgeloop doctor` again"
+                ),
+                G::Forbidden { .. } | G::NotFound { .. } => format!(
+                    "give the token from {source} read access to your user and repositories (a classic token with `repo`, or a fine-grained one with Contents and Pull requests), or use another; then run `forgeloop doctor` again"
+                ),
+                G::RateLimited { .. } => "wait for the reset the message names, or use another token".to_owned(),
+                G::Timeout { .. } | G::Unreachable { .. } => format!(
+                    "check the network and any proxy, and that {} is the API you mean (--github-api / FORGELOOP_GITHUB_API / config github.api; GitHub Enterprise: https://HOST/api/v3); then run `forgeloop doctor` again",
+                    ctx.github_api
+                ),
+                G::Server { .. } => {
+                    "GitHub is having trouble: run `forgeloop doctor` again in a few minutes".to_owned()
+                }
+                _ => format!(
+                    "check that {} is GitHub's API (--github-api / FORGELOOP_GITHUB_API / config github.api; GitHub Enterprise: https://HOST/api/v3); then run `forgeloop doctor` again",
+                    ctx.github_api
+                ),
+            };
+            checks.push(problem("github", err.to_string(), fix));
         }
     }
     checks

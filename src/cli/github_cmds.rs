@@ -152,17 +152,28 @@ pub fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
     if let Some(pr) = &args.pr {
         parse_pr_ref(pr, &ctx.hosts)?;
     }
-    let net = net::connect(&mut ctx)?;
-    let view = match (&paths, &args.pr) {
-        (Some(paths), _) => net.runtime.block_on(crate::cycle::diff::of_cycle(
-            &ctx,
-            &net.engine,
-            paths,
-            args.iteration,
-            args.since_last,
-        ))?,
-        (None, Some(pr)) => net.runtime.block_on(crate::cycle::diff::of_pr(&ctx, &net.engine, pr))?,
-        (None, None) => return Err(Error::Invalid("diff needs --state or --pr".into())),
+    // A cycle's diff made before is read from its cache: no GitHub, so no token needed.
+    let cached = match &paths {
+        Some(paths) => crate::cycle::diff::cached_of_cycle(&ctx, paths, args.iteration, args.since_last)?,
+        None => None,
+    };
+    let view = match (cached, &paths, &args.pr) {
+        (Some(view), _, _) => view,
+        (None, Some(paths), _) => {
+            let net = net::connect(&mut ctx)?;
+            net.runtime.block_on(crate::cycle::diff::of_cycle(
+                &ctx,
+                &net.engine,
+                paths,
+                args.iteration,
+                args.since_last,
+            ))?
+        }
+        (None, None, Some(pr)) => {
+            let net = net::connect(&mut ctx)?;
+            net.runtime.block_on(crate::cycle::diff::of_pr(&ctx, &net.engine, pr))?
+        }
+        (None, None, None) => return Err(Error::Invalid("diff needs --state or --pr".into())),
     };
     if args.json {
         let mut doc = serde_json::to_value(&view).unwrap_or_default();

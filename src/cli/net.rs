@@ -14,7 +14,7 @@ pub struct Net {
     pub runtime: Runtime,
     pub engine: Engine,
     /// Where the token came from (`GH_TOKEN`, `gh auth token`, …), for `doctor`.
-    pub token_source: Option<&'static str>,
+    pub token_source: &'static str,
 }
 
 pub fn runtime() -> Result<Runtime> {
@@ -24,7 +24,8 @@ pub fn runtime() -> Result<Runtime> {
         .map_err(|e| Error::io("cannot start the async runtime", e))
 }
 
-/// Discovers the token, adds it to the redactor, and builds the client.
+/// Discovers the token, adds it to the redactor, and builds the client. No token is
+/// `NO_TOKEN` at once: nothing is asked of GitHub and nothing is recorded.
 pub fn connect(ctx: &mut Ctx) -> Result<Net> {
     let runtime = runtime()?;
     let (engine, token_source) = {

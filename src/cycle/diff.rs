@@ -70,6 +70,44 @@ pub async fn of_cycle(
     iteration: Option<u32>,
     since_last: bool,
 ) -> Result<DiffView> {
+    let plan = plan(ctx, paths, iteration, since_last)?;
+    if let Some(view) = plan.cached() {
+        return Ok(view);
+    }
+    let raw = match &plan.old {
+        Some((old_sha, _)) => since_last_raw(ctx, engine, &plan.pr, old_sha, &plan.head).await?,
+        None => whole_pr_raw(engine, &plan.pr, &plan.head).await?,
+    };
+    let (text, masked) = redact(ctx, &raw);
+    save(&plan.cache, &text)?;
+    let size = DiffSize::of(&diff::index(text.lines()));
+    let meta = serde_json::to_string(&DiffMeta { masked, size }).unwrap_or_default();
+    save(&meta_path(&plan.cache), &meta)?;
+    Ok(plan.view(text, masked))
+}
+
+/// The diff [`of_cycle`] would give, when it is cached already: made without GitHub, so
+/// without a token (`None`: it must be fetched).
+pub fn cached_of_cycle(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    iteration: Option<u32>,
+    since_last: bool,
+) -> Result<Option<DiffView>> {
+    Ok(plan(ctx, paths, iteration, since_last)?.cached())
+}
+
+/// Which diff of a cycle is wanted and where it is cached.
+struct Plan {
+    kind: DiffKind,
+    pr: PrRef,
+    iteration: u32,
+    head: String,
+    old: Option<(String, u32)>,
+    cache: PathBuf,
+}
+
+fn plan(ctx: &Ctx, paths: &CyclePaths, iteration: Option<u32>, since_last: bool) -> Result<Plan> {
     let state = state_file::load(&paths.state)?;
     let (run, previous) = pick_runs(&state.history, iteration, since_last)?;
     let pr = parse_pr_ref(&run.pr, &ctx.hosts)?;
@@ -82,26 +120,29 @@ pub async fn of_cycle(
         Some((old_sha, _)) => since_last_cache(paths, old_sha, &head),
         None => whole_pr_cache(paths, &head),
     };
-    let meta_file = meta_path(&cache);
-    let cached = std::fs::read_to_string(&cache).ok().zip(read_meta(&meta_file));
-    let (text, masked) = match cached {
-        Some((text, meta)) => (text, meta.masked),
-        None => {
-            let raw = match &old {
-                Some((old_sha, _)) => since_last_raw(ctx, engine, &pr, old_sha, &head).await?,
-                None => whole_pr_raw(engine, &pr, &head).await?,
-            };
-            let (text, masked) = redact(ctx, &raw);
-            save(&cache, &text)?;
-            let size = DiffSize::of(&diff::index(text.lines()));
-            let meta = serde_json::to_string(&DiffMeta { masked, size }).unwrap_or_default();
-            save(&meta_file, &meta)?;
-            (text, masked)
-        }
-    };
-    let mut view = view(kind, &pr, Some(run.iteration), head, old, text, Some(cache));
-    view.masked = masked;
-    Ok(view)
+    Ok(Plan { kind, pr, iteration: run.iteration, head, old, cache })
+}
+
+impl Plan {
+    fn cached(&self) -> Option<DiffView> {
+        let text = std::fs::read_to_string(&self.cache).ok()?;
+        let meta = read_meta(&meta_path(&self.cache))?;
+        Some(self.view(text, meta.masked))
+    }
+
+    fn view(&self, text: String, masked: usize) -> DiffView {
+        let mut view = view(
+            self.kind,
+            &self.pr,
+            Some(self.iteration),
+            self.head.clone(),
+            self.old.clone(),
+            text,
+            Some(self.cache.clone()),
+        );
+        view.masked = masked;
+        view
+    }
 }
 
 /// What is kept beside a cached diff: read without indexing the diff again (a control-room

@@ -58,19 +58,19 @@ impl Engine {
     /// Finds the token (design §2 order), makes `ctx`'s redactor mask it, and connects to
     /// `ctx.github_api`. Returns where the token came from. May run `gh auth token` (blocking,
     /// bounded by a short timeout); needs a tokio runtime.
-    pub fn discover(ctx: &mut Ctx) -> Result<(Engine, Option<&'static str>)> {
+    ///
+    /// No token from any source is [`Error::NoToken`], before any request: GitHub is never
+    /// tried without one (it would fail later as an infrastructure failure, or on DNS, and
+    /// never say that the token is what is missing).
+    pub fn discover(ctx: &mut Ctx) -> Result<(Engine, &'static str)> {
         let web_host = crate::github::web_host_for(&ctx.github_api)?;
-        let found = crate::github::token::discover(
-            &|name| std::env::var(name).ok(),
-            &web_host,
-            ctx.config.github.token_command.as_deref(),
-        );
-        let source = found.as_ref().map(|t| t.source);
-        let token = found.map(|t| t.value);
-        if token.is_some() {
-            ctx.redactor = ctx.process_redactor(token.as_deref());
-        }
-        Ok((Engine::connect(&ctx.github_api, token)?, source))
+        let env = |name: &str| std::env::var(name).ok();
+        let token_command = ctx.config.github.token_command.as_deref();
+        let Some(found) = crate::github::token::discover(&env, &web_host, token_command) else {
+            return Err(Error::NoToken(crate::github::token::Missing::seen(&env, &web_host, token_command)));
+        };
+        ctx.redactor = ctx.process_redactor(Some(&found.value));
+        Ok((Engine::connect(&ctx.github_api, Some(found.value))?, found.source))
     }
 }
 

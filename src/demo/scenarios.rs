@@ -271,6 +271,23 @@ pub fn all() -> Vec<Scenario> {
     out
 }
 
+/// How many cycles the demo runs, as a word for prose ("seven"): `forgeloop --help` takes it
+/// from here, so the count it states is the table's.
+pub fn count_in_words() -> String {
+    const WORDS: [&str; 13] =
+        ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    let count = all().len();
+    WORDS.get(count).map_or_else(|| count.to_string(), |word| (*word).to_owned())
+}
+
+/// The demo's one-line help (`forgeloop --help`), with the scenario table's count.
+pub fn about() -> String {
+    format!(
+        "See it all work offline: a sandbox, a built-in GitHub emulator, a scripted WebGPT, {} live cycles",
+        count_in_words()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,6 +63,67 @@ pub fn discover(
     Some(Token { value, source: "github.token_command" })
 }
 
+/// What to do when there is no token: the three sources, in the words `doctor`'s fixes and the
+/// `NO_TOKEN` error share.
+pub const HOW_TO_GIVE_ONE: &str = "set GH_TOKEN or GITHUB_TOKEN, run `gh auth login` (forgeloop then asks `gh auth token`), or set `[github] token_command` in the config (an argv that prints the token, e.g. [\"pass\", \"show\", \"github/token\"])";
+
+/// What discovery saw when it found no token (design §2), so the message says what to do
+/// about each source instead of letting a command try GitHub without one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// The host a token is needed for (`github.com`, or an Enterprise host).
+    pub web_host: String,
+    /// `gh` is on PATH (so `gh auth token` ran and printed no token).
+    pub gh_on_path: bool,
+    /// `[github] token_command` is configured (so it ran and printed no token).
+    pub token_command: bool,
+}
+
+impl Missing {
+    /// What [`discover`] looked at; call it after `discover` returned `None` (nothing is run).
+    pub fn seen(env: &dyn Fn(&str) -> Option<String>, web_host: &str, token_command: Option<&[String]>) -> Missing {
+        Missing {
+            web_host: web_host.to_owned(),
+            gh_on_path: env("PATH").and_then(|path| find_on_path(&path, "gh")).is_some(),
+            token_command: token_command.is_some_and(|argv| argv.first().is_some_and(|p| !p.is_empty())),
+        }
+    }
+
+    /// Each source in discovery's order, with what was seen of it.
+    pub fn looked_at(&self) -> String {
+        let enterprise = !self.web_host.eq_ignore_ascii_case(crate::domain::pr_ref::GITHUB_WEB_HOST);
+        let login = if enterprise {
+            format!("`gh auth login --hostname {}`", self.web_host)
+        } else {
+            "`gh auth login`".to_owned()
+        };
+        let gh = if self.gh_on_path {
+            "`gh` is on PATH but `gh auth token` printed none: not logged in?"
+        } else {
+            "`gh` is not on PATH"
+        };
+        let command = if self.token_command {
+            "it is set but printed no token: it failed, timed out after 5 s, or printed more than one word"
+        } else {
+            "not set"
+        };
+        format!(
+            "GH_TOKEN or GITHUB_TOKEN in the environment (neither is set); {login}, after which forgeloop asks `gh auth token` ({gh}); `[github] token_command` in the config, an argv that prints the token ({command})"
+        )
+    }
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no GitHub token for {}, so forgeloop asked GitHub nothing and recorded nothing. It looks, in order, at: {}. Give it one, then run `forgeloop doctor` to check it",
+            self.web_host,
+            self.looked_at()
+        )
+    }
+}
+
 /// A usable token is one trimmed line without inner whitespace; anything else is not a token
 /// (for example an error message printed on stdout).
 fn clean(raw: &str) -> Option<String> {
@@ -194,6 +255,39 @@ mod tests {
         let command = vec!["printf".to_owned(), format!("{value}\\n")];
         let token = discover(&env_of(&[("PATH", &path)]), "github.com", Some(&command)).unwrap();
         assert_eq!((token.value.as_str(), token.source), (value.as_str(), "github.token_command"));
+    }
+
+    #[test]
+    fn no_token_names_every_source_and_what_was_seen() {
+        let nothing = Missing::seen(&env_of(&[("PATH", "/nonexistent-forgeloop-bin")]), "github.com", None);
+        assert_eq!(nothing, Missing { web_host: "github.com".into(), gh_on_path: false, token_command: false });
+        let text = nothing.to_string();
+        for needle in [
+            "GH_TOKEN or GITHUB_TOKEN",
+            "`gh auth login`",
+            "`gh auth token`",
+            "`[github] token_command`",
+            "`forgeloop doctor`",
+            "`gh` is not on PATH",
+            "(not set)",
+        ] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        fake_gh(dir.path(), "exit 1");
+        let path = dir.path().to_string_lossy().into_owned();
+        let command = vec!["false".to_owned()];
+        let seen = Missing::seen(&env_of(&[("PATH", &path)]), "ghe.example.com", Some(&command));
+        assert!(seen.gh_on_path && seen.token_command, "{seen:?}");
+        let text = seen.to_string();
+        assert!(
+            text.contains("`gh auth login --hostname ghe.example.com`") && text.contains("not logged in?"),
+            "{text}"
+        );
+        assert!(text.contains("set but printed no token"), "{text}");
+        for source in ["GH_TOKEN", "GITHUB_TOKEN", "gh auth login", "[github] token_command"] {
+            assert!(HOW_TO_GIVE_ONE.contains(source), "{source}");
+        }
     }
 
     #[test]

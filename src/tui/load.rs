@@ -195,9 +195,14 @@ pub fn summarize(kind: &str, data: &Value) -> String {
                 None => format!("commands changed {} → {}", short("before_sha256"), short("after_sha256")),
             }
         }
-        Some(K::HandoffIssued | K::OutboxAdopted | K::RunFailed | K::RunCancelled | K::CommentFailed) | None => {
-            kind.replace('_', " ")
-        }
+        // An infrastructure failure (GitHub, the fetch, the PR moved): the tests never ran, so
+        // it must not read as "the tests failed".
+        Some(K::RunFailed) => match (data.get("infra_failures").and_then(Value::as_u64), text_field(data, "error")) {
+            (Some(n), Some(error)) => format!("could not run ({n} in a row): {error}"),
+            (None, Some(error)) => format!("could not run: {error}"),
+            (_, None) => "could not run".into(),
+        },
+        Some(K::HandoffIssued | K::OutboxAdopted | K::RunCancelled | K::CommentFailed) | None => kind.replace('_', " "),
     }
 }
 

@@ -218,6 +218,22 @@ impl Fixture {
         log_path
     }
 
+    /// Records a run that could not complete (as the test use case does when GitHub or the
+    /// fetch fails): no iteration, a `run_failed` event.
+    pub fn infra_failure(&self, name: &str, error: &str) {
+        retry(|| {
+            mutate(&self.ctx, &self.paths(name), Actor::Agent, |state, events, now| {
+                machine::record_infra_failure(state, error, now);
+                events.push(NewEvent::new(
+                    EventKind::RunFailed,
+                    Actor::System,
+                    json!({"pr": "acme/widget#7", "error": error, "infra_failures": state.infra_failures}),
+                ));
+                Ok(())
+            })
+        });
+    }
+
     pub fn block(&self, name: &str, status: Status, reason: &str) {
         retry(|| actions::block(&self.ctx, &self.paths(name), status, reason, Actor::Agent));
     }

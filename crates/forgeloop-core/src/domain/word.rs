@@ -63,6 +63,9 @@ words! {
     Declined => "DECLINED",
     Timeout => "TIMEOUT",
     InfraFailure => "INFRA_FAILURE",
+    /// No GitHub token from any source: a command that needs GitHub stopped before asking it,
+    /// and recorded nothing.
+    NoToken => "NO_TOKEN",
     /// A run failed because its network was missing or a host was refused (design §5.6): not
     /// an iteration, nothing for WebGPT; the person decides what the tests may reach.
     NeedsNetwork => "NEEDS_NETWORK",
