@@ -5,7 +5,8 @@
 #[path = "docs_support/files.rs"]
 mod files;
 
-use forgeloop::tui::keymap::help_sections;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use forgeloop::tui::keymap::{Cmd, Context, help_sections, resolve};
 
 const BEGIN: &str = "<!-- keys:begin (generated from src/tui/keymap.rs; UPDATE_DOCS=1 cargo test --test keys_doc) -->";
 const END: &str = "<!-- keys:end -->";
@@ -68,4 +69,34 @@ fn the_first_keys_the_docs_name_do_what_they_say() {
     assert_eq!(resolve(&list, &key('q')), Some(Cmd::Quit));
     assert_eq!(resolve(&list, &key('y')), Some(Cmd::CopyOutbox));
     assert_eq!(resolve(&log, &key('n')), Some(Cmd::NextMatch));
+}
+
+/// What the README's prose says a key does, where it says: each phrase is in the README and its
+/// key resolves, in the contexts the control room has there, to that command ("`y` confirms"
+/// was once written where `y` copies the outbox).
+#[test]
+fn the_keys_the_readme_names_do_what_it_says_where_it_says() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let list = [Context::List, Context::Cycle, Context::Global];
+    let detail = [Context::Detail, Context::Cycle, Context::Global];
+    let cases: &[(&str, &[Context], char, Cmd)] = &[
+        ("so `g` selects it", &list, 'g', Cmd::Top),
+        ("`c` opens its brief", &list, 'c', Cmd::ConfirmBrief),
+        ("in that dialog `y` confirms", &[Context::ConfirmBrief], 'y', Cmd::Yes),
+        ("`A` allows that host", &list, 'A', Cmd::AllowHosts),
+        ("`c` on the cycle opens the brief; `y` there confirms", &list, 'c', Cmd::ConfirmBrief),
+        ("`c` on the cycle opens the brief; `y` there confirms", &[Context::ConfirmBrief], 'y', Cmd::Yes),
+        ("only you rerun one (`r` in the control", &detail, 'r', Cmd::Rerun),
+        ("`n` next needing you", &list, 'n', Cmd::NextAttention),
+        ("`r` rerun", &list, 'r', Cmd::Rerun),
+        ("`a` abort", &list, 'a', Cmd::Abort),
+        ("`?` every key", &list, '?', Cmd::Help),
+        ("`q` quit", &list, 'q', Cmd::Quit),
+    ];
+    for (phrase, contexts, key, cmd) in cases {
+        let phrase_in_readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(phrase_in_readme.contains(phrase), "the README no longer says {phrase:?}");
+        let event = KeyEvent::new(KeyCode::Char(*key), KeyModifiers::NONE);
+        assert_eq!(resolve(contexts, &event), Some(*cmd), "{phrase:?}: `{key}` in {contexts:?}");
+    }
 }
