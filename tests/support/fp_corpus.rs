@@ -1,7 +1,8 @@
 //! The false-positive budget's corpora (design §7.2): text with no secret in it, on which every
 //! secret mask is a false one. This repository's own source (read at run time), committed
 //! fixtures of compiler errors, stack traces, CI logs and `cargo test` output
-//! (`tests/fixtures/redact_fp/`), a larger corpus generated from templates of the same, and
+//! (`tests/fixtures/redact_fp/`) and of TypeScript and `package.json` files
+//! (`tests/fixtures/redact_fp/ts-source/`), a larger corpus generated from templates of the same, and
 //! (for the bench only) the third-party Rust sources in the local cargo registry.
 #![allow(dead_code)]
 
@@ -68,18 +69,35 @@ pub fn repo_sources() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The committed fixtures: compiler errors, stack traces, CI logs, `cargo test` output.
-pub fn fixtures() -> Vec<(String, String)> {
-    let dir = root().join("tests/fixtures/redact_fp");
+/// The committed fixtures of source code, in `tests/fixtures/redact_fp/ts-source/`.
+pub const SOURCE_FIXTURES: &str = "tests/fixtures/redact_fp/ts-source";
+
+/// The committed files under `dir` (relative to the root), as (path, text).
+fn committed(dir: &str) -> Vec<(String, String)> {
+    let root = root();
     let mut files = Vec::new();
-    walk(&dir, &mut files);
+    walk(&root.join(dir), &mut files);
     files
         .into_iter()
         .filter_map(|p| {
-            let name = p.file_name()?.to_string_lossy().into_owned();
-            Some((format!("tests/fixtures/redact_fp/{name}"), std::fs::read_to_string(&p).ok()?))
+            let rel = p.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
+            Some((rel, std::fs::read_to_string(&p).ok()?))
         })
         .collect()
+}
+
+/// The committed fixtures: compiler errors, stack traces, CI logs, `cargo test` output.
+pub fn fixtures() -> Vec<(String, String)> {
+    let mut docs = committed("tests/fixtures/redact_fp");
+    docs.retain(|(path, _)| !path.starts_with(SOURCE_FIXTURES));
+    docs
+}
+
+/// The committed TypeScript and `package.json` fixtures (with the Rust half of one addon):
+/// an editor extension's state keys, an OAuth client, package manifests with `bin` paths and
+/// `@secretlint/*` packages, each name holding `token`, `secret`, `key` or `password`.
+pub fn ts_fixtures() -> Vec<(String, String)> {
+    committed(SOURCE_FIXTURES)
 }
 
 /// Every `*.rs` file under the local cargo registry's unpacked sources (`~/.cargo/registry/src`,

@@ -145,6 +145,10 @@ pub(super) static ROWS: &[Format] = &[
                 "    lifetime_token: ast::Lifetime,".to_owned(),
                 "\"secretlint\": \"^9.0.0\",".to_owned(),
                 "KeyError: 'refresh_token'".to_owned(),
+                "let async_token = async_token?;".to_owned(),
+                "\"secretlint\": \"bin/secretlint.js\",".to_owned(),
+                "const LAST_INPUT_KEY = \"evaluatePredicate.lastInput\";".to_owned(),
+                "stateKey = \"extensionConfigurations\"".to_owned(),
             ]
         },
     ),
