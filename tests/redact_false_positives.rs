@@ -27,7 +27,6 @@ const INTENDED: &[(&str, &str)] = &[
     ("src/checkout/url_policy.rs", "http://user:pw@127.0.0.1/r"),
     ("src/cycle/context.rs", "let secret = \"acme_"),
     ("src/cycle/context.rs", "let token = \""),
-    ("src/egress/head.rs", "GET http://user:pw@pypi.org/"),
     ("src/github/client.rs", "https://user:pw@ghe.example.com/api/v3"),
     ("src/github/model.rs", "https://x:y@github.com/a/b.git"),
     ("src/runner/env.rs", "http://u:p@proxy"),

@@ -858,8 +858,122 @@ mod tests {
             report_path: None,
             comment_url: None,
             sandbox: None,
+            commands_sha256: Some("c".repeat(64)),
         };
         (report, summary)
+    }
+
+    fn reply_found(pr: &str) -> LastReply {
+        LastReply {
+            class: ReplyClass::PrFound,
+            pr: Some(pr.into()),
+            reason: "r".into(),
+            sha256: "s".into(),
+            at: NOW.into(),
+            overridden: false,
+        }
+    }
+
+    /// A cycle whose run of acme/widget#42 at `eee…` failed, the handoff sent.
+    fn failed_and_sent() -> CycleState {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        mark_sent(&mut state, NOW).unwrap();
+        let (report, summary) = report(TestStatus::Failed);
+        record_run(&mut state, &pr("acme/widget#42"), report, summary, NOW);
+        mark_sent(&mut state, NOW).unwrap();
+        state
+    }
+
+    #[test]
+    fn a_head_already_tested_with_the_same_commands_is_known_and_other_commands_are_a_new_test() {
+        let state = failed_and_sent();
+        let head = "e".repeat(40);
+        assert!(tested_run(&state, "ACME/widget#42", &head.to_uppercase(), &"c".repeat(64)).is_some());
+        assert!(tested_run(&state, "acme/widget#42", &head, &"d".repeat(64)).is_none(), "other commands");
+        assert!(tested_run(&state, "acme/widget#42", &"f".repeat(40), &"c".repeat(64)).is_none(), "another head");
+        assert!(tested_run(&state, "acme/widget#43", &head, &"c".repeat(64)).is_none(), "another PR");
+        let mut old = state.clone();
+        old.history[0].commands_sha256 = None;
+        assert!(tested_run(&old, "acme/widget#42", &head, &"d".repeat(64)).is_some(), "an older run: same commands");
+    }
+
+    #[test]
+    fn an_unchanged_head_gets_one_note_then_blocks_and_nothing_changes_while_a_message_waits() {
+        let mut state = failed_and_sent();
+        let head = "e".repeat(40);
+        let waiting = {
+            let mut s = start(new_cycle(5), NOW).unwrap();
+            let (report, summary) = report(TestStatus::Failed);
+            mark_sent(&mut s, NOW).unwrap();
+            record_run(&mut s, &pr("acme/widget#42"), report, summary, NOW);
+            s
+        };
+        let mut unsent = waiting.clone();
+        assert_eq!(already_tested(&mut unsent, &pr("acme/widget#42"), &head, Some("fix"), NOW), None);
+        assert_eq!(unsent, waiting, "the handoff is still to send: nothing changes");
+
+        let effect = already_tested(&mut state, &pr("acme/widget#42"), &head, Some("fix"), NOW);
+        assert_eq!(effect, Some(ReplyEffect::FollowUp));
+        let note = &state.outbox.as_ref().unwrap().text;
+        assert!(note.contains("still eeeeeeeeeeee") && note.contains("`fix`"), "{note}");
+        assert_eq!((state.iteration, state.status), (1, Status::AwaitingWebgptFix));
+        mark_sent(&mut state, NOW).unwrap();
+        let effect = record_unchanged_reply(&mut state, reply_found("acme/widget#42"), &head, Some("fix"), NOW);
+        assert_eq!(effect, Ok(ReplyEffect::Blocked));
+        assert_eq!(state.status, Status::BlockedNoPr);
+        assert!(state.last_error.as_deref().unwrap().contains("no fix was pushed"));
+    }
+
+    #[test]
+    fn the_persons_words_go_first_and_review_feedback_reopens_a_passed_cycle() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        assert_eq!(say(&mut state, "Keep it small.", NOW), Ok(Said::BeforePending(OutboxKind::Prompt)));
+        assert!(state.outbox.as_ref().unwrap().text.starts_with("Keep it small.\n\n---\n\n"));
+        mark_sent(&mut state, NOW).unwrap();
+        let (report, summary) = report(TestStatus::Passed);
+        record_run(&mut state, &pr("acme/widget#42"), report, summary, NOW);
+        assert_eq!(state.status, Status::ReadyToMerge);
+        assert_eq!(say(&mut state, "  Add a test for zero.  ", NOW), Ok(Said::Alone));
+        let outbox = state.outbox.as_ref().unwrap();
+        assert_eq!((outbox.kind, outbox.text.as_str()), (OutboxKind::Message, "Add a test for zero."));
+        assert_eq!(state.status, Status::AwaitingWebgptFix);
+        assert!(say(&mut state, "   ", NOW).is_err());
+        let mut at_cap = state.clone();
+        at_cap.iteration = at_cap.max_iterations;
+        assert!(say(&mut at_cap, "more", NOW).unwrap_err().to_string().contains("cap"));
+        let mut blocked = state.clone();
+        block(&mut blocked, Status::BlockedModelUnavailable, "x", NOW).unwrap();
+        assert!(say(&mut blocked, "more", NOW).is_err());
+    }
+
+    #[test]
+    fn corrected_commands_replace_the_stored_ones_and_clear_what_the_last_run_lacked() {
+        let mut state = failed_and_sent();
+        let old = crate::domain::commands::parse_commands(r#"[["pytest"]]"#).unwrap();
+        state.commands = Some(old.clone());
+        let new = crate::domain::commands::parse_commands(
+            r#"{"setup": [["pip", "install", "-r", "r.txt"]], "commands": [["pytest"]]}"#,
+        )
+        .unwrap();
+        assert_eq!(replace_commands(&mut state, new.clone(), NOW), Ok(Some(old.sha256())));
+        assert_eq!(state.commands.as_ref(), Some(&new));
+        assert!(state.needs_network.is_none());
+        abort(&mut state, "done", Actor::Agent, NOW).unwrap();
+        assert!(replace_commands(&mut state, old, NOW).is_err());
+    }
+
+    #[test]
+    fn a_successor_carries_the_commands_and_continues_on_the_pr() {
+        let mut old = failed_and_sent();
+        old.commands = Some(crate::domain::commands::parse_commands(r#"[["pytest"]]"#).unwrap());
+        let mut input = new_cycle(5);
+        input.carry = Some(Carry::from_state(&old, "old.json".into()));
+        input.intent_brief = None;
+        input.webgpt_question = None;
+        let state = start(input, NOW).unwrap();
+        assert_eq!(state.commands, old.commands);
+        assert_eq!(state.pr_ref.as_deref(), Some("acme/widget#42"));
+        assert!(state.outbox.as_ref().unwrap().text.starts_with("Continue on pull request acme/widget#42"));
     }
 
     #[test]
