@@ -63,6 +63,10 @@ fn the_first_keys_the_docs_name_do_what_they_say() {
     assert_eq!(resolve(&[C::ConfirmBrief], &key('e')), Some(Cmd::Edit));
     assert_eq!(resolve(&[C::ConfirmBrief], &esc), Some(Cmd::Cancel));
     assert_eq!(resolve(&list, &key('r')), Some(Cmd::Rerun));
+    let diff = [C::Diff, C::Detail, C::Cycle, C::Global];
+    assert_eq!(resolve(&list, &key('m')), Some(Cmd::MessageWebgpt));
+    assert_eq!(resolve(&diff, &key('m')), Some(Cmd::MessageWebgpt), "m works while reviewing the diff");
+    assert_eq!(resolve(&[C::Say], &key('y')), Some(Cmd::Yes));
     assert_eq!(resolve(&list, &key('x')), Some(Cmd::CancelRun));
     assert_eq!(resolve(&list, &key('a')), Some(Cmd::Abort));
     assert_eq!(resolve(&list, &key('?')), Some(Cmd::Help));

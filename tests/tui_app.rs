@@ -1033,3 +1033,195 @@ fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config
     );
     assert!(refused.is_err());
 }
+
+/// A person reviewing a ready PR's diff (prompt sent, PR found, tests passed, diff cached).
+fn reviewing() -> Fixture {
+    let mut fx = Fixture::new();
+    fx.at(30).start("review", false, 5);
+    fx.sent("review");
+    fx.reply("review", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.run("review", true, SHA_A, "$ pytest -q\n41 passed\n[exit 0 after 3.0s]\n");
+    fx.diff_cache("review", None, SHA_A, &sample_diff());
+    fx
+}
+
+fn journal(fx: &Fixture, name: &str) -> Vec<forgeloop::store::journal::Event> {
+    forgeloop::store::journal::read(&fx.paths(name).journal()).unwrap().events
+}
+
+#[test]
+fn m_is_offered_only_where_a_message_for_webgpt_would_be_taken() {
+    let mut fx = mixed();
+    fx.at(4).start("capped", false, 1);
+    fx.run("capped", false, SHA_B, &failing_log());
+    let (mut app, mut d) = fx.app("dark");
+    for (name, offered) in [
+        ("await-pr", true),
+        ("await-fix", true),
+        ("ready", true),
+        ("capped", false),
+        ("confirm-me", false),
+        ("blocked", false),
+        ("gone", false),
+    ] {
+        select(&mut app, &mut d, name);
+        assert_eq!(app.available(Cmd::MessageWebgpt), offered, "{name}");
+        assert_eq!(app.hints().iter().any(|(k, h)| k == "m" && *h == "message WebGPT"), offered, "{name}");
+        let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+        let editing = effects.iter().any(|e| matches!(e, Effect::EditMessage { .. }));
+        assert_eq!(editing, offered, "{name}: {effects:?}");
+        if !offered {
+            let toast = app.toast.clone().unwrap();
+            assert!(toast.error, "{name}: {toast:?}");
+            assert!(app.popups.is_empty());
+        }
+    }
+    // The capped cycle is still AWAITING_WEBGPT_FIX: the cap, not the status, refuses it.
+    select(&mut app, &mut d, "capped");
+    assert_eq!(app.selected_state().unwrap().status, Status::AwaitingWebgptFix);
+    key(&mut app, &mut d, KeyCode::Char('m'));
+    assert!(app.toast.as_ref().unwrap().text.contains("iteration cap"), "{:?}", app.toast);
+    // Every detail tab offers it, the Diff tab included.
+    select(&mut app, &mut d, "await-fix");
+    key(&mut app, &mut d, KeyCode::Enter);
+    for tab in Tab::ALL {
+        cmd(&mut app, &mut d, Cmd::Tab(*tab));
+        assert_eq!(app.focus, Focus::Detail);
+        assert!(app.hints().iter().any(|(k, _)| k == "m"), "{tab:?}: {:?}", app.hints());
+        let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+        assert!(matches!(effects.first(), Some(Effect::EditMessage { .. })), "{tab:?}: {effects:?}");
+    }
+}
+
+#[test]
+fn a_message_written_on_the_diff_tab_goes_to_the_outbox_as_the_persons() {
+    let fx = reviewing();
+    let (mut app, mut d) = fx.app("dark");
+    let path = fx.state_path("review");
+    open_diff(&mut app, &mut d, "review");
+    assert_eq!(app.diff.state, DiffState::Ready);
+    // m asks the runtime for $EDITOR on the template: where the words go, and what this
+    // cycle's status means for them.
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+    let Some(Effect::EditMessage { path: edited, text }) = effects.first() else { panic!("{effects:?}") };
+    assert_eq!(edited, &path);
+    for needle in [
+        "WebGPT in this cycle's chat",
+        "journaled with your",
+        "not an iteration",
+        "an empty file cancels",
+        "READY_TO_MERGE",
+    ] {
+        assert!(text.contains(needle), "{needle} missing from the template:\n{text}");
+    }
+    assert!(text.lines().all(|l| l.is_empty() || l.starts_with('#')), "{text}");
+    // The person writes below the comments; one line tries to drive the terminal.
+    let words = "The PR also rewrites docs/appearance.md, outside the brief's scope.\nPlease revert that file.\n\u{1b}]0;pwned\u{7}keep the rest";
+    d.apply(&mut app, Event::MessageEdited { path: path.clone(), result: Ok(format!("{text}{words}\n")) });
+    let Some(Popup::Say(dialog)) = app.popups.last() else { panic!("no dialog: {:?}", app.popups.last()) };
+    assert_eq!(dialog.text, words);
+    assert!(dialog.notes.iter().any(|n| n.contains("AWAITING_WEBGPT_FIX")), "{:?}", dialog.notes);
+    let shown = screen(&app, 120, 40);
+    assert!(shown.contains("Message for WebGPT — review"), "{shown}");
+    assert!(shown.contains("│ The PR also rewrites docs/appearance.md"), "{shown}");
+    assert!(shown.contains("keep the rest") && !shown.contains("pwned"), "escape sequences are dropped:\n{shown}");
+    assert!(shown.contains("[y] send"), "{shown}");
+    // y sends it through `cycle::say` as the person.
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    assert!(app.popups.is_empty(), "the dialog closes once it is sent");
+    let toast = app.toast.clone().unwrap();
+    assert!(!toast.error);
+    assert_eq!(toast.text, "message for WebGPT is in the outbox; the coordinator sends it next");
+    assert!(app.message_drafts.is_empty(), "a sent message leaves no draft");
+    let state = read_state(&path);
+    assert_eq!(state["outbox"]["kind"], "message");
+    assert_eq!(state["outbox"]["text"], words);
+    assert_eq!(state["status"], "AWAITING_WEBGPT_FIX", "review feedback sends a ready cycle back");
+    assert_eq!(state["iteration"], 1, "not an iteration");
+    let events = journal(&fx, "review");
+    let written = events.iter().find(|e| e.kind == "message_written").expect("journaled");
+    assert_eq!(written.actor, forgeloop::domain::state::Actor::Human);
+    assert_eq!(written.data["text"], words);
+    assert_eq!(written.data["before"], serde_json::Value::Null);
+    // The row and the Conversation tab show it: the words quoted, the outbox named.
+    assert_eq!(app.selected_entry().unwrap().status(), Some(Status::AwaitingWebgptFix));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Conversation));
+    let shown = screen(&app, 120, 40);
+    assert!(shown.contains("human  message for WebGPT"), "{shown}");
+    assert!(shown.contains("│ Please revert that file."), "{shown}");
+    assert!(shown.contains("Outbox: the person's message, waiting to be sent"), "{shown}");
+    assert!(!shown.contains("pwned"), "{shown}");
+}
+
+#[test]
+fn a_refused_message_keeps_the_words_and_m_reopens_them() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    let path = fx.state_path("await-fix");
+    select(&mut app, &mut d, "await-fix");
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+    let Some(Effect::EditMessage { text, .. }) = effects.first() else { panic!("{effects:?}") };
+    // The failure handoff waits unsent: the person's words go before it.
+    assert!(text.contains("The handoff waiting to be sent goes after these words"), "{text}");
+    let file = format!("{text}Before you fix the test: keep the public API unchanged.\n");
+    d.apply(&mut app, Event::MessageEdited { path: path.clone(), result: Ok(file.clone()) });
+    assert!(matches!(app.popups.last(), Some(Popup::Say(_))));
+    // Meanwhile an agent blocks the cycle: the use case refuses, the dialog says so.
+    fx.block("await-fix", Status::BlockedInfra, "the runner is down");
+    let before = std::fs::read(&path).unwrap();
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    let Some(Popup::Say(dialog)) = app.popups.last() else { panic!("the dialog stays open") };
+    let error = dialog.error.clone().unwrap();
+    assert!(error.contains("blocked or finished") && error.contains("Nothing was sent"), "{error}");
+    assert!(!dialog.busy);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing changed");
+    assert!(!journal(&fx, "await-fix").iter().any(|e| e.kind == "message_written"));
+    // e reopens the editor on the words; Esc sets them aside.
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('e'))));
+    assert_eq!(effects, vec![Effect::EditMessage { path: path.clone(), text: file.clone() }]);
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert!(app.popups.is_empty());
+    // Once the cycle is unblocked, m brings the same words back, and they are sent before the
+    // handoff, as one message.
+    forgeloop::cycle::actions::unblock(&fx.ctx, &fx.paths("await-fix")).unwrap();
+    d.apply(&mut app, Event::FilesChanged(vec![path.clone()]));
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+    assert_eq!(effects, vec![Effect::EditMessage { path: path.clone(), text: file.clone() }]);
+    d.apply(&mut app, Event::MessageEdited { path: path.clone(), result: Ok(file) });
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert!(app.popups.is_empty(), "{:?}", app.popups.last());
+    let state = read_state(&path);
+    assert_eq!(state["outbox"]["kind"], "handoff");
+    let text = state["outbox"]["text"].as_str().unwrap();
+    assert!(text.starts_with("Before you fix the test: keep the public API unchanged.\n\n---\n\n"), "{text}");
+    assert!(text.contains("Push a fix to the same pull request"), "{text}");
+    let events = journal(&fx, "await-fix");
+    let written = events.iter().find(|e| e.kind == "message_written").unwrap();
+    assert_eq!(written.data["before"], "handoff");
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Conversation));
+    let shown = screen(&app, 120, 40);
+    assert!(shown.contains("message for WebGPT, put before the pending handoff"), "{shown}");
+    assert!(shown.contains("│ Before you fix the test"), "{shown}");
+}
+
+#[test]
+fn an_empty_message_or_a_failed_editor_sends_nothing() {
+    let fx = mixed();
+    let (mut app, mut d) = fx.app("dark");
+    let path = fx.state_path("await-pr");
+    select(&mut app, &mut d, "await-pr");
+    let before = std::fs::read(&path).unwrap();
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+    let Some(Effect::EditMessage { text, .. }) = effects.first() else { panic!("{effects:?}") };
+    // Saved as it came: only comments, so it is cancelled.
+    d.apply(&mut app, Event::MessageEdited { path: path.clone(), result: Ok(text.clone()) });
+    assert!(app.popups.is_empty());
+    assert_eq!(app.toast.as_ref().unwrap().text, "the message is empty: nothing was sent");
+    assert!(app.message_drafts.is_empty());
+    // The editor could not run (no terminal, a non-zero exit): said, nothing kept or sent.
+    d.apply(&mut app, Event::MessageEdited { path: path.clone(), result: Err("editing needs a terminal".into()) });
+    let toast = app.toast.clone().unwrap();
+    assert!(toast.error && toast.text == "editing needs a terminal", "{toast:?}");
+    assert!(app.popups.is_empty());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}

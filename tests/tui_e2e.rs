@@ -91,3 +91,55 @@ fn without_a_terminal_it_refuses_with_json() {
     assert_eq!(run.code, 2);
     assert!(run.json()["error"].as_str().unwrap().contains("needs a terminal"));
 }
+
+#[test]
+fn m_writes_a_message_for_webgpt_in_the_editor_and_y_puts_it_in_the_outbox() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    assert_eq!(sb.start("review", &[]).code, 0);
+    assert_eq!(sb.run(&["sent", "--state", "review"]).code, 0);
+    // A non-interactive editor: it keeps a copy of what it was given (and its mode), then
+    // writes the person's words below the template.
+    let seen = sb.path("seen.md");
+    let editor = sb.path("edit.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\ncp \"$1\" {seen}\nstat -c %a \"$1\" > {seen}.mode\nprintf '%s\\n' 'Keep the change inside app/: docs/ is out of scope.' >> \"$1\"\n",
+            seen = sh_quote(&seen.display().to_string())
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = format!("VISUAL= EDITOR={}", sh_quote(&editor.display().to_string()));
+    let tmux = Tmux::start(&tui_command(&sb, &env), 120, 40);
+    tmux.wait_for("AWAIT PR", Duration::from_secs(20));
+    // From the Diff tab, as a person reviewing the change would.
+    tmux.send_keys(&["Enter", "5"]);
+    tmux.wait_for("m message WebGPT", Duration::from_secs(10));
+    tmux.send_keys(&["m"]);
+    let dialog = tmux.wait_for("Message for WebGPT — review", Duration::from_secs(20));
+    assert!(dialog.contains("│ Keep the change inside app/: docs/ is out of scope."), "{dialog}");
+    let template = std::fs::read_to_string(&seen).unwrap();
+    assert!(template.contains("It goes to WebGPT in this cycle's chat"), "{template}");
+    assert_eq!(std::fs::read_to_string(sb.path("seen.md.mode")).unwrap().trim(), "600", "the draft is private");
+    tmux.send_keys(&["y"]);
+
+    let state_path = sb.home().join("cycles/review.json");
+    let state = wait_for_file(&state_path, "the message", |s| s["outbox"]["kind"] == "message");
+    assert_eq!(state["outbox"]["text"], "Keep the change inside app/: docs/ is out of scope.");
+    assert_eq!(state["status"], "AWAITING_WEBGPT_PR");
+    let journal = std::fs::read_to_string(sb.home().join("cycles/review.d/events.jsonl")).unwrap();
+    let written: serde_json::Value = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["kind"] == "message_written")
+        .expect("journaled");
+    assert_eq!(written["actor"], "human");
+    tmux.wait_for("message for WebGPT is in the outbox; the coordinator sends it next", Duration::from_secs(10));
+    tmux.send_keys(&["2"]);
+    let conversation = tmux.wait_for("Outbox: the person's message", Duration::from_secs(10));
+    assert!(conversation.contains("human  message for WebGPT"), "{conversation}");
+    tmux.send_keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(10));
+}

@@ -393,3 +393,27 @@ fn an_infrastructure_failure_reads_could_not_run_not_failed() {
     let conversation = screen(&app, 120, 30);
     assert!(conversation.contains("could not run (1 in a row)"), "{conversation}");
 }
+
+/// `m` on the Diff tab of a ready PR: the person's words reviewed before they go to the
+/// outbox, then shown in the Conversation tab.
+#[test]
+fn a_message_for_webgpt_from_the_diff_tab() {
+    let fx = diff_home();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "dark-mode" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('5'));
+    let effects = app.update(forgeloop::tui::app::Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+    let Some(forgeloop::tui::app::Effect::EditMessage { path, text }) = effects.first() else { panic!("{effects:?}") };
+    let words = "docs/appearance.md is outside the brief's scope (existing web app only).\nPlease revert it and keep the change to app/ and tests/.";
+    d.apply(
+        &mut app,
+        forgeloop::tui::app::Event::MessageEdited { path: path.clone(), result: Ok(format!("{text}{words}\n")) },
+    );
+    snap_diff("say_dialog", &app);
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Conversation));
+    insta::assert_snapshot!("conversation_with_message_120x40", draw(&app, 120, 40).backend());
+}

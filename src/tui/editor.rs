@@ -1,6 +1,6 @@
-//! Editing a brief in `$EDITOR`: the text format of the temporary file (question and brief
-//! under two headings) and its validation on return. Spawning the editor is the runtime's job;
-//! these functions are pure.
+//! Editing in `$EDITOR`: a brief (question and brief under two headings, validated on return)
+//! and a person's message to WebGPT (a commented template, the words below it). Spawning the
+//! editor is the runtime's job; these functions are pure.
 
 use std::path::Path;
 use std::process::Command;
@@ -52,12 +52,39 @@ pub fn parse(text: &str) -> Result<(String, Brief), EditError> {
     Ok((question, Brief::parse(&brief)?))
 }
 
-/// A private (0600) file in the temp directory holding `text`; the caller removes it.
-pub fn temp_file(text: &str) -> std::io::Result<std::path::PathBuf> {
+/// The file the person edits to write to WebGPT: a commented header saying where the words go
+/// (`notes` add what is particular to this cycle, one line each), then room for them.
+pub fn compose_message(cycle: &str, notes: &[String]) -> String {
+    let one_line = |text: &str| text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
+    let mut out = format!(
+        "# Your message to WebGPT for {}: review feedback, a scope breach, a clarification.\n\
+         # Write it below these lines, then save and quit. Lines starting with '#' are\n\
+         # ignored; an empty file cancels.\n\
+         # It goes to WebGPT in this cycle's chat: once you send it in the control room it\n\
+         # waits in the outbox and the coordinator sends it next. It is journaled with your\n\
+         # name (human) and is not an iteration: nothing is tested until WebGPT pushes.\n",
+        one_line(cycle)
+    );
+    for note in notes {
+        out.push_str(&format!("# {}\n", one_line(note)));
+    }
+    out.push('\n');
+    out
+}
+
+/// The words of an edited message: every line not starting with '#', trimmed. Empty means
+/// the person cancelled.
+pub fn parse_message(text: &str) -> String {
+    text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n").trim().to_owned()
+}
+
+/// A private (0600) file in the temp directory holding `text`, named after what is edited
+/// (`brief`, `message`); the caller removes it.
+pub fn temp_file(what: &str, text: &str) -> std::io::Result<std::path::PathBuf> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let path = std::env::temp_dir().join(format!("forgeloop-brief-{}-{nanos}.md", std::process::id()));
+    let path = std::env::temp_dir().join(format!("forgeloop-{what}-{}-{nanos}.md", std::process::id()));
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
     file.write_all(text.as_bytes())?;
     Ok(path)
@@ -95,5 +122,15 @@ mod tests {
         assert!(matches!(parse(&text), Err(EditError::Brief(_))));
         assert_eq!(parse(&compose("  ", BRIEF)), Err(EditError::EmptyQuestion));
         assert_eq!(parse("Goal: a"), Err(EditError::MissingHeading(QUESTION_HEADING)));
+    }
+
+    #[test]
+    fn a_message_is_the_lines_below_the_comments() {
+        let template = compose_message("dark\nmode", &["The handoff waiting to be sent goes after your words.".into()]);
+        assert!(template.lines().all(|l| l.is_empty() || l.starts_with('#')), "{template}");
+        assert!(template.contains("for dark mode:"), "a control character cannot end a comment line");
+        assert_eq!(parse_message(&template), "", "the template alone cancels");
+        let written = format!("{template}Please revert the README change.\n\n  # kept: indented\n\n");
+        assert_eq!(parse_message(&written), "Please revert the README change.\n\n  # kept: indented");
     }
 }

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use crate::cycle::Ctx;
 use crate::cycle::actions::{self, EditedBrief};
 use crate::cycle::allow_network;
+use crate::cycle::say;
 use crate::cycle::stop;
 use crate::domain::state::Actor;
 use crate::store::layout::CyclePaths;
@@ -78,7 +79,9 @@ impl Executor {
     pub fn plan(&mut self, effect: Effect) -> Work {
         let redactor = self.ctx.redactor.clone();
         match effect {
-            Effect::Quit | Effect::Suspend | Effect::EditBrief { .. } => Work::Terminal(effect),
+            Effect::Quit | Effect::Suspend | Effect::EditBrief { .. } | Effect::EditMessage { .. } => {
+                Work::Terminal(effect)
+            }
             Effect::Discover => {
                 let ctx = self.ctx.clone();
                 let extra = self.extra_dirs.clone();
@@ -192,6 +195,10 @@ impl Executor {
                         allowed.table
                     )
                 })
+            }),
+            Effect::Say { path, text } => self.use_case(UseCase::Say, path, move |ctx, paths| {
+                say::say(ctx, paths, &text, Actor::Human)
+                    .map(|_| "message for WebGPT is in the outbox; the coordinator sends it next".to_owned())
             }),
             Effect::Extend { path, by } => self.use_case(UseCase::Extend, path, move |ctx, paths| {
                 actions::extend(ctx, paths, by).map(|saved| format!("cap raised to {}", saved.state.max_iterations))

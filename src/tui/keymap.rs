@@ -21,6 +21,8 @@ pub enum Context {
     FilterInput,
     SearchInput,
     ConfirmBrief,
+    /// The review of a message for WebGPT written with `m`.
+    Say,
     YesNo,
     TextInput,
     Help,
@@ -41,6 +43,7 @@ impl Context {
             Context::FilterInput => "Filter input",
             Context::SearchInput => "Search input (Log and Diff tabs)",
             Context::ConfirmBrief => "Confirm-brief dialog",
+            Context::Say => "Message-for-WebGPT dialog",
             Context::YesNo => "Confirmation dialog",
             Context::TextInput => "Input dialog",
             Context::Help => "Help",
@@ -80,6 +83,9 @@ pub enum Cmd {
     Extend,
     /// Allow the hosts a NEEDS_NETWORK run was refused, for the repository (design §5.6).
     AllowHosts,
+    /// Write a message to WebGPT in `$EDITOR` (`forgeloop say`): review feedback, a scope
+    /// breach, a clarification.
+    MessageWebgpt,
     CopyOutbox,
     OpenPr,
     OpenConversation,
@@ -170,7 +176,7 @@ pub struct Binding {
 
 use Context as C;
 
-const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Help, C::ConfirmBrief];
+const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Help, C::ConfirmBrief, C::Say];
 
 pub static BINDINGS: &[Binding] = &[
     // Popups first: they are modal.
@@ -189,13 +195,27 @@ pub static BINDINGS: &[Binding] = &[
         help: "Edit the question and brief in $EDITOR; re-validated on return",
     },
     Binding {
-        contexts: &[C::ConfirmBrief, C::YesNo, C::TextInput, C::Message],
+        contexts: &[C::Say],
+        keys: &[k('y'), code(KeyCode::Enter)],
+        cmd: Cmd::Yes,
+        hint: "send",
+        help: "Put the message in the outbox (journaled as you, not an iteration); the coordinator sends it next",
+    },
+    Binding {
+        contexts: &[C::Say],
+        keys: &[k('e')],
+        cmd: Cmd::Edit,
+        hint: "edit in $EDITOR",
+        help: "Edit the message again in $EDITOR",
+    },
+    Binding {
+        contexts: &[C::ConfirmBrief, C::Say, C::YesNo, C::TextInput, C::Message],
         keys: &[code(KeyCode::Esc)],
         cmd: Cmd::Cancel,
         hint: "cancel",
         help: "Close without changing anything",
     },
-    Binding { contexts: &[C::ConfirmBrief, C::YesNo], keys: &[k('n')], cmd: Cmd::No, hint: "", help: "No" },
+    Binding { contexts: &[C::ConfirmBrief, C::Say, C::YesNo], keys: &[k('n')], cmd: Cmd::No, hint: "", help: "No" },
     Binding {
         contexts: &[C::YesNo],
         keys: &[k('y'), code(KeyCode::Enter)],
@@ -434,6 +454,13 @@ pub static BINDINGS: &[Binding] = &[
     },
     Binding {
         contexts: &[C::Cycle],
+        keys: &[k('m')],
+        cmd: Cmd::MessageWebgpt,
+        hint: "message WebGPT",
+        help: "Write a message to WebGPT in $EDITOR (review feedback, a scope breach); it is sent before anything pending, and a READY_TO_MERGE cycle goes back to AWAITING_WEBGPT_FIX",
+    },
+    Binding {
+        contexts: &[C::Cycle],
         keys: &[k('x')],
         cmd: Cmd::CancelRun,
         hint: "cancel run",
@@ -626,6 +653,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         C::FilterInput,
         C::SearchInput,
         C::ConfirmBrief,
+        C::Say,
         C::YesNo,
         C::TextInput,
         C::Message,
@@ -678,6 +706,7 @@ mod tests {
             C::FilterInput,
             C::SearchInput,
             C::ConfirmBrief,
+            C::Say,
             C::YesNo,
             C::TextInput,
             C::Help,

@@ -305,8 +305,12 @@ impl<B: Backend> Runtime<B> {
             match self.exec.plan(effect) {
                 Work::Terminal(Effect::Suspend) => self.suspend().await,
                 Work::Terminal(Effect::EditBrief { path, text }) => {
-                    let result = self.edit(&text).await;
+                    let result = self.edit("brief", &text).await;
                     queue.extend(self.app.update(Event::EditorFinished { path, result }));
+                }
+                Work::Terminal(Effect::EditMessage { path, text }) => {
+                    let result = self.edit("message", &text).await;
+                    queue.extend(self.app.update(Event::MessageEdited { path, result }));
                 }
                 work => self.start(work),
             }
@@ -371,12 +375,13 @@ impl<B: Backend> Runtime<B> {
         self.app.dirty = true;
     }
 
-    /// Suspends the screen, runs `$EDITOR` on a temp file holding `text`, returns the result.
-    async fn edit(&mut self, text: &str) -> Result<String, String> {
+    /// Suspends the screen, runs `$EDITOR` on a temp file holding `text` (named after `what`),
+    /// returns the result.
+    async fn edit(&mut self, what: &str, text: &str) -> Result<String, String> {
         if !self.interactive {
             return Err("editing needs a terminal".into());
         }
-        let file = editor::temp_file(text).map_err(|e| format!("cannot write the file to edit: {e}"))?;
+        let file = editor::temp_file(what, text).map_err(|e| format!("cannot write the file to edit: {e}"))?;
         self.stop_input().await;
         terminal::restore();
         let status = editor::editor_command(&file).status();

@@ -6,9 +6,14 @@ use std::path::PathBuf;
 
 use crate::cycle::allow_network;
 use crate::domain::machine;
+use crate::domain::state::{CycleState, OutboxKind};
 use crate::domain::status::Status;
+use crate::tui::editor;
 
-use super::{App, Ask, ConfirmDialog, DEFAULT_ABORT_REASON, Effect, InputPurpose, LiveRun, Popup, Toast, UseCase};
+use super::{
+    App, Ask, ConfirmDialog, DEFAULT_ABORT_REASON, Effect, InputPurpose, LiveRun, Popup, SayDialog, Toast, UseCase,
+    outbox_kind_name, say_refusal,
+};
 
 impl App {
     pub(super) fn open_confirm(&mut self) {
@@ -170,6 +175,75 @@ impl App {
         });
     }
 
+    /// `m`: `$EDITOR` on a message for WebGPT (the last draft, else the template), when the
+    /// domain would take one; the dialog follows when the editor returns.
+    pub(super) fn ask_message(&mut self, fx: &mut Vec<Effect>) {
+        let Some(entry) = self.selected_entry() else { return };
+        let Some(state) = &entry.state else {
+            self.toast_error("this state file cannot be read; nothing can be sent");
+            return;
+        };
+        if let Some(refusal) = say_refusal(state) {
+            self.toast_error(format!("{}; this cycle is {}", refusal.hint, refusal.status));
+            return;
+        }
+        let path = entry.path.clone();
+        let text = match self.message_drafts.get(&path) {
+            Some(draft) => draft.clone(),
+            None => editor::compose_message(&entry.name(), &message_notes(state)),
+        };
+        fx.push(Effect::EditMessage { path, text });
+    }
+
+    /// The editor returned on a message: empty cancels (and forgets the draft), words open
+    /// (or refresh) the dialog that sends them; the file is kept as the draft either way.
+    pub(super) fn message_edited(&mut self, path: PathBuf, result: Result<String, String>) {
+        self.dirty = true;
+        let file = match result {
+            Ok(file) => file,
+            Err(error) => {
+                match self.popups.say_dialog(&path) {
+                    Some(dialog) => dialog.error = Some(error),
+                    None => self.toast_error(error),
+                }
+                return;
+            }
+        };
+        let words = editor::parse_message(&file);
+        if words.is_empty() {
+            self.message_drafts.remove(&path);
+            if self.popups.say_dialog(&path).is_some() {
+                self.popups.pop();
+            }
+            self.toast = Some(Toast { text: "the message is empty: nothing was sent".into(), error: false });
+            return;
+        }
+        self.message_drafts.insert(path.clone(), file.clone());
+        if let Some(dialog) = self.popups.say_dialog(&path) {
+            dialog.text = words;
+            dialog.draft = file;
+            dialog.error = None;
+            dialog.scroll = 0;
+            return;
+        }
+        let Some(entry) = self.list.cycles.iter().find(|c| c.path == path) else {
+            self.toast_error("this cycle is gone; nothing was sent");
+            return;
+        };
+        let notes = entry.state.as_ref().map(message_notes).unwrap_or_default();
+        let dialog = SayDialog {
+            name: entry.name(),
+            path,
+            text: words,
+            draft: file,
+            notes,
+            error: None,
+            busy: false,
+            scroll: 0,
+        };
+        self.popups.push(Popup::Say(dialog));
+    }
+
     pub(super) fn ask_extend(&mut self) {
         let Some(entry) = self.selected_entry() else { return };
         let Some(state) = &entry.state else { return };
@@ -268,9 +342,16 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         self.dirty = true;
-        // A confirmation's outcome belongs to its dialog: success closes it, a failure is
-        // shown in it.
-        let in_dialog = what == UseCase::Confirm && self.popups.confirm_done(&path, &result);
+        // A confirmation's or a message's outcome belongs to its dialog: success closes it, a
+        // failure is shown in it.
+        let in_dialog = match what {
+            UseCase::Confirm => self.popups.confirm_done(&path, &result),
+            UseCase::Say => self.popups.say_done(&path, &result),
+            _ => false,
+        };
+        if what == UseCase::Say && result.is_ok() {
+            self.message_drafts.remove(&path);
+        }
         match result {
             Ok(message) => {
                 self.toast = Some(Toast { text: message, error: false });
@@ -303,4 +384,24 @@ impl App {
             fx.push(Effect::ListRuns(path));
         }
     }
+}
+
+/// What sending a message does to this cycle besides the outbox, one sentence each (the
+/// editor's template and the dialog say them).
+pub(super) fn message_notes(state: &CycleState) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(pending) = state.outbox.as_ref().filter(|o| o.sent_at.is_none()) {
+        notes.push(match pending.kind {
+            OutboxKind::Message => {
+                "Your earlier message, still waiting to be sent, goes after these words, as one message.".to_owned()
+            }
+            kind => {
+                format!("The {} waiting to be sent goes after these words, as one message.", outbox_kind_name(kind))
+            }
+        });
+    }
+    if state.status == Status::ReadyToMerge {
+        notes.push("The cycle is READY_TO_MERGE: sending this puts it back to AWAITING_WEBGPT_FIX.".to_owned());
+    }
+    notes
 }

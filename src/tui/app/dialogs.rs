@@ -26,6 +26,23 @@ pub struct ConfirmDialog {
     pub scroll: u16,
 }
 
+/// The review of a person's message for WebGPT, between `$EDITOR` and the outbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SayDialog {
+    pub path: PathBuf,
+    pub name: String,
+    /// The words as they will be sent (comment lines dropped, trimmed).
+    pub text: String,
+    /// The whole file from the editor, reopened by `e` so no work is lost.
+    pub draft: String,
+    /// What sending does to this cycle, one sentence each (after it: a message waiting; a
+    /// ready cycle goes back to waiting for a fix).
+    pub notes: Vec<String>,
+    pub error: Option<String>,
+    pub busy: bool,
+    pub scroll: u16,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ask {
     Quit,
@@ -44,6 +61,7 @@ pub enum InputPurpose {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
     ConfirmBrief(ConfirmDialog),
+    Say(SayDialog),
     YesNo { ask: Ask, title: String, body: String },
     Input { purpose: InputPurpose, title: String, prompt: String, value: String, error: Option<String> },
     Help { scroll: u16 },
@@ -105,6 +123,7 @@ impl Popups {
     pub fn context(&self) -> Option<Context> {
         Some(match self.stack.last()? {
             Popup::ConfirmBrief(_) => Context::ConfirmBrief,
+            Popup::Say(_) => Context::Say,
             Popup::YesNo { .. } => Context::YesNo,
             Popup::Input { .. } => Context::TextInput,
             Popup::Help { .. } => Context::Help,
@@ -112,9 +131,9 @@ impl Popups {
         })
     }
 
-    /// A confirmation is being carried out (the spinner turns).
+    /// A confirmation or a message is being carried out (the spinner turns).
     pub fn busy(&self) -> bool {
-        self.stack.iter().any(|p| matches!(p, Popup::ConfirmBrief(d) if d.busy))
+        self.stack.iter().any(|p| matches!(p, Popup::ConfirmBrief(d) if d.busy) || matches!(p, Popup::Say(d) if d.busy))
     }
 
     /// Pasted text goes into an input line, if that is on top.
@@ -232,8 +251,58 @@ impl Popups {
                 Cmd::PageUp => dialog.scroll = dialog.scroll.saturating_sub(10),
                 _ => {}
             },
+            Popup::Say(dialog) => match cmd {
+                Cmd::Yes if !dialog.busy => {
+                    dialog.busy = true;
+                    dialog.error = None;
+                    return Answer::Effect(Effect::Say { path: dialog.path.clone(), text: dialog.text.clone() });
+                }
+                Cmd::Edit if !dialog.busy => {
+                    return Answer::Effect(Effect::EditMessage {
+                        path: dialog.path.clone(),
+                        text: dialog.draft.clone(),
+                    });
+                }
+                // The draft stays with the app: `m` reopens it.
+                Cmd::No | Cmd::Cancel if !dialog.busy => {
+                    self.stack.pop();
+                }
+                Cmd::Down => dialog.scroll = dialog.scroll.saturating_add(1),
+                Cmd::Up => dialog.scroll = dialog.scroll.saturating_sub(1),
+                Cmd::PageDown => dialog.scroll = dialog.scroll.saturating_add(10),
+                Cmd::PageUp => dialog.scroll = dialog.scroll.saturating_sub(10),
+                Cmd::Top => dialog.scroll = 0,
+                Cmd::Bottom => dialog.scroll = u16::MAX,
+                _ => {}
+            },
         }
         Answer::Nothing
+    }
+
+    /// The message dialog for `path`, if it is on top.
+    pub fn say_dialog(&mut self, path: &Path) -> Option<&mut SayDialog> {
+        match self.stack.last_mut() {
+            Some(Popup::Say(dialog)) if dialog.path == path => Some(dialog),
+            _ => None,
+        }
+    }
+
+    /// The message for `path` was sent (its dialog closes) or refused (the dialog shows why
+    /// and keeps the words): `true` when a dialog took the outcome.
+    pub fn say_done(&mut self, path: &Path, result: &Result<String, String>) -> bool {
+        let Some(dialog) = self.say_dialog(path) else { return false };
+        match result {
+            Ok(_) => {
+                self.stack.pop();
+            }
+            Err(error) => {
+                dialog.busy = false;
+                dialog.error = Some(format!(
+                    "{error}. Nothing was sent; your words are kept (e edits them, Esc keeps them for m)."
+                ));
+            }
+        }
+        true
     }
 
     /// The confirm dialog for `path`, if it is on top.

@@ -73,6 +73,11 @@ pub enum Event {
         path: PathBuf,
         result: Result<String, String>,
     },
+    /// `$EDITOR` returned on a message for WebGPT (the whole file, comments and all).
+    MessageEdited {
+        path: PathBuf,
+        result: Result<String, String>,
+    },
     Copied(Result<usize, String>),
     Opened {
         url: String,
@@ -96,6 +101,8 @@ pub enum UseCase {
     Unblock,
     Extend,
     AllowHosts,
+    /// A person's message for WebGPT (`forgeloop say`).
+    Say,
 }
 
 impl UseCase {
@@ -108,6 +115,7 @@ impl UseCase {
             UseCase::Unblock => "unblock",
             UseCase::Extend => "extend",
             UseCase::AllowHosts => "allow hosts",
+            UseCase::Say => "message",
         }
     }
 }
@@ -192,6 +200,16 @@ pub enum Effect {
         path: PathBuf,
     },
     EditBrief {
+        path: PathBuf,
+        text: String,
+    },
+    /// Open `$EDITOR` on a message for WebGPT (the template, or the last draft).
+    EditMessage {
+        path: PathBuf,
+        text: String,
+    },
+    /// Put the person's message in the cycle's outbox (`cycle::say`, as `human`).
+    Say {
         path: PathBuf,
         text: String,
     },

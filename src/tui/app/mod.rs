@@ -13,7 +13,7 @@ use ratatui::layout::Rect;
 
 use crate::cycle::allow_network;
 use crate::domain::machine;
-use crate::domain::state::CycleState;
+use crate::domain::state::{CycleState, OutboxKind};
 use crate::domain::status::Status;
 use crate::store::layout::CyclePaths;
 
@@ -37,7 +37,7 @@ mod projects;
 
 pub use attention::Attention;
 pub use detail::{Detail, LIVE_IDLE_SECS, RunResult, RunRow, run_result_word};
-pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups};
+pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups, SayDialog};
 pub use diff::{DiffPane, DiffState, DiffTarget, MARGIN as DIFF_MARGIN};
 pub use event::{Effect, Event, UseCase};
 pub use list::CycleList;
@@ -118,6 +118,9 @@ pub struct App {
     pub diff: DiffPane,
     pub projects: ProjectsPane,
     pub popups: Popups,
+    /// The last file edited for a message to WebGPT, per cycle, until it is sent or emptied:
+    /// `m` reopens it, so words refused or set aside are not lost.
+    pub message_drafts: BTreeMap<PathBuf, String>,
     pub focus: Focus,
     pub screen: Screen,
     /// The focused pane fills the screen.
@@ -155,6 +158,7 @@ impl App {
             diff: DiffPane::default(),
             projects: ProjectsPane::default(),
             popups: Popups::default(),
+            message_drafts: BTreeMap::new(),
             focus: Focus::List,
             screen: Screen::Cycles,
             zoom: false,
@@ -282,6 +286,7 @@ impl App {
             Cmd::Abort => status.is_some_and(|s| !s.is_final()),
             Cmd::Unblock => status.is_some_and(Status::is_unblockable),
             Cmd::AllowHosts => state.is_some_and(|s| allow_network::refused_hosts(s).is_some()),
+            Cmd::MessageWebgpt => state.is_some_and(|s| say_refusal(s).is_none()),
             Cmd::Extend => status.is_some_and(|s| !s.is_final()),
             Cmd::CopyOutbox => state.is_some_and(|s| outbox_text(s).is_some()),
             Cmd::OpenPr => state.is_some_and(|s| s.pr_ref.is_some()),
@@ -442,6 +447,7 @@ impl App {
                 self.dirty = true;
                 self.popups.editor_finished(&path, result);
             }
+            Event::MessageEdited { path, result } => self.message_edited(path, result),
             Event::Copied(result) => {
                 self.toast = Some(match result {
                     Ok(n) => Toast { text: format!("copied {n} characters to the clipboard (OSC 52)"), error: false },
@@ -560,6 +566,7 @@ impl App {
             Cmd::Abort => self.ask_abort(),
             Cmd::Unblock => self.ask_unblock(),
             Cmd::AllowHosts => self.ask_allow_hosts(),
+            Cmd::MessageWebgpt => self.ask_message(fx),
             Cmd::Extend => self.ask_extend(),
             Cmd::CopyOutbox => match self.selected_state().and_then(outbox_text) {
                 Some(text) => fx.push(Effect::Copy(text)),
@@ -822,6 +829,23 @@ impl App {
 /// The message the coordinator must send next, if any.
 pub fn outbox_text(state: &CycleState) -> Option<String> {
     state.outbox.as_ref().map(|o| o.text.clone()).filter(|t| !t.is_empty())
+}
+
+/// What an outbox holds, as the control room names it.
+pub fn outbox_kind_name(kind: OutboxKind) -> &'static str {
+    match kind {
+        OutboxKind::Prompt => "prompt",
+        OutboxKind::Handoff => "handoff",
+        OutboxKind::Followup => "follow-up",
+        OutboxKind::Message => "the person's message",
+    }
+}
+
+/// Why `forgeloop say` would refuse a message for this cycle now, if it would: the domain's
+/// own rule, asked of a copy (the words do not matter to it once they are not empty).
+pub fn say_refusal(state: &CycleState) -> Option<machine::Refusal> {
+    let mut probe = state.clone();
+    machine::say(&mut probe, "a message", "").err()
 }
 
 /// `owner/repo#N` (or a URL) → the PR's web URL on `web_base` (`https://github.com`, an

@@ -1,6 +1,6 @@
 //! Conversation tab: the journal as a timeline — prompt issued, what was sent and when, each
-//! reply with its classification and text, follow-ups, handoffs, blocks — and the message
-//! waiting to be sent.
+//! reply with its classification and text, a person's messages with their words, follow-ups,
+//! handoffs, blocks — and the message waiting to be sent.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::domain::event::EventKind;
 use crate::domain::state::Actor;
-use crate::tui::app::App;
+use crate::tui::app::{App, outbox_kind_name};
 use crate::tui::load::summarize;
 use crate::tui::model::CycleEntry;
 use crate::tui::theme::Theme;
@@ -46,6 +46,12 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
                         quote(&mut lines, theme, text, REPLY_LINES, area.width);
                     }
                 }
+                // A person's words to WebGPT, as journaled (redacted like every outgoing text).
+                if kind == Some(EventKind::MessageWritten)
+                    && let Some(text) = event.data.get("text").and_then(Value::as_str)
+                {
+                    quote(&mut lines, theme, text, REPLY_LINES, area.width);
+                }
             }
         }
         Some((path, Err(error))) if path == &entry.path => {
@@ -56,7 +62,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     lines.push(Line::from(""));
     match &state.outbox {
         Some(outbox) => {
-            let kind = format!("{:?}", outbox.kind).to_lowercase();
+            let kind = outbox_kind_name(outbox.kind);
             let when = match &outbox.sent_at {
                 Some(at) => Span::styled(format!("sent at {}", short_time(at)), theme.ok),
                 None => Span::styled("waiting to be sent (y copies it)", theme.attention),
@@ -73,7 +79,8 @@ fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u1
     let all: Vec<&str> = text.lines().collect();
     let room = usize::from(width).saturating_sub(4).max(8);
     for line in all.iter().take(max) {
-        for part in super::wrap_words(line, room) {
+        // Untrusted text: escape sequences go, other controls show as escapes.
+        for part in super::wrap_words(&crate::tui::sanitize::clean(line), room) {
             lines.push(Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(part, theme.text)]));
         }
     }

@@ -1,11 +1,13 @@
-//! Popups: the confirm-brief review, yes/no confirmations, small inputs, messages, help.
+//! Popups: the confirm-brief review, a message for WebGPT before it is sent, yes/no
+//! confirmations, small inputs, messages, help.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::tui::app::{App, ConfirmDialog, Popup};
+use crate::tui::app::{App, ConfirmDialog, Popup, SayDialog};
+use crate::tui::sanitize;
 
 use super::{centered, popup_block, wrap_words, wrapped_field};
 
@@ -14,6 +16,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         match popup {
             Popup::Help { scroll } => super::help::render(app, frame, area, *scroll),
             Popup::ConfirmBrief(dialog) => confirm(app, dialog, frame, area),
+            Popup::Say(dialog) => say(app, dialog, frame, area),
             Popup::YesNo { title, body, .. } => {
                 let keys = vec![key(app, "y", "yes"), Span::raw("   "), key(app, "n", "no")];
                 simple(app, frame, area, title, body, None, keys);
@@ -146,5 +149,51 @@ fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
         ])
     };
     let title = format!("Confirm the delegation brief — {}", dialog.name);
+    framed(app, frame, area, width, &title, lines, dialog.scroll, keys);
+}
+
+/// The person's words as they will go to WebGPT, drawn like any untrusted text (controls shown
+/// as escapes, secrets masked), what sending does, and the keys.
+fn say(app: &App, dialog: &SayDialog, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let width = 96.min(area.width);
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let mut lines: Vec<Line> = vec![Line::from(Span::styled("To WebGPT, in this cycle's chat:", theme.header))];
+    for text in dialog.text.lines() {
+        let shown = app.redactor.redact(&sanitize::clean(text)).into_owned();
+        for part in wrap_words(&shown, inner.saturating_sub(4).max(8)) {
+            lines.push(Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(part, theme.popup)]));
+        }
+    }
+    lines.push(Line::from(""));
+    let mut about = vec![
+        "Sending puts it in the outbox: the coordinator sends it next. It is journaled as you (human); it is not an iteration.".to_owned(),
+    ];
+    about.extend(dialog.notes.iter().cloned());
+    for note in about {
+        for part in wrap_words(&note, inner) {
+            lines.push(Line::from(Span::styled(part, theme.muted)));
+        }
+    }
+    if let Some(error) = &dialog.error {
+        lines.push(Line::from(""));
+        for part in wrap_words(error, inner) {
+            lines.push(Line::from(Span::styled(part, theme.error)));
+        }
+    }
+    lines.push(Line::from(""));
+    let keys = if dialog.busy {
+        Line::from(Span::styled(format!("{} sending…", app.spinner_frame()), theme.running))
+    } else {
+        let narrow = inner < 50;
+        Line::from(vec![
+            key(app, "y", "send"),
+            Span::raw(if narrow { " " } else { "   " }),
+            key(app, "e", if narrow { "edit" } else { "edit in $EDITOR" }),
+            Span::raw(if narrow { " " } else { "   " }),
+            key(app, "Esc", "cancel"),
+        ])
+    };
+    let title = format!("Message for WebGPT — {}", dialog.name);
     framed(app, frame, area, width, &title, lines, dialog.scroll, keys);
 }
