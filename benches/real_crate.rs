@@ -254,7 +254,7 @@ fn proxy(world: &World, rounds: usize) -> Result<()> {
         index.blob_url("big.bin")
     );
     let pip = format!(
-        r#"["python3", "-m", "pip", "install", "--quiet", "--no-cache-dir", "--disable-pip-version-check", "--index-url", "{}", "--target", "vendor", "bigdep"]"#,
+        r#"["/usr/bin/python3", "-m", "pip", "install", "--quiet", "--no-cache-dir", "--disable-pip-version-check", "--index-url", "{}", "--target", "vendor", "bigdep"]"#,
         index.url()
     );
     for (what, step) in [("curl of a 50 MiB file", curl), ("pip install of a 50 MiB wheel", pip)] {
