@@ -20,6 +20,7 @@ pub mod status;
 pub mod stop;
 pub mod task_space;
 pub mod terminal;
+pub mod test_files;
 pub mod text;
 pub mod validation;
 pub mod word;
