@@ -160,14 +160,24 @@ pub fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
     let view = match (cached, &paths, &args.pr) {
         (Some(view), _, _) => view,
         (None, Some(paths), _) => {
-            let net = net::connect(&mut ctx)?;
-            net.runtime.block_on(crate::cycle::diff::of_cycle(
+            // The since-last diff is made from the mirror: without a token it is still tried
+            // there, and the missing token is the answer only if GitHub turns out to be needed.
+            let (net, missing) = match net::connect(&mut ctx) {
+                Err(Error::NoToken(missing)) if args.since_last => (net::connect_without_token(&ctx)?, Some(missing)),
+                other => (other?, None),
+            };
+            let made = net.runtime.block_on(crate::cycle::diff::of_cycle(
                 &ctx,
                 &net.engine,
                 paths,
                 args.iteration,
                 args.since_last,
-            ))?
+            ));
+            match (made, missing) {
+                (Ok(view), _) => view,
+                (Err(_), Some(missing)) => return Err(Error::NoToken(missing)),
+                (Err(err), None) => return Err(err),
+            }
         }
         (None, None, Some(pr)) => {
             let net = net::connect(&mut ctx)?;

@@ -35,6 +35,16 @@ pub fn connect(ctx: &mut Ctx) -> Result<Net> {
     Ok(Net { runtime, engine, token_source })
 }
 
+/// A client without a token, for what may need no GitHub at all (a diff the mirror holds).
+pub fn connect_without_token(ctx: &Ctx) -> Result<Net> {
+    let runtime = runtime()?;
+    let engine = {
+        let _entered = runtime.enter();
+        Engine::connect(&ctx.github_api, None)?
+    };
+    Ok(Net { runtime, engine, token_source: "none" })
+}
+
 /// A cancel channel that fires on Ctrl-C or SIGTERM, so a running test's process group is
 /// stopped (it no longer shares our terminal's process group).
 pub fn cancel_on_signals(runtime: &Runtime) -> watch::Receiver<bool> {

@@ -289,7 +289,10 @@ mod tests {
         assert_eq!(classify("sub/Makefile", Some(&commands), None), None);
         assert_eq!(classify("calc.sh", Some(&commands), None), None);
         // package.json's scripts.test names the file it runs.
-        assert_eq!(classify("scripts/run-tests.mjs", None, Some("node scripts/run-tests.mjs --ci")), Some(TestFileKind::Run));
+        assert_eq!(
+            classify("scripts/run-tests.mjs", None, Some("node scripts/run-tests.mjs --ci")),
+            Some(TestFileKind::Run)
+        );
         assert_eq!(classify("scripts/build.mjs", None, Some("node scripts/run-tests.mjs")), None);
     }
 
