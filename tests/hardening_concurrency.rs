@@ -122,6 +122,10 @@ fn sixteen_forge_pr_processes_run_one_at_a_time_and_never_pass_the_cap() {
 
     for wave in 1..=5 {
         let _ = fs::remove_file(&release);
+        // WebGPT pushed again: a head already tested would not run (ALREADY_TESTED).
+        if wave > 1 {
+            w.commit(&repo, "fix", &[("calc.sh", &format!("echo $(($1 - $2)) # {wave}\n"))], "another try");
+        }
         let mut children: Vec<Child> = (0..PROCESSES).map(|_| spawn_forge(&w, &pr, &commands)).collect();
         // Everyone but the lock holder gives up at once; only then may the holder finish.
         wait_for_exits(&mut children, PROCESSES - 1);
@@ -167,13 +171,19 @@ fn an_ungated_stampede_loses_no_update() {
     w.cycle("c.json", &["--max-iterations", &cap.to_string()]);
     let trace = w.shared_dir().join("trace");
     let script = format!("echo start >> '{t}'; sh test.sh; r=$?; echo end >> '{t}'; exit $r", t = trace.display());
-    let commands = w.path("quick.json");
-    fs::write(&commands, json!({"commands": [["sh", "-c", script]], "write_paths": [w.shared_dir()]}).to_string())
-        .unwrap();
     let pr = format!("acme/widget#{n}");
     let mut completed = 0;
-    for _wave in 0..4 {
-        let children: Vec<Child> = (0..PROCESSES).map(|_| spawn_forge(&w, &pr, &commands)).collect();
+    for wave in 0..4 {
+        // Each process its own commands (an argument the script ignores): the same head with
+        // the same commands would not run twice (ALREADY_TESTED), and each one here must.
+        let children: Vec<Child> = (0..PROCESSES)
+            .map(|i| {
+                let own = w.path(&format!("quick-{wave}-{i}.json"));
+                let text = json!({"commands": [["sh", "-c", &script, format!("run-{wave}-{i}")]], "write_paths": [w.shared_dir()]});
+                fs::write(&own, text.to_string()).unwrap();
+                spawn_forge(&w, &pr, &own)
+            })
+            .collect();
         for e in children.into_iter().map(reap) {
             let status = e.out["status"].as_str().unwrap_or("").to_owned();
             match e.code {
@@ -216,8 +226,10 @@ fn the_control_rooms_rerun_and_an_agents_forge_pr_exclude_each_other() {
     let first = reap(spawn_forge(&w, &pr, &commands));
     assert_eq!((first.code, first.out["iteration"].as_u64()), (0, Some(1)), "{}", first.stderr);
 
-    // Run 2: the agent holds the cycle; the TUI's rerun is refused at once, nothing written.
+    // Run 2 (WebGPT pushed a new head): the agent holds the cycle; the TUI's rerun is refused
+    // at once, nothing written.
     fs::remove_file(&release).unwrap();
+    w.commit(&repo, "fix", &[("calc.sh", "echo $(($1 - $2)) # again\n")], "another try");
     let agent = spawn_forge(&w, &pr, &commands);
     wait_for_lines(&trace, "start", 2);
     let before = fs::read(w.path("c.json")).unwrap();

@@ -231,7 +231,7 @@ impl CommandsProfile {
 
     /// The hash a run records (`environment.commands_sha256`): of the stored form.
     pub fn sha256(&self) -> String {
-        super::state::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
+        super::hash::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
     }
 
     /// What `new` lets the tests do that `self` did not, one phrase each: more network, a path

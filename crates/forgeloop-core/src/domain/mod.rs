@@ -7,6 +7,7 @@ pub mod commands;
 pub mod diff;
 pub mod egress;
 pub mod event;
+pub mod hash;
 pub mod lockfiles;
 pub mod machine;
 pub mod needs_network;

@@ -3,7 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::brief::Brief;
 use super::commands::CommandsProfile;
@@ -82,14 +81,7 @@ impl Outbox {
     }
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
-    }
-    out
-}
+pub use super::hash::sha256_hex;
 
 /// One line of run history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
