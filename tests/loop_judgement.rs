@@ -209,6 +209,17 @@ fn review_feedback_on_a_passed_pr_reopens_the_loop_and_a_blocked_cycle_refuses()
         (state["status"].as_str(), state["outbox"]["kind"].as_str()),
         (Some("AWAITING_WEBGPT_FIX"), Some("message"))
     );
+    // WebGPT says it is done but pushed nothing: the tested head is not run again, it is told.
+    sent(&w, "c.json");
+    reply(&w, "c.json", &format!("Done.\nPR_URL: {}", pr_url(&w, n)), &[]);
+    let out = w.run(&["forge", "--pr", &format!("acme/widget#{n}"), "--state", "c.json"]).json();
+    assert_eq!(
+        (out["status"].as_str(), out["tested"].as_str()),
+        (Some("ALREADY_TESTED"), Some("TEST_PASSED")),
+        "{out:#}"
+    );
+    assert_eq!(out["iteration"], 1);
+    assert!(out["next"]["text"].as_str().unwrap().contains("Push the changes"), "{out:#}");
     assert_eq!(
         w.run(&["block", "--state", "c.json", "--status", "BLOCKED_MODEL_UNAVAILABLE", "--reason", "x"]).code,
         0

@@ -327,7 +327,7 @@ fn already_tested(
     actor: Actor,
 ) -> Result<Outcome> {
     let now = ctx.now();
-    let saved = match machine::already_tested(&mut state, pr, &pull.head_sha, Some(&pull.head_ref), &now) {
+    let saved = match machine::already_tested(&mut state, pr, &pull.head_sha, Some(&pull.head_ref), &run, &now) {
         None => Saved { state: before.clone(), events: Vec::new() },
         Some(effect) => {
             let mut events = vec![NewEvent::new(

@@ -547,7 +547,7 @@ pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Resu
         ReplyClass::PrUnchanged => {
             let head = state.head_sha.clone().unwrap_or_default();
             let pr = pr.or_else(|| state.pr_ref.clone()).unwrap_or_default();
-            nudge(state, &pr, &head, None, now)
+            nudge(state, &pr, &head, None, true, now)
         }
         ReplyClass::ConnectorDenied => {
             state.blocked_from = Some(state.status);
@@ -590,7 +590,7 @@ pub fn record_unchanged_reply(
     accept_reply(state)?;
     let pr = reply.pr.clone().or_else(|| state.pr_ref.clone()).unwrap_or_default();
     state.last_reply = Some(reply);
-    let effect = nudge(state, &pr, head, branch, now);
+    let effect = nudge(state, &pr, head, branch, true, now);
     touch(state, now);
     Ok(effect)
 }
@@ -606,29 +606,29 @@ pub fn tested_run<'a>(state: &'a CycleState, pr: &str, head: &str, commands_sha2
     })
 }
 
-/// `forge --pr` found `head` already tested (see [`tested_run`]). When the cycle waits for a
-/// fix and nothing is waiting to be sent, WebGPT gets the same note as for `PR_UNCHANGED`;
-/// otherwise nothing changes (`None`).
+/// `forge --pr` found `head` already tested in `run` (see [`tested_run`]). When the cycle waits
+/// for a fix (of that head, of another, or of what a person asked for after a pass) and
+/// nothing is waiting to be sent, WebGPT gets the same note as for `PR_UNCHANGED`, so the
+/// loop cannot go round asking for the same run; otherwise nothing changes (`None`).
 pub fn already_tested(
     state: &mut CycleState,
     pr: &PrRef,
     head: &str,
     branch: Option<&str>,
+    run: &RunSummary,
     now: &str,
 ) -> Option<ReplyEffect> {
-    let waiting_for_fix = state.status == Status::AwaitingWebgptFix
-        && state.report.as_ref().is_some_and(|r| r.status.is_failure() && r.head_sha.eq_ignore_ascii_case(head));
-    if !waiting_for_fix || state.outbox.as_ref().is_some_and(|o| o.sent_at.is_none()) {
+    if state.status != Status::AwaitingWebgptFix || state.outbox.as_ref().is_some_and(|o| o.sent_at.is_none()) {
         return None;
     }
-    let effect = nudge(state, &pr.shorthand(), head, branch, now);
+    let effect = nudge(state, &pr.shorthand(), head, branch, run.status.is_failure(), now);
     touch(state, now);
     Some(effect)
 }
 
 /// The note for an unchanged head, under the ask-once rule (design §3 rule 8): the second
 /// time in a row the cycle is `BLOCKED_NO_PR`, for a person to look at.
-fn nudge(state: &mut CycleState, pr: &str, head: &str, branch: Option<&str>, now: &str) -> ReplyEffect {
+fn nudge(state: &mut CycleState, pr: &str, head: &str, branch: Option<&str>, failed: bool, now: &str) -> ReplyEffect {
     if state.followups >= 1 {
         state.blocked_from = Some(state.status);
         state.status = Status::BlockedNoPr;
@@ -639,7 +639,7 @@ fn nudge(state: &mut CycleState, pr: &str, head: &str, branch: Option<&str>, now
         return ReplyEffect::Blocked;
     }
     state.followups += 1;
-    state.outbox = Some(Outbox::new(OutboxKind::Followup, text::unchanged(pr, head, branch), now));
+    state.outbox = Some(Outbox::new(OutboxKind::Followup, text::unchanged(pr, head, branch, failed), now));
     ReplyEffect::FollowUp
 }
 
@@ -909,10 +909,11 @@ mod tests {
             s
         };
         let mut unsent = waiting.clone();
-        assert_eq!(already_tested(&mut unsent, &pr("acme/widget#42"), &head, Some("fix"), NOW), None);
+        let run = waiting.history[0].clone();
+        assert_eq!(already_tested(&mut unsent, &pr("acme/widget#42"), &head, Some("fix"), &run, NOW), None);
         assert_eq!(unsent, waiting, "the handoff is still to send: nothing changes");
 
-        let effect = already_tested(&mut state, &pr("acme/widget#42"), &head, Some("fix"), NOW);
+        let effect = already_tested(&mut state, &pr("acme/widget#42"), &head, Some("fix"), &run, NOW);
         assert_eq!(effect, Some(ReplyEffect::FollowUp));
         let note = &state.outbox.as_ref().unwrap().text;
         assert!(note.contains("still eeeeeeeeeeee") && note.contains("`fix`"), "{note}");
@@ -922,6 +923,25 @@ mod tests {
         assert_eq!(effect, Ok(ReplyEffect::Blocked));
         assert_eq!(state.status, Status::BlockedNoPr);
         assert!(state.last_error.as_deref().unwrap().contains("no fix was pushed"));
+    }
+
+    #[test]
+    fn a_tested_head_after_review_feedback_or_a_revert_gets_the_note_too() {
+        // Review feedback on a pass, and WebGPT answers with the same head: told, not re-run.
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        mark_sent(&mut state, NOW).unwrap();
+        let (report, summary) = report(TestStatus::Passed);
+        record_run(&mut state, &pr("acme/widget#42"), report, summary, NOW);
+        say(&mut state, "Add a test for zero.", NOW).unwrap();
+        mark_sent(&mut state, NOW).unwrap();
+        let run = state.history[0].clone();
+        let effect = already_tested(&mut state, &pr("acme/widget#42"), &"e".repeat(40), None, &run, NOW);
+        assert_eq!(effect, Some(ReplyEffect::FollowUp));
+        let note = &state.outbox.as_ref().unwrap().text;
+        assert!(
+            note.contains("already tested before the changes asked for") && note.contains("Push the changes"),
+            "{note}"
+        );
     }
 
     #[test]

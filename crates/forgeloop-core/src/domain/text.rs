@@ -65,15 +65,20 @@ pub fn followup() -> String {
     )
 }
 
-/// The note sent when WebGPT pointed at the head already tested and failed (`PR_UNCHANGED`).
-pub fn unchanged(pr: &str, head_sha: &str, branch: Option<&str>) -> String {
+/// The note sent when WebGPT pointed at a head already tested (`PR_UNCHANGED`): one that
+/// `failed` (as reported), or one that passed before the person asked for changes.
+pub fn unchanged(pr: &str, head_sha: &str, branch: Option<&str>, failed: bool) -> String {
     let short = head_sha.get(..12).unwrap_or(head_sha);
     let target = match branch {
         Some(branch) => format!("to its branch `{branch}`"),
         None => "to its branch".to_owned(),
     };
+    let (what, push) = match failed {
+        true => ("which failed as reported", "Push your fix"),
+        false => ("which was already tested before the changes asked for", "Push the changes"),
+    };
     format!(
-        "The head of {pr} is still {short}, which failed as reported; nothing new was tested. Push your fix {target} (the same pull request), then reply with its URL on its own line as `{PR_URL_PLACEHOLDER}`."
+        "The head of {pr} is still {short}, {what}; nothing new was tested. {push} {target} (the same pull request), then reply with its URL on its own line as `{PR_URL_PLACEHOLDER}`."
     )
 }
 
