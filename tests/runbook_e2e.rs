@@ -98,12 +98,15 @@ fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
     ]);
     assert_eq!(attach.code, 0, "{}", attach.stdout);
 
-    // WebGPT asks a question instead of opening a PR: one follow-up.
-    next(&w, "dark-mode", "wait_for_reply");
+    // WebGPT asks a question instead of opening a PR: one follow-up. Every chat step names the
+    // chat (several cycles at once: the agent opens that one).
+    let step = next(&w, "dark-mode", "wait_for_reply");
+    assert_eq!(step["conversation_url"], conversation);
     let r = reply(&w, "dark-mode", "Before I start: should the fix keep the old behaviour behind a flag?");
     assert_eq!(r["classification"], "NO_PR_REFERENCE");
     let step = next(&w, "dark-mode", "send");
     assert!(step["text"].as_str().unwrap().contains("PR_URL: <url>"));
+    assert_eq!(step["conversation_url"], conversation);
     run_next_command(&w, &step);
 
     // WebGPT opens a (buggy) PR and answers with the trailer.

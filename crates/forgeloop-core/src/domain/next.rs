@@ -67,6 +67,11 @@ pub struct NextStep {
     /// lines for their config.toml (design §5.6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub needs_network: Option<NeedsNetwork>,
+    /// The cycle's ChatGPT conversation, on every step that types into it or reads from it
+    /// (`send`, `wait_for_reply`): with several cycles at once, the chat to open. `None` there
+    /// means none is recorded yet (the explanation says how to attach it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_url: Option<String>,
     /// Whether the PR's head moved since its failed run (`unchanged: …`, `changed: …`, or
     /// `could not check: …`), when the step would test that PR again.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,6 +113,7 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
         lockfiles: Vec::new(),
         not_proposed: Vec::new(),
         needs_network: None,
+        conversation_url: None,
         head_check: None,
     };
     match state.status {
@@ -272,6 +278,7 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
             step.pr = Some(pr.clone());
         }
         Some(outbox) if outbox.sent_at.is_none() => {
+            step.conversation_url = state.conversation_url.clone();
             step.action = Action::Send;
             step.explanation = send(outbox.kind);
             step.text = Some(outbox.text.clone());
@@ -279,10 +286,15 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
             step.command = cmd(&["forgeloop", "sent", "--state", state_ref]);
         }
         Some(outbox) => {
+            step.conversation_url = state.conversation_url.clone();
             step.action = Action::WaitForReply;
             step.waiting_since = outbox.sent_at.clone();
+            let chat = match &state.conversation_url {
+                Some(url) => format!(" in the cycle's ChatGPT conversation {url}"),
+                None => format!(" in the cycle's ChatGPT conversation ({})", state.task_space),
+            };
             step.explanation = format!(
-                "Waiting for WebGPT's reply to {} since {}. When the reply is finished, save it to a file and classify it with the command.{attach_hint}",
+                "Waiting for WebGPT's reply{chat} to {} since {}. When the reply is finished, save it to a file and classify it with the command.{attach_hint}",
                 what(outbox.kind),
                 outbox.sent_at.as_deref().unwrap_or("?")
             );
@@ -292,6 +304,7 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
             // A reference-tool state: no outbox yet, the text is in its old fields. `sent` (or
             // `next` in the CLI) gives it an outbox first, so the command below never refuses.
             Some((kind, text)) => {
+                step.conversation_url = state.conversation_url.clone();
                 step.action = Action::Send;
                 step.explanation = send(kind);
                 step.text = Some(text.to_owned());
@@ -434,8 +447,17 @@ mod tests {
         machine::mark_sent(&mut s, "t1").unwrap();
         let waiting = next_action(&s, "/c/x.json");
         assert!(waiting.contains("--state /c/x.json --conversation-url <URL>"), "{waiting}");
+        assert_eq!(next_step(&s, "x").conversation_url, None);
+        assert!(waiting.contains("conversation (webgpt-orchestrator:"), "{waiting}");
         s.conversation_url = Some("https://chatgpt.com/g/g-p-x/c/1".into());
         assert!(!next_action(&s, "x").contains("conversation-url"));
+        // With several cycles at once, every chat step names its chat.
+        let step = next_step(&s, "x");
+        assert_eq!(
+            (step.action, step.conversation_url.as_deref()),
+            (Action::WaitForReply, Some("https://chatgpt.com/g/g-p-x/c/1"))
+        );
+        assert!(step.explanation.contains("reply in the cycle's ChatGPT conversation https://chatgpt.com/g/g-p-x/c/1"));
         s.status = Status::ReadyToMerge;
         assert!(next_action(&s, "x").contains("Do not merge"));
         s.status = Status::BlockedMaxIterations;
