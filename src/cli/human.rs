@@ -7,9 +7,14 @@ use crate::error::{Error, Result};
 use crate::output;
 use crate::redact::Redactor;
 
+/// Whether a person may be typing: stdin is a terminal, not an agent's pipe.
+pub fn at_terminal() -> bool {
+    std::io::stdin().is_terminal()
+}
+
 /// Refuses when stdin is not a terminal (an agent's pipe).
 pub fn require_terminal(action: &'static str) -> Result<()> {
-    if std::io::stdin().is_terminal() { Ok(()) } else { Err(Error::NotATerminal(action)) }
+    if at_terminal() { Ok(()) } else { Err(Error::NotATerminal(action)) }
 }
 
 /// Shows `summary` on stderr (redacted, controls made visible: it quotes the cycle's data)

@@ -206,7 +206,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             let paths = ctx.cycle(&args.state)?;
             let words = read_text(args.file.as_deref(), crate::cycle::say::MAX_MESSAGE_CHARS as u64 * 4, "message")?;
             // Typed by a person at a terminal, else relayed by the agent (with the person's words).
-            let by = if std::io::IsTerminal::is_terminal(&std::io::stdin()) { Actor::Human } else { Actor::Agent };
+            let by = if human::at_terminal() { Actor::Human } else { Actor::Agent };
             Ok(output::json(r, &crate::cycle::say::say(ctx, &paths, &words, by)?.state))
         }
         Command::Commands(args) => {
@@ -216,7 +216,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             let (by, confirmed) = if widened.is_empty() {
                 (Actor::Agent, false)
             } else {
-                if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                if !human::at_terminal() {
                     return Err(Error::Widening(widened.join(", ")));
                 }
                 human::ask(

@@ -245,10 +245,7 @@ impl Popups {
                 Cmd::No | Cmd::Cancel if !dialog.busy => {
                     self.stack.pop();
                 }
-                Cmd::Down => dialog.scroll = dialog.scroll.saturating_add(1),
-                Cmd::Up => dialog.scroll = dialog.scroll.saturating_sub(1),
-                Cmd::PageDown => dialog.scroll = dialog.scroll.saturating_add(10),
-                Cmd::PageUp => dialog.scroll = dialog.scroll.saturating_sub(10),
+                Cmd::Down | Cmd::Up | Cmd::PageDown | Cmd::PageUp => scroll(&mut dialog.scroll, cmd),
                 _ => {}
             },
             Popup::Say(dialog) => match cmd {
@@ -267,10 +264,7 @@ impl Popups {
                 Cmd::No | Cmd::Cancel if !dialog.busy => {
                     self.stack.pop();
                 }
-                Cmd::Down => dialog.scroll = dialog.scroll.saturating_add(1),
-                Cmd::Up => dialog.scroll = dialog.scroll.saturating_sub(1),
-                Cmd::PageDown => dialog.scroll = dialog.scroll.saturating_add(10),
-                Cmd::PageUp => dialog.scroll = dialog.scroll.saturating_sub(10),
+                Cmd::Down | Cmd::Up | Cmd::PageDown | Cmd::PageUp => scroll(&mut dialog.scroll, cmd),
                 Cmd::Top => dialog.scroll = 0,
                 Cmd::Bottom => dialog.scroll = u16::MAX,
                 _ => {}
@@ -354,4 +348,15 @@ impl Popups {
             }
         }
     }
+}
+
+/// A dialog's text scrolled by a line or a page.
+fn scroll(offset: &mut u16, cmd: Cmd) {
+    *offset = match cmd {
+        Cmd::Down => offset.saturating_add(1),
+        Cmd::Up => offset.saturating_sub(1),
+        Cmd::PageDown => offset.saturating_add(10),
+        Cmd::PageUp => offset.saturating_sub(10),
+        _ => *offset,
+    };
 }
