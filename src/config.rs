@@ -33,6 +33,54 @@ pub struct Config {
     pub cache: CacheConfig,
     #[serde(default)]
     pub network: NetworkConfig,
+    #[serde(default)]
+    pub protect: ProtectConfig,
+}
+
+/// `[protect]`: paths a passing PR may not change without a person's review (design §5.2,
+/// `NEEDS_REVIEW`). Globs as `domain::integrity::glob_matches` reads them; checked at load.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtectConfig {
+    /// For every repository.
+    #[serde(default, deserialize_with = "patterns")]
+    pub paths: Vec<String>,
+    /// `[protect.repositories."owner/repo"]`, keyed by the lowercase `owner/repo`.
+    #[serde(default, deserialize_with = "protect_repository_keys")]
+    pub repositories: BTreeMap<String, ProtectedPaths>,
+}
+
+/// One repository's protected paths, added to `[protect] paths`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtectedPaths {
+    #[serde(default, deserialize_with = "patterns")]
+    pub paths: Vec<String>,
+}
+
+impl ProtectConfig {
+    /// The patterns protecting `repository` (`owner/repo`, any case).
+    pub fn for_repository(&self, repository: &str) -> Vec<String> {
+        let own = self.repositories.get(&repository.to_ascii_lowercase()).map(|r| r.paths.as_slice()).unwrap_or(&[]);
+        let mut all: Vec<String> = self.paths.iter().chain(own).cloned().collect();
+        all.dedup();
+        all
+    }
+}
+
+/// Protect patterns: non-empty, relative, without `..` (a pattern that can never match would
+/// silently protect nothing).
+fn patterns<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    let list = Vec::<String>::deserialize(deserializer)?;
+    for pattern in &list {
+        let trimmed = pattern.trim();
+        if trimmed.is_empty() || trimmed.split('/').any(|c| c == "..") || trimmed.contains('\\') {
+            return Err(serde::de::Error::custom(format!(
+                "protected path {pattern:?}: write a repository-relative glob such as \"tests/\" or \"*.snap\""
+            )));
+        }
+    }
+    Ok(list.into_iter().map(|p| p.trim().to_owned()).collect())
 }
 
 /// The bound on all warm caches together when `[cache] max_gb` says nothing.
@@ -105,19 +153,33 @@ impl NetworkConfig {
 fn repository_keys<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<BTreeMap<String, RepositoryNetwork>, D::Error> {
-    let tables = BTreeMap::<String, RepositoryNetwork>::deserialize(deserializer)?;
+    keyed_by_repository("network", deserializer)
+}
+
+/// `[protect.repositories."owner/repo"]`, read as [`repository_keys`] reads the network's.
+fn protect_repository_keys<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, ProtectedPaths>, D::Error> {
+    keyed_by_repository("protect", deserializer)
+}
+
+fn keyed_by_repository<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    table: &str,
+    deserializer: D,
+) -> Result<BTreeMap<String, T>, D::Error> {
+    let tables = BTreeMap::<String, T>::deserialize(deserializer)?;
     let mut out = BTreeMap::new();
-    for (key, table) in tables {
+    for (key, entry) in tables {
         let name = RepoName::parse(&key)
-            .map_err(|e| serde::de::Error::custom(format!("[network.repositories.{key:?}]: {e}")))?;
+            .map_err(|e| serde::de::Error::custom(format!("[{table}.repositories.{key:?}]: {e}")))?;
         if name.full_name() != key {
             return Err(serde::de::Error::custom(format!(
-                "[network.repositories.{key:?}]: write the repository as OWNER/REPO without spaces"
+                "[{table}.repositories.{key:?}]: write the repository as OWNER/REPO without spaces"
             )));
         }
-        if out.insert(name.key(), table).is_some() {
+        if out.insert(name.key(), entry).is_some() {
             return Err(serde::de::Error::custom(format!(
-                "[network.repositories.{key:?}]: this repository has another table under a differently cased name"
+                "[{table}.repositories.{key:?}]: this repository has another table under a differently cased name"
             )));
         }
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use github_emulator::RepoHandle;
 use serde_json::Value;
-use support::tmux::{Tmux, sh_quote};
+use support::tmux::Tmux;
 use support::world::{CALC_BUGGY, CALC_FIXED, World};
 
 fn reply(w: &World, state: &str, text: &str, env: &[(&str, &str)]) -> Value {
@@ -255,17 +255,6 @@ fn corrected_commands_are_used_by_the_next_run_even_on_the_same_head() {
     assert_eq!(out["report"]["environment"]["commands_sha256"], after);
 }
 
-fn terminal(w: &World, args: &str) -> String {
-    format!(
-        "cd {} && FORGELOOP_HOME={} FORGELOOP_REGISTRY={} XDG_CONFIG_HOME={} {} {args} > out.json; echo EXIT=$?; sleep 30",
-        sh_quote(&w.sb.dir.path().display().to_string()),
-        sh_quote(&w.sb.home().display().to_string()),
-        sh_quote(&w.path("registry").display().to_string()),
-        sh_quote(&w.path("xdg-config").display().to_string()),
-        sh_quote(env!("CARGO_BIN_EXE_forgeloop")),
-    )
-}
-
 #[test]
 fn commands_that_widen_the_sandbox_need_a_person_on_a_terminal() {
     let w = World::new();
@@ -287,7 +276,7 @@ fn commands_that_widen_the_sandbox_need_a_person_on_a_terminal() {
     assert!(error.contains("network allowlist instead of off") && error.contains("writes /srv/cache"), "{error}");
     assert_eq!(fs::read(w.path("c.json")).unwrap(), before, "nothing changed");
 
-    let tmux = Tmux::start(&terminal(&w, "commands --state c.json --commands-json wider.json"), 160, 40);
+    let tmux = Tmux::start(&w.terminal("commands --state c.json --commands-json wider.json"), 160, 40);
     let screen = tmux.wait_for("[y/N]", Duration::from_secs(20));
     assert!(screen.contains("widen the sandbox") && screen.contains("network allowlist"), "{screen}");
     tmux.send_keys(&["y", "Enter"]);

@@ -19,6 +19,7 @@ mod mirror;
 mod objects;
 mod prune;
 mod submodules;
+pub mod test_script;
 mod tree_diff;
 mod url_policy;
 mod worktree;
@@ -156,6 +157,8 @@ pub struct Checkout {
     pub mirror: PathBuf,
     /// The lockfiles in the tested commit's tree (`lockfiles::in_commit`).
     pub lockfiles: Vec<String>,
+    /// `package.json`'s `scripts.test` in the tested commit (`test_script::in_commit`).
+    pub test_script: Option<String>,
 }
 
 impl Checkout {
@@ -370,6 +373,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         objects::open_to_others(&paths.dir.join("objects"))?;
     }
     let lockfiles = lockfiles::in_commit(&mirror_repo, expected_oid);
+    let test_script = test_script::in_commit(&mirror_repo, expected_oid);
     drop(mirror_repo);
     drop(lock);
 
@@ -402,6 +406,7 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         fetch,
         mirror: paths.dir,
         lockfiles,
+        test_script,
     })
 }
 

@@ -74,6 +74,8 @@ pub enum Command {
     Unblock(StateArgs),
     /// Human only, on a terminal: raise the iteration cap
     Extend(ExtendArgs),
+    /// Human only, on a terminal: approve a pass that changed protected paths (NEEDS_REVIEW)
+    Approve(StateArgs),
     /// The ChatGPT Project registry: lookup, bind, unbind, attach, list, sources
     Project(super::project::ProjectArgs),
     /// Redact secrets and local paths from a file or stdin (a filter for any log)
@@ -119,6 +121,7 @@ impl Command {
             | Command::Confirm(_)
             | Command::Unblock(_)
             | Command::Extend(_)
+            | Command::Approve(_)
             | Command::Project(_)
             | Command::Redact(_)
             | Command::Gc(_)

@@ -288,6 +288,24 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             human::ask(r, &summary, &format!("Allow {} more?", args.by))?;
             Ok(output::json(r, &actions::extend(ctx, &paths, args.by)?.state))
         }
+        Command::Approve(args) => {
+            human::require_terminal("approve")?;
+            let paths = ctx.cycle(&args.state)?;
+            let state = state_file::load(&paths.state)?;
+            let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
+            let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "no reason recorded".into());
+            let tests = integrity.and_then(|i| i.words()).map(|w| format!("\n{w}")).unwrap_or_default();
+            let summary = format!(
+                "Cycle {} is {}: {} passed at {}, but {why}.{tests}\nReview the change first (`forgeloop diff --state {}`).",
+                paths.state.display(),
+                state.status,
+                state.pr_ref.as_deref().unwrap_or("the PR"),
+                state.tested_head_sha().unwrap_or("?"),
+                args.state,
+            );
+            human::ask(r, &summary, "Approve it (READY_TO_MERGE)?")?;
+            Ok(output::json(r, &actions::approve(ctx, &paths, "terminal")?.state))
+        }
         Command::Project(args) => project::run(ctx, args),
         Command::Tui(args) => {
             let opts = crate::tui::TuiOptions { dirs: args.dir, theme: args.theme, mouse: args.mouse };

@@ -1,5 +1,5 @@
 //! Small transitions shared by the CLI and the control room: confirm, sent, abort, block,
-//! unblock, extend. Each is one locked, journaled mutation.
+//! unblock, extend, approve. Each is one locked, journaled mutation.
 
 use serde_json::json;
 
@@ -112,6 +112,22 @@ pub fn extend(ctx: &Ctx, paths: &CyclePaths, by: u32) -> Result<Saved> {
             EventKind::CapExtended,
             Actor::Human,
             json!({"from": old, "to": state.max_iterations}),
+        ));
+        Ok(())
+    })
+}
+
+/// Human-only (design §6.4): a person approves a pass that changed protected paths
+/// (`NEEDS_REVIEW` → `READY_TO_MERGE`). Nothing is run or posted.
+pub fn approve(ctx: &Ctx, paths: &CyclePaths, via: &str) -> Result<Saved> {
+    mutate(ctx, paths, Actor::Human, |state, events, now| {
+        let head = state.tested_head_sha().map(str::to_owned);
+        let protected = state.report.as_ref().and_then(|r| r.integrity.as_ref()).map(|i| i.protected.clone());
+        machine::approve(state, now)?;
+        events.push(NewEvent::new(
+            EventKind::Approved,
+            Actor::Human,
+            json!({"via": via, "head_sha": head, "protected": protected.unwrap_or_default()}),
         ));
         Ok(())
     })

@@ -10,7 +10,8 @@ use crate::domain::pr_ref::WebHosts;
 use crate::redact::Redactor;
 use crate::store::layout::{CyclePaths, Home};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::github::{GithubClient, GithubConfig};
 
 pub trait Clock: Send + Sync {
     fn now(&self) -> DateTime<Utc>;
@@ -176,6 +177,42 @@ impl Ctx {
 
     pub fn cycle(&self, state_arg: &str) -> Result<CyclePaths> {
         Ok(CyclePaths::new(self.home.resolve_state(state_arg)?)?)
+    }
+}
+
+/// GitHub access for one process: the REST client and the token git uses for https.
+pub struct Engine {
+    pub github: GithubClient,
+    pub token: Option<String>,
+}
+
+impl Engine {
+    /// Needs a tokio runtime (octocrab's client is built on it).
+    pub fn connect(api_base: &str, token: Option<String>) -> Result<Engine> {
+        let github = GithubClient::new(GithubConfig {
+            api_base: api_base.to_owned(),
+            token: token.clone(),
+            ..GithubConfig::default()
+        })?;
+        Ok(Engine { github, token })
+    }
+
+    /// Finds the token (design §2 order), makes `ctx`'s redactor mask it, and connects to
+    /// `ctx.github_api`. Returns where the token came from. May run `gh auth token` (blocking,
+    /// bounded by a short timeout); needs a tokio runtime.
+    ///
+    /// No token from any source is [`Error::NoToken`], before any request: GitHub is never
+    /// tried without one (it would fail later as an infrastructure failure, or on DNS, and
+    /// never say that the token is what is missing).
+    pub fn discover(ctx: &mut Ctx) -> Result<(Engine, &'static str)> {
+        let web_host = crate::github::web_host_for(&ctx.github_api)?;
+        let env = |name: &str| std::env::var(name).ok();
+        let token_command = ctx.config.github.token_command.as_deref();
+        let Some(found) = crate::github::token::discover(&env, &web_host, token_command) else {
+            return Err(Error::NoToken(crate::github::token::Missing::seen(&env, &web_host, token_command)));
+        };
+        ctx.redactor = ctx.process_redactor(Some(&found.value));
+        Ok((Engine::connect(&ctx.github_api, Some(found.value))?, found.source))
     }
 }
 

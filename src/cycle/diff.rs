@@ -23,7 +23,7 @@ use crate::store::layout::CyclePaths;
 use crate::store::state_file;
 
 use super::context::Ctx;
-use super::pr_test::Engine;
+use super::context::Engine;
 
 /// The marker the redactor leaves; counted to say how many spots were masked.
 const MASK: &str = "[REDACTED";
@@ -71,6 +71,44 @@ pub async fn of_cycle(
     since_last: bool,
 ) -> Result<DiffView> {
     let plan = plan(ctx, paths, iteration, since_last)?;
+    made(ctx, engine, &plan).await
+}
+
+/// The diffs a run's `integrity` is judged on (design §5.2), before the run is recorded: the
+/// whole PR at `head` and, when the cycle tested another head before (`previous`), the change
+/// since it. Cached like every cycle diff, so the Diff tab opens on them without GitHub.
+pub async fn of_run(
+    ctx: &Ctx,
+    engine: &Engine,
+    paths: &CyclePaths,
+    pr: &PrRef,
+    iteration: u32,
+    head: &str,
+    previous: Option<(&str, u32)>,
+) -> Result<(DiffView, Option<DiffView>)> {
+    let head = sha(head)?;
+    let whole = Plan {
+        kind: DiffKind::WholePr,
+        pr: pr.clone(),
+        iteration,
+        head: head.clone(),
+        old: None,
+        cache: whole_pr_cache(paths, &head),
+    };
+    let whole = made(ctx, engine, &whole).await?;
+    let since = match previous.map(|(old, k)| (sha(old), k)) {
+        Some((Ok(old), k)) if old != head => {
+            let cache = since_last_cache(paths, &old, &head);
+            let plan = Plan { kind: DiffKind::SinceLast, pr: pr.clone(), iteration, head, old: Some((old, k)), cache };
+            Some(made(ctx, engine, &plan).await?)
+        }
+        _ => None,
+    };
+    Ok((whole, since))
+}
+
+/// The planned diff, from its cache or made (fetched, redacted, indexed and cached).
+async fn made(ctx: &Ctx, engine: &Engine, plan: &Plan) -> Result<DiffView> {
     if let Some(view) = plan.cached() {
         return Ok(view);
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::domain::integrity::Flag;
 use crate::domain::state::CycleState;
 use crate::store::atomic::is_temp_name;
 use crate::store::state_file;
@@ -36,6 +37,16 @@ pub struct Summary {
     /// A test run in progress, by any process (design §6.6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub testing: Option<Testing>,
+    /// What the last tested head did to the PR's own tests (design §5.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests: Option<TestsChanged>,
+}
+
+/// A row's word on the PR's tests: the flag and the sentence `next` uses.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestsChanged {
+    pub flag: Flag,
+    pub summary: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -61,6 +72,11 @@ impl Summary {
             needs_human: state.status.needs_human(),
             updated_at: state.updated_at.clone(),
             testing: None,
+            tests: state
+                .report
+                .as_ref()
+                .and_then(|r| r.integrity.as_ref())
+                .and_then(|i| Some(TestsChanged { flag: i.flag?, summary: i.words()? })),
         }
     }
 }

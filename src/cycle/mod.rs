@@ -10,6 +10,7 @@ pub mod context;
 pub mod correct_commands;
 pub mod diff;
 pub mod home;
+pub mod integrity;
 pub mod list;
 pub mod live;
 pub mod pr_status;

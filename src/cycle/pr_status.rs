@@ -7,7 +7,7 @@ use crate::domain::pr_ref::PrRef;
 use crate::error::Result;
 use crate::github::CheckSummary;
 
-use super::pr_test::Engine;
+use super::context::Engine;
 
 /// One pull request as forgeloop sees it; the field order is the printed order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -15,6 +15,7 @@ use crate::checkout::{self, CheckoutError, CheckoutRequest};
 use crate::domain::commands::{CommandsProfile, Executor};
 use crate::domain::egress::{Allowlist, NetworkEvent, NetworkMode};
 use crate::domain::event::EventKind;
+use crate::domain::integrity::Integrity;
 use crate::domain::machine::{self, TestGate};
 use crate::domain::needs_network::{self as needs_net, NeedsNetwork};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
@@ -24,7 +25,7 @@ use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
 use crate::egress::EgressProxy;
 use crate::error::{Error, Result};
-use crate::github::{GithubClient, GithubConfig, PullInfo};
+use crate::github::PullInfo;
 use crate::runner::{self, RunOutcome, RunRequest};
 use crate::sandbox;
 use crate::sandbox::{Phase, ProxyAccess};
@@ -35,44 +36,12 @@ use crate::store::state_file;
 
 use super::ci_wait::{self, ChecksError, WaitPlan, Waited};
 use super::context::Ctx;
+use super::integrity;
 use super::session::{self, Saved};
 use super::stop;
 
-/// GitHub access for one process: the REST client and the token git uses for https.
-pub struct Engine {
-    pub github: GithubClient,
-    pub token: Option<String>,
-}
-
-impl Engine {
-    /// Needs a tokio runtime (octocrab's client is built on it).
-    pub fn connect(api_base: &str, token: Option<String>) -> Result<Engine> {
-        let github = GithubClient::new(GithubConfig {
-            api_base: api_base.to_owned(),
-            token: token.clone(),
-            ..GithubConfig::default()
-        })?;
-        Ok(Engine { github, token })
-    }
-
-    /// Finds the token (design §2 order), makes `ctx`'s redactor mask it, and connects to
-    /// `ctx.github_api`. Returns where the token came from. May run `gh auth token` (blocking,
-    /// bounded by a short timeout); needs a tokio runtime.
-    ///
-    /// No token from any source is [`Error::NoToken`], before any request: GitHub is never
-    /// tried without one (it would fail later as an infrastructure failure, or on DNS, and
-    /// never say that the token is what is missing).
-    pub fn discover(ctx: &mut Ctx) -> Result<(Engine, &'static str)> {
-        let web_host = crate::github::web_host_for(&ctx.github_api)?;
-        let env = |name: &str| std::env::var(name).ok();
-        let token_command = ctx.config.github.token_command.as_deref();
-        let Some(found) = crate::github::token::discover(&env, &web_host, token_command) else {
-            return Err(Error::NoToken(crate::github::token::Missing::seen(&env, &web_host, token_command)));
-        };
-        ctx.redactor = ctx.process_redactor(Some(&found.value));
-        Ok((Engine::connect(&ctx.github_api, Some(found.value))?, found.source))
-    }
-}
+/// Kept here too: `Engine` was born in this file and callers outside the crate name it so.
+pub use super::context::Engine;
 
 /// How a run was asked for.
 pub struct RunOptions {
@@ -147,6 +116,8 @@ struct Completed {
     network_log: Vec<NetworkEvent>,
     /// The lockfiles in the tested tree.
     lockfiles: Vec<String>,
+    /// `package.json`'s `scripts.test` in the tested tree (a checkout's run only).
+    test_script: Option<String>,
 }
 
 /// `forge --pr` (and the control room's rerun): one locked pass through design §3's rules and
@@ -252,8 +223,27 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         head_sha: pull.head_sha.clone(),
     };
     let log_hint = format!("`{log_rel}` of cycle `{}`", paths.stem);
-    let mut report =
-        build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment.clone());
+    // What the PR did to its own tests, judged before the verdict is recorded (design §5.2).
+    let previous = state.history.last().map(|run| (run.head_sha.clone(), run.iteration));
+    let tested = integrity::Tested {
+        pr: &pr,
+        iteration,
+        head_sha: &pull.head_sha,
+        previous: previous.as_ref().map(|(sha, k)| (sha.as_str(), *k)),
+        commands: &commands,
+        test_script: done.test_script.as_deref(),
+    };
+    let integrity = integrity::of_run(ctx, engine, paths, &tested).await;
+    let mut report = build_report(
+        ctx,
+        &pull,
+        &done.outcome,
+        &done.checks,
+        &marker,
+        Some(&log_hint),
+        done.environment.clone(),
+        Some(integrity),
+    );
     report.network_log = done.network_log.clone();
     report.lockfiles = done.lockfiles.clone();
     report.log_path = Some(log_rel.clone());
@@ -294,7 +284,9 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         opts.actor,
         json!({"iteration": iteration, "pr": pr.shorthand(), "head_sha": report.head_sha, "status": report.status,
                "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated,
-               "executor": executor, "fetch": fetch}),
+               "executor": executor, "fetch": fetch,
+               "tests": report.integrity.as_ref().and_then(|i| i.flag),
+               "protected": report.integrity.as_ref().map(|i| i.protected.clone()).unwrap_or_default()}),
     );
     let mut events = vec![event];
     if let Some(outbox) = &state.outbox {
@@ -583,6 +575,7 @@ async fn execute_checks(
         kept: None,
         network_log: Vec::new(),
         lockfiles: Vec::new(),
+        test_script: None,
     })))
 }
 
@@ -726,6 +719,7 @@ async fn execute(
         needs.lockfiles = checkout.lockfiles.clone();
     }
     let lockfiles = checkout.lockfiles.clone();
+    let test_script = checkout.test_script.clone();
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
         libgit2_version: checkout::libgit2_version(),
@@ -763,6 +757,7 @@ async fn execute(
         kept,
         network_log,
         lockfiles,
+        test_script,
     })))
 }
 
@@ -870,6 +865,7 @@ fn round3(x: f64) -> f64 {
 }
 
 /// The report of a completed run; its comment text is redacted as a whole.
+#[allow(clippy::too_many_arguments)]
 fn build_report(
     ctx: &Ctx,
     pull: &PullInfo,
@@ -878,6 +874,7 @@ fn build_report(
     marker: &Marker,
     log_hint: Option<&str>,
     environment: Environment,
+    integrity: Option<Integrity>,
 ) -> Report {
     let repository = pull.repository.full_name();
     let sandbox = environment.sandbox.as_ref().map(|s| s.label());
@@ -893,6 +890,7 @@ fn build_report(
         log_hint,
         sandbox: sandbox.as_deref(),
         checks,
+        integrity: integrity.as_ref(),
     });
     Report {
         status: outcome.status,
@@ -915,6 +913,7 @@ fn build_report(
         kept_checkout_warning: None,
         network_log: Vec::new(),
         lockfiles: Vec::new(),
+        integrity,
         extra: Map::new(),
     }
 }
@@ -1073,7 +1072,8 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     };
     let marker = Marker { task_space: None, iteration: None, head_sha: pull.head_sha.clone() };
     let log_hint = format!("`{}`", log_path.display());
-    let mut report = build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment);
+    let mut report =
+        build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment, None);
     report.network_log = done.network_log.clone();
     report.lockfiles = done.lockfiles.clone();
     report.log_path = Some(log_path.display().to_string());

@@ -54,6 +54,17 @@ fn prepare(ctx: &Ctx, req: &StartRequest, now: &str) -> Result<Prepared> {
         None => None,
     };
     let carry = predecessor.as_ref().map(|(p, s)| Carry::from_state(s, p.state.display().to_string()));
+    // The repository is known now only when it was provisioned or carried; the global
+    // patterns always apply.
+    let repository = req
+        .new_repository
+        .as_ref()
+        .map(|r| r.repository.clone())
+        .or_else(|| carry.as_ref().and_then(|c| c.repository.clone()));
+    let protected_paths = match &repository {
+        Some(repo) => ctx.config.protect.for_repository(repo),
+        None => ctx.config.protect.paths.clone(),
+    };
     let state = machine::start(
         NewCycle {
             request: &req.request,
@@ -64,6 +75,7 @@ fn prepare(ctx: &Ctx, req: &StartRequest, now: &str) -> Result<Prepared> {
             await_confirmation: req.await_confirmation,
             new_repository: req.new_repository.clone(),
             carry,
+            protected_paths,
         },
         now,
     )?;

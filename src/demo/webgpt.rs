@@ -160,6 +160,7 @@ mod tests {
             request: "r",
             new_repository: None,
             continue_pr: None,
+            protected_paths: &[],
         });
         assert_eq!(recognise(&prompt), Message::Prompt);
         assert_eq!(recognise(&text::handoff("## Forge Loop PR test: TEST_FAILED\n\nFAIL x")), Message::Handoff);

@@ -236,6 +236,7 @@ fn built_comment(report: &Report) -> String {
         log_hint: None,
         sandbox: None,
         checks: &report.checks,
+        integrity: report.integrity.as_ref(),
     })
 }
 

@@ -154,7 +154,11 @@ pub fn summarize(kind: &str, data: &Value) -> String {
             Some(sha) => format!("run started at {}", &sha[..sha.len().min(12)]),
             None => "run started".into(),
         },
-        Some(K::RunFinished) => format!("run finished: {}", text_field(data, "status").unwrap_or("?")),
+        Some(K::RunFinished) => match text_field(data, "tests") {
+            Some(flag) => format!("run finished: {} ({})", s("status"), flag.replace('_', " ")),
+            None => format!("run finished: {}", s("status")),
+        },
+        Some(K::Approved) => "person approved the pass (protected paths changed)".into(),
         Some(K::CommentPublished) => "comment published".into(),
         Some(K::Attached) => "attached to a Project".into(),
         Some(K::RunNeedsNetwork) => match data.get("allow").and_then(Value::as_array).filter(|a| !a.is_empty()) {

@@ -128,6 +128,29 @@ impl World {
         self.sb.path(rel)
     }
 
+    /// A shell line for a real terminal (tmux) running forgeloop `args` on this world's home,
+    /// config and emulator: its JSON goes to `out.json`, then `EXIT=<code>` is printed.
+    pub fn terminal(&self, args: &str) -> String {
+        use super::tmux::sh_quote;
+        format!(
+            "cd {} && FORGELOOP_HOME={} FORGELOOP_REGISTRY={} XDG_CONFIG_HOME={} FORGELOOP_GITHUB_API={} GH_TOKEN={} {} {args} > out.json; echo EXIT=$?; sleep 30",
+            sh_quote(&self.sb.dir.path().display().to_string()),
+            sh_quote(&self.sb.home().display().to_string()),
+            sh_quote(&self.path("registry").display().to_string()),
+            sh_quote(&self.path("xdg-config").display().to_string()),
+            sh_quote(&self.emu.api_base()),
+            sh_quote(&self.token),
+            sh_quote(env!("CARGO_BIN_EXE_forgeloop")),
+        )
+    }
+
+    /// Writes the person's config file (`$XDG_CONFIG_HOME/forgeloop/config.toml`).
+    pub fn config(&self, toml: &str) {
+        let dir = self.path("xdg-config").join("forgeloop");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), toml).unwrap();
+    }
+
     /// A directory test commands may write to (tests grant it with `write_paths`): the
     /// sandbox hides everything else outside the checkout.
     pub fn shared_dir(&self) -> PathBuf {

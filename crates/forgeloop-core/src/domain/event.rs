@@ -17,6 +17,8 @@ pub enum EventKind {
     Blocked,
     Unblocked,
     CapExtended,
+    /// A person approved a pass that changed protected paths (`NEEDS_REVIEW`).
+    Approved,
     Aborted,
     Superseded,
     RunStarted,
@@ -37,7 +39,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 26] = [
+    pub const ALL: [EventKind; 27] = [
         EventKind::Created,
         EventKind::BriefConfirmed,
         EventKind::PromptIssued,
@@ -50,6 +52,7 @@ impl EventKind {
         EventKind::Blocked,
         EventKind::Unblocked,
         EventKind::CapExtended,
+        EventKind::Approved,
         EventKind::Aborted,
         EventKind::Superseded,
         EventKind::RunStarted,
@@ -81,6 +84,7 @@ impl EventKind {
             EventKind::Blocked => "blocked",
             EventKind::Unblocked => "unblocked",
             EventKind::CapExtended => "cap_extended",
+            EventKind::Approved => "approved",
             EventKind::Aborted => "aborted",
             EventKind::Superseded => "superseded",
             EventKind::RunStarted => "run_started",
@@ -147,6 +151,7 @@ mod tests {
                 "blocked",
                 "unblocked",
                 "cap_extended",
+                "approved",
                 "aborted",
                 "superseded",
                 "run_started",

@@ -83,6 +83,8 @@ pub struct NewCycle<'a> {
     pub await_confirmation: bool,
     pub new_repository: Option<NewRepository>,
     pub carry: Option<Carry>,
+    /// The person's protected paths (`[protect]`), named in the prompt.
+    pub protected_paths: Vec<String>,
 }
 
 /// Creates a cycle. Validation order follows the reference tool: request, brief, question,
@@ -138,6 +140,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         brief_confirmation: None,
         head_sha: None,
         commands: carry.and_then(|c| c.commands.clone()),
+        protected_paths: input.protected_paths,
         history: Vec::new(),
         outbox: None,
         running: None,
@@ -170,6 +173,7 @@ fn issue_prompt(state: &mut CycleState, via: &str, by: Actor, now: &str) {
         request: &state.request,
         new_repository,
         continue_pr: state.predecessor.as_ref().and(state.pr_ref.as_deref()),
+        protected_paths: &state.protected_paths,
     });
     state.brief_confirmation = Some(BriefConfirmation { via: via.to_owned(), at: now.to_owned(), by });
     state.outbox = Some(Outbox::new(OutboxKind::Prompt, prompt.clone(), now));
@@ -211,12 +215,12 @@ pub enum Rerun {
 pub fn rerun_allowed(state: &CycleState) -> Result<Rerun, Refusal> {
     match state.status {
         Status::AwaitingWebgptFix => Ok(Rerun::AfterFailure),
-        Status::ReadyToMerge => Ok(Rerun::OverridePass),
+        Status::ReadyToMerge | Status::NeedsReview => Ok(Rerun::OverridePass),
         other => Err(refuse(
             state,
             "rerunning the tests",
             format!(
-                "rerun is allowed on AWAITING_WEBGPT_FIX and, as an override, READY_TO_MERGE; this cycle is {other}"
+                "rerun is allowed on AWAITING_WEBGPT_FIX and, as an override, READY_TO_MERGE and NEEDS_REVIEW; this cycle is {other}"
             ),
         )),
     }
@@ -286,12 +290,19 @@ pub fn gate_test(state: &CycleState, pr: &PrRef, human_override: bool) -> Result
     let action = "testing a PR";
     match state.status {
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {}
-        Status::ReadyToMerge if human_override => {}
+        Status::ReadyToMerge | Status::NeedsReview if human_override => {}
         Status::ReadyToMerge => {
             return Err(refuse(
                 state,
                 action,
                 "the last run passed; review and merge the PR yourself, or rerun from `forgeloop tui` to re-test it",
+            ));
+        }
+        Status::NeedsReview => {
+            return Err(refuse(
+                state,
+                action,
+                "the last run passed but changed protected paths; stop and tell the person, who approves it (`forgeloop approve`) or answers WebGPT (`forgeloop say`)",
             ));
         }
         Status::AwaitingBriefConfirmation => {
@@ -371,7 +382,8 @@ pub fn record_run(state: &mut CycleState, pr: &PrRef, report: Report, summary: R
     state.followups = 0;
     match report.status {
         TestStatus::Passed => {
-            state.status = Status::ReadyToMerge;
+            let review = report.integrity.as_ref().is_some_and(|i| i.needs_review());
+            state.status = if review { Status::NeedsReview } else { Status::ReadyToMerge };
             state.webgpt_handoff = Some(String::new());
             state.outbox = None;
         }
@@ -428,6 +440,21 @@ pub fn network_allowed(state: &mut CycleState, now: &str) -> Result<Vec<String>,
     };
     touch(state, now);
     Ok(allow)
+}
+
+/// A person approves a pass that changed protected paths (`forgeloop approve`, the control
+/// room): the cycle becomes `READY_TO_MERGE`. Human-only; nothing is run or posted.
+pub fn approve(state: &mut CycleState, now: &str) -> Result<(), Refusal> {
+    if state.status != Status::NeedsReview {
+        return Err(refuse(
+            state,
+            "approving a pass",
+            "only a NEEDS_REVIEW cycle (a pass that changed protected paths) waits for approval",
+        ));
+    }
+    state.status = Status::ReadyToMerge;
+    touch(state, now);
+    Ok(())
 }
 
 pub fn abort(state: &mut CycleState, reason: &str, by: Actor, now: &str) -> Result<(), Refusal> {
@@ -663,7 +690,7 @@ pub fn say(state: &mut CycleState, words: &str, now: &str) -> Result<Said, Refus
         return Err(refuse(state, action, "the message is empty"));
     }
     match state.status {
-        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix | Status::ReadyToMerge => {}
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix | Status::ReadyToMerge | Status::NeedsReview => {}
         Status::AwaitingBriefConfirmation => {
             return Err(refuse(state, action, "the brief must be confirmed first; it becomes the first message"));
         }
@@ -688,7 +715,7 @@ pub fn say(state: &mut CycleState, words: &str, now: &str) -> Result<Said, Refus
             Said::Alone
         }
     };
-    if state.status == Status::ReadyToMerge {
+    if matches!(state.status, Status::ReadyToMerge | Status::NeedsReview) {
         state.status = Status::AwaitingWebgptFix;
     }
     touch(state, now);
@@ -807,6 +834,7 @@ mod tests {
             await_confirmation: false,
             new_repository: None,
             carry: None,
+            protected_paths: Vec::new(),
         }
     }
 
@@ -820,6 +848,7 @@ mod tests {
             kept_checkout_warning: None,
             network_log: Vec::new(),
             lockfiles: Vec::new(),
+            integrity: None,
             checks: Vec::new(),
             status,
             repository: "acme/widget".into(),
@@ -942,6 +971,40 @@ mod tests {
             note.contains("already tested before the changes asked for") && note.contains("Push the changes"),
             "{note}"
         );
+    }
+
+    #[test]
+    fn a_pass_that_changed_a_protected_path_waits_for_a_persons_approval_or_words() {
+        use crate::domain::integrity::Integrity;
+        let passed_with = |integrity: Option<Integrity>| {
+            let mut state = start(new_cycle(5), NOW).unwrap();
+            mark_sent(&mut state, NOW).unwrap();
+            let (mut report, summary) = report(TestStatus::Passed);
+            report.integrity = integrity;
+            record_run(&mut state, &pr("acme/widget#42"), report, summary, NOW);
+            state
+        };
+        let protected = Integrity {
+            protected: vec!["test.sh".into()],
+            protect_patterns: vec!["test.sh".into()],
+            ..Integrity::default()
+        };
+        let mut state = passed_with(Some(protected.clone()));
+        assert_eq!(state.status, Status::NeedsReview);
+        assert!(state.status.needs_human());
+        // The agent may not test past the gate; a person's rerun may.
+        assert!(gate_test(&state, &pr("acme/widget#42"), false).unwrap_err().hint.contains("forgeloop approve"));
+        assert_eq!(gate_test(&state, &pr("acme/widget#42"), true), Ok(TestGate::Proceed));
+        approve(&mut state, NOW).unwrap();
+        assert_eq!(state.status, Status::ReadyToMerge);
+        assert!(approve(&mut state, NOW).unwrap_err().hint.contains("only a NEEDS_REVIEW cycle"));
+        // Words instead of an approval send the PR back for a fix.
+        let mut state = passed_with(Some(protected));
+        assert_eq!(say(&mut state, "Leave test.sh alone.", NOW), Ok(Said::Alone));
+        assert_eq!(state.status, Status::AwaitingWebgptFix);
+        // Nothing protected changed, or no integrity at all (an older report): READY_TO_MERGE.
+        assert_eq!(passed_with(Some(Integrity::default())).status, Status::ReadyToMerge);
+        assert_eq!(passed_with(None).status, Status::ReadyToMerge);
     }
 
     #[test]
@@ -1155,7 +1218,7 @@ mod tests {
             state.status = status;
             let expected = match status {
                 Status::AwaitingWebgptFix => Some(Rerun::AfterFailure),
-                Status::ReadyToMerge => Some(Rerun::OverridePass),
+                Status::ReadyToMerge | Status::NeedsReview => Some(Rerun::OverridePass),
                 _ => None,
             };
             assert_eq!(rerun_allowed(&state).ok(), expected, "{status}");

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod egress;
 pub mod event;
 pub mod hash;
+pub mod integrity;
 pub mod lockfiles;
 pub mod machine;
 pub mod needs_network;

@@ -137,11 +137,31 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
             conversation_step(state, state_ref, lockfiles, &mut step)
         }
         Status::ReadyToMerge => {
+            let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
+            let tests = match integrity.and_then(|i| Some((i.flag?, i.words()?))) {
+                Some((flag, words)) if flag.needs_a_look() => {
+                    format!(" It passed, and the PR changed its tests: review before merging ({words}).")
+                }
+                Some((_, words)) => format!(" It passed; {words}."),
+                None => String::new(),
+            };
             step.explanation = format!(
-                "Stop and report READY_TO_MERGE: {} passed at head SHA {}. Do not merge; a person reviews and merges.",
+                "Stop and report READY_TO_MERGE: {} passed at head SHA {}.{tests} Do not merge; a person reviews and merges.",
                 state.pr_ref.as_deref().unwrap_or("the PR"),
                 state.tested_head_sha().unwrap_or("?")
             );
+        }
+        Status::NeedsReview => {
+            let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
+            let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "it changes protected paths".into());
+            let tests = integrity.and_then(|i| i.words()).map(|w| format!(" ({w})")).unwrap_or_default();
+            step.action = Action::WaitForHuman;
+            step.explanation = format!(
+                "Stop and tell the person: {} passed at head SHA {}, but {why}{tests}. NEEDS_REVIEW is a person's gate: they approve it (`forgeloop approve`, on a terminal, or the control room) or answer WebGPT (`forgeloop say`). Do not send anything; wait for their decision.",
+                state.pr_ref.as_deref().unwrap_or("the PR"),
+                state.tested_head_sha().unwrap_or("?")
+            );
+            step.command = cmd(&["forgeloop", "wait", "--state", state_ref]);
         }
         Status::BlockedMaxIterations => {
             step.explanation = format!(
@@ -411,6 +431,7 @@ mod tests {
                 await_confirmation,
                 new_repository: None,
                 carry: None,
+                protected_paths: Vec::new(),
             },
             "t0",
         )
@@ -476,6 +497,7 @@ mod tests {
                 await_confirmation: false,
                 new_repository: None,
                 carry: None,
+                protected_paths: Vec::new(),
             },
             "t0",
         )

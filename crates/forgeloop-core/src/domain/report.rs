@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::egress::{NetworkEvent, NetworkMode};
+use super::integrity::Integrity;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TestStatus {
@@ -227,6 +228,9 @@ pub struct Report {
     /// The lockfiles in the tested tree (repository-relative): what a setup could install.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lockfiles: Vec<String>,
+    /// What the PR did to its own tests and the person's protected paths (design §5.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<Integrity>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -201,6 +201,10 @@ pub struct CycleState {
     pub head_sha: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commands: Option<CommandsProfile>,
+    /// The person's protected paths when the cycle started (`[protect]`): the prompt names
+    /// them; each run checks the ones in force then (design §5.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_paths: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<RunSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,6 +12,8 @@ pub enum Status {
     AwaitingWebgptPr,
     AwaitingWebgptFix,
     ReadyToMerge,
+    /// A pass that changed a path the person protects: a person approves it or answers.
+    NeedsReview,
     BlockedMaxIterations,
     BlockedNoPr,
     BlockedConnectorDenied,
@@ -26,11 +28,12 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 15] = [
+    pub const ALL: [Status; 16] = [
         Status::AwaitingBriefConfirmation,
         Status::AwaitingWebgptPr,
         Status::AwaitingWebgptFix,
         Status::ReadyToMerge,
+        Status::NeedsReview,
         Status::BlockedMaxIterations,
         Status::BlockedNoPr,
         Status::BlockedConnectorDenied,
@@ -50,6 +53,7 @@ impl Status {
             Status::AwaitingWebgptPr => "AWAITING_WEBGPT_PR",
             Status::AwaitingWebgptFix => "AWAITING_WEBGPT_FIX",
             Status::ReadyToMerge => "READY_TO_MERGE",
+            Status::NeedsReview => "NEEDS_REVIEW",
             Status::BlockedMaxIterations => "BLOCKED_MAX_ITERATIONS",
             Status::BlockedNoPr => "BLOCKED_NO_PR",
             Status::BlockedConnectorDenied => "BLOCKED_CONNECTOR_DENIED",
@@ -81,14 +85,15 @@ impl Status {
 
     /// Whether the cycle is waiting for the human rather than for the agent or WebGPT.
     pub fn needs_human(self) -> bool {
-        self == Status::AwaitingBriefConfirmation || self == Status::ReadyToMerge || self.is_blocked()
+        matches!(self, Status::AwaitingBriefConfirmation | Status::ReadyToMerge | Status::NeedsReview)
+            || self.is_blocked()
     }
 
     /// Sort rank for "who needs attention first" (lower comes first).
     pub fn attention_rank(self) -> u8 {
         match self {
             Status::AwaitingBriefConfirmation => 0,
-            Status::BlockedMaxIterations => 1,
+            Status::BlockedMaxIterations | Status::NeedsReview => 1,
             s if s.is_blocked() => 2,
             Status::ReadyToMerge => 3,
             Status::AwaitingWebgptFix => 4,

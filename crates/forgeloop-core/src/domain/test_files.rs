@@ -5,12 +5,12 @@
 //! The rules are the [`RULES`] table (documented in docs/testing.md and checked against it);
 //! the assertion count is a line-level heuristic, not a parser.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::commands::CommandsProfile;
 
 /// Why a path counts as a test or validation file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestFileKind {
     /// A file the commands run or name directly (`sh test.sh` → `test.sh`), or the script

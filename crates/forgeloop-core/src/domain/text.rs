@@ -5,6 +5,7 @@
 //! nothing a test prints can escape its code block, break the command table, or pass for
 //! forgeloop's own marker.
 
+use super::integrity::Integrity;
 use super::report::{CheckResult, CommandResult, TestStatus};
 
 /// The trailer WebGPT is asked to end its reply with; `reply` looks for it.
@@ -24,6 +25,8 @@ pub struct PromptInput<'a> {
     pub new_repository: Option<(&'a str, &'a str)>,
     /// The PR an earlier cycle left (`--continue-from`): the work goes on there.
     pub continue_pr: Option<&'a str>,
+    /// The person's protected paths: WebGPT is told not to change them.
+    pub protected_paths: &'a [String],
 }
 
 /// The first message of a cycle.
@@ -49,6 +52,13 @@ pub fn prompt(input: &PromptInput<'_>) -> String {
     text.push_str("\n\n## Implementation request\n");
     text.push_str(input.request);
     text.push_str("\n\n");
+    if !input.protected_paths.is_empty() {
+        let paths: Vec<String> = input.protected_paths.iter().map(|p| code_span(p)).collect();
+        text.push_str(&format!(
+            "Do not change: {} (the person protects these paths; a pull request that changes them waits for their review, and changing tests to make them pass is not a fix).\n\n",
+            paths.join(", ")
+        ));
+    }
     text.push_str(PR_URL_REQUEST);
     text
 }
@@ -184,6 +194,8 @@ pub struct CommentInput<'a> {
     pub sandbox: Option<&'a str>,
     /// A `github-checks` run's checks (design §5.7): listed instead of the commands.
     pub checks: &'a [CheckResult],
+    /// What the PR did to its tests and protected paths (design §5.2); `None` omits the lines.
+    pub integrity: Option<&'a Integrity>,
 }
 
 /// The PR comment. It never contains the chat-only `PR_URL` trailer.
@@ -197,6 +209,17 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
     ];
     if let Some(sandbox) = input.sandbox {
         lines.push(format!("- Sandbox: {}", table_cell(sandbox)));
+    }
+    if let Some(integrity) = input.integrity {
+        if let Some(words) = integrity.words() {
+            lines.push(format!("- Tests: {}", table_cell(&words)));
+        }
+        for (path, line) in integrity.removed_lines().take(3) {
+            lines.push(format!("  - removed from {}: {}", code_span(path), code_span(line)));
+        }
+        if let Some(reason) = integrity.review_reason() {
+            lines.push(format!("- Needs a person's review: {}", table_cell(&reason)));
+        }
     }
     if !input.checks.is_empty() {
         lines.push("- Tested by: the repository's own CI (forgeloop ran nothing locally)".to_owned());
@@ -329,6 +352,7 @@ mod tests {
             request: "Add dark mode",
             new_repository,
             continue_pr: None,
+            protected_paths: &[],
         })
     }
 
@@ -357,6 +381,7 @@ mod tests {
             log_hint: None,
             sandbox: Some("isolated, no network"),
             checks: &[],
+            integrity: None,
         })
     }
 
@@ -412,6 +437,7 @@ mod tests {
             log_hint: None,
             sandbox: None,
             checks: &[],
+            integrity: None,
         });
         assert!(!comment.contains("Failure output"));
         assert!(!comment.contains("Sandbox:"));
