@@ -324,6 +324,30 @@ impl Config {
 mod tests {
     use super::*;
 
+    #[test]
+    fn protected_paths_combine_per_repository_and_bad_patterns_fail_the_load() {
+        let config: Config = toml::from_str(
+            "[protect]\npaths = [\"tests/\", \" test.sh \"]\n[protect.repositories.\"Acme/Widget\"]\npaths = [\"*.snap\"]\n",
+        )
+        .unwrap();
+        assert_eq!(config.protect.for_repository("acme/widget"), ["tests/", "test.sh", "*.snap"]);
+        assert_eq!(config.protect.for_repository("someone/else"), ["tests/", "test.sh"]);
+        for bad in ["[protect]\npaths = [\"\"]", "[protect]\npaths = [\"../x\"]", "[protect]\npathz = []"] {
+            assert!(toml::from_str::<Config>(bad).is_err(), "{bad}");
+        }
+        let err = toml::from_str::<Config>("[protect.repositories.\"not a repo\"]\npaths = []").unwrap_err();
+        assert!(err.to_string().contains("[protect.repositories."), "{err}");
+    }
+
+    #[test]
+    fn the_documented_config_example_loads() {
+        let doc = include_str!("../docs/configuration.md");
+        let start = doc.find("```toml\n").map(|i| i + 8).unwrap();
+        let end = start + doc[start..].find("```").unwrap();
+        let config: Config = toml::from_str(&doc[start..end]).unwrap();
+        assert_eq!(config.protect.for_repository("acme/widget").len(), 4);
+    }
+
     /// The reference in docs/configuration.md is a config that loads, every section of it.
     #[test]
     fn the_documented_config_loads() {

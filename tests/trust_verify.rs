@@ -76,6 +76,7 @@ fn a_pr_that_rewrites_its_test_script_passes_and_every_decision_point_says_so() 
     let comments = w.comments(&repo, n);
     let last = comments.last().unwrap();
     assert!(last.contains("- Tests: the PR changed its tests and removed assertions: test.sh"), "{last}");
+    assert!(last.contains("review before merging"), "{last}");
     assert!(last.contains("removed from `test.sh`:") && last.contains("exit 1; fi"), "{last}");
     assert!(!comments[0].contains("- Tests:"), "the first run changed no test: {}", comments[0]);
 
@@ -173,4 +174,22 @@ fn a_pr_that_only_adds_a_test_is_flagged_as_tests_added_not_as_removed_assertion
     assert!(!explanation.contains("review before merging") && !explanation.contains("removed"), "{explanation}");
     let list = w.run(&["list"]).json();
     assert_eq!(list[0]["tests"]["flag"], "tests_added");
+}
+
+#[test]
+fn a_failed_run_that_changed_its_tests_says_so_in_the_handoff() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let check = "#!/bin/sh\nout=$(sh calc.sh 2 3)\n[ \"$out\" = 6 ] || exit 1\n";
+    w.commit(&repo, "calc", &[("calc.sh", CALC_FIXED), ("test.sh", check)], "a new check");
+    let n = w.rt.block_on(w.emu.open_pr(&repo, "calc", "main", "calc")).unwrap();
+    w.cycle("c.json", &[]);
+    let out = w.forge_pr("c.json", &format!("acme/widget#{n}"), &[]).json();
+    assert_eq!(out["report"]["status"], "TEST_FAILED", "{out:#}");
+    assert_eq!(out["report"]["integrity"]["flag"], "tests_changed", "one check for another: {out:#}");
+    let next = next(&w);
+    assert_eq!(next["action"], "send");
+    let handoff = next["text"].as_str().unwrap();
+    assert!(handoff.contains("- Tests: the PR changed its tests: test.sh (+1 −1)"), "{handoff}");
+    assert!(!handoff.contains("review before merging"), "a failure is not a pass to review: {handoff}");
 }

@@ -212,7 +212,9 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
     }
     if let Some(integrity) = input.integrity {
         if let Some(words) = integrity.words() {
-            lines.push(format!("- Tests: {}", table_cell(&words)));
+            let look = input.status == TestStatus::Passed && integrity.flag.is_some_and(|f| f.needs_a_look());
+            let look = if look { " (passed with its own tests changed: review before merging)" } else { "" };
+            lines.push(format!("- Tests: {}{look}", table_cell(&words)));
         }
         for (path, line) in integrity.removed_lines().take(3) {
             lines.push(format!("  - removed from {}: {}", code_span(path), code_span(line)));
