@@ -193,3 +193,18 @@ fn a_failed_run_that_changed_its_tests_says_so_in_the_handoff() {
     assert!(handoff.contains("- Tests: the PR changed its tests: test.sh (+1 −1)"), "{handoff}");
     assert!(!handoff.contains("review before merging"), "a failure is not a pass to review: {handoff}");
 }
+
+#[test]
+fn a_test_outside_any_cycle_reports_integrity_against_the_base() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    w.commit(&repo, "weaken", &[("test.sh", TEST_SH_REWRITTEN)], "make the test pass");
+    let n = w.rt.block_on(w.emu.open_pr(&repo, "weaken", "main", "weaken")).unwrap();
+    let run = w.run(&["test", "--pr", &format!("acme/widget#{n}"), "--commands-json", "commands.json"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report = run.json();
+    assert_eq!(report["status"], "TEST_PASSED");
+    assert_eq!(report["integrity"]["flag"], "assertions_removed", "{report:#}");
+    assert_eq!(report["integrity"]["against_base"][0]["removed_lines"][0], REMOVED_CHECK);
+    assert!(report["integrity"]["since_last"].is_null());
+}

@@ -226,6 +226,16 @@ fn redact(ctx: &Ctx, raw: &str) -> (String, usize) {
     (text, masked)
 }
 
+/// The whole change of a PR at `head` outside any cycle (`forgeloop test`'s integrity):
+/// redacted, not cached.
+pub async fn whole_pr_at(ctx: &Ctx, engine: &Engine, pr: &PrRef, head: &str) -> Result<DiffView> {
+    let raw = whole_pr_raw(engine, pr, head).await?;
+    let (text, masked) = redact(ctx, &raw);
+    let mut view = view(DiffKind::WholePr, pr, None, head.to_owned(), None, text, None);
+    view.masked = masked;
+    Ok(view)
+}
+
 /// The whole change of a PR at its current head (`forgeloop diff --pr`, outside any cycle).
 pub async fn of_pr(ctx: &Ctx, engine: &Engine, pr: &str) -> Result<DiffView> {
     let pr = parse_pr_ref(pr, &ctx.hosts)?;

@@ -1,5 +1,5 @@
 //! A run's `integrity` (design §5.2, "Trust, then verify"): the PR's change against its base
-//! and since the cycle's last tested head, read for test files, removed assertions and the
+//! and, in a cycle, since its last tested head, read for test files, removed assertions and the
 //! person's protected paths. Made before the run is recorded, so a pass that changed a
 //! protected path becomes `NEEDS_REVIEW` in the same write.
 
@@ -50,6 +50,29 @@ pub async fn of_run(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, tested: &Tes
         tested.test_script,
         &protect,
     )
+}
+
+/// The integrity of a run outside any cycle (`forgeloop test`, MCP `forge_test`): against the
+/// base only, nothing cached.
+pub async fn of_one_shot(
+    ctx: &Ctx,
+    engine: &Engine,
+    pr: &PrRef,
+    head_sha: &str,
+    commands: &CommandsProfile,
+    test_script: Option<&str>,
+) -> Integrity {
+    let protect = ctx.config.protect.for_repository(&pr.repo.full_name());
+    match diff::whole_pr_at(ctx, engine, pr, head_sha).await {
+        Ok(whole) => {
+            let lines: Vec<&str> = whole.text.lines().collect();
+            Integrity::assess(&as_diff(&whole, &lines), None, Some(commands), test_script, &protect)
+        }
+        Err(err) => {
+            let why = ctx.redactor.redact(&err.to_string()).into_owned();
+            Integrity::unchecked(format!("the PR's diff could not be read: {why}"), &protect)
+        }
+    }
 }
 
 fn as_diff<'a>(view: &'a DiffView, lines: &'a [&'a str]) -> Diff<'a> {

@@ -1072,8 +1072,18 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     };
     let marker = Marker { task_space: None, iteration: None, head_sha: pull.head_sha.clone() };
     let log_hint = format!("`{}`", log_path.display());
-    let mut report =
-        build_report(ctx, &pull, &done.outcome, &done.checks, &marker, Some(&log_hint), done.environment, None);
+    let integrity =
+        integrity::of_one_shot(ctx, engine, &pr, &pull.head_sha, &req.commands, done.test_script.as_deref()).await;
+    let mut report = build_report(
+        ctx,
+        &pull,
+        &done.outcome,
+        &done.checks,
+        &marker,
+        Some(&log_hint),
+        done.environment,
+        Some(integrity),
+    );
     report.network_log = done.network_log.clone();
     report.lockfiles = done.lockfiles.clone();
     report.log_path = Some(log_path.display().to_string());
