@@ -138,7 +138,8 @@ fn doctor_reports_each_check_with_a_fix() {
 
 /// No token from any source: `forge --pr`, `test`, `status`, `diff` and `comment` stop at once
 /// with NO_TOKEN (exit 2), ask GitHub nothing, and leave the cycle byte-identical (no infra
-/// failure counted, no journal event). A diff already made is read from its cache.
+/// failure counted, no journal event). A diff already made (a run makes its whole-PR diff for
+/// its integrity check) is read from its cache.
 #[test]
 fn without_any_token_the_github_commands_stop_with_no_token_and_record_nothing() {
     let w = World::new();
@@ -156,6 +157,14 @@ fn without_any_token_the_github_commands_stop_with_no_token_and_record_nothing()
     };
     let (before_c, before_ran) = (files("c.json"), files("ran.json"));
     w.emu.clear_requests();
+
+    // The run cached its whole-PR diff: read without a token, asking GitHub nothing.
+    let cached = run_without_token(&w, &["diff", "--state", "ran.json"]);
+    assert_eq!(cached.code, 0, "{}", cached.stderr);
+    assert!(cached.stdout.contains("+++ b/calc.sh"), "{}", cached.stdout);
+    assert!(w.emu.requests().is_empty(), "GitHub was asked nothing: {:?}", w.emu.requests());
+    let diffs = w.path("ran.d/diffs");
+    std::fs::rename(&diffs, w.path("diffs-aside")).unwrap();
 
     let commands: [(&str, Vec<&str>); 6] = [
         ("forge --pr", vec!["forge", "--pr", &pr, "--state", "c.json", "--commands-json", "commands.json"]),
@@ -178,11 +187,9 @@ fn without_any_token_the_github_commands_stop_with_no_token_and_record_nothing()
     assert_eq!(files("ran.json"), before_ran, "the cycle's state and journal are byte-identical");
     assert!(w.emu.requests().is_empty(), "GitHub was asked nothing: {:?}", w.emu.requests());
 
-    // With a token the diff is made and cached; then it is read without one.
+    // With a token the diff is made again, the same as the run's.
     let made = w.run(&["diff", "--state", "ran.json"]);
-    assert_eq!(made.code, 0, "{}", made.stderr);
-    let cached = run_without_token(&w, &["diff", "--state", "ran.json"]);
-    assert_eq!((cached.code, &cached.stdout), (0, &made.stdout), "{}", cached.stderr);
+    assert_eq!((made.code, &made.stdout), (0, &cached.stdout), "{}", made.stderr);
 }
 
 /// `forgeloop --help` counts the demo's cycles from its scenario table, and the README says

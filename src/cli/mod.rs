@@ -406,33 +406,10 @@ fn handoff(ctx: &Ctx, path: &Path, iterate: bool) -> Result<i32> {
     let read_err = |reason: String| Error::Invalid(format!("cannot read the report {}: {reason}", path.display()));
     let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| read_err(e.to_string()))?;
-    let Value::Object(report) = value else {
-        return Err(read_err("it is not a JSON object".into()));
-    };
-    let field = |key: &str| match report.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => "?".to_owned(),
-    };
-    let status = field("status");
-    if status != "TEST_PASSED" && status != "TEST_FAILED" {
-        return Err(Error::Invalid(format!("the report's status is {status}, not a test result")));
-    }
-    let comment = match report.get("comment_markdown") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        _ => "(the report has no comment text)".to_owned(),
-    };
+    let handoff = crate::cycle::handoff::read(value).map_err(|e| read_err(e.to_string()))?;
     if iterate {
-        if status == "TEST_PASSED" {
-            return Err(Error::Invalid("the report passed: there is nothing to send WebGPT".into()));
-        }
-        return Ok(output::text(&ctx.redactor, &crate::domain::text::handoff(&comment)));
+        let message = handoff.message().map_err(|e| Error::Invalid(e.to_string()))?;
+        return Ok(output::text(&ctx.redactor, &message));
     }
-    let header = format!(
-        "WebGPT handoff: {status} for {}#{} at {}",
-        field("repository"),
-        field("pull_request"),
-        field("head_sha")
-    );
-    Ok(output::text(&ctx.redactor, &format!("{header}\n{comment}")))
+    Ok(output::text(&ctx.redactor, &format!("{}\n{}", handoff.header(), handoff.comment)))
 }

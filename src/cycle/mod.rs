@@ -9,6 +9,7 @@ pub mod commands;
 pub mod context;
 pub mod correct_commands;
 pub mod diff;
+pub mod handoff;
 pub mod home;
 pub mod integrity;
 pub mod list;

@@ -10,10 +10,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
+use crate::cycle::handoff::HandoffError;
 use crate::cycle::list;
-use crate::domain::report::{Report, TestStatus};
 use crate::domain::state::CycleState;
-use crate::domain::text;
 use crate::domain::word::Word;
 use crate::error::Error;
 use crate::store::state_file;
@@ -185,59 +184,23 @@ fn canonical(path: &Path) -> PathBuf {
 /// from `status`, `repository`, `pull_request`, `head_sha`, `commands` and `failure_output`,
 /// as the reference tool does; the server redacts the result like every other.
 pub fn handoff(input: HandoffInput) -> Outcome {
-    let mut fields = input.report;
-    let given = match fields.get("comment_markdown") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) if text.trim().is_empty() => None,
-        Some(other) => Some(other.clone()),
-    };
-    fields.insert("comment_markdown".into(), given.clone().unwrap_or_else(|| Value::from("")));
-    let report: Report = serde_json::from_value(Value::Object(fields)).map_err(|e| {
-        Failure::new(
-            Word::Blocked,
-            format!(
-                "the report is not a test report: {e}; pass the object webgpt_pr_test returned, or at least status, repository, pull_request, head_sha and commands (argv, exit_code, duration_seconds), with failure_output or comment_markdown"
-            ),
-        )
-    })?;
-    if report.status == TestStatus::Passed {
-        return Err(Failure::new(
-            Word::NothingToSend,
-            "the report passed: there is nothing to send WebGPT; the PR is ready for a person to review",
-        ));
-    }
-    let comment = match given {
-        Some(_) => report.comment_markdown.clone(),
-        None => built_comment(&report),
-    };
+    let handoff = crate::cycle::handoff::read(Value::Object(input.report)).map_err(refusal)?;
+    let message = handoff.message().map_err(refusal)?;
     Ok(json!({
-        "status": report.status,
-        "repository": report.repository,
-        "pull_request": report.pull_request,
-        "head_sha": report.head_sha,
-        "handoff": text::handoff(&comment),
+        "status": handoff.report.status,
+        "repository": handoff.report.repository,
+        "pull_request": handoff.report.pull_request,
+        "head_sha": handoff.report.head_sha,
+        "handoff": message,
     }))
 }
 
-/// The PR comment of a report that came without one, built as a run builds it (the failure
-/// output cut to the same tail), without the sandbox line the report cannot vouch for.
-fn built_comment(report: &Report) -> String {
-    let tail = report.failure_output.as_deref().map(|o| text::failure_tail(o, text::FAILURE_TAIL_CHARS));
-    let marker = text::Marker { task_space: None, iteration: None, head_sha: report.head_sha.clone() };
-    text::comment_markdown(&text::CommentInput {
-        marker: &marker,
-        status: report.status,
-        repository: &report.repository,
-        pull_request: report.pull_request,
-        head_sha: &report.head_sha,
-        setup: &[],
-        commands: &report.commands,
-        failure_output: tail.as_deref(),
-        log_hint: None,
-        sandbox: None,
-        checks: &report.checks,
-        integrity: report.integrity.as_ref(),
-    })
+fn refusal(err: HandoffError) -> Failure {
+    let word = match err {
+        HandoffError::Passed => Word::NothingToSend,
+        HandoffError::NotAReport(_) => Word::Blocked,
+    };
+    Failure::new(word, err.to_string())
 }
 
 #[cfg(test)]
