@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
+use crate::domain::commands::{CommandsProfile, commands_from_value};
 use crate::domain::egress::Allowlist;
 use crate::domain::pr_ref::RepoName;
 use crate::redact::UserRules;
@@ -294,9 +295,24 @@ pub struct McpConfig {
     /// Repositories the MCP server may test besides those bound in the registry.
     #[serde(default)]
     pub allowed_repositories: Vec<String>,
-    /// Named command profiles (same formats as a commands file).
-    #[serde(default)]
-    pub profiles: BTreeMap<String, toml::Value>,
+    /// Named command profiles: the same type and formats as a commands file, parsed when the
+    /// config loads (a bad profile fails the load with its name, as a bad redaction rule does).
+    #[serde(default, deserialize_with = "profiles")]
+    pub profiles: BTreeMap<String, CommandsProfile>,
+}
+
+fn profiles<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, CommandsProfile>, D::Error> {
+    let tables = BTreeMap::<String, toml::Value>::deserialize(deserializer)?;
+    let mut out = BTreeMap::new();
+    for (name, table) in tables {
+        let bad = |reason: String| {
+            serde::de::Error::custom(format!("[mcp.profiles.{name}] is not a valid commands profile: {reason}"))
+        };
+        let json = serde_json::to_value(&table).map_err(|e| bad(e.to_string()))?;
+        let profile = commands_from_value(&json).map_err(|e| bad(e.to_string()))?;
+        out.insert(name, profile);
+    }
+    Ok(out)
 }
 
 /// The config file could not be read or is not valid (a bad redaction rule included).

@@ -1,19 +1,15 @@
 //! Commands that talk to GitHub: `forge --pr`, `forge --request --new-repo`, `test`,
 //! `status`, `comment`, and the hidden emulator used by tests and the demo.
 
-use std::path::Path;
-
 use crate::cycle::Ctx;
 use crate::cycle::commands;
 use crate::cycle::pr_test::{self, OneShot, RunOptions};
 use crate::cycle::start::{self, StartRequest};
-use crate::domain::commands::{CommandsProfile, parse_commands};
 use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::report::TestStatus;
 use crate::domain::state::{Actor, NewRepository};
 use crate::domain::word::Word;
 use crate::error::{Error, Result};
-use crate::redact::Redactor;
 use crate::store::atomic::write_atomic;
 use serde_json::json;
 
@@ -23,32 +19,11 @@ use super::args::{DiffArgs, ForgeArgs, StateArgs, StatusArgs, TestArgs};
 use super::net;
 use crate::output;
 
-/// The commands file is small; anything bigger is not one.
-const MAX_COMMANDS_BYTES: u64 = 1024 * 1024;
-
-/// Reads and parses a commands file and accepts it ([`commands::accept`]: nothing the
-/// redactor would mask, so the stored commands are the ones run).
-pub fn load_commands(redactor: &Redactor, path: &Path) -> Result<CommandsProfile> {
-    use std::io::Read;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let fail = |reason: String| Error::CommandsFile { path: path.to_path_buf(), reason };
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_COMMANDS_BYTES + 1).read_to_string(&mut text))
-        .map_err(|e| fail(format!("{name}: {e}")))?;
-    if text.len() as u64 > MAX_COMMANDS_BYTES {
-        return Err(fail(format!("{name} is larger than {MAX_COMMANDS_BYTES} bytes")));
-    }
-    parse_commands(&text)
-        .and_then(|profile| commands::accept(redactor, profile))
-        .map_err(|source| Error::Commands { path: path.to_path_buf(), source })
-}
-
 /// `forge --pr`: exit 0 when a run was recorded, 2 when the cycle ended up blocked.
 pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     let paths = ctx.cycle(&args.state)?;
     // Refusals that need no network come first, so they never wait for GitHub.
-    let commands = args.commands_json.as_deref().map(|path| load_commands(&ctx.redactor, path)).transpose()?;
+    let commands = args.commands_json.as_deref().map(|path| commands::load(&ctx.redactor, path)).transpose()?;
     let pr = args.pr.clone().unwrap_or_default();
     parse_pr_ref(&pr, &ctx.hosts)?;
     // Testing an already-tested head again is a person's call (flaky tests), on a terminal.
@@ -109,7 +84,7 @@ pub fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartReques
 
 /// `test`: exit 0 passed, 1 failed, 2 blocked (as in the reference tool).
 pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
-    let commands = load_commands(&ctx.redactor, &args.commands_json)?;
+    let commands = commands::load(&ctx.redactor, &args.commands_json)?;
     parse_pr_ref(&args.pr, &ctx.hosts)?;
     let net = net::connect(&mut ctx)?;
     let cancel = net::cancel_on_signals(&net.runtime);

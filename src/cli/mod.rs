@@ -211,7 +211,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         }
         Command::Commands(args) => {
             let paths = ctx.cycle(&args.state)?;
-            let commands = github_cmds::load_commands(r, &args.commands_json)?;
+            let commands = crate::cycle::commands::load(r, &args.commands_json)?;
             let widened = crate::cycle::correct_commands::widening(&paths, &commands)?;
             let (by, confirmed) = if widened.is_empty() {
                 (Actor::Agent, false)

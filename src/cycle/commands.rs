@@ -1,13 +1,37 @@
-//! Accepting a commands profile (design §5.2.3): every place a profile enters — the CLI's
-//! `--commands-json` for `forge --pr` and `test`, the MCP server's configured profiles — calls
-//! [`accept`], so what a run stores is exactly what it ran. A cycle's state is written
-//! redacted (`session::redact_state`); a profile the redactor would change would come back
+//! Loading and accepting a commands profile (design §5.2.3): every place a profile enters —
+//! the CLI's `--commands-json` for `forge --pr`, `test` and `commands` ([`load`]), the MCP
+//! server's configured profiles — calls [`accept`], so what a run stores is exactly what it
+//! ran. A cycle's state is written redacted (`session::redact_state`); a profile the redactor would change would come back
 //! different on the next iteration or the control room's rerun, with another
 //! `commands_sha256`. Such a profile is refused, naming where (command and argument index, env
 //! name), never echoing the value.
 
-use crate::domain::commands::{CommandsError, CommandsProfile, is_local_path_kind};
+use std::path::Path;
+
+use crate::domain::commands::{CommandsError, CommandsProfile, is_local_path_kind, parse_commands};
+use crate::error::{Error, Result};
 use crate::redact::Redactor;
+
+/// The commands file is small; anything bigger is not one.
+const MAX_COMMANDS_BYTES: u64 = 1024 * 1024;
+
+/// Reads and parses a commands file and accepts it ([`accept`]: nothing the
+/// redactor would mask, so the stored commands are the ones run).
+pub fn load(redactor: &Redactor, path: &Path) -> Result<CommandsProfile> {
+    use std::io::Read;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let fail = |reason: String| Error::CommandsFile { path: path.to_path_buf(), reason };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_COMMANDS_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| fail(format!("{name}: {e}")))?;
+    if text.len() as u64 > MAX_COMMANDS_BYTES {
+        return Err(fail(format!("{name} is larger than {MAX_COMMANDS_BYTES} bytes")));
+    }
+    parse_commands(&text)
+        .and_then(|profile| accept(redactor, profile))
+        .map_err(|source| Error::Commands { path: path.to_path_buf(), source })
+}
 
 /// `profile` unchanged when redaction keeps every part of it; else the first place it would
 /// change.

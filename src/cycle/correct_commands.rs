@@ -23,7 +23,7 @@ pub fn widening(paths: &CyclePaths, new: &CommandsProfile) -> Result<Vec<String>
     Ok(state.commands.as_ref().map(|old| old.widening(new)).unwrap_or_default())
 }
 
-/// `commands` went through [`super::commands::accept`] (the CLI's `load_commands` does).
+/// `commands` went through [`super::commands::accept`] (`commands::load` does).
 pub fn replace(
     ctx: &Ctx,
     paths: &CyclePaths,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::config::McpConfig;
 use crate::cycle::commands;
-use crate::domain::commands::{CommandsError, CommandsProfile, commands_from_value};
+use crate::domain::commands::{CommandsError, CommandsProfile};
 use crate::domain::pr_ref::RepoName;
 use crate::redact::Redactor;
 use crate::registry::{Registry, RepoKey};
@@ -22,7 +22,7 @@ pub enum PolicyError {
     #[error("unknown test profile {name:?}; the configured profiles are: {known}")]
     UnknownProfile { name: String, known: String },
     #[error(
-        "the config's test profile {name:?} is not a valid commands list: {reason}; fix [mcp.profiles.{name}] in the forgeloop config"
+        "the config's test profile {name:?} cannot be run: {reason}; fix [mcp.profiles.{name}] in the forgeloop config"
     )]
     BadProfile { name: String, reason: String },
     #[error(
@@ -50,7 +50,7 @@ pub enum Allowed {
 
 #[derive(Debug, Clone)]
 pub struct Policy {
-    profiles: BTreeMap<String, toml::Value>,
+    profiles: BTreeMap<String, CommandsProfile>,
     allowed: Vec<String>,
     registry: Registry,
 }
@@ -70,14 +70,11 @@ impl Policy {
         if self.profiles.is_empty() {
             return Err(PolicyError::NoProfiles);
         }
-        let Some(value) = self.profiles.get(name) else {
+        let Some(profile) = self.profiles.get(name) else {
             return Err(PolicyError::UnknownProfile { name: name.to_owned(), known: self.profile_names().join(", ") });
         };
-        let bad = |reason: String| PolicyError::BadProfile { name: name.to_owned(), reason };
-        let json = serde_json::to_value(value).map_err(|e| bad(e.to_string()))?;
-        commands_from_value(&json)
-            .and_then(|profile| commands::accept(redactor, profile))
-            .map_err(|e: CommandsError| bad(e.to_string()))
+        commands::accept(redactor, profile.clone())
+            .map_err(|e: CommandsError| PolicyError::BadProfile { name: name.to_owned(), reason: e.to_string() })
     }
 
     /// Whether `repo` may be tested: bound in the registry, else listed in config. A registry
@@ -147,8 +144,6 @@ allowed_repositories = ["Acme/Widget", "not a repo"]
 commands = [["git", "diff", "--check"]]
 [mcp.profiles.default]
 commands = [["bun", "test"], {argv = ["bun", "run", "typecheck"], timeout_s = 60}]
-[mcp.profiles.broken]
-commands = "rm -rf /"
 "#;
 
     #[test]
@@ -160,8 +155,11 @@ commands = "rm -rf /"
         assert_eq!(default.commands.len(), 2);
         assert_eq!(default.commands[1].timeout_s, Some(60));
         let unknown = p.profile("everything", &Redactor::default()).unwrap_err().to_string();
-        assert!(unknown.contains("broken, default, smoke"), "{unknown}");
-        assert!(matches!(p.profile("broken", &Redactor::default()), Err(PolicyError::BadProfile { .. })));
+        assert!(unknown.contains("default, smoke"), "{unknown}");
+        // A profile that is not a commands profile fails the config's load, naming it.
+        let broken = toml::from_str::<crate::config::Config>("[mcp.profiles.broken]\ncommands = \"rm -rf /\"\n");
+        let err = broken.unwrap_err().to_string();
+        assert!(err.contains("[mcp.profiles.broken] is not a valid commands profile"), "{err}");
         let none = policy(dir.path(), "");
         assert!(matches!(none.profile("smoke", &Redactor::default()), Err(PolicyError::NoProfiles)));
     }
