@@ -2,7 +2,6 @@
 //! redacted JSON document, exit 0/1/2.
 
 pub mod args;
-mod doctor;
 mod forge;
 mod github_cmds;
 mod human;
@@ -15,18 +14,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::config::Config;
 use crate::cycle::{Ctx, SystemClock, actions, list, wait};
 use crate::domain::pr_ref::{WebHosts, parse_pr_ref};
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
-use crate::domain::word::Word;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::redact::Redactor;
-use crate::store::journal;
 use crate::store::layout::Home;
 use crate::store::state_file;
 
@@ -173,8 +170,15 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         #[cfg(feature = "demo")]
         Command::GithubEmulator(args) => github_cmds::emulator(&args),
         Command::Redact(args) => redact_cmd::run(ctx, &args),
-        Command::Doctor => doctor::run(ctx.clone()),
-        Command::Gc(args) => gc(ctx, &args),
+        Command::Doctor => {
+            use std::io::IsTerminal;
+            let mut ctx = ctx.clone();
+            let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+            let diagnosis = net::runtime()?.block_on(crate::cycle::doctor::diagnose(&mut ctx, terminal));
+            output::json(&ctx.redactor, &diagnosis);
+            Ok(if diagnosis.healthy() { 0 } else { 2 })
+        }
+        Command::Gc(args) => Ok(output::json(r, &crate::cycle::gc::collect(ctx, args.unused_days, args.dry_run)?)),
         Command::Reply(args) => reply(ctx, args),
         Command::Handoff(args) => handoff(ctx, &args.result, false),
         Command::Iterate(args) => handoff(ctx, &args.result, true),
@@ -238,7 +242,13 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             Ok(output::json(r, &state))
         }
         Command::List(args) => Ok(output::json(r, &list::list(ctx, &args.dir))),
-        Command::Log(args) => log(ctx, &args.state, args.verify),
+        Command::Log(args) => {
+            let paths = ctx.cycle(&args.state)?;
+            match args.verify {
+                true => Ok(output::json(r, &crate::cycle::log::verify(&paths)?)),
+                false => Ok(output::json(r, &crate::cycle::log::read(&paths)?)),
+            }
+        }
         Command::Abort(args) => {
             // A run in progress elsewhere is asked to stop first (design §6.6).
             Ok(output::json(
@@ -362,42 +372,8 @@ fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
     Ok(output::json(&ctx.redactor, &outcome))
 }
 
-/// `forgeloop gc`: deletes the mirrors unused for `--unused-days` (design §5.2.2), the run
-/// directories of runs that are gone and the least recently used caches over `[cache] max_gb`
-/// (design §5.6).
-fn gc(ctx: &Ctx, args: &args::GcArgs) -> Result<i32> {
-    let outcome = crate::checkout::collect_mirrors(
-        &ctx.home.mirrors_dir(),
-        args.unused_days,
-        std::time::SystemTime::now(),
-        args.dry_run,
-    )
-    .map_err(crate::error::Error::Checkout)?;
-    // Run directories of runs whose forgeloop died (killed, say) before it could clean up.
-    let runs = crate::sandbox::rundir::sweep(&ctx.home.runs_dir(), args.dry_run);
-    // The warm caches, down to `[cache] max_gb`, least recently used first.
-    let caches = crate::cache::trim(&ctx.home.caches_dir(), ctx.config.cache.max_bytes(), args.dry_run);
-    let doc = json!({"status": Word::GcDone, "dry_run": args.dry_run, "unused_days": args.unused_days,
-                     "removed": outcome.removed, "in_use": outcome.in_use, "kept": outcome.kept,
-                     "freed_bytes": outcome.freed_bytes, "run_dirs": runs, "caches": caches});
-    Ok(output::json(&ctx.redactor, &doc))
-}
-
 fn parse_status(text: &str) -> Result<Status> {
     text.parse::<Status>().map_err(|e| Error::Invalid(e.to_string()))
-}
-
-fn log(ctx: &Ctx, state: &str, verify: bool) -> Result<i32> {
-    let paths = ctx.cycle(state)?;
-    if verify {
-        let contents = journal::verify(&paths.journal())?;
-        return Ok(output::json(
-            &ctx.redactor,
-            &json!({"status": Word::JournalOk, "events": contents.events.len(), "torn_tail": contents.torn_tail}),
-        ));
-    }
-    let contents = journal::read(&paths.journal())?;
-    Ok(output::json(&ctx.redactor, &json!({"events": contents.events, "torn_tail": contents.torn_tail})))
 }
 
 /// `handoff` prints the header and the comment; `iterate` prints what to send WebGPT after a

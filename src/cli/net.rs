@@ -13,8 +13,6 @@ use crate::error::{Error, Result};
 pub struct Net {
     pub runtime: Runtime,
     pub engine: Engine,
-    /// Where the token came from (`GH_TOKEN`, `gh auth token`, …), for `doctor`.
-    pub token_source: &'static str,
 }
 
 pub fn runtime() -> Result<Runtime> {
@@ -28,11 +26,11 @@ pub fn runtime() -> Result<Runtime> {
 /// `NO_TOKEN` at once: nothing is asked of GitHub and nothing is recorded.
 pub fn connect(ctx: &mut Ctx) -> Result<Net> {
     let runtime = runtime()?;
-    let (engine, token_source) = {
+    let (engine, _source) = {
         let _entered = runtime.enter();
         Engine::discover(ctx)?
     };
-    Ok(Net { runtime, engine, token_source })
+    Ok(Net { runtime, engine })
 }
 
 /// A client without a token, for what may need no GitHub at all (a diff the mirror holds).
@@ -42,7 +40,7 @@ pub fn connect_without_token(ctx: &Ctx) -> Result<Net> {
         let _entered = runtime.enter();
         Engine::connect(&ctx.github_api, None)?
     };
-    Ok(Net { runtime, engine, token_source: "none" })
+    Ok(Net { runtime, engine })
 }
 
 /// A cancel channel that fires on Ctrl-C or SIGTERM, so a running test's process group is

@@ -1,31 +1,43 @@
-//! `forgeloop doctor`: is this machine ready to run the loop? Each check says ok or what is
-//! wrong and how to fix it. Exit 0 when everything is fine, 2 otherwise; whether there is a
-//! terminal is information, never a problem (an agent has none and needs none).
+//! `forgeloop doctor`'s use case: is this machine ready to run the loop? Each check says ok or
+//! what is wrong and how to fix it; whether there is a terminal is information, never a
+//! problem (an agent has none and needs none). The front end prints it (exit 0 healthy, else 2).
 
-use std::io::IsTerminal;
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::checkout;
-use crate::cycle::Ctx;
 use crate::domain::word::Word;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::registry::Registry;
 use crate::store::{private, tighten};
 
-use super::{net, output};
+use super::context::{Ctx, Engine};
 
-#[derive(Serialize)]
-struct Check {
-    name: &'static str,
-    ok: bool,
+/// One check: what was found and, for a problem, what to do.
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: bool,
     /// Information only: never a problem, whatever it says (the terminal check).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    info: bool,
-    detail: String,
+    pub info: bool,
+    pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    fix: Option<String>,
+    pub fix: Option<String>,
+}
+
+/// `doctor`'s answer: every check, and whether all passed.
+#[derive(Debug, Serialize)]
+pub struct Diagnosis {
+    pub status: Word,
+    pub checks: Vec<Check>,
+}
+
+impl Diagnosis {
+    pub fn healthy(&self) -> bool {
+        self.status == Word::Ok
+    }
 }
 
 fn ok(name: &'static str, detail: impl Into<String>) -> Check {
@@ -47,19 +59,19 @@ fn terminal_check(is_terminal: bool) -> Check {
     Check { name: "terminal", ok: true, info: true, detail: detail.into(), fix: None }
 }
 
-pub fn run(mut ctx: Ctx) -> Result<i32> {
+/// Every check, in the order a person fixes them; `at_terminal` is the front end's to say.
+/// Asks GitHub (needs a tokio runtime); `ctx`'s redactor learns the token it finds.
+pub async fn diagnose(ctx: &mut Ctx, at_terminal: bool) -> Diagnosis {
     let mut checks = vec![git_check(), dir_check("home", ctx.home.root()), dir_check("cycles", &ctx.home.cycles_dir())];
     checks.push(permissions_check(ctx.home.root()));
-    checks.push(registry_check(&ctx));
-    checks.push(sandbox_check(&ctx));
-    checks.push(mirrors_check(&ctx));
-    checks.push(caches_check(&ctx));
-    checks.extend(github_checks(&mut ctx));
-    checks.push(terminal_check(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()));
+    checks.push(registry_check(ctx));
+    checks.push(sandbox_check(ctx));
+    checks.push(mirrors_check(ctx));
+    checks.push(caches_check(ctx));
+    checks.extend(github_checks(ctx).await);
+    checks.push(terminal_check(at_terminal));
     let healthy = checks.iter().all(|c| c.ok);
-    let doc = serde_json::json!({"status": if healthy { Word::Ok } else { Word::Problems }, "checks": checks});
-    output::json(&ctx.redactor, &doc);
-    Ok(if healthy { 0 } else { 2 })
+    Diagnosis { status: if healthy { Word::Ok } else { Word::Problems }, checks }
 }
 
 fn git_check() -> Check {
@@ -278,11 +290,11 @@ fn registry_check(ctx: &Ctx) -> Check {
     }
 }
 
-fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
+async fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
     use crate::github::GithubError as G;
     use crate::github::token::HOW_TO_GIVE_ONE;
-    let net = match net::connect(ctx) {
-        Ok(net) => net,
+    let (engine, source) = match Engine::discover(ctx) {
+        Ok(found) => found,
         Err(Error::NoToken(missing)) => {
             return vec![
                 problem(
@@ -309,9 +321,8 @@ fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
             )];
         }
     };
-    let source = net.token_source;
     let mut checks = vec![ok("token", format!("found in {source}"))];
-    let access = net.runtime.block_on(net.engine.github.access());
+    let access = engine.github.access().await;
     match access {
         Ok(access) => {
             checks.push(ok("github", format!("{} reachable; authenticated as {}", ctx.github_api, access.login)));

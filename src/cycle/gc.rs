@@ -1,0 +1,48 @@
+//! `forgeloop gc`'s use case: what forgeloop may delete of its own, all in one pass — git
+//! mirrors no cycle used for `unused_days` (those a running cycle holds are left alone), run
+//! directories of runs whose forgeloop died before it could clean up, and the warm caches down
+//! to `[cache] max_gb`, least recently used first.
+
+use serde::Serialize;
+
+use crate::cache::Trimmed;
+use crate::checkout::MirrorInfo;
+use crate::domain::word::Word;
+use crate::error::{Error, Result};
+use crate::sandbox::rundir::Swept;
+
+use super::context::Ctx;
+
+/// What was (or, with `dry_run`, would be) deleted.
+#[derive(Debug, Serialize)]
+pub struct Collected {
+    pub status: Word,
+    pub dry_run: bool,
+    pub unused_days: u64,
+    pub removed: Vec<MirrorInfo>,
+    pub in_use: Vec<MirrorInfo>,
+    pub kept: usize,
+    pub freed_bytes: u64,
+    pub run_dirs: Swept,
+    pub caches: Trimmed,
+}
+
+/// Collects, or lists with `dry_run`.
+pub fn collect(ctx: &Ctx, unused_days: u64, dry_run: bool) -> Result<Collected> {
+    let mirrors =
+        crate::checkout::collect_mirrors(&ctx.home.mirrors_dir(), unused_days, std::time::SystemTime::now(), dry_run)
+            .map_err(Error::Checkout)?;
+    let run_dirs = crate::sandbox::rundir::sweep(&ctx.home.runs_dir(), dry_run);
+    let caches = crate::cache::trim(&ctx.home.caches_dir(), ctx.config.cache.max_bytes(), dry_run);
+    Ok(Collected {
+        status: Word::GcDone,
+        dry_run,
+        unused_days,
+        removed: mirrors.removed,
+        in_use: mirrors.in_use,
+        kept: mirrors.kept,
+        freed_bytes: mirrors.freed_bytes,
+        run_dirs,
+        caches,
+    })
+}

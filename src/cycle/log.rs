@@ -1,0 +1,35 @@
+//! `forgeloop log`'s use case: a cycle's journal as written, or the check of its hash chain.
+
+use serde::Serialize;
+
+use crate::domain::word::Word;
+use crate::error::Result;
+use crate::store::journal::{self, Event};
+use crate::store::layout::CyclePaths;
+
+/// The journal's events, and whether its last line was torn (a crash mid-write).
+#[derive(Debug, Serialize)]
+pub struct Journal {
+    pub events: Vec<Event>,
+    pub torn_tail: bool,
+}
+
+/// `log --verify`: the chain holds.
+#[derive(Debug, Serialize)]
+pub struct Verified {
+    pub status: Word,
+    pub events: usize,
+    pub torn_tail: bool,
+}
+
+pub fn read(paths: &CyclePaths) -> Result<Journal> {
+    let contents = journal::read(&paths.journal())?;
+    Ok(Journal { events: contents.events, torn_tail: contents.torn_tail })
+}
+
+/// Every line's hash checked against the one before; an edited or missing line is an error
+/// (`JOURNAL_DAMAGED`).
+pub fn verify(paths: &CyclePaths) -> Result<Verified> {
+    let contents = journal::verify(&paths.journal())?;
+    Ok(Verified { status: Word::JournalOk, events: contents.events.len(), torn_tail: contents.torn_tail })
+}
