@@ -1,9 +1,7 @@
 //! Small transitions shared by the CLI and the control room: confirm, sent, abort, block,
 //! unblock, extend, approve. Each is one locked, journaled mutation.
 
-use serde_json::json;
-
-use crate::domain::event::EventKind;
+use crate::domain::event_data::{EventData, Message};
 use crate::domain::machine;
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
@@ -26,13 +24,9 @@ pub fn confirm(ctx: &Ctx, paths: &CyclePaths, edited: Option<EditedBrief>, via: 
     mutate(ctx, paths, by, |state, events, now| {
         let edited_any = edited.is_some();
         machine::confirm_brief(state, edited.map(|e| (e.webgpt_question, e.intent_brief)), via, by, now)?;
-        events.push(NewEvent::new(EventKind::BriefConfirmed, by, json!({"via": via, "edited": edited_any})));
+        events.push(NewEvent::of(by, EventData::BriefConfirmed { via: via.to_owned(), edited: Some(edited_any) }));
         if let Some(outbox) = &state.outbox {
-            events.push(NewEvent::new(
-                EventKind::PromptIssued,
-                Actor::System,
-                json!({"kind": outbox.kind, "sha256": outbox.sha256}),
-            ));
+            events.push(NewEvent::of(Actor::System, EventData::PromptIssued(Message::of(outbox))));
         }
         Ok(())
     })
@@ -45,11 +39,7 @@ pub fn sent(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
             events.push(adopted_event(kind));
         }
         let outbox = machine::mark_sent(state, now)?;
-        events.push(NewEvent::new(
-            EventKind::MessageSent,
-            Actor::Agent,
-            json!({"kind": outbox.kind, "sha256": outbox.sha256}),
-        ));
+        events.push(NewEvent::of(Actor::Agent, EventData::MessageSent(Message::of(&outbox))));
         Ok(())
     })
 }
@@ -71,17 +61,19 @@ pub fn adopt_reference_outbox(ctx: &Ctx, paths: &CyclePaths) -> Result<Option<Sa
 }
 
 fn adopted_event(kind: crate::domain::state::OutboxKind) -> NewEvent {
-    NewEvent::new(
-        EventKind::OutboxAdopted,
+    NewEvent::of(
         Actor::System,
-        json!({"kind": kind, "from": "a reference-tool state (webgpt-orchestrator): the pending message was in its old fields"}),
+        EventData::OutboxAdopted {
+            kind: Some(kind),
+            from: "a reference-tool state (webgpt-orchestrator): the pending message was in its old fields".into(),
+        },
     )
 }
 
 pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<Saved> {
     mutate(ctx, paths, by, |state, events, now| {
         machine::abort(state, reason, by, now)?;
-        events.push(NewEvent::new(EventKind::Aborted, by, json!({"reason": reason})));
+        events.push(NewEvent::of(by, EventData::Aborted { reason: reason.to_owned(), request: None }));
         Ok(())
     })
 }
@@ -89,7 +81,7 @@ pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<S
 pub fn block(ctx: &Ctx, paths: &CyclePaths, status: Status, reason: &str, by: Actor) -> Result<Saved> {
     mutate(ctx, paths, by, |state, events, now| {
         machine::block(state, status, reason, now)?;
-        events.push(NewEvent::new(EventKind::Blocked, by, json!({"status": status.as_str(), "reason": reason})));
+        events.push(NewEvent::of(by, EventData::Blocked { status, reason: Some(reason.to_owned()) }));
         Ok(())
     })
 }
@@ -98,7 +90,7 @@ pub fn block(ctx: &Ctx, paths: &CyclePaths, status: Status, reason: &str, by: Ac
 pub fn unblock(ctx: &Ctx, paths: &CyclePaths) -> Result<Saved> {
     mutate(ctx, paths, Actor::Human, |state, events, now| {
         let from = machine::unblock(state, now)?;
-        events.push(NewEvent::new(EventKind::Unblocked, Actor::Human, json!({"from": from.as_str()})));
+        events.push(NewEvent::of(Actor::Human, EventData::Unblocked { from }));
         Ok(())
     })
 }
@@ -108,11 +100,7 @@ pub fn extend(ctx: &Ctx, paths: &CyclePaths, by: u32) -> Result<Saved> {
     mutate(ctx, paths, Actor::Human, |state, events, now| {
         let old = state.max_iterations;
         machine::extend(state, by, now)?;
-        events.push(NewEvent::new(
-            EventKind::CapExtended,
-            Actor::Human,
-            json!({"from": old, "to": state.max_iterations}),
-        ));
+        events.push(NewEvent::of(Actor::Human, EventData::CapExtended { from: old, to: state.max_iterations }));
         Ok(())
     })
 }
@@ -124,11 +112,8 @@ pub fn approve(ctx: &Ctx, paths: &CyclePaths, via: &str) -> Result<Saved> {
         let head = state.tested_head_sha().map(str::to_owned);
         let protected = state.report.as_ref().and_then(|r| r.integrity.as_ref()).map(|i| i.protected.clone());
         machine::approve(state, now)?;
-        events.push(NewEvent::new(
-            EventKind::Approved,
-            Actor::Human,
-            json!({"via": via, "head_sha": head, "protected": protected.unwrap_or_default()}),
-        ));
+        let protected = protected.unwrap_or_default();
+        events.push(NewEvent::of(Actor::Human, EventData::Approved { via: via.to_owned(), head_sha: head, protected }));
         Ok(())
     })
 }

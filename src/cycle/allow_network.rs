@@ -6,10 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use crate::config_edit;
-use crate::domain::event::EventKind;
+use crate::domain::event_data::EventData;
 use crate::domain::machine;
 use crate::domain::state::Actor;
 use crate::error::{Error, Result};
@@ -59,16 +57,15 @@ pub fn allow_refused_hosts(ctx: &Ctx, paths: &CyclePaths, by: Actor) -> Result<A
         })?;
         let edited = config_edit::allow_for_repository(&config, &repository, &entries)?;
         machine::network_allowed(state, now)?;
-        events.push(NewEvent::new(
-            EventKind::NetworkAllowed,
+        events.push(NewEvent::of(
             by,
-            json!({
-                "repository": repository,
-                "allow": entries,
-                "added": edited.added,
-                "config": display(&edited.path),
-                "table": edited.table,
-            }),
+            EventData::NetworkAllowed {
+                repository: repository.clone(),
+                allow: entries.clone(),
+                added: edited.added.clone(),
+                config: display(&edited.path),
+                table: edited.table.clone(),
+            },
         ));
         allowed = Some(Allowed { repository, entries, config: edited.path, table: edited.table });
         Ok(())

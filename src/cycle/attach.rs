@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::Ctx;
-use crate::domain::event::EventKind;
+use crate::domain::event_data::EventData;
 use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::state::{Actor, CycleState};
 use crate::store::atomic::write_atomic;
@@ -157,14 +157,17 @@ pub fn attach(ctx: &Ctx, req: &AttachRequest) -> Result<Attached, RegistryError>
         write_atomic(&paths.state, text.as_bytes())
             .map_err(|source| RegistryError::StateWrite { path: paths.state.clone(), source })?;
         if is_cycle {
-            let mut data = json!({
-                "repository": key.to_string(),
-                "project_url": record.project_url,
-                "project_name": record.project_name,
-                "conversation_url": recorded_conversation,
-            });
-            ctx.redactor.redact_json(&mut data);
-            journal::append(&paths.journal(), &[NewEvent::new(EventKind::Attached, Actor::Agent, data)], &now)?;
+            let mut event = NewEvent::of(
+                Actor::Agent,
+                EventData::Attached {
+                    repository: key.to_string(),
+                    project_url: Some(record.project_url.clone()),
+                    project_name: Some(record.project_name.clone()),
+                    conversation_url: recorded_conversation.clone(),
+                },
+            );
+            ctx.redactor.redact_json(&mut event.data);
+            journal::append(&paths.journal(), &[event], &now)?;
             journaled = true;
         }
     }

@@ -3,10 +3,8 @@
 //! the change widens. A change that widens the sandbox is the person's: the front end asks
 //! them on a terminal and says so with `widening_confirmed`.
 
-use serde_json::json;
-
 use crate::domain::commands::CommandsProfile;
-use crate::domain::event::EventKind;
+use crate::domain::event_data::EventData;
 use crate::domain::machine;
 use crate::domain::state::Actor;
 use crate::error::{Error, Result};
@@ -43,10 +41,9 @@ pub fn replace(
         if before.as_deref() == Some(after.as_str()) {
             return Err(Error::Invalid("the commands are the ones stored already; nothing changed".into()));
         }
-        events.push(NewEvent::new(
-            EventKind::CommandsChanged,
+        events.push(NewEvent::of(
             by,
-            json!({"before_sha256": before, "after_sha256": after, "widened": widened}),
+            EventData::CommandsChanged { before_sha256: before, after_sha256: after, widened: widened.clone() },
         ));
         Ok(())
     })

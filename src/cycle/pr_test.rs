@@ -14,7 +14,7 @@ use crate::cache;
 use crate::checkout::{self, CheckoutError, CheckoutRequest};
 use crate::domain::commands::{CommandsProfile, Executor};
 use crate::domain::egress::{Allowlist, NetworkEvent, NetworkMode};
-use crate::domain::event::EventKind;
+use crate::domain::event_data::{EventData, Message};
 use crate::domain::integrity::Integrity;
 use crate::domain::machine::{self, TestGate};
 use crate::domain::needs_network::{self as needs_net, NeedsNetwork};
@@ -193,10 +193,9 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         actor: opts.actor,
         executor: (commands.executor == Executor::GithubChecks).then(|| commands.executor.as_str().to_owned()),
     });
-    let event = NewEvent::new(
-        EventKind::RunStarted,
+    let event = NewEvent::of(
         opts.actor,
-        json!({"pr": pr.shorthand(), "head_sha": pull.head_sha, "iteration": iteration, "log": log_rel}),
+        EventData::RunStarted { pr: pr.shorthand(), head_sha: pull.head_sha.clone(), iteration, log: log_rel.clone() },
     );
     session::persist(ctx, paths, Some(&before), &live, opts.actor, vec![event], &now)?;
 
@@ -279,22 +278,25 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     let executor = commands.executor.as_str();
     state.commands = Some(commands);
     machine::record_run(&mut state, &pr, report.clone(), summary, &now);
-    let event = NewEvent::new(
-        EventKind::RunFinished,
+    let event = NewEvent::of(
         opts.actor,
-        json!({"iteration": iteration, "pr": pr.shorthand(), "head_sha": report.head_sha, "status": report.status,
-               "log": log_rel, "report": report_rel, "log_truncated": done.outcome.log_truncated,
-               "executor": executor, "fetch": fetch,
-               "tests": report.integrity.as_ref().and_then(|i| i.flag),
-               "protected": report.integrity.as_ref().map(|i| i.protected.clone()).unwrap_or_default()}),
+        EventData::RunFinished {
+            iteration,
+            pr: pr.shorthand(),
+            head_sha: report.head_sha.clone(),
+            status: report.status,
+            log: log_rel.clone(),
+            report: report_rel.clone(),
+            log_truncated: done.outcome.log_truncated,
+            executor: Some(executor.to_owned()),
+            fetch: fetch.unwrap_or(serde_json::Value::Null),
+            tests: report.integrity.as_ref().and_then(|i| i.flag),
+            protected: report.integrity.as_ref().map(|i| i.protected.clone()).unwrap_or_default(),
+        },
     );
     let mut events = vec![event];
     if let Some(outbox) = &state.outbox {
-        events.push(NewEvent::new(
-            EventKind::HandoffIssued,
-            Actor::System,
-            json!({"kind": outbox.kind, "sha256": outbox.sha256}),
-        ));
+        events.push(NewEvent::of(Actor::System, EventData::HandoffIssued(Message::of(outbox))));
     }
     // The run counts before anything is posted: a failed post never loses it (design §5.2.8).
     let mut saved = session::persist(ctx, paths, Some(&before), &state, opts.actor, events, &now)?;
@@ -322,18 +324,21 @@ fn already_tested(
     let saved = match machine::already_tested(&mut state, pr, &pull.head_sha, Some(&pull.head_ref), &run, &now) {
         None => Saved { state: before.clone(), events: Vec::new() },
         Some(effect) => {
-            let mut events = vec![NewEvent::new(
-                EventKind::PrUnchanged,
+            let mut events = vec![NewEvent::of(
                 Actor::System,
-                json!({"via": "forge", "pr": pr.shorthand(), "head_sha": pull.head_sha, "branch": pull.head_ref,
-                       "tested_in": run.iteration, "tested": run.status}),
+                EventData::PrUnchanged {
+                    via: "forge".into(),
+                    pr: pr.shorthand(),
+                    head_sha: pull.head_sha.clone(),
+                    branch: Some(pull.head_ref.clone()),
+                    tested_in: Some(run.iteration),
+                    tested: Some(run.status),
+                },
             )];
             match (effect, &state.outbox) {
-                (machine::ReplyEffect::FollowUp, Some(outbox)) => events.push(NewEvent::new(
-                    EventKind::FollowupIssued,
-                    Actor::System,
-                    json!({"sha256": outbox.sha256}),
-                )),
+                (machine::ReplyEffect::FollowUp, Some(outbox)) => {
+                    events.push(NewEvent::of(Actor::System, EventData::FollowupIssued(Message::of(outbox))))
+                }
                 (machine::ReplyEffect::Blocked, _) => events.push(blocked_event(&state, "no fix was pushed")),
                 _ => {}
             }
@@ -372,16 +377,19 @@ fn cancelled(
     };
     state.last_error = Some(message.clone());
     state.updated_at = Some(now.clone());
-    let mut data = json!({"pr": pr.shorthand(), "iteration": iteration, "reason": message, "counted": false});
-    if let Some(r) = &request {
-        data["request"] = json!(r.id);
-        data["requested_by_pid"] = json!(r.requester_pid);
-    }
-    let mut events = vec![NewEvent::new(EventKind::RunCancelled, by, data)];
+    let data = EventData::RunCancelled {
+        pr: pr.shorthand(),
+        iteration,
+        reason: message.clone(),
+        counted: false,
+        request: request.as_ref().map(|r| r.id.clone()),
+        requested_by_pid: request.as_ref().map(|r| r.requester_pid),
+    };
+    let mut events = vec![NewEvent::of(by, data)];
     let mut message = message;
     if let Some(r) = request.as_ref().filter(|r| r.action == StopAction::Abort) {
         machine::abort(&mut state, &r.reason, by, &now)?;
-        events.push(NewEvent::new(EventKind::Aborted, by, json!({"reason": r.reason, "request": r.id})));
+        events.push(NewEvent::of(by, EventData::Aborted { reason: r.reason.clone(), request: Some(r.id.clone()) }));
         message = format!("{message}; the cycle was aborted");
     }
     let saved = session::persist(ctx, paths, Some(before), &state, by, events, &now)?;
@@ -401,10 +409,17 @@ fn needs_network(
 ) -> Result<Outcome> {
     let now = ctx.now();
     let message = needs_message(&needs);
-    let data = json!({"pr": needs.pr, "head_sha": needs.head_sha, "phase": needs.phase, "allow": needs.allow,
-                      "sign": needs.sign, "log": log_rel, "counted": false});
+    let data = EventData::RunNeedsNetwork {
+        pr: needs.pr.clone(),
+        head_sha: needs.head_sha.clone(),
+        phase: needs.phase.clone(),
+        allow: needs.allow.clone(),
+        sign: needs.sign.clone(),
+        log: log_rel.to_owned(),
+        counted: false,
+    };
     machine::needs_network(&mut state, needs.clone(), &now);
-    let event = NewEvent::new(EventKind::RunNeedsNetwork, Actor::System, data);
+    let event = NewEvent::of(Actor::System, data);
     session::persist(ctx, paths, Some(before), &state, actor, vec![event], &now)?;
     Err(Error::NeedsNetwork { message, needs: Box::new(needs), log_path: Some(log_rel.to_owned()) })
 }
@@ -426,7 +441,7 @@ fn needs_message(needs: &NeedsNetwork) -> String {
 }
 
 fn blocked_event(state: &CycleState, reason: &str) -> NewEvent {
-    NewEvent::new(EventKind::Blocked, Actor::System, json!({"status": state.status.as_str(), "reason": reason}))
+    NewEvent::of(Actor::System, EventData::Blocked { status: state.status, reason: Some(reason.to_owned()) })
 }
 
 /// design §3 rule 3: the status stays, the failure is counted, three in a row block.
@@ -442,10 +457,9 @@ fn infra_failure(
     let now = ctx.now();
     let message = ctx.redactor.redact(&err.to_string()).into_owned();
     machine::record_infra_failure(&mut state, &message, &now);
-    let event = NewEvent::new(
-        EventKind::RunFailed,
+    let event = NewEvent::of(
         Actor::System,
-        json!({"pr": pr.shorthand(), "error": message, "infra_failures": state.infra_failures}),
+        EventData::RunFailed { pr: pr.shorthand(), error: message.clone(), infra_failures: state.infra_failures },
     );
     session::persist(ctx, paths, Some(before), &state, opts.actor, vec![event], &now)?;
     Err(Error::Infra { message, infra_failures: state.infra_failures, cycle_status: state.status })
@@ -947,15 +961,18 @@ async fn publish(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, state: CycleSta
             if let Some(last) = state.history.last_mut() {
                 last.comment_url = Some(published.comment.html_url.clone());
             }
-            let data =
-                json!({"url": published.comment.html_url, "created": published.created, "iteration": marker.iteration});
-            (NewEvent::new(EventKind::CommentPublished, Actor::System, data), true)
+            let data = EventData::CommentPublished {
+                url: published.comment.html_url.clone(),
+                created: published.created,
+                iteration: marker.iteration,
+            };
+            (NewEvent::of(Actor::System, data), true)
         }
         Err(err) => {
             let message = ctx.redactor.redact(&err.to_string()).into_owned();
             report.comment_published = false;
             report.comment_error = Some(message.clone());
-            (NewEvent::new(EventKind::CommentFailed, Actor::System, json!({"error": message})), false)
+            (NewEvent::of(Actor::System, EventData::CommentFailed { error: message }), false)
         }
     };
     save_report(&paths.sidecar().join(report_rel), &report)?;

@@ -2,9 +2,8 @@
 //! and apply the ask-once rule (design §3 rule 8, §5.3).
 
 use serde::Serialize;
-use serde_json::json;
 
-use crate::domain::event::EventKind;
+use crate::domain::event_data::{EventData, Message};
 use crate::domain::machine::{self, ReplyEffect};
 use crate::domain::pr_ref::{PrRef, parse_pr_ref};
 use crate::domain::reply::{Classification, ReplyClass, classify};
@@ -109,36 +108,41 @@ pub fn reply(
             None => machine::record_reply(state, record.clone(), now)?,
         };
         let kept: String = text.chars().take(JOURNAL_TEXT_LIMIT).collect();
-        events.push(NewEvent::new(
-            EventKind::ReplyRecorded,
+        let truncated = kept.len() < text.len();
+        events.push(NewEvent::of(
             Actor::Agent,
-            json!({
-                "class": record.class,
-                "reason": record.reason,
-                "pr": record.pr,
-                "sha256": record.sha256,
-                "overridden": overridden,
-                "text": kept,
-                "truncated": kept.len() < text.len(),
-            }),
+            EventData::ReplyRecorded {
+                class: record.class,
+                reason: record.reason.clone(),
+                pr: record.pr.clone(),
+                sha256: record.sha256.clone(),
+                overridden,
+                text: kept,
+                truncated,
+            },
         ));
         if let Some(head) = &unchanged {
-            events.push(NewEvent::new(
-                EventKind::PrUnchanged,
+            events.push(NewEvent::of(
                 Actor::System,
-                json!({"via": "reply", "pr": record.pr, "head_sha": head.sha, "branch": head.branch}),
+                EventData::PrUnchanged {
+                    via: "reply".into(),
+                    pr: record.pr.clone().unwrap_or_default(),
+                    head_sha: head.sha.clone(),
+                    branch: Some(head.branch.clone()),
+                    tested_in: None,
+                    tested: None,
+                },
             ));
         }
         if effect == ReplyEffect::FollowUp
             && let Some(outbox) = &state.outbox
         {
-            events.push(NewEvent::new(EventKind::FollowupIssued, Actor::System, json!({"sha256": outbox.sha256})));
+            events.push(NewEvent::of(Actor::System, EventData::FollowupIssued(Message::of(outbox))));
         }
         if effect == ReplyEffect::Blocked {
-            events.push(NewEvent::new(
-                EventKind::Blocked,
+            events.push(NewEvent::of(
                 Actor::System,
-                json!({"status": state.status.as_str(), "reason": state.last_error}),
+                EventData::Blocked { status: state.status, reason: state.last_error.clone() },
             ));
         }
         outcome = Some((classification, overridden));

@@ -3,9 +3,7 @@
 //! them and their text (redacted like every outgoing text), not an iteration. `next` sends them
 //! before anything else: a message already waiting is sent after them, as one message.
 
-use serde_json::json;
-
-use crate::domain::event::EventKind;
+use crate::domain::event_data::EventData;
 use crate::domain::machine::{self, Said};
 use crate::domain::state::{Actor, OutboxKind};
 use crate::error::{Error, Result};
@@ -27,9 +25,9 @@ pub fn say(ctx: &Ctx, paths: &CyclePaths, words: &str, by: Actor) -> Result<Save
         let said = machine::say(state, words, now)?;
         let before = match said {
             Said::Alone => None,
-            Said::BeforePending(kind) => Some(kind_name(kind)),
+            Said::BeforePending(kind) => Some(kind_name(kind).to_owned()),
         };
-        events.push(NewEvent::new(EventKind::MessageWritten, by, json!({"text": words.trim(), "before": before})));
+        events.push(NewEvent::of(by, EventData::MessageWritten { text: words.trim().to_owned(), before }));
         Ok(())
     })
 }

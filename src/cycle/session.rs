@@ -1,9 +1,7 @@
 //! The one way a cycle changes: take its lock, load, apply a domain transition, redact,
 //! write atomically, journal. A refused transition writes nothing.
 
-use serde_json::json;
-
-use crate::domain::event::EventKind;
+use crate::domain::event_data::EventData;
 use crate::domain::state::{Actor, CycleState, sha256_hex};
 use crate::error::{Error, Result};
 use crate::store::journal::{self, Event, NewEvent};
@@ -56,11 +54,7 @@ pub fn persist(
     refresh_next_action(ctx, paths, &mut state);
     state_file::save_text(&paths.state, &state.to_json())?;
     if let Some(before) = before.filter(|b| b.status != state.status) {
-        events.push(NewEvent::new(
-            EventKind::StatusChanged,
-            actor,
-            json!({"from": before.status.as_str(), "to": state.status.as_str()}),
-        ));
+        events.push(NewEvent::of(actor, EventData::StatusChanged { from: before.status, to: state.status }));
     }
     for event in &mut events {
         ctx.redactor.redact_json(&mut event.data);

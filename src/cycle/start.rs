@@ -2,9 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
-
-use crate::domain::event::EventKind;
+use crate::domain::event_data::{EventData, Message};
 use crate::domain::machine::{self, Carry, NewCycle};
 use crate::domain::state::{Actor, CycleState, NewRepository};
 use crate::error::{Error, Result};
@@ -136,27 +134,25 @@ fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Resul
         return Err(Error::StateExists(paths.state.clone()));
     }
     task_index::record(&index, &paths.stem, &paths.task_space(), &paths.state, now)?;
-    let mut events = vec![NewEvent::new(
-        EventKind::Created,
+    let mut events = vec![NewEvent::of(
         Actor::Agent,
-        json!({
-            "request": state.request,
-            "task_space": state.task_space,
-            "iteration": state.iteration,
-            "max_iterations": state.max_iterations,
-            "predecessor": state.predecessor,
-            "repository": state.repository,
-        }),
+        EventData::Created {
+            request: state.request.clone(),
+            task_space: state.task_space.clone(),
+            iteration: state.iteration,
+            max_iterations: state.max_iterations,
+            predecessor: state.predecessor.clone(),
+            repository: state.repository.clone(),
+        },
     )];
     if let Some(confirmation) = &state.brief_confirmation {
-        events.push(NewEvent::new(EventKind::BriefConfirmed, confirmation.by, json!({"via": confirmation.via})));
+        events.push(NewEvent::of(
+            confirmation.by,
+            EventData::BriefConfirmed { via: confirmation.via.clone(), edited: None },
+        ));
     }
     if let Some(outbox) = &state.outbox {
-        events.push(NewEvent::new(
-            EventKind::PromptIssued,
-            Actor::System,
-            json!({"kind": outbox.kind, "sha256": outbox.sha256}),
-        ));
+        events.push(NewEvent::of(Actor::System, EventData::PromptIssued(Message::of(outbox))));
     }
     journal::append(&paths.journal(), &events, now)?;
     Ok(())
@@ -166,8 +162,7 @@ fn supersede(ctx: &Ctx, old: &CyclePaths, new: &CyclePaths, now: &str) -> Result
     let before = state_file::load(&old.state)?;
     let mut state = before.clone();
     machine::supersede(&mut state, &new.state.display().to_string(), now)?;
-    let event =
-        NewEvent::new(EventKind::Superseded, Actor::Agent, json!({"successor": new.state.display().to_string()}));
+    let event = NewEvent::of(Actor::Agent, EventData::Superseded { successor: new.state.display().to_string() });
     session::persist(ctx, old, Some(&before), &state, Actor::Agent, vec![event], now)?;
     Ok(())
 }

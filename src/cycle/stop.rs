@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::domain::event::EventKind;
+use crate::domain::event_data::EventData;
 use crate::domain::state::{Actor, CycleState};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::error::{Error, Result, StopError};
@@ -147,9 +147,11 @@ fn ask(ctx: &Ctx, paths: &CyclePaths, run: &LiveRun, action: StopAction, by: Act
 /// Whether the journal records this request's outcome.
 fn obeyed(paths: &CyclePaths, id: &str) -> bool {
     let Ok(contents) = journal::read(&paths.journal()) else { return false };
-    contents.events.iter().rev().take(16).any(|event| {
-        matches!(event.event_kind(), Some(EventKind::RunCancelled | EventKind::Aborted))
-            && event.data.get("request").and_then(|r| r.as_str()) == Some(id)
+    contents.events.iter().rev().take(16).any(|event| match event.typed() {
+        Some(EventData::RunCancelled { request, .. } | EventData::Aborted { request, .. }) => {
+            request.as_deref() == Some(id)
+        }
+        _ => false,
     })
 }
 

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod diff;
 pub mod egress;
 pub mod event;
+pub mod event_data;
 pub mod hash;
 pub mod integrity;
 pub mod lockfiles;

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::private;
 use crate::domain::event::EventKind;
+use crate::domain::event_data::EventData;
 use crate::domain::state::{Actor, sha256_hex};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +29,11 @@ impl Event {
     pub fn event_kind(&self) -> Option<EventKind> {
         EventKind::parse(&self.kind)
     }
+
+    /// What the event records, typed; `None` for a kind or shape this version does not know.
+    pub fn typed(&self) -> Option<EventData> {
+        EventData::parse(&self.kind, &self.data)
+    }
 }
 
 /// An event before it is numbered and chained.
@@ -41,6 +47,11 @@ pub struct NewEvent {
 impl NewEvent {
     pub fn new(kind: EventKind, actor: Actor, data: Value) -> Self {
         NewEvent { kind, actor, data }
+    }
+
+    /// The event `data` records, by `actor`: how writers make one (the kind comes with it).
+    pub fn of(actor: Actor, data: EventData) -> Self {
+        NewEvent { kind: data.kind(), actor, data: data.to_value() }
     }
 }
 
