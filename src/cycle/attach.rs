@@ -209,6 +209,8 @@ fn conversation(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
