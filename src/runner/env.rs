@@ -1,75 +1,14 @@
 //! The environment a test command sees (design §5.2.4). PR code is untrusted, so it never
-//! inherits the coordinator's environment (design §12.11 item 1): only an allowlist of
-//! locale, shell and toolchain variables passes, plus what the commands file asks for by name,
-//! and nothing whose name looks like a credential, whatever the list says.
+//! inherits the coordinator's environment (design §12.11 item 1): only the variables of
+//! `domain::environment`'s table pass (the sandbox reads the same table for what it drops and
+//! binds), plus what the commands file asks for by name, and nothing whose name looks like a
+//! credential, whatever the list says.
 
 use std::collections::BTreeMap;
 
 use crate::domain::commands::{CommandSpec, CommandsProfile};
+use crate::domain::environment;
 use crate::domain::secret_names::looks_like_credential;
-
-/// Variables passed from the coordinator's environment when set there.
-///
-/// Deliberately left out (a commands file can still name them in `env_passthrough`):
-/// `PYTHONPATH` and `NODE_PATH` (they change which code a test imports: the checkout's own
-/// dependencies should decide), `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` (proxy URLs often embed
-/// a password), `XDG_RUNTIME_DIR`, `SSH_AUTH_SOCK`, `DBUS_SESSION_BUS_ADDRESS`, `DISPLAY`
-/// (doors to agents and keyrings), and everything `GH_*`, `GITHUB_*`, `AWS_*` and the like.
-pub const ALLOWED_NAMES: &[&str] = &[
-    // Shell and user basics.
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "TERM",
-    "TZ",
-    "TMPDIR",
-    "LANG",
-    "LANGUAGE",
-    // Where tools keep caches and configuration, so builds reuse them.
-    "XDG_CACHE_HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    // Certificate bundles, needed behind corporate TLS proxies; paths, not secrets.
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    // Rust.
-    "CARGO_HOME",
-    "RUSTUP_HOME",
-    "RUSTUP_TOOLCHAIN",
-    // Go.
-    "GOPATH",
-    "GOROOT",
-    "GOBIN",
-    "GOCACHE",
-    "GOMODCACHE",
-    // JVM.
-    "JAVA_HOME",
-    "GRADLE_USER_HOME",
-    "MAVEN_HOME",
-    "M2_HOME",
-    // Python.
-    "VIRTUAL_ENV",
-    "PYENV_ROOT",
-    "CONDA_PREFIX",
-    // JavaScript runtimes.
-    "NVM_DIR",
-    "NVM_BIN",
-    "PNPM_HOME",
-    "BUN_INSTALL",
-    "VOLTA_HOME",
-    "DENO_DIR",
-    "DENO_INSTALL_ROOT",
-    // Ruby and .NET.
-    "GEM_HOME",
-    "GEM_PATH",
-    "RBENV_ROOT",
-    "DOTNET_ROOT",
-];
-
-/// Name prefixes passed like [`ALLOWED_NAMES`] (the locale categories).
-pub const ALLOWED_PREFIXES: &[&str] = &["LC_"];
 
 /// The complete environment of `command`, in the order of precedence: the
 /// allowlisted and passed-through parent variables (credential-like names always dropped), then
@@ -91,9 +30,7 @@ pub fn build_env(
 }
 
 fn is_inherited(name: &str, profile: &CommandsProfile) -> bool {
-    ALLOWED_NAMES.contains(&name)
-        || ALLOWED_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
-        || profile.env_passthrough.iter().any(|passed| passed == name)
+    environment::passes(name) || profile.env_passthrough.iter().any(|passed| passed == name)
 }
 
 /// A snapshot of this process's environment for [`super::RunRequest::parent_env`]; entries whose
@@ -157,8 +94,8 @@ mod tests {
     #[test]
     fn allowlisted_names_are_still_checked_for_credentials() {
         // Every allowlisted name must be safe on its own; this keeps the list honest.
-        for name in ALLOWED_NAMES {
-            assert!(!looks_like_credential(name), "{name}");
+        for var in environment::VARS {
+            assert!(!looks_like_credential(var.name), "{}", var.name);
         }
     }
 

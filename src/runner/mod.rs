@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-pub use env::{ALLOWED_NAMES, ALLOWED_PREFIXES, build_env, process_env};
+pub use env::{build_env, process_env};
 
 use crate::domain::commands::{CommandSpec, CommandsProfile};
 use crate::domain::report::{CommandResult, TestStatus};

@@ -292,8 +292,8 @@ impl Plan {
             env.extend(run.cache_env.clone());
             return Started::direct(argv, &run.checkout, env);
         };
-        for name in view::DROPPED_VARS {
-            env.remove(*name);
+        for name in crate::domain::environment::dropped_in_sandbox() {
+            env.remove(name);
         }
         env.extend(self.view.env_set.clone());
         env.extend(run.cache_env.clone());

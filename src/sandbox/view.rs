@@ -8,6 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::commands::CommandsProfile;
+use crate::domain::environment;
 
 /// Read-only system trees (missing ones are skipped; on merged-/usr systems `/bin` and friends
 /// are symlinks, which the view recreates as symlinks).
@@ -59,43 +60,9 @@ pub const CREDENTIAL_STORES: &[&str] = &[
 const PRIVATE_TMP_PREFIXES: &[&str] =
     &["forgeloop-run-", "ssh-", "tmux-", "gpg", ".X11-unix", ".ICE-unix", "systemd-private-", "hakoniwa-"];
 
-/// Variables that name a toolchain's home: bound back read-only at their real path, and set
-/// explicitly so a tool finds them when `HOME` is private. The second field is the default
-/// location under `HOME` used when the variable is unset.
-const TOOLCHAIN_VARS: &[(&str, Option<&str>)] = &[
-    ("CARGO_HOME", Some(".cargo")),
-    ("RUSTUP_HOME", Some(".rustup")),
-    ("GOPATH", None),
-    ("GOROOT", None),
-    ("GOBIN", None),
-    ("GOMODCACHE", None),
-    ("JAVA_HOME", None),
-    ("MAVEN_HOME", None),
-    ("M2_HOME", None),
-    ("VIRTUAL_ENV", None),
-    ("PYENV_ROOT", Some(".pyenv")),
-    ("CONDA_PREFIX", None),
-    ("NVM_DIR", Some(".nvm")),
-    ("NVM_BIN", None),
-    ("PNPM_HOME", None),
-    ("BUN_INSTALL", Some(".bun")),
-    ("VOLTA_HOME", Some(".volta")),
-    ("DENO_INSTALL_ROOT", None),
-    ("GEM_HOME", None),
-    ("RBENV_ROOT", Some(".rbenv")),
-    ("DOTNET_ROOT", None),
-    ("SSL_CERT_FILE", None),
-    ("SSL_CERT_DIR", None),
-];
-
 /// Only these parts of `CARGO_HOME` are bound: the rest holds the crates.io token
 /// (`credentials.toml`) and registry settings.
 const CARGO_HOME_PARTS: &[&str] = &["bin", "registry", "git", "env"];
-
-/// Variables that point into the real home for writing (caches, configuration): dropped, so
-/// tools fall back to the private `HOME`.
-pub const DROPPED_VARS: &[&str] =
-    &["XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "GOCACHE", "DENO_DIR", "GRADLE_USER_HOME", "TMPDIR"];
 
 /// The filesystem view of one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -275,8 +242,8 @@ pub fn build(
     // Toolchain homes: allowed even inside the real home, never if they are (or contain) the
     // home itself or a credential store.
     let mut toolchains = Vec::new();
-    for (name, default) in TOOLCHAIN_VARS {
-        let (value, defaulted) = match env.get(*name).filter(|v| !v.is_empty()) {
+    for (name, default) in environment::toolchains() {
+        let (value, defaulted) = match env.get(name).filter(|v| !v.is_empty()) {
             Some(value) => (PathBuf::from(value), false),
             None => match (default, &home) {
                 (Some(rel), Some(home)) => (home.join(rel), true),
@@ -284,7 +251,7 @@ pub fn build(
             },
         };
         let Some(path) = normalise(&value) else { continue };
-        let parts: Vec<PathBuf> = if *name == "CARGO_HOME" {
+        let parts: Vec<PathBuf> = if name == "CARGO_HOME" {
             CARGO_HOME_PARTS.iter().map(|part| path.join(part)).collect()
         } else {
             vec![path.clone()]

@@ -6,6 +6,7 @@ pub mod checks;
 pub mod commands;
 pub mod diff;
 pub mod egress;
+pub mod environment;
 pub mod event;
 pub mod event_data;
 pub mod hash;
