@@ -15,6 +15,7 @@
 //! It asserts what the README says: the first iteration receives no more objects than the
 //! depth-1 floor, the second only the new commit's (a few objects, never the history or the
 //! tree again), an unchanged head none. Run: `cargo bench --bench checkout`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -26,6 +26,7 @@
 //! or `scripts/bench.sh checks`. Knobs: FORGELOOP_BENCH_CHECKS_SECS (window, default 180),
 //! FORGELOOP_BENCH_CHECKS_WARMUP_SECS (default 30), FORGELOOP_BENCH_CHECKS_PRS (default 50, an
 //! even number); FORGELOOP_BENCH_DUMP=FILE also writes the numbers to FILE as JSON.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "../tests/support/mod.rs"]
 mod support;

@@ -4,6 +4,7 @@
 //!
 //! Run: `cargo bench --bench next_list`. FORGELOOP_BENCH_CYCLES (default 1000) changes the
 //! number of cycles; FORGELOOP_BENCH_DIR (default: the system temp dir) where the home lives.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -24,6 +24,7 @@
 //! fails. Run: `cargo bench --bench real_crate` or `scripts/bench.sh real_crate`. Knobs:
 //! FORGELOOP_BENCH_CRATE (a crate's source directory instead of the registry's semver),
 //! FORGELOOP_BENCH_ROUNDS (incremental rounds, default 5), FORGELOOP_BENCH_PROXY_ROUNDS (default 7).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "../tests/support/mod.rs"]
 mod support;

@@ -9,6 +9,7 @@
 //! `FORGELOOP_BENCH_NO_CHECK=1` skips the check that no secret survived (for profiling);
 //! `FORGELOOP_BENCH_DUMP=FILE` writes the log to FILE and stops (to profile parts on it);
 //! `FORGELOOP_BENCH_ONLY=whole-text` runs only the quick case of that name.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "../tests/support/redact_corpus.rs"]
 mod redact_corpus;

@@ -4,6 +4,7 @@
 //! `true` in bubblewrap (`bwrap --unshare-all --die-with-parent`) where it is installed.
 //! design §10: at most 15 ms more than unsandboxed. The landlock tier never runs a test for
 //! root, so as root only the namespaces tier is measured.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;

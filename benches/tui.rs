@@ -3,6 +3,7 @@
 //!
 //! Run with `cargo bench --bench tui`. The memory figures are printed before the criterion
 //! groups; the 1 GB log is written to a temporary directory and deleted afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "../tests/tui_support/mod.rs"]
 mod tui_support;

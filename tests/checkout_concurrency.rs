@@ -1,5 +1,6 @@
 //! One mirror, many users: the per-mirror lock serialises fetch+checkout across threads and
 //! processes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/checkout_fixture.rs"]
 mod fixture;

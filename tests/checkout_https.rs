@@ -3,6 +3,7 @@
 //! HTTP Basic auth like GitHub does for a private repository (docs/design.md §13.4).
 //!
 //! Needs `python3` and the `openssl` CLI; if either is missing the test fails, it never skips.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/checkout_fixture.rs"]
 mod fixture;

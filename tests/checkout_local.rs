@@ -1,5 +1,6 @@
 //! prepare() against real local repositories: detached checkout, incremental mirror fetches,
 //! forks, deleted head branches, a moved head, URL policy and input validation.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/checkout_fixture.rs"]
 mod fixture;

@@ -1,6 +1,7 @@
 //! Shallow, incremental fetches over smart HTTP (design §5.2.2), through the GitHub emulator
 //! (`git http-backend` on 127.0.0.1): the first iteration fetches the PR head at depth 1, later
 //! ones only what is new, a full-history profile deepens the mirror in place.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/checkout_fixture.rs"]
 mod fixture;

@@ -1,5 +1,6 @@
 //! Submodules on request: recursive init+update (relative URLs resolved against the base
 //! repository), and `.gitmodules` URLs from the PR go through the same URL policy.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/checkout_fixture.rs"]
 mod fixture;

@@ -1,6 +1,7 @@
 //! Every citation in the repository resolves inside it: `design §N` names a section (or a
 //! numbered item of one) of docs/design.md, and nothing points to a document outside the
 //! repository. (The Markdown documents' links and anchors: tests/docs_links.rs.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 use std::path::{Path, PathBuf};
 

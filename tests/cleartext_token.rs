@@ -5,6 +5,7 @@
 //!
 //! The "remote" API is `http://0.0.0.0:PORT`: not a loopback address, yet on Linux a connection
 //! to it reaches a listener on 127.0.0.1, so the test can watch for the token arriving.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! `redact` as a filter, `doctor` against the emulator, what the commands that need GitHub do
 //! without any token (`NO_TOKEN`), and the help's demo count.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! `forgeloop demo` in a real terminal (tmux): the cycles appear and progress with no key
 //! pressed, the one awaiting confirmation waits for the person, who confirms it with keys; it
 //! then passes; quitting stops everything and removes the temporary sandbox.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 #![cfg(target_os = "linux")]
 
 mod support;

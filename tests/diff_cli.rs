@@ -1,6 +1,7 @@
 //! `forgeloop diff` (design §6.7) through the binary against the emulator: a cycle's whole PR
 //! at a tested head, the change since the last run (the same change `git diff OLD NEW` shows,
 //! redacted), `--stat`, `--json`, the cache, and a PR outside any cycle.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -63,6 +63,7 @@
 //!   `USER`/`LOGNAME` if set, and the toolchain homes `PYENV_ROOT`, `CARGO_HOME`, `RUSTUP_HOME` at
 //!   their real paths (the `PATH` shims need them once `HOME` moved). The working directory is
 //!   an empty temp dir.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod docs_support;
 mod support;

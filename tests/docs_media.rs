@@ -2,6 +2,7 @@
 //! scripts/record-demo.sh) is whole and well-formed, without re-recording it: the cast is an
 //! asciicast v2 file of the script's terminal size that shows every cycle, and the SVG animates
 //! exactly the frames it draws.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "docs_support/files.rs"]
 mod files;

@@ -1,4 +1,5 @@
 //! GithubClient (octocrab) against the GitHub emulator over real HTTP on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod github_support;
 

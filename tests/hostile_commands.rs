@@ -10,6 +10,7 @@
 //!   `.ci/run` runs 5,000 = 5 GB; a size that does not exceed the cap is refused).
 //!
 //! The watchdogs below only turn a hang into a failure; nothing asserts how fast anything is.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

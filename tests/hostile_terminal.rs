@@ -6,6 +6,7 @@
 //! raw; the JSON outputs escape them (`\u009b`) and keep their values; `unblock` asks on a
 //! terminal without passing them through. Each part also checks that the raw bytes were really
 //! there to pass (the run log, the repository's own diff), so the observation can fail.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! `forgeloop mcp` driven over a raw stdio pipe (JSON lines), as an MCP client would, against
 //! the GitHub emulator: protocol behaviour (design §8, design §12.11 items 11 and 12), the
 //! repository and profile allowlists, concurrency, progress and cancellation.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

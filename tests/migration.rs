@@ -3,6 +3,7 @@
 //! fixtures are this project's own), go through `next`-guided commands against the GitHub
 //! emulator to their end, with no command refused. Its registry records sit beside
 //! forgeloop's and the unusable ones say what is wrong and how to fix it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -5,6 +5,7 @@
 //! loopback — is refused and on the record; a run that fails only for that is `NEEDS_NETWORK`,
 //! not an iteration; `"open"` needs the person's config. In both tiers, as root and as an
 //! ordinary user.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[macro_use]
 mod sandbox_support;

@@ -2,6 +2,7 @@
 //! says now — after the start, `sent`, `reply`, `project attach`, each `forge --pr` — and
 //! `next` proposes the brief's backticked Validation commands for the first commands file.
 //! Real processes against the GitHub emulator.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! leave is 0700/0600 under any umask (mirror objects aside, readable behind a 0700 mirror
 //! directory); a home left loose is tightened once by the first command, recorded, not walked
 //! again, and `doctor` says problem, then ok.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -4,6 +4,7 @@
 //! from a credential is checked both ways, the code left alone and a real secret in the same
 //! syntax still masked (the unit tests of `redact/generic.rs`, and here through the whole
 //! redactor for the code that real source trees showed masked).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/fp_corpus.rs"]
 mod fp_corpus;

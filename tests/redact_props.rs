@@ -2,6 +2,7 @@
 //! for every chunking, and no registered known value survives in any encoding.
 //! `REDACT_CASES=5000 cargo test --test redact_props` runs a longer search; fewer than 32 cases
 //! are refused (the test fails rather than pass on next to nothing).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/knob.rs"]
 mod knob;

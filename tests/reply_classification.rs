@@ -1,5 +1,6 @@
 //! Table-driven classification of realistic WebGPT replies (issue: the agent side of the
 //! loop). Each row: reply text, the cycle's binding, expected class and PR.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 use forgeloop::domain::pr_ref::WebHosts;
 use forgeloop::domain::reply::{ReplyClass, classify};

@@ -1,5 +1,6 @@
 //! The runner with real processes: verdicts, the log format, output handling, environment and
 //! redaction.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod runner_support;
 

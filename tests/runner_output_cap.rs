@@ -1,6 +1,7 @@
 //! 100 MB of output: the log stays under its cap with head, tail and an exact cut count, and
 //! this process's memory does not grow with the output. Alone in its binary so that no other
 //! test's allocations show up in the measurement.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod runner_support;
 

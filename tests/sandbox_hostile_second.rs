@@ -7,6 +7,7 @@
 //! create, every process's command line sampled during the run, file modes, leftover
 //! directories. The controls at the end show each observation catching its attack when the
 //! sandbox is off.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[macro_use]
 mod sandbox_support;

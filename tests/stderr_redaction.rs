@@ -2,6 +2,7 @@
 //! argument they refused, and the MCP server's tracing log, which at debug level echoes whole
 //! requests. Each test runs the real binary with a secret made at run time and looks for it
 //! on stderr.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! The table of test files and the assertion markers in docs/testing.md are made from the
 //! domain's own tables (`domain::test_files::{RULES, ASSERTION_MARKERS}`): a rule added or
 //! changed without the docs following fails here. `UPDATE_DOCS=1` rewrites the table.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "docs_support/files.rs"]
 mod files;

@@ -3,6 +3,7 @@
 //! naming the file and the removed assertion, and `next`, the PR comment and `list` say so;
 //! with the path protected the same PR ends `NEEDS_REVIEW`, `approve` needs a terminal and
 //! makes it `READY_TO_MERGE`; a PR that only adds a test is "tests added".
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! The runtime with its real watcher, loader and log worker, drawing into a TestBackend:
 //! state changes and a growing (then shrinking) live log reach the screen without a key.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod tui_support;
 

@@ -1,5 +1,6 @@
 //! Whole screens on ratatui's TestBackend at 80×24, 120×40 and 40×12 with a fixed clock,
 //! plus checks on cell styles (snapshots keep only the text).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod tui_support;
 

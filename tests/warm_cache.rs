@@ -3,6 +3,7 @@
 //! repository; not with `"cache": false` or `--fresh`; and `gc` trims the caches to
 //! `[cache] max_gb`. Through `forgeloop test` against the GitHub emulator, in both tiers, as root
 //! and as an ordinary user.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[macro_use]
 mod sandbox_support;

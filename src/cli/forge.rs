@@ -12,7 +12,7 @@ fn present(value: &Option<String>) -> bool {
 }
 
 /// The reference order (design §12.2): the first failure wins; empty counts as absent.
-pub fn validate(args: &ForgeArgs) -> Result<()> {
+pub(super) fn validate(args: &ForgeArgs) -> Result<()> {
     let invalid = |msg: &str| Err(Error::Invalid(msg.to_owned()));
     let request = present(&args.request);
     let pr = present(&args.pr);
@@ -88,7 +88,7 @@ pub fn validate(args: &ForgeArgs) -> Result<()> {
 }
 
 /// The use-case request of request mode (validated by [`validate`] already).
-pub fn start_request(args: &ForgeArgs) -> StartRequest {
+pub(super) fn start_request(args: &ForgeArgs) -> StartRequest {
     let max_iterations = match args.max_iterations {
         None => DEFAULT_MAX_ITERATIONS,
         Some(n) if (1..=i64::from(u32::MAX)).contains(&n) => n as u32,

@@ -20,7 +20,7 @@ use super::net;
 use crate::output;
 
 /// `forge --pr`: exit 0 when a run was recorded, 2 when the cycle ended up blocked.
-pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
+pub(super) fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     let paths = ctx.cycle(&args.state)?;
     // Refusals that need no network come first, so they never wait for GitHub.
     let commands = args.commands_json.as_deref().map(|path| commands::load(&ctx.redactor, path)).transpose()?;
@@ -67,7 +67,7 @@ pub fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
 
 /// `forge --request --new-repo`: every local check first, then the repository (private unless
 /// `--public`, with an initial commit), then the cycle bound to it.
-pub fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartRequest) -> Result<i32> {
+pub(super) fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartRequest) -> Result<i32> {
     start::check(&ctx, &request)?;
     let name = args.new_repo.clone().unwrap_or_default();
     let private = !args.public;
@@ -83,7 +83,7 @@ pub fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartReques
 }
 
 /// `test`: exit 0 passed, 1 failed, 2 blocked (as in the reference tool).
-pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
+pub(super) fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
     let commands = commands::load(&ctx.redactor, &args.commands_json)?;
     parse_pr_ref(&args.pr, &ctx.hosts)?;
     let net = net::connect(&mut ctx)?;
@@ -113,7 +113,7 @@ pub fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
 }
 
 /// `status --pr`: what the reference printed plus state, draft, base and checks.
-pub fn status(mut ctx: Ctx, args: &StatusArgs) -> Result<i32> {
+pub(super) fn status(mut ctx: Ctx, args: &StatusArgs) -> Result<i32> {
     let pr = parse_pr_ref(&args.pr, &ctx.hosts)?;
     let net = net::connect(&mut ctx)?;
     let doc = net.runtime.block_on(crate::cycle::pr_status::pr_status(&net.engine, &pr))?;
@@ -122,7 +122,7 @@ pub fn status(mut ctx: Ctx, args: &StatusArgs) -> Result<i32> {
 
 /// `diff`: the redacted unified diff on stdout (or `--stat`, or `--json`); a note on stderr
 /// says what is shown and how many spots were masked.
-pub fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
+pub(super) fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
     let paths = args.state.as_deref().map(|s| ctx.cycle(s)).transpose()?;
     if let Some(pr) = &args.pr {
         parse_pr_ref(pr, &ctx.hosts)?;
@@ -198,7 +198,7 @@ pub fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
     Ok(0)
 }
 
-pub fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {
+pub(super) fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {
     let paths = ctx.cycle(&args.state)?;
     let net = net::connect(&mut ctx)?;
     let saved = net.runtime.block_on(pr_test::retry_comment(&ctx, &net.engine, &paths))?;
@@ -210,7 +210,7 @@ pub fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {
 /// requires the secret in `FORGELOOP_EMULATOR_SECRET` (the environment, not the command line,
 /// so it never shows in a process list).
 #[cfg(feature = "demo")]
-pub fn emulator(args: &EmulatorArgs) -> Result<i32> {
+pub(super) fn emulator(args: &EmulatorArgs) -> Result<i32> {
     let secret = std::env::var("FORGELOOP_EMULATOR_SECRET").ok().filter(|s| !s.is_empty()).ok_or_else(|| {
         Error::Invalid(
             "set FORGELOOP_EMULATOR_SECRET (16 or more characters): the emulator's admin API requires it".into(),

@@ -8,18 +8,18 @@ use crate::output;
 use crate::redact::Redactor;
 
 /// Whether a person may be typing: stdin is a terminal, not an agent's pipe.
-pub fn at_terminal() -> bool {
+pub(super) fn at_terminal() -> bool {
     std::io::stdin().is_terminal()
 }
 
 /// Refuses when stdin is not a terminal (an agent's pipe).
-pub fn require_terminal(action: &'static str) -> Result<()> {
+pub(super) fn require_terminal(action: &'static str) -> Result<()> {
     if at_terminal() { Ok(()) } else { Err(Error::NotATerminal(action)) }
 }
 
 /// Shows `summary` on stderr (redacted, controls made visible: it quotes the cycle's data)
 /// and asks `question`; only `y`/`yes` proceeds.
-pub fn ask(redactor: &Redactor, summary: &str, question: &str) -> Result<()> {
+pub(super) fn ask(redactor: &Redactor, summary: &str, question: &str) -> Result<()> {
     output::note(redactor, summary);
     output::prompt(redactor, &format!("{question} [y/N] "));
     let mut answer = String::new();

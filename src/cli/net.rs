@@ -10,12 +10,12 @@ use crate::cycle::reply::PullHead;
 use crate::domain::pr_ref::PrRef;
 use crate::error::{Error, Result};
 
-pub struct Net {
+pub(crate) struct Net {
     pub runtime: Runtime,
     pub engine: Engine,
 }
 
-pub fn runtime() -> Result<Runtime> {
+pub(crate) fn runtime() -> Result<Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -24,7 +24,7 @@ pub fn runtime() -> Result<Runtime> {
 
 /// Discovers the token, adds it to the redactor, and builds the client. No token is
 /// `NO_TOKEN` at once: nothing is asked of GitHub and nothing is recorded.
-pub fn connect(ctx: &mut Ctx) -> Result<Net> {
+pub(crate) fn connect(ctx: &mut Ctx) -> Result<Net> {
     let runtime = runtime()?;
     let (engine, _source) = {
         let _entered = runtime.enter();
@@ -34,7 +34,7 @@ pub fn connect(ctx: &mut Ctx) -> Result<Net> {
 }
 
 /// A client without a token, for what may need no GitHub at all (a diff the mirror holds).
-pub fn connect_without_token(ctx: &Ctx) -> Result<Net> {
+pub(crate) fn connect_without_token(ctx: &Ctx) -> Result<Net> {
     let runtime = runtime()?;
     let engine = {
         let _entered = runtime.enter();
@@ -45,7 +45,7 @@ pub fn connect_without_token(ctx: &Ctx) -> Result<Net> {
 
 /// A cancel channel that fires on Ctrl-C or SIGTERM, so a running test's process group is
 /// stopped (it no longer shares our terminal's process group).
-pub fn cancel_on_signals(runtime: &Runtime) -> watch::Receiver<bool> {
+pub(crate) fn cancel_on_signals(runtime: &Runtime) -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     runtime.spawn(async move {
         crate::signals::interrupted().await;
@@ -56,7 +56,7 @@ pub fn cancel_on_signals(runtime: &Runtime) -> watch::Receiver<bool> {
 
 /// The head of `pr` on GitHub, for `reply` and `next` (their one question to it); why it could
 /// not be read otherwise (no token, offline), in words for the output.
-pub fn pull_head(ctx: &Ctx, pr: &PrRef) -> std::result::Result<PullHead, String> {
+pub(crate) fn pull_head(ctx: &Ctx, pr: &PrRef) -> std::result::Result<PullHead, String> {
     let mut ctx = ctx.clone();
     let net = connect(&mut ctx).map_err(|e| e.to_string())?;
     if net.engine.token.is_none() {

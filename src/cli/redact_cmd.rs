@@ -14,7 +14,7 @@ use crate::output;
 /// `--explain` reads the whole input to number lines; more than this is refused.
 const MAX_EXPLAIN_BYTES: u64 = 256 * 1024 * 1024;
 
-pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<i32> {
+pub(super) fn run(ctx: &Ctx, args: &RedactArgs) -> Result<i32> {
     let mut input: Box<dyn Read> = match &args.file {
         Some(path) => {
             Box::new(std::fs::File::open(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?)

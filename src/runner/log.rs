@@ -26,9 +26,9 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 
 /// Bytes gathered before a write to the file; [`CappedLog::flush`] writes sooner.
-pub const WRITE_BUFFER: usize = 64 * 1024;
+pub(super) const WRITE_BUFFER: usize = 64 * 1024;
 /// Smaller caps are raised to this, so head, marker and window all fit.
-pub const MIN_CAP: u64 = 4096;
+pub(super) const MIN_CAP: u64 = 4096;
 
 const LIVE_MARKER: &str =
     "[... forgeloop is cutting output here while the run is live; the count follows when it ends ...]\n";
@@ -39,7 +39,7 @@ fn final_marker(cut: u64) -> String {
 
 /// What the finished log holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogSummary {
+pub(super) struct LogSummary {
     /// Final size of the file.
     pub bytes: u64,
     /// Output bytes left out (0 when everything fit).
@@ -58,7 +58,7 @@ struct Window {
 }
 
 #[derive(Debug)]
-pub struct CappedLog {
+pub(super) struct CappedLog {
     file: File,
     cap: u64,
     head_len: u64,
@@ -73,7 +73,7 @@ pub struct CappedLog {
 
 impl CappedLog {
     /// Writes into `file` (expected empty) from offset 0.
-    pub fn new(file: File, cap: u64) -> CappedLog {
+    pub(super) fn new(file: File, cap: u64) -> CappedLog {
         CappedLog {
             file,
             cap: cap.max(MIN_CAP),
@@ -87,16 +87,16 @@ impl CappedLog {
     }
 
     /// True when nothing was written yet or the last byte was a newline.
-    pub fn at_line_start(&self) -> bool {
+    pub(super) fn at_line_start(&self) -> bool {
         self.last_byte.is_none_or(|b| b == b'\n')
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.last_byte.is_none()
     }
 
     /// Flushes, then writes the final marker and trims the file. Returns what the file holds.
-    pub fn finish(mut self) -> io::Result<LogSummary> {
+    pub(super) fn finish(mut self) -> io::Result<LogSummary> {
         self.commit_pending()?;
         let Some(window) = self.window.take() else {
             return Ok(LogSummary { bytes: self.head_len, cut: 0 });

@@ -13,14 +13,14 @@ use crate::redact::{Redactor, StreamRedactor};
 /// Lossy UTF-8 decoding across reads: a character split between two reads is joined, and
 /// anything invalid becomes U+FFFD as `String::from_utf8_lossy` would.
 #[derive(Debug, Default)]
-pub struct Utf8Decoder {
+pub(super) struct Utf8Decoder {
     /// An incomplete sequence at the end of the last read (at most 3 bytes).
     carry: Vec<u8>,
     scratch: Vec<u8>,
 }
 
 impl Utf8Decoder {
-    pub fn decode(&mut self, input: &[u8], out: &mut String) {
+    pub(super) fn decode(&mut self, input: &[u8], out: &mut String) {
         let mut rest = if self.carry.is_empty() {
             input
         } else {
@@ -54,7 +54,7 @@ impl Utf8Decoder {
     }
 
     /// An incomplete sequence left at the end of the output is invalid.
-    pub fn finish(&mut self, out: &mut String) {
+    pub(super) fn finish(&mut self, out: &mut String) {
         if !self.carry.is_empty() {
             self.carry.clear();
             out.push(char::REPLACEMENT_CHARACTER);
@@ -65,21 +65,21 @@ impl Utf8Decoder {
 /// The newest bytes of one command's (redacted, valid UTF-8) output, enough for `chars`
 /// characters.
 #[derive(Debug)]
-pub struct TailRing {
+pub(super) struct TailRing {
     bytes: VecDeque<u8>,
     max_bytes: usize,
     chars: usize,
 }
 
 impl TailRing {
-    pub fn new(chars: usize) -> TailRing {
+    pub(super) fn new(chars: usize) -> TailRing {
         // A character is at most 4 bytes in UTF-8; the margin lets `failure_tail` trim
         // surrounding whitespace and still have `chars` characters.
         let max_bytes = chars.saturating_mul(4).saturating_add(1024);
         TailRing { bytes: VecDeque::new(), max_bytes, chars }
     }
 
-    pub fn push(&mut self, data: &[u8]) {
+    pub(super) fn push(&mut self, data: &[u8]) {
         if data.len() >= self.max_bytes {
             self.bytes.clear();
             self.bytes.extend(&data[data.len() - self.max_bytes..]);
@@ -92,7 +92,7 @@ impl TailRing {
 
     /// The failure tail (design §5.2.6 and design §12.4), or `None` when only whitespace was
     /// printed.
-    pub fn text(&mut self) -> Option<String> {
+    pub(super) fn text(&mut self) -> Option<String> {
         let bytes = self.bytes.make_contiguous();
         // The ring may have cut a character in half at its start.
         let start = bytes.iter().position(|&b| (b & 0xC0) != 0x80).unwrap_or(bytes.len());
@@ -103,7 +103,7 @@ impl TailRing {
 }
 
 /// Writes to the log and the tail ring at once.
-pub struct Tee<'a> {
+pub(super) struct Tee<'a> {
     log: &'a mut CappedLog,
     tail: &'a mut TailRing,
 }
@@ -121,20 +121,20 @@ impl Write for Tee<'_> {
 }
 
 /// One command's output path: decode, redact, log and remember the tail.
-pub struct OutputSink<'a> {
+pub(super) struct OutputSink<'a> {
     decoder: Utf8Decoder,
     text: String,
     stream: StreamRedactor<Tee<'a>>,
 }
 
 impl<'a> OutputSink<'a> {
-    pub fn new(redactor: &Redactor, log: &'a mut CappedLog, tail: &'a mut TailRing) -> OutputSink<'a> {
+    pub(super) fn new(redactor: &Redactor, log: &'a mut CappedLog, tail: &'a mut TailRing) -> OutputSink<'a> {
         OutputSink { decoder: Utf8Decoder::default(), text: String::new(), stream: redactor.stream(Tee { log, tail }) }
     }
 
     /// Takes one read of raw output and makes it visible in the log (complete lines at least;
     /// the redactor may hold back a partial line until it is complete).
-    pub fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(super) fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.text.clear();
         self.decoder.decode(bytes, &mut self.text);
         self.stream.write_all(self.text.as_bytes())?;
@@ -142,13 +142,13 @@ impl<'a> OutputSink<'a> {
     }
 
     /// A line forgeloop itself adds to the command's output (e.g. why it could not start).
-    pub fn push_line(&mut self, line: &str) -> io::Result<()> {
+    pub(super) fn push_line(&mut self, line: &str) -> io::Result<()> {
         self.stream.write_all(line.as_bytes())?;
         self.stream.write_all(b"\n")?;
         self.stream.flush()
     }
 
-    pub fn finish(mut self) -> io::Result<()> {
+    pub(super) fn finish(mut self) -> io::Result<()> {
         self.text.clear();
         self.decoder.finish(&mut self.text);
         self.stream.write_all(self.text.as_bytes())?;

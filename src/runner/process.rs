@@ -25,11 +25,11 @@ use crate::sandbox::{EXIT_SANDBOX_FAILED, PROXY_FD_ENV, REPORT_FD_ENV, SPEC_FD_E
 const READ_CHUNK: usize = 64 * 1024;
 /// How long to keep reading after the group is gone or killed, for a pipe still held open by a
 /// process that left the group (e.g. a daemon that called `setsid`).
-pub const DRAIN: Duration = Duration::from_millis(500);
+pub(super) const DRAIN: Duration = Duration::from_millis(500);
 /// How often to look whether leftover group members have exited.
 const GROUP_POLL: Duration = Duration::from_millis(25);
 
-pub struct Spawn<'a> {
+pub(super) struct Spawn<'a> {
     pub program: &'a Path,
     pub args: &'a [String],
     pub env: &'a BTreeMap<String, String>,
@@ -46,7 +46,7 @@ pub struct Spawn<'a> {
 }
 
 #[derive(Debug)]
-pub enum Outcome {
+pub(super) enum Outcome {
     /// The program could not be started (not found, not executable, ...).
     NotStarted(io::Error),
     Finished {
@@ -63,7 +63,7 @@ pub enum Outcome {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ExecError {
+pub(super) enum ExecError {
     #[error("could not create the pipe for a test command's output: {0}; the process may be out of file descriptors")]
     Pipe(#[source] io::Error),
     #[error("could not write a test command's output to the log: {0}")]
@@ -72,16 +72,16 @@ pub enum ExecError {
 
 /// Cancellation as seen by the runner: fires once the channel holds `true`. A dropped sender
 /// never cancels.
-pub struct Cancel {
+pub(super) struct Cancel {
     rx: Option<watch::Receiver<bool>>,
 }
 
 impl Cancel {
-    pub fn new(rx: Option<watch::Receiver<bool>>) -> Cancel {
+    pub(super) fn new(rx: Option<watch::Receiver<bool>>) -> Cancel {
         Cancel { rx }
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(super) fn is_cancelled(&self) -> bool {
         self.rx.as_ref().is_some_and(|rx| *rx.borrow())
     }
 
@@ -106,7 +106,11 @@ enum Stop {
 }
 
 /// Runs one command to the end, streaming its output into `sink`.
-pub async fn execute(spec: Spawn<'_>, cancel: &mut Cancel, sink: &mut OutputSink<'_>) -> Result<Outcome, ExecError> {
+pub(super) async fn execute(
+    spec: Spawn<'_>,
+    cancel: &mut Cancel,
+    sink: &mut OutputSink<'_>,
+) -> Result<Outcome, ExecError> {
     if spec.program.as_os_str().is_empty() {
         return Ok(Outcome::NotStarted(io::Error::new(io::ErrorKind::InvalidInput, "empty argv")));
     }

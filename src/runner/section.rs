@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 /// Before the first setup command (design §5.2.3): what follows installs what the tests need.
-pub const SETUP: &str = "# setup\n";
+pub(super) const SETUP: &str = "# setup\n";
 /// Before the first test command of a run that had setup commands.
-pub const TESTS: &str = "# tests\n";
+pub(super) const TESTS: &str = "# tests\n";
 
 /// `$ argv...`, quoted so it can be pasted into a POSIX shell.
-pub fn header(argv: &[String]) -> String {
+pub(super) fn header(argv: &[String]) -> String {
     let words: Vec<String> = argv.iter().map(|arg| shell_word(arg)).collect();
     format!("$ {}\n", words.join(" "))
 }
@@ -27,31 +27,31 @@ fn shell_word(arg: &str) -> String {
     }
 }
 
-pub fn exited(code: i32, elapsed: Duration) -> String {
+pub(super) fn exited(code: i32, elapsed: Duration) -> String {
     format!("[exit {code} after {:.2}s]\n", elapsed.as_secs_f64())
 }
 
-pub fn signalled(signal: i32, elapsed: Duration) -> String {
+pub(super) fn signalled(signal: i32, elapsed: Duration) -> String {
     format!("[killed by signal {signal} after {:.2}s]\n", elapsed.as_secs_f64())
 }
 
-pub fn timed_out(timeout_s: u64) -> String {
+pub(super) fn timed_out(timeout_s: u64) -> String {
     format!("[timed out after {timeout_s}s: process group killed]\n")
 }
 
-pub fn cancelled(elapsed: Duration) -> String {
+pub(super) fn cancelled(elapsed: Duration) -> String {
     format!("[cancelled after {:.2}s: process group killed]\n", elapsed.as_secs_f64())
 }
 
-pub fn status_unknown(elapsed: Duration) -> String {
+pub(super) fn status_unknown(elapsed: Duration) -> String {
     format!("[exit status unknown after {:.2}s]\n", elapsed.as_secs_f64())
 }
 
-pub fn not_started(code: i32) -> String {
+pub(super) fn not_started(code: i32) -> String {
     format!("[not started: exit {code}]\n")
 }
 
-pub fn not_run(argv: &[String]) -> String {
+pub(super) fn not_run(argv: &[String]) -> String {
     format!("[not run] {}", header(argv))
 }
 

@@ -36,7 +36,7 @@ fn alive(pid: i32) -> bool {
         && (unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
-pub struct Limits {
+pub(super) struct Limits {
     /// Directories created for this run, with the group each controller came from.
     created: Vec<(PathBuf, PathBuf)>,
     pids: bool,
@@ -48,7 +48,7 @@ pub struct Limits {
 impl Limits {
     /// Enters a fresh cgroup when running as root; otherwise rlimits do the job. `drops`: the
     /// command will run as another, unprivileged account, whose RLIMIT_NPROC the kernel applies.
-    pub fn enter(max_processes: u64, memory_mb: Option<u64>, drops: bool) -> Limits {
+    pub(super) fn enter(max_processes: u64, memory_mb: Option<u64>, drops: bool) -> Limits {
         // SAFETY: geteuid has no arguments and cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         let mut limits = Limits { created: Vec::new(), pids: false, memory: false, unbounded_uid: root && !drops };
@@ -109,7 +109,7 @@ impl Limits {
         true
     }
 
-    pub fn process_limit(&self) -> &'static str {
+    pub(super) fn process_limit(&self) -> &'static str {
         match (self.pids, self.unbounded_uid) {
             (true, _) => "cgroup",
             // The kernel exempts root from RLIMIT_NPROC.
@@ -118,16 +118,16 @@ impl Limits {
         }
     }
 
-    pub fn memory_by_cgroup(&self) -> bool {
+    pub(super) fn memory_by_cgroup(&self) -> bool {
         self.memory
     }
 
-    pub fn memory_limit(&self) -> &'static str {
+    pub(super) fn memory_limit(&self) -> &'static str {
         if self.memory { "cgroup" } else { "rlimit" }
     }
 
     /// Moves the helper back and removes the run's groups (empty once the run is over).
-    pub fn leave(self) {
+    pub(super) fn leave(self) {
         for (dir, origin) in &self.created {
             let _ = fs::write(origin.join("cgroup.procs"), std::process::id().to_string());
             for _ in 0..50 {

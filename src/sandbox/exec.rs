@@ -9,7 +9,7 @@ use super::spec::Spec;
 use super::{EXIT_SANDBOX_FAILED, PROXY_FD_ENV, REPORT_FD_ENV, SPEC_FD_ENV, restrict};
 
 /// How the sandboxed command ended.
-pub enum Ended {
+pub(super) enum Ended {
     Exited(i32),
     Signalled(i32),
 }
@@ -22,7 +22,7 @@ static PROXY_FD: AtomicI32 = AtomicI32::new(-1);
 /// Takes over the report pipe the runner passed (its number in [`REPORT_FD_ENV`]): marked
 /// close-on-exec, so the command never holds it, and what [`fail`] writes there is known to
 /// come from the helper, not from a test that exits 125 and prints the same words.
-pub fn adopt_report_fd() {
+pub(super) fn adopt_report_fd() {
     for (name, slot) in [(REPORT_FD_ENV, &REPORT_FD), (PROXY_FD_ENV, &PROXY_FD)] {
         let Some(fd) = std::env::var(name).ok().and_then(|v| v.parse::<i32>().ok()).filter(|fd| *fd > 2) else {
             continue;
@@ -35,13 +35,13 @@ pub fn adopt_report_fd() {
 }
 
 /// The channel on which the egress proxy's socket goes to the runner, when it passed one.
-pub fn proxy_fd() -> Option<i32> {
+pub(super) fn proxy_fd() -> Option<i32> {
     Some(PROXY_FD.load(Ordering::Relaxed)).filter(|fd| *fd > 2)
 }
 
 /// Reads the spec from the sealed memory file the runner passed (its number in
 /// [`SPEC_FD_ENV`]) and closes it.
-pub fn take_spec() -> Result<Spec, String> {
+pub(super) fn take_spec() -> Result<Spec, String> {
     let fd = std::env::var(SPEC_FD_ENV)
         .ok()
         .and_then(|v| v.parse::<i32>().ok())
@@ -56,13 +56,13 @@ pub fn take_spec() -> Result<Spec, String> {
 }
 
 /// The report pipe, when the runner passed one.
-pub fn report_fd() -> Option<i32> {
+pub(super) fn report_fd() -> Option<i32> {
     Some(REPORT_FD.load(Ordering::Relaxed)).filter(|fd| *fd > 2)
 }
 
 /// Says why the sandbox could not be built (the run's log shows it, the report pipe tells the
 /// runner) and gives the exit code.
-pub fn fail(message: &str) -> i32 {
+pub(super) fn fail(message: &str) -> i32 {
     eprintln!("forgeloop: the sandbox could not be built: {message}");
     if let Some(fd) = report_fd() {
         let line = format!("{message}\n");
@@ -84,7 +84,7 @@ pub fn fail(message: &str) -> i32 {
 /// with the command's environment in its checkout. Returns only on failure, with the exit code
 /// to use (125 when the sandbox could not be built; 127/126, as a shell says, when the program
 /// was not found or could not be executed).
-pub fn exec_restricted(spec: &Spec, memory_by_cgroup: bool) -> i32 {
+pub(super) fn exec_restricted(spec: &Spec, memory_by_cgroup: bool) -> i32 {
     close_inherited();
     if let Err(message) = restrict::apply(spec, memory_by_cgroup) {
         return fail(&message);
@@ -117,12 +117,12 @@ fn close_inherited() {
 
 /// The signals that stop a run (and SIGCHLD, to wait), blocked in this thread so they can be
 /// waited for; the previous mask is kept for the child to restore.
-pub struct Watched {
+pub(super) struct Watched {
     set: libc::sigset_t,
     previous: libc::sigset_t,
 }
 
-pub fn stop_signals() -> Watched {
+pub(super) fn stop_signals() -> Watched {
     // SAFETY: sigset operations on sets we own; sigprocmask on this (only) thread.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -137,7 +137,7 @@ pub fn stop_signals() -> Watched {
 }
 
 /// Restores the mask from before [`stop_signals`] (a child does, before it execs).
-pub fn unblock(watched: &Watched) {
+pub(super) fn unblock(watched: &Watched) {
     // SAFETY: sigprocmask with a set we own.
     unsafe {
         libc::sigprocmask(libc::SIG_SETMASK, &watched.previous, std::ptr::null_mut());
@@ -149,7 +149,7 @@ pub fn unblock(watched: &Watched) {
 ///
 /// # Safety
 /// The signals of `watched` must be blocked in this thread.
-pub unsafe fn wait_for(child: libc::pid_t, watched: &Watched) -> Ended {
+pub(super) unsafe fn wait_for(child: libc::pid_t, watched: &Watched) -> Ended {
     loop {
         // SAFETY: the caller blocked the set; sigwaitinfo writes the info we own.
         let signal = unsafe {

@@ -9,7 +9,7 @@ use super::exec::{self, Ended};
 use super::spec::Spec;
 use super::{EXIT_SANDBOX_FAILED, reaper};
 
-pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
+pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     // SAFETY: prctl on integers.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
         return Err(format!("cannot become a child subreaper: {}", std::io::Error::last_os_error()));

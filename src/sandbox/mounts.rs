@@ -58,7 +58,7 @@ struct Mount {
 }
 
 /// Builds the root and makes it `/`. The working directory is then `/`.
-pub fn build_root(spec: &Spec) -> Result<(), String> {
+pub(super) fn build_root(spec: &Spec) -> Result<(), String> {
     let root = spec.run.root.as_path();
     // No mount made here may propagate back to the host.
     mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE, None)?;

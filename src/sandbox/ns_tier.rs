@@ -20,9 +20,9 @@ use super::spec::{Account, INSIDE_PROXY_PORT, Spec};
 use crate::domain::egress::NetworkMode;
 
 /// The uid and gid of the command inside its namespace.
-pub const INSIDE_ID: u32 = 1000;
+pub(super) const INSIDE_ID: u32 = 1000;
 
-pub fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
+pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     // SAFETY: getuid/getgid/geteuid have no arguments and cannot fail.
     let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
     let outside = match (euid, spec.run_as) {

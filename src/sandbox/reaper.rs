@@ -9,7 +9,7 @@ use std::collections::HashMap;
 const MAX_ROUNDS: usize = 10_000;
 
 /// Kills and reaps every descendant of this process.
-pub fn kill_descendants() {
+pub(super) fn kill_descendants() {
     let me = std::process::id() as i32;
     for _ in 0..MAX_ROUNDS {
         reap_all();
@@ -28,7 +28,7 @@ pub fn kill_descendants() {
 }
 
 /// Reaps every child that has exited, without blocking.
-pub fn reap_all() {
+pub(super) fn reap_all() {
     loop {
         let mut status = 0;
         // SAFETY: waitpid writes the status we own.

@@ -23,7 +23,7 @@ const NEWEST: ABI = ABI::V9;
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 
 /// The kernel's Landlock ABI version, 0 without Landlock.
-pub fn landlock_abi() -> u32 {
+pub(super) fn landlock_abi() -> u32 {
     // SAFETY: the documented version query; no pointer is dereferenced.
     let v = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<libc::c_void>(), 0usize, 1u32) };
     u32::try_from(v).unwrap_or(0)
@@ -31,7 +31,7 @@ pub fn landlock_abi() -> u32 {
 
 /// Everything of this module, in order. `Err` is a message for the log.
 /// `memory_by_cgroup`: the run's cgroup already caps memory (else a per-process rlimit does).
-pub fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
+pub(super) fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
     set_limits(spec, memory_by_cgroup)?;
     fresh_session_keyring();
     drop_capabilities()?;
@@ -232,7 +232,7 @@ fn fd_metadata(fd: &PathFd) -> std::io::Result<std::fs::Metadata> {
 }
 
 /// Brings up `lo` in the run's own network namespace, so a test can serve and reach itself.
-pub fn loopback_up() -> Result<(), String> {
+pub(super) fn loopback_up() -> Result<(), String> {
     // SAFETY: a datagram socket used only for two interface ioctls on a zeroed ifreq.
     unsafe {
         let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);

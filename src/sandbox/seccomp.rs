@@ -28,7 +28,7 @@ const S_IFBLK: u64 = 0o060000;
 
 /// Which socket families a command may create (the second tier has no network namespace).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SocketFamilies {
+pub(super) enum SocketFamilies {
     Any,
     /// Unix, and TCP over IPv4 and IPv6 (which Landlock's port rules confine to the proxy);
     /// no UDP, raw or other families, which Landlock cannot see.
@@ -38,14 +38,14 @@ pub enum SocketFamilies {
 
 /// What the filter refuses besides the calls every run loses.
 #[derive(Debug, Clone, Copy)]
-pub struct Sockets {
+pub(super) struct Sockets {
     pub network: SocketFamilies,
     /// Unix sockets (second tier where Landlock cannot confine them by path).
     pub unix: bool,
 }
 
 /// Installs the filters on this thread (inherited by the command). Needs no_new_privs.
-pub fn install(sockets: Sockets) -> Result<(), String> {
+pub(super) fn install(sockets: Sockets) -> Result<(), String> {
     apply(refusals(sockets)?, libc::EPERM)?;
     apply(BTreeMap::from([(libc::SYS_openat2, Vec::new())]), libc::ENOSYS)
 }

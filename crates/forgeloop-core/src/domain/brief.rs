@@ -218,7 +218,7 @@ fn match_label(text: &str, pos: usize) -> Option<(Field, usize)> {
 mod tests {
     use super::*;
 
-    pub const REFERENCE_BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
+    pub(super) const REFERENCE_BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
 
     #[test]
     fn parses_the_reference_test_brief() {
