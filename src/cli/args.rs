@@ -141,6 +141,25 @@ impl Command {
     /// Whether this command opens the home, and so tightens one left readable by others (design
     /// §2.4). Not `doctor`, which reports a loose home and changes nothing; not the filters and
     /// tools that never touch it; not the demo, which makes a home of its own.
+    /// Whether this command may talk to GitHub, so its context is built with the token found
+    /// first (design §2: token, then redactor, then context). The others never look for one
+    /// (no `gh auth token` for `list`).
+    pub fn may_use_github(&self) -> bool {
+        match self {
+            Command::Forge(args) => args.pr.is_some() || args.new_repo.is_some(),
+            Command::Status(_)
+            | Command::Diff(_)
+            | Command::Test(_)
+            | Command::Comment(_)
+            | Command::Reply(_)
+            | Command::Next(_)
+            | Command::Doctor
+            | Command::Tui(_)
+            | Command::Mcp(_) => true,
+            _ => false,
+        }
+    }
+
     pub fn opens_home(&self) -> bool {
         match self {
             Command::Doctor | Command::Redact(_) | Command::Completions(_) => false,

@@ -20,7 +20,7 @@ use super::net;
 use crate::output;
 
 /// `forge --pr`: exit 0 when a run was recorded, 2 when the cycle ended up blocked.
-pub(super) fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
+pub(super) fn forge_pr(ctx: &Ctx, args: &ForgeArgs) -> Result<i32> {
     let paths = ctx.cycle(&args.state)?;
     // Refusals that need no network come first, so they never wait for GitHub.
     let commands = args.commands_json.as_deref().map(|path| commands::load(&ctx.redactor, path)).transpose()?;
@@ -30,7 +30,7 @@ pub(super) fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     if args.rerun {
         super::human::require_terminal("forge --pr --rerun")?;
     }
-    let net = net::connect(&mut ctx)?;
+    let net = net::connect(ctx)?;
     let cancel = net::cancel_on_signals(&net.runtime);
     let mut opts = RunOptions::new(pr, if args.rerun { Actor::Human } else { Actor::Agent });
     opts.rerun = args.rerun;
@@ -41,7 +41,7 @@ pub(super) fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
     opts.keep_checkout = args.keep_checkout;
     opts.fresh = args.fresh;
     opts.cancel = Some(cancel);
-    let outcome = net.runtime.block_on(pr_test::forge_pr(&ctx, &net.engine, &paths, opts))?;
+    let outcome = net.runtime.block_on(pr_test::forge_pr(ctx, &net.engine, &paths, opts))?;
     if let Some(run) = &outcome.already_tested {
         let state = &outcome.saved.state;
         let report_path = run.report_path.as_ref().map(|rel| paths.sidecar().join(rel).display().to_string());
@@ -67,29 +67,29 @@ pub(super) fn forge_pr(mut ctx: Ctx, args: &ForgeArgs) -> Result<i32> {
 
 /// `forge --request --new-repo`: every local check first, then the repository (private unless
 /// `--public`, with an initial commit), then the cycle bound to it.
-pub(super) fn new_repo_request(mut ctx: Ctx, args: &ForgeArgs, mut request: StartRequest) -> Result<i32> {
-    start::check(&ctx, &request)?;
+pub(super) fn new_repo_request(ctx: &Ctx, args: &ForgeArgs, mut request: StartRequest) -> Result<i32> {
+    start::check(ctx, &request)?;
     let name = args.new_repo.clone().unwrap_or_default();
     let private = !args.public;
-    let net = net::connect(&mut ctx)?;
+    let net = net::connect(ctx)?;
     let repo = net.runtime.block_on(net.engine.github.create_repository(args.owner.as_deref(), &name, private))?;
     request.new_repository = Some(NewRepository {
         repository: repo.full_name.full_name(),
         html_url: repo.html_url.clone(),
         private: repo.private,
     });
-    let started = start::start(&ctx, request)?;
+    let started = start::start(ctx, request)?;
     Ok(output::json(&ctx.redactor, &started.state))
 }
 
 /// `test`: exit 0 passed, 1 failed, 2 blocked (as in the reference tool).
-pub(super) fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
+pub(super) fn test(ctx: &Ctx, args: &TestArgs) -> Result<i32> {
     let commands = commands::load(&ctx.redactor, &args.commands_json)?;
     parse_pr_ref(&args.pr, &ctx.hosts)?;
-    let net = net::connect(&mut ctx)?;
+    let net = net::connect(ctx)?;
     let cancel = net::cancel_on_signals(&net.runtime);
     let report = net.runtime.block_on(pr_test::test_once(
-        &ctx,
+        ctx,
         &net.engine,
         OneShot {
             pr: args.pr.clone(),
@@ -113,23 +113,23 @@ pub(super) fn test(mut ctx: Ctx, args: &TestArgs) -> Result<i32> {
 }
 
 /// `status --pr`: what the reference printed plus state, draft, base and checks.
-pub(super) fn status(mut ctx: Ctx, args: &StatusArgs) -> Result<i32> {
+pub(super) fn status(ctx: &Ctx, args: &StatusArgs) -> Result<i32> {
     let pr = parse_pr_ref(&args.pr, &ctx.hosts)?;
-    let net = net::connect(&mut ctx)?;
+    let net = net::connect(ctx)?;
     let doc = net.runtime.block_on(crate::cycle::pr_status::pr_status(&net.engine, &pr))?;
     Ok(output::json(&ctx.redactor, &doc))
 }
 
 /// `diff`: the redacted unified diff on stdout (or `--stat`, or `--json`); a note on stderr
 /// says what is shown and how many spots were masked.
-pub(super) fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
+pub(super) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<i32> {
     let paths = args.state.as_deref().map(|s| ctx.cycle(s)).transpose()?;
     if let Some(pr) = &args.pr {
         parse_pr_ref(pr, &ctx.hosts)?;
     }
     // A cycle's diff made before is read from its cache: no GitHub, so no token needed.
     let cached = match &paths {
-        Some(paths) => crate::cycle::diff::cached_of_cycle(&ctx, paths, args.iteration, args.since_last)?,
+        Some(paths) => crate::cycle::diff::cached_of_cycle(ctx, paths, args.iteration, args.since_last)?,
         None => None,
     };
     let view = match (cached, &paths, &args.pr) {
@@ -137,12 +137,12 @@ pub(super) fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
         (None, Some(paths), _) => {
             // The since-last diff is made from the mirror: without a token it is still tried
             // there, and the missing token is the answer only if GitHub turns out to be needed.
-            let (net, missing) = match net::connect(&mut ctx) {
-                Err(Error::NoToken(missing)) if args.since_last => (net::connect_without_token(&ctx)?, Some(missing)),
+            let (net, missing) = match net::connect(ctx) {
+                Err(Error::NoToken(missing)) if args.since_last => (net::connect_without_token(ctx)?, Some(missing)),
                 other => (other?, None),
             };
             let made = net.runtime.block_on(crate::cycle::diff::of_cycle(
-                &ctx,
+                ctx,
                 &net.engine,
                 paths,
                 args.iteration,
@@ -155,8 +155,8 @@ pub(super) fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
             }
         }
         (None, None, Some(pr)) => {
-            let net = net::connect(&mut ctx)?;
-            net.runtime.block_on(crate::cycle::diff::of_pr(&ctx, &net.engine, pr))?
+            let net = net::connect(ctx)?;
+            net.runtime.block_on(crate::cycle::diff::of_pr(ctx, &net.engine, pr))?
         }
         (None, None, None) => return Err(Error::Invalid("diff needs --state or --pr".into())),
     };
@@ -198,10 +198,10 @@ pub(super) fn diff(mut ctx: Ctx, args: &DiffArgs) -> Result<i32> {
     Ok(0)
 }
 
-pub(super) fn comment(mut ctx: Ctx, args: &StateArgs) -> Result<i32> {
+pub(super) fn comment(ctx: &Ctx, args: &StateArgs) -> Result<i32> {
     let paths = ctx.cycle(&args.state)?;
-    let net = net::connect(&mut ctx)?;
-    let saved = net.runtime.block_on(pr_test::retry_comment(&ctx, &net.engine, &paths))?;
+    let net = net::connect(ctx)?;
+    let saved = net.runtime.block_on(pr_test::retry_comment(ctx, &net.engine, &paths))?;
     Ok(output::json(&ctx.redactor, &saved.state))
 }
 

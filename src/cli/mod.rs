@@ -10,21 +10,20 @@ pub mod project;
 mod redact_cmd;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::cycle::{Ctx, SystemClock, actions, list, wait};
-use crate::domain::pr_ref::{WebHosts, parse_pr_ref};
+use crate::cycle::context::Settings;
+use crate::cycle::{Ctx, actions, list, wait};
+use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::redact::Redactor;
-use crate::store::layout::Home;
 use crate::store::state_file;
 
 use args::{Cli, Command};
@@ -46,7 +45,7 @@ pub fn main() -> i32 {
         return crate::demo::main(crate::demo::DemoOptions { home, headless: args.headless, speed: args.speed });
     }
     let redactor = redactor_with_token(None);
-    let ctx = match context(&cli, redactor.clone()) {
+    let ctx = match context(&cli) {
         Ok(ctx) => ctx,
         Err(err) => return output::error(&redactor, &err),
     };
@@ -108,7 +107,7 @@ fn xdg(var: &str, fallback: &str) -> Result<PathBuf> {
         .ok_or_else(|| Error::Invalid(format!("neither {var} nor HOME is set; pass --home/--config/--registry")))
 }
 
-fn context(cli: &Cli, redactor: Redactor) -> Result<Ctx> {
+fn context(cli: &Cli) -> Result<Ctx> {
     let (config_path, explicit) = match &cli.config {
         Some(path) => (path.clone(), true),
         None => (xdg("XDG_CONFIG_HOME", ".config")?.join("forgeloop/config.toml"), false),
@@ -130,21 +129,9 @@ fn context(cli: &Cli, redactor: Redactor) -> Result<Ctx> {
         .filter(|a| !a.is_empty())
         .or_else(|| config.github.api.clone())
         .unwrap_or_else(|| crate::github::DEFAULT_API_BASE.to_owned());
-    let home = Home::new(std::path::absolute(&home).unwrap_or(home));
-    Ctx {
-        sandbox: crate::sandbox::Settings::new(home.runs_dir()),
-        home,
-        registry,
-        config,
-        redactor,
-        clock: Arc::new(SystemClock),
-        hosts: WebHosts::default(),
-        github_api: String::new(),
-        config_path: Some(config_path),
-    }
-    .with_runner_config()?
-    .with_redact_config()
-    .with_github_api(&github_api)
+    let settings = Settings { home, registry, config, config_path: Some(config_path), github_api };
+    let token = if cli.command.may_use_github() { settings.find_token() } else { None };
+    Ctx::new(settings, token)
 }
 
 fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
@@ -155,27 +142,26 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             if args.request.as_deref().is_some_and(|r| !r.is_empty()) {
                 let request = forge::start_request(&args);
                 if args.new_repo.is_some() {
-                    return github_cmds::new_repo_request(ctx.clone(), &args, request);
+                    return github_cmds::new_repo_request(ctx, &args, request);
                 }
                 let started = crate::cycle::start::start(ctx, request)?;
                 Ok(output::json(r, &started.state))
             } else {
-                github_cmds::forge_pr(ctx.clone(), &args)
+                github_cmds::forge_pr(ctx, &args)
             }
         }
-        Command::Status(args) => github_cmds::status(ctx.clone(), &args),
-        Command::Diff(args) => github_cmds::diff(ctx.clone(), &args),
-        Command::Test(args) => github_cmds::test(ctx.clone(), &args),
-        Command::Comment(args) => github_cmds::comment(ctx.clone(), &args),
+        Command::Status(args) => github_cmds::status(ctx, &args),
+        Command::Diff(args) => github_cmds::diff(ctx, &args),
+        Command::Test(args) => github_cmds::test(ctx, &args),
+        Command::Comment(args) => github_cmds::comment(ctx, &args),
         #[cfg(feature = "demo")]
         Command::GithubEmulator(args) => github_cmds::emulator(&args),
         Command::Redact(args) => redact_cmd::run(ctx, &args),
         Command::Doctor => {
             use std::io::IsTerminal;
-            let mut ctx = ctx.clone();
             let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-            let diagnosis = net::runtime()?.block_on(crate::cycle::doctor::diagnose(&mut ctx, terminal));
-            output::json(&ctx.redactor, &diagnosis);
+            let diagnosis = net::runtime()?.block_on(crate::cycle::doctor::diagnose(ctx, terminal));
+            output::json(r, &diagnosis);
             Ok(if diagnosis.healthy() { 0 } else { 2 })
         }
         Command::Gc(args) => Ok(output::json(r, &crate::cycle::gc::collect(ctx, args.unused_days, args.dry_run)?)),

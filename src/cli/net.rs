@@ -22,9 +22,9 @@ pub(crate) fn runtime() -> Result<Runtime> {
         .map_err(|e| Error::io("cannot start the async runtime", e))
 }
 
-/// Discovers the token, adds it to the redactor, and builds the client. No token is
-/// `NO_TOKEN` at once: nothing is asked of GitHub and nothing is recorded.
-pub(crate) fn connect(ctx: &mut Ctx) -> Result<Net> {
+/// Builds the client with the context's token. No token is `NO_TOKEN` at once: nothing is
+/// asked of GitHub and nothing is recorded.
+pub(crate) fn connect(ctx: &Ctx) -> Result<Net> {
     let runtime = runtime()?;
     let (engine, _source) = {
         let _entered = runtime.enter();
@@ -57,8 +57,7 @@ pub(crate) fn cancel_on_signals(runtime: &Runtime) -> watch::Receiver<bool> {
 /// The head of `pr` on GitHub, for `reply` and `next` (their one question to it); why it could
 /// not be read otherwise (no token, offline), in words for the output.
 pub(crate) fn pull_head(ctx: &Ctx, pr: &PrRef) -> std::result::Result<PullHead, String> {
-    let mut ctx = ctx.clone();
-    let net = connect(&mut ctx).map_err(|e| e.to_string())?;
+    let net = connect(ctx).map_err(|e| e.to_string())?;
     if net.engine.token.is_none() {
         return Err("no GitHub token (GH_TOKEN, GITHUB_TOKEN, `gh auth token` or [github] token_command; see `forgeloop doctor`)".into());
     }

@@ -53,6 +53,48 @@ pub fn process_redactor(token: Option<&str>) -> Redactor {
     builder.build()
 }
 
+/// What a front end resolved from its command line, environment and config file, before
+/// anything is built from it: the one input of [`Ctx::new`].
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub home: PathBuf,
+    pub registry: PathBuf,
+    pub config: Config,
+    /// The config file in use, if any.
+    pub config_path: Option<PathBuf>,
+    /// The GitHub REST API base.
+    pub github_api: String,
+}
+
+impl Settings {
+    /// A home with the default registry beside it, no config, github.com: tests and the demo.
+    pub fn for_home(home: PathBuf) -> Settings {
+        Settings {
+            registry: home.join("registry"),
+            home,
+            config: Config::default(),
+            config_path: None,
+            github_api: crate::github::DEFAULT_API_BASE.to_owned(),
+        }
+    }
+
+    /// The same, against another GitHub API (the emulator).
+    pub fn with_github_api(mut self, api_base: &str) -> Settings {
+        self.github_api = api_base.to_owned();
+        self
+    }
+
+    /// The GitHub token for this API, looked for in design §2's order (`GH_TOKEN`,
+    /// `GITHUB_TOKEN`, `gh auth token`, config `[github] token_command`): found before the
+    /// context is built, so its redactor masks it from the start. `None` when there is none
+    /// (commands that need one then say `NO_TOKEN`). May run `gh` (bounded by a short timeout).
+    pub fn find_token(&self) -> Option<crate::github::token::Token> {
+        let web_host = crate::github::web_host_for(&self.github_api).ok()?;
+        let env = |name: &str| std::env::var(name).ok();
+        crate::github::token::discover(&env, &web_host, self.config.github.token_command.as_deref())
+    }
+}
+
 #[derive(Clone)]
 pub struct Ctx {
     pub home: Home,
@@ -67,13 +109,49 @@ pub struct Ctx {
     pub sandbox: crate::sandbox::Settings,
     /// The config file in use, if any: never visible to a test.
     pub config_path: Option<PathBuf>,
+    /// The GitHub token found when the context was built ([`Settings::find_token`]).
+    pub token: Option<crate::github::token::Token>,
 }
 
 impl Ctx {
-    /// A context rooted at `home` with the default registry layout beside it; for tests
-    /// and the demo.
+    /// The composition root (design §2): settings resolved, token found, then the redactor
+    /// (the process's secrets, the token, the config's `[[redact.rules]]`), the sandbox's
+    /// settings (config `[runner]`) and the accepted web hosts — built once; nothing patches
+    /// a context afterwards.
+    pub fn new(settings: Settings, token: Option<crate::github::token::Token>) -> Result<Ctx> {
+        use crate::config::SandboxSwitch;
+        let config = settings.config;
+        let redactor = process_redactor(token.as_ref().map(|t| t.value.as_str())).with_user_rules(&config.redact.rules);
+        let home = Home::new(std::path::absolute(&settings.home).unwrap_or(settings.home));
+        let mut sandbox = crate::sandbox::Settings::new(home.runs_dir());
+        sandbox.enabled = config.runner.sandbox != Some(SandboxSwitch::Off);
+        if let Some(max) = config.runner.max_processes {
+            sandbox.max_processes = max;
+        }
+        if let Some(name) = &config.runner.run_as {
+            sandbox.run_as =
+                crate::sandbox::resolve_account(name).map_err(|e| Error::Invalid(format!("config [runner] {e}")))?;
+        }
+        let web_host = crate::github::web_host_for(&settings.github_api)?;
+        Ok(Ctx {
+            home,
+            registry: settings.registry,
+            config,
+            redactor,
+            clock: Arc::new(SystemClock),
+            hosts: WebHosts::with(Some(&web_host)),
+            github_api: settings.github_api,
+            sandbox,
+            config_path: settings.config_path,
+            token,
+        })
+    }
+
+    /// A context rooted at `home` with the default registry beside it, no token, github.com:
+    /// for tests and the demo (`Ctx::new(Settings::for_home(home), None)`).
     pub fn for_home(home: PathBuf) -> Ctx {
-        Ctx {
+        let settings = Settings::for_home(home.clone());
+        Ctx::new(settings, None).unwrap_or_else(|_| Ctx {
             sandbox: crate::sandbox::Settings::new(home.join("run")),
             registry: home.join("registry"),
             home: Home::new(home),
@@ -83,37 +161,8 @@ impl Ctx {
             hosts: WebHosts::default(),
             github_api: crate::github::DEFAULT_API_BASE.to_owned(),
             config_path: None,
-        }
-    }
-
-    /// Applies the `[runner]` settings of the config.
-    pub fn with_runner_config(mut self) -> crate::error::Result<Ctx> {
-        use crate::config::SandboxSwitch;
-        self.sandbox.run_root = self.home.runs_dir();
-        self.sandbox.enabled = self.config.runner.sandbox != Some(SandboxSwitch::Off);
-        if let Some(max) = self.config.runner.max_processes {
-            self.sandbox.max_processes = max;
-        }
-        if let Some(name) = &self.config.runner.run_as {
-            self.sandbox.run_as = crate::sandbox::resolve_account(name)
-                .map_err(|e| crate::error::Error::Invalid(format!("config [runner] {e}")))?;
-        }
-        Ok(self)
-    }
-
-    /// Adds the config's `[[redact.rules]]` to the redactor (built before the config was read,
-    /// so even a config error is redacted).
-    pub fn with_redact_config(mut self) -> Ctx {
-        if !self.config.redact.rules.is_empty() {
-            self.redactor = self.redactor.with_user_rules(&self.config.redact.rules);
-        }
-        self
-    }
-
-    /// `process_redactor` with this context's user rules: what replaces the redactor once a
-    /// token is discovered.
-    pub fn process_redactor(&self, token: Option<&str>) -> Redactor {
-        process_redactor(token).with_user_rules(&self.config.redact.rules)
+            token: None,
+        })
     }
 
     /// The cycle's next step as every front end shows it: `unsandboxed` is said when the
@@ -161,15 +210,6 @@ impl Ctx {
         paths
     }
 
-    /// Points the context at another GitHub API (Enterprise, or the emulator in tests and the
-    /// demo); its web host is accepted in PR URLs.
-    pub fn with_github_api(mut self, api_base: &str) -> Result<Ctx> {
-        let web_host = crate::github::web_host_for(api_base)?;
-        self.hosts = WebHosts::with(Some(&web_host));
-        self.github_api = api_base.to_owned();
-        Ok(self)
-    }
-
     /// RFC 3339 UTC with seconds, the format of every timestamp forgeloop writes.
     pub fn now(&self) -> String {
         self.clock.now().to_rfc3339_opts(SecondsFormat::Secs, true)
@@ -197,22 +237,20 @@ impl Engine {
         Ok(Engine { github, token })
     }
 
-    /// Finds the token (design §2 order), makes `ctx`'s redactor mask it, and connects to
-    /// `ctx.github_api`. Returns where the token came from. May run `gh auth token` (blocking,
-    /// bounded by a short timeout); needs a tokio runtime.
+    /// Connects to `ctx.github_api` with the token the context was built with; returns where
+    /// it came from. Needs a tokio runtime.
     ///
-    /// No token from any source is [`Error::NoToken`], before any request: GitHub is never
-    /// tried without one (it would fail later as an infrastructure failure, or on DNS, and
-    /// never say that the token is what is missing).
-    pub fn discover(ctx: &mut Ctx) -> Result<(Engine, &'static str)> {
-        let web_host = crate::github::web_host_for(&ctx.github_api)?;
-        let env = |name: &str| std::env::var(name).ok();
-        let token_command = ctx.config.github.token_command.as_deref();
-        let Some(found) = crate::github::token::discover(&env, &web_host, token_command) else {
+    /// No token is [`Error::NoToken`], before any request: GitHub is never tried without one
+    /// (it would fail later as an infrastructure failure, or on DNS, and never say that the
+    /// token is what is missing).
+    pub fn discover(ctx: &Ctx) -> Result<(Engine, &'static str)> {
+        let Some(found) = &ctx.token else {
+            let web_host = crate::github::web_host_for(&ctx.github_api)?;
+            let env = |name: &str| std::env::var(name).ok();
+            let token_command = ctx.config.github.token_command.as_deref();
             return Err(Error::NoToken(crate::github::token::Missing::seen(&env, &web_host, token_command)));
         };
-        ctx.redactor = ctx.process_redactor(Some(&found.value));
-        Ok((Engine::connect(&ctx.github_api, Some(found.value))?, found.source))
+        Ok((Engine::connect(&ctx.github_api, Some(found.value.clone()))?, found.source))
     }
 }
 
@@ -224,21 +262,21 @@ mod tests {
     /// The config's rules reach the process redactor, and stay when a discovered token
     /// makes it rebuilt.
     #[test]
-    fn user_rules_reach_the_redactor_and_survive_a_token() {
+    fn user_rules_and_the_token_reach_the_redactor_of_a_new_context() {
         let dir = tempfile::tempdir().unwrap();
-        let mut ctx = Ctx::for_home(dir.path().to_path_buf());
+        let mut settings = Settings::for_home(dir.path().to_path_buf());
         let spec = RuleSpec {
             id: "acme-token".into(),
             regex: r"(acme_[A-Za-z0-9]{20})\b".into(),
             keywords: vec!["acme_".into()],
             entropy: None,
         };
-        ctx.config.redact.rules = UserRules::compile(&[spec]).unwrap();
-        let ctx = ctx.with_redact_config();
-        let secret = "acme_Zq8vN3kL7xB2mR5tW9pQ";
-        assert_eq!(ctx.redactor.redact(secret), "[REDACTED:acme-token]");
+        settings.config.redact.rules = UserRules::compile(&[spec]).unwrap();
         let token = "k9Xq2LmZ7vB4nR8tW3yH";
+        let found = crate::github::token::Token { value: token.into(), source: "GH_TOKEN" };
+        let ctx = Ctx::new(settings, Some(found)).unwrap();
+        let secret = "acme_Zq8vN3kL7xB2mR5tW9pQ";
         let text = format!("{token} {secret}");
-        assert_eq!(ctx.process_redactor(Some(token)).redact(&text), "[REDACTED:github-token] [REDACTED:acme-token]");
+        assert_eq!(ctx.redactor.redact(&text), "[REDACTED:github-token] [REDACTED:acme-token]");
     }
 }

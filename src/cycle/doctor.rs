@@ -60,8 +60,8 @@ fn terminal_check(is_terminal: bool) -> Check {
 }
 
 /// Every check, in the order a person fixes them; `at_terminal` is the front end's to say.
-/// Asks GitHub (needs a tokio runtime); `ctx`'s redactor learns the token it finds.
-pub async fn diagnose(ctx: &mut Ctx, at_terminal: bool) -> Diagnosis {
+/// Asks GitHub with the context's token (needs a tokio runtime).
+pub async fn diagnose(ctx: &Ctx, at_terminal: bool) -> Diagnosis {
     let mut checks = vec![git_check(), dir_check("home", ctx.home.root()), dir_check("cycles", &ctx.home.cycles_dir())];
     checks.push(permissions_check(ctx.home.root()));
     checks.push(registry_check(ctx));
@@ -290,7 +290,7 @@ fn registry_check(ctx: &Ctx) -> Check {
     }
 }
 
-async fn github_checks(ctx: &mut Ctx) -> Vec<Check> {
+async fn github_checks(ctx: &Ctx) -> Vec<Check> {
     use crate::github::GithubError as G;
     use crate::github::token::HOW_TO_GIVE_ONE;
     let (engine, source) = match Engine::discover(ctx) {

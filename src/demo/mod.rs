@@ -33,7 +33,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::cycle::Ctx;
-use crate::cycle::context::process_redactor;
+use crate::cycle::context::{Settings, process_redactor};
 use crate::cycle::pr_test::Engine;
 use crate::domain::commands::{CommandsError, parse_commands};
 use crate::domain::word::Word;
@@ -303,13 +303,14 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
     crate::store::atomic::write_atomic(&config_path, project::CONFIG_TOML.as_bytes())
         .map_err(|e| DemoError::io(format!("cannot write {}", config_path.display()), e))?;
 
-    let mut ctx = Ctx::for_home(sandbox.root().to_path_buf()).with_github_api(&emulator.api_base())?;
-    ctx.config = crate::config::Config::load(&config_path, true).map_err(crate::error::Error::from)?;
-    ctx.config_path = Some(config_path);
-    ctx.redactor = process_redactor(Some(&token));
+    let mut settings = Settings::for_home(sandbox.root().to_path_buf()).with_github_api(&emulator.api_base());
+    settings.config = crate::config::Config::load(&config_path, true).map_err(crate::error::Error::from)?;
+    settings.config_path = Some(config_path);
     // The emulator answers at once: poll its check runs often (GitHub's defaults are 5 s to 60 s).
-    ctx.config.checks.poll_min_s = Some(0.1);
-    ctx.config.checks.poll_max_s = Some(pace.unit().as_secs_f64().clamp(0.2, 2.0));
+    settings.config.checks.poll_min_s = Some(0.1);
+    settings.config.checks.poll_max_s = Some(pace.unit().as_secs_f64().clamp(0.2, 2.0));
+    let found = crate::github::token::Token { value: token.clone(), source: "the demo's emulator" };
+    let ctx = Ctx::new(settings, Some(found))?;
     crate::store::private::create_dir_all(&ctx.home.cycles_dir())
         .map_err(|e| DemoError::io("cannot create the sandbox's cycles directory", e))?;
     let engine = Engine::connect(&ctx.github_api, Some(token))?;

@@ -124,16 +124,9 @@ impl ForgeServer {
             .shared
             .github
             .get_or_try_init(|| async {
-                let mut ctx = self.shared.ctx.clone();
-                // Token discovery may run a command: keep it off the async workers.
-                tokio::task::spawn_blocking(move || {
-                    let (engine, _) = Engine::discover(&mut ctx)?;
-                    super::log_with(&ctx.redactor);
-                    Ok::<_, Error>(Arc::new(Github { ctx, engine }))
-                })
-                .await
-                .map_err(|e| Failure::new(Word::Blocked, format!("cannot set up GitHub access: {e}")))?
-                .map_err(Failure::from)
+                let ctx = self.shared.ctx.clone();
+                let (engine, _) = Engine::discover(&ctx).map_err(Failure::from)?;
+                Ok::<_, Failure>(Arc::new(Github { ctx, engine }))
             })
             .await?;
         Ok(github.clone())

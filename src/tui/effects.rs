@@ -26,15 +26,9 @@ pub async fn run_rerun(ctx: Ctx, paths: CyclePaths, cancel: watch::Receiver<bool
     })
 }
 
-/// Finds the GitHub engine (token discovery may run `gh auth token`: off the async workers).
+/// The GitHub engine, with the token the context was built with.
 async fn engine(ctx: Ctx) -> Result<(Ctx, crate::cycle::pr_test::Engine), String> {
-    let mut ctx = ctx;
-    tokio::task::spawn_blocking(move || {
-        crate::cycle::pr_test::Engine::discover(&mut ctx).map(|(engine, _)| (ctx, engine))
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())
+    crate::cycle::pr_test::Engine::discover(&ctx).map(|(engine, _)| (ctx, engine)).map_err(|e| e.to_string())
 }
 
 /// Makes the diff of run `iteration` of a cycle (design §6.7) through `cycle::diff::of_cycle`,
