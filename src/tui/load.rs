@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::cycle::{Ctx, list};
 use crate::domain::diff::DiffSize;
 use crate::domain::event::EventKind;
+use crate::domain::integrity::Integrity;
 use crate::domain::state::CycleState;
 use crate::redact::Redactor;
 use crate::store::journal::{self, Event};
@@ -80,6 +81,27 @@ pub fn parse_state(redactor: &Redactor, bytes: &[u8]) -> Result<CycleState, Stri
     let mut value: Value = serde_json::from_str(text).map_err(|e| format!("the state file is not valid JSON: {e}"))?;
     redactor.redact_json(&mut value);
     CycleState::from_value(value).map_err(|e| e.to_string())
+}
+
+/// The `integrity` of a run's report file (design §5.2), redacted: `None` for a report made
+/// before forgeloop checked it.
+pub fn load_integrity(redactor: &Redactor, path: &Path) -> Result<Option<Integrity>, String> {
+    let shown = || redactor.redact(&path.display().to_string()).into_owned();
+    match fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_RECORD_BYTES * 8 => {
+            return Err(format!("the run's report {} is too large to read here", shown()));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(redactor.redact(&format!("cannot read the run's report {}: {e}", shown())).into_owned()),
+    }
+    let bytes = fs::read(path).map_err(|e| redactor.redact(&format!("cannot read {}: {e}", shown())).into_owned())?;
+    let mut value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("the run's report {} is not valid JSON: {e}", shown()))?;
+    let Some(mut integrity) = value.get_mut("integrity").map(Value::take).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    redactor.redact_json(&mut integrity);
+    serde_json::from_value(integrity).map_err(|e| format!("the run's report {} has an unreadable integrity: {e}", shown()))
 }
 
 /// The last complete event of a journal, reading only its end.
