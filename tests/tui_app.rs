@@ -1305,7 +1305,7 @@ fn v_approves_a_needs_review_pass_after_a_confirmation_and_is_journaled_as_human
     };
     assert_eq!(asked, &path);
     assert_eq!(title, "Approve guarded?");
-    for needle in ["it changes paths you protect:\n  test.sh", "test.sh (+1 −1, 1 assertion removed)", "READY_TO_MERGE", "answer with m"]
+    for needle in ["it changes paths you protect: test.sh.", "test.sh (+1 −1, 1 assertion removed)", "READY_TO_MERGE", "answer with m"]
     {
         assert!(body.contains(needle), "{needle} missing from\n{body}");
     }

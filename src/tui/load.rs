@@ -62,10 +62,12 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
     Some(entry)
 }
 
-/// The size of a `READY_TO_MERGE` cycle's change, from the meta beside its whole-PR diff at
-/// the last tested head, when that diff was made (a small JSON file; the diff is not read).
+/// The size of a `READY_TO_MERGE` (or `NEEDS_REVIEW`) cycle's change, from the meta beside
+/// its whole-PR diff at the last tested head, when that diff was made (a small JSON file; the
+/// diff is not read).
 fn ready_diff_size(paths: &crate::store::layout::CyclePaths, state: &CycleState) -> Option<DiffSize> {
-    if state.status != crate::domain::status::Status::ReadyToMerge {
+    use crate::domain::status::Status;
+    if !matches!(state.status, Status::ReadyToMerge | Status::NeedsReview) {
         return None;
     }
     let run = state.history.last()?;

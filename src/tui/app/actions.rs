@@ -456,24 +456,23 @@ fn approve_body(state: &CycleState) -> String {
     let reason = integrity.and_then(|i| i.review_reason());
     match (integrity, reason) {
         (Some(integrity), _) if !integrity.protected.is_empty() => {
-            body.push_str("\nit changes paths you protect:");
-            for path in integrity.protected.iter().take(APPROVE_PATHS) {
-                body.push_str(&format!("\n  {}", sanitize::clean(path)));
-            }
+            let mut paths: Vec<String> =
+                integrity.protected.iter().take(APPROVE_PATHS).map(|p| sanitize::clean(p)).collect();
             let more = integrity.protected.len().saturating_sub(APPROVE_PATHS);
             if more > 0 {
-                body.push_str(&format!("\n  and {more} more"));
+                paths.push(format!("and {more} more"));
             }
+            body.push_str(&format!("\nit changes paths you protect: {}.", paths.join(", ")));
         }
         (_, Some(reason)) => body.push_str(&format!("\n{}.", sanitize::clean(&reason))),
         _ => body.push_str("\nits pass changed protected paths."),
     }
-    if let Some(words) = integrity.and_then(|i| i.words()) {
-        body.push_str(&format!("\n\nTests: {}.", sanitize::clean(&words)));
-    }
     body.push_str(
-        "\n\nApproving makes it READY_TO_MERGE; nothing is run or posted. Journaled as you (human, via tui).",
+        "\nApproving makes it READY_TO_MERGE; nothing is run or posted. Journaled as you (human, via tui).",
     );
+    if let Some(words) = integrity.and_then(|i| i.words()) {
+        body.push_str(&format!("\n\nTests: {}.\n", sanitize::clean(&words)));
+    }
     if let Some(key) = key_for(Context::Cycle, Cmd::MessageWebgpt) {
         body.push_str(&format!("\nTo send it back instead, answer with {key}: your words go to WebGPT."));
     }

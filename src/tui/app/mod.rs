@@ -437,7 +437,9 @@ impl App {
                     && let Some(target) = &self.diff.target
                     && target.old.is_none()
                     && self.list.cycles.iter().any(|c| {
-                        c.path == target.cycle && c.diff_size.is_none() && c.status() == Some(Status::ReadyToMerge)
+                        c.path == target.cycle
+                            && c.diff_size.is_none()
+                            && matches!(c.status(), Some(Status::ReadyToMerge | Status::NeedsReview))
                     })
                 {
                     fx.push(Effect::LoadCycles(vec![target.cycle.clone()]));
@@ -707,7 +709,8 @@ impl App {
             return;
         }
         let next = self.list.cycles.iter().find_map(|entry| {
-            let state = entry.state.as_ref().filter(|s| s.status == Status::ReadyToMerge)?;
+            let state =
+                entry.state.as_ref().filter(|s| matches!(s.status, Status::ReadyToMerge | Status::NeedsReview))?;
             let run = state.history.last()?;
             let key = (entry.path.clone(), run.head_sha.clone());
             (entry.diff_size.is_none() && !self.sized.contains(&key)).then_some((key, run.iteration))

@@ -68,8 +68,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Line::from(""),
             Line::from(Span::styled(
                 format!(
-                    "None of the {n} file{} this diff changes is a test or validation file (a test, a script the commands run, runner or CI configuration, a fixture).",
-                    if n == 1 { "" } else { "s" }
+                    "{} a test or validation file (a test, a script the commands run, runner or CI configuration, a fixture).",
+                    if n == 1 {
+                        "The one file this diff changes is not".to_owned()
+                    } else {
+                        format!("None of the {n} files this diff changes is")
+                    }
                 ),
                 theme.muted,
             )),
@@ -123,7 +127,8 @@ fn status_line(app: &App) -> Line<'static> {
     if pane.tests_only {
         let what = match (&pane.state, &pane.doc) {
             (DiffState::Ready, Some(doc)) => {
-                format!(" · tests only ({} of {} files)", pane.test_files.len(), doc.files.len())
+                let n = doc.files.len();
+                format!(" · tests only ({} of {n} file{})", pane.test_files.len(), if n == 1 { "" } else { "s" })
             }
             _ => " · tests only".to_owned(),
         };

@@ -113,7 +113,7 @@ fn review_nudge(app: &App) -> Option<String> {
     let approve = key_for(Context::Cycle, Cmd::Approve)?;
     let answer = key_for(Context::Cycle, Cmd::MessageWebgpt)?;
     let why = crate::tui::sanitize::clean(&why);
-    Some(format!(" ◆ {} needs your review: {why} — {approve} approve · {answer} answer WebGPT", entry.name()))
+    Some(format!(" ◆ {} waits for your review — {approve} approve · {answer} answer WebGPT — {why}", entry.name()))
 }
 
 /// While a brief waits for a person, the status line says which cycle and the keys that confirm

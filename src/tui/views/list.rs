@@ -11,7 +11,7 @@ use crate::tui::app::{App, Focus};
 use crate::tui::model::CycleEntry;
 use crate::tui::theme::Theme;
 
-use super::{age, elapsed, entry_badge, entry_tests_flag, pane_block, tests_badge, truncate};
+use super::{age, elapsed, entry_badge, entry_tests_flag, pane_block, short_tests_badge, tests_badge, truncate};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -187,7 +187,7 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
         ])
     } else {
         let mut name = vec![name];
-        if let Some((badge, style)) = tests {
+        if let Some((badge, style)) = entry_tests_flag(entry).filter(|_| entry.error.is_none()).map(|f| short_tests_badge(f, theme)) {
             name.push(Span::styled(format!(" {badge}"), style));
         }
         Row::new(vec![

@@ -208,6 +208,17 @@ pub fn tests_badge(flag: Flag, theme: &Theme) -> (String, Style) {
     (format!("{glyph} {}", flag.badge()), style)
 }
 
+/// The badge in a narrow column: `⚠ −asserts`, `⚠ tests`, `+ tests`.
+pub fn short_tests_badge(flag: Flag, theme: &Theme) -> (String, Style) {
+    let (_, style) = tests_badge(flag, theme);
+    let text = match flag {
+        Flag::AssertionsRemoved => "⚠ −asserts",
+        Flag::TestsChanged => "⚠ tests",
+        Flag::TestsAdded => "+ tests",
+    };
+    (text.to_owned(), style)
+}
+
 /// The flag of a cycle's last run, if its `integrity` has one.
 pub fn entry_tests_flag(entry: &CycleEntry) -> Option<Flag> {
     entry.state.as_ref()?.report.as_ref()?.integrity.as_ref()?.flag

@@ -21,7 +21,7 @@ use crate::tui::model::CycleEntry;
 use crate::tui::sanitize::clean;
 use crate::tui::theme::Theme;
 
-use super::{short_time, tests_badge, wrap_words};
+use super::{short_time, short_tests_badge, tests_badge, wrap_words};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -48,11 +48,24 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rule = !tests.is_empty();
     below.extend(tests);
     let area = if !below.is_empty() && area.height > 3 {
-        let table_min = (rows.len() as u16 + 1).min((area.height / 2).max(2));
+        // Right under the table; the table keeps at least half the tab (or all its rows).
+        let rows_height = rows.len() as u16 + 1;
+        let table_min = rows_height.min((area.height / 2).max(2));
         let height = (below.len() as u16 + u16::from(rule)).min(area.height - table_min);
-        let [table, bottom] =
-            ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(height)]).areas(area);
-        let block = if rule { Block::default().borders(Borders::TOP).border_style(theme.border) } else { Block::default() };
+        let table_height = rows_height.min(area.height - height);
+        let [table, bottom, _] = ratatui::layout::Layout::vertical([
+            Constraint::Length(table_height),
+            Constraint::Length(height),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+        let block = match rows[selected].iteration.filter(|_| rule) {
+            Some(k) => Block::default()
+                .borders(Borders::TOP)
+                .border_style(theme.border)
+                .title(Span::styled(format!(" Run {k} "), theme.header)),
+            None => Block::default(),
+        };
         let inner = block.inner(bottom);
         frame.render_widget(block, bottom);
         frame.render_widget(Paragraph::new(below), inner);
@@ -61,7 +74,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         area
     };
     // The Tests column is there when a run changed the PR's tests.
-    let tests_width = rows.iter().filter_map(|r| r.tests).map(|f| tests_badge(f, theme).0.chars().count()).max();
+    let wide = area.width >= 110;
+    let badge = |flag: Flag, theme: &Theme| if wide { tests_badge(flag, theme) } else { short_tests_badge(flag, theme) };
+    let tests_width = rows.iter().filter_map(|r| r.tests).map(|f| badge(f, theme).0.chars().count()).max();
     let height = usize::from(area.height.saturating_sub(1)).max(1);
     let offset = selected.saturating_sub(height - 1);
     let table_rows: Vec<Row> = rows
@@ -93,7 +108,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             if tests_width.is_some() {
                 cells.push(match r.tests {
                     Some(flag) => {
-                        let (badge, style) = tests_badge(flag, theme);
+                        let (badge, style) = badge(flag, theme);
                         Cell::from(Span::styled(badge, style))
                     }
                     None => Cell::from(Span::styled("—", theme.muted)),
@@ -139,7 +154,7 @@ fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> V
     else {
         return Vec::new();
     };
-    let head = || Span::styled(format!("Run {iteration} · tests: "), theme.header);
+    let head = || Span::styled("Tests: ", theme.header);
     let integrity = match app.detail.integrity(entry, iteration) {
         Ok(Some(integrity)) => integrity,
         Ok(None) => {
@@ -153,36 +168,7 @@ fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> V
     };
     let width = usize::from(width).max(20);
     let mut lines = Vec::new();
-    let first = match (&integrity.error, integrity.flag) {
-        (Some(error), _) => vec![head(), Span::styled(format!("not checked — {}", clean(error)), theme.warn)],
-        (None, Some(flag)) => {
-            let (badge, style) = tests_badge(flag, theme);
-            vec![head(), Span::styled(badge, style), Span::styled(format!(" — {}", what(flag)), theme.muted)]
-        }
-        (None, None) => vec![head(), Span::styled("the PR leaves its tests alone", theme.muted)],
-    };
-    lines.push(Line::from(first));
-    if !integrity.against_base.is_empty() {
-        lines.push(Line::from(Span::styled("Against the base:", theme.muted)));
-        for file in &integrity.against_base {
-            file_lines(&mut lines, file, theme, width);
-        }
-    }
-    if let Some(since) = &integrity.since_last {
-        let sha: String = since.head_sha.chars().take(12).collect();
-        let label = format!("Since run {} ({sha}): ", since.iteration);
-        let text = if since.files.is_empty() {
-            "no test file changed".to_owned()
-        } else {
-            since.files.iter().map(|f| clean(&f.words())).collect::<Vec<_>>().join(", ")
-        };
-        wrapped(&mut lines, vec![Span::styled(label.clone(), theme.muted)], label.chars().count(), &text, theme.text, width);
-    }
-    if !integrity.protected.is_empty() {
-        let label = "Protected paths changed: ";
-        let text = integrity.protected.iter().map(|p| clean(p)).collect::<Vec<_>>().join(", ");
-        wrapped(&mut lines, vec![Span::styled(label, theme.attention)], label.len(), &text, theme.attention, width);
-    }
+    // Why a NEEDS_REVIEW pass waits, first: the one thing that needs you.
     let last = entry.state.as_ref().and_then(|s| s.history.last()).map(|r| r.iteration);
     let waits = entry.status() == Some(Status::NeedsReview) && last == Some(iteration);
     if let Some(reason) = integrity.review_reason().filter(|_| waits) {
@@ -199,6 +185,36 @@ fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> V
             theme.attention,
             width,
         );
+    }
+    let first = match (&integrity.error, integrity.flag) {
+        (Some(error), _) => vec![head(), Span::styled(format!("not checked — {}", clean(error)), theme.warn)],
+        (None, Some(flag)) => {
+            let (badge, style) = tests_badge(flag, theme);
+            vec![head(), Span::styled(badge, style), Span::styled(format!(" — {}", what(flag)), theme.muted)]
+        }
+        (None, None) => vec![head(), Span::styled("the PR leaves its tests alone", theme.muted)],
+    };
+    lines.push(Line::from(first));
+    if !integrity.protected.is_empty() {
+        let label = "Protected paths changed: ";
+        let text = integrity.protected.iter().map(|p| clean(p)).collect::<Vec<_>>().join(", ");
+        wrapped(&mut lines, vec![Span::styled(label, theme.attention)], label.len(), &text, theme.attention, width);
+    }
+    if !integrity.against_base.is_empty() {
+        lines.push(Line::from(Span::styled("Against the base:", theme.muted)));
+        for file in &integrity.against_base {
+            file_lines(&mut lines, file, theme, width);
+        }
+    }
+    if let Some(since) = &integrity.since_last {
+        let sha: String = since.head_sha.chars().take(12).collect();
+        let label = format!("Since run {} ({sha}): ", since.iteration);
+        let text = if since.files.is_empty() {
+            "no test file changed".to_owned()
+        } else {
+            since.files.iter().map(|f| clean(&f.words())).collect::<Vec<_>>().join(", ")
+        };
+        wrapped(&mut lines, vec![Span::styled(label.clone(), theme.muted)], label.chars().count(), &text, theme.text, width);
     }
     lines
 }
@@ -258,8 +274,14 @@ fn wrapped(
     style: Style,
     width: usize,
 ) {
+    // A label wider than half the line goes on a line of its own, the text under it.
+    let (mut prefix, indent) = if indent * 2 > width {
+        lines.push(Line::from(prefix));
+        (None, 2)
+    } else {
+        (Some(prefix), indent)
+    };
     let room = width.saturating_sub(indent).max(8);
-    let mut prefix = Some(prefix);
     for piece in wrap_words(text, room) {
         let mut spans = prefix.take().unwrap_or_else(|| vec![Span::raw(" ".repeat(indent))]);
         spans.push(Span::styled(piece, style));
