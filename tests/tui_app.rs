@@ -1305,8 +1305,12 @@ fn v_approves_a_needs_review_pass_after_a_confirmation_and_is_journaled_as_human
     };
     assert_eq!(asked, &path);
     assert_eq!(title, "Approve guarded?");
-    for needle in ["it changes paths you protect: test.sh.", "test.sh (+1 −1, 1 assertion removed)", "READY_TO_MERGE", "answer with m"]
-    {
+    for needle in [
+        "it changes paths you protect: test.sh.",
+        "test.sh (+1 −1, 1 assertion removed)",
+        "READY_TO_MERGE",
+        "answer with m",
+    ] {
         assert!(body.contains(needle), "{needle} missing from\n{body}");
     }
     key(&mut app, &mut d, KeyCode::Char('n'));
@@ -1336,7 +1340,9 @@ fn a_pass_that_changed_protected_paths_rings_and_says_why_and_m_says_it_answers_
     d.settle(&mut app, effects);
     assert_eq!(
         notifications(&mut d),
-        ["guarded needs your review: it passed, but the PR changes protected paths: test.sh (v approves, m answers WebGPT)"]
+        [
+            "guarded needs your review: it passed, but the PR changes protected paths: test.sh (v approves, m answers WebGPT)"
+        ]
     );
     // The message dialog says what sending does here.
     let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));

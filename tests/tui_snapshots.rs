@@ -430,7 +430,9 @@ fn the_prs_tests_in_the_list_the_runs_tab_and_the_approve_dialog() {
         assert!(wide.contains(word), "{word} missing:\n{wide}");
     }
     assert!(
-        wide.contains("◆ guarded waits for your review — v approve · m answer WebGPT — the PR changes protected paths: test.sh"),
+        wide.contains(
+            "◆ guarded waits for your review — v approve · m answer WebGPT — the PR changes protected paths: test.sh"
+        ),
         "{wide}"
     );
     // Without colour the badges still say it in words.

@@ -103,7 +103,8 @@ pub fn load_integrity(redactor: &Redactor, path: &Path) -> Result<Option<Integri
         return Ok(None);
     };
     redactor.redact_json(&mut integrity);
-    serde_json::from_value(integrity).map_err(|e| format!("the run's report {} has an unreadable integrity: {e}", shown()))
+    serde_json::from_value(integrity)
+        .map_err(|e| format!("the run's report {} has an unreadable integrity: {e}", shown()))
 }
 
 /// The last complete event of a journal, reading only its end.

@@ -543,7 +543,13 @@ pub fn trust_home() -> Fixture {
         fx.sent(name);
         fx.reply(name, "Opened it.\nPR_URL: https://github.com/acme/widget/pull/7");
         fx.run_with(name, false, TRUST_SHA_1, &failing_log(), Some(first.clone()));
-        fx.run_with(name, true, TRUST_SHA_2, "$ sh test.sh\nok\n[exit 0 after 0.1s]\n", Some(rewrite_integrity(protected)));
+        fx.run_with(
+            name,
+            true,
+            TRUST_SHA_2,
+            "$ sh test.sh\nok\n[exit 0 after 0.1s]\n",
+            Some(rewrite_integrity(protected)),
+        );
         fx.diff_cache(name, None, TRUST_SHA_2, &rewrite_diff());
         fx.diff_cache(name, Some(TRUST_SHA_1), TRUST_SHA_2, &rewrite_since_last_diff());
     }

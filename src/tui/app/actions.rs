@@ -9,8 +9,8 @@ use crate::domain::machine;
 use crate::domain::state::{CycleState, OutboxKind};
 use crate::domain::status::Status;
 use crate::tui::editor;
-use crate::tui::sanitize;
 use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::sanitize;
 
 use super::{
     App, Ask, ConfirmDialog, DEFAULT_ABORT_REASON, Effect, InputPurpose, LiveRun, Popup, SayDialog, Toast, UseCase,
@@ -467,9 +467,7 @@ fn approve_body(state: &CycleState) -> String {
         (_, Some(reason)) => body.push_str(&format!("\n{}.", sanitize::clean(&reason))),
         _ => body.push_str("\nits pass changed protected paths."),
     }
-    body.push_str(
-        "\nApproving makes it READY_TO_MERGE; nothing is run or posted. Journaled as you (human, via tui).",
-    );
+    body.push_str("\nApproving makes it READY_TO_MERGE; nothing is run or posted. Journaled as you (human, via tui).");
     if let Some(words) = integrity.and_then(|i| i.words()) {
         body.push_str(&format!("\n\nTests: {}.\n", sanitize::clean(&words)));
     }

@@ -63,7 +63,8 @@ fn what_it_needs(entry: &CycleEntry, status: Status) -> String {
     match status {
         Status::AwaitingBriefConfirmation => "needs you: a brief to confirm".into(),
         Status::NeedsReview => {
-            let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "a pass changed protected paths".into());
+            let why =
+                integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "a pass changed protected paths".into());
             let why = crate::tui::sanitize::clean(&why);
             let keys = match (key_for(Context::Cycle, Cmd::Approve), key_for(Context::Cycle, Cmd::MessageWebgpt)) {
                 (Some(approve), Some(answer)) => format!(" ({approve} approves, {answer} answers WebGPT)"),

@@ -191,11 +191,7 @@ impl Detail {
         let Some(state) = &entry.state else { return Ok(None) };
         let last = state.history.last().filter(|r| r.iteration == iteration);
         if let Some(run) = last {
-            return Ok(state
-                .report
-                .as_ref()
-                .filter(|r| r.head_sha == run.head_sha)
-                .and_then(|r| r.integrity.as_ref()));
+            return Ok(state.report.as_ref().filter(|r| r.head_sha == run.head_sha).and_then(|r| r.integrity.as_ref()));
         }
         match self.reports.get(&iteration) {
             Some(RunReport::Loaded(integrity)) => Ok(integrity.as_ref()),

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::domain::commands::CommandsProfile;
 use crate::domain::diff::FileDiff;
 use crate::domain::report::normalize_sha;
-use crate::domain::test_files::classify;
 use crate::domain::state::CycleState;
+use crate::domain::test_files::classify;
 use crate::store::layout::CyclePaths;
 use crate::tui::diff_view::{DiffDoc, DiffEvent, DiffLine};
 use crate::tui::keymap::Cmd;
@@ -249,9 +249,9 @@ impl DiffPane {
 
     fn classify(&mut self) {
         let is_test = |f: &FileDiff| {
-            std::iter::once(f.path.as_str()).chain(f.old_path.as_deref()).any(|path| {
-                self.known_tests.contains(path) || classify(path, self.commands.as_ref(), None).is_some()
-            })
+            std::iter::once(f.path.as_str())
+                .chain(f.old_path.as_deref())
+                .any(|path| self.known_tests.contains(path) || classify(path, self.commands.as_ref(), None).is_some())
         };
         self.test_files = match &self.doc {
             Some(doc) => doc.files.iter().enumerate().filter(|(_, f)| is_test(f)).map(|(i, _)| i).collect(),

@@ -187,7 +187,9 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
         ])
     } else {
         let mut name = vec![name];
-        if let Some((badge, style)) = entry_tests_flag(entry).filter(|_| entry.error.is_none()).map(|f| short_tests_badge(f, theme)) {
+        if let Some((badge, style)) =
+            entry_tests_flag(entry).filter(|_| entry.error.is_none()).map(|f| short_tests_badge(f, theme))
+        {
             name.push(Span::styled(format!(" {badge}"), style));
         }
         Row::new(vec![

@@ -21,7 +21,7 @@ use crate::tui::model::CycleEntry;
 use crate::tui::sanitize::clean;
 use crate::tui::theme::Theme;
 
-use super::{short_time, short_tests_badge, tests_badge, wrap_words};
+use super::{short_tests_badge, short_time, tests_badge, wrap_words};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -75,7 +75,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     };
     // The Tests column is there when a run changed the PR's tests.
     let wide = area.width >= 110;
-    let badge = |flag: Flag, theme: &Theme| if wide { tests_badge(flag, theme) } else { short_tests_badge(flag, theme) };
+    let badge =
+        |flag: Flag, theme: &Theme| if wide { tests_badge(flag, theme) } else { short_tests_badge(flag, theme) };
     let tests_width = rows.iter().filter_map(|r| r.tests).map(|f| badge(f, theme).0.chars().count()).max();
     let height = usize::from(area.height.saturating_sub(1)).max(1);
     let offset = selected.saturating_sub(height - 1);
@@ -150,8 +151,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 /// an earlier run's is read from its file): nothing for a run forgeloop did not check.
 fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> Vec<Line<'static>> {
     let theme = &app.theme;
-    let Some(iteration) = row.iteration.filter(|_| matches!(row.result, RunResult::Passed | RunResult::Failed))
-    else {
+    let Some(iteration) = row.iteration.filter(|_| matches!(row.result, RunResult::Passed | RunResult::Failed)) else {
         return Vec::new();
     };
     let head = || Span::styled("Tests: ", theme.header);
@@ -214,7 +214,14 @@ fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> V
         } else {
             since.files.iter().map(|f| clean(&f.words())).collect::<Vec<_>>().join(", ")
         };
-        wrapped(&mut lines, vec![Span::styled(label.clone(), theme.muted)], label.chars().count(), &text, theme.text, width);
+        wrapped(
+            &mut lines,
+            vec![Span::styled(label.clone(), theme.muted)],
+            label.chars().count(),
+            &text,
+            theme.text,
+            width,
+        );
     }
     lines
 }
@@ -261,7 +268,14 @@ fn file_lines(lines: &mut Vec<Line<'static>>, file: &TestFileChange, theme: &The
     lines.push(Line::from(spans));
     for removed in &file.removed_lines {
         let removed = clean(removed);
-        wrapped(lines, vec![Span::raw("      "), Span::styled("− ", theme.diff_remove)], 8, &removed, theme.text, width);
+        wrapped(
+            lines,
+            vec![Span::raw("      "), Span::styled("− ", theme.diff_remove)],
+            8,
+            &removed,
+            theme.text,
+            width,
+        );
     }
 }
 
