@@ -94,17 +94,20 @@ pub fn load_integrity(redactor: &Redactor, path: &Path) -> Result<Option<Integri
             return Err(format!("the run's report {} is too large to read here", shown()));
         }
         Ok(_) => {}
+        // A run recorded without its report (kept elsewhere, or collected): nothing to show.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(redactor.redact(&format!("cannot read the run's report {}: {e}", shown())).into_owned()),
     }
     let bytes = fs::read(path).map_err(|e| redactor.redact(&format!("cannot read {}: {e}", shown())).into_owned())?;
-    let mut value: Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("the run's report {} is not valid JSON: {e}", shown()))?;
+    let unreadable = |what: &str, e: serde_json::Error| {
+        redactor.redact(&format!("the run's report {} {what}: {e}", shown())).into_owned()
+    };
+    let mut value: Value = serde_json::from_slice(&bytes).map_err(|e| unreadable("is not valid JSON", e))?;
     let Some(mut integrity) = value.get_mut("integrity").map(Value::take).filter(|v| !v.is_null()) else {
         return Ok(None);
     };
     redactor.redact_json(&mut integrity);
-    serde_json::from_value(integrity)
-        .map_err(|e| format!("the run's report {} has an unreadable integrity: {e}", shown()))
+    serde_json::from_value(integrity).map_err(|e| unreadable("has an unreadable integrity", e))
 }
 
 /// The last complete event of a journal, reading only its end.
@@ -401,4 +404,36 @@ pub fn list_runs(dir: &Path) -> Vec<RunFile> {
 /// `<iteration>-<sha12>.log` sorts by iteration number.
 pub fn run_order(name: &str) -> u64 {
     name.split(['-', '.']).next().and_then(|n| n.parse().ok()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_integrity_is_read_from_its_report_and_its_absence_is_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let redactor = Redactor::default();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            fs::write(&path, text).unwrap();
+            path
+        };
+        assert_eq!(load_integrity(&redactor, &dir.path().join("gone.json")), Ok(None));
+        assert_eq!(load_integrity(&redactor, &write("old.json", r#"{"status": "TEST_PASSED"}"#)), Ok(None));
+        let with = write(
+            "new.json",
+            r#"{"status": "TEST_PASSED", "integrity": {"flag": "tests_changed", "against_base": [], "protected": ["test.sh"]}}"#,
+        );
+        let integrity = load_integrity(&redactor, &with).unwrap().unwrap();
+        assert_eq!(
+            (integrity.flag, integrity.protected),
+            (Some(crate::domain::integrity::Flag::TestsChanged), vec!["test.sh".to_owned()])
+        );
+        assert!(
+            load_integrity(&redactor, &write("torn.json", r#"{"integrity": {"#))
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+    }
 }

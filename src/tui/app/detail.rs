@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use crate::domain::event::EventKind;
 use crate::domain::integrity::{Flag, Integrity};
-
 use crate::store::journal::Event as JournalEvent;
 use crate::store::layout::CyclePaths;
 use crate::tui::keymap::Cmd;

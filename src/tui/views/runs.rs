@@ -164,7 +164,7 @@ fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> V
                 vec![Line::from(vec![head(), Span::styled(badge, style)])]
             });
         }
-        Err(why) => return vec![Line::from(vec![head(), Span::styled(why, theme.muted)])],
+        Err(why) => return vec![Line::from(vec![head(), Span::styled(clean(&why), theme.muted)])],
     };
     let width = usize::from(width).max(20);
     let mut lines = Vec::new();
