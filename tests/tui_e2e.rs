@@ -1,6 +1,5 @@
 //! The real binary in a real terminal (tmux): the control room sees a cycle created from
-//! outside without a key press, a person confirms its brief with keys, and a pass that changed
-//! a protected path is read and approved there.
+//! outside without a key press, and a person confirms its brief with keys.
 
 mod support;
 
