@@ -74,6 +74,10 @@ fn the_first_keys_the_docs_name_do_what_they_say() {
     assert_eq!(resolve(&list, &key('q')), Some(Cmd::Quit));
     assert_eq!(resolve(&list, &key('y')), Some(Cmd::CopyOutbox));
     assert_eq!(resolve(&log, &key('n')), Some(Cmd::NextMatch));
+    assert_eq!(resolve(&list, &key('v')), Some(Cmd::Approve));
+    assert_eq!(resolve(&[C::Runs, C::Detail, C::Cycle, C::Global], &key('v')), Some(Cmd::Approve));
+    assert_eq!(resolve(&diff, &key('t')), Some(Cmd::TestsOnly));
+    assert_eq!(resolve(&[C::YesNo], &key('y')), Some(Cmd::Yes), "y approves in the dialog `v` opens");
 }
 
 /// What the README's prose says a key does, where it says: each phrase is in the README and its

@@ -449,7 +449,7 @@ fn malformed_half_written_and_vanished_files_are_rows_not_crashes() {
         let entry = app.list.cycles.iter().find(|c| &c.path == path).unwrap();
         assert!(entry.state.is_none() && entry.error.is_some(), "{path:?}");
     }
-    assert_eq!(app.counts()[5].1, 3);
+    assert_eq!(app.counts()[forgeloop::tui::app::StatusGroup::Unreadable as usize].1, 3);
     // The torn file is completed: it becomes a cycle row… or here, still an error (no request).
     std::fs::write(&garbage, b"{\"status\": \"AWAITING_WEBGPT_PR\", \"request\": \"r\"}").unwrap();
     d.apply(&mut app, Event::FilesChanged(vec![garbage.clone()]));
@@ -1225,4 +1225,186 @@ fn an_empty_message_or_a_failed_editor_sends_nothing() {
     assert!(toast.error && toast.text == "editing needs a terminal", "{toast:?}");
     assert!(app.popups.is_empty());
     assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+// ----- Trust, then verify (design §5.2): the PR's tests, protected paths, NEEDS_REVIEW -----
+
+fn row_names_with(app: &forgeloop::tui::App, needle: &str) -> Vec<String> {
+    app.list.cycles.iter().filter(|c| forgeloop_badge(c).contains(needle)).map(|c| c.name()).collect()
+}
+
+fn forgeloop_badge(entry: &forgeloop::tui::model::CycleEntry) -> String {
+    let theme = forgeloop::tui::Theme::builtin("dark").unwrap();
+    forgeloop::tui::views::entry_tests_flag(entry)
+        .map(|flag| forgeloop::tui::views::tests_badge(flag, &theme).0)
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_needs_review_cycle_sorts_with_what_needs_you_and_its_row_and_filter_name_the_tests() {
+    let fx = trust_home();
+    let (mut app, mut d) = fx.app("dark");
+    assert_eq!(names(&app)[0], "guarded", "a pass waiting for review comes first");
+    assert_eq!(app.counts()[forgeloop::tui::app::StatusGroup::Review as usize].1, 1);
+    assert_eq!(row_names_with(&app, "⚠ assertions removed"), ["guarded", "rewrote"]);
+    assert_eq!(row_names_with(&app, "+ tests added"), ["added"]);
+    assert!(forgeloop_badge(app.list.cycles.iter().find(|c| c.name() == "code-only").unwrap()).is_empty());
+    // The filter finds them by the badge's words.
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "assertions removed");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(names(&app), ["guarded", "rewrote"]);
+}
+
+#[test]
+fn the_runs_tab_has_each_runs_flag_and_reads_an_earlier_runs_report_when_selected() {
+    let fx = trust_home();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "guarded");
+    key(&mut app, &mut d, KeyCode::Enter);
+    let effects = app.update(Event::Cmd(Cmd::Tab(Tab::Runs)));
+    assert!(effects.is_empty(), "the last run's integrity is in the state: {effects:?}");
+    let flags: Vec<_> = app.run_rows().iter().map(|r| (r.iteration, r.tests)).collect();
+    use forgeloop::domain::integrity::Flag;
+    assert_eq!(flags, [(Some(2), Some(Flag::AssertionsRemoved)), (Some(1), None)]);
+    let entry = app.selected_entry().unwrap().clone();
+    let integrity = app.detail.integrity(&entry, 2).unwrap().unwrap().clone();
+    assert_eq!(integrity.protected, ["test.sh"]);
+    // The earlier run: its report is read once, from the file the run saved.
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('j'))));
+    let [Effect::LoadRunReport { iteration: 1, report, .. }] = effects.as_slice() else { panic!("{effects:?}") };
+    assert!(report.ends_with("runs/1-111111111111.json"), "{report:?}");
+    d.settle(&mut app, effects);
+    assert_eq!(app.detail.reports.get(&1), Some(&forgeloop::tui::app::RunReport::Loaded(Some(Default::default()))));
+    let effects = app.update(Event::Cmd(Cmd::Up));
+    assert!(effects.is_empty(), "{effects:?}");
+    let effects = app.update(Event::Cmd(Cmd::Down));
+    assert!(effects.is_empty(), "read once: {effects:?}");
+}
+
+#[test]
+fn v_approves_a_needs_review_pass_after_a_confirmation_and_is_journaled_as_human_via_tui() {
+    let fx = trust_home();
+    let (mut app, mut d) = fx.app("dark");
+    let path = fx.state_path("guarded");
+    // Offered (and in the footer) only on a NEEDS_REVIEW cycle.
+    for name in ["rewrote", "added", "code-only"] {
+        select(&mut app, &mut d, name);
+        assert!(!app.available(Cmd::Approve), "{name}");
+        assert!(!app.hints().iter().any(|(_, h)| *h == "approve"), "{name}: {:?}", app.hints());
+        key(&mut app, &mut d, KeyCode::Char('v'));
+        assert!(app.popups.is_empty(), "{name}");
+        assert!(app.toast.as_ref().unwrap().text.contains("only a NEEDS_REVIEW cycle"), "{:?}", app.toast);
+    }
+    select(&mut app, &mut d, "guarded");
+    assert!(app.available(Cmd::Approve));
+    assert!(app.hints().iter().any(|(k, h)| k == "v" && *h == "approve"), "{:?}", app.hints());
+    // No: nothing changes.
+    key(&mut app, &mut d, KeyCode::Char('v'));
+    let Some(Popup::YesNo { ask: Ask::Approve(asked), title, body }) = app.popups.last() else {
+        panic!("{:?}", app.popups.last())
+    };
+    assert_eq!(asked, &path);
+    assert_eq!(title, "Approve guarded?");
+    for needle in [
+        "it changes paths you protect: test.sh.",
+        "test.sh (+1 −1, 1 assertion removed)",
+        "READY_TO_MERGE",
+        "answer with m",
+    ] {
+        assert!(body.contains(needle), "{needle} missing from\n{body}");
+    }
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert!(app.popups.is_empty());
+    assert_eq!(read_state(&path)["status"], "NEEDS_REVIEW");
+    // Yes: the use case, as the person, via tui.
+    key(&mut app, &mut d, KeyCode::Char('v'));
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    assert_eq!(read_state(&path)["status"], "READY_TO_MERGE");
+    assert_eq!(app.toast.as_ref().map(|t| t.text.as_str()), Some("approved; now READY_TO_MERGE"));
+    let approved = journal(&fx, "guarded").into_iter().find(|e| e.kind == "approved").expect("journaled");
+    assert_eq!(approved.actor, forgeloop::domain::state::Actor::Human);
+    assert_eq!((approved.data["via"].as_str(), approved.data["protected"][0].as_str()), (Some("tui"), Some("test.sh")));
+    assert_eq!(app.selected_state().unwrap().status, Status::ReadyToMerge, "reloaded at once");
+    assert!(!app.available(Cmd::Approve));
+}
+
+#[test]
+fn a_pass_that_changed_protected_paths_rings_and_says_why_and_m_says_it_answers_the_review() {
+    let mut fx = Fixture::new();
+    fx.at(10).start("guarded", false, 5);
+    fx.sent("guarded");
+    fx.reply("guarded", "Opened it.\nPR_URL: https://github.com/acme/widget/pull/7");
+    let (mut app, mut d) = fx.app("dark");
+    fx.run_with("guarded", true, TRUST_SHA_2, "ok\n", Some(rewrite_integrity(&["test.sh"])));
+    let effects = app.update(Event::FilesChanged(vec![fx.state_path("guarded")]));
+    d.settle(&mut app, effects);
+    assert_eq!(
+        notifications(&mut d),
+        [
+            "guarded needs your review: it passed, but the PR changes protected paths: test.sh (v approves, m answers WebGPT)"
+        ]
+    );
+    // The message dialog says what sending does here.
+    let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
+    let Some(Effect::EditMessage { path, text }) = effects.first() else { panic!("{effects:?}") };
+    assert!(text.contains("NEEDS_REVIEW"), "{text}");
+    d.apply(&mut app, Event::MessageEdited { path: path.clone(), result: Ok(format!("{text}Leave test.sh alone.\n")) });
+    let Some(Popup::Say(dialog)) = app.popups.last() else { panic!() };
+    assert!(dialog.notes.iter().any(|n| n.contains("instead of approving it")), "{:?}", dialog.notes);
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    assert_eq!(read_state(&fx.state_path("guarded"))["status"], "AWAITING_WEBGPT_FIX");
+}
+
+#[test]
+fn t_in_the_diff_tab_shows_only_the_files_that_decide_the_verdict() {
+    let fx = trust_home();
+    let (mut app, mut d) = fx.app("dark");
+    app.diff.height.set(6);
+    open_diff(&mut app, &mut d, "guarded");
+    let paths = |app: &forgeloop::tui::App| -> Vec<String> {
+        let doc = app.diff.doc.as_ref().unwrap();
+        app.diff.shown_files().iter().map(|&i| doc.files[i].path.clone()).collect()
+    };
+    assert_eq!(paths(&app), ["calc.sh", "test.sh", "tests/test_calc.py", "README.md"]);
+    assert!(app.hints().iter().any(|(k, h)| k == "t" && *h == "tests only"), "{:?}", app.hints());
+    // test.sh because the run's integrity names it (the commands are pytest's), the new test by
+    // the rules; the selection moves off calc.sh.
+    key(&mut app, &mut d, KeyCode::Char('t'));
+    assert!(app.diff.tests_only);
+    assert_eq!(paths(&app), ["test.sh", "tests/test_calc.py"]);
+    assert_eq!(app.diff.file, 1);
+    assert_eq!(shown_lines(&app)[0], "diff --git a/test.sh b/test.sh");
+    key(&mut app, &mut d, KeyCode::Char('J'));
+    assert_eq!(app.diff.file, 2);
+    key(&mut app, &mut d, KeyCode::Char('J'));
+    assert_eq!(app.diff.file, 2, "README.md is not a test: the list ends here");
+    key(&mut app, &mut d, KeyCode::Char('{'));
+    assert_eq!((app.diff.file, app.diff.hunk), (1, Some(0)), "back into test.sh's hunk");
+    key(&mut app, &mut d, KeyCode::Char('{'));
+    assert_eq!(app.diff.file, 1, "calc.sh is hidden: no further back");
+    // A search skips the files the filter hides: "Calc" is only in README.md.
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "Calc");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.diff.search.state, SearchState::NotFound);
+    key(&mut app, &mut d, KeyCode::Char('/'));
+    chars(&mut app, &mut d, "calc");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert_eq!(app.diff.search.state, SearchState::Found);
+    let line = app.diff.search.current.unwrap() as usize;
+    assert!(app.diff.is_shown(app.diff.doc.as_ref().unwrap().file_of(line).unwrap()), "found in a shown file");
+    // Since the last run: the run's since-last list.
+    key(&mut app, &mut d, KeyCode::Char('s'));
+    assert_eq!(paths(&app), ["test.sh"]);
+    assert!(app.diff.tests_only, "the filter stays on");
+    // A diff with no test file: nothing shown, and said so; t shows every file again.
+    key(&mut app, &mut d, KeyCode::Char('s'));
+    key(&mut app, &mut d, KeyCode::Tab);
+    open_diff(&mut app, &mut d, "code-only");
+    assert!(app.diff.nothing_shown());
+    assert!(!app.available(Cmd::NextFile));
+    key(&mut app, &mut d, KeyCode::Char('t'));
+    assert!(!app.diff.nothing_shown());
+    assert_eq!(paths(&app), ["calc.sh"]);
 }

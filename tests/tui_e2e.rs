@@ -144,3 +144,65 @@ fn m_writes_a_message_for_webgpt_in_the_editor_and_y_puts_it_in_the_outbox() {
     tmux.send_keys(&["q"]);
     tmux.wait_for("EXIT=0", Duration::from_secs(10));
 }
+
+/// Trust, then verify (issue 32) through the real binary: with test.sh protected, a PR whose
+/// second head rewrites it to pass ends `NEEDS_REVIEW` (real runs against the GitHub
+/// emulator); in the control room its row says so, the Runs tab quotes the removed check, the
+/// Diff tab's `t` keeps the test files, and `v` then `y` approve it as the person, via tui.
+#[test]
+fn a_needs_review_pass_is_read_and_approved_from_the_control_room() {
+    use support::world::{CALC_BUGGY, World};
+    let w = World::new();
+    w.config("[protect]\npaths = [\"test.sh\"]\n");
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix-calc", CALC_BUGGY);
+    w.cycle("c.json", &[]);
+    let pr = format!("acme/widget#{n}");
+    assert_eq!(w.forge_pr("c.json", &pr, &[]).json()["status"], "AWAITING_WEBGPT_FIX");
+    assert_eq!(w.run(&["sent", "--state", "c.json"]).code, 0);
+    let rewritten = "#!/bin/sh\nout=$(sh calc.sh 2 3)\necho \"ok toggle persists across reloads\"; exit 0\n";
+    w.commit(&repo, "fix-calc", &[("test.sh", rewritten)], "make the test pass");
+    let second = w.forge_pr("c.json", &pr, &[]);
+    assert_eq!(second.json()["status"], "NEEDS_REVIEW", "{}", second.stdout);
+
+    let command = format!(
+        "cd {} && FORGELOOP_HOME={} FORGELOOP_REGISTRY={} XDG_CONFIG_HOME={} FORGELOOP_GITHUB_API={} GH_TOKEN={} {} tui; echo EXIT=$?; sleep 30",
+        sh_quote(&w.sb.dir.path().display().to_string()),
+        sh_quote(&w.sb.home().display().to_string()),
+        sh_quote(&w.path("registry").display().to_string()),
+        sh_quote(&w.path("xdg-config").display().to_string()),
+        sh_quote(&w.emu.api_base()),
+        sh_quote(&w.token),
+        sh_quote(env!("CARGO_BIN_EXE_forgeloop")),
+    );
+    let tmux = Tmux::start(&command, 160, 45);
+    let screen = tmux.wait_for("◆ REVIEW", Duration::from_secs(20));
+    assert!(screen.contains("⚠ assertions removed") && screen.contains("◆ 1 review"), "{screen}");
+    assert!(screen.contains("waits for your review — v approve · m answer WebGPT"), "{screen}");
+
+    // The Runs tab: why it waits, and the check the rewrite removed, quoted.
+    tmux.send_keys(&["Enter", "3"]);
+    let runs = tmux.wait_for("Waits for your review", Duration::from_secs(10));
+    assert!(runs.contains("Protected paths changed: test.sh"), "{runs}");
+    assert!(runs.contains("exit 1; fi"), "{runs}");
+    // The Diff tab, tests only: the whole PR's one file is the script the commands run.
+    tmux.send_keys(&["5"]);
+    tmux.wait_for("Whole PR at run 2", Duration::from_secs(20));
+    tmux.send_keys(&["t"]);
+    let diff = tmux.wait_for("tests only (1 of 1 file)", Duration::from_secs(10));
+    assert!(diff.contains("M test.sh"), "{diff}");
+
+    tmux.send_keys(&["v"]);
+    let dialog = tmux.wait_for("[y] yes", Duration::from_secs(10));
+    assert!(dialog.contains("it changes paths you protect: test.sh."), "{dialog}");
+    tmux.send_keys(&["y"]);
+    let state = wait_for_file(&w.path("c.json"), "the approval", |s| s["status"] == "READY_TO_MERGE");
+    assert!(state["report"]["integrity"]["protected"][0] == "test.sh", "{state:#}");
+    let log = w.run(&["log", "--state", "c.json"]).json();
+    let approved = log["events"].as_array().unwrap().iter().find(|e| e["kind"] == "approved").cloned().unwrap();
+    assert_eq!((approved["actor"].as_str(), approved["data"]["via"].as_str()), (Some("human"), Some("tui")));
+    tmux.wait_for("approved; now READY_TO_MERGE", Duration::from_secs(10));
+    tmux.wait_for("✓ READY", Duration::from_secs(10));
+    tmux.send_keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(10));
+}

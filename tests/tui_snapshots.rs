@@ -418,3 +418,55 @@ fn a_message_for_webgpt_from_the_diff_tab() {
     cmd(&mut app, &mut d, Cmd::Tab(Tab::Conversation));
     insta::assert_snapshot!("conversation_with_message_120x40", draw(&app, 120, 40).backend());
 }
+
+/// Trust, then verify (design §5.2): the rows' badges for what the last run did to the PR's
+/// tests, the Runs tab's account of it, the Diff tab's filter "tests only" and the approval
+/// of a `NEEDS_REVIEW` pass.
+#[test]
+fn the_prs_tests_in_the_list_the_runs_tab_and_the_approve_dialog() {
+    let fx = trust_home();
+    let (mut app, mut d) = fx.app("dark");
+    let wide = screen(&app, 200, 30);
+    for word in ["◆ REVIEW", "◆ 1 review", "⚠ assertions removed · ", "+ tests added · "] {
+        assert!(wide.contains(word), "{word} missing:\n{wide}");
+    }
+    assert!(
+        wide.contains(
+            "◆ guarded waits for your review — v approve · m answer WebGPT — the PR changes protected paths: test.sh"
+        ),
+        "{wide}"
+    );
+    // Without colour the badges still say it in words.
+    app.theme = Theme::builtin("dark").unwrap().without_color();
+    assert!(screen(&app, 120, 40).contains("⚠ assertions removed"));
+    app.theme = Theme::builtin("dark").unwrap();
+    snap("trust_list", &app);
+
+    assert_eq!(selected_name(&app), "guarded");
+    key(&mut app, &mut d, KeyCode::Enter);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
+    snap("runs_tab_integrity", &app);
+    key(&mut app, &mut d, KeyCode::Char('v'));
+    snap("approve_dialog", &app);
+    key(&mut app, &mut d, KeyCode::Esc);
+    // The earlier run: its report read from its file; it left the tests alone.
+    key(&mut app, &mut d, KeyCode::Char('j'));
+    insta::assert_snapshot!("runs_tab_integrity_earlier_run_120x40", draw(&app, 120, 40).backend());
+}
+
+#[test]
+fn the_diff_tabs_filter_tests_only() {
+    let fx = trust_home();
+    let (mut app, mut d) = fx.app("dark");
+    assert_eq!(selected_name(&app), "guarded");
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('5'));
+    key(&mut app, &mut d, KeyCode::Char('t'));
+    snap_diff("diff_tab_tests_only", &app);
+    // A diff without a test file: the filter says so, and how to leave it.
+    key(&mut app, &mut d, KeyCode::Tab);
+    while selected_name(&app) != "code-only" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    insta::assert_snapshot!("diff_tab_tests_only_empty_80x24", draw(&app, 80, 24).backend());
+}

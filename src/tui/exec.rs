@@ -120,6 +120,10 @@ impl Executor {
                     Event::SourcesLoaded { repository, sources }
                 }))
             }
+            Effect::LoadRunReport { path, iteration, report } => Work::Load(Box::new(move || {
+                let result = load::load_integrity(&redactor, &report);
+                Event::RunReportLoaded { path, iteration, result }
+            })),
             Effect::OpenDiff { generation, cache } => Work::Load(Box::new(move || {
                 let result = diff_view::open_cached(&cache, &redactor);
                 Event::Diff(DiffEvent::Opened { generation, result })
@@ -199,6 +203,9 @@ impl Executor {
             Effect::Say { path, text } => self.use_case(UseCase::Say, path, move |ctx, paths| {
                 say::say(ctx, paths, &text, Actor::Human)
                     .map(|_| "message for WebGPT is in the outbox; the coordinator sends it next".to_owned())
+            }),
+            Effect::Approve { path } => self.use_case(UseCase::Approve, path, |ctx, paths| {
+                actions::approve(ctx, paths, "tui").map(|saved| format!("approved; now {}", saved.state.status))
             }),
             Effect::Extend { path, by } => self.use_case(UseCase::Extend, path, move |ctx, paths| {
                 actions::extend(ctx, paths, by).map(|saved| format!("cap raised to {}", saved.state.max_iterations))

@@ -101,6 +101,11 @@ pub enum Cmd {
     NextHunk,
     PrevHunk,
     ToggleSinceLast,
+    /// Diff tab: only the files that decide the verdict (tests, the scripts the commands run,
+    /// runner and CI configuration, fixtures) ⇄ every file (design §5.2).
+    TestsOnly,
+    /// Approve a `NEEDS_REVIEW` pass (it changed a protected path): `READY_TO_MERGE`.
+    Approve,
     /// Runs tab: the selected run's diff.
     ShowDiff,
     Yes,
@@ -390,6 +395,13 @@ pub static BINDINGS: &[Binding] = &[
     },
     Binding {
         contexts: &[C::Diff],
+        keys: &[k('t')],
+        cmd: Cmd::TestsOnly,
+        hint: "tests only",
+        help: "Show only the test and validation files (tests, scripts the commands run, runner and CI config, fixtures) or every file",
+    },
+    Binding {
+        contexts: &[C::Diff],
         keys: &[k('/')],
         cmd: Cmd::Search,
         hint: "search",
@@ -447,17 +459,24 @@ pub static BINDINGS: &[Binding] = &[
     },
     Binding {
         contexts: &[C::Cycle],
+        keys: &[k('v')],
+        cmd: Cmd::Approve,
+        hint: "approve",
+        help: "Approve a NEEDS_REVIEW pass (it changed protected paths) after reading why: it becomes READY_TO_MERGE (journaled as you, via tui)",
+    },
+    Binding {
+        contexts: &[C::Cycle],
         keys: &[k('r')],
         cmd: Cmd::Rerun,
         hint: "rerun",
-        help: "Rerun the tests at the PR's current head (AWAITING_WEBGPT_FIX; READY_TO_MERGE as an override)",
+        help: "Rerun the tests at the PR's current head (AWAITING_WEBGPT_FIX; READY_TO_MERGE and NEEDS_REVIEW as an override)",
     },
     Binding {
         contexts: &[C::Cycle],
         keys: &[k('m')],
         cmd: Cmd::MessageWebgpt,
         hint: "message WebGPT",
-        help: "Write a message to WebGPT in $EDITOR (review feedback, a scope breach); it is sent before anything pending, and a READY_TO_MERGE cycle goes back to AWAITING_WEBGPT_FIX",
+        help: "Write a message to WebGPT in $EDITOR (review feedback, a scope breach); it is sent before anything pending, and a READY_TO_MERGE or NEEDS_REVIEW cycle goes back to AWAITING_WEBGPT_FIX",
     },
     Binding {
         contexts: &[C::Cycle],

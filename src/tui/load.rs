@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::cycle::{Ctx, list};
 use crate::domain::diff::DiffSize;
 use crate::domain::event::EventKind;
+use crate::domain::integrity::Integrity;
 use crate::domain::state::CycleState;
 use crate::redact::Redactor;
 use crate::store::journal::{self, Event};
@@ -61,10 +62,12 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
     Some(entry)
 }
 
-/// The size of a `READY_TO_MERGE` cycle's change, from the meta beside its whole-PR diff at
-/// the last tested head, when that diff was made (a small JSON file; the diff is not read).
+/// The size of a `READY_TO_MERGE` (or `NEEDS_REVIEW`) cycle's change, from the meta beside
+/// its whole-PR diff at the last tested head, when that diff was made (a small JSON file; the
+/// diff is not read).
 fn ready_diff_size(paths: &crate::store::layout::CyclePaths, state: &CycleState) -> Option<DiffSize> {
-    if state.status != crate::domain::status::Status::ReadyToMerge {
+    use crate::domain::status::Status;
+    if !matches!(state.status, Status::ReadyToMerge | Status::NeedsReview) {
         return None;
     }
     let run = state.history.last()?;
@@ -80,6 +83,31 @@ pub fn parse_state(redactor: &Redactor, bytes: &[u8]) -> Result<CycleState, Stri
     let mut value: Value = serde_json::from_str(text).map_err(|e| format!("the state file is not valid JSON: {e}"))?;
     redactor.redact_json(&mut value);
     CycleState::from_value(value).map_err(|e| e.to_string())
+}
+
+/// The `integrity` of a run's report file (design §5.2), redacted: `None` for a report made
+/// before forgeloop checked it.
+pub fn load_integrity(redactor: &Redactor, path: &Path) -> Result<Option<Integrity>, String> {
+    let shown = || redactor.redact(&path.display().to_string()).into_owned();
+    match fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_RECORD_BYTES * 8 => {
+            return Err(format!("the run's report {} is too large to read here", shown()));
+        }
+        Ok(_) => {}
+        // A run recorded without its report (kept elsewhere, or collected): nothing to show.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(redactor.redact(&format!("cannot read the run's report {}: {e}", shown())).into_owned()),
+    }
+    let bytes = fs::read(path).map_err(|e| redactor.redact(&format!("cannot read {}: {e}", shown())).into_owned())?;
+    let unreadable = |what: &str, e: serde_json::Error| {
+        redactor.redact(&format!("the run's report {} {what}: {e}", shown())).into_owned()
+    };
+    let mut value: Value = serde_json::from_slice(&bytes).map_err(|e| unreadable("is not valid JSON", e))?;
+    let Some(mut integrity) = value.get_mut("integrity").map(Value::take).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    redactor.redact_json(&mut integrity);
+    serde_json::from_value(integrity).map_err(|e| unreadable("has an unreadable integrity", e))
 }
 
 /// The last complete event of a journal, reading only its end.
@@ -376,4 +404,36 @@ pub fn list_runs(dir: &Path) -> Vec<RunFile> {
 /// `<iteration>-<sha12>.log` sorts by iteration number.
 pub fn run_order(name: &str) -> u64 {
     name.split(['-', '.']).next().and_then(|n| n.parse().ok()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_integrity_is_read_from_its_report_and_its_absence_is_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let redactor = Redactor::default();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            fs::write(&path, text).unwrap();
+            path
+        };
+        assert_eq!(load_integrity(&redactor, &dir.path().join("gone.json")), Ok(None));
+        assert_eq!(load_integrity(&redactor, &write("old.json", r#"{"status": "TEST_PASSED"}"#)), Ok(None));
+        let with = write(
+            "new.json",
+            r#"{"status": "TEST_PASSED", "integrity": {"flag": "tests_changed", "against_base": [], "protected": ["test.sh"]}}"#,
+        );
+        let integrity = load_integrity(&redactor, &with).unwrap().unwrap();
+        assert_eq!(
+            (integrity.flag, integrity.protected),
+            (Some(crate::domain::integrity::Flag::TestsChanged), vec!["test.sh".to_owned()])
+        );
+        assert!(
+            load_integrity(&redactor, &write("torn.json", r#"{"integrity": {"#))
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+    }
 }

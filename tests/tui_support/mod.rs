@@ -132,6 +132,21 @@ impl Fixture {
     /// Records a completed test run of `acme/widget#7` (as the test use case will) and writes
     /// its log to `runs/<iteration>-<sha12>.log`.
     pub fn run(&self, name: &str, passed: bool, sha: &str, log: &str) -> PathBuf {
+        self.run_with(name, passed, sha, log, None)
+    }
+
+    /// A run whose report carries `integrity` (design §5.2, as `Integrity` serializes): the
+    /// report is also saved beside the log (`runs/<iteration>-<sha12>.json`) as the test use
+    /// case saves it, and `run_finished` journals its flag. A pass whose integrity names
+    /// protected paths ends `NEEDS_REVIEW`.
+    pub fn run_with(
+        &self,
+        name: &str,
+        passed: bool,
+        sha: &str,
+        log: &str,
+        integrity: Option<serde_json::Value>,
+    ) -> PathBuf {
         let paths = self.paths(name);
         let mut log_path = PathBuf::new();
         retry(|| {
@@ -151,8 +166,13 @@ impl Fixture {
                 "failure_output": if passed { serde_json::Value::Null } else { json!("E   AssertionError: dark mode not persisted") },
                 "comment_published": true,
                 "log_path": log_path.display().to_string(),
+                "integrity": integrity.clone(),
             }))
             .unwrap();
+                let report_rel = format!("runs/{iteration}-{sha12}.json");
+                std::fs::create_dir_all(paths.runs()).unwrap();
+                std::fs::write(paths.sidecar().join(&report_rel), serde_json::to_vec(&report).unwrap()).unwrap();
+                let flag = report.integrity.as_ref().and_then(|i| i.flag);
                 let summary = RunSummary {
                     iteration,
                     pr: pr.shorthand(),
@@ -163,7 +183,7 @@ impl Fixture {
                     duration_seconds: 12.5,
                     actor: Actor::Agent,
                     log_path: Some(log_path.display().to_string()),
-                    report_path: None,
+                    report_path: Some(report_rel),
                     comment_url: Some(format!("https://github.com/acme/widget/pull/7#issuecomment-{iteration}00")),
                     sandbox: Some("isolated, no network".into()),
                     commands_sha256: None,
@@ -178,7 +198,7 @@ impl Fixture {
                 events.push(NewEvent::new(
                     EventKind::RunFinished,
                     Actor::Agent,
-                    json!({"status": status.as_str(), "iteration": iteration}),
+                    json!({"status": status.as_str(), "iteration": iteration, "tests": flag}),
                 ));
                 Ok(())
             })
@@ -428,4 +448,121 @@ pub fn selected_name(app: &App) -> String {
 
 pub fn read_state(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Heads of the "Trust, then verify" fixtures (design §5.2): a first run, then a second head
+/// that rewrote its test script.
+pub const TRUST_SHA_1: &str = "1111111111119999999999999999999999999999";
+pub const TRUST_SHA_2: &str = "2222222222228888888888888888888888888888";
+
+/// The check the second head's test script lost.
+pub const REMOVED_CHECK: &str = "if [ \"$out\" = 5 ]; then echo ok; else exit 1; fi";
+
+/// The whole PR at the second head: calc.sh (code), test.sh rewritten to pass (the commands'
+/// script, named by the run's integrity), a new test, a README line.
+pub fn rewrite_diff() -> String {
+    format!(
+        "diff --git a/calc.sh b/calc.sh
+index 3333333..4444444 100644
+--- a/calc.sh
++++ b/calc.sh
+@@ -1 +1 @@
+-echo $(($1 - $2))
++echo $(($1 + $2))
+diff --git a/test.sh b/test.sh
+index 1111111..2222222 100644
+--- a/test.sh
++++ b/test.sh
+@@ -1,3 +1,2 @@
+ out=$(sh calc.sh 2 3)
+-{REMOVED_CHECK}
++echo \"ok toggle persists across reloads\"; exit 0
+diff --git a/tests/test_calc.py b/tests/test_calc.py
+new file mode 100644
+index 0000000..5555555
+--- /dev/null
++++ b/tests/test_calc.py
+@@ -0,0 +1,2 @@
++def test_add():
++    assert add(2, 3) == 5
+diff --git a/README.md b/README.md
+index 6666666..7777777 100644
+--- a/README.md
++++ b/README.md
+@@ -1 +1 @@
+-Calc.
++Calc: adds two numbers.
+"
+    )
+}
+
+/// The change since the first head: only test.sh.
+pub fn rewrite_since_last_diff() -> String {
+    format!(
+        "diff --git a/test.sh b/test.sh
+index 1111111..2222222 100644
+--- a/test.sh
++++ b/test.sh
+@@ -1,3 +1,2 @@
+ out=$(sh calc.sh 2 3)
+-{REMOVED_CHECK}
++echo \"ok toggle persists across reloads\"; exit 0
+"
+    )
+}
+
+/// The second run's `integrity` (as `Integrity` serializes): test.sh lost its check, a test
+/// was added; `protected` are the person's protected paths it changed.
+pub fn rewrite_integrity(protected: &[&str]) -> serde_json::Value {
+    let test_sh = json!({
+        "path": "test.sh", "kind": "run", "status": "modified", "additions": 1, "deletions": 1,
+        "removed_assertions": 1, "added_assertions": 0, "removed_lines": [REMOVED_CHECK],
+    });
+    json!({
+        "flag": "assertions_removed",
+        "against_base": [
+            test_sh,
+            {"path": "tests/test_calc.py", "kind": "test", "status": "added", "additions": 2, "deletions": 0,
+             "removed_assertions": 0, "added_assertions": 1},
+        ],
+        "since_last": {"iteration": 1, "head_sha": TRUST_SHA_1, "files": [test_sh]},
+        "protected": protected,
+        "protect_patterns": protected,
+    })
+}
+
+/// `guarded`: its second run passed but rewrote test.sh, which the person protects
+/// (`NEEDS_REVIEW`); `rewrote`: the same without protection (`READY_TO_MERGE`, assertions
+/// removed); `added`: a pass that only added a test; `code-only`: a pass that left its tests
+/// alone (its diff has no test file). Every diff is cached where the Diff tab reads it.
+pub fn trust_home() -> Fixture {
+    let mut fx = Fixture::new();
+    let first = json!({"against_base": []});
+    for (minutes, name, protected) in [(40, "guarded", &["test.sh"][..]), (30, "rewrote", &[][..])] {
+        fx.at(minutes).start(name, false, 5);
+        fx.sent(name);
+        fx.reply(name, "Opened it.\nPR_URL: https://github.com/acme/widget/pull/7");
+        fx.run_with(name, false, TRUST_SHA_1, &failing_log(), Some(first.clone()));
+        fx.run_with(
+            name,
+            true,
+            TRUST_SHA_2,
+            "$ sh test.sh\nok\n[exit 0 after 0.1s]\n",
+            Some(rewrite_integrity(protected)),
+        );
+        fx.diff_cache(name, None, TRUST_SHA_2, &rewrite_diff());
+        fx.diff_cache(name, Some(TRUST_SHA_1), TRUST_SHA_2, &rewrite_since_last_diff());
+    }
+    fx.at(20).start("added", false, 5);
+    let added = json!({
+        "flag": "tests_added",
+        "against_base": [{"path": "tests/test_calc.py", "kind": "test", "status": "added", "additions": 2,
+                          "deletions": 0, "removed_assertions": 0, "added_assertions": 1}],
+    });
+    fx.run_with("added", true, TRUST_SHA_2, "$ sh test.sh\nok\n", Some(added));
+    fx.at(10).start("code-only", false, 5);
+    fx.run_with("code-only", true, TRUST_SHA_2, "$ sh test.sh\nok\n", Some(json!({"against_base": []})));
+    let code = rewrite_diff().split("diff --git a/test.sh").next().unwrap_or_default().to_owned();
+    fx.diff_cache("code-only", None, TRUST_SHA_2, &code);
+    fx
 }

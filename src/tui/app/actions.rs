@@ -9,6 +9,8 @@ use crate::domain::machine;
 use crate::domain::state::{CycleState, OutboxKind};
 use crate::domain::status::Status;
 use crate::tui::editor;
+use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::sanitize;
 
 use super::{
     App, Ask, ConfirmDialog, DEFAULT_ABORT_REASON, Effect, InputPurpose, LiveRun, Popup, SayDialog, Toast, UseCase,
@@ -71,7 +73,7 @@ impl App {
             state.max_iterations
         );
         if rerun == machine::Rerun::OverridePass {
-            body.push_str("\n\nThe last run PASSED: this is a human override of READY_TO_MERGE.");
+            body.push_str(&format!("\n\nThe last run PASSED: this is a human override of {}.", state.status));
         }
         if state.cap_reached() {
             body.push_str(
@@ -153,6 +155,27 @@ impl App {
             title: "Unblock the cycle?".into(),
             body: format!("It is {status}: {why}\n\nIt returns to {back}. Journaled as you (human)."),
         });
+    }
+
+    /// `v`: approve a pass that changed protected paths, after reading why it waits and what
+    /// it changed (the last run's `integrity`).
+    pub(super) fn ask_approve(&mut self) {
+        let Some(entry) = self.selected_entry() else { return };
+        let Some(state) = &entry.state else {
+            self.toast_error("this state file cannot be read");
+            return;
+        };
+        if let Err(refusal) = machine::approve(&mut state.clone(), "") {
+            self.toast_error(format!("{}; this cycle is {}", refusal.hint, refusal.status));
+            return;
+        }
+        if self.is_running(&entry.path) {
+            self.toast_error("a test run is in progress for this cycle: approve once it has finished");
+            return;
+        }
+        let body = approve_body(state);
+        let path = entry.path.clone();
+        self.popups.push(Popup::YesNo { ask: Ask::Approve(path), title: format!("Approve {}?", entry.name()), body });
     }
 
     pub(super) fn ask_allow_hosts(&mut self) {
@@ -315,6 +338,7 @@ impl App {
             },
             Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
             Ask::AllowHosts(path) => fx.push(Effect::AllowHosts { path }),
+            Ask::Approve(path) => fx.push(Effect::Approve { path }),
         }
     }
 
@@ -403,5 +427,52 @@ pub(super) fn message_notes(state: &CycleState) -> Vec<String> {
     if state.status == Status::ReadyToMerge {
         notes.push("The cycle is READY_TO_MERGE: sending this puts it back to AWAITING_WEBGPT_FIX.".to_owned());
     }
+    if state.status == Status::NeedsReview {
+        notes.push(
+            "The cycle is NEEDS_REVIEW: sending this answers the review instead of approving it, and puts it back to AWAITING_WEBGPT_FIX."
+                .to_owned(),
+        );
+    }
     notes
+}
+
+/// Most protected paths the approval dialog names before "and N more".
+const APPROVE_PATHS: usize = 6;
+
+/// What the approval dialog says: why the pass waits, what the PR did to its tests, what
+/// approving does and the other way out (the person's words).
+fn approve_body(state: &CycleState) -> String {
+    let pr = state.pr_ref.as_deref().unwrap_or("The PR");
+    let run = state.history.last();
+    let integrity = state
+        .report
+        .as_ref()
+        .filter(|r| run.is_some_and(|run| run.head_sha == r.head_sha))
+        .and_then(|r| r.integrity.as_ref());
+    let at = run.map_or_else(String::new, |r| {
+        format!(" at {} (run {})", r.head_sha.chars().take(12).collect::<String>(), r.iteration)
+    });
+    let mut body = format!("{pr} passed its tests{at}, but it waits for you:");
+    let reason = integrity.and_then(|i| i.review_reason());
+    match (integrity, reason) {
+        (Some(integrity), _) if !integrity.protected.is_empty() => {
+            let mut paths: Vec<String> =
+                integrity.protected.iter().take(APPROVE_PATHS).map(|p| sanitize::clean(p)).collect();
+            let more = integrity.protected.len().saturating_sub(APPROVE_PATHS);
+            if more > 0 {
+                paths.push(format!("and {more} more"));
+            }
+            body.push_str(&format!("\nit changes paths you protect: {}.", paths.join(", ")));
+        }
+        (_, Some(reason)) => body.push_str(&format!("\n{}.", sanitize::clean(&reason))),
+        _ => body.push_str("\nits pass changed protected paths."),
+    }
+    body.push_str("\nApproving makes it READY_TO_MERGE; nothing is run or posted. Journaled as you (human, via tui).");
+    if let Some(words) = integrity.and_then(|i| i.words()) {
+        body.push_str(&format!("\n\nTests: {}.\n", sanitize::clean(&words)));
+    }
+    if let Some(key) = key_for(Context::Cycle, Cmd::MessageWebgpt) {
+        body.push_str(&format!("\nTo send it back instead, answer with {key}: your words go to WebGPT."));
+    }
+    body
 }

@@ -1,11 +1,13 @@
 //! Ringing for the person (design §6.6): when a cycle starts needing them — a brief to confirm,
-//! a block, the cap, a PR ready to merge — the control room rings once for that transition.
+//! a block, the cap, a PR ready to merge, a pass that changed protected paths (and why) — the
+//! control room rings once for that transition.
 //! Cycles that already needed them when the control room opened do not ring.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::domain::status::Status;
+use crate::tui::keymap::{Cmd, Context, key_for};
 use crate::tui::model::CycleEntry;
 
 use super::Effect;
@@ -50,16 +52,30 @@ impl Attention {
                     entry.name()
                 )));
             } else if status.needs_human() && before.is_none_or(|(was, _)| was != status) {
-                fx.push(Effect::Notify(format!("{} {}", entry.name(), what_it_needs(status))));
+                fx.push(Effect::Notify(format!("{} {}", entry.name(), what_it_needs(entry, status))));
             }
         }
     }
 }
 
-fn what_it_needs(status: Status) -> String {
+fn what_it_needs(entry: &CycleEntry, status: Status) -> String {
+    let integrity = entry.state.as_ref().and_then(|s| s.report.as_ref()).and_then(|r| r.integrity.as_ref());
     match status {
         Status::AwaitingBriefConfirmation => "needs you: a brief to confirm".into(),
-        Status::ReadyToMerge => "is ready to merge: review the PR".into(),
+        Status::NeedsReview => {
+            let why =
+                integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "a pass changed protected paths".into());
+            let why = crate::tui::sanitize::clean(&why);
+            let keys = match (key_for(Context::Cycle, Cmd::Approve), key_for(Context::Cycle, Cmd::MessageWebgpt)) {
+                (Some(approve), Some(answer)) => format!(" ({approve} approves, {answer} answers WebGPT)"),
+                _ => String::new(),
+            };
+            format!("needs your review: it passed, but {why}{keys}")
+        }
+        Status::ReadyToMerge => match integrity.and_then(|i| i.flag).filter(|f| f.needs_a_look()) {
+            Some(flag) => format!("is ready to merge, but the PR's tests changed ({}): review the PR", flag.badge()),
+            None => "is ready to merge: review the PR".into(),
+        },
         Status::BlockedMaxIterations => "needs you: the iteration cap is reached".into(),
         other => format!("needs you: {other}"),
     }

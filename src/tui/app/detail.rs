@@ -2,8 +2,11 @@
 //! journal, its run logs), the Runs tab's selection and the text tabs' scroll.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::domain::event::EventKind;
+use crate::domain::integrity::{Flag, Integrity};
 use crate::store::journal::Event as JournalEvent;
 use crate::store::layout::CyclePaths;
 use crate::tui::keymap::Cmd;
@@ -24,6 +27,9 @@ pub struct Detail {
     pub runs: Option<(PathBuf, Vec<RunFile>)>,
     /// The selected row of the Runs tab.
     pub run_sel: usize,
+    /// Earlier runs' `integrity`, read from their report files when selected in the Runs tab
+    /// (the state holds only the last run's report).
+    pub reports: BTreeMap<u32, RunReport>,
     /// Lines in the tab's viewport at the last draw (set by the renderer).
     pub height: Cell<u16>,
     /// The furthest a text tab can scroll with its last screenful still full (set by the
@@ -39,6 +45,7 @@ impl Default for Detail {
             journal: None,
             runs: None,
             run_sel: 0,
+            reports: BTreeMap::new(),
             height: Cell::new(10),
             max_scroll: Cell::new(u16::MAX),
         }
@@ -62,6 +69,20 @@ pub struct RunRow {
     /// run, when the person allowed them.
     pub refused: Vec<String>,
     pub allowed_at: Option<String>,
+    /// What the run's head did to the PR's tests (design §5.2): from the last run's report,
+    /// an earlier run's report once read, or the journal's `run_finished`.
+    pub tests: Option<Flag>,
+    /// The run's report file, where its `integrity` is (`None` for a run not in the history).
+    pub report: Option<PathBuf>,
+}
+
+/// An earlier run's report, as far as the Runs tab read it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunReport {
+    Loading,
+    /// Its `integrity`: `None` for a report made before forgeloop checked it.
+    Loaded(Option<Integrity>),
+    Failed(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +122,7 @@ impl Detail {
     pub fn clear(&mut self) {
         self.journal = None;
         self.runs = None;
+        self.reports.clear();
         self.run_sel = 0;
         self.scroll = 0;
     }
@@ -144,6 +166,40 @@ impl Detail {
         before != self.run_sel
     }
 
+    /// The flag each run's `run_finished` event journaled (`tests`), by iteration, when the
+    /// journal loaded is `entry`'s.
+    fn journaled_flags(&self, entry: &CycleEntry) -> BTreeMap<u32, Flag> {
+        let Some((path, Ok(events))) = &self.journal else { return BTreeMap::new() };
+        if path != &entry.path {
+            return BTreeMap::new();
+        }
+        events
+            .iter()
+            .filter(|e| e.event_kind() == Some(EventKind::RunFinished))
+            .filter_map(|e| {
+                let iteration = u32::try_from(e.data.get("iteration")?.as_u64()?).ok()?;
+                let flag: Flag = serde_json::from_value(e.data.get("tests")?.clone()).ok()?;
+                Some((iteration, flag))
+            })
+            .collect()
+    }
+
+    /// The `integrity` of run `iteration` of `entry`, when it is at hand: the last run's from
+    /// the state's report, an earlier one's once its report was read. `Err` says why not.
+    pub fn integrity<'a>(&'a self, entry: &'a CycleEntry, iteration: u32) -> Result<Option<&'a Integrity>, String> {
+        let Some(state) = &entry.state else { return Ok(None) };
+        let last = state.history.last().filter(|r| r.iteration == iteration);
+        if let Some(run) = last {
+            return Ok(state.report.as_ref().filter(|r| r.head_sha == run.head_sha).and_then(|r| r.integrity.as_ref()));
+        }
+        match self.reports.get(&iteration) {
+            Some(RunReport::Loaded(integrity)) => Ok(integrity.as_ref()),
+            Some(RunReport::Failed(error)) => Err(error.clone()),
+            Some(RunReport::Loading) => Err("reading the run's report…".to_owned()),
+            None => Ok(None),
+        }
+    }
+
     /// Rows of the Runs tab for `entry`, newest first: its history, then logs in `runs/`
     /// the history does not know (live while `running` or recently written).
     pub fn run_rows(&self, entry: &CycleEntry, running: bool) -> Vec<RunRow> {
@@ -153,10 +209,21 @@ impl Detail {
             Some((path, files)) if path == &entry.path => files,
             _ => &[],
         };
+        let journaled = self.journaled_flags(entry);
+        let sidecar = CyclePaths::new(entry.path.clone()).map(|p| p.sidecar()).ok();
         let mut rows: Vec<RunRow> = state
             .history
             .iter()
             .map(|run| {
+                let tests = match self.integrity(entry, run.iteration) {
+                    Ok(Some(integrity)) => integrity.flag,
+                    _ => journaled.get(&run.iteration).copied(),
+                };
+                let report = run
+                    .report_path
+                    .as_ref()
+                    .zip(sidecar.as_ref())
+                    .map(|(rel, sidecar)| sidecar.join(crate::store::layout::expand_tilde(rel)));
                 let sha12: String = run.head_sha.chars().take(12).collect();
                 let by_name = runs_dir.as_ref().map(|d| d.join(format!("{}-{sha12}.log", run.iteration)));
                 let log = run
@@ -191,6 +258,8 @@ impl Detail {
                     log,
                     refused,
                     allowed_at: None,
+                    tests,
+                    report,
                 }
             })
             .collect();
@@ -223,6 +292,8 @@ impl Detail {
                 log: Some(file.path.clone()),
                 refused: needs.map(|n| n.allow.clone()).unwrap_or_default(),
                 allowed_at: needs.and_then(|n| n.allowed_at.clone()),
+                tests: None,
+                report: None,
             });
         }
         rows.sort_by(|a, b| {

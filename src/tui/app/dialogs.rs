@@ -50,6 +50,8 @@ pub enum Ask {
     CancelRun(PathBuf),
     Unblock(PathBuf),
     AllowHosts(PathBuf),
+    /// Approve a `NEEDS_REVIEW` pass.
+    Approve(PathBuf),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,10 +6,14 @@
 //! back here; replies about another diff than the one shown are dropped.
 
 use std::cell::Cell;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::domain::commands::CommandsProfile;
+use crate::domain::diff::FileDiff;
 use crate::domain::report::normalize_sha;
 use crate::domain::state::CycleState;
+use crate::domain::test_files::classify;
 use crate::store::layout::CyclePaths;
 use crate::tui::diff_view::{DiffDoc, DiffEvent, DiffLine};
 use crate::tui::keymap::Cmd;
@@ -51,6 +55,20 @@ pub struct DiffPane {
     pub iteration: Option<u32>,
     /// Since the last run rather than the whole PR.
     pub since_last: bool,
+    /// Only the files that count as tests (design §5.2): the filter "tests only".
+    pub tests_only: bool,
+    /// The files of the diff shown that count as tests (indices into the doc's files, in
+    /// order): those the run's `integrity` names, and those the rules and the cycle's
+    /// commands name by path.
+    pub test_files: Vec<usize>,
+    /// The paths the run's `integrity` names as tests, for the diff shown (set by the app).
+    known_tests: BTreeSet<String>,
+    /// The cycle's commands: a file they run is a test file.
+    commands: Option<CommandsProfile>,
+    /// The direction of the search in flight, and how many matches in files the filter
+    /// hides it went past (at most one per file, so it ends).
+    search_forward: bool,
+    skipped: usize,
     pub target: Option<DiffTarget>,
     pub state: DiffState,
     pub doc: Option<DiffDoc>,
@@ -80,6 +98,12 @@ impl Default for DiffPane {
             generation: 0,
             iteration: None,
             since_last: false,
+            tests_only: false,
+            test_files: Vec::new(),
+            known_tests: BTreeSet::new(),
+            commands: None,
+            search_forward: true,
+            skipped: 0,
             target: None,
             state: DiffState::Empty(String::new()),
             doc: None,
@@ -156,6 +180,7 @@ impl DiffPane {
 
     fn forget_doc(&mut self) {
         self.doc = None;
+        self.test_files = Vec::new();
         self.file = 0;
         self.hunk = None;
         self.top = 0;
@@ -202,6 +227,78 @@ impl DiffPane {
     /// Whole PR ⇄ since the last run.
     pub fn toggle_since_last(&mut self) {
         self.since_last = !self.since_last;
+    }
+
+    /// Every file ⇄ only the test files; a file the filter hides gives way to the first shown.
+    pub fn toggle_tests_only(&mut self) -> Option<Effect> {
+        self.tests_only = !self.tests_only;
+        self.keep_shown()
+    }
+
+    /// What counts as a test file in the diff shown: the paths the run's `integrity` names
+    /// (its whole-PR or since-last list, as shown) and the cycle's commands.
+    pub fn set_tests(&mut self, known: BTreeSet<String>, commands: Option<CommandsProfile>) -> Option<Effect> {
+        if known == self.known_tests && commands == self.commands {
+            return None;
+        }
+        self.known_tests = known;
+        self.commands = commands;
+        self.classify();
+        self.keep_shown()
+    }
+
+    fn classify(&mut self) {
+        let is_test = |f: &FileDiff| {
+            std::iter::once(f.path.as_str())
+                .chain(f.old_path.as_deref())
+                .any(|path| self.known_tests.contains(path) || classify(path, self.commands.as_ref(), None).is_some())
+        };
+        self.test_files = match &self.doc {
+            Some(doc) => doc.files.iter().enumerate().filter(|(_, f)| is_test(f)).map(|(i, _)| i).collect(),
+            None => Vec::new(),
+        };
+    }
+
+    /// Whether file `index` is in the list (every file, or the filter is on and it is a test).
+    pub fn is_shown(&self, index: usize) -> bool {
+        !self.tests_only || self.test_files.binary_search(&index).is_ok()
+    }
+
+    /// The files in the list, as indices into the doc's.
+    pub fn shown_files(&self) -> Vec<usize> {
+        if self.tests_only { self.test_files.clone() } else { (0..self.file_count()).collect() }
+    }
+
+    /// How many files the list has.
+    pub fn shown_count(&self) -> usize {
+        if self.tests_only { self.test_files.len() } else { self.file_count() }
+    }
+
+    /// The filter is on and hides every file of a diff that has some.
+    pub fn nothing_shown(&self) -> bool {
+        self.tests_only && self.test_files.is_empty() && self.file_count() > 0
+    }
+
+    fn first_shown(&self) -> Option<usize> {
+        (0..self.file_count()).find(|&i| self.is_shown(i))
+    }
+
+    fn next_shown(&self, after: usize) -> Option<usize> {
+        (after + 1..self.file_count()).find(|&i| self.is_shown(i))
+    }
+
+    fn prev_shown(&self, before: usize) -> Option<usize> {
+        (0..before).rev().find(|&i| self.is_shown(i))
+    }
+
+    /// With the filter on, a selected file it hides gives way to the first one shown.
+    fn keep_shown(&mut self) -> Option<Effect> {
+        if self.doc.is_none() || self.is_shown(self.file) {
+            return None;
+        }
+        let first = self.first_shown()?;
+        self.select_file(first);
+        self.window_request()
     }
 
     /// The selected file's lines (`start..end`); the whole text when it has no files.
@@ -293,12 +390,12 @@ impl DiffPane {
         };
         match next {
             Some(h) => self.select_hunk(self.file, Some(h)),
-            None if self.file + 1 < self.file_count() => {
-                let file = self.file + 1;
-                let first = (!self.hunks(file).is_empty()).then_some(0);
-                self.select_hunk(file, first);
+            None => {
+                if let Some(file) = self.next_shown(self.file) {
+                    let first = (!self.hunks(file).is_empty()).then_some(0);
+                    self.select_hunk(file, first);
+                }
             }
-            None => {}
         }
     }
 
@@ -311,24 +408,29 @@ impl DiffPane {
         };
         match prev {
             Some(h) => self.select_hunk(self.file, Some(h)),
-            None if self.file > 0 => {
-                let file = self.file - 1;
-                let last = self.hunks(file).len().checked_sub(1);
-                self.select_hunk(file, last);
+            None => {
+                if let Some(file) = self.prev_shown(self.file) {
+                    let last = self.hunks(file).len().checked_sub(1);
+                    self.select_hunk(file, last);
+                }
             }
-            None => {}
         }
     }
 
     /// Files, hunks and scrolling; a read of new lines when the viewport moved off them.
     pub fn command(&mut self, cmd: Cmd) -> Option<Effect> {
-        if !self.is_ready() {
+        if !self.is_ready() || self.nothing_shown() {
             return None;
         }
         let page = self.page().saturating_sub(1).max(1);
         match cmd {
-            Cmd::NextFile => self.select_file(self.file + 1),
-            Cmd::PrevFile => self.select_file(self.file.saturating_sub(1)),
+            Cmd::NextFile => {
+                if let Some(next) = self.next_shown(self.file) {
+                    self.select_file(next);
+                }
+            }
+            // On the first file: back to its top.
+            Cmd::PrevFile => self.select_file(self.prev_shown(self.file).unwrap_or(self.file)),
             Cmd::NextHunk => self.next_hunk(),
             Cmd::PrevHunk => self.prev_hunk(),
             Cmd::Up | Cmd::Down | Cmd::PageUp | Cmd::PageDown | Cmd::Top | Cmd::Bottom => {
@@ -358,7 +460,7 @@ impl DiffPane {
 
     /// Opens the search line (once a diff is shown).
     pub fn start_search_input(&mut self) {
-        if !self.is_ready() {
+        if !self.is_ready() || self.nothing_shown() {
             return;
         }
         self.search.editing = true;
@@ -374,9 +476,15 @@ impl DiffPane {
     }
 
     fn start_search(&mut self, from: usize, forward: bool) -> Option<Effect> {
+        self.search.wrapped = false;
+        self.skipped = 0;
+        self.search_forward = forward;
+        self.search_from(from, forward)
+    }
+
+    fn search_from(&mut self, from: usize, forward: bool) -> Option<Effect> {
         let doc = self.doc.as_ref()?;
         self.search.state = SearchState::Searching;
-        self.search.wrapped = false;
         Some(Effect::DiffSearch {
             generation: self.generation,
             path: doc.path.clone(),
@@ -389,7 +497,7 @@ impl DiffPane {
 
     /// The next (or previous) match after the current one.
     pub fn search_again(&mut self, forward: bool) -> Option<Effect> {
-        if self.search.query.is_empty() || !self.is_ready() {
+        if self.search.query.is_empty() || !self.is_ready() || self.nothing_shown() {
             return None;
         }
         let from = match (self.search.current, forward) {
@@ -409,7 +517,8 @@ impl DiffPane {
                 Ok(Some(doc)) => {
                     self.doc = Some(doc);
                     self.state = DiffState::Ready;
-                    self.select_file(0);
+                    self.classify();
+                    self.select_file(self.first_shown().unwrap_or(0));
                     fx.extend(self.window_request());
                 }
                 Ok(None) => {
@@ -430,9 +539,26 @@ impl DiffPane {
                 self.window = lines;
             }
             DiffEvent::Found { generation, found } if generation == self.generation => {
+                // A match in a file the filter hides: search on past that file.
+                let hidden = found.and_then(|(line, wrapped)| {
+                    let doc = self.doc.as_ref()?;
+                    let file = doc.file_of(line).filter(|&f| !self.is_shown(f))?;
+                    let section = &doc.files[file];
+                    Some((if self.search_forward { section.end_line } else { section.start_line }, wrapped))
+                });
+                if let Some((from, wrapped)) = hidden {
+                    self.search.wrapped |= wrapped;
+                    self.skipped += 1;
+                    if self.skipped <= self.file_count() {
+                        fx.extend(self.search_from(from, self.search_forward));
+                    } else {
+                        self.search.state = SearchState::NotFound;
+                    }
+                    return fx;
+                }
                 self.search.state = if found.is_some() { SearchState::Found } else { SearchState::NotFound };
                 if let Some((line, wrapped)) = found {
-                    self.search.wrapped = wrapped;
+                    self.search.wrapped |= wrapped;
                     self.search.current = Some(line as u64);
                     if let Some(file) = self.doc.as_ref().and_then(|d| d.file_of(line)) {
                         self.select_file(file);

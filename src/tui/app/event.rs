@@ -7,6 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
 
+use crate::domain::integrity::Integrity;
 use crate::store::journal::Event as JournalEvent;
 use crate::tui::diff_view::DiffEvent;
 use crate::tui::keymap::Cmd;
@@ -53,6 +54,13 @@ pub enum Event {
     Log(LogEvent),
     /// What the diff reader found (design §6.7).
     Diff(DiffEvent),
+    /// An earlier run's report was read for the Runs tab: its `integrity` (design §5.2), if
+    /// it has one.
+    RunReportLoaded {
+        path: PathBuf,
+        iteration: u32,
+        result: Result<Option<Integrity>, String>,
+    },
     /// A `READY_TO_MERGE` cycle's whole-PR diff was made in the background: its size is on
     /// disk now (or it could not be made, and the row goes without).
     DiffSized {
@@ -103,6 +111,8 @@ pub enum UseCase {
     AllowHosts,
     /// A person's message for WebGPT (`forgeloop say`).
     Say,
+    /// A person approves a `NEEDS_REVIEW` pass (`forgeloop approve`).
+    Approve,
 }
 
 impl UseCase {
@@ -116,6 +126,7 @@ impl UseCase {
             UseCase::Extend => "extend",
             UseCase::AllowHosts => "allow hosts",
             UseCase::Say => "message",
+            UseCase::Approve => "approve",
         }
     }
 }
@@ -163,6 +174,13 @@ pub enum Effect {
         from: usize,
         forward: bool,
     },
+    /// Read the `integrity` of run `iteration` from its report file (the Runs tab, for a run
+    /// before the last: the state holds only the last run's report).
+    LoadRunReport {
+        path: PathBuf,
+        iteration: u32,
+        report: PathBuf,
+    },
     /// Make the whole-PR diff of a `READY_TO_MERGE` cycle's last run so its row can show the
     /// size of the change.
     SizeDiff {
@@ -186,6 +204,10 @@ pub enum Effect {
     Extend {
         path: PathBuf,
         by: u32,
+    },
+    /// Approve a `NEEDS_REVIEW` pass (`cycle::actions::approve`, as `human` via `tui`).
+    Approve {
+        path: PathBuf,
     },
     Rerun {
         path: PathBuf,

@@ -144,6 +144,7 @@ impl App {
         if self.detail.tab == Tab::Log {
             self.ensure_log(fx);
         }
+        self.ensure_run_report(fx);
         self.dirty = true;
     }
 }

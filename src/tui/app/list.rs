@@ -162,8 +162,8 @@ impl CycleList {
     }
 
     /// Counts per status group for the status bar.
-    pub fn counts(&self) -> [(StatusGroup, usize); 6] {
-        let mut counts = [0usize; 6];
+    pub fn counts(&self) -> [(StatusGroup, usize); 7] {
+        let mut counts = [0usize; 7];
         for entry in &self.cycles {
             counts[StatusGroup::of(entry.status()) as usize] += 1;
         }
@@ -187,6 +187,11 @@ fn matches_filter(entry: &CycleEntry, needle: &str) -> bool {
         {
             hay.push(' ');
             hay.push_str(&part.to_lowercase());
+        }
+        // The row's badge: `tests changed`, `assertions removed`, `tests added`.
+        if let Some(flag) = state.report.as_ref().and_then(|r| r.integrity.as_ref()).and_then(|i| i.flag) {
+            hay.push(' ');
+            hay.push_str(flag.badge());
         }
     }
     if entry.error.is_some() {

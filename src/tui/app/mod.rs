@@ -36,7 +36,7 @@ mod log;
 mod projects;
 
 pub use attention::Attention;
-pub use detail::{Detail, LIVE_IDLE_SECS, RunResult, RunRow, run_result_word};
+pub use detail::{Detail, LIVE_IDLE_SECS, RunReport, RunResult, RunRow, run_result_word};
 pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups, SayDialog};
 pub use diff::{DiffPane, DiffState, DiffTarget, MARGIN as DIFF_MARGIN};
 pub use event::{Effect, Event, UseCase};
@@ -285,6 +285,7 @@ impl App {
             Cmd::CancelRun => running,
             Cmd::Abort => status.is_some_and(|s| !s.is_final()),
             Cmd::Unblock => status.is_some_and(Status::is_unblockable),
+            Cmd::Approve => !running && status == Some(Status::NeedsReview),
             Cmd::AllowHosts => state.is_some_and(|s| allow_network::refused_hosts(s).is_some()),
             Cmd::MessageWebgpt => state.is_some_and(|s| say_refusal(s).is_none()),
             Cmd::Extend => status.is_some_and(|s| !s.is_final()),
@@ -293,7 +294,7 @@ impl App {
             Cmd::OpenConversation => state.is_some_and(|s| s.conversation_url.is_some()),
             Cmd::NextAttention => self.list.cycles.iter().any(CycleEntry::needs_human),
             Cmd::NextMatch | Cmd::PrevMatch => !self.search().query.is_empty(),
-            Cmd::NextFile | Cmd::PrevFile => self.diff.doc.as_ref().is_some_and(|d| d.files.len() > 1),
+            Cmd::NextFile | Cmd::PrevFile => self.diff.doc.is_some() && self.diff.shown_count() > 1,
             Cmd::NextHunk | Cmd::PrevHunk | Cmd::Search | Cmd::Wrap if self.detail.tab == Tab::Diff => {
                 self.diff.is_ready()
             }
@@ -321,7 +322,7 @@ impl App {
     }
 
     /// Counts per status group for the status bar.
-    pub fn counts(&self) -> [(StatusGroup, usize); 6] {
+    pub fn counts(&self) -> [(StatusGroup, usize); 7] {
         self.list.counts()
     }
 
@@ -399,6 +400,17 @@ impl App {
                 }
             }
             Event::RunsListed { path, runs } => self.runs_listed(path, runs, &mut fx),
+            Event::RunReportLoaded { path, iteration, result } => {
+                if self.list.selected.as_ref() == Some(&path) {
+                    let report = match result {
+                        Ok(integrity) => RunReport::Loaded(integrity),
+                        Err(error) => RunReport::Failed(error),
+                    };
+                    self.detail.reports.insert(iteration, report);
+                    self.diff_tests(&mut fx);
+                    self.dirty = true;
+                }
+            }
             Event::RegistryLoaded(records) => {
                 self.projects.loaded(records);
                 self.dirty = true;
@@ -425,7 +437,9 @@ impl App {
                     && let Some(target) = &self.diff.target
                     && target.old.is_none()
                     && self.list.cycles.iter().any(|c| {
-                        c.path == target.cycle && c.diff_size.is_none() && c.status() == Some(Status::ReadyToMerge)
+                        c.path == target.cycle
+                            && c.diff_size.is_none()
+                            && matches!(c.status(), Some(Status::ReadyToMerge | Status::NeedsReview))
                     })
                 {
                     fx.push(Effect::LoadCycles(vec![target.cycle.clone()]));
@@ -565,6 +579,7 @@ impl App {
             Cmd::CancelRun => self.ask_cancel_run(),
             Cmd::Abort => self.ask_abort(),
             Cmd::Unblock => self.ask_unblock(),
+            Cmd::Approve => self.ask_approve(),
             Cmd::AllowHosts => self.ask_allow_hosts(),
             Cmd::MessageWebgpt => self.ask_message(fx),
             Cmd::Extend => self.ask_extend(),
@@ -596,6 +611,7 @@ impl App {
                 self.diff.toggle_since_last();
                 self.ensure_diff(true, fx);
             }
+            Cmd::TestsOnly => fx.extend(self.diff.toggle_tests_only()),
             Cmd::ShowDiff => self.show_run_diff(fx),
             Cmd::FirstError => fx.extend(self.log.find_first_error()),
             _ => {}
@@ -650,6 +666,26 @@ impl App {
         let cycle = self.list.selected.clone();
         let state = self.list.selected_state();
         fx.extend(self.diff.ensure(cycle.as_deref(), state, retry));
+        self.diff_tests(fx);
+    }
+
+    /// Tells the Diff tab which files of the diff it shows count as tests (design §5.2): those
+    /// the run's `integrity` names, when it is at hand, and whatever the rules and the cycle's
+    /// commands say of each path.
+    fn diff_tests(&mut self, fx: &mut Vec<Effect>) {
+        let entry = self.list.selected_entry();
+        let commands = entry.and_then(|e| e.state.as_ref()).and_then(|s| s.commands.clone());
+        let mut known = BTreeSet::new();
+        if let (Some(entry), Some(target)) = (entry, &self.diff.target)
+            && let Ok(Some(integrity)) = self.detail.integrity(entry, target.iteration)
+        {
+            let files = match &target.old {
+                None => Some(&integrity.against_base),
+                Some((_, old)) => integrity.since_last.as_ref().filter(|s| &s.head_sha == old).map(|s| &s.files),
+            };
+            known.extend(files.into_iter().flatten().map(|f| f.path.clone()));
+        }
+        fx.extend(self.diff.set_tests(known, commands));
     }
 
     /// Runs tab: the Diff tab at the selected run.
@@ -673,7 +709,8 @@ impl App {
             return;
         }
         let next = self.list.cycles.iter().find_map(|entry| {
-            let state = entry.state.as_ref().filter(|s| s.status == Status::ReadyToMerge)?;
+            let state =
+                entry.state.as_ref().filter(|s| matches!(s.status, Status::ReadyToMerge | Status::NeedsReview))?;
             let run = state.history.last()?;
             let key = (entry.path.clone(), run.head_sha.clone());
             (entry.diff_size.is_none() && !self.sized.contains(&key)).then_some((key, run.iteration))
@@ -726,8 +763,11 @@ impl App {
             (Focus::Detail, Tab::Diff) => fx.extend(self.diff.command(cmd)),
             (Focus::Detail, Tab::Runs) => {
                 let count = self.run_rows().len();
-                if self.detail.move_run(cmd, count) && self.log.is_open() {
-                    fx.push(self.log.close());
+                if self.detail.move_run(cmd, count) {
+                    if self.log.is_open() {
+                        fx.push(self.log.close());
+                    }
+                    self.ensure_run_report(fx);
                 }
             }
             (Focus::Detail, _) => self.detail.scroll_by(cmd),
@@ -744,6 +784,7 @@ impl App {
         match self.detail.tab {
             Tab::Log => self.ensure_log(fx),
             Tab::Diff => self.ensure_diff(true, fx),
+            Tab::Runs => self.ensure_run_report(fx),
             Tab::Project => {
                 if let Some(repo) = self.selected_state().and_then(|s| s.repository.clone())
                     && !self.projects.sources.contains_key(&repo)
@@ -753,6 +794,23 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// Reads the selected run's report for its `integrity` when it is an earlier run's (the
+    /// last run's is in the state), once per selection of the cycle.
+    fn ensure_run_report(&mut self, fx: &mut Vec<Effect>) {
+        if self.detail.tab != Tab::Runs {
+            return;
+        }
+        let Some(path) = self.list.selected.clone() else { return };
+        let Some(row) = self.run_rows().get(self.detail.run_sel).cloned() else { return };
+        let (Some(iteration), Some(report)) = (row.iteration, row.report) else { return };
+        let last = self.selected_state().and_then(|s| s.history.last()).map(|r| r.iteration);
+        if last == Some(iteration) || self.detail.reports.contains_key(&iteration) {
+            return;
+        }
+        self.detail.reports.insert(iteration, RunReport::Loading);
+        fx.push(Effect::LoadRunReport { path, iteration, report });
     }
 
     /// Opens the selected run's log if another (or none) is open.
@@ -865,16 +923,19 @@ pub fn pr_url(pr: &str, web_base: &str) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatusGroup {
     Confirm = 0,
-    Blocked = 1,
-    Ready = 2,
-    Waiting = 3,
-    Ended = 4,
-    Unreadable = 5,
+    /// A pass that changed protected paths waits for a person (`NEEDS_REVIEW`).
+    Review = 1,
+    Blocked = 2,
+    Ready = 3,
+    Waiting = 4,
+    Ended = 5,
+    Unreadable = 6,
 }
 
 impl StatusGroup {
-    pub const ALL: [StatusGroup; 6] = [
+    pub const ALL: [StatusGroup; 7] = [
         StatusGroup::Confirm,
+        StatusGroup::Review,
         StatusGroup::Blocked,
         StatusGroup::Ready,
         StatusGroup::Waiting,
@@ -886,6 +947,7 @@ impl StatusGroup {
         match status {
             None => StatusGroup::Unreadable,
             Some(Status::AwaitingBriefConfirmation) => StatusGroup::Confirm,
+            Some(Status::NeedsReview) => StatusGroup::Review,
             Some(s) if s.is_blocked() => StatusGroup::Blocked,
             Some(Status::ReadyToMerge) => StatusGroup::Ready,
             Some(s) if s.is_final() => StatusGroup::Ended,

@@ -2,7 +2,9 @@
 //! the run before. A file list (status letter, path, `old → new` for a rename, +/− counts or
 //! `bin`) beside the selected file's section, drawn from the lines the pane read around the
 //! viewport. Added lines green, removed red, hunk headers their own colour, never colour
-//! alone: the `+`/`-` column is always drawn, even when scrolled sideways.
+//! alone: the `+`/`-` column is always drawn, even when scrolled sideways. With the filter
+//! "tests only" on, the list holds only the files that decide the verdict (design §5.2) and
+//! the title says so.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -14,6 +16,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use crate::domain::diff::{FileDiff, FileStatus};
 use crate::tui::app::{App, DiffState, Focus, SearchState, Tab};
 use crate::tui::diff_view::{DiffDoc, DiffLine};
+use crate::tui::keymap::{Cmd, Context, key_for};
 use crate::tui::theme::Theme;
 use crate::tui::views::log::{LineView, styled_line};
 
@@ -57,12 +60,35 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(message("The diff is empty: this head changes nothing.".into(), theme.muted), body);
         return;
     }
+    if pane.nothing_shown() {
+        let key = key_for(Context::Diff, Cmd::TestsOnly).unwrap_or_default();
+        let n = doc.files.len();
+        let text = vec![
+            Line::from(Span::styled("Tests only: no test file here.", theme.title)),
+            Line::from(""),
+            Line::from(Span::styled(
+                format!(
+                    "{} a test or validation file (a test, a script the commands run, runner or CI configuration, a fixture).",
+                    if n == 1 {
+                        "The one file this diff changes is not".to_owned()
+                    } else {
+                        format!("None of the {n} files this diff changes is")
+                    }
+                ),
+                theme.muted,
+            )),
+            Line::from(""),
+            Line::from(Span::styled(format!("Press {key} to show every file."), theme.muted)),
+        ];
+        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: false }), body);
+        return;
+    }
     let (list_area, lines_area) = if body.width >= SIDE_BY_SIDE {
         let width = (body.width / 3).clamp(24, 56);
         let [list, lines] = Layout::horizontal([Constraint::Length(width), Constraint::Min(1)]).areas(body);
         (list, lines)
     } else {
-        let height = (doc.files.len() as u16 + 1).min(body.height / 3).max(2);
+        let height = (pane.shown_count() as u16 + 1).min(body.height / 3).max(2);
         let [list, lines] = Layout::vertical([Constraint::Length(height), Constraint::Min(1)]).areas(body);
         (list, lines)
     };
@@ -98,13 +124,25 @@ fn status_line(app: &App) -> Line<'static> {
         (None, false) => "Whole PR".to_owned(),
     };
     spans.push(Span::styled(title, theme.title));
+    if pane.tests_only {
+        let what = match (&pane.state, &pane.doc) {
+            (DiffState::Ready, Some(doc)) => {
+                let n = doc.files.len();
+                format!(" · tests only ({} of {n} file{})", pane.test_files.len(), if n == 1 { "" } else { "s" })
+            }
+            _ => " · tests only".to_owned(),
+        };
+        spans.push(Span::styled(what, theme.accent));
+    }
     if let (DiffState::Ready, Some(doc)) = (&pane.state, &pane.doc) {
         spans.push(Span::styled(format!(" · {}", doc.size.words()), theme.muted));
         if doc.masked > 0 {
             spans.push(Span::styled(format!(" · {} masked", doc.masked), theme.warn));
         }
-        if let Some(file) = doc.files.get(pane.file) {
-            spans.push(Span::styled(format!(" · file {}/{}", pane.file + 1, doc.files.len()), theme.muted));
+        if let Some(file) = doc.files.get(pane.file).filter(|_| !pane.nothing_shown()) {
+            let shown = pane.shown_files();
+            let position = shown.iter().position(|&i| i == pane.file).map_or(0, |p| p + 1);
+            spans.push(Span::styled(format!(" · file {position}/{}", shown.len()), theme.muted));
             let hunks = file.hunks.len();
             let hunk = pane.hunk.map_or_else(|| current_hunk(file, pane.top), |h| h + 1);
             let text = match (hunks, hunk) {
@@ -148,21 +186,18 @@ fn file_list(app: &App, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let pane = &app.diff;
     let height = usize::from(area.height).max(1);
-    let selected = pane.file.min(doc.files.len().saturating_sub(1));
+    // The files listed (all, or the tests only), as indices into the doc's.
+    let shown = pane.shown_files();
+    let selected = shown.iter().position(|&i| i == pane.file).unwrap_or(0);
     let offset = selected.saturating_sub(height - 1);
     let counts =
         |f: &FileDiff| if f.binary { "bin".to_owned() } else { format!("+{} −{}", f.additions, f.deletions) };
-    let counts_width =
-        doc.files.iter().skip(offset).take(height).map(|f| counts(f).width()).max().unwrap_or(0).max(3) as u16;
+    let visible = || shown.iter().skip(offset).take(height).filter_map(|&i| doc.files.get(i).map(|f| (i, f)));
+    let counts_width = visible().map(|(_, f)| counts(f).width()).max().unwrap_or(0).max(3) as u16;
     let path_width = usize::from(area.width.saturating_sub(counts_width + 4));
-    let rows: Vec<Row> = doc
-        .files
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(height)
+    let rows: Vec<Row> = visible()
         .map(|(i, f)| {
-            let bar = match (i == selected, app.focus == Focus::Detail) {
+            let bar = match (i == pane.file, app.focus == Focus::Detail) {
                 (false, _) => None,
                 (true, true) => Some(theme.selection),
                 (true, false) => Some(theme.accent),

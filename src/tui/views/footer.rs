@@ -21,6 +21,7 @@ pub fn header(app: &App, frame: &mut Frame, area: Rect) {
         .map(|(group, count)| {
             let (glyph, word, style) = match group {
                 StatusGroup::Confirm => ("◆", "confirm", theme.attention),
+                StatusGroup::Review => ("◆", "review", theme.attention),
                 StatusGroup::Blocked => ("✗", "blocked", theme.error),
                 StatusGroup::Ready => ("✓", "ready", theme.ok),
                 StatusGroup::Waiting => ("◐", "waiting", theme.warn),
@@ -59,7 +60,7 @@ pub fn status_line(app: &App, frame: &mut Frame, area: Rect) {
             if toast.error { theme.toast_error } else { theme.toast_info },
         )),
         None if app.watching.1.is_empty()
-            && let Some(nudge) = brief_nudge(app) =>
+            && let Some(nudge) = brief_nudge(app).or_else(|| review_nudge(app)) =>
         {
             Line::from(Span::styled(truncate(&nudge, width), theme.attention))
         }
@@ -96,6 +97,23 @@ pub fn hints(app: &App, frame: &mut Frame, area: Rect) {
     }
     let [left] = Layout::horizontal([Constraint::Fill(1)]).areas(area);
     frame.render_widget(Paragraph::new(Line::from(spans)), left);
+}
+
+/// On a `NEEDS_REVIEW` cycle, the status line says why it waits and the keys that answer it
+/// (from the keymap): approve, or send WebGPT your words.
+fn review_nudge(app: &App) -> Option<String> {
+    let entry = app.selected_entry()?;
+    let state = entry.state.as_ref().filter(|s| s.status == Status::NeedsReview)?;
+    let why = state
+        .report
+        .as_ref()
+        .and_then(|r| r.integrity.as_ref())
+        .and_then(|i| i.review_reason())
+        .unwrap_or_else(|| "its pass changed protected paths".to_owned());
+    let approve = key_for(Context::Cycle, Cmd::Approve)?;
+    let answer = key_for(Context::Cycle, Cmd::MessageWebgpt)?;
+    let why = crate::tui::sanitize::clean(&why);
+    Some(format!(" ◆ {} waits for your review — {approve} approve · {answer} answer WebGPT — {why}", entry.name()))
 }
 
 /// While a brief waits for a person, the status line says which cycle and the keys that confirm

@@ -11,7 +11,7 @@ use crate::tui::app::{App, Focus};
 use crate::tui::model::CycleEntry;
 use crate::tui::theme::Theme;
 
-use super::{age, elapsed, entry_badge, pane_block, truncate};
+use super::{age, elapsed, entry_badge, entry_tests_flag, pane_block, short_tests_badge, tests_badge, truncate};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -143,10 +143,18 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
         (None, Some(event)) => Span::styled(event.summary.clone(), theme.muted),
         (None, None) => Span::styled("—", theme.muted),
     };
-    let last = match &size {
-        Some(size) => Line::from(vec![Span::styled(format!("{size} · "), theme.text), last]),
-        None => Line::from(last),
-    };
+    // What the last run's head did to the PR's tests (design §5.2): `⚠ tests changed`.
+    let tests = entry_tests_flag(entry).filter(|_| entry.error.is_none()).map(|flag| tests_badge(flag, theme));
+    let mut spans = Vec::new();
+    if let Some((badge, style)) = &tests {
+        spans.push(Span::styled(badge.clone(), *style));
+        spans.push(Span::styled(" · ", theme.muted));
+    }
+    if let Some(size) = &size {
+        spans.push(Span::styled(format!("{size} · "), theme.text));
+    }
+    spans.push(last);
+    let last = Line::from(spans);
     let age = Span::styled(age(app.now, entry.updated_at()), theme.muted);
     if wide {
         Row::new(vec![
@@ -158,21 +166,37 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
             Cell::from(last),
         ])
     } else if medium {
+        let mut spans = Vec::new();
+        if let Some((badge, style)) = &tests {
+            spans.push(Span::styled(badge.clone(), *style));
+            spans.push(Span::styled(" · ", theme.muted));
+        }
+        spans.push(Span::styled(
+            match &size {
+                Some(size) => format!("{repo} · {size}"),
+                None => repo,
+            },
+            theme.muted,
+        ));
         Row::new(vec![
             Cell::from(status),
             Cell::from(name),
             Cell::from(Span::styled(short_iter, theme.text)),
             Cell::from(age),
-            Cell::from(Span::styled(
-                match &size {
-                    Some(size) => format!("{repo} · {size}"),
-                    None => repo,
-                },
-                theme.muted,
-            )),
+            Cell::from(Line::from(spans)),
         ])
     } else {
-        Row::new(vec![Cell::from(status), Cell::from(name), Cell::from(Span::styled(short_iter, theme.text))])
+        let mut name = vec![name];
+        if let Some((badge, style)) =
+            entry_tests_flag(entry).filter(|_| entry.error.is_none()).map(|f| short_tests_badge(f, theme))
+        {
+            name.push(Span::styled(format!(" {badge}"), style));
+        }
+        Row::new(vec![
+            Cell::from(status),
+            Cell::from(Line::from(name)),
+            Cell::from(Span::styled(short_iter, theme.text)),
+        ])
     }
 }
 

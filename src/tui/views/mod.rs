@@ -21,6 +21,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Tabs};
 use unicode_width::UnicodeWidthChar;
 
+use crate::domain::integrity::Flag;
 use crate::domain::status::Status;
 
 use super::app::{App, Focus, Screen, Tab};
@@ -193,6 +194,34 @@ pub fn entry_badge(entry: &CycleEntry, theme: &Theme) -> (&'static str, &'static
         return ("⚠", "NEEDS NET", theme.attention);
     }
     status_badge(entry.status(), theme)
+}
+
+/// What the last run's head did to the PR's tests (design §5.2), as the row and the Runs tab
+/// show it: words and a glyph, never colour alone; a milder look for tests only added.
+pub fn tests_badge(flag: Flag, theme: &Theme) -> (String, Style) {
+    let style = match flag {
+        Flag::AssertionsRemoved => theme.error,
+        Flag::TestsChanged => theme.warn,
+        Flag::TestsAdded => theme.muted,
+    };
+    let glyph = if flag.needs_a_look() { "⚠" } else { "+" };
+    (format!("{glyph} {}", flag.badge()), style)
+}
+
+/// The badge in a narrow column: `⚠ −asserts`, `⚠ tests`, `+ tests`.
+pub fn short_tests_badge(flag: Flag, theme: &Theme) -> (String, Style) {
+    let (_, style) = tests_badge(flag, theme);
+    let text = match flag {
+        Flag::AssertionsRemoved => "⚠ −asserts",
+        Flag::TestsChanged => "⚠ tests",
+        Flag::TestsAdded => "+ tests",
+    };
+    (text.to_owned(), style)
+}
+
+/// The flag of a cycle's last run, if its `integrity` has one.
+pub fn entry_tests_flag(entry: &CycleEntry) -> Option<Flag> {
+    entry.state.as_ref()?.report.as_ref()?.integrity.as_ref()?.flag
 }
 
 /// The status word for narrow lists (at most 10 cells).

@@ -1,15 +1,27 @@
-//! Runs tab: the run history (iteration, SHA, result, duration, sandbox, comment link), plus logs in
-//! `runs/` that are not in the history yet (a run in progress, or one that never finished).
+//! Runs tab: the run history (iteration, SHA, result, what the head did to the PR's tests,
+//! duration, sandbox, comment link), plus logs in `runs/` that are not in the history yet (a
+//! run in progress, or one that never finished). Under the table, the selected run's refused
+//! hosts and its `integrity` (design §5.2): the test files it changed against the base and
+//! since the run before, the assertion lines it removed, the protected paths it touched and,
+//! on a `NEEDS_REVIEW` cycle, why it waits for you.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
+use crate::domain::diff::FileStatus;
+use crate::domain::integrity::{Flag, TestFileChange};
+use crate::domain::status::Status;
+use crate::domain::test_files::TestFileKind;
 use crate::tui::app::{App, Focus, RunResult, RunRow, run_result_word};
-use crate::tui::keymap::Cmd;
+use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::model::CycleEntry;
+use crate::tui::sanitize::clean;
+use crate::tui::theme::Theme;
 
-use super::short_time;
+use super::{short_tests_badge, short_time, tests_badge, wrap_words};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -26,16 +38,46 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let selected = app.detail.run_sel.min(rows.len() - 1);
-    // The selected run's refused destinations, on the last line (design §5.6).
-    let area = match refused_line(app, &rows[selected]) {
-        Some(line) if area.height > 3 => {
-            let [table, bottom] =
-                ratatui::layout::Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
-            frame.render_widget(Paragraph::new(line), bottom);
-            table
-        }
-        _ => area,
+    // Under the table: the selected run's refused destinations (design §5.6), then what it did
+    // to the PR's tests and protected paths (design §5.2), below a rule.
+    let mut below: Vec<Line> = refused_line(app, &rows[selected]).into_iter().collect();
+    let tests = match app.selected_entry() {
+        Some(entry) => integrity_lines(app, entry, &rows[selected], area.width),
+        None => Vec::new(),
     };
+    let rule = !tests.is_empty();
+    below.extend(tests);
+    let area = if !below.is_empty() && area.height > 3 {
+        // Right under the table; the table keeps at least half the tab (or all its rows).
+        let rows_height = rows.len() as u16 + 1;
+        let table_min = rows_height.min((area.height / 2).max(2));
+        let height = (below.len() as u16 + u16::from(rule)).min(area.height - table_min);
+        let table_height = rows_height.min(area.height - height);
+        let [table, bottom, _] = ratatui::layout::Layout::vertical([
+            Constraint::Length(table_height),
+            Constraint::Length(height),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+        let block = match rows[selected].iteration.filter(|_| rule) {
+            Some(k) => Block::default()
+                .borders(Borders::TOP)
+                .border_style(theme.border)
+                .title(Span::styled(format!(" Run {k} "), theme.header)),
+            None => Block::default(),
+        };
+        let inner = block.inner(bottom);
+        frame.render_widget(block, bottom);
+        frame.render_widget(Paragraph::new(below), inner);
+        table
+    } else {
+        area
+    };
+    // The Tests column is there when a run changed the PR's tests.
+    let wide = area.width >= 110;
+    let badge =
+        |flag: Flag, theme: &Theme| if wide { tests_badge(flag, theme) } else { short_tests_badge(flag, theme) };
+    let tests_width = rows.iter().filter_map(|r| r.tests).map(|f| badge(f, theme).0.chars().count()).max();
     let height = usize::from(area.height.saturating_sub(1)).max(1);
     let offset = selected.saturating_sub(height - 1);
     let table_rows: Vec<Row> = rows
@@ -59,10 +101,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 RunResult::Incomplete => ("?", theme.warn),
                 RunResult::NeedsNetwork => ("⚠", theme.warn),
             };
-            let row = Row::new(vec![
+            let mut cells = vec![
                 Cell::from(r.iteration.map_or("—".into(), |i| i.to_string())),
                 Cell::from(Span::styled(r.sha12.clone(), theme.accent)),
                 Cell::from(Span::styled(format!("{glyph} {}", run_result_word(r.result)), style)),
+            ];
+            if tests_width.is_some() {
+                cells.push(match r.tests {
+                    Some(flag) => {
+                        let (badge, style) = badge(flag, theme);
+                        Cell::from(Span::styled(badge, style))
+                    }
+                    None => Cell::from(Span::styled("—", theme.muted)),
+                });
+            }
+            cells.extend([
                 Cell::from(r.duration.map_or("—".into(), |d| format!("{d:.1}s"))),
                 Cell::from(r.started_at.as_deref().map_or("—".into(), short_time)),
                 Cell::from(Span::styled(r.actor.clone().unwrap_or_default(), theme.muted)),
@@ -72,22 +125,182 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 }),
                 Cell::from(Span::styled(r.comment_url.clone().unwrap_or_else(|| "—".into()), theme.info)),
             ]);
+            let row = Row::new(cells);
             if picked { row.style(theme.selection) } else { row }
         })
         .collect();
-    let header =
-        Row::new(["#", "SHA", "Result", "Duration", "Started", "By", "Sandbox", "Comment"]).style(theme.header);
-    let widths = [
-        Constraint::Length(3),
-        Constraint::Length(12),
-        Constraint::Length(15),
+    let mut header = vec!["#", "SHA", "Result"];
+    let mut widths = vec![Constraint::Length(3), Constraint::Length(12), Constraint::Length(15)];
+    if let Some(width) = tests_width {
+        header.push("Tests");
+        widths.push(Constraint::Length(width as u16));
+    }
+    header.extend(["Duration", "Started", "By", "Sandbox", "Comment"]);
+    widths.extend([
         Constraint::Length(9),
         Constraint::Length(11),
         Constraint::Length(6),
         Constraint::Length(13),
         Constraint::Fill(1),
-    ];
+    ]);
+    let header = Row::new(header).style(theme.header);
     frame.render_widget(Table::new(table_rows, widths).header(header).column_spacing(1), area);
+}
+
+/// The selected run's `integrity`, when it is at hand (the last run's report is in the state;
+/// an earlier run's is read from its file): nothing for a run forgeloop did not check.
+fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let Some(iteration) = row.iteration.filter(|_| matches!(row.result, RunResult::Passed | RunResult::Failed)) else {
+        return Vec::new();
+    };
+    let head = || Span::styled("Tests: ", theme.header);
+    let integrity = match app.detail.integrity(entry, iteration) {
+        Ok(Some(integrity)) => integrity,
+        Ok(None) => {
+            // Not checked (a report from before), or only the journal's word on it.
+            return row.tests.map_or_else(Vec::new, |flag| {
+                let (badge, style) = tests_badge(flag, theme);
+                vec![Line::from(vec![head(), Span::styled(badge, style)])]
+            });
+        }
+        Err(why) => return vec![Line::from(vec![head(), Span::styled(clean(&why), theme.muted)])],
+    };
+    let width = usize::from(width).max(20);
+    let mut lines = Vec::new();
+    // Why a NEEDS_REVIEW pass waits, first: the one thing that needs you.
+    let last = entry.state.as_ref().and_then(|s| s.history.last()).map(|r| r.iteration);
+    let waits = entry.status() == Some(Status::NeedsReview) && last == Some(iteration);
+    if let Some(reason) = integrity.review_reason().filter(|_| waits) {
+        let keys = match (key_for(Context::Cycle, Cmd::Approve), key_for(Context::Cycle, Cmd::MessageWebgpt)) {
+            (Some(approve), Some(answer)) => format!(" — {approve} approve · {answer} answer WebGPT"),
+            _ => String::new(),
+        };
+        let label = "◆ Waits for your review: ";
+        wrapped(
+            &mut lines,
+            vec![Span::styled(label, theme.attention)],
+            label.chars().count(),
+            &format!("{}{keys}", clean(&reason)),
+            theme.attention,
+            width,
+        );
+    }
+    let first = match (&integrity.error, integrity.flag) {
+        (Some(error), _) => vec![head(), Span::styled(format!("not checked — {}", clean(error)), theme.warn)],
+        (None, Some(flag)) => {
+            let (badge, style) = tests_badge(flag, theme);
+            vec![head(), Span::styled(badge, style), Span::styled(format!(" — {}", what(flag)), theme.muted)]
+        }
+        (None, None) => vec![head(), Span::styled("the PR leaves its tests alone", theme.muted)],
+    };
+    lines.push(Line::from(first));
+    if !integrity.protected.is_empty() {
+        let label = "Protected paths changed: ";
+        let text = integrity.protected.iter().map(|p| clean(p)).collect::<Vec<_>>().join(", ");
+        wrapped(&mut lines, vec![Span::styled(label, theme.attention)], label.len(), &text, theme.attention, width);
+    }
+    if !integrity.against_base.is_empty() {
+        lines.push(Line::from(Span::styled("Against the base:", theme.muted)));
+        for file in &integrity.against_base {
+            file_lines(&mut lines, file, theme, width);
+        }
+    }
+    if let Some(since) = &integrity.since_last {
+        let sha: String = since.head_sha.chars().take(12).collect();
+        let label = format!("Since run {} ({sha}): ", since.iteration);
+        let text = if since.files.is_empty() {
+            "no test file changed".to_owned()
+        } else {
+            since.files.iter().map(|f| clean(&f.words())).collect::<Vec<_>>().join(", ")
+        };
+        wrapped(
+            &mut lines,
+            vec![Span::styled(label.clone(), theme.muted)],
+            label.chars().count(),
+            &text,
+            theme.text,
+            width,
+        );
+    }
+    lines
+}
+
+/// `the PR changed its tests and removed assertions`.
+fn what(flag: Flag) -> &'static str {
+    match flag {
+        Flag::TestsAdded => "the PR added tests",
+        Flag::TestsChanged => "the PR changed its tests",
+        Flag::AssertionsRemoved => "the PR changed its tests and removed assertions",
+    }
+}
+
+/// `  M test.sh  +1 −1 · 1 assertion removed · run by the commands`, then the removed
+/// assertion lines the report quotes.
+fn file_lines(lines: &mut Vec<Line<'static>>, file: &TestFileChange, theme: &Theme, width: usize) {
+    let (letter, style) = match file.status {
+        FileStatus::Added => ("A", theme.diff_add),
+        FileStatus::Removed => ("D", theme.diff_remove),
+        FileStatus::Modified => ("M", theme.warn),
+        FileStatus::Renamed => ("R", theme.info),
+    };
+    let kind = match file.kind {
+        TestFileKind::Run => "run by the commands",
+        TestFileKind::Test => "test",
+        TestFileKind::Config => "runner or CI configuration",
+        TestFileKind::Fixture => "fixture",
+    };
+    let net = file.removed_assertions.saturating_sub(file.added_assertions);
+    let mut spans = vec![
+        Span::raw("  "),
+        Span::styled(letter, style),
+        Span::raw(" "),
+        Span::styled(clean(&file.path), theme.text),
+        Span::styled(format!("  +{}", file.additions), theme.diff_add),
+        Span::styled(format!(" −{}", file.deletions), theme.diff_remove),
+    ];
+    match net {
+        0 => {}
+        1 => spans.push(Span::styled(" · 1 assertion removed", theme.error)),
+        n => spans.push(Span::styled(format!(" · {n} assertions removed"), theme.error)),
+    }
+    spans.push(Span::styled(format!(" · {kind}"), theme.muted));
+    lines.push(Line::from(spans));
+    for removed in &file.removed_lines {
+        let removed = clean(removed);
+        wrapped(
+            lines,
+            vec![Span::raw("      "), Span::styled("− ", theme.diff_remove)],
+            8,
+            &removed,
+            theme.text,
+            width,
+        );
+    }
+}
+
+/// `prefix` (of `indent` cells) then `text` wrapped to `width`, continued under itself.
+fn wrapped(
+    lines: &mut Vec<Line<'static>>,
+    prefix: Vec<Span<'static>>,
+    indent: usize,
+    text: &str,
+    style: Style,
+    width: usize,
+) {
+    // A label wider than half the line goes on a line of its own, the text under it.
+    let (mut prefix, indent) = if indent * 2 > width {
+        lines.push(Line::from(prefix));
+        (None, 2)
+    } else {
+        (Some(prefix), indent)
+    };
+    let room = width.saturating_sub(indent).max(8);
+    for piece in wrap_words(text, room) {
+        let mut spans = prefix.take().unwrap_or_else(|| vec![Span::raw(" ".repeat(indent))]);
+        spans.push(Span::styled(piece, style));
+        lines.push(Line::from(spans));
+    }
 }
 
 /// "refused: a:443, b:80 — A allows them for acme/widget", for a run whose proxy refused
