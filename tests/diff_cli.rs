@@ -138,7 +138,12 @@ fn the_whole_pr_at_a_tested_head_and_its_stat_and_a_pr_outside_any_cycle() {
     assert!(stat.stdout.contains("notes.md => docs.md"), "{}", stat.stdout);
     assert!(stat.stdout.trim_end().ends_with("deletions(-)"), "{}", stat.stdout);
 
-    // Run 1's whole PR: its head is no longer the PR's, so it comes from the compare API.
+    // Run 1's whole PR was cached when run 1 judged its integrity; made again now, its head is
+    // no longer the PR's, so it comes from the compare API.
+    let diffs = w.path("c.d/diffs");
+    let cached: Vec<_> = std::fs::read_dir(&diffs).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(cached.iter().any(|n| n.to_string_lossy().starts_with("pr-")), "{cached:?}");
+    std::fs::remove_dir_all(&diffs).unwrap();
     let first = w.run(&["diff", "--state", "c.json", "--iteration", "1"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert!(first.stdout.contains("+echo $(($1 * $2))"), "{}", first.stdout);

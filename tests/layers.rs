@@ -68,11 +68,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // signals.
     ("output", &["domain", "redact", "error"]),
     ("signals", &[]),
-    // Front ends. The CLI starts the others; the demo opens the control room.
-    // The control room and the MCP server mutate nothing themselves: they call use cases, and
-    // read files (store, registry) and settings (config) directly.
-    ("tui", &["domain", "redact", "store", "registry", "config", "github", "error", "cycle"]),
-    ("mcp", &["domain", "redact", "store", "registry", "config", "runner", "error", "cycle"]),
+    // Front ends. The CLI starts the others; the demo opens the control room. The CLI, the
+    // control room and the MCP server reach the adapters (files, registry, git, GitHub, the
+    // sandbox, the runner) only through `cycle`: they parse, call one use case and render.
+    ("tui", &["domain", "redact", "config", "error", "cycle"]),
+    ("mcp", &["domain", "redact", "config", "error", "cycle"]),
     (
         "demo",
         &[
@@ -80,13 +80,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cache", "error", "cycle", "output", "signals", "tui",
         ],
     ),
-    (
-        "cli",
-        &[
-            "domain", "redact", "store", "registry", "config", "sandbox", "egress", "runner", "checkout", "github",
-            "cache", "error", "cycle", "output", "signals", "tui", "mcp", "demo",
-        ],
-    ),
+    ("cli", &["domain", "redact", "config", "error", "cycle", "output", "signals", "tui", "mcp", "demo"]),
 ];
 
 /// One `crate::…` (or escaping `super::…`) reference.

@@ -301,7 +301,7 @@ pub struct TestArgs {
 #[derive(Debug, Args)]
 pub struct GcArgs {
     /// Delete mirrors unused for at least this many days
-    #[arg(long, value_name = "DAYS", default_value_t = crate::checkout::DEFAULT_UNUSED_DAYS)]
+    #[arg(long, value_name = "DAYS", default_value_t = crate::cycle::gc::DEFAULT_UNUSED_DAYS)]
     pub unused_days: u64,
     /// Only list what would be deleted
     #[arg(long)]

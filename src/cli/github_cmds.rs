@@ -3,6 +3,7 @@
 
 use crate::cycle::Ctx;
 use crate::cycle::commands;
+use crate::cycle::files::write_atomic;
 use crate::cycle::pr_test::{self, OneShot, RunOptions};
 use crate::cycle::start::{self, StartRequest};
 use crate::domain::pr_ref::parse_pr_ref;
@@ -10,7 +11,6 @@ use crate::domain::report::TestStatus;
 use crate::domain::state::{Actor, NewRepository};
 use crate::domain::word::Word;
 use crate::error::{Error, Result};
-use crate::store::atomic::write_atomic;
 use serde_json::json;
 
 #[cfg(feature = "demo")]

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::cycle::context::Settings;
+use crate::cycle::files;
 use crate::cycle::{Ctx, actions, list, wait};
 use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::state::Actor;
@@ -24,7 +25,6 @@ use crate::domain::status::Status;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::redact::Redactor;
-use crate::store::state_file;
 
 use args::{Cli, Command};
 
@@ -36,7 +36,7 @@ pub fn main() -> i32 {
     };
     // Still single-threaded here: libgit2's first initialisation may set SSL_CERT_* variables.
     if cli.command.may_use_git() {
-        crate::checkout::init_git_early();
+        crate::cycle::context::init_git_early();
     }
     // The demo builds its own sandboxed context; the user's config and home play no part.
     #[cfg(feature = "demo")]
@@ -128,7 +128,7 @@ fn context(cli: &Cli) -> Result<Ctx> {
         .clone()
         .filter(|a| !a.is_empty())
         .or_else(|| config.github.api.clone())
-        .unwrap_or_else(|| crate::github::DEFAULT_API_BASE.to_owned());
+        .unwrap_or_else(|| crate::cycle::context::DEFAULT_API_BASE.to_owned());
     let settings = Settings { home, registry, config, config_path: Some(config_path), github_api };
     let token = if cli.command.may_use_github() { settings.find_token() } else { None };
     Ctx::new(settings, token)
@@ -176,7 +176,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
                 Ok(_) | Err(Error::Lock(_)) => {}
                 Err(err) => return Err(err),
             }
-            let state = state_file::load(&paths.state)?;
+            let state = files::load_state(&paths.state)?;
             let mut step = ctx.next_step(&state, &paths.state.display().to_string());
             // About to test again the PR whose last run failed: has its head moved?
             if let Some((pr, tested)) = crate::domain::next::recheck_target(&state) {
@@ -252,7 +252,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Confirm(args) => {
             human::require_terminal("confirm")?;
             let paths = ctx.cycle(&args.state)?;
-            let state = state_file::load(&paths.state)?;
+            let state = files::load_state(&paths.state)?;
             crate::domain::machine::can_confirm(&state)?;
             let summary = format!(
                 "Cycle {}\n\nWebGPT question:\n{}\n\nIntent brief:\n{}\n",
@@ -266,7 +266,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Unblock(args) => {
             human::require_terminal("unblock")?;
             let paths = ctx.cycle(&args.state)?;
-            let state = state_file::load(&paths.state)?;
+            let state = files::load_state(&paths.state)?;
             let why = state.last_error.as_deref().unwrap_or("no reason recorded");
             human::ask(r, &format!("Cycle {} is {}: {why}", paths.state.display(), state.status), "Unblock it?")?;
             Ok(output::json(r, &actions::unblock(ctx, &paths)?.state))
@@ -274,7 +274,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Extend(args) => {
             human::require_terminal("extend")?;
             let paths = ctx.cycle(&args.state)?;
-            let state = state_file::load(&paths.state)?;
+            let state = files::load_state(&paths.state)?;
             let summary = format!(
                 "Cycle {} has used {} of {} iterations.",
                 paths.state.display(),
@@ -287,7 +287,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Approve(args) => {
             human::require_terminal("approve")?;
             let paths = ctx.cycle(&args.state)?;
-            let state = state_file::load(&paths.state)?;
+            let state = files::load_state(&paths.state)?;
             let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
             let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "no reason recorded".into());
             let tests = integrity.and_then(|i| i.words()).map(|w| format!("\n{w}")).unwrap_or_default();

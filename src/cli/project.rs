@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
 use crate::cycle::attach::{AttachRequest, attach};
+use crate::cycle::projects::sources::{self, NewSource, Observation, Origin, SourceStatus};
+use crate::cycle::projects::{Record, Registry, RegistryError, RepoKey};
 use crate::domain::word::Word;
 use crate::error::{Error, Result};
-use crate::registry::sources::{self, NewSource, Observation, Origin, SourceStatus};
-use crate::registry::{Record, Registry, RegistryError, RepoKey};
 
 use crate::output;
 

@@ -13,6 +13,11 @@ use crate::store::layout::{CyclePaths, Home};
 use crate::error::{Error, Result};
 use crate::github::{GithubClient, GithubConfig};
 
+/// What the composition root and the front ends name of the adapters' settings: GitHub's API
+/// base and web host, and libgit2's one-time start (before any thread).
+pub use crate::checkout::init_git_early;
+pub use crate::github::{DEFAULT_API_BASE, web_base_for};
+
 pub trait Clock: Send + Sync {
     fn now(&self) -> DateTime<Utc>;
 }

@@ -11,6 +11,8 @@ use crate::domain::word::Word;
 use crate::error::{Error, Result};
 use crate::sandbox::rundir::Swept;
 
+pub use crate::checkout::DEFAULT_UNUSED_DAYS;
+
 use super::context::Ctx;
 
 /// What was (or, with `dry_run`, would be) deleted.

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::domain::integrity::Flag;
 use crate::domain::state::CycleState;
+use crate::domain::status::Status;
 use crate::store::atomic::is_temp_name;
 use crate::store::state_file;
 use crate::store::task_index;
@@ -19,14 +20,16 @@ use super::context::Ctx;
 pub struct CycleRow {
     pub state: PathBuf,
     #[serde(flatten)]
-    pub summary: Option<Summary>,
+    pub summary: Option<CycleView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
+/// One cycle as `list` and MCP `forge_cycles` show it: typed (the status is the domain's enum,
+/// written as its word).
 #[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    pub status: String,
+pub struct CycleView {
+    pub status: Status,
     pub task_space: String,
     pub repository: Option<String>,
     pub pr_ref: Option<String>,
@@ -60,10 +63,10 @@ pub struct Testing {
     pub command: Option<String>,
 }
 
-impl Summary {
-    pub fn of(state: &CycleState) -> Summary {
-        Summary {
-            status: state.status.as_str().to_owned(),
+impl CycleView {
+    pub fn of(state: &CycleState) -> CycleView {
+        CycleView {
+            status: state.status,
             task_space: state.task_space.clone(),
             repository: state.effective_repository(),
             pr_ref: state.pr_ref.clone(),
@@ -119,7 +122,7 @@ pub fn modified_at(path: &Path) -> Option<String> {
 pub fn row(path: &Path) -> CycleRow {
     match state_file::load(path) {
         Ok(state) => {
-            let mut summary = Summary::of(&state);
+            let mut summary = CycleView::of(&state);
             if summary.updated_at.is_none() {
                 summary.updated_at = state.created_at.clone().or_else(|| modified_at(path));
             }
@@ -144,12 +147,7 @@ pub fn row(path: &Path) -> CycleRow {
 pub fn list(ctx: &Ctx, extra_dirs: &[PathBuf]) -> Vec<CycleRow> {
     let mut rows: Vec<CycleRow> = state_paths(ctx, extra_dirs).iter().map(|p| row(p)).collect();
     rows.sort_by(|a, b| {
-        let rank = |r: &CycleRow| {
-            r.summary
-                .as_ref()
-                .and_then(|s| s.status.parse::<crate::domain::status::Status>().ok())
-                .map_or(0, |s| s.attention_rank() + 1)
-        };
+        let rank = |r: &CycleRow| r.summary.as_ref().map_or(0, |s| s.status.attention_rank() + 1);
         let updated = |r: &CycleRow| r.summary.as_ref().and_then(|s| s.updated_at.clone()).unwrap_or_default();
         rank(a).cmp(&rank(b)).then_with(|| updated(b).cmp(&updated(a))).then_with(|| a.state.cmp(&b.state))
     });

@@ -42,6 +42,8 @@ use super::stop;
 
 /// Kept here too: `Engine` was born in this file and callers outside the crate name it so.
 pub use super::context::Engine;
+/// What a run tells a watcher as each command starts (MCP progress).
+pub use crate::runner::CommandStarted;
 
 /// How a run was asked for.
 pub struct RunOptions {

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use crate::config::McpConfig;
 use crate::cycle::commands;
+use crate::cycle::projects::{Registry, RepoKey};
 use crate::domain::commands::{CommandsError, CommandsProfile};
 use crate::domain::pr_ref::RepoName;
 use crate::redact::Redactor;
-use crate::registry::{Registry, RepoKey};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {

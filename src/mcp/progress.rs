@@ -7,8 +7,8 @@
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
 
+use crate::cycle::pr_test::CommandStarted;
 use crate::redact::Redactor;
-use crate::runner::CommandStarted;
 
 /// Sends progress notifications for one request; every message is redacted.
 #[derive(Clone)]

@@ -19,11 +19,11 @@ use tokio::sync::{Notify, OnceCell, watch};
 use crate::cycle::Ctx;
 use crate::cycle::pr_status::pr_status;
 use crate::cycle::pr_test::{Engine, OneShot, test_once};
+use crate::cycle::projects::Registry;
 use crate::domain::pr_ref::{PrRef, parse_pr_ref};
 use crate::domain::word::Word;
 use crate::error::Error;
 use crate::redact::Redactor;
-use crate::registry::Registry;
 
 use super::policy::Policy;
 use super::progress::{self, Reporter};
@@ -310,7 +310,7 @@ impl ForgeServer {
             let path = tokio::task::spawn_blocking(move || tools::known_cycle(&ctx, state, task_space))
                 .await
                 .map_err(|e| Failure::new(Word::Blocked, e.to_string()))??;
-            let paths = crate::store::layout::CyclePaths::new(path).map_err(Error::from)?;
+            let paths = crate::cycle::files::CyclePaths::new(path).map_err(Error::from)?;
             let github = self.github().await?;
             let view =
                 crate::cycle::diff::of_cycle(&github.ctx, &github.engine, &paths, None, input.since_last).await?;

@@ -10,13 +10,13 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
+use crate::cycle::files;
+use crate::cycle::files::task_index;
 use crate::cycle::handoff::HandoffError;
 use crate::cycle::list;
 use crate::domain::state::CycleState;
 use crate::domain::word::Word;
 use crate::error::Error;
-use crate::store::state_file;
-use crate::store::task_index;
 
 use super::policy::PolicyError;
 
@@ -134,7 +134,7 @@ pub fn next(ctx: &Ctx, input: &CycleInput) -> Outcome {
 
 fn load(ctx: &Ctx, input: &CycleInput) -> Result<(PathBuf, CycleState), Failure> {
     let path = resolve(ctx, input)?;
-    let state = state_file::load(&path).map_err(Error::from)?;
+    let state = files::load_state(&path).map_err(Error::from)?;
     Ok((path, state))
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::cycle::Ctx;
-use crate::store::layout::CyclePaths;
+use crate::cycle::files::CyclePaths;
 
 /// Runs the tests of a cycle again (design §6.3): same code path as `forge --pr` with the
 /// cycle's stored PR and commands, re-resolving the PR's current head; counts as an

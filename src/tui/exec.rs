@@ -17,10 +17,10 @@ use tokio::sync::watch;
 use crate::cycle::Ctx;
 use crate::cycle::actions::{self, EditedBrief};
 use crate::cycle::allow_network;
+use crate::cycle::files::CyclePaths;
 use crate::cycle::say;
 use crate::cycle::stop;
 use crate::domain::state::Actor;
-use crate::store::layout::CyclePaths;
 
 use super::app::{Effect, Event, UseCase};
 use super::clipboard;

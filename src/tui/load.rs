@@ -9,14 +9,13 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
+use crate::cycle::files::{self, Event, StateFileError};
 use crate::cycle::{Ctx, list};
 use crate::domain::diff::DiffSize;
 use crate::domain::event::EventKind;
 use crate::domain::integrity::Integrity;
 use crate::domain::state::CycleState;
 use crate::redact::Redactor;
-use crate::store::journal::{self, Event};
-use crate::store::state_file::{self, StateFileError};
 
 use super::model::{CycleEntry, EventLine, ProjectRecord, RunFile, SourceItem, Sources};
 
@@ -43,7 +42,7 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
         live: None,
         diff_size: None,
     };
-    match state_file::read_bytes(path) {
+    match files::read_state_bytes(path) {
         Err(StateFileError::Missing(_)) => return None,
         Err(err) => entry.error = Some(redactor.redact(&err.to_string()).into_owned()),
         Ok(bytes) => match parse_state(redactor, &bytes) {
@@ -51,7 +50,7 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
             Err(err) => entry.error = Some(redactor.redact(&err).into_owned()),
         },
     }
-    if let Ok(paths) = crate::store::layout::CyclePaths::new(path.to_path_buf()) {
+    if let Ok(paths) = crate::cycle::files::CyclePaths::new(path.to_path_buf()) {
         entry.last_event = last_event(&paths.journal()).map(|e| event_line(redactor, &e));
         entry.live = entry.state.as_ref().and_then(|state| crate::cycle::live::probe(&paths, state)).map(|mut run| {
             run.command = run.command.map(|c| redactor.redact(&c).into_owned());
@@ -65,7 +64,7 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
 /// The size of a `READY_TO_MERGE` (or `NEEDS_REVIEW`) cycle's change, from the meta beside
 /// its whole-PR diff at the last tested head, when that diff was made (a small JSON file; the
 /// diff is not read).
-fn ready_diff_size(paths: &crate::store::layout::CyclePaths, state: &CycleState) -> Option<DiffSize> {
+fn ready_diff_size(paths: &crate::cycle::files::CyclePaths, state: &CycleState) -> Option<DiffSize> {
     use crate::domain::status::Status;
     if !matches!(state.status, Status::ReadyToMerge | Status::NeedsReview) {
         return None;
@@ -143,7 +142,7 @@ pub fn load_journal(redactor: &Redactor, path: &Path) -> Result<Vec<Event>, Stri
         }
         _ => {}
     }
-    let contents = journal::read(path).map_err(|e| redactor.redact(&e.to_string()).into_owned())?;
+    let contents = files::read_journal(path).map_err(|e| redactor.redact(&e.to_string()).into_owned())?;
     let mut events = contents.events;
     for event in &mut events {
         redactor.redact_json(&mut event.data);
@@ -245,87 +244,39 @@ pub fn event_line(redactor: &Redactor, event: &Event) -> EventLine {
     EventLine { at: event.at.clone(), kind: event.kind.clone(), actor: event.actor, summary }
 }
 
-fn read_small(path: &Path) -> Result<Vec<u8>, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_RECORD_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_RECORD_BYTES {
-        return Err(format!("larger than {} KiB", MAX_RECORD_BYTES >> 10));
-    }
-    Ok(bytes)
-}
-
-/// Every `<registry>/<owner>/<repo>.json`, each validated like the registry reads it.
+/// Every `<registry>/<owner>/<repo>.json`, read by the registry (`cycle::projects`), redacted.
 pub fn load_registry(redactor: &Redactor, dir: &Path) -> Vec<ProjectRecord> {
-    let mut records = Vec::new();
-    let Ok(owners) = fs::read_dir(dir) else { return records };
-    for owner in owners.flatten() {
-        let owner_name = owner.file_name().to_string_lossy().into_owned();
-        if owner_name.starts_with('.') || !owner.path().is_dir() {
-            continue;
-        }
-        let Ok(files) = fs::read_dir(owner.path()) else { continue };
-        for file in files.flatten() {
-            let name = file.file_name().to_string_lossy().into_owned();
-            let Some(repo) = name.strip_suffix(".json") else { continue };
-            if name.starts_with('.') || !file.path().is_file() {
-                continue;
-            }
-            let key = format!("{owner_name}/{repo}");
-            records.push(read_record(redactor, &file.path(), key));
-        }
-    }
-    records.sort_by(|a, b| a.key.cmp(&b.key));
-    records
-}
-
-fn read_record(redactor: &Redactor, path: &Path, key: String) -> ProjectRecord {
-    let mut record = ProjectRecord {
-        path: path.to_path_buf(),
-        key,
-        repository: None,
-        project_url: None,
-        project_name: None,
-        error: None,
-    };
-    let value = read_small(path).and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
-    let mut value = match value {
-        Ok(value) => value,
+    let shown = |text: &str| redactor.redact(text).into_owned();
+    let listed = match crate::cycle::projects::records(dir) {
+        Ok(listed) => listed,
         Err(err) => {
-            record.error = Some(redactor.redact(&format!("unreadable record: {err}")).into_owned());
-            return record;
+            return vec![ProjectRecord {
+                path: dir.to_path_buf(),
+                key: "(registry)".into(),
+                repository: None,
+                project_url: None,
+                project_name: None,
+                error: Some(shown(&err)),
+            }];
         }
     };
-    redactor.redact_json(&mut value);
-    let Some(object) = value.as_object() else {
-        record.error = Some("not a JSON object".into());
-        return record;
-    };
-    record.repository = object.get("repository").and_then(Value::as_str).map(str::to_owned);
-    record.project_url = object.get("project_url").and_then(Value::as_str).map(str::to_owned);
-    record.project_name = object.get("project_name").and_then(Value::as_str).map(str::to_owned);
-    record.error = if record.repository.as_deref() != Some(record.key.as_str()) {
-        Some(format!(
-            "repository field {:?} does not match its file {}",
-            record.repository.as_deref().unwrap_or(""),
-            record.key
-        ))
-    } else if !record.project_url.as_deref().is_some_and(is_project_url) {
-        Some("project_url is not a ChatGPT Project home URL".into())
-    } else if record.project_name.as_deref().is_none_or(|n| n.trim().is_empty()) {
-        Some("project_name is missing or blank".into())
-    } else {
-        None
-    };
-    record
-}
-
-/// `https://chatgpt.com/g/g-p-<id>/project` (optional trailing slash), as the registry checks it.
-pub fn is_project_url(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("https://chatgpt.com/g/g-p-") else { return false };
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let Some(id) = rest.strip_suffix("/project") else { return false };
-    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    listed
+        .into_iter()
+        .map(|row| {
+            let (record, error) = match row.outcome {
+                Ok(record) => (Some(record), None),
+                Err(err) => (None, Some(shown(&err))),
+            };
+            ProjectRecord {
+                path: row.path,
+                key: row.repository,
+                repository: record.as_ref().map(|r| shown(&r.repository)),
+                project_url: record.as_ref().map(|r| shown(&r.project_url)),
+                project_name: record.as_ref().map(|r| shown(&r.project_name)),
+                error,
+            }
+        })
+        .collect()
 }
 
 /// The project id (`g-p-…`) of a Project or conversation URL.
@@ -335,50 +286,25 @@ pub fn project_id(url: &str) -> Option<&str> {
     id.starts_with("g-p-").then_some(id)
 }
 
-/// `<registry>/<owner>/<repo>/sources.json`, read as plain JSON: an array of items, or an
-/// object holding one under `sources` or `items`.
+/// `<registry>/<owner>/<repo>/sources.json`, read by the registry (`cycle::projects`), redacted.
 pub fn load_sources(redactor: &Redactor, registry: &Path, repository: &str) -> Sources {
-    let Some((owner, repo)) =
-        repository.to_ascii_lowercase().split_once('/').map(|(o, r)| (o.to_owned(), r.to_owned()))
-    else {
-        return Sources::Invalid(format!("{repository:?} is not owner/repo"));
-    };
-    if [&owner, &repo].iter().any(|p| p.is_empty() || p.starts_with('.') || p.contains(['/', '\\'])) {
-        return Sources::Invalid(format!("{repository:?} is not owner/repo"));
+    let shown = |text: &str| redactor.redact(text).into_owned();
+    match crate::cycle::projects::sources(registry, repository) {
+        crate::cycle::projects::Manifest::Missing => Sources::Missing,
+        crate::cycle::projects::Manifest::Invalid(err) => Sources::Invalid(shown(&err)),
+        crate::cycle::projects::Manifest::Items(items) => Sources::Items(
+            items
+                .iter()
+                .map(|item| SourceItem {
+                    what: shown(item.path.as_deref().or(item.url.as_deref()).unwrap_or("")),
+                    purpose: shown(&item.purpose),
+                    status: item.status.as_str().to_owned(),
+                    label: shown(item.observed_label.as_deref().unwrap_or(&item.id)),
+                    verified: item.last_verified.clone().unwrap_or_default(),
+                })
+                .collect(),
+        ),
     }
-    let path = registry.join(&owner).join(&repo).join("sources.json");
-    if !path.exists() {
-        return Sources::Missing;
-    }
-    let mut value = match read_small(&path).and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
-    {
-        Ok(value) => value,
-        Err(err) => return Sources::Invalid(redactor.redact(&err).into_owned()),
-    };
-    redactor.redact_json(&mut value);
-    let items = match &value {
-        Value::Array(items) => items,
-        Value::Object(map) => match map.get("sources").or_else(|| map.get("items")) {
-            Some(Value::Array(items)) => items,
-            _ => return Sources::Invalid("expected a list under \"sources\"".into()),
-        },
-        _ => return Sources::Invalid("expected a JSON array or object".into()),
-    };
-    let pick = |item: &Value, keys: &[&str]| {
-        keys.iter().find_map(|k| item.get(*k).and_then(Value::as_str)).unwrap_or("").to_owned()
-    };
-    Sources::Items(
-        items
-            .iter()
-            .map(|item| SourceItem {
-                what: pick(item, &["path", "url", "original", "source"]),
-                purpose: pick(item, &["purpose"]),
-                status: pick(item, &["status"]),
-                label: pick(item, &["observed_label", "label", "id"]),
-                verified: pick(item, &["last_verified", "verified_at"]),
-            })
-            .collect(),
-    )
 }
 
 /// The files of a cycle's `runs/` directory, newest first by name order of iteration.

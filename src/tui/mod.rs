@@ -67,7 +67,7 @@ pub fn prepare(ctx: &Ctx, opts: &TuiOptions) -> Result<(Roots, Theme, bool), Tui
     }
     let mut extra_dirs: Vec<PathBuf> = Vec::new();
     for dir in ctx.config.tui.watch.iter().chain(&opts.dirs) {
-        let dir = PathBuf::from(crate::store::layout::expand_tilde(&dir.to_string_lossy()));
+        let dir = PathBuf::from(crate::cycle::files::expand_tilde(&dir.to_string_lossy()));
         let dir = std::path::absolute(&dir).unwrap_or(dir);
         if !extra_dirs.contains(&dir) {
             extra_dirs.push(dir);
@@ -95,7 +95,7 @@ pub fn run(ctx: Ctx, opts: TuiOptions) -> Result<(), TuiError> {
         terminal::enter(mouse)?;
         let term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
         let mut app = App::new(roots.clone(), theme, mouse, ctx.clock.now(), ctx.redactor.clone());
-        if let Ok(base) = crate::github::web_base_for(&ctx.github_api) {
+        if let Ok(base) = crate::cycle::context::web_base_for(&ctx.github_api) {
             app.web_base = base;
         }
         app.unsandboxed = !ctx.sandbox.enabled;

@@ -164,7 +164,8 @@ impl World {
     /// An in-process context on this world's home and emulator; its sandbox helper is the
     /// forgeloop binary (in-process, `/proc/self/exe` would be the test binary).
     pub fn ctx(&self) -> forgeloop::cycle::Ctx {
-        let settings = forgeloop::cycle::context::Settings::for_home(self.sb.home()).with_github_api(&self.emu.api_base());
+        let settings =
+            forgeloop::cycle::context::Settings::for_home(self.sb.home()).with_github_api(&self.emu.api_base());
         let mut ctx = forgeloop::cycle::Ctx::new(settings, None).unwrap();
         ctx.sandbox.helper = PathBuf::from(env!("CARGO_BIN_EXE_forgeloop"));
         ctx

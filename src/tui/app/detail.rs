@@ -5,10 +5,10 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::cycle::files::CyclePaths;
+use crate::cycle::files::Event as JournalEvent;
 use crate::domain::event::EventKind;
 use crate::domain::integrity::{Flag, Integrity};
-use crate::store::journal::Event as JournalEvent;
-use crate::store::layout::CyclePaths;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::{CycleEntry, RunFile};
 use crate::tui::tab::Tab;
@@ -223,13 +223,13 @@ impl Detail {
                     .report_path
                     .as_ref()
                     .zip(sidecar.as_ref())
-                    .map(|(rel, sidecar)| sidecar.join(crate::store::layout::expand_tilde(rel)));
+                    .map(|(rel, sidecar)| sidecar.join(crate::cycle::files::expand_tilde(rel)));
                 let sha12: String = run.head_sha.chars().take(12).collect();
                 let by_name = runs_dir.as_ref().map(|d| d.join(format!("{}-{sha12}.log", run.iteration)));
                 let log = run
                     .log_path
                     .as_ref()
-                    .map(|p| PathBuf::from(crate::store::layout::expand_tilde(p)))
+                    .map(|p| PathBuf::from(crate::cycle::files::expand_tilde(p)))
                     .filter(|p| files.iter().any(|f| &f.path == p) || p.exists())
                     .or(by_name);
                 // The last run's report has its network log.

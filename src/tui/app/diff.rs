@@ -9,12 +9,12 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::cycle::files::CyclePaths;
 use crate::domain::commands::CommandsProfile;
 use crate::domain::diff::FileDiff;
 use crate::domain::report::normalize_sha;
 use crate::domain::state::CycleState;
 use crate::domain::test_files::classify;
-use crate::store::layout::CyclePaths;
 use crate::tui::diff_view::{DiffDoc, DiffEvent, DiffLine};
 use crate::tui::keymap::Cmd;
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
 
+use crate::cycle::files::Event as JournalEvent;
 use crate::domain::integrity::Integrity;
-use crate::store::journal::Event as JournalEvent;
 use crate::tui::diff_view::DiffEvent;
 use crate::tui::keymap::Cmd;
 use crate::tui::log_view::{LogEvent, LogRequest};

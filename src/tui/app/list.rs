@@ -5,8 +5,8 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::cycle::files::CyclePaths;
 use crate::domain::state::CycleState;
-use crate::store::layout::CyclePaths;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::CycleEntry;
 

@@ -12,10 +12,10 @@ use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
 use crate::cycle::allow_network;
+use crate::cycle::files::CyclePaths;
 use crate::domain::machine;
 use crate::domain::state::{CycleState, OutboxKind};
 use crate::domain::status::Status;
-use crate::store::layout::CyclePaths;
 
 use super::keymap::{self, Cmd, Context};
 use super::log_view::Anchor;
