@@ -281,6 +281,27 @@ pub struct TuiConfig {
     pub mouse: bool,
     /// Bell and desktop notification when a cycle starts needing a person (default on).
     pub notify: Option<bool>,
+    /// The person's own keys: a command's name (the help's, in snake case) → its key or keys,
+    /// replacing the built-in ones (checked when the control room starts).
+    #[serde(default)]
+    pub keys: BTreeMap<String, KeyList>,
+}
+
+/// One key (`"C"`) or several (`["q", "Ctrl-q"]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum KeyList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl KeyList {
+    pub fn as_slice(&self) -> &[String] {
+        match self {
+            KeyList::One(key) => std::slice::from_ref(key),
+            KeyList::Many(keys) => keys,
+        }
+    }
 }
 
 impl TuiConfig {

@@ -33,6 +33,37 @@ fn the_docs_key_reference_is_the_keymap() {
     files::check_generated("docs/control-room.md", BEGIN, END, &rendered(), "keys_doc");
 }
 
+/// The names `[tui.keys]` takes, each with its built-in keys and what it does (its first help
+/// line), once per command.
+fn names() -> String {
+    use forgeloop::tui::key_overrides::name;
+    use forgeloop::tui::keymap::{BINDINGS, KeySpec};
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut seen = Vec::new();
+    let mut out = String::from("\n| name | built-in keys | |\n|---|---|---|\n");
+    for binding in BINDINGS {
+        let Some(name) = name(binding.cmd) else { continue };
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        let keys: Vec<String> = binding.keys.iter().map(|k: &KeySpec| format!("`{}`", cell(&k.label()))).collect();
+        out.push_str(&format!("| `{name}` | {} | {} |\n", keys.join(" "), cell(binding.help)));
+    }
+    out
+}
+
+#[test]
+fn the_docs_list_every_name_the_config_takes() {
+    files::check_generated(
+        "docs/control-room.md",
+        "<!-- key-names:begin (generated from src/tui/keymap.rs; UPDATE_DOCS=1 cargo test --test keys_doc) -->",
+        "<!-- key-names:end -->",
+        &names(),
+        "keys_doc",
+    );
+}
+
 #[test]
 fn the_reference_has_the_keys_a_newcomer_needs() {
     let text = rendered();

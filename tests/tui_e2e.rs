@@ -206,3 +206,31 @@ fn a_needs_review_pass_is_read_and_approved_from_the_control_room() {
     tmux.send_keys(&["q"]);
     tmux.wait_for("EXIT=0", Duration::from_secs(10));
 }
+
+/// `[tui.keys]`: the person's key confirms the brief instead of the built-in one, the footer
+/// says so; a key that would clash stops the control room before it takes the terminal.
+#[test]
+fn the_persons_keys_from_the_config_replace_the_built_in_ones() {
+    let sb = Sandbox::new();
+    let config_dir = sb.path("xdg").join("forgeloop");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("config.toml"), "[tui.keys]\nconfirm_brief = \"C\"\n").unwrap();
+    assert_eq!(sb.start("dark-mode", &["--await-confirmation"]).code, 0);
+    let tmux = Tmux::start(&tui_command(&sb, ""), 120, 40);
+    let screen = tmux.wait_for("CONFIRM BRIEF", Duration::from_secs(20));
+    assert!(screen.contains("C confirm brief"), "the footer names the person's key:\n{screen}");
+    tmux.send_keys(&["c"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!tmux.capture().contains("Confirm the delegation brief"), "c no longer confirms");
+    tmux.send_keys(&["C"]);
+    tmux.wait_for("Confirm the delegation brief", Duration::from_secs(10));
+    tmux.send_keys(&["y"]);
+    wait_for_file(&sb.home().join("cycles/dark-mode.json"), "confirmation", |s| s["status"] == "AWAITING_WEBGPT_PR");
+    tmux.send_keys(&["q"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(10));
+
+    std::fs::write(config_dir.join("config.toml"), "[tui.keys]\nabort = \"r\"\n").unwrap();
+    let tmux = Tmux::start(&tui_command(&sb, ""), 120, 40);
+    let screen = tmux.wait_for("EXIT=", Duration::from_secs(20));
+    assert!(screen.contains("r would mean both") && screen.contains("EXIT=2"), "{screen}");
+}

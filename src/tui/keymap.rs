@@ -181,6 +181,16 @@ pub struct Binding {
 
 use Context as C;
 
+/// The contexts active together, first first: the list, each detail tab, the Projects view.
+/// A popup or an input line is active alone.
+pub const LIST_STACK: &[Context] = &[C::List, C::Cycle, C::Global];
+pub const LOG_STACK: &[Context] = &[C::Log, C::Detail, C::Cycle, C::Global];
+pub const RUNS_STACK: &[Context] = &[C::Runs, C::Detail, C::Cycle, C::Global];
+pub const DIFF_STACK: &[Context] = &[C::Diff, C::Detail, C::Cycle, C::Global];
+pub const DETAIL_STACK: &[Context] = &[C::Detail, C::Cycle, C::Global];
+pub const PROJECTS_STACK: &[Context] = &[C::Projects, C::Global];
+pub const STACKS: &[&[Context]] = &[LIST_STACK, LOG_STACK, RUNS_STACK, DIFF_STACK, DETAIL_STACK, PROJECTS_STACK];
+
 const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Help, C::ConfirmBrief, C::Say];
 
 pub static BINDINGS: &[Binding] = &[
@@ -613,82 +623,155 @@ pub static BINDINGS: &[Binding] = &[
     },
 ];
 
-/// The command a key means in the active contexts (first context first). In text inputs an
-/// unbound printable character is typed.
-pub fn resolve(contexts: &[Context], key: &KeyEvent) -> Option<Cmd> {
-    if key.kind == KeyEventKind::Release {
-        return None;
-    }
-    for context in contexts {
-        if let Some(binding) =
-            BINDINGS.iter().find(|b| b.contexts.contains(context) && b.keys.iter().any(|s| s.matches(key)))
-        {
-            return Some(binding.cmd);
-        }
-        if matches!(context, C::FilterInput | C::SearchInput | C::TextInput)
-            && let KeyCode::Char(c) = key.code
-            && !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-        {
-            return Some(Cmd::Insert(c));
-        }
-    }
-    None
+/// The keymap in force: the built-in [`BINDINGS`], with the keys the person's config
+/// (`[tui.keys]`) gives some commands instead ([`super::key_overrides`]).
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    rows: Vec<Row>,
 }
 
-/// Footer hints for the active contexts, in context order, skipping unavailable commands.
-pub fn hints(contexts: &[Context], available: impl Fn(Cmd) -> bool) -> Vec<(String, &'static str)> {
-    let mut seen: Vec<Cmd> = Vec::new();
-    let mut out = Vec::new();
-    for context in contexts {
-        for binding in BINDINGS.iter().filter(|b| b.contexts.contains(context) && !b.hint.is_empty()) {
-            if seen.contains(&binding.cmd) || !available(binding.cmd) {
-                continue;
+#[derive(Debug, Clone)]
+struct Row {
+    binding: &'static Binding,
+    keys: Vec<KeySpec>,
+}
+
+impl std::fmt::Debug for Binding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Binding").field("cmd", &self.cmd).finish_non_exhaustive()
+    }
+}
+
+impl Keymap {
+    /// The built-in table as it is.
+    pub fn builtin() -> Keymap {
+        Keymap { rows: BINDINGS.iter().map(|binding| Row { binding, keys: binding.keys.to_vec() }).collect() }
+    }
+
+    /// Every row's command and keys, for the overrides to rewrite and check.
+    pub(super) fn rows_mut(&mut self) -> impl Iterator<Item = (&'static Binding, &mut Vec<KeySpec>)> {
+        self.rows.iter_mut().map(|row| (row.binding, &mut row.keys))
+    }
+
+    pub(super) fn rows(&self) -> impl Iterator<Item = (&'static Binding, &[KeySpec])> {
+        self.rows.iter().map(|row| (row.binding, row.keys.as_slice()))
+    }
+
+    /// The command a key means in the active contexts (first context first). In text inputs
+    /// an unbound printable character is typed.
+    pub fn resolve(&self, contexts: &[Context], key: &KeyEvent) -> Option<Cmd> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        for context in contexts {
+            if let Some((binding, _)) =
+                self.rows().find(|(b, keys)| b.contexts.contains(context) && keys.iter().any(|s| s.matches(key)))
+            {
+                return Some(binding.cmd);
             }
-            seen.push(binding.cmd);
-            out.push((binding.keys[0].label(), binding.hint));
+            if matches!(context, C::FilterInput | C::SearchInput | C::TextInput)
+                && let KeyCode::Char(c) = key.code
+                && !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            {
+                return Some(Cmd::Insert(c));
+            }
         }
+        None
     }
-    out
+
+    /// Footer hints for the active contexts, in context order, skipping unavailable commands.
+    pub fn hints(&self, contexts: &[Context], available: impl Fn(Cmd) -> bool) -> Vec<(String, &'static str)> {
+        let mut seen: Vec<Cmd> = Vec::new();
+        let mut out = Vec::new();
+        for context in contexts {
+            for (binding, keys) in self.rows().filter(|(b, _)| b.contexts.contains(context) && !b.hint.is_empty()) {
+                let Some(first) = keys.first() else { continue };
+                if seen.contains(&binding.cmd) || !available(binding.cmd) {
+                    continue;
+                }
+                seen.push(binding.cmd);
+                out.push((first.label(), binding.hint));
+            }
+        }
+        out
+    }
+
+    /// The first key that means `cmd` in `context`, as the footer would show it.
+    pub fn key_for(&self, context: Context, cmd: Cmd) -> Option<String> {
+        self.rows()
+            .find(|(b, _)| b.cmd == cmd && b.contexts.contains(&context))
+            .and_then(|(_, k)| k.first())
+            .map(KeySpec::label)
+    }
+
+    /// The help overlay: for each context, every key that works there (a key shared by
+    /// several dialogs, such as `Esc`, is listed under each), movement once.
+    pub fn help_sections(&self) -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+        let order = [
+            C::Global,
+            C::List,
+            C::Cycle,
+            C::Detail,
+            C::Runs,
+            C::Log,
+            C::Diff,
+            C::Projects,
+            C::FilterInput,
+            C::SearchInput,
+            C::ConfirmBrief,
+            C::Say,
+            C::YesNo,
+            C::TextInput,
+            C::Message,
+            C::Help,
+        ];
+        let row =
+            |(b, keys): (&Binding, &[KeySpec])| (keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" "), b.help);
+        let mut sections =
+            vec![("Moving (lists, tabs, dialogs)", self.rows().filter(|(b, _)| b.contexts == MOVE).map(row).collect())];
+        for context in order {
+            let rows: Vec<_> =
+                self.rows().filter(|(b, _)| b.contexts != MOVE && b.contexts.contains(&context)).map(row).collect();
+            if !rows.is_empty() {
+                sections.push((context.title(), rows));
+            }
+        }
+        sections
+    }
 }
 
-/// The first key that means `cmd` in `context`, as the footer would show it: for prose that
-/// names a key (the status line's nudges), so it cannot name a key that does something else.
+static ACTIVE: std::sync::OnceLock<Keymap> = std::sync::OnceLock::new();
+
+/// Makes `keymap` the one the control room uses, once per process (the config is read once
+/// when `forgeloop tui` starts); a second call changes nothing.
+pub fn install(keymap: Keymap) {
+    let _ = ACTIVE.set(keymap);
+}
+
+/// The keymap in force: the installed one, else the built-in table (tests, the docs).
+pub fn active() -> &'static Keymap {
+    ACTIVE.get_or_init(Keymap::builtin)
+}
+
+/// [`Keymap::resolve`] of the keymap in force.
+pub fn resolve(contexts: &[Context], key: &KeyEvent) -> Option<Cmd> {
+    active().resolve(contexts, key)
+}
+
+/// [`Keymap::hints`] of the keymap in force.
+pub fn hints(contexts: &[Context], available: impl Fn(Cmd) -> bool) -> Vec<(String, &'static str)> {
+    active().hints(contexts, available)
+}
+
+/// The first key that means `cmd` in `context` in the keymap in force: for prose that names a
+/// key (the status line's nudges), so it cannot name a key that does something else.
 pub fn key_for(context: Context, cmd: Cmd) -> Option<String> {
-    BINDINGS.iter().find(|b| b.cmd == cmd && b.contexts.contains(&context)).map(|b| b.keys[0].label())
+    active().key_for(context, cmd)
 }
 
-/// The help overlay: for each context, every key that works there (a key shared by several
-/// dialogs, such as `Esc`, is listed under each), movement once.
+/// [`Keymap::help_sections`] of the keymap in force.
 pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
-    let order = [
-        C::Global,
-        C::List,
-        C::Cycle,
-        C::Detail,
-        C::Runs,
-        C::Log,
-        C::Diff,
-        C::Projects,
-        C::FilterInput,
-        C::SearchInput,
-        C::ConfirmBrief,
-        C::Say,
-        C::YesNo,
-        C::TextInput,
-        C::Message,
-        C::Help,
-    ];
-    let row = |b: &Binding| (b.keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" "), b.help);
-    let mut sections =
-        vec![("Moving (lists, tabs, dialogs)", BINDINGS.iter().filter(|b| b.contexts == MOVE).map(row).collect())];
-    for context in order {
-        let rows: Vec<_> =
-            BINDINGS.iter().filter(|b| b.contexts != MOVE && b.contexts.contains(&context)).map(row).collect();
-        if !rows.is_empty() {
-            sections.push((context.title(), rows));
-        }
-    }
-    sections
+    active().help_sections()
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod diff_view;
 pub mod editor;
 pub mod effects;
 pub mod exec;
+pub mod key_overrides;
 pub mod keymap;
 pub mod load;
 pub mod log_view;
@@ -56,10 +57,16 @@ pub enum TuiError {
     Theme(#[from] theme::ThemeError),
     #[error("terminal error: {0}")]
     Io(#[from] std::io::Error),
+    /// `[tui.keys]` names an unknown command, an unreadable key, or a clash.
+    #[error("{0}")]
+    Keys(String),
 }
 
 /// Everything the app is configured with, resolved from the context and the options.
 pub fn prepare(ctx: &Ctx, opts: &TuiOptions) -> Result<(Roots, Theme, bool), TuiError> {
+    // The person's keys are checked before the terminal is taken over, and then are the
+    // keymap the keys, the footer and the help use.
+    keymap::install(key_overrides::keymap(&ctx.config.tui.keys).map_err(TuiError::Keys)?);
     let spec = opts.theme.clone().or_else(|| ctx.config.tui.theme.clone());
     let mut theme = Theme::select(spec.as_deref())?;
     if Theme::no_color_requested() {

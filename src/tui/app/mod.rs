@@ -256,7 +256,7 @@ impl App {
             return vec![context];
         }
         if self.screen == Screen::Projects {
-            return vec![Context::Projects, Context::Global];
+            return keymap::PROJECTS_STACK.to_vec();
         }
         if self.list.filter_editing {
             return vec![Context::FilterInput];
@@ -265,11 +265,11 @@ impl App {
             return vec![Context::SearchInput];
         }
         match (self.focus, self.detail.tab) {
-            (Focus::List, _) => vec![Context::List, Context::Cycle, Context::Global],
-            (Focus::Detail, Tab::Log) => vec![Context::Log, Context::Detail, Context::Cycle, Context::Global],
-            (Focus::Detail, Tab::Runs) => vec![Context::Runs, Context::Detail, Context::Cycle, Context::Global],
-            (Focus::Detail, Tab::Diff) => vec![Context::Diff, Context::Detail, Context::Cycle, Context::Global],
-            (Focus::Detail, _) => vec![Context::Detail, Context::Cycle, Context::Global],
+            (Focus::List, _) => keymap::LIST_STACK.to_vec(),
+            (Focus::Detail, Tab::Log) => keymap::LOG_STACK.to_vec(),
+            (Focus::Detail, Tab::Runs) => keymap::RUNS_STACK.to_vec(),
+            (Focus::Detail, Tab::Diff) => keymap::DIFF_STACK.to_vec(),
+            (Focus::Detail, _) => keymap::DETAIL_STACK.to_vec(),
         }
     }
 
