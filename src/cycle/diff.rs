@@ -76,7 +76,9 @@ pub async fn of_cycle(
 
 /// The diffs a run's `integrity` is judged on (design §5.2), before the run is recorded: the
 /// whole PR at `head` and, when the cycle tested another head before (`previous`), the change
-/// since it. Cached like every cycle diff, so the Diff tab opens on them without GitHub.
+/// since it. Cached like every cycle diff, so the Diff tab opens on them without GitHub. The
+/// whole PR must be had; a since-last diff that cannot be made (the earlier head is gone from
+/// the server) is left out rather than failing the check.
 pub async fn of_run(
     ctx: &Ctx,
     engine: &Engine,
@@ -100,7 +102,7 @@ pub async fn of_run(
         Some((Ok(old), k)) if old != head => {
             let cache = since_last_cache(paths, &old, &head);
             let plan = Plan { kind: DiffKind::SinceLast, pr: pr.clone(), iteration, head, old: Some((old, k)), cache };
-            Some(made(ctx, engine, &plan).await?)
+            made(ctx, engine, &plan).await.ok()
         }
         _ => None,
     };

@@ -202,11 +202,18 @@ fn test_changes(diff: &Diff<'_>, commands: Option<&CommandsProfile>, test_script
     for file in diff.files {
         let section = diff.lines.get(file.start_line..file.end_line.min(diff.lines.len())).unwrap_or(&[]);
         let body = hunk_lines(section);
+        // A Rust hunk inside a test module is a test even where its changed lines are not;
+        // elsewhere only the changed lines decide (a package.json change near its scripts).
+        let judged: Vec<&str> = if file.path.ends_with(".rs") {
+            body.iter().map(|l| l.get(1..).unwrap_or("")).collect()
+        } else {
+            body.iter().filter(|l| !l.starts_with(' ')).map(|l| l.get(1..).unwrap_or("")).collect()
+        };
         let kind = classify(&file.path, commands, test_script)
             .or_else(|| file.old_path.as_deref().and_then(|old| classify(old, commands, test_script)))
             .or_else(|| {
-                changed_lines_are_tests(&file.path, body.iter().map(|l| l.get(1..).unwrap_or("")))
-                    .then_some(TestFileKind::Test)
+                let kind = if file.path.ends_with(".rs") { TestFileKind::Test } else { TestFileKind::Config };
+                changed_lines_are_tests(&file.path, judged.iter().copied()).then_some(kind)
             });
         let Some(kind) = kind else { continue };
         let removed: Vec<&str> = body.iter().filter_map(|l| l.strip_prefix('-')).collect();
@@ -425,6 +432,27 @@ index 0000000..5555555
         let integrity = assess(diff, None, &[]);
         assert_eq!(integrity.flag, Some(Flag::AssertionsRemoved));
         assert_eq!(integrity.against_base[0].kind, TestFileKind::Test);
+    }
+
+    #[test]
+    fn a_changed_test_script_in_package_json_counts_and_other_scripts_do_not() {
+        let diff = "diff --git a/package.json b/package.json
+--- a/package.json
++++ b/package.json
+@@ -3,4 +3,4 @@
+   \"scripts\": {
+-    \"test\": \"jest\",
++    \"test\": \"echo ok\",
+     \"build\": \"tsc\"
+";
+        let integrity = assess(diff, None, &[]);
+        assert_eq!(integrity.against_base[0].kind, TestFileKind::Config, "{integrity:?}");
+        assert_eq!(integrity.flag, Some(Flag::TestsChanged));
+        let build_only = diff.replace(
+            "-    \"test\": \"jest\",\n+    \"test\": \"echo ok\",\n     \"build\": \"tsc\"",
+            "     \"test\": \"jest\",\n-    \"build\": \"tsc\"\n+    \"build\": \"tsc -b\"",
+        );
+        assert_eq!(assess(&build_only, None, &[]).flag, None, "{build_only}");
     }
 
     #[test]

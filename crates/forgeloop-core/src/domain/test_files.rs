@@ -190,13 +190,17 @@ fn named_by(path: &str, commands: Option<&CommandsProfile>, test_script: Option<
     test_script.is_some_and(|script| script.split_whitespace().any(names))
 }
 
-/// Whether the changed lines of a non-test source file are tests themselves: Rust's
-/// `#[test]`/`#[cfg(test)]` lines, or `Cargo.toml`'s `[[test]]` tables.
+/// Whether the lines of a non-test file's change are tests themselves: Rust's
+/// `#[test]`/`#[cfg(test)]` lines (a hunk's context counts: the hunk is inside a test module),
+/// `Cargo.toml`'s `[[test]]` tables, or `package.json`'s `"test"` script (changed lines only).
 pub fn changed_lines_are_tests<'a>(path: &str, lines: impl IntoIterator<Item = &'a str>) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
     let markers: &[&str] = if path.ends_with(".rs") {
         &["#[test]", "#[cfg(test)]", "#[tokio::test", "mod tests"]
-    } else if path.rsplit('/').next() == Some("Cargo.toml") {
+    } else if name == "Cargo.toml" {
         &["[[test]]"]
+    } else if name == "package.json" {
+        &["\"test\":", "\"test\" :"]
     } else {
         return false;
     };
@@ -304,6 +308,8 @@ mod tests {
         assert!(changed_lines_are_tests("Cargo.toml", ["[[test]]", "name = \"x\""]));
         assert!(!changed_lines_are_tests("Cargo.toml", ["serde = \"1\""]));
         assert!(!changed_lines_are_tests("src/app.py", ["#[test]"]));
+        assert!(changed_lines_are_tests("package.json", ["    \"test\": \"echo ok\","]));
+        assert!(!changed_lines_are_tests("package.json", ["    \"build\": \"tsc\","]));
     }
 
     #[test]
