@@ -27,7 +27,7 @@ pub struct CycleRow {
 
 /// One cycle as `list` and MCP `forge_cycles` show it: typed (the status is the domain's enum,
 /// written as its word).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CycleView {
     pub status: Status,
     pub task_space: String,
@@ -46,13 +46,13 @@ pub struct CycleView {
 }
 
 /// A row's word on the PR's tests: the flag and the sentence `next` uses.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestsChanged {
     pub flag: Flag,
     pub summary: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Testing {
     pub pid: u32,
     pub actor: String,

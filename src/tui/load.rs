@@ -36,6 +36,7 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
     let mut entry = CycleEntry {
         path: path.to_path_buf(),
         state: None,
+        view: None,
         error: None,
         last_event: None,
         modified_at: crate::cycle::list::modified_at(path),
@@ -46,7 +47,10 @@ pub fn load_entry(redactor: &Redactor, path: &Path) -> Option<CycleEntry> {
         Err(StateFileError::Missing(_)) => return None,
         Err(err) => entry.error = Some(redactor.redact(&err.to_string()).into_owned()),
         Ok(bytes) => match parse_state(redactor, &bytes) {
-            Ok(state) => entry.state = Some(state),
+            Ok(state) => {
+                entry.view = Some(crate::cycle::list::CycleView::of(&state));
+                entry.state = Some(state);
+            }
             Err(err) => entry.error = Some(redactor.redact(&err).into_owned()),
         },
     }

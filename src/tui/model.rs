@@ -12,6 +12,9 @@ use crate::domain::status::Status;
 pub struct CycleEntry {
     pub path: PathBuf,
     pub state: Option<CycleState>,
+    /// The cycle as `forgeloop list` and MCP show it (`cycle::list::CycleView`): the row's
+    /// status, repository or PR, iteration and tests flag come from it.
+    pub view: Option<crate::cycle::list::CycleView>,
     pub error: Option<String>,
     /// The journal's last event, for the list's "last event" column.
     pub last_event: Option<EventLine>,

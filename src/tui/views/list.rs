@@ -115,17 +115,17 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
         Line::from(Span::styled(format!("{glyph} {}", truncate(super::short_word(word), 10)), style))
     };
     let name = Span::styled(entry.name(), if entry.error.is_some() { theme.error } else { theme.text });
-    let state = entry.state.as_ref();
-    let repo = match state {
-        Some(s) => match (&s.pr_ref, s.effective_repository()) {
+    let view = entry.view.as_ref();
+    let repo = match view {
+        Some(v) => match (&v.pr_ref, &v.repository) {
             (Some(pr), _) => pr.clone(),
-            (None, Some(repo)) => repo,
+            (None, Some(repo)) => repo.clone(),
             // A first run has not recorded its PR yet; the live run knows it.
             (None, None) => entry.live.as_ref().map_or_else(|| "—".into(), |run| run.info.pr.clone()),
         },
         None => "—".into(),
     };
-    let iteration = state.map(|s| (s.iteration, s.max_iterations));
+    let iteration = view.map(|v| (v.iteration, v.max_iterations));
     let short_iter = iteration.map_or("—".into(), |(k, n)| format!("{k}/{n}"));
     let command = entry.live.as_ref().map(|run| match (&run.checks, &run.command) {
         (Some(checks), _) if checks.is_empty() => "waiting for CI…".to_owned(),

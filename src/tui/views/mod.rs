@@ -221,7 +221,7 @@ pub fn short_tests_badge(flag: Flag, theme: &Theme) -> (String, Style) {
 
 /// The flag of a cycle's last run, if its `integrity` has one.
 pub fn entry_tests_flag(entry: &CycleEntry) -> Option<Flag> {
-    entry.state.as_ref()?.report.as_ref()?.integrity.as_ref()?.flag
+    entry.view.as_ref()?.tests.as_ref().map(|t| t.flag)
 }
 
 /// The status word for narrow lists (at most 10 cells).
