@@ -27,7 +27,7 @@ pub fn json<T: Serialize>(redactor: &Redactor, value: &T) -> i32 {
 
 /// The JSON text `json` prints: serde_json escapes C0 controls, and DEL, C1 and bidi controls
 /// are escaped after it (`\u009b`), so no string can reach a terminal raw.
-pub fn json_text(value: &Value) -> String {
+fn json_text(value: &Value) -> String {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "{}".into());
     terminal::escape_controls_in_json(&text).into_owned()
 }

@@ -23,7 +23,7 @@ pub fn in_commit(repo: &Repository, commit: Oid) -> Option<String> {
 }
 
 /// `scripts.test` of a `package.json`'s bytes.
-pub fn of_package_json(bytes: &[u8]) -> Option<String> {
+fn of_package_json(bytes: &[u8]) -> Option<String> {
     let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     let script = value.get("scripts")?.get("test")?.as_str()?;
     Some(script.chars().take(4096).collect())

@@ -164,7 +164,7 @@ pub struct SourceSupersedeArgs {
 }
 
 /// What to do when a repository has no record (design §12.9), as `next_action`.
-pub fn not_linked_advice(key: &RepoKey) -> String {
+fn not_linked_advice(key: &RepoKey) -> String {
     format!(
         "No ChatGPT Project is recorded for {key} yet; that does not mean none exists. Search the account's existing ChatGPT Projects thoroughly first (descriptive names, references in Project instructions or sources, and Projects beyond the pinned sidebar all count) and reuse a Project the user names or an unambiguous match, keeping its name. Only if a complete search finds nothing, create a Project named {key}; if the search is ambiguous or the Project cannot be created or opened, stop with BLOCKED_PROJECT_UNAVAILABLE. Verify the account, workspace and Project identity in the browser, then record what you observed: forgeloop project bind --repository {key} --project-url <Project home URL> --project-name <Project name>"
     )

@@ -68,14 +68,14 @@ pub fn is_alive(pid: u32) -> bool {
 }
 
 /// The last `$ …` section header of a run log.
-pub fn current_command(log: &Path) -> Option<String> {
+fn current_command(log: &Path) -> Option<String> {
     let text = log_tail(log)?;
     text.lines().rev().find_map(|line| line.strip_prefix("$ ")).map(str::to_owned)
 }
 
 /// Each check's last state in a CI wait's log (`check test: in_progress 3m12s` → `test`,
 /// `in_progress`), in the order the checks first showed.
-pub fn check_states(log: &Path) -> Vec<(String, String)> {
+fn check_states(log: &Path) -> Vec<(String, String)> {
     let Some(text) = log_tail(log) else { return Vec::new() };
     let mut states: Vec<(String, String)> = Vec::new();
     for line in text.lines() {

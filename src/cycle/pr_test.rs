@@ -116,6 +116,8 @@ struct Completed {
     kept: Option<PathBuf>,
     /// What the run's commands asked its egress proxy for.
     network_log: Vec<NetworkEvent>,
+    /// Destinations beyond the log's bound, counted only.
+    network_log_dropped: u64,
     /// The lockfiles in the tested tree.
     lockfiles: Vec<String>,
     /// `package.json`'s `scripts.test` in the tested tree (a checkout's run only).
@@ -246,6 +248,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         Some(integrity),
     );
     report.network_log = done.network_log.clone();
+    report.network_log_dropped = done.network_log_dropped;
     report.lockfiles = done.lockfiles.clone();
     report.log_path = Some(log_rel.clone());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
@@ -470,7 +473,7 @@ fn infra_failure(
 /// What `repo`'s runs may reach, from the person's config (design §5.6): the allowlist its
 /// proxy enforces, and the setup commands' mode (`allowlist`, or `off` when the allowlist is
 /// empty). A commands file's `"open"` is refused unless the config permits it for `repo`.
-pub fn network_policy(ctx: &Ctx, commands: &CommandsProfile, repo: &RepoName) -> Result<(NetworkMode, Allowlist)> {
+fn network_policy(ctx: &Ctx, commands: &CommandsProfile, repo: &RepoName) -> Result<(NetworkMode, Allowlist)> {
     let policy = ctx.network_config().for_repository(&repo.full_name());
     if commands.network == NetworkMode::Open && !policy.open_permitted {
         return Err(Error::Invalid(format!(
@@ -484,7 +487,7 @@ pub fn network_policy(ctx: &Ctx, commands: &CommandsProfile, repo: &RepoName) ->
 
 /// Checks the sandbox settings of `commands` and builds a sandbox of the best tier here
 /// (design §5.6); blocking work, so it runs off the async threads.
-pub async fn sandbox_plan(ctx: &Ctx, commands: &CommandsProfile, setup_network: NetworkMode) -> Result<sandbox::Plan> {
+async fn sandbox_plan(ctx: &Ctx, commands: &CommandsProfile, setup_network: NetworkMode) -> Result<sandbox::Plan> {
     let settings = ctx.sandbox.clone();
     let profile = commands.clone();
     let protected = ctx.protected_paths();
@@ -590,6 +593,7 @@ async fn execute_checks(
         started,
         kept: None,
         network_log: Vec::new(),
+        network_log_dropped: 0,
         lockfiles: Vec::new(),
         test_script: None,
     })))
@@ -710,13 +714,14 @@ async fn execute(
     let sandbox = sandbox.for_checkout(checkout.gitdir());
     request.sandbox = Some((&sandbox, &paths));
     let ran = runner::run(request).await;
-    let network_log = match proxy {
+    let (network_log, network_log_dropped) = match proxy {
         Some(proxy) => {
             let log = proxy.log();
+            let dropped = proxy.dropped_events();
             proxy.stop().await;
-            log
+            (log, dropped)
         }
-        None => Vec::new(),
+        None => (Vec::new(), 0),
     };
     let outcome = ran.map_err(Error::Runner)?;
     let mut info = sandbox.info();
@@ -772,6 +777,7 @@ async fn execute(
         started,
         kept,
         network_log,
+        network_log_dropped,
         lockfiles,
         test_script,
     })))
@@ -928,6 +934,7 @@ fn build_report(
         kept_checkout: None,
         kept_checkout_warning: None,
         network_log: Vec::new(),
+        network_log_dropped: 0,
         lockfiles: Vec::new(),
         integrity,
         extra: Map::new(),
@@ -1104,6 +1111,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
         Some(integrity),
     );
     report.network_log = done.network_log.clone();
+    report.network_log_dropped = done.network_log_dropped;
     report.lockfiles = done.lockfiles.clone();
     report.log_path = Some(log_path.display().to_string());
     report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());

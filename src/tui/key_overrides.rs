@@ -99,7 +99,7 @@ pub fn name(cmd: Cmd) -> Option<&'static str> {
 
 /// A key as the help writes it: `a`, `G`, `?`, `Ctrl-x`, `Enter`, `Esc`, `Tab`, `Space`, `↑`
 /// or `Up`, `PgUp`, `Home`, `Bksp` or `Backspace`, …
-pub fn parse_key(text: &str) -> Result<KeySpec, String> {
+fn parse_key(text: &str) -> Result<KeySpec, String> {
     let text = text.trim();
     let (mods, base) = match text.strip_prefix("Ctrl-").or_else(|| text.strip_prefix("ctrl-")) {
         Some(rest) => (KeyModifiers::CONTROL, rest),

@@ -78,7 +78,7 @@ fn ready_diff_size(paths: &crate::cycle::files::CyclePaths, state: &CycleState) 
 }
 
 /// Parses and redacts a state document (a hand-written file may hold what the tool never would).
-pub fn parse_state(redactor: &Redactor, bytes: &[u8]) -> Result<CycleState, String> {
+fn parse_state(redactor: &Redactor, bytes: &[u8]) -> Result<CycleState, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "the state file is not valid UTF-8".to_owned())?;
     if text.trim().is_empty() {
         return Err("the state file is empty (being written, or truncated)".into());
@@ -241,7 +241,7 @@ pub fn summarize(kind: &str, data: &Value) -> String {
     }
 }
 
-pub fn event_line(redactor: &Redactor, event: &Event) -> EventLine {
+fn event_line(redactor: &Redactor, event: &Event) -> EventLine {
     let mut data = event.data.clone();
     redactor.redact_json(&mut data);
     let summary: String = summarize(&event.kind, &data).chars().take(200).collect();
@@ -332,7 +332,7 @@ pub fn list_runs(dir: &Path) -> Vec<RunFile> {
 }
 
 /// `<iteration>-<sha12>.log` sorts by iteration number.
-pub fn run_order(name: &str) -> u64 {
+fn run_order(name: &str) -> u64 {
     name.split(['-', '.']).next().and_then(|n| n.parse().ok()).unwrap_or(u64::MAX)
 }
 

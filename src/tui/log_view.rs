@@ -188,7 +188,7 @@ impl LogDoc {
     }
 
     /// Start of the line before the one starting at `pos`.
-    pub fn prev_line(&mut self, pos: u64) -> io::Result<Option<u64>> {
+    fn prev_line(&mut self, pos: u64) -> io::Result<Option<u64>> {
         if pos == 0 {
             return Ok(None);
         }
@@ -204,14 +204,14 @@ impl LogDoc {
     }
 
     /// Brings an offset from an older version of the file back to a line start in this one.
-    pub fn align(&mut self, offset: u64) -> io::Result<u64> {
+    fn align(&mut self, offset: u64) -> io::Result<u64> {
         if offset >= self.len {
             return Ok(if offset == 0 || self.len == 0 { 0 } else { self.last_line()? });
         }
         self.line_start(offset)
     }
 
-    pub fn read_span(&self, start: u64, len: usize) -> io::Result<Vec<u8>> {
+    fn read_span(&self, start: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut buf = vec![0; len];
         let mut done = 0;
         while done < len {
@@ -271,7 +271,7 @@ impl LogDoc {
     }
 
     /// The first line of the last `height` lines.
-    pub fn tail_top(&mut self, height: usize) -> io::Result<u64> {
+    fn tail_top(&mut self, height: usize) -> io::Result<u64> {
         let last = self.last_line()?;
         self.step(last, -(height.saturating_sub(1) as i64))
     }
@@ -360,7 +360,7 @@ pub fn highlight_ranges(line: &str, query: &str) -> Vec<(usize, usize)> {
 }
 
 /// Whether a raw log line reports a failure.
-pub fn is_error_line(line: &[u8]) -> bool {
+fn is_error_line(line: &[u8]) -> bool {
     let text = String::from_utf8_lossy(line);
     if text.contains("FAILED") || text.contains("panicked") || text.contains("Traceback") || text.contains("Error:") {
         return true;

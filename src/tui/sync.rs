@@ -55,7 +55,7 @@ impl SyncDriver {
     }
 
     /// The executor's work for `effect`, done now; its outcome, if any.
-    pub fn carry_out(&mut self, effect: Effect) -> Option<Event> {
+    fn carry_out(&mut self, effect: Effect) -> Option<Event> {
         let kept = effect.clone();
         match self.exec.plan(effect) {
             Work::Done | Work::Watch(_) => None,

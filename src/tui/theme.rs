@@ -132,7 +132,7 @@ impl Theme {
 
     /// Applies the roles in `text` over `base`; unknown roles are errors (a typo never
     /// silently does nothing).
-    pub fn from_toml(base: Theme, name: &str, text: &str) -> Result<Theme, ThemeError> {
+    fn from_toml(base: Theme, name: &str, text: &str) -> Result<Theme, ThemeError> {
         let invalid = |reason: String| ThemeError::Invalid { name: name.to_owned(), reason };
         let table: toml::Table = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
         let mut theme = base;

@@ -3,7 +3,7 @@
 //! nearest existing ancestor until it appears. Events are debounced into batches of paths.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -124,10 +124,6 @@ impl DirWatcher {
 
     pub fn problems(&self) -> &[String] {
         &self.problems
-    }
-
-    pub fn is_watching(&self, path: &Path) -> bool {
-        self.active.contains_key(path)
     }
 }
 

@@ -41,7 +41,7 @@ impl Default for CycleList {
 }
 
 impl CycleList {
-    pub fn selected_index(&self) -> Option<usize> {
+    fn selected_index(&self) -> Option<usize> {
         let path = self.selected.as_ref()?;
         self.cycles.iter().position(|c| &c.path == path)
     }

@@ -885,7 +885,7 @@ impl App {
 }
 
 /// The message the coordinator must send next, if any.
-pub fn outbox_text(state: &CycleState) -> Option<String> {
+fn outbox_text(state: &CycleState) -> Option<String> {
     state.outbox.as_ref().map(|o| o.text.clone()).filter(|t| !t.is_empty())
 }
 
@@ -954,8 +954,4 @@ impl StatusGroup {
             Some(_) => StatusGroup::Waiting,
         }
     }
-}
-
-pub fn entry_status(entry: &CycleEntry) -> Option<Status> {
-    entry.status()
 }

@@ -139,7 +139,7 @@ pub fn verdict(wanted: &[String], runs: &[ObservedCheck]) -> Verdict {
 }
 
 /// `3m12s`, `45s`, `1h02m`: how long a check has been running, in a progress line.
-pub fn elapsed_words(seconds: u64) -> String {
+fn elapsed_words(seconds: u64) -> String {
     let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
     if h > 0 {
         format!("{h}h{m:02}m")

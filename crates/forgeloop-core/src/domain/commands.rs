@@ -108,7 +108,7 @@ pub enum Executor {
 }
 
 impl Executor {
-    pub fn is_local(&self) -> bool {
+    fn is_local(&self) -> bool {
         *self == Executor::Local
     }
 
@@ -217,11 +217,6 @@ impl CommandsProfile {
     /// The `github-checks` executor's wait for a wanted check to appear (default 600).
     pub fn appear_timeout_s(&self) -> u64 {
         self.appear_timeout_s.unwrap_or(DEFAULT_APPEAR_TIMEOUT_S)
-    }
-
-    /// The timeout that applies to command `index`.
-    pub fn timeout_for(&self, index: usize) -> u64 {
-        self.commands.get(index).and_then(|c| c.timeout_s).or(self.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S)
     }
 
     /// The timeout of `command` (one of this profile's setup or test commands).
@@ -619,7 +614,7 @@ mod tests {
         let profile = parse_commands(r#"[["pytest", "-q"], ["python3", "-m", "compileall", "src"]]"#).unwrap();
         assert_eq!(profile.commands.len(), 2);
         assert_eq!(profile.commands[0].argv, ["pytest", "-q"]);
-        assert_eq!(profile.timeout_for(0), DEFAULT_TIMEOUT_S);
+        assert_eq!(profile.timeout_of(&profile.commands[0]), DEFAULT_TIMEOUT_S);
         // Globs and metacharacters are literal: there is no shell.
         let glob = parse_commands(r#"[["bun","test","tests/*.test.ts"],["echo","$HOME;rm -rf /"]]"#).unwrap();
         assert_eq!(glob.commands[1].argv[1], "$HOME;rm -rf /");
@@ -632,8 +627,8 @@ mod tests {
         let text = r#"{"commands": [["cargo", "test"], {"argv": ["npm", "test"], "timeout_s": 60, "env": {"NODE_ENV": "test"}}],
                         "env_passthrough": ["NPM_CONFIG_REGISTRY"], "timeout_s": 300}"#;
         let profile = parse_commands(text).unwrap();
-        assert_eq!(profile.timeout_for(0), 300);
-        assert_eq!(profile.timeout_for(1), 60);
+        assert_eq!(profile.timeout_of(&profile.commands[0]), 300);
+        assert_eq!(profile.timeout_of(&profile.commands[1]), 60);
         assert_eq!(profile.commands[1].env["NODE_ENV"], "test");
         assert_eq!(profile.env_passthrough, ["NPM_CONFIG_REGISTRY"]);
         // The stored form reads back identically, so a rerun repeats the same commands.

@@ -51,7 +51,7 @@ impl NetworkMode {
     }
 
     /// The mode a word names (`off`, `allowlist`, `open`); exact, lowercase.
-    pub fn from_word(word: &str) -> Option<NetworkMode> {
+    fn from_word(word: &str) -> Option<NetworkMode> {
         NetworkMode::ALL.into_iter().find(|mode| mode.as_str() == word)
     }
 
@@ -592,7 +592,7 @@ impl Destination {
 
 /// Whether `name` (not an IP literal; see [`decide`]) may be asked for on `port`, before it is
 /// resolved. Its addresses then go through [`decide_addr`].
-pub fn decide_name(allowlist: &Allowlist, name: &str, port: u16) -> Result<(), Refusal> {
+fn decide_name(allowlist: &Allowlist, name: &str, port: u16) -> Result<(), Refusal> {
     let name = match check_name(name) {
         Ok(name) => name,
         Err(why) => return Err(Refusal { reason: format!("not a valid host name: {why}"), allow_with: None }),

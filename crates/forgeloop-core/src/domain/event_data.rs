@@ -272,16 +272,6 @@ impl EventData {
         tagged.insert("data".into(), data.clone());
         serde_json::from_value(Value::Object(tagged)).ok()
     }
-
-    /// The hash of an issued message's text, for the events that issue one.
-    pub fn set_message_sha256(&mut self, sha256: &str) {
-        match self {
-            EventData::PromptIssued(m) | EventData::FollowupIssued(m) | EventData::HandoffIssued(m) => {
-                m.sha256 = sha256.to_owned();
-            }
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]

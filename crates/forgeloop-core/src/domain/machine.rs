@@ -338,7 +338,7 @@ pub fn gate_test(state: &CycleState, pr: &PrRef, human_override: bool) -> Result
 }
 
 /// design §3 rule 4: once bound, a cycle only ever touches its own repository.
-pub fn check_binding(state: &CycleState, repo: &RepoName) -> Result<(), Refusal> {
+fn check_binding(state: &CycleState, repo: &RepoName) -> Result<(), Refusal> {
     match &state.repository {
         Some(bound) if !bound.eq_ignore_ascii_case(&repo.full_name()) => Err(refuse(
             state,
@@ -847,6 +847,7 @@ mod tests {
             kept_checkout: None,
             kept_checkout_warning: None,
             network_log: Vec::new(),
+            network_log_dropped: 0,
             lockfiles: Vec::new(),
             integrity: None,
             checks: Vec::new(),

@@ -40,6 +40,10 @@ fn is_false(value: &bool) -> bool {
     !*value
 }
 
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
 /// One command of a run. `exit_code` is negative when a signal ended the process (as in the
 /// reference tool) and null when it timed out or was not run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -225,6 +229,9 @@ pub struct Report {
     /// Every destination the run's commands asked its egress proxy for (design §5.6).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network_log: Vec<NetworkEvent>,
+    /// Destinations asked for beyond the log's bound (10 000): counted, not listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub network_log_dropped: u64,
     /// The lockfiles in the tested tree (repository-relative): what a setup could install.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lockfiles: Vec<String>,

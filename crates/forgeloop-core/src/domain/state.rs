@@ -296,10 +296,6 @@ impl CycleState {
         text
     }
 
-    pub fn outbox_pending(&self) -> Option<&Outbox> {
-        self.outbox.as_ref().filter(|o| o.sent_at.is_none())
-    }
-
     /// Every allowed iteration is used: the next test run records `BLOCKED_MAX_ITERATIONS`.
     pub fn cap_reached(&self) -> bool {
         self.iteration >= self.max_iterations

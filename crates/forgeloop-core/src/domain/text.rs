@@ -308,12 +308,12 @@ fn longest_backtick_run(text: &str) -> usize {
 }
 
 /// A backtick fence longer than any backtick run in `text`, so the text cannot close it.
-pub fn fence_for(text: &str) -> String {
+fn fence_for(text: &str) -> String {
     "`".repeat((longest_backtick_run(text) + 1).max(3))
 }
 
 /// An inline code span that survives backticks inside the text; newlines become spaces.
-pub fn code_span(text: &str) -> String {
+fn code_span(text: &str) -> String {
     let flat = text.replace(['\r', '\n'], " ");
     let ticks = "`".repeat(longest_backtick_run(&flat) + 1);
     let pad = if flat.starts_with('`') || flat.ends_with('`') { " " } else { "" };
@@ -321,7 +321,7 @@ pub fn code_span(text: &str) -> String {
 }
 
 /// Escapes `|` so a cell cannot split the table row (GFM honours `\|` inside code spans).
-pub fn table_cell(text: &str) -> String {
+fn table_cell(text: &str) -> String {
     text.replace('|', "\\|")
 }
 

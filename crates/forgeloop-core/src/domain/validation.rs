@@ -49,7 +49,7 @@ pub fn propose(validation: &str) -> Proposal {
 
 /// Markdown inline code spans: a run of N backticks up to the next run of exactly N. One space
 /// on each side is stripped when both are there (so `` `` a`b `` `` is "a`b").
-pub fn code_spans(text: &str) -> Vec<String> {
+fn code_spans(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let run_at = |i: usize| chars[i..].iter().take_while(|c| **c == '`').count();
     let mut spans = Vec::new();
@@ -95,7 +95,7 @@ pub fn code_spans(text: &str) -> Vec<String> {
 /// Splits `text` into words as `sh` would — whitespace separates, `'…'` is literal, `"…"` is
 /// literal but for `\"`, `\\`, `\$`, `` \` ``, a backslash outside quotes escapes the next
 /// character — or says why a shell would do more than split it.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+fn split_words(text: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;

@@ -137,12 +137,6 @@ impl RedactorBuilder {
         self
     }
 
-    /// A checkout directory, shown as `<checkout>`.
-    pub fn checkout_dir(mut self, dir: &Path) -> Self {
-        self.checkouts.push(dir.to_path_buf());
-        self
-    }
-
     /// The user's own formats (config `[[redact.rules]]`), masked as `[REDACTED:<id>]`.
     pub fn user_rules(mut self, rules: UserRules) -> Self {
         self.user = rules;

@@ -53,10 +53,6 @@ impl RepoKey {
     pub fn repo(&self) -> &str {
         &self.repo
     }
-
-    pub fn as_string(&self) -> String {
-        format!("{}/{}", self.owner, self.repo)
-    }
 }
 
 /// GitHub's owner rule, said precisely: 1-39 ASCII letters, digits, `-` or `_` (no `.`),

@@ -174,7 +174,7 @@ impl Registry {
         self.root.join(key.owner())
     }
 
-    pub fn record_path(&self, key: &RepoKey) -> PathBuf {
+    fn record_path(&self, key: &RepoKey) -> PathBuf {
         self.owner_dir(key).join(format!("{}.json", key.repo()))
     }
 

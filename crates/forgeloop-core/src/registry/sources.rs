@@ -248,7 +248,7 @@ fn check_url(url: &str) -> Result<(), SourcesError> {
 }
 
 /// Streams a file through sha256 (any size, bounded memory).
-pub fn sha256_file(path: &Path) -> io::Result<String> {
+fn sha256_file(path: &Path) -> io::Result<String> {
     let mut file = File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 64 * 1024];

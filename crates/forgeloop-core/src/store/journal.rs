@@ -64,7 +64,7 @@ pub enum JournalError {
 }
 
 /// Sorted keys, no whitespace: the form the hash is computed over.
-pub fn canonical_json(value: &Value) -> String {
+fn canonical_json(value: &Value) -> String {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
