@@ -237,22 +237,8 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         test_script: done.test_script.as_deref(),
     };
     let integrity = integrity::of_run(ctx, engine, paths, &tested).await;
-    let mut report = build_report(
-        ctx,
-        &pull,
-        &done.outcome,
-        &done.checks,
-        &marker,
-        Some(&log_hint),
-        done.environment.clone(),
-        Some(integrity),
-    );
-    report.network_log = done.network_log.clone();
-    report.network_log_dropped = done.network_log_dropped;
-    report.lockfiles = done.lockfiles.clone();
+    let mut report = build_report(ctx, &pull, &done, &marker, Some(&log_hint), Some(integrity));
     report.log_path = Some(log_rel.clone());
-    report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
-    report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());
     let report_rel = log_rel.replace(".log", ".json");
     save_report(&paths.sidecar().join(&report_rel), &report)?;
 
@@ -886,18 +872,17 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The report of a completed run; its comment text is redacted as a whole.
-#[allow(clippy::too_many_arguments)]
+/// The report of a completed run (what it ran and saw, the integrity of its change); its
+/// comment text is redacted as a whole.
 fn build_report(
     ctx: &Ctx,
     pull: &PullInfo,
-    outcome: &RunOutcome,
-    checks: &[CheckResult],
+    done: &Completed,
     marker: &Marker,
     log_hint: Option<&str>,
-    environment: Environment,
     integrity: Option<Integrity>,
 ) -> Report {
+    let (outcome, checks, environment) = (&done.outcome, done.checks.as_slice(), done.environment.clone());
     let repository = pull.repository.full_name();
     let sandbox = environment.sandbox.as_ref().map(|s| s.label());
     let comment_markdown = text::comment_markdown(&CommentInput {
@@ -931,11 +916,11 @@ fn build_report(
         environment: Some(environment),
         comment_url: None,
         comment_error: None,
-        kept_checkout: None,
-        kept_checkout_warning: None,
-        network_log: Vec::new(),
-        network_log_dropped: 0,
-        lockfiles: Vec::new(),
+        kept_checkout: done.kept.as_ref().map(|p| p.display().to_string()),
+        kept_checkout_warning: done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned()),
+        network_log: done.network_log.clone(),
+        network_log_dropped: done.network_log_dropped,
+        lockfiles: done.lockfiles.clone(),
         integrity,
         extra: Map::new(),
     }
@@ -1100,22 +1085,8 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     let log_hint = format!("`{}`", log_path.display());
     let integrity =
         integrity::of_one_shot(ctx, engine, &pr, &pull.head_sha, &req.commands, done.test_script.as_deref()).await;
-    let mut report = build_report(
-        ctx,
-        &pull,
-        &done.outcome,
-        &done.checks,
-        &marker,
-        Some(&log_hint),
-        done.environment,
-        Some(integrity),
-    );
-    report.network_log = done.network_log.clone();
-    report.network_log_dropped = done.network_log_dropped;
-    report.lockfiles = done.lockfiles.clone();
+    let mut report = build_report(ctx, &pull, &done, &marker, Some(&log_hint), Some(integrity));
     report.log_path = Some(log_path.display().to_string());
-    report.kept_checkout = done.kept.as_ref().map(|p| p.display().to_string());
-    report.kept_checkout_warning = done.kept.as_ref().map(|_| KEPT_CHECKOUT_WARNING.to_owned());
     if req.post_comment {
         match engine.github.publish_comment(&pull.repository, pull.number, &marker, &report.comment_markdown).await {
             Ok(published) => {

@@ -13,26 +13,6 @@ use crate::config::KeyList;
 use super::keymap::{Cmd, Context, KeySpec, Keymap, STACKS};
 use super::tab::Tab;
 
-/// Every context, for the check that no key means two commands in one.
-const CONTEXTS: &[Context] = &[
-    Context::Global,
-    Context::List,
-    Context::Cycle,
-    Context::Detail,
-    Context::Runs,
-    Context::Log,
-    Context::Diff,
-    Context::Projects,
-    Context::FilterInput,
-    Context::SearchInput,
-    Context::ConfirmBrief,
-    Context::Say,
-    Context::YesNo,
-    Context::TextInput,
-    Context::Help,
-    Context::Message,
-];
-
 /// The name a person writes for `cmd` (snake case, as the help says it); `None` for typing.
 pub fn name(cmd: Cmd) -> Option<&'static str> {
     Some(match cmd {
@@ -167,7 +147,7 @@ pub fn keymap(overrides: &BTreeMap<String, KeyList>) -> Result<Keymap, String> {
 /// would hide the other). The built-in table shadows on purpose (`←` scrolls the log and
 /// elsewhere goes to the previous tab); only what the person changed is checked.
 fn clash(keymap: &Keymap, changed: &[Cmd]) -> Option<String> {
-    let alone = CONTEXTS.iter().filter(|c| !STACKS.iter().any(|s| s.contains(c))).map(std::slice::from_ref);
+    let alone = Context::ALL.iter().filter(|c| !STACKS.iter().any(|s| s.contains(c))).map(std::slice::from_ref);
     for stack in STACKS.iter().copied().chain(alone) {
         let mut seen: Vec<(KeySpec, Cmd, Context)> = Vec::new();
         for context in stack {

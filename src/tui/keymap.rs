@@ -30,6 +30,26 @@ pub enum Context {
 }
 
 impl Context {
+    /// Every context, in the order the help overlay lists them.
+    pub const ALL: [Context; 16] = [
+        Context::Global,
+        Context::List,
+        Context::Cycle,
+        Context::Detail,
+        Context::Runs,
+        Context::Log,
+        Context::Diff,
+        Context::Projects,
+        Context::FilterInput,
+        Context::SearchInput,
+        Context::ConfirmBrief,
+        Context::Say,
+        Context::YesNo,
+        Context::TextInput,
+        Context::Message,
+        Context::Help,
+    ];
+
     pub fn title(self) -> &'static str {
         match self {
             Context::Global => "Everywhere",
@@ -707,29 +727,11 @@ impl Keymap {
     /// The help overlay: for each context, every key that works there (a key shared by
     /// several dialogs, such as `Esc`, is listed under each), movement once.
     pub fn help_sections(&self) -> Vec<(&'static str, Vec<(String, &'static str)>)> {
-        let order = [
-            C::Global,
-            C::List,
-            C::Cycle,
-            C::Detail,
-            C::Runs,
-            C::Log,
-            C::Diff,
-            C::Projects,
-            C::FilterInput,
-            C::SearchInput,
-            C::ConfirmBrief,
-            C::Say,
-            C::YesNo,
-            C::TextInput,
-            C::Message,
-            C::Help,
-        ];
         let row =
             |(b, keys): (&Binding, &[KeySpec])| (keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" "), b.help);
         let mut sections =
             vec![("Moving (lists, tabs, dialogs)", self.rows().filter(|(b, _)| b.contexts == MOVE).map(row).collect())];
-        for context in order {
+        for context in Context::ALL {
             let rows: Vec<_> =
                 self.rows().filter(|(b, _)| b.contexts != MOVE && b.contexts.contains(&context)).map(row).collect();
             if !rows.is_empty() {
@@ -796,25 +798,7 @@ mod tests {
 
     #[test]
     fn no_key_is_bound_twice_in_one_context() {
-        let all = [
-            C::Global,
-            C::List,
-            C::Cycle,
-            C::Detail,
-            C::Runs,
-            C::Log,
-            C::Diff,
-            C::Projects,
-            C::FilterInput,
-            C::SearchInput,
-            C::ConfirmBrief,
-            C::Say,
-            C::YesNo,
-            C::TextInput,
-            C::Help,
-            C::Message,
-        ];
-        for context in all {
+        for context in Context::ALL {
             let mut keys = Vec::new();
             for binding in BINDINGS.iter().filter(|b| b.contexts.contains(&context)) {
                 for spec in binding.keys {
