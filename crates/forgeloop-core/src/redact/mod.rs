@@ -29,6 +29,7 @@
 //! assert_eq!(run.redact(&log), "push failed for [REDACTED:github-token] in <checkout>/src/lib.rs:3");
 //! ```
 
+mod alphabets;
 mod engine;
 mod fdr;
 mod formats;
@@ -38,6 +39,7 @@ mod known;
 mod matcher;
 mod paths;
 mod pem;
+#[cfg(test)]
 mod samples;
 mod scan;
 mod shapes;

@@ -2,29 +2,12 @@
 //! right prefix, then random characters of the right class and length. The table tests mask
 //! every row's sample and leave its near misses alone; no full-length token is ever written in
 //! the repository.
-// Only the table tests call the generators and read the samples.
-#![cfg_attr(not(test), allow(dead_code))]
+// Built only for the table tests (`#[cfg(test)] mod samples`): nothing here ships.
 
 /// SplitMix64: tiny, deterministic, good enough for test data.
 #[derive(Clone, Debug)]
 pub(crate) struct Seed(u64);
 
-pub(crate) const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-pub(crate) const LOWER: &str = "abcdefghijklmnopqrstuvwxyz";
-pub(crate) const DIGITS: &str = "0123456789";
-pub(crate) const HEX: &str = "0123456789abcdef";
-pub(crate) const B62: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-pub(crate) const B64URL: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-pub(crate) const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-pub(crate) const AWS_ID: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-/// `[a-z0-9]`, `[a-z0-9_-]`, `[A-Z0-9]`, `[A-Fa-f0-9]`: the other alphabets providers use.
-#[allow(dead_code)]
-pub(crate) const LOWER_DIGITS: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
-pub(crate) const LOWER_DIGITS_DASH: &str = "abcdefghijklmnopqrstuvwxyz0123456789_-";
-#[allow(dead_code)]
-pub(crate) const UPPER_DIGITS: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-#[allow(dead_code)]
-pub(crate) const HEX_ANY_CASE: &str = "0123456789abcdefABCDEF";
 
 /// Substrings the generic rule treats as placeholders: generated values avoid them, so a
 /// sample never passes or fails by luck.

@@ -12,18 +12,21 @@ use super::*;
 /// `[A-Za-z0-9+/_-]`: base64 of either flavour (without `=`, which a sample's assignment
 /// could swallow).
 const B64_ANY: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-";
+#[cfg(test)]
 const HEX_UPPER: &str = "0123456789ABCDEF";
 
 /// A UUID, the value of several context rows.
 const UUID_RE: &str = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 
 /// The name without an assignment, and `wrong` (a value of the wrong shape) after it.
+#[cfg(test)]
 fn named_misses(name: &str, wrong: &[String]) -> Vec<String> {
     let mut misses = vec![format!("see the {name} documentation for how to create one")];
     misses.extend(wrong.iter().map(|w| format!("{name}_value = \"{w}\"")));
     misses
 }
 
+#[cfg(test)]
 fn uuid(s: &mut Seed, alphabet: &str) -> String {
     let parts: Vec<String> = [8, 4, 4, 4, 12].iter().map(|&n| s.mixed(alphabet, n)).collect();
     parts.join("-")
@@ -32,7 +35,7 @@ fn uuid(s: &mut Seed, alphabet: &str) -> String {
 /// A UUID after the provider's name.
 macro_rules! uuid_row {
     ($id:literal, $kind:literal, $keywords:expr, $name:literal) => {
-        context_written(
+        context_written!(
             $id,
             $kind,
             $keywords,
@@ -62,7 +65,7 @@ pub(super) static ROWS: &[Format] = &[
     // any run of 30 or more, this one a run of exactly 34 letters in one case, if random.
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "huggingface-letters-token",
             "huggingface-token",
             &["hf_"],
@@ -81,7 +84,7 @@ pub(super) static ROWS: &[Format] = &[
     // Hugging Face organisation API tokens (legacy): `api_org_` and 34 letters.
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "huggingface-org-token",
             "huggingface-token",
             &["api_org_"],
@@ -100,7 +103,7 @@ pub(super) static ROWS: &[Format] = &[
     // Perplexity: `pplx-` and 48 alphanumerics.
     Format {
         classes: Classes::UpperLowerDigit,
-        ..regex(
+        ..regex!(
             "perplexity-api-key",
             "perplexity-api-key",
             &["pplx-"],
@@ -120,7 +123,7 @@ pub(super) static ROWS: &[Format] = &[
     // Replicate: `r8_` and 37 alphanumerics.
     Format {
         classes: Classes::UpperLowerDigit,
-        ..regex(
+        ..regex!(
             "replicate-api-token",
             "replicate-api-token",
             &["r8_"],
@@ -140,7 +143,7 @@ pub(super) static ROWS: &[Format] = &[
     // Groq: `gsk_` and 52 alphanumerics.
     Format {
         classes: Classes::UpperLowerDigit,
-        ..regex(
+        ..regex!(
             "groq-api-key",
             "groq-api-key",
             &["gsk_"],
@@ -160,7 +163,7 @@ pub(super) static ROWS: &[Format] = &[
     // xAI: `xai-` and 80 alphanumerics.
     Format {
         classes: Classes::UpperLowerDigit,
-        ..regex(
+        ..regex!(
             "xai-api-key",
             "xai-api-key",
             &["xai-"],
@@ -182,7 +185,7 @@ pub(super) static ROWS: &[Format] = &[
     // digits after the name.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "adobe-client-secret",
             "adobe-client-secret",
             &["p8e-"],
@@ -203,7 +206,7 @@ pub(super) static ROWS: &[Format] = &[
     // secrets `sq0csp-…`.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "square-token",
             "square-token",
             &["EAAA", "sq0atp-", "sq0csp-"],
@@ -225,7 +228,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // Shopify: admin API access tokens, custom-app and private-app tokens, shared secrets.
-    regex(
+    regex!(
         "shopify-token",
         "shopify-token",
         &["shpat_", "shpca_", "shppa_", "shpss_"],
@@ -244,7 +247,7 @@ pub(super) static ROWS: &[Format] = &[
     uuid_row!("squarespace-access-token", "squarespace-token", &["squarespace"], "squarespace"),
     // Plaid: access tokens name their environment; client ids (24) and secrets (30) have
     // no prefix.
-    regex(
+    regex!(
         "plaid-access-token",
         "plaid-token",
         &["access-sandbox-", "access-development-", "access-production-"],
@@ -265,7 +268,7 @@ pub(super) static ROWS: &[Format] = &[
     context("plaid-client-id", "plaid-client-id", &["plaid"], "[a-z0-9]{24}", LOWER_DIGITS, (24, 24)),
     context("plaid-secret", "plaid-secret", &["plaid"], "[a-z0-9]{30}", LOWER_DIGITS, (30, 30)),
     // GoCardless: `live_` and 40 characters, after the name (`live_` alone is too common).
-    context_written(
+    context_written!(
         "gocardless-api-token",
         "gocardless-token",
         &["gocardless"],
@@ -278,7 +281,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     // Flutterwave: `FLWSECK-…-X` and `FLWPUBK-…-X` (with `_TEST` in test mode), and the
     // encryption key, `FLWSECK` and 12 characters.
-    regex(
+    regex!(
         "flutterwave-key",
         "flutterwave-key",
         &["FLWSECK", "FLWPUBK"],
@@ -310,7 +313,7 @@ pub(super) static ROWS: &[Format] = &[
     context("finicity-client-secret", "finicity-token", &["finicity"], "[a-z0-9]{20}", B62, (20, 20)),
     context("finnhub-access-token", "finnhub-token", &["finnhub"], "[a-z0-9]{20}", LOWER_DIGITS, (20, 20)),
     // ---- Shipping and commerce ----
-    regex(
+    regex!(
         "duffel-api-token",
         "duffel-token",
         &["duffel_"],
@@ -328,7 +331,7 @@ pub(super) static ROWS: &[Format] = &[
     // EasyPost: production `EZAK…` and test `EZTK…` keys, 54 alphanumerics.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "easypost-api-token",
             "easypost-token",
             &["EZAK", "EZTK"],
@@ -344,7 +347,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "shippo-api-token",
         "shippo-token",
         &["shippo_"],
@@ -361,7 +364,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Lob: `live_`/`test_` and 35 hex digits, publishable keys `live_pub_`/`test_pub_` and 31.
-    context_written(
+    context_written!(
         "lob-api-key",
         "lob-api-key",
         &["lob"],
@@ -379,7 +382,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     context("etsy-access-token", "etsy-token", &["etsy"], "[a-z0-9]{24}", LOWER_DIGITS, (24, 24)),
     // MaxMind license keys: `XXXXXX_` + 29 letters or digits + `_mmk`.
-    shape(
+    shape!(
         "maxmind-license-key",
         "maxmind-key",
         &["_mmk"],
@@ -397,7 +400,7 @@ pub(super) static ROWS: &[Format] = &[
     // ---- Messaging and e-mail ----
     // Twilio API key SIDs: `SK` and 32 hex digits (either case). `SK` alone is too short a
     // keyword for the prefilter, so each hex digit after it makes one.
-    regex(
+    regex!(
         "twilio-api-key",
         "twilio-key",
         &[
@@ -426,7 +429,7 @@ pub(super) static ROWS: &[Format] = &[
     context("discord-client-secret", "discord-secret", &["discord"], "[a-z0-9=_-]{32}", B64URL, (32, 32)),
     // Telegram bot tokens: the bot's id, `:`, then `A` and 34 more (gitleaks' `telegr`
     // catches `telegram` and `telegraf`).
-    context_written(
+    context_written!(
         "telegram-bot-token",
         "telegram-bot-token",
         &["telegr"],
@@ -443,7 +446,7 @@ pub(super) static ROWS: &[Format] = &[
     // SendGrid: `SG.`, 22 characters, `.`, 43 characters.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "sendgrid-api-token",
             "sendgrid-token",
             &["SG."],
@@ -460,7 +463,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // Sendinblue (Brevo): API keys `xkeysib-`, SMTP keys `xsmtpsib-`: 64 hex, `-`, 16.
-    regex(
+    regex!(
         "sendinblue-api-token",
         "sendinblue-token",
         &["xkeysib-", "xsmtpsib-"],
@@ -479,7 +482,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Mailgun: private keys `key-…`, public validation keys `pubkey-…`, webhook signing keys.
-    context_written(
+    context_written!(
         "mailgun-key",
         "mailgun-key",
         &["mailgun"],
@@ -498,7 +501,7 @@ pub(super) static ROWS: &[Format] = &[
     // `MailchimpSDK.initialize(…)`.
     with_names(
         "mailchimpsdk.initialize|mailchimp",
-        context_written(
+        context_written!(
             "mailchimp-api-key",
             "mailchimp-key",
             &["mailchimp"],
@@ -525,7 +528,7 @@ pub(super) static ROWS: &[Format] = &[
         "messagebird"
     ),
     // Microsoft Teams incoming webhooks: the path is the secret, the host stays readable.
-    regex(
+    regex!(
         "microsoft-teams-webhook",
         "teams-webhook",
         &["webhook.office.com"],
@@ -557,7 +560,7 @@ pub(super) static ROWS: &[Format] = &[
     context("sendbird-access-token", "sendbird-token", &["sendbird"], "[a-f0-9]{40}", HEX, (40, 40)),
     context("intercom-api-key", "intercom-token", &["intercom"], "[a-z0-9=_-]{60}", B64URL, (60, 60)),
     context("zendesk-secret-key", "zendesk-token", &["zendesk"], "[a-z0-9]{40}", B62, (40, 40)),
-    context_written(
+    context_written!(
         "hubspot-api-key",
         "hubspot-key",
         &["hubspot"],
@@ -578,7 +581,7 @@ pub(super) static ROWS: &[Format] = &[
         entropy: Some(4.0),
         classes: Classes::UpperLowerDigit,
         max_len: Some(1024),
-        ..regex(
+        ..regex!(
             "facebook-access-token",
             "facebook-token",
             &["EAA"],
@@ -604,7 +607,7 @@ pub(super) static ROWS: &[Format] = &[
     context("twitter-api-key", "twitter-token", &["twitter"], "[a-z0-9]{25}", B62, (25, 25)),
     context("twitter-access-secret", "twitter-token", &["twitter"], "[a-z0-9]{45}", B62, (45, 45)),
     context("twitter-api-secret", "twitter-token", &["twitter"], "[a-z0-9]{50}", B62, (50, 50)),
-    context_written(
+    context_written!(
         "twitter-access-token",
         "twitter-token",
         &["twitter"],
@@ -624,7 +627,7 @@ pub(super) static ROWS: &[Format] = &[
             )
         },
     ),
-    context_written(
+    context_written!(
         "twitter-bearer-token",
         "twitter-token",
         &["twitter"],
@@ -675,7 +678,7 @@ pub(super) static ROWS: &[Format] = &[
     // ---- Other SaaS ----
     // Dropbox: legacy app keys (15), long-lived tokens (11, ten `A`s, 43), short-lived `sl.`.
     context("dropbox-api-token", "dropbox-token", &["dropbox"], "[a-z0-9]{15}", B62, (15, 15)),
-    context_written(
+    context_written!(
         "dropbox-long-lived-token",
         "dropbox-token",
         &["dropbox"],
@@ -686,7 +689,7 @@ pub(super) static ROWS: &[Format] = &[
         },
         |s| named_misses("dropbox", &[format!("{}AAAAAAAAA{}", s.mixed(B62, 11), s.mixed(B62, 43))]),
     ),
-    context_written(
+    context_written!(
         "dropbox-short-lived-token",
         "dropbox-token",
         &["dropbox"],
@@ -702,7 +705,7 @@ pub(super) static ROWS: &[Format] = &[
     // JSON-escaped, `\r` where it was wrapped.
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "jwt-base64",
             "jwt",
             &["ZXlK"],

@@ -8,10 +8,13 @@
 use super::*;
 
 /// The bech32 alphabet, upper case (age secret keys).
+#[cfg(test)]
 const BECH32_UPPER: &str = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L";
 /// `[A-Za-z0-9_=.-]` (PlanetScale).
+#[cfg(test)]
 const WORD_DOT_EQ: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_=.-";
 
+#[cfg(test)]
 fn uuid(s: &mut Seed) -> String {
     format!("{}-{}-{}-{}-{}", s.chars(HEX, 8), s.chars(HEX, 4), s.chars(HEX, 4), s.chars(HEX, 4), s.chars(HEX, 12))
 }
@@ -20,7 +23,7 @@ pub(super) static ROWS: &[Format] = &[
     // Amazon Bedrock API keys. Long-lived: `ABSK` + base64 of `BedrockAPIKey-…`.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "aws-bedrock-api-key",
             "aws-bedrock-key",
             &["ABSK"],
@@ -39,7 +42,7 @@ pub(super) static ROWS: &[Format] = &[
     // Short-lived: `bedrock-api-key-` + base64 of a presigned `bedrock.amazonaws.com/?Action=…`.
     Format {
         max_len: Some(8000),
-        ..regex(
+        ..regex!(
             "aws-bedrock-short-lived-key",
             "aws-bedrock-key",
             &["bedrock-api-key-"],
@@ -57,7 +60,7 @@ pub(super) static ROWS: &[Format] = &[
     // Alibaba Cloud AccessKey ids: `LTAI` + 12 (older) to 20 letters and digits.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "alibaba-access-key-id",
             "alibaba-access-key",
             &["LTAI"],
@@ -84,7 +87,7 @@ pub(super) static ROWS: &[Format] = &[
     // first three characters stay (18 bits of the secret's 200 or so).
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "azure-ad-client-secret",
             "azure-client-secret",
             &["0Q~", "1Q~", "2Q~", "3Q~", "4Q~", "5Q~", "6Q~", "7Q~", "8Q~", "9Q~"],
@@ -106,7 +109,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     // Azure storage account keys (64 bytes, base64) and Service Bus / Event Hubs shared
     // access keys (32 bytes) in connection strings.
-    regex(
+    regex!(
         "azure-storage-account-key",
         "azure-storage-key",
         &["AccountKey=", "SharedAccessKey="],
@@ -128,7 +131,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // The signature of an Azure SAS URL: base64 of an HMAC-SHA256, usually percent-encoded.
-    regex(
+    regex!(
         "azure-sas-signature",
         "azure-sas-token",
         &["sig="],
@@ -150,7 +153,7 @@ pub(super) static ROWS: &[Format] = &[
     // no prefix; Origin CA keys do.
     context("cloudflare-api-token", "cloudflare-api-key", &["cloudflare"], "[a-z0-9_-]{40}", B64URL, (40, 40)),
     context("cloudflare-global-api-key", "cloudflare-api-key", &["cloudflare"], "[a-f0-9]{37}", HEX, (37, 37)),
-    regex(
+    regex!(
         "cloudflare-origin-ca-key",
         "cloudflare-api-key",
         &["v1.0-"],
@@ -167,7 +170,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // DigitalOcean OAuth access (`doo_`), personal access (`dop_`) and refresh (`dor_`) tokens.
-    regex(
+    regex!(
         "digitalocean-token",
         "digitalocean-token",
         &["doo_v1_", "dop_v1_", "dor_v1_"],
@@ -184,7 +187,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Heroku API keys: a UUID after the name; the newer `HRKU-AA…` tokens carry a prefix.
-    context_written(
+    context_written!(
         "heroku-api-key",
         "heroku-api-key",
         &["heroku"],
@@ -202,7 +205,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    regex(
+    regex!(
         "heroku-api-key-v2",
         "heroku-api-key",
         &["HRKU-AA"],
@@ -220,7 +223,7 @@ pub(super) static ROWS: &[Format] = &[
     // Fly.io: `fo1_` OAuth tokens, `fm1a_`/`fm1r_`/`fm2_` macaroons (base64, often `FlyV1 …`).
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "flyio-token",
             "flyio-token",
             &["fo1_", "fm1", "fm2_"],
@@ -248,7 +251,7 @@ pub(super) static ROWS: &[Format] = &[
     // prefix-less enough to need the name).
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "yandex-iam-token",
             "yandex-token",
             &["t1."],
@@ -264,7 +267,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "yandex-api-key",
         "yandex-token",
         &["AQVN"],
@@ -279,7 +282,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    context_written(
+    context_written!(
         "yandex-aws-access-token",
         "yandex-token",
         &["yandex"],
@@ -297,7 +300,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    regex(
+    regex!(
         "scalingo-api-token",
         "scalingo-token",
         &["tk-us-"],
@@ -314,7 +317,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "openshift-user-token",
             "openshift-token",
             &["sha256~"],
@@ -334,7 +337,7 @@ pub(super) static ROWS: &[Format] = &[
     // is not the secret; the mask starts after `.atlasv1.`.
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "hashicorp-tf-api-token",
             "terraform-token",
             &[".atlasv1."],
@@ -359,7 +362,7 @@ pub(super) static ROWS: &[Format] = &[
         any_case: true,
         entropy: Some(2.5),
         window: Some(CONTEXT_WINDOW),
-        ..regex(
+        ..regex!(
             "hashicorp-tf-password",
             "password",
             &["password"],
@@ -388,7 +391,7 @@ pub(super) static ROWS: &[Format] = &[
     // HashiCorp Vault service (`hvs.`) and batch (`hvb.`) tokens, Vault 1.10 and later.
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "vault-service-token",
             "vault-token",
             &["hvs."],
@@ -406,7 +409,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         entropy: Some(4.0),
-        ..regex(
+        ..regex!(
             "vault-batch-token",
             "vault-token",
             &["hvb."],
@@ -421,7 +424,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "pulumi-api-token",
         "pulumi-token",
         &["pul-"],
@@ -439,7 +442,7 @@ pub(super) static ROWS: &[Format] = &[
     // 1Password account secret keys (`A3-` + six groups) and service-account tokens.
     Format {
         entropy: Some(3.8),
-        ..regex(
+        ..regex!(
             "1password-secret-key",
             "1password-secret-key",
             &["A3-"],
@@ -484,7 +487,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         entropy: Some(4.0),
-        ..regex(
+        ..regex!(
             "1password-service-account-token",
             "1password-token",
             &["ops_eyJ"],
@@ -500,7 +503,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // age X25519 identities: bech32, upper case.
-    regex(
+    regex!(
         "age-secret-key",
         "age-secret-key",
         &["AGE-SECRET-KEY-1"],
@@ -518,7 +521,7 @@ pub(super) static ROWS: &[Format] = &[
     // Okta API tokens: `00` + 40 characters after the name.
     Format {
         entropy: Some(3.5),
-        ..context_written(
+        ..context_written!(
             "okta-access-token",
             "okta-token",
             &["okta"],
@@ -538,7 +541,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // Authress service-client access keys.
-    regex(
+    regex!(
         "authress-service-client-access-key",
         "authress-key",
         &["sc_", "ext_", "scauth_", "authress_"],
@@ -556,7 +559,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    regex(
+    regex!(
         "defined-networking-api-token",
         "defined-networking-token",
         &["dnkey-"],
@@ -572,7 +575,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "infracost-api-token",
             "infracost-token",
             &["ico-"],
@@ -589,7 +592,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // Harness personal (`pat.`) and service-account (`sat.`) tokens.
-    regex(
+    regex!(
         "harness-api-key",
         "harness-token",
         &["pat.", "sat."],
@@ -608,7 +611,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "octopus-deploy-api-key",
             "octopus-deploy-key",
             &["API-"],
@@ -625,7 +628,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "prefect-api-token",
         "prefect-token",
         &["pnu_"],
@@ -643,7 +646,7 @@ pub(super) static ROWS: &[Format] = &[
     // PlanetScale service tokens, OAuth tokens and database passwords.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "planetscale-token",
             "planetscale-token",
             &["pscale_"],
@@ -667,7 +670,7 @@ pub(super) static ROWS: &[Format] = &[
     // digest that happens to start with `4b1d` is not).
     Format {
         classes: Classes::UpperAndLower,
-        ..regex(
+        ..regex!(
             "clickhouse-cloud-api-secret-key",
             "clickhouse-key",
             &["4b1d"],
@@ -688,7 +691,7 @@ pub(super) static ROWS: &[Format] = &[
     // SettleMint application, personal and service access tokens.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "settlemint-token",
             "settlemint-token",
             &["sm_"],
@@ -706,7 +709,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     // Sidekiq Enterprise / Pro credentials in Bundler's environment variables (`user:pass`,
     // hex); in a URL the `url-credentials` row masks them.
-    context_written(
+    context_written!(
         "sidekiq-secret",
         "sidekiq-secret",
         &["bundle_enterprise__contribsys__com", "bundle_gems__contribsys__com"],
@@ -727,7 +730,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     Format {
         entropy: Some(3.5),
-        ..regex(
+        ..regex!(
             "dynatrace-api-token",
             "dynatrace-token",
             &["dt0c01."],

@@ -4,6 +4,7 @@
 #[allow(unused_imports)]
 use super::*;
 
+#[cfg(test)]
 const UPPER_HEX: &str = "0123456789ABCDEF";
 
 /// The assignment of a hand-written context regex (a value that a context row's generated
@@ -14,6 +15,7 @@ macro_rules! assign {
     };
 }
 
+#[cfg(test)]
 fn uuid(s: &mut Seed) -> String {
     format!("{}-{}-{}-{}-{}", s.chars(HEX, 8), s.chars(HEX, 4), s.chars(HEX, 4), s.chars(HEX, 4), s.chars(HEX, 12))
 }
@@ -22,7 +24,7 @@ pub(super) static ROWS: &[Format] = &[
     // GitLab runner registration tokens (deprecated): `GR1348941` and 20 more.
     Format {
         max_len: Some(64),
-        ..regex(
+        ..regex!(
             "gitlab-runner-registration-token",
             "gitlab-token",
             &["GR1348941"],
@@ -38,7 +40,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // The session cookie of a GitLab web login: 32 lowercase letters and digits.
-    regex(
+    regex!(
         "gitlab-session-cookie",
         "gitlab-session",
         &["_gitlab_session="],
@@ -59,7 +61,7 @@ pub(super) static ROWS: &[Format] = &[
     // CircleCI personal and project API tokens: `CCIPAT_`/`CCIPRJ_`, an id, `_`, 40 hex.
     Format {
         max_len: Some(128),
-        ..regex(
+        ..regex!(
             "circleci-token",
             "circleci-token",
             &["CCIPAT_", "CCIPRJ_"],
@@ -76,7 +78,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // Buildkite user API access tokens: `bkua_` and 40 hex.
-    regex(
+    regex!(
         "buildkite-token",
         "buildkite-token",
         &["bkua_"],
@@ -95,7 +97,7 @@ pub(super) static ROWS: &[Format] = &[
     // Docker Hub personal and organisation access tokens.
     Format {
         max_len: Some(64),
-        ..regex(
+        ..regex!(
             "dockerhub-token",
             "dockerhub-token",
             &["dckr_"],
@@ -114,7 +116,7 @@ pub(super) static ROWS: &[Format] = &[
     // crates.io API tokens: `cio` and 32 letters and digits, mixed as a word never is.
     Format {
         classes: Classes::UpperLowerDigit,
-        ..regex(
+        ..regex!(
             "crates-io-token",
             "crates-io-token",
             &["cio"],
@@ -132,7 +134,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // Sourcegraph access tokens: `sgp_`, an optional instance id or `local`, 40 hex.
-    regex(
+    regex!(
         "sourcegraph-token",
         "sourcegraph-token",
         &["sgp_"],
@@ -152,7 +154,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Postman API keys: `PMAK-`, 24 hex, `-`, 34 hex.
-    regex(
+    regex!(
         "postman-api-key",
         "postman-api-key",
         &["PMAK-"],
@@ -168,7 +170,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // ReadMe API keys: `rdme_` and 70 lowercase letters and digits.
-    regex(
+    regex!(
         "readme-api-key",
         "readme-api-key",
         &["rdme_"],
@@ -187,7 +189,7 @@ pub(super) static ROWS: &[Format] = &[
     // base64 JSON claims, `_`, a 43-character base64 secret).
     Format {
         max_len: Some(1024),
-        ..regex(
+        ..regex!(
             "sentry-token",
             "sentry-token",
             &["sntry"],
@@ -215,7 +217,7 @@ pub(super) static ROWS: &[Format] = &[
     // tokens (`glsa_`, 32 letters and digits, `_`, an 8-hex checksum).
     Format {
         max_len: Some(512),
-        ..regex(
+        ..regex!(
             "grafana-api-key",
             "grafana-token",
             &["eyJrIjoi"],
@@ -233,7 +235,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         max_len: Some(512),
-        ..regex(
+        ..regex!(
             "grafana-cloud-token",
             "grafana-token",
             &["glc_"],
@@ -249,7 +251,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "grafana-service-account-token",
         "grafana-token",
         &["glsa_"],
@@ -265,7 +267,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // New Relic user API keys (`NRAK-`), insert keys (`NRII-`) and browser keys (`NRJS-`).
-    regex(
+    regex!(
         "new-relic-key",
         "new-relic-key",
         &["NRAK-", "NRII-", "NRJS-"],
@@ -288,7 +290,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Linear personal API keys: `lin_api_` and 40 letters and digits.
-    regex(
+    regex!(
         "linear-api-key",
         "linear-api-key",
         &["lin_api_"],
@@ -304,7 +306,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Notion integration tokens: `ntn_`, 11 digits, 35 letters and digits.
-    regex(
+    regex!(
         "notion-token",
         "notion-token",
         &["ntn_"],
@@ -320,7 +322,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Airtable personal access tokens: `pat`, a 14-character id, `.`, 64 hex.
-    regex(
+    regex!(
         "airtable-token",
         "airtable-token",
         &["pat"],
@@ -336,7 +338,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Typeform personal tokens: `tfp_` and 59 characters.
-    regex(
+    regex!(
         "typeform-token",
         "typeform-token",
         &["tfp_"],
@@ -352,7 +354,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Frame.io developer tokens: `fio-u-` and 64 characters.
-    regex(
+    regex!(
         "frameio-token",
         "frameio-token",
         &["fio-u-"],
@@ -368,7 +370,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // 42 intranet (intra.42.fr) application secrets: `s-s4t2ud-`/`s-s4t2af-` and 64 hex.
-    regex(
+    regex!(
         "intra42-client-secret",
         "intra42-secret",
         &["s-s4t2"],
@@ -384,7 +386,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // JFrog Artifactory API keys (`AKCp`) and reference tokens (`cmVmd`, base64 `ref`).
-    regex(
+    regex!(
         "artifactory-api-key",
         "artifactory-token",
         &["AKCp"],
@@ -399,7 +401,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    regex(
+    regex!(
         "artifactory-reference-token",
         "artifactory-token",
         &["cmVmd"],
@@ -415,7 +417,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // Clojars deploy tokens: `CLOJARS_` and 60 lowercase letters and digits.
-    regex(
+    regex!(
         "clojars-token",
         "clojars-token",
         &["CLOJARS_"],
@@ -431,7 +433,7 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
     // RubyGems API keys: `rubygems_` and 48 hex.
-    regex(
+    regex!(
         "rubygems-token",
         "rubygems-token",
         &["rubygems_"],
@@ -449,7 +451,7 @@ pub(super) static ROWS: &[Format] = &[
     // Atlassian API tokens (Jira, Confluence, Bitbucket Cloud): `ATATT3` and ~186 more.
     Format {
         max_len: Some(256),
-        ..regex(
+        ..regex!(
             "atlassian-api-token",
             "atlassian-token",
             &["ATATT3"],
@@ -467,7 +469,7 @@ pub(super) static ROWS: &[Format] = &[
     // Mapbox public (`pk.`) and secret (`sk.`) tokens: base64 JSON claims, `.`, a signature.
     Format {
         max_len: Some(512),
-        ..regex(
+        ..regex!(
             "mapbox-token",
             "mapbox-token",
             &["pk.", "sk."],
@@ -487,7 +489,7 @@ pub(super) static ROWS: &[Format] = &[
     // NuGet feed passwords in `NuGet.Config`; `%VAR%` and `$(VAR)` references are left alone.
     Format {
         any_case: true,
-        ..regex(
+        ..regex!(
             "nuget-config-password",
             "nuget-password",
             &["<add key="],
@@ -508,7 +510,7 @@ pub(super) static ROWS: &[Format] = &[
     // Freemius SDK secret keys in a PHP array: `'secret_key' => 'sk_…'`, 29 characters.
     Format {
         any_case: true,
-        ..regex(
+        ..regex!(
             "freemius-secret-key",
             "freemius-secret-key",
             &["secret_key"],
@@ -528,7 +530,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // SonarQube/SonarCloud tokens: `squ_` (user), `sqp_` (project), `sqa_` (global) + 40 hex.
-    regex(
+    regex!(
         "sonar-token",
         "sonar-token",
         &["squ_", "sqp_", "sqa_"],
@@ -546,7 +548,7 @@ pub(super) static ROWS: &[Format] = &[
     // Older Sonar tokens carry no prefix: 40 characters after `sonar.login`/`SONAR_TOKEN`.
     Format {
         any_case: true,
-        ..regex(
+        ..regex!(
             "sonar-login-token",
             "sonar-token",
             &["sonar"],
@@ -576,7 +578,7 @@ pub(super) static ROWS: &[Format] = &[
     // Snyk API and OAuth tokens: a UUID after `SNYK_TOKEN`, `snyk_api_key` and the like.
     Format {
         any_case: true,
-        ..regex(
+        ..regex!(
             "snyk-token",
             "snyk-token",
             &["snyk"],
@@ -606,7 +608,7 @@ pub(super) static ROWS: &[Format] = &[
     // `curl -u user:password` (also `--user`, `=`, quoted): the whole credential goes.
     Format {
         max_len: Some(1024),
-        ..regex(
+        ..regex!(
             "curl-user",
             "curl-credential",
             &["curl"],

@@ -11,20 +11,15 @@
 
 use std::sync::LazyLock;
 
-use super::kinds::{Cand, Kind};
 #[allow(unused_imports)]
-use super::samples::{
-    AWS_ID, B62, B64, B64URL, DIGITS, HEX, HEX_ANY_CASE, LOWER, LOWER_DIGITS, LOWER_DIGITS_DASH, Sample, Seed, UPPER,
-    UPPER_DIGITS,
+use super::alphabets::{
+    AWS_ID, B62, B64, B64URL, DIGITS, HEX, HEX_ANY_CASE, LOWER, LOWER_DIGITS, LOWER_DIGITS_DASH, UPPER, UPPER_DIGITS,
 };
+use super::kinds::{Cand, Kind};
+#[cfg(test)]
+use super::samples::{Sample, Seed};
 use super::scan::{has_upper_and_lower, left_boundary};
 use super::{generic, pem, shapes};
-
-mod business;
-mod cloud;
-mod developer;
-mod structural;
-mod tokens;
 
 /// One secret format.
 pub(crate) struct Format {
@@ -49,14 +44,69 @@ pub(crate) struct Format {
     /// `None` is `table::MATCH_WINDOW`. A format that judges a long run by its first bytes
     /// says how many.
     pub(crate) window: Option<usize>,
-    /// A generated example, which must be masked as `kind`.
+    /// The row's generated sample and near misses, for the table tests only.
     #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) sample: fn(&mut Seed) -> Sample,
-    /// Text close to the format that must be left alone: a wrong prefix, too short, a wrong
-    /// alphabet, embedded in an identifier.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) near_misses: fn(&mut Seed) -> Vec<String>,
+    pub(crate) gens: Gens,
 }
+
+/// A row's generators: a sample, which must be masked as the row's kind, and text close to
+/// the format that must be left alone (a wrong prefix, too short, a wrong alphabet, embedded
+/// in an identifier). Written beside each row, built only for the table tests: the product's
+/// table carries none (the `gens!` macro drops them).
+#[cfg(test)]
+#[derive(Clone, Copy)]
+pub(crate) struct Gens {
+    sample: fn(&mut Seed) -> Sample,
+    near_misses: fn(&mut Seed) -> Vec<String>,
+}
+
+/// Without the table tests, a row's generators are nothing.
+#[cfg(not(test))]
+#[derive(Clone, Copy)]
+pub(crate) struct Gens;
+
+#[cfg(test)]
+macro_rules! gens {
+    ($sample:expr, $near_misses:expr) => {
+        Gens { sample: $sample, near_misses: $near_misses }
+    };
+}
+
+#[cfg(not(test))]
+macro_rules! gens {
+    ($sample:expr, $near_misses:expr) => {
+        Gens
+    };
+}
+
+/// A regex row: `regex!(id, kind, keywords, regex, sample, near_misses)`. Every constructor
+/// takes the sample and the near misses, so a row without them cannot be written.
+macro_rules! regex {
+    ($id:expr, $kind:expr, $keywords:expr, $re:expr, $sample:expr, $near_misses:expr $(,)?) => {
+        regex_row($id, $kind, $keywords, $re, gens!($sample, $near_misses))
+    };
+}
+
+/// A row checked by a hand-written shape: `shape!(id, kind, keywords, shape, sample, near_misses)`.
+macro_rules! shape {
+    ($id:expr, $kind:expr, $keywords:expr, $shape:expr, $sample:expr, $near_misses:expr $(,)?) => {
+        shape_row($id, $kind, $keywords, $shape, gens!($sample, $near_misses))
+    };
+}
+
+/// A context row whose value has a structure of its own, with its samples and near misses.
+macro_rules! context_written {
+    ($id:expr, $kind:expr, $keywords:expr, $value:expr, $sample:expr, $near_misses:expr $(,)?) => {
+        context_written_row($id, $kind, $keywords, $value, gens!($sample, $near_misses))
+    };
+}
+
+// The families' rows, after the macros they are written with.
+mod business;
+mod cloud;
+mod developer;
+mod structural;
+mod tokens;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pattern {
@@ -207,20 +257,20 @@ impl Format {
     }
 
     /// A generated example of this format (context rows make theirs from their value).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub(crate) fn make_sample(&self, seed: &mut Seed) -> Sample {
         match self.pattern {
             Pattern::Context(Context { samples: ContextSamples::Drawn { alphabet, len }, .. }) => {
                 context_sample(self.keywords, alphabet, len, seed)
             }
-            _ => (self.sample)(seed),
+            _ => (self.gens.sample)(seed),
         }
     }
 
     /// Text close to this format that must be left alone.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub(crate) fn make_near_misses(&self, seed: &mut Seed) -> Vec<String> {
-        let mut misses = (self.near_misses)(seed);
+        let mut misses = (self.gens.near_misses)(seed);
         if let Pattern::Context(Context { samples: ContextSamples::Drawn { alphabet, len }, .. }) = self.pattern {
             misses.extend(context_near_misses(self.keywords, alphabet, len, seed));
         }
@@ -229,7 +279,7 @@ impl Format {
 }
 
 /// The syntaxes a context sample is written in (configs, env files, code, JSON, YAML).
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 fn context_sample(keywords: &[&str], alphabet: &str, (lo, hi): (usize, usize), seed: &mut Seed) -> Sample {
     let name = keywords.first().copied().unwrap_or("acme");
     let len = lo + seed.below(hi.saturating_sub(lo) + 1);
@@ -239,7 +289,7 @@ fn context_sample(keywords: &[&str], alphabet: &str, (lo, hi): (usize, usize), s
 
 /// `value` assigned to a name of `name`'s provider, in one of the syntaxes configs, env files,
 /// code, JSON and YAML use.
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 pub(crate) fn context_assignment(name: &str, value: String, seed: &mut Seed) -> Sample {
     let upper = name.to_ascii_uppercase().replace(['-', '.', ' '], "_");
     let text = match seed.below(9) {
@@ -259,7 +309,7 @@ pub(crate) fn context_assignment(name: &str, value: String, seed: &mut Seed) -> 
 /// A context row leaves alone: the name without an assignment, a placeholder, a value of one
 /// repeated pair (no entropy), a value one byte too short or too long. (Names that end in
 /// `_key` or `_token` would meet the generic assignment rule, which masks any random value.)
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 fn context_near_misses(keywords: &[&str], alphabet: &str, (lo, hi): (usize, usize), seed: &mut Seed) -> Vec<String> {
     let name = keywords.first().copied().unwrap_or("acme");
     let mut misses = vec![
@@ -297,28 +347,21 @@ pub(crate) const fn context(
         entropy: Some(2.5),
         max_len: None,
         window: Some(CONTEXT_WINDOW),
-        sample: no_sample,
-        near_misses: no_near_misses,
+        gens: NO_GENS,
     }
 }
 
 /// A context row whose value has a structure of its own, with samples and near misses written
 /// for it (the near misses should include the name without an assignment).
-pub(crate) const fn context_written(
+const fn context_written_row(
     id: &'static str,
     kind: &'static str,
     keywords: &'static [&'static str],
     value: &'static str,
-    sample: fn(&mut Seed) -> Sample,
-    near_misses: fn(&mut Seed) -> Vec<String>,
+    gens: Gens,
 ) -> Format {
     let row = context(id, kind, keywords, value, "", (0, 0));
-    Format {
-        pattern: Pattern::Context(Context { value, names: None, samples: ContextSamples::Written }),
-        sample,
-        near_misses,
-        ..row
-    }
+    Format { pattern: Pattern::Context(Context { value, names: None, samples: ContextSamples::Written }), gens, ..row }
 }
 
 /// `row` (a context row) with its names said by a regex (every keyword must start a match).
@@ -332,23 +375,19 @@ pub(crate) const fn with_names(names: &'static str, row: Format) -> Format {
 /// How far a context row's regex looks past its keyword.
 const CONTEXT_WINDOW: usize = 1024;
 
-fn no_sample(_: &mut Seed) -> Sample {
-    Sample::token(String::new())
-}
+/// A drawn context row's generators come from its value (`context_sample`).
+#[cfg(test)]
+const NO_GENS: Gens = Gens { sample: |_| Sample::token(String::new()), near_misses: |_| Vec::new() };
+#[cfg(not(test))]
+const NO_GENS: Gens = Gens;
 
-fn no_near_misses(_: &mut Seed) -> Vec<String> {
-    Vec::new()
-}
-
-/// A regex row. Every constructor takes the sample and the near misses, so a row without
-/// them cannot be written.
-const fn regex(
+/// A regex row (written through [`regex!`]).
+const fn regex_row(
     id: &'static str,
     kind: &'static str,
     keywords: &'static [&'static str],
     re: &'static str,
-    sample: fn(&mut Seed) -> Sample,
-    near_misses: fn(&mut Seed) -> Vec<String>,
+    gens: Gens,
 ) -> Format {
     Format {
         id,
@@ -360,19 +399,17 @@ const fn regex(
         entropy: None,
         max_len: None,
         window: None,
-        sample,
-        near_misses,
+        gens,
     }
 }
 
-/// A row checked by a hand-written shape.
-const fn shape(
+/// A row checked by a hand-written shape (written through [`shape!`]).
+const fn shape_row(
     id: &'static str,
     kind: &'static str,
     keywords: &'static [&'static str],
     shape: Shape,
-    sample: fn(&mut Seed) -> Sample,
-    near_misses: fn(&mut Seed) -> Vec<String>,
+    gens: Gens,
 ) -> Format {
     Format {
         id,
@@ -384,8 +421,7 @@ const fn shape(
         entropy: None,
         max_len: None,
         window: None,
-        sample,
-        near_misses,
+        gens,
     }
 }
 

@@ -4,7 +4,7 @@
 use super::*;
 
 pub(super) static ROWS: &[Format] = &[
-    shape(
+    shape!(
         "jwt",
         "jwt",
         &[".eyJ"],
@@ -24,7 +24,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    shape(
+    shape!(
         "private-key",
         "private-key",
         &["-----BEGIN"],
@@ -36,7 +36,7 @@ pub(super) static ROWS: &[Format] = &[
         },
         |s| vec![pem_block(s, "PUBLIC KEY", 4), pem_block(s, "CERTIFICATE", 4)],
     ),
-    shape(
+    shape!(
         "url-credentials",
         "url-credentials",
         &["://"],
@@ -53,7 +53,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    shape(
+    shape!(
         "authorization-header",
         "authorization",
         &["uthorization", "UTHORIZATION"],
@@ -74,7 +74,7 @@ pub(super) static ROWS: &[Format] = &[
             ]
         },
     ),
-    shape(
+    shape!(
         "bearer-token",
         "authorization",
         &["Bearer", "bearer", "BEARER"],
@@ -98,7 +98,7 @@ pub(super) static ROWS: &[Format] = &[
     // (3 bits per byte, no placeholder, no code) is `generic::looks_secret`. Keywords are in
     // the spellings identifiers use (snake_case, SCREAMING_CASE, camelCase/PascalCase);
     // `"auth"` is a JSON key (Docker's `config.json`).
-    shape(
+    shape!(
         "generic-assignment",
         "secret",
         &[
@@ -153,11 +153,13 @@ pub(super) static ROWS: &[Format] = &[
         },
     ),
 ];
+#[cfg(test)]
 fn b64url_json(json: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
 }
 
+#[cfg(test)]
 fn pem_block(s: &mut Seed, label: &str, lines: usize) -> String {
     let mut pem = format!("-----BEGIN {label}-----\n");
     for _ in 0..lines {

@@ -5,7 +5,7 @@ use super::*;
 pub(super) static ROWS: &[Format] = &[
     Format {
         max_len: Some(251),
-        ..regex(
+        ..regex!(
             "github-classic-token",
             "github-token",
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
@@ -24,7 +24,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         max_len: Some(244),
-        ..regex(
+        ..regex!(
             "github-fine-grained-token",
             "github-token",
             &["github_pat_"],
@@ -42,7 +42,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         max_len: Some(247),
-        ..regex(
+        ..regex!(
             "stripe-key",
             "stripe-key",
             &["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"],
@@ -64,7 +64,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         max_len: Some(249),
-        ..regex(
+        ..regex!(
             "stripe-webhook-secret",
             "stripe-key",
             &["whsec_"],
@@ -83,7 +83,7 @@ pub(super) static ROWS: &[Format] = &[
     // `ACCA` (context-specific), the older `A3T` + one character; 16 base-32 characters follow.
     Format {
         entropy: Some(3.0),
-        ..regex(
+        ..regex!(
             "aws-access-key",
             "aws-access-key",
             &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
@@ -108,7 +108,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "google-api-key",
         "google-api-key",
         &["AIza"],
@@ -125,7 +125,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     Format {
         max_len: Some(2048),
-        ..regex(
+        ..regex!(
             "google-oauth-token",
             "google-oauth-token",
             &["ya29."],
@@ -140,7 +140,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "google-client-secret",
         "google-client-secret",
         &["GOCSPX-"],
@@ -157,7 +157,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     Format {
         max_len: Some(512),
-        ..regex(
+        ..regex!(
             "slack-app-token",
             "slack-token",
             &["xapp-"],
@@ -181,7 +181,7 @@ pub(super) static ROWS: &[Format] = &[
     Format {
         max_len: Some(514),
         window: Some(2 + 513),
-        ..regex(
+        ..regex!(
             "slack-token",
             "slack-token",
             &["xox"],
@@ -204,7 +204,7 @@ pub(super) static ROWS: &[Format] = &[
     // the dots (`hooks.slack.com` written with other separators is still the host).
     Format {
         max_len: Some(512),
-        ..regex(
+        ..regex!(
             "slack-webhook",
             "slack-webhook",
             &["hooks"],
@@ -227,7 +227,7 @@ pub(super) static ROWS: &[Format] = &[
             },
         )
     },
-    regex(
+    regex!(
         "npm-token",
         "npm-token",
         &["npm_"],
@@ -244,7 +244,7 @@ pub(super) static ROWS: &[Format] = &[
     ),
     Format {
         max_len: Some(4096),
-        ..regex(
+        ..regex!(
             "pypi-token",
             "pypi-token",
             &["pypi-AgEIcHlwaS5vcmc"],
@@ -266,7 +266,7 @@ pub(super) static ROWS: &[Format] = &[
     Format {
         max_len: Some(400),
         window: Some(401),
-        ..regex(
+        ..regex!(
             "gitlab-token",
             "gitlab-token",
             &[
@@ -298,7 +298,7 @@ pub(super) static ROWS: &[Format] = &[
     // Before the OpenAI rows, which also take `sk-ant-…` and must not name it.
     Format {
         max_len: Some(512),
-        ..regex(
+        ..regex!(
             "anthropic-key",
             "anthropic-key",
             &["sk-"],
@@ -319,7 +319,7 @@ pub(super) static ROWS: &[Format] = &[
     // Project, service-account and admin keys: up to 512 characters after the second dash.
     Format {
         max_len: Some("proj-".len() + 512),
-        ..regex(
+        ..regex!(
             "openai-project-key",
             "openai-key",
             &["sk-"],
@@ -340,7 +340,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         max_len: Some("svcacct-".len() + 512),
-        ..regex(
+        ..regex!(
             "openai-service-account-key",
             "openai-key",
             &["sk-"],
@@ -357,7 +357,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         max_len: Some("admin-".len() + 512),
-        ..regex(
+        ..regex!(
             "openai-admin-key",
             "openai-key",
             &["sk-"],
@@ -374,7 +374,7 @@ pub(super) static ROWS: &[Format] = &[
     },
     Format {
         max_len: Some(512),
-        ..regex(
+        ..regex!(
             "openai-key",
             "openai-key",
             &["sk-"],
@@ -394,7 +394,7 @@ pub(super) static ROWS: &[Format] = &[
     Format {
         max_len: Some(512),
         classes: Classes::UpperLowerDigit,
-        ..regex(
+        ..regex!(
             "openai-dashed-key",
             "openai-key",
             &["sk-"],
@@ -414,7 +414,7 @@ pub(super) static ROWS: &[Format] = &[
     Format {
         max_len: Some(64),
         classes: Classes::UpperAndLower,
-        ..regex(
+        ..regex!(
             "huggingface-token",
             "huggingface-token",
             &["hf_"],
@@ -433,7 +433,7 @@ pub(super) static ROWS: &[Format] = &[
         )
     },
     // Databricks personal access tokens: 32 hex digits, sometimes a `-N` suffix.
-    regex(
+    regex!(
         "databricks-token",
         "databricks-token",
         &["dapi"],
@@ -455,7 +455,7 @@ pub(super) static ROWS: &[Format] = &[
     // Doppler personal, CLI, service (with an optional config slug), service-account, SCIM
     // and audit tokens. One three-byte keyword (`dp.`, in the short searcher) rather than
     // six prefixes in the long one.
-    regex(
+    regex!(
         "doppler-token",
         "doppler-token",
         &["dp."],
