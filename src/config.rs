@@ -63,8 +63,12 @@ impl ProtectConfig {
     /// The patterns protecting `repository` (`owner/repo`, any case).
     pub fn for_repository(&self, repository: &str) -> Vec<String> {
         let own = self.repositories.get(&repository.to_ascii_lowercase()).map(|r| r.paths.as_slice()).unwrap_or(&[]);
-        let mut all: Vec<String> = self.paths.iter().chain(own).cloned().collect();
-        all.dedup();
+        let mut all: Vec<String> = Vec::new();
+        for pattern in self.paths.iter().chain(own) {
+            if !all.contains(pattern) {
+                all.push(pattern.clone());
+            }
+        }
         all
     }
 }
