@@ -8,7 +8,6 @@
 #[derive(Clone, Debug)]
 pub(crate) struct Seed(u64);
 
-
 /// Substrings the generic rule treats as placeholders: generated values avoid them, so a
 /// sample never passes or fails by luck.
 const PLACEHOLDER_PARTS: &[&str] = &[
