@@ -165,17 +165,7 @@ fn a_needs_review_pass_is_read_and_approved_from_the_control_room() {
     let second = w.forge_pr("c.json", &pr, &[]);
     assert_eq!(second.json()["status"], "NEEDS_REVIEW", "{}", second.stdout);
 
-    let command = format!(
-        "cd {} && FORGELOOP_HOME={} FORGELOOP_REGISTRY={} XDG_CONFIG_HOME={} FORGELOOP_GITHUB_API={} GH_TOKEN={} {} tui; echo EXIT=$?; sleep 30",
-        sh_quote(&w.sb.dir.path().display().to_string()),
-        sh_quote(&w.sb.home().display().to_string()),
-        sh_quote(&w.path("registry").display().to_string()),
-        sh_quote(&w.path("xdg-config").display().to_string()),
-        sh_quote(&w.emu.api_base()),
-        sh_quote(&w.token),
-        sh_quote(env!("CARGO_BIN_EXE_forgeloop")),
-    );
-    let tmux = Tmux::start(&command, 160, 45);
+    let tmux = Tmux::start(&w.terminal_line("tui"), 160, 45);
     let screen = tmux.wait_for("◆ REVIEW", Duration::from_secs(20));
     assert!(screen.contains("⚠ assertions removed") && screen.contains("◆ 1 review"), "{screen}");
     assert!(screen.contains("waits for your review — v approve · m answer WebGPT"), "{screen}");

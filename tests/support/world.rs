@@ -131,9 +131,14 @@ impl World {
     /// A shell line for a real terminal (tmux) running forgeloop `args` on this world's home,
     /// config and emulator: its JSON goes to `out.json`, then `EXIT=<code>` is printed.
     pub fn terminal(&self, args: &str) -> String {
+        self.terminal_line(&format!("{args} > out.json"))
+    }
+
+    /// The same for a command that draws on the terminal itself (`tui`): nothing redirected.
+    pub fn terminal_line(&self, args: &str) -> String {
         use super::tmux::sh_quote;
         format!(
-            "cd {} && FORGELOOP_HOME={} FORGELOOP_REGISTRY={} XDG_CONFIG_HOME={} FORGELOOP_GITHUB_API={} GH_TOKEN={} {} {args} > out.json; echo EXIT=$?; sleep 30",
+            "cd {} && FORGELOOP_HOME={} FORGELOOP_REGISTRY={} XDG_CONFIG_HOME={} FORGELOOP_GITHUB_API={} GH_TOKEN={} {} {args}; echo EXIT=$?; sleep 30",
             sh_quote(&self.sb.dir.path().display().to_string()),
             sh_quote(&self.sb.home().display().to_string()),
             sh_quote(&self.path("registry").display().to_string()),
