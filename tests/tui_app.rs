@@ -9,9 +9,9 @@ use forgeloop::domain::status::Status;
 use forgeloop::tui::app::{
     Ask, DIFF_MARGIN, DiffState, Effect, Event, Focus, InputPurpose, Popup, Screen, SearchState, Tab,
 };
-use forgeloop::tui::diff_view::DiffEvent;
 use forgeloop::tui::keymap::Cmd;
-use forgeloop::tui::log_view::LogRequest;
+use forgeloop::tui::panes::diff::reader::DiffEvent;
+use forgeloop::tui::panes::log::reader::LogRequest;
 use tui_support::*;
 
 /// await-fix (failed run), ready (passed), confirm, await-pr, blocked, aborted.
@@ -890,7 +890,7 @@ fn a_50000_line_diff_opens_without_holding_its_lines() {
     assert_eq!((doc.lines, doc.files.len(), doc.size.additions), (total, 50, 50 * 10 * 33));
     // What the tab keeps: the index (per file, per hunk), one offset every 64 lines, and
     // the lines around the viewport — never the whole text.
-    assert_eq!(doc.checkpoints.len(), total.div_ceil(forgeloop::tui::diff_view::STRIDE));
+    assert_eq!(doc.checkpoints.len(), total.div_ceil(forgeloop::tui::panes::diff::reader::STRIDE));
     let bound = height + 2 * DIFF_MARGIN.max(height);
     assert!(app.diff.window.len() <= bound, "{} lines kept", app.diff.window.len());
     // Far into the diff: the last file's last lines, read from the nearest checkpoint.

@@ -24,11 +24,11 @@ use crate::domain::state::Actor;
 
 use super::app::{Effect, Event, UseCase};
 use super::clipboard;
-use super::diff_view::{self, DiffEvent};
 use super::effects;
 use super::load;
-use super::log_view::LogRequest;
 use super::watch::WatchDir;
+use crate::tui::panes::diff::reader::{self as diff_view, DiffEvent};
+use crate::tui::panes::log::reader::LogRequest;
 
 /// Blocking work whose outcome is an event.
 pub type Job = Box<dyn FnOnce() -> Event + Send>;

@@ -10,16 +10,15 @@
 
 pub mod app;
 pub mod clipboard;
-pub mod diff_view;
 pub mod editor;
 pub mod effects;
 pub mod exec;
 pub mod key_overrides;
 pub mod keymap;
 pub mod load;
-pub mod log_view;
 pub mod model;
 pub mod notify;
+pub mod panes;
 pub mod runtime;
 pub mod sanitize;
 pub mod sync;

@@ -23,10 +23,10 @@ use crate::cycle::Ctx;
 use super::app::{App, Effect, Event};
 use super::editor;
 use super::exec::{self, Executor, Job, Work};
-use super::log_view::LogWorker;
 use super::terminal;
 use super::views;
 use super::watch::{self as dirwatch, DirWatcher, WatchEvent};
+use crate::tui::panes::log::reader::LogWorker;
 
 /// At most one frame per this interval (~60 fps).
 pub const FRAME: Duration = Duration::from_millis(16);

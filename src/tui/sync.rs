@@ -11,7 +11,7 @@ use crate::cycle::Ctx;
 
 use super::app::{App, Effect, Event};
 use super::exec::{Executor, Work};
-use super::log_view::LogReader;
+use crate::tui::panes::log::reader::LogReader;
 
 pub struct SyncDriver {
     exec: Executor,

@@ -9,10 +9,10 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::cycle::files::Event as JournalEvent;
 use crate::domain::integrity::Integrity;
-use crate::tui::diff_view::DiffEvent;
 use crate::tui::keymap::Cmd;
-use crate::tui::log_view::{LogEvent, LogRequest};
 use crate::tui::model::{CycleEntry, ProjectRecord, RunFile, Sources};
+use crate::tui::panes::diff::reader::DiffEvent;
+use crate::tui::panes::log::reader::{LogEvent, LogRequest};
 use crate::tui::watch::WatchDir;
 
 /// Everything that can happen to the app: raw input (keys, mouse, paste, resize), the clock,

@@ -18,31 +18,26 @@ use crate::domain::state::{CycleState, OutboxKind};
 use crate::domain::status::Status;
 
 use super::keymap::{self, Cmd, Context};
-use super::log_view::Anchor;
 use super::model::CycleEntry;
 pub use super::tab::Tab;
 use super::theme::Theme;
 pub use super::watch::WatchDir;
+use crate::tui::panes::log::reader::Anchor;
 
 mod actions;
 mod attention;
-mod detail;
 mod dialogs;
-mod diff;
 mod event;
 mod files;
-mod list;
-mod log;
-mod projects;
 
+pub use super::panes::diff::{DiffPane, DiffState, DiffTarget, MARGIN as DIFF_MARGIN};
+pub use super::panes::list::CycleList;
+pub use super::panes::log::{LogPane, LogSearch, SearchState};
+pub use super::panes::projects::ProjectsPane;
+pub use super::panes::runs::{Detail, LIVE_IDLE_SECS, RunReport, RunResult, RunRow, run_result_word};
 pub use attention::Attention;
-pub use detail::{Detail, LIVE_IDLE_SECS, RunReport, RunResult, RunRow, run_result_word};
 pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups, SayDialog};
-pub use diff::{DiffPane, DiffState, DiffTarget, MARGIN as DIFF_MARGIN};
 pub use event::{Effect, Event, UseCase};
-pub use list::CycleList;
-pub use log::{LogPane, LogSearch, SearchState};
-pub use projects::ProjectsPane;
 
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const DEFAULT_ABORT_REASON: &str = "aborted by a person in the control room";
@@ -430,7 +425,8 @@ impl App {
             }
             Event::Diff(event) => {
                 self.dirty = true;
-                let made = matches!(&event, crate::tui::diff_view::DiffEvent::Opened { result: Ok(Some(_)), .. });
+                let made =
+                    matches!(&event, crate::tui::panes::diff::reader::DiffEvent::Opened { result: Ok(Some(_)), .. });
                 fx.extend(self.diff.reply(event));
                 // A whole-PR diff just opened may be one the row of a ready cycle lacked.
                 if made

@@ -1,17 +1,9 @@
 //! Drawing: a pure function of the [`App`]. One file per view, tab or popup; this one lays
 //! out the screen and holds the small helpers they share.
 
-mod brief;
-mod conversation;
 mod dialogs;
-mod diff;
+use super::panes::{brief, conversation, diff, list, log, project, projects, runs};
 mod footer;
-mod help;
-mod list;
-mod log;
-mod project;
-mod projects;
-mod runs;
 
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
@@ -42,7 +34,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             .areas(area);
     footer::header(app, frame, header);
     match app.screen {
-        Screen::Projects => projects::render(app, frame, body),
+        Screen::Projects => projects::view::render(app, frame, body),
         Screen::Cycles => cycles_screen(app, frame, body),
     }
     footer::status_line(app, frame, status);
@@ -52,7 +44,7 @@ pub fn render(app: &App, frame: &mut Frame) {
 
 fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
     if app.list.cycles.is_empty() {
-        list::render(app, frame, body);
+        list::view::render(app, frame, body);
         return;
     }
     let single = app.zoom || body.height < SPLIT_MIN_HEIGHT;
@@ -60,7 +52,7 @@ fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
         app.hits.list.set(Rect::default());
         app.hits.detail.set(Rect::default());
         match app.focus {
-            Focus::List => list::render(app, frame, body),
+            Focus::List => list::view::render(app, frame, body),
             Focus::Detail => detail(app, frame, body),
         }
         return;
@@ -68,7 +60,7 @@ fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
     let rows = app.list.visible.len() as u16 + 3;
     let list_height = rows.clamp(5, (body.height * 2 / 5).max(5));
     let [top, bottom] = Layout::vertical([Constraint::Length(list_height), Constraint::Min(1)]).areas(body);
-    list::render(app, frame, top);
+    list::view::render(app, frame, top);
     detail(app, frame, bottom);
 }
 
@@ -122,12 +114,12 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     match app.detail.tab {
-        Tab::Brief => brief::render(app, entry, frame, content),
-        Tab::Conversation => conversation::render(app, entry, frame, content),
-        Tab::Runs => runs::render(app, frame, content),
-        Tab::Log => log::render(app, frame, content),
-        Tab::Diff => diff::render(app, frame, content),
-        Tab::Project => project::render(app, entry, frame, content),
+        Tab::Brief => brief::view::render(app, entry, frame, content),
+        Tab::Conversation => conversation::view::render(app, entry, frame, content),
+        Tab::Runs => runs::view::render(app, frame, content),
+        Tab::Log => log::view::render(app, frame, content),
+        Tab::Diff => diff::view::render(app, frame, content),
+        Tab::Project => project::view::render(app, entry, frame, content),
     }
 }
 

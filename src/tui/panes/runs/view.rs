@@ -21,7 +21,7 @@ use crate::tui::model::CycleEntry;
 use crate::tui::sanitize::clean;
 use crate::tui::theme::Theme;
 
-use super::{short_tests_badge, short_time, tests_badge, wrap_words};
+use crate::tui::views::{short_tests_badge, short_time, tests_badge, wrap_words};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;

@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use crate::tui::app::App;
 use crate::tui::keymap::help_sections;
 
-use super::{centered, wrap_words};
+use crate::tui::views::{centered, wrap_words};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
     let theme = &app.theme;
@@ -33,7 +33,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
         lines.push(Line::from(Span::styled(part, theme.muted)));
     }
     let max = (lines.len() as u16).saturating_sub(rect.height.saturating_sub(2));
-    let block = super::popup_block(theme, " Keys (Esc closes) ");
+    let block = crate::tui::views::popup_block(theme, " Keys (Esc closes) ");
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(lines).block(block).style(theme.popup).scroll((scroll.min(max), 0)), rect);
 }

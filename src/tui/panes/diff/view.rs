@@ -15,10 +15,10 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::domain::diff::{FileDiff, FileStatus};
 use crate::tui::app::{App, DiffState, Focus, SearchState, Tab};
-use crate::tui::diff_view::{DiffDoc, DiffLine};
 use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::panes::diff::reader::{DiffDoc, DiffLine};
+use crate::tui::panes::log::view::{LineView, styled_line};
 use crate::tui::theme::Theme;
-use crate::tui::views::log::{LineView, styled_line};
 
 /// From this width the file list sits beside the lines; below it, above them.
 const SIDE_BY_SIDE: u16 = 70;

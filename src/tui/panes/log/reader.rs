@@ -20,7 +20,7 @@ use std::sync::mpsc;
 
 use crate::redact::Redactor;
 
-use super::sanitize;
+use crate::tui::sanitize;
 
 const BLOCK: u64 = 64 * 1024;
 /// A "line" longer than this is cut into pieces of this size.

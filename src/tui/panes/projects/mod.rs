@@ -41,3 +41,5 @@ impl ProjectsPane {
         true
     }
 }
+
+pub mod view;

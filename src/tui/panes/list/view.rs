@@ -11,7 +11,9 @@ use crate::tui::app::{App, Focus};
 use crate::tui::model::CycleEntry;
 use crate::tui::theme::Theme;
 
-use super::{age, elapsed, entry_badge, entry_tests_flag, pane_block, short_tests_badge, tests_badge, truncate};
+use crate::tui::views::{
+    age, elapsed, entry_badge, entry_tests_flag, pane_block, short_tests_badge, tests_badge, truncate,
+};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -30,7 +32,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(block, area);
     app.hits.list.set(area);
     if app.list.cycles.is_empty() {
-        let text = if app.discovered { super::empty_text(app) } else { vec![Line::from("Loading…")] };
+        let text = if app.discovered { crate::tui::views::empty_text(app) } else { vec![Line::from("Loading…")] };
         frame.render_widget(Paragraph::new(text), inner);
         return;
     }
@@ -112,7 +114,7 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     } else if wide || medium {
         Line::from(Span::styled(format!("{glyph} {word}"), style))
     } else {
-        Line::from(Span::styled(format!("{glyph} {}", truncate(super::short_word(word), 10)), style))
+        Line::from(Span::styled(format!("{glyph} {}", truncate(crate::tui::views::short_word(word), 10)), style))
     };
     let name = Span::styled(entry.name(), if entry.error.is_some() { theme.error } else { theme.text });
     let view = entry.view.as_ref();

@@ -10,7 +10,7 @@ use crate::domain::state::CycleState;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::CycleEntry;
 
-use super::StatusGroup;
+use crate::tui::app::StatusGroup;
 
 #[derive(Debug)]
 pub struct CycleList {
@@ -199,3 +199,5 @@ fn matches_filter(entry: &CycleEntry, needle: &str) -> bool {
     }
     needle.split_whitespace().all(|word| hay.contains(word))
 }
+
+pub mod view;

@@ -304,3 +304,5 @@ impl Detail {
         rows
     }
 }
+
+pub mod view;

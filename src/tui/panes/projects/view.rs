@@ -10,7 +10,7 @@ use crate::tui::app::App;
 use crate::tui::load::project_id;
 use crate::tui::model::ProjectRecord;
 
-use super::pane_block;
+use crate::tui::views::pane_block;
 
 /// Why a valid record disagrees with the cycles bound to its repository, if it does.
 pub fn conflict(app: &App, record: &ProjectRecord) -> Option<String> {

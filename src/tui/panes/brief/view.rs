@@ -12,7 +12,7 @@ use crate::domain::status::Status;
 use crate::tui::app::App;
 use crate::tui::model::CycleEntry;
 
-use super::{field, short_time, status_badge, wrapped_field};
+use crate::tui::views::{field, short_time, status_badge, wrapped_field};
 
 pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -92,7 +92,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
 
 /// A text tab scrolled no further than its last full screen (`G` shows the end, not an empty
 /// pane), the limit recorded for the keys.
-pub(super) fn scrolled<'a>(app: &App, paragraph: Paragraph<'a>, area: Rect) -> Paragraph<'a> {
+pub(crate) fn scrolled<'a>(app: &App, paragraph: Paragraph<'a>, area: Rect) -> Paragraph<'a> {
     let lines = u16::try_from(paragraph.line_count(area.width)).unwrap_or(u16::MAX);
     let max = lines.saturating_sub(area.height);
     app.detail.max_scroll.set(max);

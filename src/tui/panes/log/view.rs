@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use unicode_width::UnicodeWidthChar;
 
 use crate::tui::app::{App, SearchState};
-use crate::tui::log_view::{LogLine, highlight_ranges};
+use crate::tui::panes::log::reader::{LogLine, highlight_ranges};
 use crate::tui::theme::Theme;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -116,7 +116,7 @@ fn render_line(
 /// How a Log or Diff line is shown: the search to highlight (`current` when it holds the
 /// current match), the sideways scroll unless wrapping, and how many leading characters stay
 /// put when scrolled (the Diff tab's `+`/`-` column).
-pub(super) struct LineView<'q> {
+pub(crate) struct LineView<'q> {
     pub query: Option<&'q str>,
     pub current: bool,
     pub hscroll: usize,
@@ -125,7 +125,7 @@ pub(super) struct LineView<'q> {
 }
 
 /// A line of text in `base` with its search matches highlighted and a cut line marked.
-pub(super) fn styled_line(text: &str, truncated: bool, base: Style, view: &LineView, theme: &Theme) -> Line<'static> {
+pub(crate) fn styled_line(text: &str, truncated: bool, base: Style, view: &LineView, theme: &Theme) -> Line<'static> {
     let chars: Vec<char> = text.chars().collect();
     let ranges = view.query.map(|q| highlight_ranges(text, q)).unwrap_or_default();
     let pinned = view.pinned.min(chars.len());

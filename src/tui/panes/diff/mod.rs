@@ -15,10 +15,11 @@ use crate::domain::diff::FileDiff;
 use crate::domain::report::normalize_sha;
 use crate::domain::state::CycleState;
 use crate::domain::test_files::classify;
-use crate::tui::diff_view::{DiffDoc, DiffEvent, DiffLine};
 use crate::tui::keymap::Cmd;
+use crate::tui::panes::diff::reader::{DiffDoc, DiffEvent, DiffLine};
 
-use super::{Effect, LogSearch, SearchState};
+use crate::tui::app::Effect;
+use crate::tui::panes::log::{LogSearch, SearchState};
 
 /// Lines read beyond the viewport on each side, so scrolling rarely waits for the disk.
 pub const MARGIN: usize = 64;
@@ -664,3 +665,7 @@ diff --git a/c b/c\n--- a/c\n@@ -1 +1,2 @@\n+1\n+2\n";
         assert_eq!(at(&pane), (0, None, 0));
     }
 }
+
+pub mod view;
+
+pub mod reader;

@@ -16,7 +16,7 @@ use crate::tui::load::summarize;
 use crate::tui::model::CycleEntry;
 use crate::tui::theme::Theme;
 
-use super::short_time;
+use crate::tui::views::short_time;
 
 const REPLY_LINES: usize = 12;
 
@@ -72,7 +72,10 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         }
         None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
     }
-    frame.render_widget(super::brief::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
+    frame.render_widget(
+        crate::tui::panes::brief::view::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area),
+        area,
+    );
 }
 
 fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u16) {
@@ -80,7 +83,7 @@ fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u1
     let room = usize::from(width).saturating_sub(4).max(8);
     for line in all.iter().take(max) {
         // Untrusted text: escape sequences go, other controls show as escapes.
-        for part in super::wrap_words(&crate::tui::sanitize::clean(line), room) {
+        for part in crate::tui::views::wrap_words(&crate::tui::sanitize::clean(line), room) {
             lines.push(Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(part, theme.text)]));
         }
     }

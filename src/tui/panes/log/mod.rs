@@ -6,9 +6,9 @@ use std::cell::Cell;
 use std::path::PathBuf;
 
 use crate::tui::keymap::Cmd;
-use crate::tui::log_view::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
+use crate::tui::panes::log::reader::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
 
-use super::Effect;
+use crate::tui::app::Effect;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SearchState {
@@ -295,3 +295,7 @@ impl LogPane {
         }
     }
 }
+
+pub mod view;
+
+pub mod reader;

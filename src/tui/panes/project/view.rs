@@ -10,7 +10,7 @@ use crate::tui::app::App;
 use crate::tui::load::project_id;
 use crate::tui::model::{CycleEntry, Sources};
 
-use super::field;
+use crate::tui::views::field;
 
 pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -118,5 +118,8 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             }
         }
     }
-    frame.render_widget(super::brief::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
+    frame.render_widget(
+        crate::tui::panes::brief::view::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area),
+        area,
+    );
 }

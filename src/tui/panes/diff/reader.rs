@@ -15,8 +15,8 @@ use std::sync::Arc;
 use crate::domain::diff::{self, DiffSize, FileDiff};
 use crate::redact::Redactor;
 
-use super::log_view::{self, LogDoc, MAX_LINE_DISPLAY};
-use super::sanitize;
+use crate::tui::panes::log::reader::{self as log_view, LogDoc, MAX_LINE_DISPLAY};
+use crate::tui::sanitize;
 
 /// One checkpoint (a line's byte offset) every this many lines.
 pub const STRIDE: usize = 64;

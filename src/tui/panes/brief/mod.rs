@@ -1,0 +1,3 @@
+//! The brief pane.
+
+pub mod view;

@@ -1,0 +1,3 @@
+//! The conversation pane.
+
+pub mod view;

@@ -1,0 +1,3 @@
+//! The help pane.
+
+pub mod view;

@@ -1,0 +1,3 @@
+//! The project pane.
+
+pub mod view;
