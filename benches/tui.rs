@@ -181,12 +181,12 @@ fn memory() {
         send(Event::Cmd(Cmd::Tab(Tab::Log)));
         let start = Instant::now();
         progress("opening the log");
-        while !runtime.app.log.loaded {
+        while !runtime.app.tabs.log.loaded {
             runtime.step().await.unwrap();
         }
         progress("going to its end");
         send(Event::Cmd(Cmd::Bottom));
-        while !runtime.app.log.window.at_eof {
+        while !runtime.app.tabs.log.window.at_eof {
             runtime.step().await.unwrap();
         }
         runtime.draw().unwrap();
@@ -194,7 +194,7 @@ fn memory() {
         let after_open = rss_kib();
         // Search from the top for the line at the very end: the whole file is scanned.
         send(Event::Cmd(Cmd::Top));
-        while runtime.app.log.window.top != 0 {
+        while runtime.app.tabs.log.window.top != 0 {
             runtime.step().await.unwrap();
         }
         send(Event::Cmd(Cmd::Search));
@@ -205,11 +205,11 @@ fn memory() {
         let start = Instant::now();
         send(Event::Cmd(Cmd::Submit));
         runtime.step().await.unwrap();
-        while runtime.app.log.search.state == forgeloop::tui::app::SearchState::Searching {
+        while runtime.app.tabs.log.search.state == forgeloop::tui::app::SearchState::Searching {
             runtime.step().await.unwrap();
         }
         let search_time = start.elapsed();
-        assert_eq!(runtime.app.log.search.state, forgeloop::tui::app::SearchState::Found);
+        assert_eq!(runtime.app.tabs.log.search.state, forgeloop::tui::app::SearchState::Found);
         (after_open, rss_kib(), open_time, search_time)
     });
     let _ = opened;

@@ -10,8 +10,8 @@ use forgeloop::tui::app::{
     Ask, DIFF_MARGIN, DiffState, Effect, Event, Focus, InputPurpose, Popup, Screen, SearchState, Tab,
 };
 use forgeloop::tui::keymap::Cmd;
-use forgeloop::tui::panes::diff::reader::DiffEvent;
-use forgeloop::tui::panes::log::reader::LogRequest;
+use forgeloop::tui::pager::diff::DiffEvent;
+use forgeloop::tui::pager::log::LogRequest;
 use tui_support::*;
 
 /// await-fix (failed run), ready (passed), confirm, await-pr, blocked, aborted.
@@ -66,7 +66,7 @@ fn navigation_moves_the_selection_and_loads_its_detail() {
     key(&mut app, &mut d, KeyCode::PageDown);
     assert_ne!(selected_name(&app), "confirm-me");
     // The selection's journal was loaded for the Conversation tab.
-    let (path, events) = app.detail.journal.as_ref().unwrap();
+    let (path, events) = app.tabs.loaded.journal.as_ref().unwrap();
     assert_eq!(path, &app.list.selected.clone().unwrap());
     assert!(!events.as_ref().unwrap().is_empty());
 }
@@ -102,7 +102,7 @@ fn the_filter_narrows_and_escape_clears_it() {
     chars(&mut app, &mut d, "await-");
     assert_eq!(names(&app), ["await-fix", "await-pr"]);
     assert_eq!(selected_name(&app), "await-fix", "the selection moves into the filtered rows");
-    let (journal_of, _) = app.detail.journal.as_ref().unwrap();
+    let (journal_of, _) = app.tabs.loaded.journal.as_ref().unwrap();
     assert_eq!(journal_of, &fx.state_path("await-fix"), "and its detail is loaded");
     key(&mut app, &mut d, KeyCode::Backspace);
     key(&mut app, &mut d, KeyCode::Enter);
@@ -144,7 +144,7 @@ fn tabs_switch_and_load_what_they_show() {
     key(&mut app, &mut d, KeyCode::Enter);
     assert_eq!(app.focus, Focus::Detail);
     key(&mut app, &mut d, KeyCode::Char('3'));
-    assert_eq!(app.detail.tab, Tab::Runs);
+    assert_eq!(app.tabs.tab, Tab::Runs);
     assert_eq!(app.run_rows().len(), 1);
     let effects = app.update(Event::Cmd(Cmd::Tab(Tab::Log)));
     assert!(
@@ -153,17 +153,17 @@ fn tabs_switch_and_load_what_they_show() {
             .any(|e| matches!(e, Effect::Log(LogRequest::Open { path, .. }) if path.ends_with("1-0123456789ab.log")))
     );
     d.settle(&mut app, effects);
-    assert_eq!(app.detail.tab, Tab::Log);
-    assert!(app.log.loaded);
-    assert_eq!(app.log.window.lines[0].text, "$ pytest -q");
+    assert_eq!(app.tabs.tab, Tab::Log);
+    assert!(app.tabs.log.loaded);
+    assert_eq!(app.tabs.log.window.lines[0].text, "$ pytest -q");
     key(&mut app, &mut d, KeyCode::Char(']'));
-    assert_eq!(app.detail.tab, Tab::Diff);
+    assert_eq!(app.tabs.tab, Tab::Diff);
     key(&mut app, &mut d, KeyCode::Char(']'));
-    assert_eq!(app.detail.tab, Tab::Project);
+    assert_eq!(app.tabs.tab, Tab::Project);
     for _ in 0..3 {
         key(&mut app, &mut d, KeyCode::Char('['));
     }
-    assert_eq!(app.detail.tab, Tab::Runs);
+    assert_eq!(app.tabs.tab, Tab::Runs);
     key(&mut app, &mut d, KeyCode::Tab);
     assert_eq!(app.focus, Focus::List);
     key(&mut app, &mut d, KeyCode::Char('p'));
@@ -179,34 +179,34 @@ fn the_log_searches_and_finds_the_first_error() {
     while selected_name(&app) != "await-fix" {
         key(&mut app, &mut d, KeyCode::Char('j'));
     }
-    app.log.height.set(5);
+    app.tabs.log.height.set(5);
     cmd(&mut app, &mut d, Cmd::Tab(Tab::Log));
     key(&mut app, &mut d, KeyCode::Enter);
     assert_eq!(app.focus, Focus::Detail);
     key(&mut app, &mut d, KeyCode::Char('e'));
-    assert!(app.log.window.lines.iter().any(|l| l.text.contains("FAILED")), "{:?}", app.log.window.lines);
-    assert!(!app.log.window.lines.iter().any(|l| l.text.contains('\u{1b}')), "ANSI is stripped");
+    assert!(app.tabs.log.window.lines.iter().any(|l| l.text.contains("FAILED")), "{:?}", app.tabs.log.window.lines);
+    assert!(!app.tabs.log.window.lines.iter().any(|l| l.text.contains('\u{1b}')), "ANSI is stripped");
     key(&mut app, &mut d, KeyCode::Char('g'));
     key(&mut app, &mut d, KeyCode::Char('/'));
     chars(&mut app, &mut d, "assertionerror");
     key(&mut app, &mut d, KeyCode::Enter);
-    assert_eq!(app.log.search.state, SearchState::Found);
-    let current = app.log.search.current.unwrap();
-    let line = app.log.window.lines.iter().find(|l| l.offset == current).unwrap();
+    assert_eq!(app.tabs.log.search.state, SearchState::Found);
+    let current = app.tabs.log.search.current.unwrap();
+    let line = app.tabs.log.window.lines.iter().find(|l| l.offset == current).unwrap();
     assert!(line.text.contains("AssertionError"));
     key(&mut app, &mut d, KeyCode::Char('n'));
-    assert!(app.log.search.wrapped, "the only match is found again after wrapping");
+    assert!(app.tabs.log.search.wrapped, "the only match is found again after wrapping");
     key(&mut app, &mut d, KeyCode::Char('/'));
     chars(&mut app, &mut d, "no such text");
     key(&mut app, &mut d, KeyCode::Enter);
-    assert_eq!(app.log.search.state, SearchState::NotFound);
+    assert_eq!(app.tabs.log.search.state, SearchState::NotFound);
     key(&mut app, &mut d, KeyCode::Char('w'));
-    assert!(app.log.wrap);
+    assert!(app.tabs.log.wrap);
     key(&mut app, &mut d, KeyCode::Char('f'));
-    assert!(app.log.follow);
-    assert!(app.log.window.at_eof);
+    assert!(app.tabs.log.follow);
+    assert!(app.tabs.log.window.at_eof);
     key(&mut app, &mut d, KeyCode::Char('k'));
-    assert!(!app.log.follow, "scrolling up stops following");
+    assert!(!app.tabs.log.follow, "scrolling up stops following");
 }
 
 #[test]
@@ -636,22 +636,24 @@ fn open_diff(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDr
     select(app, d, name);
     key(app, d, KeyCode::Enter);
     key(app, d, KeyCode::Char('5'));
-    assert_eq!(app.detail.tab, Tab::Diff);
+    assert_eq!(app.tabs.tab, Tab::Diff);
 }
 
 fn shown_lines(app: &forgeloop::tui::App) -> Vec<String> {
-    let height = usize::from(app.diff.height.get());
-    (app.diff.top..app.diff.top + height).filter_map(|n| app.diff.line(n).map(|l| l.text.clone())).collect()
+    let height = usize::from(app.tabs.diff.height.get());
+    (app.tabs.diff.top..app.tabs.diff.top + height)
+        .filter_map(|n| app.tabs.diff.line(n).map(|l| l.text.clone()))
+        .collect()
 }
 
 #[test]
 fn the_diff_tab_moves_between_files_and_hunks() {
     let fx = diffs();
     let (mut app, mut d) = fx.app("dark");
-    app.diff.height.set(6);
+    app.tabs.diff.height.set(6);
     open_diff(&mut app, &mut d, "ready");
-    assert_eq!(app.diff.state, DiffState::Ready);
-    let doc = app.diff.doc.clone().unwrap();
+    assert_eq!(app.tabs.diff.state, DiffState::Ready);
+    let doc = app.tabs.diff.doc.clone().unwrap();
     let files: Vec<(&str, Option<&str>, bool)> =
         doc.files.iter().map(|f| (f.path.as_str(), f.old_path.as_deref(), f.binary)).collect();
     assert_eq!(
@@ -668,19 +670,19 @@ fn the_diff_tab_moves_between_files_and_hunks() {
     assert_eq!(shown_lines(&app)[0], "diff --git a/app/theme.py b/app/theme.py");
     // Hunks: the first, the second, then on into the next file.
     key(&mut app, &mut d, KeyCode::Char('}'));
-    assert_eq!((app.diff.file, app.diff.hunk), (0, Some(0)));
+    assert_eq!((app.tabs.diff.file, app.tabs.diff.hunk), (0, Some(0)));
     assert_eq!(shown_lines(&app)[0], "@@ -1,5 +1,6 @@");
     key(&mut app, &mut d, KeyCode::Char('}'));
-    assert_eq!((app.diff.file, app.diff.hunk), (0, Some(1)));
+    assert_eq!((app.tabs.diff.file, app.tabs.diff.hunk), (0, Some(1)));
     assert!(shown_lines(&app).contains(&"@@ -20,3 +21,5 @@ def save(prefs, theme):".to_owned()));
     key(&mut app, &mut d, KeyCode::Char('}'));
-    assert_eq!((app.diff.file, app.diff.hunk), (1, Some(0)));
+    assert_eq!((app.tabs.diff.file, app.tabs.diff.hunk), (1, Some(0)));
     key(&mut app, &mut d, KeyCode::Char('{'));
-    assert_eq!((app.diff.file, app.diff.hunk), (0, Some(1)), "back into the previous file's last hunk");
+    assert_eq!((app.tabs.diff.file, app.tabs.diff.hunk), (0, Some(1)), "back into the previous file's last hunk");
     // Files, and the lines shown are always the selected file's.
     key(&mut app, &mut d, KeyCode::Char('J'));
     key(&mut app, &mut d, KeyCode::Char('J'));
-    assert_eq!((app.diff.file, app.diff.hunk), (2, None));
+    assert_eq!((app.tabs.diff.file, app.tabs.diff.hunk), (2, None));
     let lines = shown_lines(&app);
     assert_eq!(lines[0], "diff --git a/app/legacy_colors.py b/app/legacy_colors.py");
     key(&mut app, &mut d, KeyCode::Char('G'));
@@ -693,20 +695,20 @@ fn the_diff_tab_moves_between_files_and_hunks() {
     key(&mut app, &mut d, KeyCode::Char('J'));
     key(&mut app, &mut d, KeyCode::Char('J'));
     key(&mut app, &mut d, KeyCode::Char('J'));
-    assert_eq!(app.diff.file, 4, "stops at the last file");
+    assert_eq!(app.tabs.diff.file, 4, "stops at the last file");
     key(&mut app, &mut d, KeyCode::Char('K'));
-    assert_eq!(app.diff.file, 3);
+    assert_eq!(app.tabs.diff.file, 3);
     // Scrolling by lines stays in the file and forgets the current hunk.
-    let (start, end) = app.diff.section();
+    let (start, end) = app.tabs.diff.section();
     for _ in 0..20 {
         key(&mut app, &mut d, KeyCode::Char('j'));
     }
-    assert_eq!(app.diff.top, end - 6, "the last line reaches the bottom, no further");
+    assert_eq!(app.tabs.diff.top, end - 6, "the last line reaches the bottom, no further");
     key(&mut app, &mut d, KeyCode::Char('g'));
-    assert_eq!((app.diff.top, app.diff.hunk), (start, None));
+    assert_eq!((app.tabs.diff.top, app.tabs.diff.hunk), (start, None));
     // Wrap and the keys of the tab are in the footer, from the one key table.
     key(&mut app, &mut d, KeyCode::Char('w'));
-    assert!(app.diff.wrap);
+    assert!(app.tabs.diff.wrap);
     let hints: Vec<&str> = app.hints().iter().map(|(_, h)| *h).collect();
     for hint in ["next file", "prev file", "next hunk", "prev hunk", "whole PR/since last", "search", "wrap"] {
         assert!(hints.contains(&hint), "{hint} missing from {hints:?}");
@@ -717,31 +719,31 @@ fn the_diff_tab_moves_between_files_and_hunks() {
 fn the_diff_tab_searches_every_file_and_wraps_around() {
     let fx = diffs();
     let (mut app, mut d) = fx.app("dark");
-    app.diff.height.set(5);
+    app.tabs.diff.height.set(5);
     open_diff(&mut app, &mut d, "ready");
     key(&mut app, &mut d, KeyCode::Char('/'));
     assert_eq!(app.contexts(), [forgeloop::tui::keymap::Context::SearchInput]);
     chars(&mut app, &mut d, "settings");
     key(&mut app, &mut d, KeyCode::Enter);
-    assert_eq!(app.diff.search.state, SearchState::Found);
-    assert_eq!(app.diff.file, 3, "the match's file is selected");
-    let current = app.diff.search.current.unwrap() as usize;
-    assert_eq!(app.diff.line(current).unwrap().text, " See the settings page.");
+    assert_eq!(app.tabs.diff.search.state, SearchState::Found);
+    assert_eq!(app.tabs.diff.file, 3, "the match's file is selected");
+    let current = app.tabs.diff.search.current.unwrap() as usize;
+    assert_eq!(app.tabs.diff.line(current).unwrap().text, " See the settings page.");
     assert!(shown_lines(&app).contains(&" See the settings page.".to_owned()));
     key(&mut app, &mut d, KeyCode::Char('n'));
-    assert_eq!(app.diff.search.state, SearchState::Found);
-    assert!(app.diff.search.wrapped, "the only match is found again after wrapping");
+    assert_eq!(app.tabs.diff.search.state, SearchState::Found);
+    assert!(app.tabs.diff.search.wrapped, "the only match is found again after wrapping");
     // Smart case: an uppercase letter makes it exact.
     key(&mut app, &mut d, KeyCode::Char('/'));
     chars(&mut app, &mut d, "SUPPORTED");
     key(&mut app, &mut d, KeyCode::Enter);
-    assert_eq!(app.diff.file, 0);
+    assert_eq!(app.tabs.diff.file, 0);
     key(&mut app, &mut d, KeyCode::Char('N'));
-    assert_eq!(app.diff.search.state, SearchState::Found);
+    assert_eq!(app.tabs.diff.search.state, SearchState::Found);
     key(&mut app, &mut d, KeyCode::Char('/'));
     chars(&mut app, &mut d, "no such text");
     key(&mut app, &mut d, KeyCode::Enter);
-    assert_eq!(app.diff.search.state, SearchState::NotFound);
+    assert_eq!(app.tabs.diff.search.state, SearchState::NotFound);
 }
 
 #[test]
@@ -749,29 +751,29 @@ fn whole_pr_and_since_last_run_toggle_and_a_first_run_says_why_not() {
     let fx = diffs();
     let (mut app, mut d) = fx.app("dark");
     open_diff(&mut app, &mut d, "fixing");
-    let target = app.diff.target.clone().unwrap();
+    let target = app.tabs.diff.target.clone().unwrap();
     assert_eq!((target.iteration, target.head_sha.as_str(), target.old.is_none()), (2, SHA_C, true));
     for _ in 0..3 {
         key(&mut app, &mut d, KeyCode::Char('J'));
     }
     assert!(shown_lines(&app).iter().any(|l| l == "+Light, dark and auto."), "the last run's head");
     key(&mut app, &mut d, KeyCode::Char('s'));
-    let target = app.diff.target.clone().unwrap();
+    let target = app.tabs.diff.target.clone().unwrap();
     assert_eq!(target.old, Some((1, SHA_B.to_owned())));
-    assert_eq!(app.diff.doc.as_ref().unwrap().size.words(), "1 file +1 −1");
+    assert_eq!(app.tabs.diff.doc.as_ref().unwrap().size.words(), "1 file +1 −1");
     let text = screen(&app, 120, 40);
     assert!(text.contains("Since the last run: run 1 · bbbbbbbbbbbb → run 2 · cccccccccccc"), "{text}");
     // The same mode on a cycle with one run: unavailable, and the pane says so.
     key(&mut app, &mut d, KeyCode::Tab);
     select(&mut app, &mut d, "ready");
-    assert!(app.diff.since_last);
-    let DiffState::Empty(reason) = &app.diff.state else { panic!("{:?}", app.diff.state) };
+    assert!(app.tabs.diff.since_last);
+    let DiffState::Empty(reason) = &app.tabs.diff.state else { panic!("{:?}", app.tabs.diff.state) };
     assert!(reason.contains("run 1 is the cycle's first") && reason.contains("Press s"), "{reason}");
     assert!(screen(&app, 120, 40).contains("the cycle's first"));
     key(&mut app, &mut d, KeyCode::Enter);
     key(&mut app, &mut d, KeyCode::Char('s'));
-    assert_eq!(app.diff.state, DiffState::Ready);
-    assert!(app.diff.target.as_ref().unwrap().old.is_none());
+    assert_eq!(app.tabs.diff.state, DiffState::Ready);
+    assert!(app.tabs.diff.target.as_ref().unwrap().old.is_none());
 }
 
 #[test]
@@ -782,7 +784,7 @@ fn a_diff_not_cached_yet_is_made_through_github_and_its_error_is_shown() {
         .unwrap();
     d.unhandled.clear();
     open_diff(&mut app, &mut d, "ready");
-    assert_eq!(app.diff.state, DiffState::Making);
+    assert_eq!(app.tabs.diff.state, DiffState::Making);
     let made: Vec<&Effect> = d.unhandled.iter().filter(|e| matches!(e, Effect::MakeDiff { .. })).collect();
     let [Effect::MakeDiff { generation, path, iteration: 1, since_last: false }] = made.as_slice() else {
         panic!("{:?}", d.unhandled)
@@ -795,7 +797,7 @@ fn a_diff_not_cached_yet_is_made_through_github_and_its_error_is_shown() {
         &mut app,
         Event::Diff(DiffEvent::Opened { generation, result: Err("GitHub answered 404: no such PR".into()) }),
     );
-    assert_eq!(app.diff.state, DiffState::Failed("GitHub answered 404: no such PR".into()));
+    assert_eq!(app.tabs.diff.state, DiffState::Failed("GitHub answered 404: no such PR".into()));
     assert!(screen(&app, 120, 40).contains("GitHub answered 404: no such PR"));
     // Showing the tab again tries again.
     d.unhandled.clear();
@@ -813,12 +815,12 @@ fn d_in_the_runs_tab_opens_the_diff_at_that_run() {
     let hints: Vec<&str> = app.hints().iter().map(|(_, h)| *h).collect();
     assert!(hints.contains(&"show diff"), "{hints:?}");
     key(&mut app, &mut d, KeyCode::Char('j'));
-    assert_eq!(app.run_rows()[app.detail.run_sel].iteration, Some(1));
+    assert_eq!(app.run_rows()[app.tabs.runs.sel].iteration, Some(1));
     key(&mut app, &mut d, KeyCode::Char('d'));
-    assert_eq!(app.detail.tab, Tab::Diff);
-    let target = app.diff.target.clone().unwrap();
+    assert_eq!(app.tabs.tab, Tab::Diff);
+    let target = app.tabs.diff.target.clone().unwrap();
     assert_eq!((target.iteration, target.head_sha.as_str()), (1, SHA_B));
-    assert_eq!(app.diff.state, DiffState::Ready);
+    assert_eq!(app.tabs.diff.state, DiffState::Ready);
     for _ in 0..3 {
         key(&mut app, &mut d, KeyCode::Char('J'));
     }
@@ -885,21 +887,21 @@ fn a_50000_line_diff_opens_without_holding_its_lines() {
     let (mut app, mut d) = fx.app("dark");
     open_diff(&mut app, &mut d, "ready");
     let _ = screen(&app, 120, 40);
-    let height = usize::from(app.diff.height.get());
-    let doc = app.diff.doc.clone().unwrap();
+    let height = usize::from(app.tabs.diff.height.get());
+    let doc = app.tabs.diff.doc.clone().unwrap();
     assert_eq!((doc.lines, doc.files.len(), doc.size.additions), (total, 50, 50 * 10 * 33));
     // What the tab keeps: the index (per file, per hunk), one offset every 64 lines, and
     // the lines around the viewport — never the whole text.
-    assert_eq!(doc.checkpoints.len(), total.div_ceil(forgeloop::tui::panes::diff::reader::STRIDE));
+    assert_eq!(doc.checkpoints.len(), total.div_ceil(forgeloop::tui::pager::diff::STRIDE));
     let bound = height + 2 * DIFF_MARGIN.max(height);
-    assert!(app.diff.window.len() <= bound, "{} lines kept", app.diff.window.len());
+    assert!(app.tabs.diff.window.len() <= bound, "{} lines kept", app.tabs.diff.window.len());
     // Far into the diff: the last file's last lines, read from the nearest checkpoint.
     key(&mut app, &mut d, KeyCode::Char('G'));
     for _ in 0..49 {
         key(&mut app, &mut d, KeyCode::Char('J'));
     }
     key(&mut app, &mut d, KeyCode::Char('G'));
-    assert!(app.diff.window.len() <= bound);
+    assert!(app.tabs.diff.window.len() <= bound);
     let lines = shown_lines(&app);
     assert_eq!(lines.len(), height);
     assert_eq!(lines.last().unwrap(), " line 98 of hunk 9 of file 49");
@@ -942,12 +944,12 @@ fn g_in_a_text_tab_shows_the_end_and_k_climbs_at_once() {
     let _ = screen(&app, 80, 24);
     key(&mut app, &mut d, KeyCode::Char('G'));
     let end = screen(&app, 80, 24);
-    let max = app.detail.max_scroll.get();
+    let max = app.tabs.conversation.text.max_scroll.get();
     assert!(max > 0 && max < 500, "the conversation is longer than a screen, and its end is near: {max}");
-    assert_eq!(app.detail.scroll, max);
+    assert_eq!(app.tabs.conversation.text.scroll, max);
     assert!(end.contains("Outbox"), "the end of the conversation is on screen:\n{end}");
     key(&mut app, &mut d, KeyCode::Char('k'));
-    assert_eq!(app.detail.scroll, max - 1);
+    assert_eq!(app.tabs.conversation.text.scroll, max - 1);
 }
 
 /// On the selection bar every cell takes the bar's colours: a blue `AWAIT PR` or a cyan gauge
@@ -1100,7 +1102,7 @@ fn a_message_written_on_the_diff_tab_goes_to_the_outbox_as_the_persons() {
     let (mut app, mut d) = fx.app("dark");
     let path = fx.state_path("review");
     open_diff(&mut app, &mut d, "review");
-    assert_eq!(app.diff.state, DiffState::Ready);
+    assert_eq!(app.tabs.diff.state, DiffState::Ready);
     // m asks the runtime for $EDITOR on the template: where the words go, and what this
     // cycle's status means for them.
     let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('m'))));
@@ -1268,14 +1270,14 @@ fn the_runs_tab_has_each_runs_flag_and_reads_an_earlier_runs_report_when_selecte
     use forgeloop::domain::integrity::Flag;
     assert_eq!(flags, [(Some(2), Some(Flag::AssertionsRemoved)), (Some(1), None)]);
     let entry = app.selected_entry().unwrap().clone();
-    let integrity = app.detail.integrity(&entry, 2).unwrap().unwrap().clone();
+    let integrity = app.tabs.runs.integrity(&entry, 2).unwrap().unwrap().clone();
     assert_eq!(integrity.protected, ["test.sh"]);
     // The earlier run: its report is read once, from the file the run saved.
     let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('j'))));
     let [Effect::LoadRunReport { iteration: 1, report, .. }] = effects.as_slice() else { panic!("{effects:?}") };
     assert!(report.ends_with("runs/1-111111111111.json"), "{report:?}");
     d.settle(&mut app, effects);
-    assert_eq!(app.detail.reports.get(&1), Some(&forgeloop::tui::app::RunReport::Loaded(Some(Default::default()))));
+    assert_eq!(app.tabs.runs.reports.get(&1), Some(&forgeloop::tui::app::RunReport::Loaded(Some(Default::default()))));
     let effects = app.update(Event::Cmd(Cmd::Up));
     assert!(effects.is_empty(), "{effects:?}");
     let effects = app.update(Event::Cmd(Cmd::Down));
@@ -1360,51 +1362,54 @@ fn a_pass_that_changed_protected_paths_rings_and_says_why_and_m_says_it_answers_
 fn t_in_the_diff_tab_shows_only_the_files_that_decide_the_verdict() {
     let fx = trust_home();
     let (mut app, mut d) = fx.app("dark");
-    app.diff.height.set(6);
+    app.tabs.diff.height.set(6);
     open_diff(&mut app, &mut d, "guarded");
     let paths = |app: &forgeloop::tui::App| -> Vec<String> {
-        let doc = app.diff.doc.as_ref().unwrap();
-        app.diff.shown_files().iter().map(|&i| doc.files[i].path.clone()).collect()
+        let doc = app.tabs.diff.doc.as_ref().unwrap();
+        app.tabs.diff.shown_files().iter().map(|&i| doc.files[i].path.clone()).collect()
     };
     assert_eq!(paths(&app), ["calc.sh", "test.sh", "tests/test_calc.py", "README.md"]);
     assert!(app.hints().iter().any(|(k, h)| k == "t" && *h == "tests only"), "{:?}", app.hints());
     // test.sh because the run's integrity names it (the commands are pytest's), the new test by
     // the rules; the selection moves off calc.sh.
     key(&mut app, &mut d, KeyCode::Char('t'));
-    assert!(app.diff.tests_only);
+    assert!(app.tabs.diff.tests_only);
     assert_eq!(paths(&app), ["test.sh", "tests/test_calc.py"]);
-    assert_eq!(app.diff.file, 1);
+    assert_eq!(app.tabs.diff.file, 1);
     assert_eq!(shown_lines(&app)[0], "diff --git a/test.sh b/test.sh");
     key(&mut app, &mut d, KeyCode::Char('J'));
-    assert_eq!(app.diff.file, 2);
+    assert_eq!(app.tabs.diff.file, 2);
     key(&mut app, &mut d, KeyCode::Char('J'));
-    assert_eq!(app.diff.file, 2, "README.md is not a test: the list ends here");
+    assert_eq!(app.tabs.diff.file, 2, "README.md is not a test: the list ends here");
     key(&mut app, &mut d, KeyCode::Char('{'));
-    assert_eq!((app.diff.file, app.diff.hunk), (1, Some(0)), "back into test.sh's hunk");
+    assert_eq!((app.tabs.diff.file, app.tabs.diff.hunk), (1, Some(0)), "back into test.sh's hunk");
     key(&mut app, &mut d, KeyCode::Char('{'));
-    assert_eq!(app.diff.file, 1, "calc.sh is hidden: no further back");
+    assert_eq!(app.tabs.diff.file, 1, "calc.sh is hidden: no further back");
     // A search skips the files the filter hides: "Calc" is only in README.md.
     key(&mut app, &mut d, KeyCode::Char('/'));
     chars(&mut app, &mut d, "Calc");
     key(&mut app, &mut d, KeyCode::Enter);
-    assert_eq!(app.diff.search.state, SearchState::NotFound);
+    assert_eq!(app.tabs.diff.search.state, SearchState::NotFound);
     key(&mut app, &mut d, KeyCode::Char('/'));
     chars(&mut app, &mut d, "calc");
     key(&mut app, &mut d, KeyCode::Enter);
-    assert_eq!(app.diff.search.state, SearchState::Found);
-    let line = app.diff.search.current.unwrap() as usize;
-    assert!(app.diff.is_shown(app.diff.doc.as_ref().unwrap().file_of(line).unwrap()), "found in a shown file");
+    assert_eq!(app.tabs.diff.search.state, SearchState::Found);
+    let line = app.tabs.diff.search.current.unwrap() as usize;
+    assert!(
+        app.tabs.diff.is_shown(app.tabs.diff.doc.as_ref().unwrap().file_of(line).unwrap()),
+        "found in a shown file"
+    );
     // Since the last run: the run's since-last list.
     key(&mut app, &mut d, KeyCode::Char('s'));
     assert_eq!(paths(&app), ["test.sh"]);
-    assert!(app.diff.tests_only, "the filter stays on");
+    assert!(app.tabs.diff.tests_only, "the filter stays on");
     // A diff with no test file: nothing shown, and said so; t shows every file again.
     key(&mut app, &mut d, KeyCode::Char('s'));
     key(&mut app, &mut d, KeyCode::Tab);
     open_diff(&mut app, &mut d, "code-only");
-    assert!(app.diff.nothing_shown());
+    assert!(app.tabs.diff.nothing_shown());
     assert!(!app.available(Cmd::NextFile));
     key(&mut app, &mut d, KeyCode::Char('t'));
-    assert!(!app.diff.nothing_shown());
+    assert!(!app.tabs.diff.nothing_shown());
     assert_eq!(paths(&app), ["calc.sh"]);
 }

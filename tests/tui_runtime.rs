@@ -82,20 +82,23 @@ async fn a_live_log_is_followed_as_it_grows_and_after_it_shrinks() {
     until(&mut runtime, "the cycle", |app| app.list.cycles.len() == 1).await;
     send(&runtime, Cmd::Open);
     send(&runtime, Cmd::Tab(Tab::Log));
-    until(&mut runtime, "the log", |app| app.log.loaded && !app.log.window.lines.is_empty()).await;
-    assert!(runtime.app.log.follow, "a live run's log is followed");
+    until(&mut runtime, "the log", |app| app.tabs.log.loaded && !app.tabs.log.window.lines.is_empty()).await;
+    assert!(runtime.app.tabs.log.follow, "a live run's log is followed");
     {
         let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
         for i in 0..200 {
             writeln!(file, "line {i}").unwrap();
         }
     }
-    until(&mut runtime, "the new tail", |app| app.log.window.lines.last().is_some_and(|l| l.text == "line 199")).await;
+    until(&mut runtime, "the new tail", |app| app.tabs.log.window.lines.last().is_some_and(|l| l.text == "line 199"))
+        .await;
     // The runner compacts the file (it shrinks): the follower starts over from the new content.
     std::fs::write(&log, "$ pytest -q\n[... forgeloop is cutting output here ...]\nline 500\n").unwrap();
-    until(&mut runtime, "the shrunk tail", |app| app.log.window.lines.last().is_some_and(|l| l.text == "line 500"))
-        .await;
-    assert_eq!(runtime.app.log.window.lines[0].text, "$ pytest -q");
+    until(&mut runtime, "the shrunk tail", |app| {
+        app.tabs.log.window.lines.last().is_some_and(|l| l.text == "line 500")
+    })
+    .await;
+    assert_eq!(runtime.app.tabs.log.window.lines[0].text, "$ pytest -q");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

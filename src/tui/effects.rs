@@ -39,7 +39,7 @@ pub async fn make_diff(
     paths: CyclePaths,
     iteration: u32,
     since_last: bool,
-) -> Result<crate::tui::panes::diff::reader::DiffDoc, String> {
+) -> Result<crate::tui::pager::diff::DiffDoc, String> {
     let (ctx, engine) = engine(ctx).await?;
     let view = crate::cycle::diff::of_cycle(&ctx, &engine, &paths, Some(iteration), since_last)
         .await
@@ -47,7 +47,7 @@ pub async fn make_diff(
     let cache = view.cache.clone().ok_or("the diff was not cached")?;
     let redactor = ctx.redactor.clone();
     tokio::task::spawn_blocking(move || {
-        crate::tui::panes::diff::reader::DiffDoc::from_text(cache, &view.text, view.files, view.masked, &redactor)
+        crate::tui::pager::diff::DiffDoc::from_text(cache, &view.text, view.files, view.masked, &redactor)
     })
     .await
     .map_err(|e| e.to_string())

@@ -27,8 +27,8 @@ use super::clipboard;
 use super::effects;
 use super::load;
 use super::watch::WatchDir;
-use crate::tui::panes::diff::reader::{self as diff_view, DiffEvent};
-use crate::tui::panes::log::reader::LogRequest;
+use crate::tui::pager::diff::{self as diff_view, DiffEvent};
+use crate::tui::pager::log::LogRequest;
 
 /// Blocking work whose outcome is an event.
 pub type Job = Box<dyn FnOnce() -> Event + Send>;

@@ -3,21 +3,24 @@
 //! functions as the CLI, journaled with actor `human`.
 //!
 //! Layout of the module: [`app`] is the pure state machine (events in, effects out);
-//! [`exec`] carries out its effects, for the [`runtime`] that feeds it (and for [`sync`], the
-//! tests' driver); [`views`] draws it; [`keymap`] is the one table of keys (commands);
-//! [`watch`], [`load`], [`log_view`] and [`diff_view`] (the Diff tab's pager, design §6.7)
-//! read the disk and report in their own event types.
+//! [`panes`] holds each pane's state, keys and view in its own folder (the detail tabs behind
+//! the [`panes::Pane`] trait); [`exec`] carries out the app's effects, for the [`runtime`] that
+//! feeds it (and for [`sync`], the tests' driver); [`views`] lays the screen out; [`keymap`] is
+//! the one table of keys (commands); [`watch`] and [`load`] read the disk and report in their
+//! own event types, as the log and diff pagers (`pager::log`, `pager::diff`) do.
 
 pub mod app;
 pub mod clipboard;
 pub mod editor;
 pub mod effects;
+pub mod event;
 pub mod exec;
 pub mod key_overrides;
 pub mod keymap;
 pub mod load;
 pub mod model;
 pub mod notify;
+pub mod pager;
 pub mod panes;
 pub mod runtime;
 pub mod sanitize;
@@ -27,6 +30,7 @@ pub mod terminal;
 pub mod theme;
 pub mod views;
 pub mod watch;
+pub mod widgets;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

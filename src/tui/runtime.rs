@@ -26,7 +26,7 @@ use super::exec::{self, Executor, Job, Work};
 use super::terminal;
 use super::views;
 use super::watch::{self as dirwatch, DirWatcher, WatchEvent};
-use crate::tui::panes::log::reader::LogWorker;
+use crate::tui::pager::log::LogWorker;
 
 /// At most one frame per this interval (~60 fps).
 pub const FRAME: Duration = Duration::from_millis(16);

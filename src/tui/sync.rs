@@ -11,7 +11,7 @@ use crate::cycle::Ctx;
 
 use super::app::{App, Effect, Event};
 use super::exec::{Executor, Work};
-use crate::tui::panes::log::reader::LogReader;
+use crate::tui::pager::log::LogReader;
 
 pub struct SyncDriver {
     exec: Executor,

@@ -1,6 +1,7 @@
 //! The detail pane's tabs. Their order, count, titles and the tab bar's numbers all come from
-//! [`Tab::ALL`]: adding a tab is one variant here, one view file (drawn from
-//! `views::detail`) and one keymap row for its number key.
+//! [`Tab::ALL`]: adding a tab is one variant here, its pane's folder under `tui/panes/` (a
+//! [`crate::tui::panes::Pane`], reached through `panes::Tabs`) and one keymap row for its
+//! number key.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tab {

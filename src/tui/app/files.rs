@@ -48,7 +48,7 @@ impl App {
                 }
                 if rel.starts_with("runs") || rel.as_os_str().is_empty() {
                     runs |= Some(&state) == selected.as_ref();
-                    log |= self.log.path.as_ref().is_some_and(|l| l == &path || !l.exists());
+                    log |= self.tabs.log.path.as_ref().is_some_and(|l| l == &path || !l.exists());
                 }
                 continue;
             }
@@ -77,8 +77,8 @@ impl App {
                 fx.push(Effect::ListRuns(path));
             }
         }
-        if log && self.log.is_open() {
-            fx.push(self.log.refresh_request());
+        if log && self.tabs.log.is_open() {
+            fx.push(self.tabs.log.refresh_request());
         }
         if registry {
             fx.push(Effect::LoadRegistry);
@@ -112,7 +112,7 @@ impl App {
         self.list.merge(loaded, &gone);
         self.reselected(had_selection, fx);
         // A new run may change the diff the tab shows (the last run's).
-        if self.detail.tab == Tab::Diff {
+        if self.tabs.tab == Tab::Diff {
             self.ensure_diff(false, fx);
         }
         self.size_next(fx);
@@ -127,24 +127,25 @@ impl App {
         if self.list.selected.as_ref() != Some(&path) {
             return;
         }
+        let loaded = &mut self.tabs.loaded;
         let before: Vec<PathBuf> =
-            self.detail.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
-        let fresh = self.detail.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
-        self.detail.runs = Some((path.clone(), runs));
-        let tab = self.detail.tab;
+            loaded.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
+        let fresh = loaded.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
+        loaded.runs = Some((path.clone(), runs));
+        let tab = self.tabs.tab;
         // A run started here (or one being followed) just created its log: show it live.
-        if fresh && (self.is_running(&path) || (self.log.follow && tab == Tab::Log)) {
-            self.detail.run_sel = 0;
-            self.log.follow = true;
+        if fresh && (self.is_running(&path) || (self.tabs.log.follow && tab == Tab::Log)) {
+            self.tabs.runs.sel = 0;
+            self.tabs.log.follow = true;
             if tab == Tab::Log || tab == Tab::Runs {
-                fx.push(self.log.close());
-                self.detail.tab = Tab::Log;
+                fx.push(self.tabs.log.close());
+                self.tabs.tab = Tab::Log;
             }
         }
-        if self.detail.tab == Tab::Log {
-            self.ensure_log(fx);
+        // The Log tab opens the run now listed; the Runs tab reads the selected run's report.
+        if matches!(self.tabs.tab, Tab::Log | Tab::Runs) {
+            self.tab_shown(fx);
         }
-        self.ensure_run_report(fx);
         self.dirty = true;
     }
 }

@@ -3,7 +3,6 @@
 //! [`Effect`]s the runtime must carry out; it never does I/O itself, so every behaviour is
 //! testable as "events in, state and effects out".
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -14,7 +13,7 @@ use ratatui::layout::Rect;
 use crate::cycle::allow_network;
 use crate::cycle::files::CyclePaths;
 use crate::domain::machine;
-use crate::domain::state::{CycleState, OutboxKind};
+use crate::domain::state::CycleState;
 use crate::domain::status::Status;
 
 use super::keymap::{self, Cmd, Context};
@@ -22,31 +21,28 @@ use super::model::CycleEntry;
 pub use super::tab::Tab;
 use super::theme::Theme;
 pub use super::watch::WatchDir;
-use crate::tui::panes::log::reader::Anchor;
+use crate::tui::pager::log::Anchor;
 
 mod actions;
 mod attention;
 mod dialogs;
-mod event;
 mod files;
 
+pub use super::event::{Effect, Event, UseCase};
+pub use super::panes::conversation::outbox_kind_name;
 pub use super::panes::diff::{DiffPane, DiffState, DiffTarget, MARGIN as DIFF_MARGIN};
 pub use super::panes::list::CycleList;
+pub use super::panes::list::StatusGroup;
 pub use super::panes::log::{LogPane, LogSearch, SearchState};
 pub use super::panes::projects::ProjectsPane;
-pub use super::panes::runs::{Detail, LIVE_IDLE_SECS, RunReport, RunResult, RunRow, run_result_word};
+pub use super::panes::runs::{LIVE_IDLE_SECS, RunReport, RunResult, RunRow, RunsPane, run_result_word};
+pub use super::panes::{Draw, Focus, Pane, Reply, Selection, Tabs};
+pub use super::widgets::Hits;
 pub use attention::Attention;
 pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups, SayDialog};
-pub use event::{Effect, Event, UseCase};
 
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const DEFAULT_ABORT_REASON: &str = "aborted by a person in the control room";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    List,
-    Detail,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
@@ -83,15 +79,6 @@ pub struct Toast {
     pub error: bool,
 }
 
-/// Screen areas from the last draw, for mouse hits.
-#[derive(Debug, Default, Clone)]
-pub struct Hits {
-    pub list: Cell<Rect>,
-    pub list_offset: Cell<usize>,
-    pub tabs: Cell<Rect>,
-    pub detail: Cell<Rect>,
-}
-
 /// The control room: its settings, one struct per pane (each owning its state and the logic
 /// that touches only it), and what spans panes (focus, runs started here, the status line).
 /// `update` routes each event to the panes it concerns.
@@ -107,10 +94,8 @@ pub struct App {
     /// The person turned the sandbox off (config): every screen says so.
     pub unsandboxed: bool,
     pub list: CycleList,
-    pub detail: Detail,
-    pub log: LogPane,
-    /// The Diff tab (design §6.7).
-    pub diff: DiffPane,
+    /// The detail pane's tabs.
+    pub tabs: Tabs,
     pub projects: ProjectsPane,
     pub popups: Popups,
     /// The last file edited for a message to WebGPT, per cycle, until it is sent or emptied:
@@ -148,9 +133,7 @@ impl App {
             web_base: "https://github.com".to_owned(),
             unsandboxed: false,
             list: CycleList::default(),
-            detail: Detail::default(),
-            log: LogPane::default(),
-            diff: DiffPane::default(),
+            tabs: Tabs::default(),
             projects: ProjectsPane::default(),
             popups: Popups::default(),
             message_drafts: BTreeMap::new(),
@@ -219,10 +202,10 @@ impl App {
     pub fn animating(&self) -> bool {
         !self.live_runs.is_empty()
             || self.list.cycles.iter().any(|c| c.live.is_some())
-            || self.log.search.state == SearchState::Searching
-            || self.log.finding_error
-            || self.diff.state == DiffState::Making
-            || self.diff.search.state == SearchState::Searching
+            || self.tabs.log.search.state == SearchState::Searching
+            || self.tabs.log.finding_error
+            || self.tabs.diff.state == DiffState::Making
+            || self.tabs.diff.search.state == SearchState::Searching
             || self.popups.busy()
     }
 
@@ -230,19 +213,83 @@ impl App {
         SPINNER[self.spinner % SPINNER.len()]
     }
 
-    /// The Log tab has the keys and its search line is open.
-    fn searching_log(&self) -> bool {
-        self.focus == Focus::Detail && self.detail.tab == Tab::Log && self.log.search.editing
+    /// The shown tab has the keys and its search line is open.
+    fn searching(&self) -> bool {
+        self.focus == Focus::Detail && self.tabs.current().editing()
     }
 
-    /// The Diff tab has the keys and its search line is open.
-    fn searching_diff(&self) -> bool {
-        self.focus == Focus::Detail && self.detail.tab == Tab::Diff && self.diff.search.editing
-    }
-
-    /// The search of the tab shown (Log or Diff).
+    /// The search of the tab shown (the Log tab's when it has none).
     pub fn search(&self) -> &LogSearch {
-        if self.detail.tab == Tab::Diff { &self.diff.search } else { &self.log.search }
+        self.tabs.current().search().unwrap_or(&self.tabs.log.search)
+    }
+
+    /// What the panes draw with this frame (see [`Draw`]), its runs and the app's answers given.
+    pub fn draw<'a>(
+        &'a self,
+        rows: &'a [RunRow],
+        running: &'a dyn Fn(&Path) -> bool,
+        available: &'a dyn Fn(Cmd) -> bool,
+    ) -> Draw<'a> {
+        Draw {
+            theme: &self.theme,
+            redactor: &self.redactor,
+            now: self.now,
+            spinner: self.spinner_frame(),
+            focus: self.focus,
+            sel: self.selection(rows),
+            loaded: &self.tabs.loaded,
+            list: &self.list,
+            projects: &self.projects,
+            hits: &self.hits,
+            discovered: self.discovered,
+            unsandboxed: self.unsandboxed,
+            cycles_dir: &self.roots.cycles_dir,
+            registry: &self.roots.registry,
+            running,
+            available,
+        }
+    }
+
+    /// What the tabs see of the selected cycle, its runs given (see [`App::run_rows`]).
+    fn selection<'a>(&'a self, rows: &'a [RunRow]) -> Selection<'a> {
+        selection(&self.list, &self.live_runs, &self.projects, rows, self.tabs.runs.sel)
+    }
+
+    /// Hands the shown tab a command (or shows it, with `cmd` `None`) and does what it asks
+    /// of the app.
+    fn route(&mut self, cmd: Option<Cmd>, fx: &mut Vec<Effect>) -> Reply {
+        let rows = self.run_rows();
+        // A run that went away cannot stay selected.
+        self.tabs.runs.sel = self.tabs.runs.sel.min(rows.len().saturating_sub(1));
+        let sel = selection(&self.list, &self.live_runs, &self.projects, &rows, self.tabs.runs.sel);
+        let pane = self.tabs.pane_mut(self.tabs.tab);
+        let reply = match cmd {
+            Some(cmd) => pane.command(cmd, &sel, fx),
+            None => {
+                pane.shown(&sel, fx);
+                Reply::Done
+            }
+        };
+        match reply {
+            Reply::NotMine | Reply::Done => {}
+            Reply::Show(tab) => self.set_tab(tab, fx),
+            Reply::RunChosen => {
+                let log = &mut self.tabs.log;
+                if log.is_open() {
+                    fx.push(log.close());
+                }
+            }
+            Reply::DiffOf(iteration) => {
+                self.tabs.diff.iteration = iteration;
+                self.set_tab(Tab::Diff, fx);
+            }
+            Reply::Reload => self.tab_shown(fx),
+            Reply::Refused(why) => self.toast_error(why),
+        }
+        if self.tabs.tab == Tab::Diff && cmd.is_none() {
+            self.diff_tests(fx);
+        }
+        reply
     }
 
     /// Active keyboard contexts, most specific first.
@@ -256,15 +303,12 @@ impl App {
         if self.list.filter_editing {
             return vec![Context::FilterInput];
         }
-        if self.searching_log() || self.searching_diff() {
+        if self.searching() {
             return vec![Context::SearchInput];
         }
-        match (self.focus, self.detail.tab) {
-            (Focus::List, _) => keymap::LIST_STACK.to_vec(),
-            (Focus::Detail, Tab::Log) => keymap::LOG_STACK.to_vec(),
-            (Focus::Detail, Tab::Runs) => keymap::RUNS_STACK.to_vec(),
-            (Focus::Detail, Tab::Diff) => keymap::DIFF_STACK.to_vec(),
-            (Focus::Detail, _) => keymap::DETAIL_STACK.to_vec(),
+        match self.focus {
+            Focus::List => keymap::LIST_STACK.to_vec(),
+            Focus::Detail => self.tabs.current().contexts().to_vec(),
         }
     }
 
@@ -273,6 +317,12 @@ impl App {
         let state = self.selected_state();
         let status = state.map(|s| s.status);
         let running = self.list.selected.as_ref().is_some_and(|p| self.is_running(p));
+        if self.screen == Screen::Cycles && self.focus == Focus::Detail {
+            let rows = self.run_rows();
+            if let Some(answer) = self.tabs.current().available(cmd, &self.selection(&rows)) {
+                return answer;
+            }
+        }
         match cmd {
             Cmd::ConfirmBrief => state.is_some_and(|s| machine::can_confirm(s).is_ok()),
             // Status only (like the key's help): the dialog then says what else is missing.
@@ -288,18 +338,7 @@ impl App {
             Cmd::OpenPr => state.is_some_and(|s| s.pr_ref.is_some()),
             Cmd::OpenConversation => state.is_some_and(|s| s.conversation_url.is_some()),
             Cmd::NextAttention => self.list.cycles.iter().any(CycleEntry::needs_human),
-            Cmd::NextMatch | Cmd::PrevMatch => !self.search().query.is_empty(),
-            Cmd::NextFile | Cmd::PrevFile => self.diff.doc.is_some() && self.diff.shown_count() > 1,
-            Cmd::NextHunk | Cmd::PrevHunk | Cmd::Search | Cmd::Wrap if self.detail.tab == Tab::Diff => {
-                self.diff.is_ready()
-            }
-            Cmd::ToggleSinceLast => state.is_some_and(|s| !s.history.is_empty()),
-            Cmd::ShowDiff => self
-                .run_rows()
-                .get(self.detail.run_sel)
-                .is_some_and(|r| matches!(r.result, RunResult::Passed | RunResult::Failed)),
             Cmd::Open if self.screen == Screen::Projects => self.projects.selected_url().is_some(),
-            Cmd::Open if self.detail.tab == Tab::Runs => !self.run_rows().is_empty(),
             _ => true,
         }
     }
@@ -311,7 +350,7 @@ impl App {
     /// Rows of the Runs tab for the selected cycle, newest first.
     pub fn run_rows(&self) -> Vec<RunRow> {
         match self.selected_entry() {
-            Some(entry) => self.detail.run_rows(entry, self.is_running(&entry.path)),
+            Some(entry) => self.tabs.run_rows(entry, self.is_running(&entry.path)),
             None => Vec::new(),
         }
     }
@@ -363,10 +402,10 @@ impl App {
             Event::Mouse(mouse) => self.mouse_event(mouse, &mut fx),
             Event::Resize => {
                 self.dirty = true;
-                if self.log.follow && self.log.is_open() {
-                    fx.push(self.log.window_request(Anchor::Tail));
+                if self.tabs.log.follow && self.tabs.log.is_open() {
+                    fx.push(self.tabs.log.window_request(Anchor::Tail));
                 }
-                fx.extend(self.diff.window_request());
+                fx.extend(self.tabs.diff.window_request());
             }
             Event::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
@@ -390,7 +429,7 @@ impl App {
             Event::CyclesLoaded { loaded, gone } => self.cycles_loaded(loaded, gone, &mut fx),
             Event::JournalLoaded { path, result } => {
                 if self.list.selected.as_ref() == Some(&path) {
-                    self.detail.journal = Some((path, result));
+                    self.tabs.loaded.journal = Some((path, result));
                     self.dirty = true;
                 }
             }
@@ -401,7 +440,7 @@ impl App {
                         Ok(integrity) => RunReport::Loaded(integrity),
                         Err(error) => RunReport::Failed(error),
                     };
-                    self.detail.reports.insert(iteration, report);
+                    self.tabs.runs.reports.insert(iteration, report);
                     self.diff_tests(&mut fx);
                     self.dirty = true;
                 }
@@ -415,7 +454,7 @@ impl App {
                 self.dirty = true;
             }
             Event::Log(event) => {
-                if let Some(reply) = self.log.reply(event) {
+                if let Some(reply) = self.tabs.log.reply(event) {
                     self.dirty = true;
                     if reply.no_error_line {
                         self.toast = Some(Toast { text: "no error line in this log".into(), error: false });
@@ -425,12 +464,11 @@ impl App {
             }
             Event::Diff(event) => {
                 self.dirty = true;
-                let made =
-                    matches!(&event, crate::tui::panes::diff::reader::DiffEvent::Opened { result: Ok(Some(_)), .. });
-                fx.extend(self.diff.reply(event));
+                let made = matches!(&event, crate::tui::pager::diff::DiffEvent::Opened { result: Ok(Some(_)), .. });
+                fx.extend(self.tabs.diff.reply(event));
                 // A whole-PR diff just opened may be one the row of a ready cycle lacked.
                 if made
-                    && let Some(target) = &self.diff.target
+                    && let Some(target) = &self.tabs.diff.target
                     && target.old.is_none()
                     && self.list.cycles.iter().any(|c| {
                         c.path == target.cycle
@@ -514,16 +552,16 @@ impl App {
             }
             return;
         }
-        if self.searching_log() {
-            fx.extend(self.log.search_command(cmd));
-            return;
-        }
-        if self.searching_diff() {
-            fx.extend(self.diff.search_command(cmd));
+        if self.searching() {
+            self.tabs.pane_mut(self.tabs.tab).input(cmd, fx);
             return;
         }
         if self.screen == Screen::Projects {
             self.projects_command(cmd, fx);
+            return;
+        }
+        // The shown tab has the keys: its own commands first.
+        if self.focus == Focus::Detail && self.route(Some(cmd), fx) != Reply::NotMine {
             return;
         }
         match cmd {
@@ -541,8 +579,8 @@ impl App {
             }
             Cmd::Zoom => self.zoom = !self.zoom,
             Cmd::Tab(tab) => self.set_tab(tab, fx),
-            Cmd::PrevTab => self.set_tab(self.detail.tab.prev(), fx),
-            Cmd::NextTab => self.set_tab(self.detail.tab.next(), fx),
+            Cmd::PrevTab => self.set_tab(self.tabs.tab.prev(), fx),
+            Cmd::NextTab => self.set_tab(self.tabs.tab.next(), fx),
             Cmd::Filter => self.list.filter_editing = true,
             Cmd::NextAttention => self.next_attention(fx),
             Cmd::Back => match self.focus {
@@ -558,15 +596,10 @@ impl App {
                 }
                 Focus::List => {}
             },
-            Cmd::Open => match (self.focus, self.detail.tab) {
-                (Focus::Detail, Tab::Runs) => {
-                    self.set_tab(Tab::Log, fx);
-                }
-                _ => {
-                    self.focus = Focus::Detail;
-                    self.tab_shown(fx);
-                }
-            },
+            Cmd::Open => {
+                self.focus = Focus::Detail;
+                self.tab_shown(fx);
+            }
             Cmd::Up | Cmd::Down | Cmd::PageUp | Cmd::PageDown | Cmd::Top | Cmd::Bottom | Cmd::Left | Cmd::Right => {
                 self.movement(cmd, fx)
             }
@@ -593,23 +626,6 @@ impl App {
                     self.toast_error("this cycle has no conversation URL (attach it with `forgeloop project attach`)")
                 }
             },
-            Cmd::Follow => fx.extend(self.log.toggle_follow()),
-            Cmd::Wrap if self.detail.tab == Tab::Diff => self.diff.toggle_wrap(),
-            Cmd::Wrap => self.log.toggle_wrap(),
-            Cmd::Search if self.detail.tab == Tab::Diff => self.diff.start_search_input(),
-            Cmd::Search => self.log.start_search_input(),
-            Cmd::NextMatch | Cmd::PrevMatch if self.detail.tab == Tab::Diff => {
-                fx.extend(self.diff.search_again(cmd == Cmd::NextMatch))
-            }
-            Cmd::NextMatch | Cmd::PrevMatch => fx.extend(self.log.search_again(cmd == Cmd::NextMatch)),
-            Cmd::NextFile | Cmd::PrevFile | Cmd::NextHunk | Cmd::PrevHunk => fx.extend(self.diff.command(cmd)),
-            Cmd::ToggleSinceLast => {
-                self.diff.toggle_since_last();
-                self.ensure_diff(true, fx);
-            }
-            Cmd::TestsOnly => fx.extend(self.diff.toggle_tests_only()),
-            Cmd::ShowDiff => self.show_run_diff(fx),
-            Cmd::FirstError => fx.extend(self.log.find_first_error()),
             _ => {}
         }
     }
@@ -644,15 +660,11 @@ impl App {
 
     /// A new cycle is selected: drop its predecessor's detail and load what the tab needs.
     fn selection_changed(&mut self, fx: &mut Vec<Effect>) {
-        self.detail.clear();
+        self.tabs.forget(fx);
         if let Some(path) = self.list.selected.clone() {
             fx.push(Effect::LoadJournal(path.clone()));
             fx.push(Effect::ListRuns(path));
         }
-        if self.log.is_open() {
-            fx.push(self.log.close());
-        }
-        self.diff.close();
         self.tab_shown(fx);
         self.dirty = true;
     }
@@ -661,7 +673,7 @@ impl App {
     fn ensure_diff(&mut self, retry: bool, fx: &mut Vec<Effect>) {
         let cycle = self.list.selected.clone();
         let state = self.list.selected_state();
-        fx.extend(self.diff.ensure(cycle.as_deref(), state, retry));
+        fx.extend(self.tabs.diff.ensure(cycle.as_deref(), state, retry));
         self.diff_tests(fx);
     }
 
@@ -672,8 +684,8 @@ impl App {
         let entry = self.list.selected_entry();
         let commands = entry.and_then(|e| e.state.as_ref()).and_then(|s| s.commands.clone());
         let mut known = BTreeSet::new();
-        if let (Some(entry), Some(target)) = (entry, &self.diff.target)
-            && let Ok(Some(integrity)) = self.detail.integrity(entry, target.iteration)
+        if let (Some(entry), Some(target)) = (entry, &self.tabs.diff.target)
+            && let Ok(Some(integrity)) = self.tabs.runs.integrity(entry, target.iteration)
         {
             let files = match &target.old {
                 None => Some(&integrity.against_base),
@@ -681,20 +693,7 @@ impl App {
             };
             known.extend(files.into_iter().flatten().map(|f| f.path.clone()));
         }
-        fx.extend(self.diff.set_tests(known, commands));
-    }
-
-    /// Runs tab: the Diff tab at the selected run.
-    fn show_run_diff(&mut self, fx: &mut Vec<Effect>) {
-        let row = self.run_rows().get(self.detail.run_sel).cloned();
-        match row {
-            Some(row) if matches!(row.result, RunResult::Passed | RunResult::Failed) => {
-                self.diff.iteration = row.iteration;
-                self.set_tab(Tab::Diff, fx);
-            }
-            Some(_) => self.toast_error("this run did not finish: it has no diff"),
-            None => {}
-        }
+        fx.extend(self.tabs.diff.set_tests(known, commands));
     }
 
     /// Starts making the whole-PR diff of the next `READY_TO_MERGE` cycle whose row has no
@@ -738,10 +737,8 @@ impl App {
             self.list.filter.push_str(&clean);
             self.list.refilter();
             self.reselected(before, fx);
-        } else if self.searching_diff() {
-            self.diff.search.input.push_str(&clean);
-        } else if self.log.search.editing {
-            self.log.search.input.push_str(&clean);
+        } else if self.searching() {
+            self.tabs.pane_mut(self.tabs.tab).paste(&clean);
         } else {
             self.popups.paste(&clean);
         }
@@ -749,81 +746,26 @@ impl App {
     }
 
     fn movement(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
-        match (self.focus, self.detail.tab) {
-            (Focus::List, _) => {
+        match self.focus {
+            Focus::List => {
                 if let Some(row) = self.list.target_row(cmd) {
                     self.select_row(row, fx);
                 }
             }
-            (Focus::Detail, Tab::Log) => fx.extend(self.log.movement(cmd)),
-            (Focus::Detail, Tab::Diff) => fx.extend(self.diff.command(cmd)),
-            (Focus::Detail, Tab::Runs) => {
-                let count = self.run_rows().len();
-                if self.detail.move_run(cmd, count) {
-                    if self.log.is_open() {
-                        fx.push(self.log.close());
-                    }
-                    self.ensure_run_report(fx);
-                }
+            Focus::Detail => {
+                self.route(Some(cmd), fx);
             }
-            (Focus::Detail, _) => self.detail.scroll_by(cmd),
         }
     }
 
     fn set_tab(&mut self, tab: Tab, fx: &mut Vec<Effect>) {
-        self.detail.set_tab(tab);
+        self.tabs.set_tab(tab);
         self.tab_shown(fx);
     }
 
     /// Loads what the visible tab needs.
     fn tab_shown(&mut self, fx: &mut Vec<Effect>) {
-        match self.detail.tab {
-            Tab::Log => self.ensure_log(fx),
-            Tab::Diff => self.ensure_diff(true, fx),
-            Tab::Runs => self.ensure_run_report(fx),
-            Tab::Project => {
-                if let Some(repo) = self.selected_state().and_then(|s| s.repository.clone())
-                    && !self.projects.sources.contains_key(&repo)
-                {
-                    fx.push(Effect::LoadSources(repo));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Reads the selected run's report for its `integrity` when it is an earlier run's (the
-    /// last run's is in the state), once per selection of the cycle.
-    fn ensure_run_report(&mut self, fx: &mut Vec<Effect>) {
-        if self.detail.tab != Tab::Runs {
-            return;
-        }
-        let Some(path) = self.list.selected.clone() else { return };
-        let Some(row) = self.run_rows().get(self.detail.run_sel).cloned() else { return };
-        let (Some(iteration), Some(report)) = (row.iteration, row.report) else { return };
-        let last = self.selected_state().and_then(|s| s.history.last()).map(|r| r.iteration);
-        if last == Some(iteration) || self.detail.reports.contains_key(&iteration) {
-            return;
-        }
-        self.detail.reports.insert(iteration, RunReport::Loading);
-        fx.push(Effect::LoadRunReport { path, iteration, report });
-    }
-
-    /// Opens the selected run's log if another (or none) is open.
-    fn ensure_log(&mut self, fx: &mut Vec<Effect>) {
-        let rows = self.run_rows();
-        self.detail.run_sel = self.detail.run_sel.min(rows.len().saturating_sub(1));
-        let Some(row) = rows.get(self.detail.run_sel) else { return };
-        let Some(path) = row.log.clone() else { return };
-        if self.log.path.as_ref() == Some(&path) {
-            return;
-        }
-        let title = match row.iteration {
-            Some(i) => format!("iteration {i} · {} · {}", row.sha12, run_result_word(row.result)),
-            None => path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        };
-        let live = row.result == RunResult::Live;
-        fx.extend(self.log.open(path, self.list.selected.clone(), title, live));
+        self.route(None, fx);
     }
 
     fn mouse_event(&mut self, event: MouseEvent, fx: &mut Vec<Effect>) {
@@ -880,19 +822,22 @@ impl App {
     }
 }
 
+/// What the tabs see, built from the app's fields so the shown tab can be borrowed beside it.
+fn selection<'a>(
+    list: &'a CycleList,
+    live_runs: &'a BTreeMap<PathBuf, LiveRun>,
+    projects: &'a ProjectsPane,
+    rows: &'a [RunRow],
+    run: usize,
+) -> Selection<'a> {
+    let entry = list.selected_entry();
+    let running = entry.is_some_and(|e| live_runs.contains_key(&e.path) || e.live.is_some());
+    Selection { entry, running, rows, run, sources: &projects.sources }
+}
+
 /// The message the coordinator must send next, if any.
 fn outbox_text(state: &CycleState) -> Option<String> {
     state.outbox.as_ref().map(|o| o.text.clone()).filter(|t| !t.is_empty())
-}
-
-/// What an outbox holds, as the control room names it.
-pub fn outbox_kind_name(kind: OutboxKind) -> &'static str {
-    match kind {
-        OutboxKind::Prompt => "prompt",
-        OutboxKind::Handoff => "handoff",
-        OutboxKind::Followup => "follow-up",
-        OutboxKind::Message => "the person's message",
-    }
 }
 
 /// Why `forgeloop say` would refuse a message for this cycle now, if it would: the domain's
@@ -912,42 +857,5 @@ pub fn pr_url(pr: &str, web_base: &str) -> String {
     match pr.split_once('#') {
         Some((repo, number)) => format!("{base}/{repo}/pull/{number}"),
         None => format!("{base}/{pr}"),
-    }
-}
-
-/// Status groups of the status bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusGroup {
-    Confirm = 0,
-    /// A pass that changed protected paths waits for a person (`NEEDS_REVIEW`).
-    Review = 1,
-    Blocked = 2,
-    Ready = 3,
-    Waiting = 4,
-    Ended = 5,
-    Unreadable = 6,
-}
-
-impl StatusGroup {
-    pub const ALL: [StatusGroup; 7] = [
-        StatusGroup::Confirm,
-        StatusGroup::Review,
-        StatusGroup::Blocked,
-        StatusGroup::Ready,
-        StatusGroup::Waiting,
-        StatusGroup::Ended,
-        StatusGroup::Unreadable,
-    ];
-
-    pub fn of(status: Option<Status>) -> StatusGroup {
-        match status {
-            None => StatusGroup::Unreadable,
-            Some(Status::AwaitingBriefConfirmation) => StatusGroup::Confirm,
-            Some(Status::NeedsReview) => StatusGroup::Review,
-            Some(s) if s.is_blocked() => StatusGroup::Blocked,
-            Some(Status::ReadyToMerge) => StatusGroup::Ready,
-            Some(s) if s.is_final() => StatusGroup::Ended,
-            Some(_) => StatusGroup::Waiting,
-        }
     }
 }

@@ -2,23 +2,20 @@
 //! out the screen and holds the small helpers they share.
 
 mod dialogs;
-use super::panes::{brief, conversation, diff, list, log, project, projects, runs};
+
+use super::panes::{list, projects};
+pub use super::widgets::*;
 mod footer;
 
-use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Tabs};
-use unicode_width::UnicodeWidthChar;
+use ratatui::widgets::{Paragraph, Tabs};
 
-use crate::domain::integrity::Flag;
-use crate::domain::status::Status;
+use std::path::Path;
 
 use super::app::{App, Focus, Screen, Tab};
-use super::model::CycleEntry;
-use super::theme::Theme;
+use super::panes::Draw;
 
 /// Below this height the list and the detail are not shown together.
 const SPLIT_MIN_HEIGHT: u16 = 18;
@@ -33,18 +30,22 @@ pub fn render(app: &App, frame: &mut Frame) {
         Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1), Constraint::Length(1)])
             .areas(area);
     footer::header(app, frame, header);
+    let rows = app.run_rows();
+    let running = |path: &Path| app.is_running(path);
+    let available = |cmd| app.available(cmd);
+    let d = app.draw(&rows, &running, &available);
     match app.screen {
-        Screen::Projects => projects::view::render(app, frame, body),
-        Screen::Cycles => cycles_screen(app, frame, body),
+        Screen::Projects => projects::view::render(&d, frame, body),
+        Screen::Cycles => cycles_screen(app, &d, frame, body),
     }
     footer::status_line(app, frame, status);
     footer::hints(app, frame, hints);
     dialogs::render(app, frame, area);
 }
 
-fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
+fn cycles_screen(app: &App, d: &Draw, frame: &mut Frame, body: Rect) {
     if app.list.cycles.is_empty() {
-        list::view::render(app, frame, body);
+        list::view::render(d, frame, body);
         return;
     }
     let single = app.zoom || body.height < SPLIT_MIN_HEIGHT;
@@ -52,19 +53,19 @@ fn cycles_screen(app: &App, frame: &mut Frame, body: Rect) {
         app.hits.list.set(Rect::default());
         app.hits.detail.set(Rect::default());
         match app.focus {
-            Focus::List => list::view::render(app, frame, body),
-            Focus::Detail => detail(app, frame, body),
+            Focus::List => list::view::render(d, frame, body),
+            Focus::Detail => detail(app, d, frame, body),
         }
         return;
     }
     let rows = app.list.visible.len() as u16 + 3;
     let list_height = rows.clamp(5, (body.height * 2 / 5).max(5));
     let [top, bottom] = Layout::vertical([Constraint::Length(list_height), Constraint::Min(1)]).areas(body);
-    list::view::render(app, frame, top);
-    detail(app, frame, bottom);
+    list::view::render(d, frame, top);
+    detail(app, d, frame, bottom);
 }
 
-fn detail(app: &App, frame: &mut Frame, area: Rect) {
+fn detail(app: &App, d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let focused = app.focus == Focus::Detail;
     let title = match app.selected_entry() {
@@ -89,15 +90,17 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
     let titles: Vec<Line> =
         Tab::ALL.iter().enumerate().map(|(i, t)| Line::from(format!("{} {}", i + 1, t.title()))).collect();
     let tabs = Tabs::new(titles)
-        .select(app.detail.tab.index())
+        .select(app.tabs.tab.index())
         .style(theme.tab_inactive)
         .highlight_style(theme.tab_active)
         .divider(Span::styled("│", theme.border));
     frame.render_widget(tabs, tabs_area);
-    app.detail.height.set(content.height);
     let Some(entry) = app.selected_entry() else {
-        let text =
-            if app.list.cycles.is_empty() { empty_text(app) } else { vec![Line::from("Select a cycle in the list.")] };
+        let text = if app.list.cycles.is_empty() {
+            empty_text(&app.theme, app.shown(&app.roots.cycles_dir))
+        } else {
+            vec![Line::from("Select a cycle in the list.")]
+        };
         frame.render_widget(Paragraph::new(text).style(theme.muted), content);
         return;
     };
@@ -113,245 +116,5 @@ fn detail(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: false }), content);
         return;
     }
-    match app.detail.tab {
-        Tab::Brief => brief::view::render(app, entry, frame, content),
-        Tab::Conversation => conversation::view::render(app, entry, frame, content),
-        Tab::Runs => runs::view::render(app, frame, content),
-        Tab::Log => log::view::render(app, frame, content),
-        Tab::Diff => diff::view::render(app, frame, content),
-        Tab::Project => project::view::render(app, entry, frame, content),
-    }
-}
-
-/// What an empty home says: how to start a cycle.
-pub(super) fn empty_text(app: &App) -> Vec<Line<'static>> {
-    let theme = &app.theme;
-    vec![
-        Line::from(Span::styled("No cycles yet.", theme.title)),
-        Line::from(""),
-        Line::from(Span::styled("Start one from the coordinator agent:", theme.text)),
-        Line::from(Span::styled("  forgeloop forge --request … --state NAME --await-confirmation", theme.accent)),
-        Line::from(""),
-        Line::from(Span::styled(format!("Watching {}", app.shown(&app.roots.cycles_dir)), theme.muted)),
-        Line::from(Span::styled("New cycles appear here by themselves.", theme.muted)),
-    ]
-}
-
-pub(super) fn pane_block(theme: &Theme, focused: bool) -> Block<'static> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(if focused { BorderType::Thick } else { BorderType::Plain })
-        .border_style(if focused { theme.border_focus } else { theme.border })
-}
-
-/// The frame of every popup (dialogs and the help overlay).
-pub fn popup_block(theme: &Theme, title: &str) -> Block<'static> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Double)
-        .border_style(theme.popup_border)
-        .title(Span::styled(title.to_owned(), theme.popup_border))
-        .style(theme.popup)
-}
-
-/// Glyph, word and style of a status; never colour alone.
-pub fn status_badge(status: Option<Status>, theme: &Theme) -> (&'static str, &'static str, Style) {
-    match status {
-        None => ("!", "UNREADABLE", theme.error),
-        Some(status) => match status {
-            Status::AwaitingBriefConfirmation => ("◆", "CONFIRM BRIEF", theme.attention),
-            Status::AwaitingWebgptPr => ("○", "AWAIT PR", theme.info),
-            Status::AwaitingWebgptFix => ("◐", "AWAIT FIX", theme.warn),
-            Status::ReadyToMerge => ("✓", "READY", theme.ok),
-            Status::NeedsReview => ("◆", "REVIEW", theme.attention),
-            Status::BlockedMaxIterations => ("■", "CAP REACHED", theme.error),
-            Status::BlockedNoPr => ("✗", "NO PR", theme.error),
-            Status::BlockedConnectorDenied => ("✗", "CONNECTOR", theme.error),
-            Status::BlockedModelUnavailable => ("✗", "NO MODEL", theme.error),
-            Status::BlockedProjectUnavailable => ("✗", "NO PROJECT", theme.error),
-            Status::BlockedProjectSources => ("✗", "SOURCES", theme.error),
-            Status::BlockedDelegationUnconfirmed => ("✗", "UNCONFIRMED", theme.error),
-            Status::BlockedInfra => ("✗", "INFRA", theme.error),
-            Status::BlockedPrClosed => ("✗", "PR CLOSED", theme.error),
-            Status::Aborted => ("⊘", "ABORTED", theme.muted),
-            Status::Superseded => ("↷", "SUPERSEDED", theme.muted),
-        },
-    }
-}
-
-/// A cycle's badge: its status's, unless its last run was refused network the person has
-/// not allowed yet (design §5.6) — the one thing it waits for then.
-pub fn entry_badge(entry: &CycleEntry, theme: &Theme) -> (&'static str, &'static str, Style) {
-    if entry.needs_network() {
-        return ("⚠", "NEEDS NET", theme.attention);
-    }
-    status_badge(entry.status(), theme)
-}
-
-/// What the last run's head did to the PR's tests (design §5.2), as the row and the Runs tab
-/// show it: words and a glyph, never colour alone; a milder look for tests only added.
-pub fn tests_badge(flag: Flag, theme: &Theme) -> (String, Style) {
-    let style = match flag {
-        Flag::AssertionsRemoved => theme.error,
-        Flag::TestsChanged => theme.warn,
-        Flag::TestsAdded => theme.muted,
-    };
-    let glyph = if flag.needs_a_look() { "⚠" } else { "+" };
-    (format!("{glyph} {}", flag.badge()), style)
-}
-
-/// The badge in a narrow column: `⚠ −asserts`, `⚠ tests`, `+ tests`.
-pub fn short_tests_badge(flag: Flag, theme: &Theme) -> (String, Style) {
-    let (_, style) = tests_badge(flag, theme);
-    let text = match flag {
-        Flag::AssertionsRemoved => "⚠ −asserts",
-        Flag::TestsChanged => "⚠ tests",
-        Flag::TestsAdded => "+ tests",
-    };
-    (text.to_owned(), style)
-}
-
-/// The flag of a cycle's last run, if its `integrity` has one.
-pub fn entry_tests_flag(entry: &CycleEntry) -> Option<Flag> {
-    entry.view.as_ref()?.tests.as_ref().map(|t| t.flag)
-}
-
-/// The status word for narrow lists (at most 10 cells).
-pub fn short_word(word: &'static str) -> &'static str {
-    match word {
-        "CONFIRM BRIEF" => "CONFIRM",
-        "CAP REACHED" => "CAP",
-        "UNCONFIRMED" => "UNCONFIRM",
-        "UNREADABLE" => "UNREADABLE",
-        "SUPERSEDED" => "SUPERSEDED",
-        other => other,
-    }
-}
-
-/// "now", "5m", "3h", "2d" since an RFC 3339 time.
-pub fn age(now: DateTime<Utc>, at: Option<&str>) -> String {
-    let Some(at) = at.and_then(|a| DateTime::parse_from_rfc3339(a).ok()) else { return "—".into() };
-    let secs = (now - at.with_timezone(&Utc)).num_seconds();
-    match secs {
-        s if s < 60 => "now".into(),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 48 * 3600 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
-}
-
-/// Time since `at` as a stopwatch: `0:42`, `12:05`, `1:02:03`; empty when unknown.
-pub fn elapsed(now: DateTime<Utc>, at: &str) -> String {
-    let Ok(at) = DateTime::parse_from_rfc3339(at) else { return String::new() };
-    let secs = (now - at.with_timezone(&Utc)).num_seconds().max(0);
-    match secs {
-        s if s < 3600 => format!("{}:{:02}", s / 60, s % 60),
-        s => format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
-    }
-}
-
-/// `2026-11-29T10:00:00Z` → `11-29 10:00` (UTC), compact for tables.
-pub fn short_time(at: &str) -> String {
-    match DateTime::parse_from_rfc3339(at) {
-        Ok(t) => t.with_timezone(&Utc).format("%m-%d %H:%M").to_string(),
-        Err(_) => at.chars().take(16).collect(),
-    }
-}
-
-/// Cuts `text` to `width` terminal cells, ending in "…" when cut.
-pub fn truncate(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut used = 0;
-    let total: usize = text.chars().map(|c| c.width().unwrap_or(0)).sum();
-    if total <= width {
-        return text.to_owned();
-    }
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > width {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    if width > 0 {
-        out.push('…');
-    }
-    out
-}
-
-/// A centered rectangle of at most `width` × `height` inside `area`.
-pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width);
-    let h = height.min(area.height);
-    Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
-}
-
-/// A labelled value wrapped to `width` with a hanging indent, so long values stay in their
-/// column: `Goal               first part…` / `                   continued`.
-pub fn wrapped_field<'a>(
-    theme: &Theme,
-    label: &str,
-    pad: usize,
-    value: &str,
-    style: Style,
-    width: u16,
-) -> Vec<Line<'a>> {
-    let room = usize::from(width).saturating_sub(pad + 1).max(8);
-    let mut lines = Vec::new();
-    let mut first = true;
-    for paragraph in value.split('\n') {
-        for piece in wrap_words(paragraph, room) {
-            let label = if first { label } else { "" };
-            lines.push(Line::from(vec![
-                Span::styled(format!("{label:<pad$} "), theme.muted),
-                Span::styled(piece, style),
-            ]));
-            first = false;
-        }
-    }
-    if lines.is_empty() {
-        lines.push(Line::from(Span::styled(format!("{label:<pad$} "), theme.muted)));
-    }
-    lines
-}
-
-/// Greedy word wrap by terminal cells; words longer than the width are cut.
-pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    let mut used = 0;
-    for word in text.split(' ') {
-        let w: usize = word.chars().map(|c| c.width().unwrap_or(0)).sum();
-        if used > 0 && used + 1 + w > width {
-            lines.push(std::mem::take(&mut line));
-            used = 0;
-        }
-        if used > 0 {
-            line.push(' ');
-            used += 1;
-        }
-        if w > width {
-            for c in word.chars() {
-                let cw = c.width().unwrap_or(0);
-                if used + cw > width {
-                    lines.push(std::mem::take(&mut line));
-                    used = 0;
-                }
-                line.push(c);
-                used += cw;
-            }
-        } else {
-            line.push_str(word);
-            used += w;
-        }
-    }
-    lines.push(line);
-    lines
-}
-
-/// A labelled line: `label` padded to `pad`, then the value.
-pub fn field<'a>(theme: &Theme, label: &str, pad: usize, value: impl Into<String>, style: Style) -> Line<'a> {
-    Line::from(vec![Span::styled(format!("{label:<pad$} "), theme.muted), Span::styled(value.into(), style)])
+    app.tabs.current().render(d, entry, frame, content);
 }

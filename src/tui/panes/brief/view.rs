@@ -9,13 +9,13 @@ use ratatui::widgets::{Paragraph, Wrap};
 use crate::domain::brief::Field;
 use crate::domain::next::next_step;
 use crate::domain::status::Status;
-use crate::tui::app::App;
 use crate::tui::model::CycleEntry;
+use crate::tui::panes::Draw;
 
-use crate::tui::views::{field, short_time, status_badge, wrapped_field};
+use crate::tui::widgets::{field, short_time, status_badge, wrapped_field};
 
-pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
+pub fn render(pane: &super::BriefPane, d: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let Some(state) = &entry.state else { return };
     let pad = 18;
     let mut lines: Vec<Line> = Vec::new();
@@ -23,7 +23,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     lines.push(field(theme, "Status", pad, format!("{glyph} {word} ({})", state.status), style));
     let next = next_step(state, &entry.path.display().to_string());
     let w = area.width;
-    lines.extend(wrapped_field(theme, "Next", pad, &app.redactor.redact(&next.explanation), theme.text, w));
+    lines.extend(wrapped_field(theme, "Next", pad, &d.redactor.redact(&next.explanation), theme.text, w));
     lines.extend(wrapped_field(theme, "Request", pad, &state.request, theme.text, w));
     lines.push(field(
         theme,
@@ -87,14 +87,5 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             theme.muted,
         ));
     }
-    frame.render_widget(scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
-}
-
-/// A text tab scrolled no further than its last full screen (`G` shows the end, not an empty
-/// pane), the limit recorded for the keys.
-pub(crate) fn scrolled<'a>(app: &App, paragraph: Paragraph<'a>, area: Rect) -> Paragraph<'a> {
-    let lines = u16::try_from(paragraph.line_count(area.width)).unwrap_or(u16::MAX);
-    let max = lines.saturating_sub(area.height);
-    app.detail.max_scroll.set(max);
-    paragraph.scroll((app.detail.scroll.min(max), 0))
+    frame.render_widget(pane.text.scrolled(Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
 }

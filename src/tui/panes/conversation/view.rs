@@ -9,22 +9,23 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use serde_json::Value;
 
+use super::outbox_kind_name;
 use crate::domain::event::EventKind;
 use crate::domain::state::Actor;
-use crate::tui::app::{App, outbox_kind_name};
 use crate::tui::load::summarize;
 use crate::tui::model::CycleEntry;
+use crate::tui::panes::Draw;
 use crate::tui::theme::Theme;
 
-use crate::tui::views::short_time;
+use crate::tui::widgets::short_time;
 
 const REPLY_LINES: usize = 12;
 
-pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
+pub fn render(pane: &super::ConversationPane, d: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let Some(state) = &entry.state else { return };
     let mut lines: Vec<Line> = Vec::new();
-    match &app.detail.journal {
+    match &d.loaded.journal {
         Some((path, Ok(events))) if path == &entry.path => {
             if events.is_empty() {
                 lines.push(Line::from(Span::styled("The journal is empty.", theme.muted)));
@@ -72,10 +73,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         }
         None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
     }
-    frame.render_widget(
-        crate::tui::panes::brief::view::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area),
-        area,
-    );
+    frame.render_widget(pane.text.scrolled(Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
 }
 
 fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u16) {
@@ -83,7 +81,7 @@ fn quote(lines: &mut Vec<Line>, theme: &Theme, text: &str, max: usize, width: u1
     let room = usize::from(width).saturating_sub(4).max(8);
     for line in all.iter().take(max) {
         // Untrusted text: escape sequences go, other controls show as escapes.
-        for part in crate::tui::views::wrap_words(&crate::tui::sanitize::clean(line), room) {
+        for part in crate::tui::widgets::wrap_words(&crate::tui::sanitize::clean(line), room) {
             lines.push(Line::from(vec![Span::styled("  │ ", theme.border), Span::styled(part, theme.text)]));
         }
     }

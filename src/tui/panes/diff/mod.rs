@@ -15,10 +15,15 @@ use crate::domain::diff::FileDiff;
 use crate::domain::report::normalize_sha;
 use crate::domain::state::CycleState;
 use crate::domain::test_files::classify;
-use crate::tui::keymap::Cmd;
-use crate::tui::panes::diff::reader::{DiffDoc, DiffEvent, DiffLine};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
-use crate::tui::app::Effect;
+use crate::tui::keymap::{self, Cmd, Context};
+use crate::tui::model::CycleEntry;
+use crate::tui::pager::diff::{DiffDoc, DiffEvent, DiffLine};
+use crate::tui::panes::{Pane, Reply, Selection};
+
+use crate::tui::event::Effect;
 use crate::tui::panes::log::{LogSearch, SearchState};
 
 /// Lines read beyond the viewport on each side, so scrolling rarely waits for the disk.
@@ -666,6 +671,75 @@ diff --git a/c b/c\n--- a/c\n@@ -1 +1,2 @@\n+1\n+2\n";
     }
 }
 
-pub mod view;
+impl Pane for DiffPane {
+    fn contexts(&self) -> &'static [Context] {
+        keymap::DIFF_STACK
+    }
 
-pub mod reader;
+    fn command(&mut self, cmd: Cmd, _sel: &Selection, fx: &mut Vec<Effect>) -> Reply {
+        match cmd {
+            Cmd::Up
+            | Cmd::Down
+            | Cmd::PageUp
+            | Cmd::PageDown
+            | Cmd::Top
+            | Cmd::Bottom
+            | Cmd::Left
+            | Cmd::Right
+            | Cmd::NextFile
+            | Cmd::PrevFile
+            | Cmd::NextHunk
+            | Cmd::PrevHunk => fx.extend(DiffPane::command(self, cmd)),
+            Cmd::Wrap => self.toggle_wrap(),
+            Cmd::Search => self.start_search_input(),
+            Cmd::NextMatch | Cmd::PrevMatch => fx.extend(self.search_again(cmd == Cmd::NextMatch)),
+            Cmd::ToggleSinceLast => {
+                self.toggle_since_last();
+                return Reply::Reload;
+            }
+            Cmd::TestsOnly => fx.extend(self.toggle_tests_only()),
+            _ => return Reply::NotMine,
+        }
+        Reply::Done
+    }
+
+    fn available(&self, cmd: Cmd, sel: &Selection) -> Option<bool> {
+        match cmd {
+            Cmd::NextHunk | Cmd::PrevHunk | Cmd::Search | Cmd::Wrap => Some(self.is_ready()),
+            Cmd::NextFile | Cmd::PrevFile => Some(self.doc.is_some() && self.shown_count() > 1),
+            Cmd::NextMatch | Cmd::PrevMatch => Some(!self.search.query.is_empty()),
+            Cmd::ToggleSinceLast => {
+                Some(sel.entry.and_then(|e| e.state.as_ref()).is_some_and(|s| !s.history.is_empty()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Opens the diff it should show for the selected cycle, unless it is shown.
+    fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
+        let entry = sel.entry;
+        fx.extend(self.ensure(entry.map(|e| e.path.as_path()), entry.and_then(|e| e.state.as_ref()), true));
+    }
+
+    fn forget(&mut self, _fx: &mut Vec<Effect>) {
+        self.close();
+    }
+
+    fn search(&self) -> Option<&LogSearch> {
+        Some(&self.search)
+    }
+
+    fn input(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
+        fx.extend(self.search_command(cmd));
+    }
+
+    fn paste(&mut self, text: &str) {
+        self.search.input.push_str(text);
+    }
+
+    fn render(&self, draw: &super::Draw, _entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+        view::render(self, draw, frame, area);
+    }
+}
+
+pub mod view;

@@ -14,20 +14,23 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::domain::diff::{FileDiff, FileStatus};
-use crate::tui::app::{App, DiffState, Focus, SearchState, Tab};
+use crate::tui::panes::log::SearchState;
+use crate::tui::panes::{Draw, Focus};
+use crate::tui::tab::Tab;
+
+use super::{DiffPane, DiffState};
 use crate::tui::keymap::{Cmd, Context, key_for};
-use crate::tui::panes::diff::reader::{DiffDoc, DiffLine};
+use crate::tui::pager::diff::{DiffDoc, DiffLine};
 use crate::tui::panes::log::view::{LineView, styled_line};
 use crate::tui::theme::Theme;
 
 /// From this width the file list sits beside the lines; below it, above them.
 const SIDE_BY_SIDE: u16 = 70;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
-    let pane = &app.diff;
+pub fn render(pane: &DiffPane, d: &Draw, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    frame.render_widget(Paragraph::new(status_line(app)), head);
+    frame.render_widget(Paragraph::new(status_line(pane, d)), head);
     let message = |text: String, style: Style| Paragraph::new(Span::styled(text, style)).wrap(Wrap { trim: false });
     let doc = match (&pane.state, &pane.doc) {
         (DiffState::Ready, Some(doc)) => doc,
@@ -37,7 +40,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
         (DiffState::Making, _) => {
             let what = pane.target.as_ref().map_or_else(String::new, |t| format!(" of run {}", t.iteration));
-            let text = format!("{} loading… asking GitHub for the diff{what}", app.spinner_frame());
+            let text = format!("{} loading… asking GitHub for the diff{what}", d.spinner);
             frame.render_widget(message(text, theme.muted), body);
             return;
         }
@@ -97,20 +100,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Block::default().borders(if side { Borders::RIGHT } else { Borders::BOTTOM }).border_style(theme.border);
     let list_inner = block.inner(list_area);
     frame.render_widget(block, list_area);
-    file_list(app, doc, frame, list_inner);
+    file_list(pane, d, doc, frame, list_inner);
     let lines_area = if side {
         Rect { x: lines_area.x + 1, width: lines_area.width.saturating_sub(1), ..lines_area }
     } else {
         lines_area
     };
     pane.height.set(lines_area.height.max(1));
-    hunk_lines(app, doc, frame, lines_area);
+    hunk_lines(pane, d, doc, frame, lines_area);
 }
 
 /// `Whole PR at run 3 · 0123456789ab · 3 files +40 −2 · file 1/3 · hunk 2/4 …`
-fn status_line(app: &App) -> Line<'static> {
-    let theme = &app.theme;
-    let pane = &app.diff;
+fn status_line(pane: &DiffPane, d: &Draw) -> Line<'static> {
+    let theme = d.theme;
     let short = |sha: &str| sha.chars().take(12).collect::<String>();
     let mut spans = Vec::new();
     let title = match (&pane.target, pane.since_last) {
@@ -165,7 +167,7 @@ fn status_line(app: &App) -> Line<'static> {
         spans.push(Span::styled(format!("/{}█", search.input), theme.accent));
     } else if !search.query.is_empty() {
         let (text, style) = match search.state {
-            SearchState::Searching => (format!("{} searching", app.spinner_frame()), theme.muted),
+            SearchState::Searching => (format!("{} searching", d.spinner), theme.muted),
             SearchState::Found if search.wrapped => ("found (wrapped)".to_owned(), theme.warn),
             SearchState::Found => ("found".to_owned(), theme.ok),
             SearchState::NotFound => ("not found".to_owned(), theme.error),
@@ -182,9 +184,8 @@ fn current_hunk(file: &FileDiff, top: usize) -> usize {
     file.hunks.partition_point(|&line| line <= top)
 }
 
-fn file_list(app: &App, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
-    let pane = &app.diff;
+fn file_list(pane: &DiffPane, d: &Draw, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let height = usize::from(area.height).max(1);
     // The files listed (all, or the tests only), as indices into the doc's.
     let shown = pane.shown_files();
@@ -197,7 +198,7 @@ fn file_list(app: &App, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
     let path_width = usize::from(area.width.saturating_sub(counts_width + 4));
     let rows: Vec<Row> = visible()
         .map(|(i, f)| {
-            let bar = match (i == pane.file, app.focus == Focus::Detail) {
+            let bar = match (i == pane.file, d.focus == Focus::Detail) {
                 (false, _) => None,
                 (true, true) => Some(theme.selection),
                 (true, false) => Some(theme.accent),
@@ -261,9 +262,8 @@ fn cut_left(text: &str, width: usize) -> String {
     std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }
 
-fn hunk_lines(app: &App, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
-    let pane = &app.diff;
+fn hunk_lines(pane: &DiffPane, d: &Draw, doc: &DiffDoc, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let (_, end) = pane.section();
     let file = doc.files.get(pane.file);
     let current_hunk = file.zip(pane.hunk).and_then(|(f, h)| f.hunks.get(h).copied());

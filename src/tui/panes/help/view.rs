@@ -5,13 +5,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::tui::app::App;
 use crate::tui::keymap::help_sections;
+use crate::tui::theme::Theme;
 
-use crate::tui::views::{centered, wrap_words};
+use crate::tui::widgets::{centered, wrap_words};
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
-    let theme = &app.theme;
+pub fn render(theme: &Theme, frame: &mut Frame, area: Rect, scroll: u16) {
     let rect = centered(area, 84, area.height.saturating_sub(2).max(6));
     let mut lines = Vec::new();
     for (title, rows) in help_sections() {
@@ -33,7 +32,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, scroll: u16) {
         lines.push(Line::from(Span::styled(part, theme.muted)));
     }
     let max = (lines.len() as u16).saturating_sub(rect.height.saturating_sub(2));
-    let block = crate::tui::views::popup_block(theme, " Keys (Esc closes) ");
+    let block = crate::tui::widgets::popup_block(theme, " Keys (Esc closes) ");
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(lines).block(block).style(theme.popup).scroll((scroll.min(max), 0)), rect);
 }

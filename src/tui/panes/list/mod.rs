@@ -10,7 +10,7 @@ use crate::domain::state::CycleState;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::CycleEntry;
 
-use crate::tui::app::StatusGroup;
+use crate::domain::status::Status;
 
 #[derive(Debug)]
 pub struct CycleList {
@@ -198,6 +198,43 @@ fn matches_filter(entry: &CycleEntry, needle: &str) -> bool {
         hay.push_str(" error unreadable");
     }
     needle.split_whitespace().all(|word| hay.contains(word))
+}
+
+/// Status groups of the status bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusGroup {
+    Confirm = 0,
+    /// A pass that changed protected paths waits for a person (`NEEDS_REVIEW`).
+    Review = 1,
+    Blocked = 2,
+    Ready = 3,
+    Waiting = 4,
+    Ended = 5,
+    Unreadable = 6,
+}
+
+impl StatusGroup {
+    pub const ALL: [StatusGroup; 7] = [
+        StatusGroup::Confirm,
+        StatusGroup::Review,
+        StatusGroup::Blocked,
+        StatusGroup::Ready,
+        StatusGroup::Waiting,
+        StatusGroup::Ended,
+        StatusGroup::Unreadable,
+    ];
+
+    pub fn of(status: Option<Status>) -> StatusGroup {
+        match status {
+            None => StatusGroup::Unreadable,
+            Some(Status::AwaitingBriefConfirmation) => StatusGroup::Confirm,
+            Some(Status::NeedsReview) => StatusGroup::Review,
+            Some(s) if s.is_blocked() => StatusGroup::Blocked,
+            Some(Status::ReadyToMerge) => StatusGroup::Ready,
+            Some(s) if s.is_final() => StatusGroup::Ended,
+            Some(_) => StatusGroup::Waiting,
+        }
+    }
 }
 
 pub mod view;

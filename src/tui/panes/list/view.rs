@@ -7,36 +7,40 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use crate::tui::app::{App, Focus};
 use crate::tui::model::CycleEntry;
+use crate::tui::panes::{Draw, Focus};
 use crate::tui::theme::Theme;
 
-use crate::tui::views::{
+use crate::tui::widgets::{
     age, elapsed, entry_badge, entry_tests_flag, pane_block, short_tests_badge, tests_badge, truncate,
 };
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
-    let focused = app.focus == Focus::List;
+pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
+    let focused = d.focus == Focus::List;
     let mut title =
-        vec![Span::styled(format!(" Cycles {}/{} ", app.list.visible.len(), app.list.cycles.len()), theme.title)];
-    if app.unsandboxed {
+        vec![Span::styled(format!(" Cycles {}/{} ", d.list.visible.len(), d.list.cycles.len()), theme.title)];
+    if d.unsandboxed {
         title.push(Span::styled(" ⚠ unsandboxed: PR code runs with your files and network ", theme.warn));
     }
-    if app.list.filter_editing || !app.list.filter.is_empty() {
-        let cursor = if app.list.filter_editing { "█" } else { "" };
-        title.push(Span::styled(format!(" /{}{cursor} ", app.list.filter), theme.accent));
+    if d.list.filter_editing || !d.list.filter.is_empty() {
+        let cursor = if d.list.filter_editing { "█" } else { "" };
+        title.push(Span::styled(format!(" /{}{cursor} ", d.list.filter), theme.accent));
     }
     let block = pane_block(theme, focused).title(Line::from(title));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    app.hits.list.set(area);
-    if app.list.cycles.is_empty() {
-        let text = if app.discovered { crate::tui::views::empty_text(app) } else { vec![Line::from("Loading…")] };
+    d.hits.list.set(area);
+    if d.list.cycles.is_empty() {
+        let text = if d.discovered {
+            crate::tui::widgets::empty_text(d.theme, d.shown(d.cycles_dir))
+        } else {
+            vec![Line::from("Loading…")]
+        };
         frame.render_widget(Paragraph::new(text), inner);
         return;
     }
-    if app.list.visible.is_empty() {
+    if d.list.visible.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled("No cycle matches the filter (Esc clears it).", theme.muted)),
             inner,
@@ -44,28 +48,28 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let height = usize::from(inner.height.saturating_sub(1)).max(1);
-    app.list.height.set(inner.height.saturating_sub(1));
-    let selected = app.selected_row().unwrap_or(0);
-    let mut offset = app.hits.list_offset.get().min(app.list.visible.len().saturating_sub(1));
+    d.list.height.set(inner.height.saturating_sub(1));
+    let selected = d.list.selected_row().unwrap_or(0);
+    let mut offset = d.hits.list_offset.get().min(d.list.visible.len().saturating_sub(1));
     if selected < offset {
         offset = selected;
     } else if selected >= offset + height {
         offset = selected + 1 - height;
     }
-    app.hits.list_offset.set(offset);
+    d.hits.list_offset.set(offset);
 
     let width = inner.width;
     let wide = width >= 100;
     let medium = width >= 60;
-    let rows: Vec<Row> = app.list.visible[offset..(offset + height).min(app.list.visible.len())]
+    let rows: Vec<Row> = d.list.visible[offset..(offset + height).min(d.list.visible.len())]
         .iter()
         .enumerate()
         .map(|(i, &index)| {
-            let entry = &app.list.cycles[index];
+            let entry = &d.list.cycles[index];
             if offset + i == selected {
-                row(app, entry, wide, medium, &theme.on_selection()).style(theme.selection)
+                row(d, entry, wide, medium, &theme.on_selection()).style(theme.selection)
             } else {
-                row(app, entry, wide, medium, theme)
+                row(d, entry, wide, medium, theme)
             }
         })
         .collect();
@@ -100,11 +104,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(table, inner);
 }
 
-fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Theme) -> Row<'a> {
-    let running = app.is_running(&entry.path);
+fn row<'a>(d: &Draw, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Theme) -> Row<'a> {
+    let running = d.is_running(&entry.path);
     let (glyph, word, style) = entry_badge(entry, theme);
     // A run in progress, whoever started it (design §6.6): `▶ TESTING 1:05`.
-    let clock = entry.live.as_ref().map(|run| elapsed(app.now, &run.info.started_at)).unwrap_or_default();
+    let clock = entry.live.as_ref().map(|run| elapsed(d.now, &run.info.started_at)).unwrap_or_default();
     // Waiting for the repository's CI (design §5.7): `▶ CI 3:12`, each check's state beside it.
     let on_ci = entry.live.as_ref().and_then(|run| run.checks.as_ref());
     let status = if running {
@@ -114,7 +118,7 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     } else if wide || medium {
         Line::from(Span::styled(format!("{glyph} {word}"), style))
     } else {
-        Line::from(Span::styled(format!("{glyph} {}", truncate(crate::tui::views::short_word(word), 10)), style))
+        Line::from(Span::styled(format!("{glyph} {}", truncate(crate::tui::widgets::short_word(word), 10)), style))
     };
     let name = Span::styled(entry.name(), if entry.error.is_some() { theme.error } else { theme.text });
     let view = entry.view.as_ref();
@@ -157,7 +161,7 @@ fn row<'a>(app: &App, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &T
     }
     spans.push(last);
     let last = Line::from(spans);
-    let age = Span::styled(age(app.now, entry.updated_at()), theme.muted);
+    let age = Span::styled(age(d.now, entry.updated_at()), theme.muted);
     if wide {
         Row::new(vec![
             Cell::from(status),

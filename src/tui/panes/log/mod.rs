@@ -5,10 +5,16 @@
 use std::cell::Cell;
 use std::path::PathBuf;
 
-use crate::tui::keymap::Cmd;
-use crate::tui::panes::log::reader::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
-use crate::tui::app::Effect;
+use crate::tui::keymap::{self, Cmd, Context};
+use crate::tui::model::CycleEntry;
+use crate::tui::pager::log::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
+use crate::tui::panes::runs::{RunResult, run_result_word};
+use crate::tui::panes::{self as panes, Pane, Selection};
+
+use crate::tui::event::Effect;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SearchState {
@@ -296,6 +302,69 @@ impl LogPane {
     }
 }
 
-pub mod view;
+impl Pane for LogPane {
+    fn contexts(&self) -> &'static [Context] {
+        keymap::LOG_STACK
+    }
 
-pub mod reader;
+    fn command(&mut self, cmd: Cmd, _sel: &Selection, fx: &mut Vec<Effect>) -> panes::Reply {
+        match cmd {
+            Cmd::Up | Cmd::Down | Cmd::PageUp | Cmd::PageDown | Cmd::Top | Cmd::Bottom | Cmd::Left | Cmd::Right => {
+                fx.extend(self.movement(cmd))
+            }
+            Cmd::Follow => fx.extend(self.toggle_follow()),
+            Cmd::Wrap => self.toggle_wrap(),
+            Cmd::Search => self.start_search_input(),
+            Cmd::NextMatch | Cmd::PrevMatch => fx.extend(self.search_again(cmd == Cmd::NextMatch)),
+            Cmd::FirstError => fx.extend(self.find_first_error()),
+            _ => return panes::Reply::NotMine,
+        }
+        panes::Reply::Done
+    }
+
+    fn available(&self, cmd: Cmd, _sel: &Selection) -> Option<bool> {
+        match cmd {
+            Cmd::NextMatch | Cmd::PrevMatch => Some(!self.search.query.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// Opens the run the Runs tab selected, unless it is open already.
+    fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
+        let Some(row) = sel.selected_run() else { return };
+        let Some(path) = row.log.clone() else { return };
+        if self.path.as_ref() == Some(&path) {
+            return;
+        }
+        let title = match row.iteration {
+            Some(i) => format!("iteration {i} · {} · {}", row.sha12, run_result_word(row.result)),
+            None => path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        };
+        let live = row.result == RunResult::Live;
+        fx.extend(self.open(path, sel.entry.map(|e| e.path.clone()), title, live));
+    }
+
+    fn forget(&mut self, fx: &mut Vec<Effect>) {
+        if self.is_open() {
+            fx.push(self.close());
+        }
+    }
+
+    fn search(&self) -> Option<&LogSearch> {
+        Some(&self.search)
+    }
+
+    fn input(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
+        fx.extend(self.search_command(cmd));
+    }
+
+    fn paste(&mut self, text: &str) {
+        self.search.input.push_str(text);
+    }
+
+    fn render(&self, draw: &super::Draw, _entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+        view::render(self, draw, frame, area);
+    }
+}
+
+pub mod view;

@@ -8,25 +8,22 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use unicode_width::UnicodeWidthChar;
 
-use crate::tui::app::{App, SearchState};
-use crate::tui::panes::log::reader::{LogLine, highlight_ranges};
+use crate::tui::pager::log::{LogLine, highlight_ranges};
+use crate::tui::panes::Draw;
+use crate::tui::panes::log::SearchState;
 use crate::tui::theme::Theme;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
+pub fn render(pane: &super::LogPane, d: &Draw, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    app.log.height.set(body.height.max(1));
-    let pane = &app.log;
+    pane.height.set(body.height.max(1));
     if pane.path.is_none() {
-        let text = if app.run_rows().is_empty() {
-            "No run log yet."
-        } else {
-            "Select a run in the Runs tab (3) and press Enter."
-        };
+        let text =
+            if d.sel.rows.is_empty() { "No run log yet." } else { "Select a run in the Runs tab (3) and press Enter." };
         frame.render_widget(Paragraph::new(Span::styled(text, theme.muted)), area);
         return;
     }
-    frame.render_widget(Paragraph::new(status_line(app)), head);
+    frame.render_widget(Paragraph::new(status_line(pane, d)), head);
     if let Some(error) = &pane.error {
         frame.render_widget(Paragraph::new(Span::styled(error.clone(), theme.error)).wrap(Wrap { trim: false }), body);
         return;
@@ -56,9 +53,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(paragraph, body);
 }
 
-fn status_line(app: &App) -> Line<'static> {
-    let theme = &app.theme;
-    let pane = &app.log;
+fn status_line(pane: &super::LogPane, d: &Draw) -> Line<'static> {
+    let theme = d.theme;
     let mut spans = vec![Span::styled(format!("{} · ", pane.title), theme.title)];
     let percent = if pane.window.len == 0 || pane.window.at_eof {
         100
@@ -73,13 +69,13 @@ fn status_line(app: &App) -> Line<'static> {
         spans.push(Span::styled("[wrap] ", theme.accent));
     }
     if pane.finding_error {
-        spans.push(Span::styled(format!("{} finding the first error… ", app.spinner_frame()), theme.muted));
+        spans.push(Span::styled(format!("{} finding the first error… ", d.spinner), theme.muted));
     }
     if pane.search.editing {
         spans.push(Span::styled(format!("/{}█", pane.search.input), theme.accent));
     } else if !pane.search.query.is_empty() {
         let (text, style) = match pane.search.state {
-            SearchState::Searching => (format!("{} searching", app.spinner_frame()), theme.muted),
+            SearchState::Searching => (format!("{} searching", d.spinner), theme.muted),
             SearchState::Found if pane.search.wrapped => ("found (wrapped)".to_owned(), theme.warn),
             SearchState::Found => ("found".to_owned(), theme.ok),
             SearchState::NotFound => ("not found".to_owned(), theme.error),

@@ -1,3 +1,51 @@
-//! The project pane.
+//! The Project tab: the cycle's ChatGPT project, its binding and its sources.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use crate::tui::event::Effect;
+use crate::tui::keymap::{Cmd, Context};
+use crate::tui::model::CycleEntry;
+
+use super::text::TextScroll;
+use super::{Pane, Reply, Selection};
 
 pub mod view;
+
+/// The Project tab: text that scrolls.
+#[derive(Debug, Default)]
+pub struct ProjectPane {
+    /// Its scroll.
+    pub text: TextScroll,
+}
+
+impl Pane for ProjectPane {
+    fn contexts(&self) -> &'static [Context] {
+        TextScroll::CONTEXTS
+    }
+
+    fn command(&mut self, cmd: Cmd, _sel: &Selection, _fx: &mut Vec<Effect>) -> Reply {
+        if self.text.scroll_by(cmd) { Reply::Done } else { Reply::NotMine }
+    }
+
+    /// The repository's sources are read once, when first shown.
+    fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
+        if let Some(repo) = sel.entry.and_then(|e| e.state.as_ref()).and_then(|s| s.repository.clone())
+            && !sel.sources.contains_key(&repo)
+        {
+            fx.push(Effect::LoadSources(repo));
+        }
+    }
+
+    fn opened(&mut self) {
+        self.text.scroll = 0;
+    }
+
+    fn forget(&mut self, _fx: &mut Vec<Effect>) {
+        self.text.scroll = 0;
+    }
+
+    fn render(&self, draw: &super::Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+        view::render(self, draw, entry, frame, area);
+    }
+}

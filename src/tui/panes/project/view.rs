@@ -6,14 +6,14 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use crate::tui::app::App;
 use crate::tui::load::project_id;
 use crate::tui::model::{CycleEntry, Sources};
+use crate::tui::panes::Draw;
 
-use crate::tui::views::field;
+use crate::tui::widgets::field;
 
-pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
+pub fn render(pane: &super::ProjectPane, d: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let Some(state) = &entry.state else { return };
     let pad = 16;
     let none = || "—".to_owned();
@@ -24,7 +24,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         field(theme, "Project URL", pad, state.project_url.clone().unwrap_or_else(none), theme.info),
         field(theme, "Conversation", pad, state.conversation_url.clone().unwrap_or_else(none), theme.info),
         field(theme, "Task space", pad, state.task_space.clone(), theme.muted),
-        field(theme, "State file", pad, app.shown(&entry.path), theme.muted),
+        field(theme, "State file", pad, d.shown(&entry.path), theme.muted),
         Line::from(""),
     ];
     match &state.repository {
@@ -34,8 +34,8 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         ))),
         Some(repo) => {
             let key = repo.to_ascii_lowercase();
-            match app.projects.records.iter().find(|p| p.key == key) {
-                None if !app.projects.loaded => {
+            match d.projects.records.iter().find(|p| p.key == key) {
+                None if !d.projects.loaded => {
                     lines.push(Line::from(Span::styled("Reading the registry…", theme.muted)))
                 }
                 None => lines.push(field(theme, "Registry", pad, format!("no record for {key}"), theme.muted)),
@@ -77,7 +77,7 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             }
             lines.push(Line::from(""));
             lines.push(Line::from(Span::styled("Sources", theme.header)));
-            match app.projects.sources.get(repo) {
+            match d.projects.sources.get(repo) {
                 None => lines.push(Line::from(Span::styled("  reading…", theme.muted))),
                 Some(Sources::Missing) => {
                     lines.push(Line::from(Span::styled("  no sources.json for this repository", theme.muted)))
@@ -118,8 +118,5 @@ pub fn render(app: &App, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
             }
         }
     }
-    frame.render_widget(
-        crate::tui::panes::brief::view::scrolled(app, Paragraph::new(lines).wrap(Wrap { trim: false }), area),
-        area,
-    );
+    frame.render_widget(pane.text.scrolled(Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
 }

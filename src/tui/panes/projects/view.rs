@@ -6,32 +6,32 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use crate::tui::app::App;
 use crate::tui::load::project_id;
 use crate::tui::model::ProjectRecord;
+use crate::tui::panes::Draw;
 
-use crate::tui::views::pane_block;
+use crate::tui::widgets::pane_block;
 
 /// Why a valid record disagrees with the cycles bound to its repository, if it does.
-pub fn conflict(app: &App, record: &ProjectRecord) -> Option<String> {
+pub fn conflict(d: &Draw, record: &ProjectRecord) -> Option<String> {
     let id = record.project_url.as_deref().and_then(project_id)?;
-    app.list.cycles.iter().filter_map(|c| c.state.as_ref()).find_map(|s| {
+    d.list.cycles.iter().filter_map(|c| c.state.as_ref()).find_map(|s| {
         let same_repo = s.repository.as_deref().is_some_and(|r| r.eq_ignore_ascii_case(&record.key));
         let other = s.project_url.as_deref().and_then(project_id).filter(|p| *p != id)?;
         same_repo.then(|| format!("cycle {} uses Project {other}", s.task_space))
     })
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
+pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
     let block = pane_block(theme, true).title(Line::from(vec![
-        Span::styled(format!(" Projects ({}) ", app.projects.records.len()), theme.title),
-        Span::styled(format!(" {} ", app.shown(&app.roots.registry)), theme.muted),
+        Span::styled(format!(" Projects ({}) ", d.projects.records.len()), theme.title),
+        Span::styled(format!(" {} ", d.shown(d.registry)), theme.muted),
     ]));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    if app.projects.records.is_empty() {
-        let text = if app.projects.loaded {
+    if d.projects.records.is_empty() {
+        let text = if d.projects.loaded {
             vec![
                 Line::from(Span::styled("The registry has no records.", theme.muted)),
                 Line::from(Span::styled(
@@ -46,8 +46,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let height = usize::from(inner.height.saturating_sub(1)).max(1);
-    let offset = app.projects.selected.saturating_sub(height - 1);
-    let rows: Vec<Row> = app
+    let offset = d.projects.selected.saturating_sub(height - 1);
+    let rows: Vec<Row> = d
         .projects
         .records
         .iter()
@@ -56,13 +56,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .take(height)
         .map(|(i, record)| {
             let on_bar;
-            let theme = if i == app.projects.selected {
+            let theme = if i == d.projects.selected {
                 on_bar = theme.on_selection();
                 &on_bar
             } else {
                 theme
             };
-            let bound = app
+            let bound = d
                 .list
                 .cycles
                 .iter()
@@ -73,7 +73,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                         .is_some_and(|r| r.eq_ignore_ascii_case(&record.key))
                 })
                 .count();
-            let (check, style) = match (&record.error, conflict(app, record)) {
+            let (check, style) = match (&record.error, conflict(d, record)) {
                 (Some(e), _) => (format!("✗ invalid: {e}"), theme.error),
                 (None, Some(c)) => (format!("! conflict: {c}"), theme.warn),
                 (None, None) => ("✓ ok".to_owned(), theme.ok),
@@ -85,7 +85,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Cell::from(bound.to_string()),
                 Cell::from(Span::styled(check, style)),
             ]);
-            if i == app.projects.selected { row.style(theme.selection) } else { row }
+            if i == d.projects.selected { row.style(theme.selection) } else { row }
         })
         .collect();
     let header = Row::new(["Repository", "Project", "URL", "Cycles", "Check"]).style(theme.header);

@@ -1,55 +1,33 @@
-//! The detail pane: which tab is shown and what the tabs of the selected cycle loaded (its
-//! journal, its run logs), the Runs tab's selection and the text tabs' scroll.
+//! The Runs tab: the selected cycle's runs (its history, and logs in `runs/` the history does
+//! not know yet), the selected one, and the integrity of earlier runs read from their reports.
 
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
 use crate::cycle::files::CyclePaths;
-use crate::cycle::files::Event as JournalEvent;
 use crate::domain::event::EventKind;
 use crate::domain::integrity::{Flag, Integrity};
-use crate::tui::keymap::Cmd;
+use crate::tui::event::Effect;
+use crate::tui::keymap::{self, Cmd, Context};
 use crate::tui::model::{CycleEntry, RunFile};
 use crate::tui::tab::Tab;
+
+use super::{Loaded, Pane, Reply, Selection};
 
 /// A log file in `runs/` not yet in the history and written to this recently is "live".
 pub const LIVE_IDLE_SECS: u64 = 120;
 
-#[derive(Debug)]
-pub struct Detail {
-    pub tab: Tab,
-    /// Scroll of the text tabs (Brief, Conversation, Project).
-    pub scroll: u16,
-    /// The selected cycle's journal, for the Conversation tab.
-    pub journal: Option<(PathBuf, Result<Vec<JournalEvent>, String>)>,
-    /// The files of the selected cycle's `runs/`.
-    pub runs: Option<(PathBuf, Vec<RunFile>)>,
-    /// The selected row of the Runs tab.
-    pub run_sel: usize,
-    /// Earlier runs' `integrity`, read from their report files when selected in the Runs tab
-    /// (the state holds only the last run's report).
+/// The Runs tab: its selected row and the earlier runs' reports it read.
+#[derive(Debug, Default)]
+pub struct RunsPane {
+    /// The selected row.
+    pub sel: usize,
+    /// Earlier runs' `integrity`, read from their report files when selected (the state
+    /// holds only the last run's report).
     pub reports: BTreeMap<u32, RunReport>,
-    /// Lines in the tab's viewport at the last draw (set by the renderer).
-    pub height: Cell<u16>,
-    /// The furthest a text tab can scroll with its last screenful still full (set by the
-    /// renderer, which knows the wrapped height), so `G` stops at the end and `k` climbs at once.
-    pub max_scroll: Cell<u16>,
-}
-
-impl Default for Detail {
-    fn default() -> Self {
-        Detail {
-            tab: Tab::Brief,
-            scroll: 0,
-            journal: None,
-            runs: None,
-            run_sel: 0,
-            reports: BTreeMap::new(),
-            height: Cell::new(10),
-            max_scroll: Cell::new(u16::MAX),
-        }
-    }
 }
 
 /// One row of the Runs tab.
@@ -117,59 +95,27 @@ fn refused_of(log: &[crate::domain::egress::NetworkEvent]) -> Vec<String> {
     refused
 }
 
-impl Detail {
-    /// Forgets what was loaded for the previous selection.
-    pub fn clear(&mut self) {
-        self.journal = None;
-        self.runs = None;
-        self.reports.clear();
-        self.run_sel = 0;
-        self.scroll = 0;
-    }
-
-    /// Shows `tab`; another tab starts at its top.
-    pub fn set_tab(&mut self, tab: Tab) {
-        if self.tab != tab {
-            self.tab = tab;
-            self.scroll = 0;
-        }
-    }
-
-    /// Scrolls a text tab.
-    pub fn scroll_by(&mut self, cmd: Cmd) {
-        let page = self.height.get().max(2) - 1;
-        self.scroll = match cmd {
-            Cmd::Up => self.scroll.saturating_sub(1),
-            Cmd::Down => self.scroll.saturating_add(1),
-            Cmd::PageUp => self.scroll.saturating_sub(page),
-            Cmd::PageDown => self.scroll.saturating_add(page),
-            Cmd::Top => 0,
-            Cmd::Bottom => u16::MAX,
-            _ => self.scroll,
-        }
-        .min(self.max_scroll.get());
-    }
-
+impl RunsPane {
     /// Moves the Runs tab's selection among `count` rows; `true` when it moved.
     pub fn move_run(&mut self, cmd: Cmd, count: usize) -> bool {
         if count == 0 {
             return false;
         }
-        let before = self.run_sel;
-        self.run_sel = match cmd {
-            Cmd::Up => self.run_sel.saturating_sub(1),
-            Cmd::Down => (self.run_sel + 1).min(count - 1),
+        let before = self.sel;
+        self.sel = match cmd {
+            Cmd::Up => self.sel.saturating_sub(1),
+            Cmd::Down => (self.sel + 1).min(count - 1),
             Cmd::Top | Cmd::PageUp => 0,
             Cmd::Bottom | Cmd::PageDown => count - 1,
-            _ => self.run_sel,
+            _ => self.sel,
         };
-        before != self.run_sel
+        before != self.sel
     }
 
     /// The flag each run's `run_finished` event journaled (`tests`), by iteration, when the
     /// journal loaded is `entry`'s.
-    fn journaled_flags(&self, entry: &CycleEntry) -> BTreeMap<u32, Flag> {
-        let Some((path, Ok(events))) = &self.journal else { return BTreeMap::new() };
+    fn journaled_flags(loaded: &Loaded, entry: &CycleEntry) -> BTreeMap<u32, Flag> {
+        let Some((path, Ok(events))) = &loaded.journal else { return BTreeMap::new() };
         if path != &entry.path {
             return BTreeMap::new();
         }
@@ -202,14 +148,14 @@ impl Detail {
 
     /// Rows of the Runs tab for `entry`, newest first: its history, then logs in `runs/`
     /// the history does not know (live while `running` or recently written).
-    pub fn run_rows(&self, entry: &CycleEntry, running: bool) -> Vec<RunRow> {
+    pub fn rows(&self, entry: &CycleEntry, loaded: &Loaded, running: bool) -> Vec<RunRow> {
         let Some(state) = &entry.state else { return Vec::new() };
         let runs_dir = CyclePaths::new(entry.path.clone()).map(|p| p.runs()).ok();
-        let files: &[RunFile] = match &self.runs {
+        let files: &[RunFile] = match &loaded.runs {
             Some((path, files)) if path == &entry.path => files,
             _ => &[],
         };
-        let journaled = self.journaled_flags(entry);
+        let journaled = Self::journaled_flags(loaded, entry);
         let sidecar = CyclePaths::new(entry.path.clone()).map(|p| p.sidecar()).ok();
         let mut rows: Vec<RunRow> = state
             .history
@@ -302,6 +248,73 @@ impl Detail {
                 .then_with(|| (b.result == RunResult::Live).cmp(&(a.result == RunResult::Live)))
         });
         rows
+    }
+}
+
+impl RunsPane {
+    /// Reads the selected run's report for its `integrity` when it is an earlier run's (the
+    /// last run's is in the state), once per selection of the cycle.
+    fn read_report(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
+        let Some(entry) = sel.entry else { return };
+        let Some(row) = sel.rows.get(self.sel) else { return };
+        let (Some(iteration), Some(report)) = (row.iteration, row.report.clone()) else { return };
+        let last = entry.state.as_ref().and_then(|s| s.history.last()).map(|r| r.iteration);
+        if last == Some(iteration) || self.reports.contains_key(&iteration) {
+            return;
+        }
+        self.reports.insert(iteration, RunReport::Loading);
+        fx.push(Effect::LoadRunReport { path: entry.path.clone(), iteration, report });
+    }
+}
+
+impl Pane for RunsPane {
+    fn contexts(&self) -> &'static [Context] {
+        keymap::RUNS_STACK
+    }
+
+    fn command(&mut self, cmd: Cmd, sel: &Selection, fx: &mut Vec<Effect>) -> Reply {
+        match cmd {
+            Cmd::Up | Cmd::Down | Cmd::PageUp | Cmd::PageDown | Cmd::Top | Cmd::Bottom => {
+                if self.move_run(cmd, sel.rows.len()) {
+                    let moved = Selection { run: self.sel, ..*sel };
+                    self.read_report(&moved, fx);
+                    return Reply::RunChosen;
+                }
+                Reply::Done
+            }
+            Cmd::Open if !sel.rows.is_empty() => Reply::Show(Tab::Log),
+            Cmd::ShowDiff => match sel.rows.get(self.sel) {
+                Some(row) if matches!(row.result, RunResult::Passed | RunResult::Failed) => {
+                    Reply::DiffOf(row.iteration)
+                }
+                Some(_) => Reply::Refused("this run did not finish: it has no diff"),
+                None => Reply::Done,
+            },
+            _ => Reply::NotMine,
+        }
+    }
+
+    fn available(&self, cmd: Cmd, sel: &Selection) -> Option<bool> {
+        match cmd {
+            Cmd::ShowDiff => {
+                Some(sel.rows.get(self.sel).is_some_and(|r| matches!(r.result, RunResult::Passed | RunResult::Failed)))
+            }
+            Cmd::Open => Some(!sel.rows.is_empty()),
+            _ => None,
+        }
+    }
+
+    fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
+        self.read_report(sel, fx);
+    }
+
+    fn forget(&mut self, _fx: &mut Vec<Effect>) {
+        self.sel = 0;
+        self.reports.clear();
+    }
+
+    fn render(&self, draw: &super::Draw, _entry: &CycleEntry, frame: &mut Frame, area: Rect) {
+        view::render(self, draw, frame, area);
     }
 }
 

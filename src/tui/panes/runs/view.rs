@@ -15,17 +15,18 @@ use crate::domain::diff::FileStatus;
 use crate::domain::integrity::{Flag, TestFileChange};
 use crate::domain::status::Status;
 use crate::domain::test_files::TestFileKind;
-use crate::tui::app::{App, Focus, RunResult, RunRow, run_result_word};
 use crate::tui::keymap::{Cmd, Context, key_for};
 use crate::tui::model::CycleEntry;
+use crate::tui::panes::runs::{RunResult, RunRow, run_result_word};
+use crate::tui::panes::{Draw, Focus};
 use crate::tui::sanitize::clean;
 use crate::tui::theme::Theme;
 
-use crate::tui::views::{short_tests_badge, short_time, tests_badge, wrap_words};
+use crate::tui::widgets::{short_tests_badge, short_time, tests_badge, wrap_words};
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let theme = &app.theme;
-    let rows = app.run_rows();
+pub fn render(pane: &super::RunsPane, d: &Draw, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
+    let rows = d.sel.rows;
     if rows.is_empty() {
         let text = vec![
             Line::from(Span::styled("No test run yet.", theme.muted)),
@@ -37,12 +38,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(text), area);
         return;
     }
-    let selected = app.detail.run_sel.min(rows.len() - 1);
+    let selected = pane.sel.min(rows.len() - 1);
     // Under the table: the selected run's refused destinations (design §5.6), then what it did
     // to the PR's tests and protected paths (design §5.2), below a rule.
-    let mut below: Vec<Line> = refused_line(app, &rows[selected]).into_iter().collect();
-    let tests = match app.selected_entry() {
-        Some(entry) => integrity_lines(app, entry, &rows[selected], area.width),
+    let mut below: Vec<Line> = refused_line(d, &rows[selected]).into_iter().collect();
+    let tests = match d.sel.entry {
+        Some(entry) => integrity_lines(pane, d, entry, &rows[selected], area.width),
         None => Vec::new(),
     };
     let rule = !tests.is_empty();
@@ -86,7 +87,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .skip(offset)
         .take(height)
         .map(|(i, r)| {
-            let picked = i == selected && app.focus == Focus::Detail;
+            let picked = i == selected && d.focus == Focus::Detail;
             let on_bar;
             let theme = if picked {
                 on_bar = theme.on_selection();
@@ -97,7 +98,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             let (glyph, style) = match r.result {
                 RunResult::Passed => ("✓", theme.ok),
                 RunResult::Failed => ("✗", theme.error),
-                RunResult::Live => (app.spinner_frame(), theme.running),
+                RunResult::Live => (d.spinner, theme.running),
                 RunResult::Incomplete => ("?", theme.warn),
                 RunResult::NeedsNetwork => ("⚠", theme.warn),
             };
@@ -149,13 +150,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
 /// The selected run's `integrity`, when it is at hand (the last run's report is in the state;
 /// an earlier run's is read from its file): nothing for a run forgeloop did not check.
-fn integrity_lines(app: &App, entry: &CycleEntry, row: &RunRow, width: u16) -> Vec<Line<'static>> {
-    let theme = &app.theme;
+fn integrity_lines(
+    pane: &super::RunsPane,
+    d: &Draw,
+    entry: &CycleEntry,
+    row: &RunRow,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let theme = d.theme;
     let Some(iteration) = row.iteration.filter(|_| matches!(row.result, RunResult::Passed | RunResult::Failed)) else {
         return Vec::new();
     };
     let head = || Span::styled("Tests: ", theme.header);
-    let integrity = match app.detail.integrity(entry, iteration) {
+    let integrity = match pane.integrity(entry, iteration) {
         Ok(Some(integrity)) => integrity,
         Ok(None) => {
             // Not checked (a report from before), or only the journal's word on it.
@@ -305,13 +312,13 @@ fn wrapped(
 
 /// "refused: a:443, b:80 — A allows them for acme/widget", for a run whose proxy refused
 /// destinations.
-fn refused_line<'a>(app: &'a App, row: &RunRow) -> Option<Line<'a>> {
+fn refused_line<'a>(d: &'a Draw, row: &RunRow) -> Option<Line<'a>> {
     if row.refused.is_empty() {
         return None;
     }
-    let theme = &app.theme;
+    let theme = d.theme;
     let mut spans = vec![Span::styled("refused: ", theme.warn), Span::styled(row.refused.join(", "), theme.accent)];
-    match (&row.allowed_at, row.result == RunResult::NeedsNetwork && app.available(Cmd::AllowHosts)) {
+    match (&row.allowed_at, row.result == RunResult::NeedsNetwork && d.available(Cmd::AllowHosts)) {
         (Some(at), _) => spans.push(Span::styled(format!(" — allowed by you at {}", short_time(at)), theme.ok)),
         (None, true) => spans.push(Span::styled(" — A allows them for this repository", theme.muted)),
         (None, false) => {}

@@ -11,13 +11,13 @@ use crate::cycle::files::Event as JournalEvent;
 use crate::domain::integrity::Integrity;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::{CycleEntry, ProjectRecord, RunFile, Sources};
-use crate::tui::panes::diff::reader::DiffEvent;
-use crate::tui::panes::log::reader::{LogEvent, LogRequest};
+use crate::tui::pager::diff::DiffEvent;
+use crate::tui::pager::log::{LogEvent, LogRequest};
 use crate::tui::watch::WatchDir;
 
 /// Everything that can happen to the app: raw input (keys, mouse, paste, resize), the clock,
 /// and what background work reports (files changed or loaded, log windows, finished use
-/// cases). Its meaning is decided in [`App::update`], keys through the keymap's [`Cmd`]s.
+/// cases). Its meaning is decided in [`crate::tui::App::update`], keys through the keymap's [`Cmd`]s.
 #[derive(Debug, Clone)]
 pub enum Event {
     Key(KeyEvent),

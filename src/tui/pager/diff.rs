@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::domain::diff::{self, DiffSize, FileDiff};
 use crate::redact::Redactor;
 
-use crate::tui::panes::log::reader::{self as log_view, LogDoc, MAX_LINE_DISPLAY};
+use crate::tui::pager::log::{self as log_view, LogDoc, MAX_LINE_DISPLAY};
 use crate::tui::sanitize;
 
 /// One checkpoint (a line's byte offset) every this many lines.

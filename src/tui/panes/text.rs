@@ -1,0 +1,58 @@
+//! The scroll of a text tab (Brief, Conversation, Project): each keeps its own, and stops at
+//! its last full screen.
+
+use std::cell::Cell;
+
+use ratatui::layout::Rect;
+use ratatui::widgets::Paragraph;
+
+use crate::tui::keymap::{self, Cmd, Context};
+
+/// A text tab's scroll.
+#[derive(Debug)]
+pub struct TextScroll {
+    /// The first line shown.
+    pub scroll: u16,
+    /// Lines in the viewport at the last draw (set by the renderer).
+    pub height: Cell<u16>,
+    /// The furthest it can scroll with its last screenful still full (set by the renderer,
+    /// which knows the wrapped height), so `G` stops at the end and `k` climbs at once.
+    pub max_scroll: Cell<u16>,
+}
+
+impl Default for TextScroll {
+    fn default() -> Self {
+        TextScroll { scroll: 0, height: Cell::new(10), max_scroll: Cell::new(u16::MAX) }
+    }
+}
+
+impl TextScroll {
+    /// The keys of a text tab: only the detail's own.
+    pub const CONTEXTS: &'static [Context] = keymap::DETAIL_STACK;
+
+    /// Scrolls by a movement command; `false` for any other command.
+    pub fn scroll_by(&mut self, cmd: Cmd) -> bool {
+        let page = self.height.get().max(2) - 1;
+        self.scroll = match cmd {
+            Cmd::Up => self.scroll.saturating_sub(1),
+            Cmd::Down => self.scroll.saturating_add(1),
+            Cmd::PageUp => self.scroll.saturating_sub(page),
+            Cmd::PageDown => self.scroll.saturating_add(page),
+            Cmd::Top => 0,
+            Cmd::Bottom => u16::MAX,
+            _ => return false,
+        }
+        .min(self.max_scroll.get());
+        true
+    }
+
+    /// `paragraph` scrolled no further than its last full screen (`G` shows the end, not an
+    /// empty pane), the limit and the page recorded for the keys.
+    pub fn scrolled<'a>(&self, paragraph: Paragraph<'a>, area: Rect) -> Paragraph<'a> {
+        let lines = u16::try_from(paragraph.line_count(area.width)).unwrap_or(u16::MAX);
+        let max = lines.saturating_sub(area.height);
+        self.max_scroll.set(max);
+        self.height.set(area.height);
+        paragraph.scroll((self.scroll.min(max), 0))
+    }
+}
