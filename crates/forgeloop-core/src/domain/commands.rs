@@ -111,7 +111,7 @@ pub struct CommandsProfile {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Executor {
-    /// Run the commands here, in the sandbox.
+    /// Run the commands here, in the sandbox (unless the person turned it off in config).
     #[default]
     Local,
     /// Run nothing here: wait for the repository's CI check runs on the head.

@@ -41,7 +41,7 @@ pub enum EventKind {
     RunFinished,
     /// A test run could not complete (an infra failure).
     RunFailed,
-    /// A person stopped a test run.
+    /// A test run was stopped before its verdict; not counted.
     RunCancelled,
     /// A test run failed for want of network; not counted.
     RunNeedsNetwork,

@@ -213,7 +213,7 @@ pub enum EventData {
         #[serde(default)]
         infra_failures: u32,
     },
-    /// A person stopped a run before it finished.
+    /// A run was stopped before its verdict (the control room, `abort`, Ctrl-C).
     RunCancelled {
         /// The PR the run was for.
         pr: String,

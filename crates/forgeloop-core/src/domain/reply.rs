@@ -21,7 +21,7 @@ use super::pr_ref::{PrRef, WebHosts, parse_pr_ref};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ReplyClass {
-    /// It names one PR of the cycle's repository: `next` says run.
+    /// It names one PR (of the cycle's repository, when it is bound): `next` says run.
     PrFound,
     /// It ends with `PR_URL: NOT_CREATED`: WebGPT says it opened none.
     PrNotCreated,

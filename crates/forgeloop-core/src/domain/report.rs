@@ -23,7 +23,7 @@ pub enum TestStatus {
 }
 
 impl TestStatus {
-    /// Every verdict, in the order they are listed to a person.
+    /// Every verdict, in declaration order.
     pub const ALL: [TestStatus; 3] = [TestStatus::Passed, TestStatus::Failed, TestStatus::SetupFailed];
 
     /// The string reports, comments and the journal hold.
