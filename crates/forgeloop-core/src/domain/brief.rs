@@ -8,16 +8,23 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// One of the brief's five fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Field {
+    /// What the change is for.
     Goal,
+    /// How to tell it worked.
     Success,
+    /// What is in scope, and what is not (`Scope / non-goals`).
     Scope,
+    /// What must not be broken or used.
     Constraints,
+    /// How the change is checked (the tests to run).
     Validation,
 }
 
 impl Field {
+    /// The five, in the order a brief lists them.
     pub const ALL: [Field; 5] = [Field::Goal, Field::Success, Field::Scope, Field::Constraints, Field::Validation];
 
     /// The label used when the brief is written out.
@@ -52,21 +59,31 @@ const LABELS: &[(&str, Field)] = &[
     ("goal", Field::Goal),
 ];
 
+/// A brief's five fields, parsed (design §4); none is empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Brief {
+    /// `Goal:`.
     pub goal: String,
+    /// `Success:`.
     pub success: String,
+    /// `Scope / non-goals:` (or `Scope:`).
     pub scope: String,
+    /// `Constraints:`.
     pub constraints: String,
+    /// `Validation:`.
     pub validation: String,
 }
 
+/// Why a brief was refused: the cycle is `BLOCKED_DELEGATION_UNCONFIRMED`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BriefError {
+    /// The brief is blank.
     #[error("the intent brief is empty; it must state Goal, Success, Scope / non-goals, Constraints and Validation")]
     Empty,
+    /// These fields are absent or empty.
     #[error("the intent brief is missing {}: write each as a line such as `Goal: …`", join_fields(.0))]
     Missing(Vec<Field>),
+    /// This field is given twice.
     #[error("the intent brief gives {0} more than once")]
     Duplicate(Field),
 }
@@ -76,6 +93,7 @@ fn join_fields(fields: &[Field]) -> String {
 }
 
 impl Brief {
+    /// The text of `field`.
     pub fn get(&self, field: Field) -> &str {
         match field {
             Field::Goal => &self.goal,

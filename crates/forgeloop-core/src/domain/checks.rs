@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 pub struct ObservedCheck {
     /// GitHub's check run id (for Actions runs, the job id); breaks ties between re-runs.
     pub id: u64,
+    /// The check's name, as a profile's `checks` names it.
     pub name: String,
     /// `queued`, `in_progress`, `completed` (or another word GitHub adds: not completed).
     pub status: String,
@@ -20,6 +21,7 @@ pub struct ObservedCheck {
     /// RFC 3339 in UTC (`2026-01-02T03:04:05Z`, as GitHub writes it), so text order is time order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
+    /// When it completed (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<String>,
     /// Where a person can read it (`html_url`, else `details_url`).
@@ -42,6 +44,7 @@ pub enum Conclusion {
 }
 
 impl Conclusion {
+    /// The conclusion GitHub's word stands for; none at all is `Unknown`.
     pub fn of(word: Option<&str>) -> Conclusion {
         match word {
             Some(w @ ("success" | "neutral" | "skipped")) => Conclusion::Passing(w.to_owned()),
@@ -57,23 +60,34 @@ impl Conclusion {
 /// A wanted check whose latest run failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckFailure {
+    /// The check's name.
     pub name: String,
     /// The conclusion word as GitHub sent it.
     pub conclusion: String,
     /// Whether the word is one the verdict does not know (treated as a failure).
     pub unknown: bool,
+    /// Where a person can read it.
     pub url: Option<String>,
 }
 
+/// What the wanted checks say about the head.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Every wanted check's latest run completed `success`, `neutral` or `skipped`.
     Passed,
     /// At least one wanted check's latest run failed (decided even while others still run).
-    Failed { failures: Vec<CheckFailure> },
+    Failed {
+        /// Each wanted check whose latest run failed.
+        failures: Vec<CheckFailure>,
+    },
     /// Nothing failed yet, but some wanted checks have no run (`missing`) or have not
     /// completed (`in_progress`). An empty wanted list is always pending: nothing proves a pass.
-    Pending { missing: Vec<String>, in_progress: Vec<String> },
+    Pending {
+        /// Wanted checks with no run on the head yet.
+        missing: Vec<String>,
+        /// Wanted checks whose latest run has not completed.
+        in_progress: Vec<String>,
+    },
 }
 
 /// The latest run of each name: greatest `started_at` (a run not started yet counts as the

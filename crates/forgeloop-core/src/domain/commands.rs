@@ -14,9 +14,11 @@ use serde_json::Value;
 use super::egress::NetworkMode;
 use super::secret_names::looks_like_credential;
 
+/// A command's timeout when neither it nor the profile sets `timeout_s` (15 minutes).
 pub const DEFAULT_TIMEOUT_S: u64 = 900;
 /// The `github-checks` executor's defaults: the whole wait, and the wait for a check to appear.
 pub const DEFAULT_CHECKS_TIMEOUT_S: u64 = 3600;
+/// The second of those: how long a wanted check may take to appear (10 minutes).
 pub const DEFAULT_APPEAR_TIMEOUT_S: u64 = 600;
 const MAX_CHECKS: usize = 256;
 /// Keys only the local executor reads; a `github-checks` profile refuses them.
@@ -39,11 +41,15 @@ const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
 const MAX_PATHS: usize = 64;
 const MAX_MEMORY_MB: u64 = 1 << 30;
 
+/// One command: an argv run without a shell, with its own options.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandSpec {
+    /// The program and its arguments; the program is looked up on `PATH`.
     pub argv: Vec<String>,
+    /// This command's timeout in seconds, over the profile's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
+    /// Variables set for this command only.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
 }
@@ -55,9 +61,12 @@ pub struct CommandsProfile {
     /// allowlist opens (design §5.6): installing the dependencies the tests then use offline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<CommandSpec>,
+    /// The test commands, in order; the first failure stops the run.
     pub commands: Vec<CommandSpec>,
+    /// Names of the person's environment variables the commands see (never a credential-looking one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_passthrough: Vec<String>,
+    /// Each command's timeout in seconds unless it sets its own; for `github-checks`, the whole wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
     /// What the tests may reach (design §5.6): nothing (the default), the person's allowlist
@@ -102,8 +111,10 @@ pub struct CommandsProfile {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Executor {
+    /// Run the commands here, in the sandbox (unless the person turned it off in config).
     #[default]
     Local,
+    /// Run nothing here: wait for the repository's CI check runs on the head.
     GithubChecks,
 }
 
@@ -112,6 +123,7 @@ impl Executor {
         *self == Executor::Local
     }
 
+    /// The name the commands file and reports use.
     pub fn as_str(self) -> &'static str {
         match self {
             Executor::Local => "local",
@@ -123,7 +135,9 @@ impl Executor {
 /// The commands file's `"checks"`: named check runs, or the base branch's required status checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checks {
+    /// These check runs, by name.
     Named(Vec<String>),
+    /// The base branch's required status checks (`"required"`).
     Required,
 }
 
@@ -146,7 +160,9 @@ impl<'de> Deserialize<'de> for Checks {
 /// The commands file's `"dispatch"`: the workflow (file name or id) and its inputs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dispatch {
+    /// The workflow's file name or numeric id.
     pub workflow: String,
+    /// The `workflow_dispatch` inputs.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub inputs: BTreeMap<String, String>,
 }
@@ -157,16 +173,20 @@ pub struct Dispatch {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum History {
+    /// The PR head commit alone, at depth 1.
     #[default]
     Shallow,
+    /// Every ancestor of the head.
     Full,
 }
 
 impl History {
+    /// The default: only the head commit.
     pub fn is_shallow(&self) -> bool {
         *self == History::Shallow
     }
 
+    /// The name the commands file uses.
     pub fn as_str(self) -> &'static str {
         match self {
             History::Shallow => "shallow",
@@ -260,62 +280,91 @@ impl CommandsProfile {
     }
 }
 
+/// Why a commands file was refused; the message says what to write instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandsError {
+    /// The text is not JSON (serde's message).
     #[error("commands JSON is not valid JSON: {0}")]
     Json(String),
+    /// Not a non-empty list of non-empty argv arrays (what is wrong).
     #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
     Shape(String),
     #[error(
         "commands file sets an unknown option {0:?}; known: setup, commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, writable_git, cache, history, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
     )]
+    /// The object sets an option forgeloop does not know (its name).
     UnknownKey(String),
+    /// An `env` or `env_passthrough` entry is not a valid variable name.
     #[error("invalid environment variable name {0:?}")]
     EnvName(String),
     #[error(
         "env_passthrough may not pass {0:?}: its name looks like a credential, and test commands never see credentials"
     )]
+    /// `env_passthrough` names a credential-looking variable.
     CredentialPassthrough(String),
+    /// A `timeout_s` out of range or not a whole number.
     #[error("timeout_s must be a whole number of seconds from 1 to {MAX_TIMEOUT_S}")]
     Timeout,
+    /// `read_paths` or `write_paths` (which one) is not a short list of absolute paths.
     #[error("{0} must be a list of at most {MAX_PATHS} absolute paths (starting with /, without NUL or ..)")]
     Paths(&'static str),
+    /// `network` is none of the accepted values.
     #[error("\"network\" must be false, \"off\", \"allowlist\", true or \"open\"")]
     Network,
+    /// `memory_mb` out of range or not a whole number.
     #[error("memory_mb must be a whole number of megabytes from 16 to {MAX_MEMORY_MB}")]
     Memory,
     #[error(
         "\"history\" must be \"shallow\" (the default: only the PR head commit) or \"full\" (all of its history, for git describe or changelog checks)"
     )]
+    /// `history` is neither `shallow` nor `full`.
     History,
     #[error(
         "\"executor\" must be \"local\" (the default: run the commands here) or \"github-checks\" (read the repository's own CI)"
     )]
+    /// `executor` is neither `local` nor `github-checks`.
     Executor,
+    /// A `github-checks` profile sets an option only a local run reads (its name).
     #[error("{0:?} applies to the local executor only: a \"github-checks\" profile runs nothing here, so remove {0:?}")]
     LocalOnly(String),
+    /// A local profile sets an option only `github-checks` reads (its name).
     #[error("{0:?} applies to the github-checks executor only: add \"executor\": \"github-checks\" or remove {0:?}")]
     ChecksOnly(String),
     #[error(
         "\"checks\" must be a non-empty list of at most {MAX_CHECKS} unique, non-empty check names, or \"required\" (the base branch's required status checks): {0}"
     )]
+    /// `checks` is neither a list of unique names nor `"required"`.
     Checks(String),
     #[error(
         "\"dispatch\" must be {{\"workflow\": \"<file name or id>\", \"inputs\": {{\"<name>\": \"<string>\"}}}}: {0}"
     )]
+    /// `dispatch` is not a workflow with string inputs.
     Dispatch(String),
     #[error(
         "the sandbox can only be turned off by the person, in config.toml ([runner] sandbox = \"off\"), never by a commands file"
     )]
+    /// The file tries to turn the sandbox off, which only the person's config may do.
     SandboxOff,
     #[error(
         "{place} holds a literal the redactor masks as [REDACTED:{kind}]: a cycle's state is stored redacted, so a later run would get different commands. Refused: never write a secret in a commands file. If the test needs it, export it before starting forgeloop under a name without TOKEN, SECRET, PASSWORD, KEY, AUTH or the like, and list that name in \"env_passthrough\"; the command then reads it from its environment (it reaches the PR's code, so never pass a credential of yours)"
     )]
-    SecretLiteral { place: String, kind: String },
+    /// A value the redactor would mask as a secret: stored redacted, a later run would differ.
+    SecretLiteral {
+        /// Where in the file, in words (`command 2, argument 3`).
+        place: String,
+        /// The redactor's mask kind for it.
+        kind: String,
+    },
     #[error(
         "{place} names a local path the redactor masks ({kind}): a cycle's state is stored redacted, so a later run would get different commands. Refused: name the program (it is looked up on PATH) or use a path outside your home"
     )]
-    LocalPath { place: String, kind: String },
+    /// A local path the redactor would mask (the home, a checkout): stored redacted, a later run would differ.
+    LocalPath {
+        /// Where in the file, in words (`command 2, argument 3`).
+        place: String,
+        /// The redactor's mask kind for it (`home-dir`, `local-path`, `checkout-dir`).
+        kind: String,
+    },
 }
 
 /// Whether a redaction kind is a local path's (the redactor's `home-dir`, `local-path` and
@@ -335,11 +384,13 @@ impl CommandsError {
     }
 }
 
+/// Parses a commands file's text (either format) and checks every limit.
 pub fn parse_commands(text: &str) -> Result<CommandsProfile, CommandsError> {
     let value: Value = serde_json::from_str(text).map_err(|e| CommandsError::Json(e.to_string()))?;
     commands_from_value(&value)
 }
 
+/// Reads an already-parsed commands value (either format) and checks every limit.
 pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsError> {
     match value {
         Value::Array(items) => Ok(CommandsProfile::of(parse_list(items)?)),

@@ -9,9 +9,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FileStatus {
+    /// A new file.
     Added,
+    /// A deleted file.
     Removed,
+    /// Changed in place.
     Modified,
+    /// Moved (possibly changed too); `old_path` says from where.
     Renamed,
 }
 
@@ -23,14 +27,19 @@ pub struct FileDiff {
     /// The path before a rename.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_path: Option<String>,
+    /// How it changed.
     pub status: FileStatus,
+    /// Git printed no lines for it (`Binary files … differ`).
     pub binary: bool,
+    /// Lines added.
     pub additions: u64,
+    /// Lines removed.
     pub deletions: u64,
     /// 0-based line of the section's `diff --git` header; the section ends where the next
     /// file's starts (or at the end).
     #[serde(skip)]
     pub start_line: usize,
+    /// 0-based line just past the section (the next file's header, or the line count).
     #[serde(skip)]
     pub end_line: usize,
     /// 0-based lines of the section's `@@` hunk headers.
@@ -41,12 +50,16 @@ pub struct FileDiff {
 /// Totals over the files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiffSize {
+    /// Files touched.
     pub files: u64,
+    /// Lines added, over all files.
     pub additions: u64,
+    /// Lines removed, over all files.
     pub deletions: u64,
 }
 
 impl DiffSize {
+    /// The totals of `files`.
     pub fn of(files: &[FileDiff]) -> DiffSize {
         DiffSize {
             files: files.len() as u64,

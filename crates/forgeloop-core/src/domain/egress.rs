@@ -36,8 +36,10 @@ pub enum NetworkMode {
 pub struct NetworkModeError(pub String);
 
 impl NetworkMode {
+    /// Every mode, narrowest first (a later one is wider).
     pub const ALL: [NetworkMode; 3] = [NetworkMode::Off, NetworkMode::Allowlist, NetworkMode::Open];
 
+    /// The word commands files and reports use.
     pub fn as_str(self) -> &'static str {
         match self {
             NetworkMode::Off => "off",
@@ -46,6 +48,7 @@ impl NetworkMode {
         }
     }
 
+    /// No network at all (the default).
     pub fn is_off(&self) -> bool {
         *self == NetworkMode::Off
     }
@@ -144,23 +147,41 @@ pub enum AllowEntry {
     /// `"registries"`: [`REGISTRIES`] on port 443.
     Registries,
     /// `"pypi.internal.example.com"` or `"pypi.internal.example.com:8443"`.
-    Host { name: String, port: Option<u16> },
+    Host {
+        /// The name, lowercase.
+        name: String,
+        /// The one port allowed; `None` allows 80 and 443.
+        port: Option<u16>,
+    },
     /// `"*.corp.example"` (with or without a port): every name below `domain`, at any depth,
     /// but not `domain` itself.
-    Wildcard { domain: String, port: Option<u16> },
+    Wildcard {
+        /// The domain below which names are allowed, lowercase, without `*.`.
+        domain: String,
+        /// The one port allowed; `None` allows 80 and 443.
+        port: Option<u16>,
+    },
     /// `"10.0.4.7:3128"`, `"[fd00::1]:443"`: that address and port only.
-    Address { ip: IpAddr, port: u16 },
+    Address {
+        /// The address, canonical.
+        ip: IpAddr,
+        /// The port.
+        port: u16,
+    },
 }
 
 /// A `[network] allow` entry that does not parse; config loading names it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("allow entry {entry:?}: {reason}")]
 pub struct EntryError {
+    /// The entry as written (cut to 60 characters).
     pub entry: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 
 impl AllowEntry {
+    /// Parses one entry as the person wrote it.
     pub fn parse(text: &str) -> Result<AllowEntry, EntryError> {
         parse_entry(text).map_err(|reason| EntryError { entry: truncate_for_message(text), reason })
     }
@@ -343,6 +364,7 @@ pub struct Allowlist {
 }
 
 impl Allowlist {
+    /// A list of `entries`, duplicates once.
     pub fn new(entries: Vec<AllowEntry>) -> Allowlist {
         let mut list = Allowlist::default();
         for entry in entries {
@@ -356,14 +378,17 @@ impl Allowlist {
         entries.iter().map(|e| AllowEntry::parse(e.as_ref())).collect::<Result<Vec<_>, _>>().map(Allowlist::new)
     }
 
+    /// The entries, in the order first given.
     pub fn entries(&self) -> &[AllowEntry] {
         &self.entries
     }
 
+    /// No entry: nothing is reachable.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// How many distinct entries.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -411,7 +436,9 @@ impl<'de> Deserialize<'de> for Allowlist {
 /// exact `IP:port` entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AddrClass {
+    /// Globally routable.
     Public,
+    /// `127.0.0.0/8`, `::1`: this machine.
     Loopback,
     /// RFC 1918 (IPv4), RFC 4193 unique local `fc00::/7` and the deprecated site-local
     /// `fec0::/10` (IPv6).
@@ -420,6 +447,7 @@ pub enum AddrClass {
     LinkLocal,
     /// RFC 6598 shared address space `100.64.0.0/10`, carrier-grade NAT.
     Cgnat,
+    /// `224.0.0.0/4`, `ff00::/8`.
     Multicast,
     /// `0.0.0.0`, `::` (the kernel reads them as this host).
     Unspecified,
@@ -513,7 +541,9 @@ pub fn describe(ip: IpAddr) -> &'static str {
 /// `[network] allow` entry that would permit it, when one would.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
+    /// One line saying why, for the client's 403 and the run's log.
     pub reason: String,
+    /// The `[network] allow` entry that would permit it, when one would.
     pub allow_with: Option<String>,
 }
 
@@ -532,9 +562,12 @@ pub enum Host {
     Ip(IpAddr),
 }
 
+/// A host and port a run's command asked the egress proxy for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Destination {
+    /// The name or IP literal.
     pub host: Host,
+    /// The port.
     pub port: u16,
 }
 
@@ -699,7 +732,9 @@ pub fn proxy_environment(host: &str, port: u16) -> Vec<(&'static str, String)> {
 pub struct NetworkEvent {
     /// The name or IP literal asked for (an IPv6 literal in brackets).
     pub host: String,
+    /// The port asked for.
     pub port: u16,
+    /// The proxy let it through.
     pub allowed: bool,
     /// Why it was refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -26,7 +26,9 @@ pub enum InSandbox {
 /// One row: a variable passed from the parent's environment when set there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Var {
+    /// The variable's name.
     pub name: &'static str,
+    /// What the sandbox does with it.
     pub in_sandbox: InSandbox,
 }
 

@@ -5,30 +5,53 @@
 /// [`EventKind::parse`] returns `None` for them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {
+    /// A cycle was started.
     Created,
+    /// The delegation brief was confirmed.
     BriefConfirmed,
+    /// The first prompt went into the outbox.
     PromptIssued,
+    /// A follow-up asking for a usable PR (or a push) went into the outbox.
     FollowupIssued,
+    /// A failed run's handoff went into the outbox.
     HandoffIssued,
+    /// The coordinator typed the outbox message into the chat.
     MessageSent,
+    /// A reference-tool state's pending message was moved into the outbox.
     OutboxAdopted,
+    /// WebGPT's reply was classified and recorded.
     ReplyRecorded,
+    /// The status moved (written with every change that moves it).
     StatusChanged,
+    /// The cycle was blocked.
     Blocked,
+    /// A person lifted a block.
     Unblocked,
+    /// A person raised the iteration cap.
     CapExtended,
     /// A person approved a pass that changed protected paths (`NEEDS_REVIEW`).
     Approved,
+    /// The cycle was stopped for good.
     Aborted,
+    /// A successor took the cycle over (`--continue-from`).
     Superseded,
+    /// A test run began.
     RunStarted,
+    /// A test run completed and counted an iteration.
     RunFinished,
+    /// A test run could not complete (an infra failure).
     RunFailed,
+    /// A test run was stopped before its verdict; not counted.
     RunCancelled,
+    /// A test run failed for want of network; not counted.
     RunNeedsNetwork,
+    /// The run's result was posted on the PR.
     CommentPublished,
+    /// Posting the run's result on the PR failed.
     CommentFailed,
+    /// A ChatGPT Project was attached to the cycle.
     Attached,
+    /// A person allowed a `NEEDS_NETWORK` run's hosts in their config.
     NetworkAllowed,
     /// WebGPT pointed at the head already tested (from `reply` or `forge --pr`): no run.
     PrUnchanged,
@@ -39,6 +62,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind, in the order they were introduced.
     pub const ALL: [EventKind; 27] = [
         EventKind::Created,
         EventKind::BriefConfirmed,
@@ -102,6 +126,7 @@ impl EventKind {
         }
     }
 
+    /// The kind a journal line names; `None` for a name this version does not know.
     pub fn parse(name: &str) -> Option<EventKind> {
         EventKind::ALL.into_iter().find(|k| k.as_str() == name)
     }

@@ -3,6 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
+/// The sha256 of `bytes`, as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);

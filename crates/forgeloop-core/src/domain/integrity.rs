@@ -47,10 +47,15 @@ impl Flag {
 /// One test or validation file the PR changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestFileChange {
+    /// The file's path in the repository.
     pub path: String,
+    /// Why it counts as a test or validation file.
     pub kind: TestFileKind,
+    /// How it changed.
     pub status: FileStatus,
+    /// Lines added.
     pub additions: u64,
+    /// Lines removed.
     pub deletions: u64,
     /// Removed lines that look like assertions (the heuristic of [`assertions_in`]).
     pub removed_assertions: u64,
@@ -91,8 +96,11 @@ impl TestFileChange {
 /// The test files changed between two tested heads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SinceLast {
+    /// The iteration that tested the previous head.
     pub iteration: u32,
+    /// That previous head.
     pub head_sha: String,
+    /// The test files changed from it to this head.
     pub files: Vec<TestFileChange>,
 }
 
@@ -193,7 +201,9 @@ impl Integrity {
 
 /// A unified diff's text and its index (`domain::diff::index` of the same lines).
 pub struct Diff<'a> {
+    /// The diff's lines.
     pub lines: &'a [&'a str],
+    /// Its index over `lines`.
     pub files: &'a [FileDiff],
 }
 

@@ -16,16 +16,21 @@ use super::state::{
 use super::status::Status;
 use super::text::{self, PromptInput};
 
+/// Why a new cycle was refused; nothing is written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StartError {
+    /// `--request` is blank.
     #[error("the request must not be empty")]
     EmptyRequest,
+    /// The brief is blank or lacks a field (`BLOCKED_DELEGATION_UNCONFIRMED`).
     #[error("{0}")]
     Brief(#[from] BriefError),
     #[error(
         "the confirmed WebGPT question is empty; pass --webgpt-question with the exact question confirmed with the user"
     )]
+    /// The WebGPT question is blank (`BLOCKED_DELEGATION_UNCONFIRMED`).
     EmptyQuestion,
+    /// `--max-iterations` is 0.
     #[error("max_iterations must be at least 1")]
     MaxIterations,
 }
@@ -40,15 +45,23 @@ impl StartError {
 /// What a predecessor passes on to its successor (`--continue-from`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Carry {
+    /// The predecessor's state file (absolute path).
     pub predecessor: String,
+    /// The iterations it used: the successor does not start from 0 (rule 1).
     pub iteration: u32,
+    /// Its cap, kept.
     pub max_iterations: u32,
+    /// Its repository binding.
     pub repository: Option<String>,
+    /// Its ChatGPT Project.
     pub project_url: Option<String>,
+    /// That Project's name.
     pub project_name: Option<String>,
     /// The predecessor's confirmed question and brief, used when none are given.
     pub webgpt_question: String,
+    /// The predecessor's brief, as confirmed or given.
     pub intent_brief: String,
+    /// Whether the predecessor's brief was confirmed: unchanged wording then skips confirmation.
     pub confirmed: bool,
     /// The predecessor's commands (and so their grants: paths, network, memory), reused.
     pub commands: Option<CommandsProfile>,
@@ -57,6 +70,7 @@ pub struct Carry {
 }
 
 impl Carry {
+    /// What `state`, stored at `path`, passes on.
     pub fn from_state(state: &CycleState, path: String) -> Carry {
         Carry {
             predecessor: path,
@@ -74,14 +88,23 @@ impl Carry {
     }
 }
 
+/// What `forge --request` asks for, before validation.
 pub struct NewCycle<'a> {
+    /// The implementation request.
     pub request: &'a str,
+    /// The confirmed question (`--webgpt-question`); a successor may take its predecessor's.
     pub webgpt_question: Option<&'a str>,
+    /// The brief (`--intent-brief`); a successor may take its predecessor's.
     pub intent_brief: Option<&'a str>,
+    /// The cap (`--max-iterations`); a successor keeps its predecessor's.
     pub max_iterations: u32,
+    /// The browser conversation key.
     pub task_space: String,
+    /// Wait for a person to confirm the brief before issuing the prompt (`--await-confirmation`).
     pub await_confirmation: bool,
+    /// The repository created for the cycle (`--new-repo`), which binds it.
     pub new_repository: Option<NewRepository>,
+    /// What a predecessor passes on (`--continue-from`).
     pub carry: Option<Carry>,
     /// The person's protected paths (`[protect]`), named in the prompt.
     pub protected_paths: Vec<String>,
@@ -181,11 +204,15 @@ fn issue_prompt(state: &mut CycleState, via: &str, by: Actor, now: &str) {
     state.status = Status::AwaitingWebgptPr;
 }
 
+/// A transition refused in the cycle's status; the state is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{action} is not possible while the cycle is {status}: {hint}")]
 pub struct Refusal {
+    /// The status that refused it.
     pub status: Status,
+    /// What was refused, in words (`testing a PR`).
     pub action: &'static str,
+    /// What to do instead.
     pub hint: String,
 }
 
@@ -268,10 +295,13 @@ pub fn confirm_brief(
     Ok(())
 }
 
+/// Why confirming a brief was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfirmError {
+    /// The cycle is not awaiting confirmation.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// The edited wording is not a usable brief or question.
     #[error(transparent)]
     Start(#[from] StartError),
 }
@@ -279,6 +309,7 @@ pub enum ConfirmError {
 /// What happens when a test run is requested.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TestGate {
+    /// Fetch and run the tests.
     Proceed,
     /// The cap is reached: record `BLOCKED_MAX_ITERATIONS`, touch nothing remote.
     CapReached,
@@ -352,6 +383,7 @@ fn check_binding(state: &CycleState, repo: &RepoName) -> Result<(), Refusal> {
     }
 }
 
+/// Records `BLOCKED_MAX_ITERATIONS` for a run requested at the cap (rule 2); nothing is run.
 pub fn reach_cap(state: &mut CycleState, pr: &PrRef, now: &str) {
     state.blocked_from = Some(state.status);
     state.status = Status::BlockedMaxIterations;
@@ -457,6 +489,7 @@ pub fn approve(state: &mut CycleState, now: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// Stops a live cycle for good (`ABORTED`), recording why and by whom.
 pub fn abort(state: &mut CycleState, reason: &str, by: Actor, now: &str) -> Result<(), Refusal> {
     if state.status.is_final() {
         return Err(refuse(state, "aborting", "the cycle has already ended"));
@@ -467,6 +500,7 @@ pub fn abort(state: &mut CycleState, reason: &str, by: Actor, now: &str) -> Resu
     Ok(())
 }
 
+/// Blocks a live, unblocked cycle with a `BLOCKED_*` status other than the cap's, remembering where it was.
 pub fn block(state: &mut CycleState, status: Status, reason: &str, now: &str) -> Result<(), Refusal> {
     if !status.is_blocked() {
         return Err(refuse(state, "blocking", format!("{status} is not a BLOCKED_* status")));
@@ -801,12 +835,20 @@ pub fn mark_sent(state: &mut CycleState, now: &str) -> Result<Outbox, SentError>
     Ok(sent)
 }
 
+/// Why `sent` was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SentError {
+    /// The outbox is empty.
     #[error("there is no message to send for this cycle")]
     Nothing,
     #[error("this message (sha256 {sha256}) was already recorded as sent at {at}; do not send it again")]
-    AlreadySent { at: String, sha256: String },
+    /// The message was already recorded as sent: sending it again would duplicate it.
+    AlreadySent {
+        /// When it was recorded as sent.
+        at: String,
+        /// The message's hash.
+        sha256: String,
+    },
 }
 
 /// A state's `next_action` is set by the use case that writes it, from `next::next_action`.

@@ -39,7 +39,9 @@ pub fn sign_in(output: &str) -> Option<(&'static str, &'static str)> {
 /// PR completes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NeedsNetwork {
+    /// The PR whose run it was (`owner/repo#N`).
     pub pr: String,
+    /// The commit it ran.
     pub head_sha: String,
     /// `setup` or `test`: the phase whose command failed.
     pub phase: String,
@@ -60,6 +62,7 @@ pub struct NeedsNetwork {
     /// config): the agent runs again instead of asking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_at: Option<String>,
+    /// When it was recorded (RFC 3339, UTC).
     pub at: String,
 }
 

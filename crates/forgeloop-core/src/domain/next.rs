@@ -11,6 +11,7 @@ use super::state::{CycleState, OutboxKind};
 use super::status::Status;
 use super::validation::{self, NotProposed};
 
+/// What the coordinator does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
@@ -28,21 +29,32 @@ pub enum Action {
     Done,
 }
 
+/// `forgeloop next`'s answer: one action, with what it needs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NextStep {
+    /// The cycle's status.
     pub status: Status,
+    /// What to do.
     pub action: Action,
+    /// Why, in a sentence or two (also stored as the state's `next_action`).
     pub explanation: String,
+    /// The forgeloop command to run, as argv.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// The exact message to type into the chat (`send`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The hash of `text`, which `sent` checks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text_sha256: Option<String>,
+    /// When the message was sent (`wait_for_reply`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_since: Option<String>,
+    /// Completed runs so far.
     pub iteration: u32,
+    /// The iteration cap.
     pub max_iterations: u32,
+    /// The PR the cycle works on (`owner/repo#N`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
     /// `"unsandboxed"` when the person turned the sandbox off: the agent must see it.

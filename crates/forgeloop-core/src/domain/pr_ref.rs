@@ -12,15 +12,19 @@ pub const GITHUB_WEB_HOST: &str = "github.com";
 const MAX_OWNER_LEN: usize = 39;
 const MAX_REPO_LEN: usize = 100;
 
+/// Why a repository name was refused (the text refused).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RepoNameError {
+    /// Not exactly `OWNER/REPO`.
     #[error("expected GitHub OWNER/REPO, got {0:?}")]
     Shape(String),
+    /// The owner breaks GitHub's rules.
     #[error("invalid GitHub owner {0:?}: use 1-39 ASCII letters, digits, '-' or '_', not starting with '-'")]
     Owner(String),
     #[error(
         "invalid GitHub repository name {0:?}: use 1-100 ASCII letters, digits, '.', '-' or '_', not starting with '-' and not only dots"
     )]
+    /// The repository name breaks GitHub's rules (or is only dots).
     Repo(String),
 }
 
@@ -32,6 +36,7 @@ pub struct RepoName {
 }
 
 impl RepoName {
+    /// A name from its two halves, each checked against GitHub's rules.
     pub fn new(owner: &str, name: &str) -> Result<Self, RepoNameError> {
         validate_owner(owner)?;
         validate_repo(name)?;
@@ -48,10 +53,12 @@ impl RepoName {
         }
     }
 
+    /// The owner, as given.
     pub fn owner(&self) -> &str {
         &self.owner
     }
 
+    /// The repository's name, as given.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -66,6 +73,7 @@ impl RepoName {
         self.full_name().to_ascii_lowercase()
     }
 
+    /// The same repository, whatever the case of either spelling.
     pub fn same_as(&self, other: &RepoName) -> bool {
         self.key() == other.key()
     }
@@ -77,6 +85,7 @@ impl fmt::Display for RepoName {
     }
 }
 
+/// Checks an owner: 1–39 ASCII letters, digits, `-` or `_`, not starting with `-`.
 pub fn validate_owner(owner: &str) -> Result<(), RepoNameError> {
     let ok = !owner.is_empty()
         && owner.len() <= MAX_OWNER_LEN
@@ -85,6 +94,7 @@ pub fn validate_owner(owner: &str) -> Result<(), RepoNameError> {
     if ok { Ok(()) } else { Err(RepoNameError::Owner(owner.to_owned())) }
 }
 
+/// Checks a repository name: 1–100 ASCII letters, digits, `.`, `-` or `_`, not starting with `-`, not only dots.
 pub fn validate_repo(name: &str) -> Result<(), RepoNameError> {
     let ok = !name.is_empty()
         && name.len() <= MAX_REPO_LEN
@@ -97,7 +107,9 @@ pub fn validate_repo(name: &str) -> Result<(), RepoNameError> {
 /// A pull request: base repository and number.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PrRef {
+    /// The base repository, where the PR is opened.
     pub repo: RepoName,
+    /// The PR's number (at least 1).
     pub number: u64,
 }
 
@@ -114,16 +126,27 @@ impl fmt::Display for PrRef {
     }
 }
 
+/// Why a pull-request reference was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PrRefError {
     #[error("pull request URL must be on {expected}, got host {host:?}")]
-    Host { host: String, expected: String },
+    /// A URL on a host forgeloop does not accept (not github.com or the configured one).
+    Host {
+        /// The URL's host (with its port, if any).
+        host: String,
+        /// The accepted hosts, in words.
+        expected: String,
+    },
+    /// A URL on an accepted host that is not a pull request's (the text refused).
     #[error("expected a GitHub pull request URL like https://github.com/OWNER/REPO/pull/N, got {0:?}")]
     NotPullUrl(String),
+    /// Neither a PR URL nor `OWNER/REPO#N` (the text refused).
     #[error("expected a pull request as https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N, got {0:?}")]
     Unrecognized(String),
+    /// The repository part is not a valid name.
     #[error("invalid pull request repository: {0}")]
     Repo(#[from] RepoNameError),
+    /// The number is not ASCII digits, or is 0 (the text refused).
     #[error("invalid pull request number {0:?}: expected ASCII digits, at least 1")]
     Number(String),
 }
@@ -151,10 +174,12 @@ impl WebHosts {
         hosts
     }
 
+    /// Whether `host` is one of them, whatever its case.
     pub fn contains(&self, host: &str) -> bool {
         self.0.iter().any(|h| h.eq_ignore_ascii_case(host))
     }
 
+    /// The accepted hosts, github.com first.
     pub fn hosts(&self) -> &[String] {
         &self.0
     }

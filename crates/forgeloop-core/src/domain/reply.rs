@@ -17,13 +17,19 @@ use serde::{Deserialize, Serialize};
 
 use super::pr_ref::{PrRef, WebHosts, parse_pr_ref};
 
+/// What a WebGPT reply was taken to say; the strings are the journal's and `reply`'s output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ReplyClass {
+    /// It names one PR (of the cycle's repository, when it is bound): `next` says run.
     PrFound,
+    /// It ends with `PR_URL: NOT_CREATED`: WebGPT says it opened none.
     PrNotCreated,
+    /// It says the GitHub connector cannot reach the repository: the cycle blocks.
     ConnectorDenied,
+    /// It names a PR of another repository than the cycle's binding.
     PrWrongRepository,
+    /// No usable PR reference (none, several different ones, or only the placeholder).
     NoPrReference,
     /// A PR link whose head is the commit already tested and failed: nothing new to test.
     /// forgeloop decides it from the PR's head on GitHub, never the classifier.
@@ -31,6 +37,7 @@ pub enum ReplyClass {
 }
 
 impl ReplyClass {
+    /// Every class, in declaration order.
     pub const ALL: [ReplyClass; 6] = [
         ReplyClass::PrFound,
         ReplyClass::PrNotCreated,
@@ -40,6 +47,7 @@ impl ReplyClass {
         ReplyClass::PrUnchanged,
     ];
 
+    /// The class's name, `SCREAMING_SNAKE_CASE`.
     pub fn as_str(self) -> &'static str {
         match self {
             ReplyClass::PrFound => "PR_FOUND",
@@ -51,13 +59,16 @@ impl ReplyClass {
         }
     }
 
+    /// The class a name stands for, in any case (`reply --as`).
     pub fn parse(text: &str) -> Option<ReplyClass> {
         ReplyClass::ALL.into_iter().find(|c| c.as_str().eq_ignore_ascii_case(text.trim()))
     }
 }
 
+/// The classifier's verdict on one reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Classification {
+    /// What the reply was taken to say.
     pub class: ReplyClass,
     /// The PR found (also for `PR_WRONG_REPOSITORY`).
     pub pr: Option<PrRef>,
@@ -100,6 +111,7 @@ const DENIAL_PHRASES: &[&str] = &[
     "resource not accessible by integration",
 ];
 
+/// Classifies a finished reply by the rules above; `bound_repository` is the cycle's binding, if any.
 pub fn classify(reply: &str, hosts: &WebHosts, bound_repository: Option<&str>) -> Classification {
     let visible = visible_lines(reply);
     let denied = mentions_denial(&visible);

@@ -7,10 +7,13 @@ use serde_json::{Map, Value};
 use super::egress::{NetworkEvent, NetworkMode};
 use super::integrity::Integrity;
 
+/// A completed run's verdict; the strings are the reference tool's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TestStatus {
+    /// Every command exited 0 (or every wanted check succeeded).
     #[serde(rename = "TEST_PASSED")]
     Passed,
+    /// A test command failed, timed out or was killed (or a wanted check failed).
     #[serde(rename = "TEST_FAILED")]
     Failed,
     /// A `setup` command failed, so the tests did not run. The PR's dependency change can be
@@ -20,8 +23,10 @@ pub enum TestStatus {
 }
 
 impl TestStatus {
+    /// Every verdict, in declaration order.
     pub const ALL: [TestStatus; 3] = [TestStatus::Passed, TestStatus::Failed, TestStatus::SetupFailed];
 
+    /// The string reports, comments and the journal hold.
     pub fn as_str(self) -> &'static str {
         match self {
             TestStatus::Passed => "TEST_PASSED",
@@ -48,22 +53,30 @@ fn is_zero(value: &u64) -> bool {
 /// reference tool) and null when it timed out or was not run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommandResult {
+    /// The command as run, one argument per element (redacted).
     pub argv: Vec<String>,
+    /// Its exit code; negative for the signal that ended it, `None` when it timed out or was not run.
     pub exit_code: Option<i32>,
+    /// How long it ran, in seconds (three decimals on disk).
     pub duration_seconds: f64,
+    /// It hit its timeout and was killed.
     #[serde(default, skip_serializing_if = "is_false")]
     pub timed_out: bool,
+    /// The signal that ended it, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+    /// An earlier command failed, so this one never started.
     #[serde(default, skip_serializing_if = "is_false")]
     pub not_run: bool,
 }
 
 impl CommandResult {
+    /// It ran to the end and exited 0.
     pub fn passed(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out && !self.not_run
     }
 
+    /// A command skipped because an earlier one failed.
     pub fn not_run(argv: Vec<String>) -> Self {
         CommandResult { argv, exit_code: None, duration_seconds: 0.0, timed_out: false, signal: None, not_run: true }
     }
@@ -72,10 +85,15 @@ impl CommandResult {
 /// What produced a verdict, so that a result can be reproduced and trusted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Environment {
+    /// The forgeloop version that ran the test.
     pub forgeloop_version: String,
+    /// The libgit2 that fetched and checked out the head.
     pub libgit2_version: String,
+    /// The machine's `os-arch` (e.g. `linux-x86_64`).
     pub os: String,
+    /// The hash of the commands that ran ([`super::commands::CommandsProfile::sha256`]).
     pub commands_sha256: String,
+    /// The git tree the commands ran on; `None` for a CI run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree_sha: Option<String>,
     /// Absent in reports written before the sandbox existed (and by the reference tool).
@@ -93,13 +111,17 @@ pub const ON_CI_LABEL: &str = "on the repository's CI (nothing ran here)";
 /// lists its commands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
+    /// The check's name as GitHub lists it.
     pub name: String,
     /// `completed`, or the last status seen when the wait ended before a verdict.
     pub status: String,
+    /// GitHub's conclusion (`success`, `failure`, …) once completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conclusion: Option<String>,
+    /// How long the check ran, when GitHub said when it started and ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_seconds: Option<f64>,
+    /// The check's page on GitHub.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// The app that produced it (e.g. `github-actions`).
@@ -121,18 +143,25 @@ pub struct SandboxInfo {
     /// How many hosts the run reached through its egress proxy (`allowlist`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_hosts: Option<usize>,
+    /// The Landlock ABI version the kernel offered, when Landlock was used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landlock_abi: Option<u32>,
+    /// The cap on processes the commands could start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_processes: Option<u64>,
+    /// What enforced that cap: `cgroup`, `rlimit`, or `none` (root is exempt from the rlimit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_limit: Option<String>,
+    /// The memory cap the profile asked for, in megabytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u64>,
+    /// What enforced the memory cap: `cgroup` or `rlimit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
+    /// Extra paths the commands could read (the profile's `read_paths`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_paths: Vec<String>,
+    /// Extra paths the commands could write (the profile's `write_paths`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_paths: Vec<String>,
     /// The checkout's git directory was writable (the profile's `writable_git`).
@@ -147,6 +176,7 @@ pub struct SandboxInfo {
 }
 
 impl SandboxInfo {
+    /// What an unsandboxed run records: kind `off`, the host's network.
     pub fn off() -> SandboxInfo {
         SandboxInfo {
             kind: "off".into(),
@@ -190,34 +220,49 @@ impl SandboxInfo {
     }
 }
 
+/// A run's report, `runs/<iteration>-<sha12>.json` (design §5.2.7): the reference tool's fields first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// The verdict.
     pub status: TestStatus,
+    /// The base repository (`owner/repo`).
     pub repository: String,
+    /// The PR's number.
     pub pull_request: u64,
+    /// The commit tested (40 hex digits, lowercase).
     pub head_sha: String,
     /// The profile's setup commands (design §5.2.3), before `commands`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<CommandResult>,
+    /// The test commands, in order, with how each ended.
     pub commands: Vec<CommandResult>,
     /// The check runs a `github-checks` run waited for; empty for local runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckResult>,
+    /// The PR comment's text (design §5.5), posted or not.
     pub comment_markdown: String,
+    /// The failing command's redacted output tail (design §5.2.6); absent after a pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_output: Option<String>,
+    /// The comment reached the PR.
     #[serde(default)]
     pub comment_published: bool,
+    /// The repository the head branch lives in (the base itself, or a fork); `None` when GitHub no longer knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_repository: Option<String>,
+    /// A command hit its timeout.
     #[serde(default, skip_serializing_if = "is_false")]
     pub timed_out: bool,
+    /// The run's full redacted log, relative to the cycle's `NAME.d/` (absolute for a one-shot `test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_path: Option<String>,
+    /// What produced the verdict; absent in reference-tool reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<Environment>,
+    /// The posted comment's web address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment_url: Option<String>,
+    /// Why posting the comment failed (redacted), until a retry succeeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment_error: Option<String>,
     /// Where `--keep-checkout` left the checkout; the person removes it.
@@ -238,6 +283,7 @@ pub struct Report {
     /// What the PR did to its own tests and the person's protected paths (design §5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integrity: Option<Integrity>,
+    /// Keys forgeloop does not know, kept on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -15,6 +15,7 @@ const MARKERS: &[&str] = &[
     "PRIVATE",
 ];
 
+/// Whether `name`, in any case, contains a credential marker (`TOKEN`, `SECRET`, `KEY`, `AUTH`, …).
 pub fn looks_like_credential(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     MARKERS.iter().any(|marker| upper.contains(marker))

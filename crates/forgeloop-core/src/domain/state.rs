@@ -12,6 +12,7 @@ use super::status::Status;
 
 /// Written into every state forgeloop saves; reference-tool files have none (version 0).
 pub const SCHEMA_VERSION: u32 = 1;
+/// The iteration cap of a cycle started without `--max-iterations` (the reference tool's).
 pub const DEFAULT_MAX_ITERATIONS: u32 = 5;
 /// Consecutive runs that could not complete before the cycle is `BLOCKED_INFRA`.
 pub const INFRA_FAILURE_LIMIT: u32 = 3;
@@ -28,12 +29,16 @@ fn is_zero(n: &u32) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Actor {
+    /// The coordinator agent driving the browser.
     Agent,
+    /// A person at a terminal or in the control room.
     Human,
+    /// forgeloop itself, as a consequence of another action.
     System,
 }
 
 impl Actor {
+    /// The name written to state files and the journal.
     pub fn as_str(self) -> &'static str {
         match self {
             Actor::Agent => "agent",
@@ -43,20 +48,27 @@ impl Actor {
     }
 }
 
+/// Who confirmed the delegation brief, where and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BriefConfirmation {
     /// How it was confirmed: `cli` (the coordinator confirmed it in its own chat), `tui`,
     /// `terminal` (`forgeloop confirm`), `continued` (carried from a predecessor), `demo`.
     pub via: String,
+    /// When (RFC 3339, UTC).
     pub at: String,
+    /// Who confirmed it.
     pub by: Actor,
 }
 
+/// What the pending outbox message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutboxKind {
+    /// The first prompt, asking WebGPT to open a PR.
     Prompt,
+    /// A failed run's result, asking for a fix.
     Handoff,
+    /// A request for a usable `PR_URL:` line, or for a push to an unchanged head (rule 8).
     Followup,
     /// A person's own words (`forgeloop say`, the control room's `m`): review feedback, a
     /// scope breach, a clarification. Not an iteration.
@@ -66,15 +78,21 @@ pub enum OutboxKind {
 /// The message the coordinator must type into the chat next.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outbox {
+    /// What the message is.
     pub kind: OutboxKind,
+    /// The exact text to type into the chat (redacted).
     pub text: String,
+    /// The sha256 of `text`, so `sent` and the journal can name it without repeating it.
     pub sha256: String,
+    /// When it was put in the outbox.
     pub created_at: String,
+    /// When the coordinator said it was typed in (`sent`); `None` while it is still pending.
     #[serde(default)]
     pub sent_at: Option<String>,
 }
 
 impl Outbox {
+    /// A pending message of `kind` holding `text`, hashed, created at `now`.
     pub fn new(kind: OutboxKind, text: String, now: &str) -> Self {
         let sha256 = sha256_hex(text.as_bytes());
         Outbox { kind, text, sha256, created_at: now.to_owned(), sent_at: None }
@@ -86,18 +104,29 @@ pub use super::hash::sha256_hex;
 /// One line of run history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
+    /// The iteration the run counted as.
     pub iteration: u32,
+    /// The PR tested (`owner/repo#N`).
     pub pr: String,
+    /// The commit tested (40 hex digits).
     pub head_sha: String,
+    /// The run's verdict.
     pub status: TestStatus,
+    /// When it began (RFC 3339, UTC).
     pub started_at: String,
+    /// When it ended (RFC 3339, UTC).
     pub finished_at: String,
+    /// How long it took, in seconds.
     pub duration_seconds: f64,
+    /// Who asked for the run.
     pub actor: Actor,
+    /// Its redacted output, relative to the cycle's `NAME.d/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_path: Option<String>,
+    /// Its report, relative to the cycle's `NAME.d/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report_path: Option<String>,
+    /// The PR comment that published its result, once posted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment_url: Option<String>,
     /// What the commands ran in: "isolated, no network", "unsandboxed", … (design §5.6).
@@ -113,12 +142,19 @@ pub struct RunSummary {
 /// room can show it live; a leftover entry names a process that was killed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunningInfo {
+    /// The process running it: dead means the entry is a leftover.
     pub pid: u32,
+    /// When it began (RFC 3339, UTC).
     pub started_at: String,
+    /// The PR under test (`owner/repo#N`).
     pub pr: String,
+    /// The commit under test.
     pub head_sha: String,
+    /// The iteration it will count as.
     pub iteration: u32,
+    /// Its live log, relative to the cycle's `NAME.d/`.
     pub log_path: String,
+    /// Who asked for the run.
     pub actor: Actor,
     /// `github-checks` when the run waits for the repository's CI (design §5.7); absent for
     /// a local run.
@@ -129,127 +165,184 @@ pub struct RunningInfo {
 /// The last classified WebGPT reply (`forgeloop reply`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LastReply {
+    /// What the reply was taken to say.
     pub class: ReplyClass,
+    /// The PR it pointed at (`owner/repo#N`), when it had a usable one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
+    /// Why it was classified so, in words.
     pub reason: String,
+    /// The sha256 of the reply's text.
     pub sha256: String,
+    /// When it was recorded (RFC 3339, UTC).
     pub at: String,
     /// The coordinator overrode the classifier (`reply --as`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overridden: bool,
 }
 
+/// Why, when and by whom a cycle was aborted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbortInfo {
+    /// Why, in the aborter's words.
     pub reason: String,
+    /// When (RFC 3339, UTC).
     pub at: String,
+    /// Who aborted it.
     pub by: Actor,
 }
 
 /// A repository forgeloop provisioned for the cycle (`--new-repo`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewRepository {
+    /// Its name, `owner/repo`.
     pub repository: String,
+    /// Its page on GitHub.
     pub html_url: String,
+    /// Whether it was created private (`--public` not given).
     pub private: bool,
 }
 
+/// One cycle's state document, `NAME.json` (design §3): the reference tool's fields, then forgeloop's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CycleState {
+    /// Where the cycle stands (design §3).
     pub status: Status,
+    /// The implementation request the cycle was started with.
     pub request: String,
+    /// The delegation brief as given (`--intent-brief`), or as a person edited it on confirming.
     #[serde(default)]
     pub intent_brief: String,
+    /// The question WebGPT is asked (`--webgpt-question`).
     #[serde(default)]
     pub webgpt_question: String,
+    /// The PR the cycle works on: the raw `--pr` text in a reference state, `owner/repo#N` once forgeloop set it.
     #[serde(default)]
     pub pr_ref: Option<String>,
+    /// Completed runs so far (each counts one, pass or fail).
     #[serde(default)]
     pub iteration: u32,
+    /// The cap on `iteration`; only `extend` raises it.
     #[serde(default = "default_max_iterations")]
     pub max_iterations: u32,
+    /// The browser conversation key, `webgpt-orchestrator:<state file stem>` (rule 7).
     #[serde(default)]
     pub task_space: String,
+    /// What `forgeloop next` says for the state as written, rewritten on every write (for the
+    /// reference tool's readers; forgeloop itself recomputes it).
     #[serde(default)]
     pub next_action: String,
+    /// The prompt issued to WebGPT (a reference state's pending prompt lives only here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webgpt_prompt: Option<String>,
+    /// The last completed run's report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<Report>,
+    /// The last failed run's handoff text; empty after a pass (a reference state's pending handoff lives only here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webgpt_handoff: Option<String>,
+    /// The repository the cycle is bound to (`owner/repo`, lowercase): PRs of any other are refused (rule 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<String>,
+    /// The ChatGPT Project the repository's conversations live in (from the registry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_url: Option<String>,
+    /// That Project's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_name: Option<String>,
+    /// The ChatGPT conversation the cycle uses, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_url: Option<String>,
+    /// The state format's version; 0 for a reference-tool file, [`SCHEMA_VERSION`] once forgeloop wrote it.
     #[serde(default)]
     pub schema_version: u32,
+    /// When forgeloop created the cycle (RFC 3339, UTC); absent in a reference state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// When the state was last written (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
+    /// The brief's five fields, parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub brief: Option<Brief>,
+    /// Who confirmed the brief; `None` while it awaits confirmation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub brief_confirmation: Option<BriefConfirmation>,
+    /// The commit the last completed run tested (40 hex digits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_sha: Option<String>,
+    /// The commands every run executes, with their sandbox settings (what a rerun repeats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commands: Option<CommandsProfile>,
     /// The person's protected paths when the cycle started (`[protect]`): the prompt names
     /// them; each run checks the ones in force then (design §5.2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_paths: Vec<String>,
+    /// One summary per completed run, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<RunSummary>,
+    /// The message the coordinator must type into the chat next, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outbox: Option<Outbox>,
+    /// The run in progress, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<RunningInfo>,
+    /// WebGPT's last classified reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reply: Option<LastReply>,
+    /// Follow-ups issued since the last usable answer; at 1, the next unusable reply (or unchanged
+    /// head) blocks (rule 8).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub followups: u32,
+    /// Runs in a row that could not complete; the third blocks with `BLOCKED_INFRA` (rule 3).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub infra_failures: u32,
+    /// What last went wrong or blocked the cycle, in words; cleared by a completed run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
     /// The last run needed network the person has not allowed (design §5.6); cleared by the
     /// next completed run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_network: Option<super::needs_network::NeedsNetwork>,
+    /// The status the cycle was in before a block: where `unblock` returns it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_from: Option<Status>,
+    /// Why and when the cycle was aborted, once it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abort: Option<AbortInfo>,
+    /// The repository created for the cycle by `--new-repo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_repository: Option<NewRepository>,
     /// The state this one continues (absolute path), and the one that continued it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predecessor: Option<String>,
+    /// The state that continued this one (`--continue-from`), once one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub successor: Option<String>,
+    /// Keys forgeloop does not know, kept in order on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// Why a state file could not be read as a cycle state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StateError {
+    /// The file is empty or only whitespace.
     #[error("the state file is empty")]
     Empty,
+    /// The file's bytes are not UTF-8.
     #[error("the state file is not valid UTF-8")]
     NotUtf8,
+    /// The text is not JSON (serde's message).
     #[error("the state file is not valid JSON: {0}")]
     Json(String),
+    /// The JSON is not an object (what it is instead).
     #[error("the state file must hold a JSON object, found {0}")]
     NotAnObject(&'static str),
+    /// An object, but a field is missing or of the wrong type (serde's message).
     #[error("the state file is not a forgeloop cycle state: {0}")]
     Invalid(String),
+    /// A newer forgeloop wrote it: its `schema_version` is above [`SCHEMA_VERSION`].
     #[error("the state file was written by a newer forgeloop (schema_version {0}); upgrade forgeloop")]
     Newer(u32),
 }
@@ -276,6 +369,7 @@ impl CycleState {
         CycleState::from_value(value)
     }
 
+    /// Reads an already-parsed JSON value as a state; refuses a non-object or a newer schema.
     pub fn from_value(value: Value) -> Result<CycleState, StateError> {
         if !value.is_object() {
             return Err(StateError::NotAnObject(kind_of(&value)));

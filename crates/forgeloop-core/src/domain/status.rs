@@ -6,28 +6,45 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// Where a cycle stands (design §3); the order is the one lists show them in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
+    /// The brief was proposed; a person confirms it before any prompt is issued.
     AwaitingBriefConfirmation,
+    /// The prompt was issued; waiting for WebGPT to open a PR.
     AwaitingWebgptPr,
+    /// The last run failed and its handoff was issued; waiting for a fix.
     AwaitingWebgptFix,
+    /// The last run passed at `head_sha`; a person merges outside forgeloop.
     ReadyToMerge,
     /// A pass that changed a path the person protects: a person approves it or answers.
     NeedsReview,
+    /// The iteration cap is reached; only `extend` moves on.
     BlockedMaxIterations,
+    /// A second reply without a usable PR, or a second unchanged head (rule 8).
     BlockedNoPr,
+    /// WebGPT's GitHub connector was denied access.
     BlockedConnectorDenied,
+    /// The coordinator could not use the model it needs in the chat (`block`).
     BlockedModelUnavailable,
+    /// The ChatGPT Project or its registry record is unusable.
     BlockedProjectUnavailable,
+    /// The Project's source manifest is unusable.
     BlockedProjectSources,
+    /// The brief or question is blank or incomplete.
     BlockedDelegationUnconfirmed,
+    /// Three runs in a row could not complete (rule 3).
     BlockedInfra,
+    /// The PR was closed or merged; it is not tested (rule 5).
     BlockedPrClosed,
+    /// Stopped for good.
     Aborted,
+    /// Carried on in a successor (`--continue-from`); final.
     Superseded,
 }
 
 impl Status {
+    /// Every status, in declaration order.
     pub const ALL: [Status; 16] = [
         Status::AwaitingBriefConfirmation,
         Status::AwaitingWebgptPr,
@@ -47,6 +64,7 @@ impl Status {
         Status::Superseded,
     ];
 
+    /// The string state files hold (shared with the reference tool).
     pub fn as_str(self) -> &'static str {
         match self {
             Status::AwaitingBriefConfirmation => "AWAITING_BRIEF_CONFIRMATION",
@@ -73,6 +91,7 @@ impl Status {
         matches!(self, Status::Aborted | Status::Superseded)
     }
 
+    /// A `BLOCKED_*` status: only a person moves it on.
     pub fn is_blocked(self) -> bool {
         self.as_str().starts_with("BLOCKED_")
     }
@@ -109,6 +128,7 @@ impl fmt::Display for Status {
     }
 }
 
+/// A status string no version of forgeloop writes (the string).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown cycle status {0:?}")]
 pub struct UnknownStatus(pub String);

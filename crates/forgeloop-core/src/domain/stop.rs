@@ -17,6 +17,7 @@ pub enum StopAction {
 }
 
 impl StopAction {
+    /// The word the request file and the journal use.
     pub fn as_str(self) -> &'static str {
         match self {
             StopAction::Cancel => "cancel",
@@ -25,19 +26,25 @@ impl StopAction {
     }
 }
 
+/// A stop request (`NAME.d/stop-request.json`) for the process running the cycle's test.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StopRequest {
     /// Names the request in the holder's journal entry, so the requester can tell its own
     /// request's outcome from a run that ended by itself.
     pub id: String,
+    /// Cancel the run, or abort the cycle.
     pub action: StopAction,
+    /// Who asked.
     pub by: Actor,
     /// Journaled with the cancellation or the abort.
     pub reason: String,
+    /// When (RFC 3339, UTC).
     pub requested_at: String,
+    /// The process that asked (journaled, so it can find its answer).
     pub requester_pid: u32,
     /// The run this is meant for: a request left over from an earlier run is ignored.
     pub target_pid: u32,
+    /// The iteration the target run will count as.
     pub iteration: u32,
 }
 

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+/// What every task-space key starts with (the reference tool's name, kept for its files).
 pub const TASK_SPACE_PREFIX: &str = "webgpt-orchestrator:";
 
 /// The state file's name without its last extension, as the reference tool computes it
@@ -15,6 +16,7 @@ pub fn stem(state_path: &Path) -> Option<String> {
     (!stem.is_empty()).then(|| stem.to_owned())
 }
 
+/// The task-space key of a state file's stem.
 pub fn task_space(stem: &str) -> String {
     format!("{TASK_SPACE_PREFIX}{stem}")
 }

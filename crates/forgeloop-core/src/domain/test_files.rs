@@ -26,6 +26,7 @@ pub enum TestFileKind {
 }
 
 impl TestFileKind {
+    /// The word reports use.
     pub fn as_str(self) -> &'static str {
         match self {
             TestFileKind::Run => "run",
@@ -38,10 +39,13 @@ impl TestFileKind {
 
 /// One row of the table: what it matches, in words and as a predicate on the path.
 pub struct Rule {
+    /// What a path matching it counts as.
     pub kind: TestFileKind,
     /// How docs/testing.md writes the pattern.
     pub pattern: &'static str,
+    /// A path it matches (a unit test checks each row matches its own first).
     pub example: &'static str,
+    /// Whether a path matches.
     pub matches: fn(&Parts<'_>) -> bool,
 }
 
@@ -56,6 +60,7 @@ pub struct Parts<'a> {
 }
 
 impl<'a> Parts<'a> {
+    /// Splits a repository-relative path (a leading `./` dropped).
     pub fn of(path: &'a str) -> Parts<'a> {
         let path = path.trim_start_matches("./");
         let (dirs, name) = match path.rsplit_once('/') {

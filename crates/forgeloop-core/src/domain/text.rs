@@ -10,16 +10,22 @@ use super::report::{CheckResult, CommandResult, TestStatus};
 
 /// The trailer WebGPT is asked to end its reply with; `reply` looks for it.
 pub const PR_URL_PLACEHOLDER: &str = "PR_URL: <url>";
+/// How forgeloop's PR comment begins: the hidden marker (the reference tool's prefix).
 pub const MARKER_PREFIX: &str = "<!-- webgpt-orchestrator:forge-loop";
+/// The comment's heading, followed by the verdict.
 pub const COMMENT_HEADING: &str = "## Forge Loop PR test:";
 /// Default length of the failure tail shown in comments and handoffs.
 pub const FAILURE_TAIL_CHARS: usize = 6000;
 
 const PR_URL_REQUEST: &str = "End your reply with the pull request URL on its own line, exactly as `PR_URL: <url>`.";
 
+/// What the first prompt is built from.
 pub struct PromptInput<'a> {
+    /// The confirmed WebGPT question.
     pub question: &'a str,
+    /// The confirmed delegation brief.
     pub intent_brief: &'a str,
+    /// The implementation request.
     pub request: &'a str,
     /// `owner/repo` and its web URL when forgeloop provisioned the repository.
     pub new_repository: Option<(&'a str, &'a str)>,
@@ -107,12 +113,16 @@ pub fn followup_wrong_repository(found: &str, expected: &str) -> String {
 /// Identifies forgeloop's own comment so a retry updates it instead of posting twice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marker {
+    /// The cycle's task space; absent outside a cycle (a one-shot `test`, `handoff`).
     pub task_space: Option<String>,
+    /// The iteration the comment reports; absent outside a cycle.
     pub iteration: Option<u32>,
+    /// The commit tested.
     pub head_sha: String,
 }
 
 impl Marker {
+    /// The marker line, its values percent-encoded so nothing ends the HTML comment early.
     pub fn render(&self) -> String {
         let mut text = String::from(MARKER_PREFIX);
         if let Some(task_space) = &self.task_space {
@@ -178,15 +188,23 @@ fn marker_unescape(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// What a run's PR comment is built from (design §5.5).
 pub struct CommentInput<'a> {
+    /// The marker to put on the first line.
     pub marker: &'a Marker,
+    /// The verdict.
     pub status: TestStatus,
+    /// The base repository (`owner/repo`).
     pub repository: &'a str,
+    /// The PR's number.
     pub pull_request: u64,
+    /// The commit tested.
     pub head_sha: &'a str,
     /// The profile's setup commands (design §5.2.3), listed before the tests.
     pub setup: &'a [CommandResult],
+    /// The test commands, with how each ended.
     pub commands: &'a [CommandResult],
+    /// The failing command's redacted output tail; `None` after a pass.
     pub failure_output: Option<&'a str>,
     /// Where the full log is kept, e.g. "run log `3-0123456789ab.log` of cycle `x`".
     pub log_hint: Option<&'a str>,

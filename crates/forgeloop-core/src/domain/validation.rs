@@ -9,7 +9,9 @@ use serde::Serialize;
 /// A backticked span that is not proposed, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NotProposed {
+    /// The span as written.
     pub text: String,
+    /// Why it is not proposed (a pipe, a redirection, …).
     pub reason: String,
 }
 
@@ -19,7 +21,9 @@ pub struct Proposal {
     /// Install commands (`npm ci`, `pip install -r …`): they belong in `"setup"`, which may
     /// reach the person's allowlist, while the tests run without network.
     pub setup: Vec<Vec<String>>,
+    /// The test commands, for `"commands"`.
     pub commands: Vec<Vec<String>>,
+    /// The spans left out, each with why.
     pub not_proposed: Vec<NotProposed>,
 }
 

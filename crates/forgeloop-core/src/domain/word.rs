@@ -17,7 +17,9 @@ macro_rules! words {
         /// state machine and of a test report; the others are spelled out here.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Word {
+            /// A cycle's status.
             Cycle(Status),
+            /// A test report's verdict.
             Test(TestStatus),
             /// `reply`'s classification of WebGPT's reply.
             Reply(ReplyClass),
@@ -28,6 +30,7 @@ macro_rules! words {
             /// The words that are neither a cycle status nor a test verdict.
             const OWN: &'static [Word] = &[$(Word::$variant,)*];
 
+            /// The word as printed.
             pub fn as_str(self) -> &'static str {
                 match self {
                     Word::Cycle(status) => status.as_str(),
@@ -49,19 +52,33 @@ words! {
     GcDone => "GC_DONE",
     /// The generic failure: bad input, unreadable file, I/O, a GitHub error outside a cycle.
     Blocked => "BLOCKED",
+    /// The action is not possible in the cycle's status.
     Refused => "REFUSED",
+    /// `sent`: this message was already recorded as sent.
     AlreadySent => "ALREADY_SENT",
+    /// `sent`: the outbox is empty (also the MCP handoff of a passing report).
     NothingToSend => "NOTHING_TO_SEND",
+    /// `forge --request` on an existing state: it is never overwritten.
     StateExists => "STATE_EXISTS",
+    /// The state file is malformed.
     InvalidState => "INVALID_STATE",
+    /// The state file is missing.
     NoState => "NO_STATE",
+    /// Another process is changing this cycle; nothing waited, nothing was lost.
     CycleBusy => "CYCLE_BUSY",
+    /// Another live cycle uses the same state name, hence the same chat.
     TaskSpaceTaken => "TASK_SPACE_TAKEN",
+    /// `log --verify`: the hash chain is intact.
     JournalOk => "JOURNAL_OK",
+    /// `log --verify`: a line was edited, inserted or removed.
     JournalDamaged => "JOURNAL_DAMAGED",
+    /// A human-only action asked for without a terminal.
     NotATerminal => "NOT_A_TERMINAL",
+    /// The person answered no.
     Declined => "DECLINED",
+    /// `wait` gave up.
     Timeout => "TIMEOUT",
+    /// A test run could not complete (GitHub, fetch, the PR moved); retried next time.
     InfraFailure => "INFRA_FAILURE",
     /// No GitHub token from any source: a command that needs GitHub stopped before asking it,
     /// and recorded nothing.
@@ -69,7 +86,9 @@ words! {
     /// A run failed because its network was missing or a host was refused (design §5.6): not
     /// an iteration, nothing for WebGPT; the person decides what the tests may reach.
     NeedsNetwork => "NEEDS_NETWORK",
+    /// No sandbox can be built here, so nothing ran; the cycle does not move.
     SandboxUnavailable => "SANDBOX_UNAVAILABLE",
+    /// The commands file's `read_paths`/`write_paths` names a path a test may never see.
     SandboxPathRefused => "SANDBOX_PATH_REFUSED",
     /// The MCP server: a run cancelled before it started.
     Cancelled => "CANCELLED",
@@ -83,18 +102,31 @@ words! {
     StopUnanswered => "STOP_UNANSWERED",
     /// The process testing the cycle died without recording its run.
     HolderGone => "HOLDER_GONE",
+    /// `project lookup`, `bind`, `attach`: the repository has a Project.
     ProjectLinked => "PROJECT_LINKED",
+    /// `project lookup`: no record yet.
     ProjectNotLinked => "PROJECT_NOT_LINKED",
+    /// `project unbind`: the record was removed.
     ProjectUnbound => "PROJECT_UNBOUND",
+    /// `project list`.
     Projects => "PROJECTS",
+    /// `project sources add`.
     SourceAdded => "SOURCE_ADDED",
+    /// `project sources list`.
     Sources => "SOURCES",
+    /// `project sources verify`: the browser showed the source.
     SourceVerified => "SOURCE_VERIFIED",
+    /// `project sources verify`: the browser did not show it.
     SourceFailed => "SOURCE_FAILED",
+    /// `project sources supersede`.
     SourceSuperseded => "SOURCE_SUPERSEDED",
+    /// `demo`: every cycle ended where expected.
     DemoOk => "DEMO_OK",
+    /// `demo`: stopped before the end.
     DemoStopped => "DEMO_STOPPED",
+    /// `demo`: a cycle ended somewhere else.
     DemoUnexpected => "DEMO_UNEXPECTED",
+    /// `demo`: the demo could not run.
     DemoFailed => "DEMO_FAILED",
     /// A demo cycle whose state could not be read, in the demo's summary.
     Unreadable => "UNREADABLE",

@@ -76,9 +76,11 @@ pub static RULE_KINDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// One masked span, reported by `explain` (never the value itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// The mask's kind, as in `[REDACTED:<kind>]`.
     pub kind: String,
     /// Byte offsets in the input text.
     pub start: usize,
+    /// Byte offset just past the masked span.
     pub end: usize,
     /// 1-based line of `start`.
     pub line: usize,
@@ -86,6 +88,8 @@ pub struct Finding {
     pub column: usize,
 }
 
+/// Gathers what a [`Redactor`] masks beyond the built-in formats: known values, the home,
+/// user rules.
 #[derive(Default, Clone)]
 pub struct RedactorBuilder {
     known: Vec<(String, String)>,
@@ -145,6 +149,7 @@ impl RedactorBuilder {
         self
     }
 
+    /// The redactor, its searchers compiled once.
     pub fn build(self) -> Redactor {
         let known = Arc::new(KnownSet::new(&self.known));
         let paths = PathSet::new(self.home.as_deref(), &self.checkouts);
@@ -187,6 +192,7 @@ impl Default for Redactor {
 }
 
 impl Redactor {
+    /// A builder with nothing added yet: the built-in rules only.
     pub fn builder() -> RedactorBuilder {
         RedactorBuilder::default()
     }
@@ -333,14 +339,14 @@ impl Redactor {
     }
 }
 
-/// What `forgeloop redact --explain` prints: each mask's kind and position (byte offsets,
-/// 1-based line and column), never the value, plus a count per kind.
 /// The built-in formats by family, each as (family, row ids in table order): what docs/redaction.md
 /// lists (`tests/redact_formats_doc.rs` keeps it equal).
 pub fn format_catalogue() -> Vec<(&'static str, Vec<&'static str>)> {
     formats::FAMILIES.iter().map(|(family, rows)| (*family, rows.iter().map(|f| f.id).collect())).collect()
 }
 
+/// What `forgeloop redact --explain` prints: each mask's kind and position (byte offsets,
+/// 1-based line and column), never the value, plus a count per kind.
 pub fn explain_report(findings: &[Finding]) -> serde_json::Value {
     let mut by_kind = serde_json::Map::new();
     for f in findings {

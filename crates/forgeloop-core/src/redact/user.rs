@@ -33,24 +33,63 @@ pub struct RuleSpec {
 /// Why a rule was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RuleError {
+    /// The id is not a short lowercase dashed name.
     #[error(
         "redact rule {id:?}: the id must be 1 to 40 lowercase letters, digits and single dashes, from a letter to a letter or digit"
     )]
-    BadId { id: String },
+    BadId {
+        /// The rule's id as written.
+        id: String,
+    },
+    /// The id names a built-in format.
     #[error("redact rule {id:?}: the id is taken by a built-in rule")]
-    BuiltinId { id: String },
+    BuiltinId {
+        /// The rule's id.
+        id: String,
+    },
+    /// Two rules share an id.
     #[error("redact rule {id:?}: the id is used by an earlier rule")]
-    DuplicateId { id: String },
+    DuplicateId {
+        /// The repeated id.
+        id: String,
+    },
+    /// The rule lists no keyword, so it could never be tried.
     #[error("redact rule {id:?}: needs at least one keyword")]
-    NoKeywords { id: String },
+    NoKeywords {
+        /// The rule's id.
+        id: String,
+    },
+    /// A keyword too short to find matches cheaply.
     #[error("redact rule {id:?}: keyword {keyword:?} is shorter than 3 characters")]
-    ShortKeyword { id: String, keyword: String },
+    ShortKeyword {
+        /// The rule's id.
+        id: String,
+        /// The short keyword.
+        keyword: String,
+    },
+    /// The regex does not compile, or cannot be anchored at a keyword.
     #[error("redact rule {id:?}: the regex does not compile: {reason}")]
-    BadRegex { id: String, reason: String },
+    BadRegex {
+        /// The rule's id.
+        id: String,
+        /// The regex engine's message.
+        reason: String,
+    },
+    /// The entropy floor is outside 0 to 8 bits per character.
     #[error("redact rule {id:?}: entropy must be between 0 and 8 bits per character, not {entropy}")]
-    BadEntropy { id: String, entropy: f64 },
+    BadEntropy {
+        /// The rule's id.
+        id: String,
+        /// The floor given.
+        entropy: f64,
+    },
+    /// The rule's own mask would be masked again, so redacting twice would change the text.
     #[error("redact rule {id:?}: its mask [REDACTED:{id}] would itself be masked; choose another id")]
-    MaskIsMasked { id: String },
+    MaskIsMasked {
+        /// The rule's id.
+        id: String,
+    },
+    /// More rules than the table can number (65,535).
     #[error("at most {} redact rules", u16::MAX)]
     TooMany,
 }
@@ -136,6 +175,7 @@ impl UserRules {
         Ok(compiled)
     }
 
+    /// No user rule is configured.
     pub fn is_empty(&self) -> bool {
         self.set.is_none()
     }

@@ -14,7 +14,9 @@ use crate::domain::pr_ref::RepoName;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{text:?} is not a GitHub owner/repo: {reason}")]
 pub struct KeyError {
+    /// The text refused.
     pub text: String,
+    /// The rule it breaks.
     pub reason: String,
 }
 
@@ -46,10 +48,12 @@ impl RepoKey {
         Ok(RepoKey { owner: name.owner().to_ascii_lowercase(), repo: name.name().to_ascii_lowercase() })
     }
 
+    /// The owner, lowercase.
     pub fn owner(&self) -> &str {
         &self.owner
     }
 
+    /// The repository's name, lowercase.
     pub fn repo(&self) -> &str {
         &self.repo
     }

@@ -30,60 +30,147 @@ pub use record::{Record, RecordError};
 pub use sources::SourcesError;
 pub use urls::{ConversationUrl, ProjectUrl, UrlError};
 
+/// Why a registry command failed; its [`status`](RegistryError::status) word says which kind.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
+    /// The repository name is not a valid registry key.
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// The Project or conversation URL is not one forgeloop accepts.
     #[error(transparent)]
     Url(#[from] UrlError),
+    /// The Project name given to `bind` is unusable (blank, too long, control characters).
     #[error("{0}")]
     Name(RecordError),
     /// `hint`: how to remove it ([`repair_hint`]), made when the record was read.
     #[error(
         "the registry record {path} is unusable: {source}. forgeloop never treats a broken record as absent: {hint}"
     )]
-    Record { path: PathBuf, source: RecordError, hint: String },
+    Record {
+        /// The record file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: RecordError,
+        /// How to remove it.
+        hint: String,
+    },
     /// A record the reference tool accepted under a name GitHub never allows.
     #[error(
         "{key_error}. The registry holds {path} for it, which the reference tool accepted, but no GitHub repository can have this name, so no PR will ever match it: {hint}"
     )]
-    Unusable { key_error: KeyError, path: PathBuf, hint: String },
+    Unusable {
+        /// The GitHub rule the name breaks.
+        key_error: KeyError,
+        /// The record file.
+        path: PathBuf,
+        /// How to remove it.
+        hint: String,
+    },
+    /// Reading or writing a registry file failed.
     #[error("cannot {action} {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, source: io::Error },
+    Io {
+        /// What was being done, in words.
+        action: &'static str,
+        /// The file or directory it was done to.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// `bind` of a repository already linked to another Project: never overwritten.
     #[error(
         "{repository} is already linked to another ChatGPT Project ({bound_url}, project {bound_name:?}); the mapping must be resolved explicitly: if {requested_url} is right, run `forgeloop project unbind --repository {repository} --project-url {bound_url}` and bind again"
     )]
-    AlreadyLinked { repository: String, bound_url: String, bound_name: String, requested_url: String },
+    AlreadyLinked {
+        /// The repository (`owner/repo`).
+        repository: String,
+        /// The Project it is linked to.
+        bound_url: String,
+        /// That Project's name.
+        bound_name: String,
+        /// The Project `bind` was asked for.
+        requested_url: String,
+    },
+    /// A command that needs the repository's Project found no record.
     #[error(
         "{repository} is not linked to a ChatGPT Project; the repository must be linked (`forgeloop project lookup`, then `forgeloop project bind`) before {action}"
     )]
-    NotLinked { repository: String, action: &'static str },
+    NotLinked {
+        /// The repository (`owner/repo`).
+        repository: String,
+        /// What needs the link, in words.
+        action: &'static str,
+    },
+    /// `unbind` of an unusable record with a URL other than the one stored in it.
     #[error(
         "the unusable record {path} is removed only with the exact project_url stored in it, {stored:?}; nothing was removed"
     )]
-    UnusableMismatch { path: PathBuf, stored: String },
+    UnusableMismatch {
+        /// The unusable record.
+        path: PathBuf,
+        /// The `project_url` stored in it, which `unbind` must be given.
+        stored: String,
+    },
+    /// `unbind` with the URL of a Project the repository is not linked to.
     #[error(
         "{repository} is linked to {bound_url} (project {bound_id}), not to Project {given_id}; nothing was removed. Pass the currently bound Project URL to unbind it"
     )]
-    UnbindMismatch { repository: String, bound_url: String, bound_id: String, given_id: String },
+    UnbindMismatch {
+        /// The repository (`owner/repo`).
+        repository: String,
+        /// The Project it is linked to.
+        bound_url: String,
+        /// That Project's id.
+        bound_id: String,
+        /// The id of the Project `unbind` was given.
+        given_id: String,
+    },
+    /// Another process changed the record during `bind` or `unbind`; nothing was changed.
     #[error(
         "the registry record {path} changed while forgeloop was {action}; nothing was changed by this run: look it up and try again"
     )]
-    Changed { path: PathBuf, action: &'static str },
+    Changed {
+        /// The record file.
+        path: PathBuf,
+        /// What forgeloop was doing (`binding`, `unbinding`).
+        action: &'static str,
+    },
+    /// `project attach` named a task state that does not exist (the path); it creates none.
     #[error("no task state at {0}; attach merges the mapping into an existing JSON task state and creates nothing")]
     StateMissing(PathBuf),
+    /// `project attach` could not read the task state, or it is not JSON.
     #[error("cannot read the task state {path}: {reason}")]
-    StateRead { path: PathBuf, reason: String },
+    StateRead {
+        /// The task state.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// `project attach` refused what the task state holds (another binding, a bad field).
     #[error("{reason} (task state {path}); nothing was changed")]
-    Task { path: PathBuf, reason: String },
+    Task {
+        /// The task state.
+        path: PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// `project attach` could not write the task state back.
     #[error("cannot write the task state {path}: {source}")]
-    StateWrite { path: PathBuf, source: io::Error },
+    StateWrite {
+        /// The task state.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The task state's path is not one a cycle may have.
     #[error(transparent)]
     Layout(#[from] LayoutError),
+    /// A lock could not be taken: the cycle is busy (`CYCLE_BUSY`), or locking failed.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// Appending the `attached` event to the cycle's journal failed.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// A source-manifest problem (`BLOCKED_PROJECT_SOURCES`).
     #[error(transparent)]
     Sources(#[from] SourcesError),
 }
@@ -139,8 +226,11 @@ impl RegistryError {
 /// the request differed from it in a way that was not applied, a note saying so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bound {
+    /// The record now stored.
     pub record: Record,
+    /// This call created it (`false`: it was there already).
     pub created: bool,
+    /// What in the request differed from the stored record and was not applied.
     pub note: Option<String>,
 }
 
@@ -149,7 +239,9 @@ pub struct Bound {
 pub struct Listed {
     /// `owner/repo` as derived from the file's path.
     pub repository: String,
+    /// The record file.
     pub path: PathBuf,
+    /// The record, or why it cannot be used.
     pub outcome: Result<Record, String>,
 }
 
@@ -162,14 +254,17 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// The registry at `root`; nothing is created until a record is written.
     pub fn new(root: impl Into<PathBuf>) -> Registry {
         Registry { root: root.into() }
     }
 
+    /// The registry's directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// `<registry>/<owner>/`: the directory of an owner's records.
     pub fn owner_dir(&self, key: &RepoKey) -> PathBuf {
         self.root.join(key.owner())
     }

@@ -12,28 +12,38 @@ pub const MAX_RECORD_BYTES: usize = 1024 * 1024;
 /// A ChatGPT Project name is one short line; this only stops abuse.
 pub const MAX_NAME_CHARS: usize = 500;
 
+/// Why a record (or a name for one) is unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordError {
+    /// The file is larger than any record could be.
     #[error("the record is larger than {MAX_RECORD_BYTES} bytes")]
     TooLarge,
+    /// Not a JSON object whose `repository` is the file's own key.
     #[error("invalid repository project mapping: {0}")]
     Mapping(String),
+    /// A missing, blank or unusable `project_url` or `project_name`.
     #[error("invalid project URL or name: {0}")]
     Fields(String),
+    /// The stored Project URL is not a valid one.
     #[error("invalid project URL in the record: {0}")]
     Url(#[from] UrlError),
 }
 
+/// One repository's link to its ChatGPT Project, `<registry>/<owner>/<repo>.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
+    /// The repository, `owner/repo` lowercase; always the file's own key.
     pub repository: String,
+    /// The Project's address (`https://chatgpt.com/g/g-p-…/project`).
     pub project_url: String,
+    /// The Project's name as the browser shows it.
     pub project_name: String,
     /// Keys written by someone else; preserved, never interpreted.
     pub extra: Map<String, Value>,
 }
 
 impl Record {
+    /// A new record linking `key` to the Project at `url` named `name`.
     pub fn new(key: &RepoKey, url: &ProjectUrl, name: &str) -> Record {
         Record {
             repository: key.to_string(),

@@ -20,41 +20,80 @@ use crate::store::lock::FileLock;
 
 use super::{Registry, RegistryError, RepoKey};
 
+/// The manifest's file name inside `<registry>/<owner>/<repo>/`.
 pub const MANIFEST_NAME: &str = "sources.json";
 const LOCK_NAME: &str = ".sources.lock";
 /// A manifest larger than this is refused rather than read into memory.
 const MAX_MANIFEST_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Why a source manifest could not be read or changed.
 #[derive(Debug, thiserror::Error)]
 pub enum SourcesError {
+    /// The manifest exists but is not one: bad JSON, too large, another repository's, a
+    /// repeated id.
     #[error(
         "the source manifest {path} is unusable: {reason}; forgeloop never treats a broken manifest as empty: fix it by hand"
     )]
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Reading or writing the manifest failed.
     #[error("cannot {action} {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, source: io::Error },
+    Io {
+        /// What was being done, in words.
+        action: &'static str,
+        /// The file it was done to.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// `verify` or `supersede` named an id the manifest does not hold.
     #[error("no source {id:?} in the manifest of {repository}; `forgeloop project sources list` shows the ids")]
-    NoItem { repository: String, id: String },
+    NoItem {
+        /// The manifest's repository (`owner/repo`).
+        repository: String,
+        /// The id asked for.
+        id: String,
+    },
+    /// `add` of a file or URL a live item already records.
     #[error(
         "{what} is already in the manifest as {id} ({status}); verify that item, or supersede it and add the new version"
     )]
-    Duplicate { what: String, id: String, status: SourceStatus },
+    Duplicate {
+        /// The path or URL added again.
+        what: String,
+        /// The item that holds it.
+        id: String,
+        /// That item's status.
+        status: SourceStatus,
+    },
+    /// A change to, or by, an item already superseded (its id).
     #[error("source {0} is superseded; items are never reused, add a new one")]
     Superseded(String),
+    /// A flag's value is unusable (blank, a bad URL, an unreadable file); the message says which.
     #[error("{0}")]
     Input(String),
 }
 
+/// Where an item stands: added, then seen (or not) in the Project's Sources in the browser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceStatus {
+    /// Added; nobody has looked for it in the browser yet.
     Pending,
+    /// The browser showed it in the Project's Sources.
     Verified,
+    /// The browser did not show it (or showed an error).
     Failed,
+    /// Replaced by another item; kept for the record, never changed again.
     Superseded,
 }
 
 impl SourceStatus {
+    /// The name the manifest stores.
     pub fn as_str(self) -> &'static str {
         match self {
             SourceStatus::Pending => "pending",
@@ -75,45 +114,65 @@ impl std::fmt::Display for SourceStatus {
 /// reference (`url`, with its retrieval date and an excerpt).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SourceItem {
+    /// Its id in the manifest (`s1`, `s2`, …), never reused.
     pub id: String,
+    /// A local file's absolute path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// A web reference's address (http or https, no credentials).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Why the source is in the Project, in the coordinator's words.
     pub purpose: String,
+    /// A local file's sha256 when it was added.
     #[serde(default)]
     pub sha256: Option<String>,
+    /// The source's version, when it has one worth naming.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// What the browser showed the upload as in the Project's Sources.
     #[serde(default)]
     pub observed_label: Option<String>,
+    /// When it was last looked for in the browser (RFC 3339, UTC).
     #[serde(default)]
     pub last_verified: Option<String>,
+    /// Where it stands.
     pub status: SourceStatus,
+    /// When it was added (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added_at: Option<String>,
     /// The Project the repository was linked to when the item was added.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
+    /// When a web reference was retrieved (defaults to when it was added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieved_at: Option<String>,
+    /// A web reference's relevant passage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<String>,
+    /// What the coordinator noted when it last verified the item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The item that replaced it, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// When it was superseded (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_at: Option<String>,
+    /// Keys forgeloop does not know, kept on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// One repository's `sources.json`: its items, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The repository it belongs to (`owner/repo`, lowercase); must match its location.
     pub repository: String,
+    /// Every item ever added, superseded ones included.
     #[serde(default)]
     pub items: Vec<SourceItem>,
+    /// Keys forgeloop does not know, kept on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -121,16 +180,24 @@ pub struct Manifest {
 /// Where a new item comes from.
 #[derive(Debug, Clone)]
 pub enum Origin {
+    /// A local file (`--path`), hashed when added.
     Path(PathBuf),
+    /// A web reference (`--url`).
     Url(String),
 }
 
+/// An item to add (`project sources add`), before it is checked and redacted.
 #[derive(Debug, Clone)]
 pub struct NewSource {
+    /// The local file or web reference.
     pub origin: Origin,
+    /// Why it is in the Project.
     pub purpose: String,
+    /// What the browser showed it as, if already known.
     pub observed_label: Option<String>,
+    /// The source's version, if any.
     pub version: Option<String>,
+    /// For web references: the relevant passage.
     pub excerpt: Option<String>,
     /// For web references; defaults to now.
     pub retrieved_at: Option<String>,
@@ -139,9 +206,11 @@ pub struct NewSource {
 /// What `verify` found besides the updated item.
 #[derive(Debug, Clone)]
 pub struct Verified {
+    /// The item as now recorded.
     pub item: SourceItem,
     /// For local files: whether the file's sha256 differs from the one recorded at add.
     pub changed: Option<bool>,
+    /// For local files: the sha256 the file has now.
     pub current_sha256: Option<String>,
     /// For local files that can no longer be read.
     pub file_error: Option<String>,
@@ -336,10 +405,13 @@ pub fn add(
 /// What the browser showed for one item.
 #[derive(Debug, Clone, Copy)]
 pub struct Observation<'a> {
+    /// The item looked for.
     pub id: &'a str,
     /// `verified` (the upload is in the Project's Sources list) or `failed`.
     pub status: SourceStatus,
+    /// What the browser showed it as.
     pub observed_label: Option<&'a str>,
+    /// Anything worth recording about what was seen.
     pub note: Option<&'a str>,
 }
 

@@ -12,15 +12,18 @@ use std::fmt;
 const PREFIX: &str = "https://chatgpt.com/";
 const PROJECT_PREFIX: &str = "g-p-";
 
+/// Why a ChatGPT URL was refused: the text refused, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
     #[error(
         "expected a browser-observed ChatGPT project home URL like https://chatgpt.com/g/g-p-<id>/project, got {0:?}: {1}"
     )]
+    /// Not a Project home URL (`https://chatgpt.com/g/g-p-<id>/project`).
     Project(String, &'static str),
     #[error(
         "expected a browser-observed ChatGPT conversation URL like https://chatgpt.com/g/g-p-<id>/c/<id> or https://chatgpt.com/c/<id>, got {0:?}: {1}"
     )]
+    /// Not a conversation URL (`…/c/<id>`, with or without its Project segment).
     Conversation(String, &'static str),
 }
 
@@ -32,6 +35,7 @@ pub struct ProjectUrl {
 }
 
 impl ProjectUrl {
+    /// Accepts exactly a Project home URL as the browser shows it; nothing is normalised.
     pub fn parse(text: &str) -> Result<ProjectUrl, UrlError> {
         let err = |why| UrlError::Project(text.to_owned(), why);
         let segments = path_segments(text).map_err(err)?;
@@ -69,6 +73,7 @@ pub struct ConversationUrl {
 }
 
 impl ConversationUrl {
+    /// Accepts exactly a conversation URL as the browser shows it; nothing is normalised.
     pub fn parse(text: &str) -> Result<ConversationUrl, UrlError> {
         let err = |why| UrlError::Conversation(text.to_owned(), why);
         let segments = path_segments(text).map_err(err)?;
@@ -89,6 +94,7 @@ impl ConversationUrl {
         Ok(ConversationUrl { url: text.to_owned(), project_id, conversation_id: conversation_id.to_owned() })
     }
 
+    /// The URL exactly as given.
     pub fn as_str(&self) -> &str {
         &self.url
     }
@@ -99,6 +105,7 @@ impl ConversationUrl {
         self.project_id.as_deref()
     }
 
+    /// The `/c/<id>` segment.
     pub fn conversation_id(&self) -> &str {
         &self.conversation_id
     }
@@ -109,6 +116,7 @@ impl ConversationUrl {
         self.url.strip_suffix('/').unwrap_or(&self.url)
     }
 
+    /// The same conversation, whatever the trailing slash.
     pub fn same_as(&self, other: &ConversationUrl) -> bool {
         self.normalized() == other.normalized()
     }

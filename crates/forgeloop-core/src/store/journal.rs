@@ -14,13 +14,20 @@ use crate::domain::event::EventKind;
 use crate::domain::event_data::EventData;
 use crate::domain::state::{Actor, sha256_hex};
 
+/// One line of the journal, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
+    /// Its place in the journal, from 1, one more than the line before.
     pub seq: u64,
+    /// When it was appended (RFC 3339, UTC).
     pub at: String,
+    /// The event's name (an [`EventKind`]'s, or a newer version's).
     pub kind: String,
+    /// Who caused it.
     pub actor: Actor,
+    /// What it records (redacted); [`Event::typed`] reads it.
     pub data: Value,
+    /// sha256 of the previous line's hash and this event's canonical JSON.
     pub hash: String,
 }
 
@@ -39,12 +46,16 @@ impl Event {
 /// An event before it is numbered and chained.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
+    /// What happened.
     pub kind: EventKind,
+    /// Who caused it.
     pub actor: Actor,
+    /// What it records, as the line's `data`.
     pub data: Value,
 }
 
 impl NewEvent {
+    /// An event from its parts; writers use [`NewEvent::of`], which cannot mismatch them.
     pub fn new(kind: EventKind, actor: Actor, data: Value) -> Self {
         NewEvent { kind, actor, data }
     }
@@ -55,12 +66,27 @@ impl NewEvent {
     }
 }
 
+/// Why the journal could not be read or appended to.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
+    /// Opening, reading or writing it failed (a symlink at its path included).
     #[error("cannot access the journal {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The journal file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// A complete line is not an event, or (verifying) breaks the hash chain.
     #[error("the journal {path} is damaged at line {line}: {reason}; inspect it with `forgeloop log --verify`")]
-    Damaged { path: PathBuf, line: usize, reason: String },
+    Damaged {
+        /// The journal file.
+        path: PathBuf,
+        /// The damaged line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// Sorted keys, no whitespace: the form the hash is computed over.
@@ -160,7 +186,9 @@ fn last_complete_line(file: &mut File) -> io::Result<Option<(usize, String)>> {
 /// What a reader found: the events, and whether a torn last line was ignored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contents {
+    /// Every complete event, in order.
     pub events: Vec<Event>,
+    /// The last line was cut short by a crash and was ignored.
     pub torn_tail: bool,
 }
 

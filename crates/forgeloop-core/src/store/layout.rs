@@ -11,22 +11,27 @@ pub struct Home {
 }
 
 impl Home {
+    /// The home at `root` (resolved by the front end: flag, environment, config, default).
     pub fn new(root: PathBuf) -> Home {
         Home { root }
     }
 
+    /// The home directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// `<home>/cycles/`: where a bare `--state NAME` lives.
     pub fn cycles_dir(&self) -> PathBuf {
         self.root.join("cycles")
     }
 
+    /// `<home>/task-spaces/`: the task-space index (design §3 rule 7).
     pub fn task_spaces_dir(&self) -> PathBuf {
         self.root.join("task-spaces")
     }
 
+    /// `<home>/mirrors/`: a git mirror per repository, shared by its runs.
     pub fn mirrors_dir(&self) -> PathBuf {
         self.root.join("mirrors")
     }
@@ -76,12 +81,16 @@ pub fn expand_tilde(text: &str) -> String {
     }
 }
 
+/// Why a `--state` value cannot name a cycle.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LayoutError {
+    /// It is blank.
     #[error("--state is empty")]
     Empty,
+    /// It cannot name a state file (`.`, `..`, a path without a file name).
     #[error("{0:?} cannot be a state file name")]
     BadName(String),
+    /// It ends in `.d` or `.lock`, names a cycle's own files use.
     #[error("the state file may not end in .d or .lock (those names belong to a cycle's own files): {0}")]
     Reserved(String),
 }
@@ -89,11 +98,14 @@ pub enum LayoutError {
 /// A cycle's files: `NAME.json`, `NAME.lock`, and `NAME.d/{events.jsonl,runs/}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CyclePaths {
+    /// The state file, `NAME.json` (absolute when resolved from `--state`).
     pub state: PathBuf,
+    /// The file name without its last extension: the task-space key's tail.
     pub stem: String,
 }
 
 impl CyclePaths {
+    /// The files of the cycle whose state is at `state`; refuses names a cycle cannot have.
     pub fn new(state: PathBuf) -> Result<CyclePaths, LayoutError> {
         let display = state.display().to_string();
         let stem = task_space::stem(&state).ok_or_else(|| LayoutError::BadName(display.clone()))?;
@@ -103,22 +115,27 @@ impl CyclePaths {
         Ok(CyclePaths { state, stem })
     }
 
+    /// The cycle's browser conversation key, `webgpt-orchestrator:<stem>`.
     pub fn task_space(&self) -> String {
         task_space::task_space(&self.stem)
     }
 
+    /// `NAME.lock`, the writer lock (design §3 rule 6).
     pub fn lock(&self) -> PathBuf {
         self.state.with_extension("lock")
     }
 
+    /// `NAME.d/`, the directory of the cycle's other files.
     pub fn sidecar(&self) -> PathBuf {
         self.state.with_extension("d")
     }
 
+    /// `NAME.d/events.jsonl`, the journal.
     pub fn journal(&self) -> PathBuf {
         self.sidecar().join("events.jsonl")
     }
 
+    /// `NAME.d/runs/`, each run's log and report.
     pub fn runs(&self) -> PathBuf {
         self.sidecar().join("runs")
     }

@@ -9,12 +9,25 @@ use std::time::Duration;
 
 use super::private;
 
+/// Why a lock was not taken.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// Another process holds it (`CYCLE_BUSY`); nothing waited.
     #[error("another forgeloop process{} is working on this cycle; wait for it to finish", holder_text(.pid))]
-    Busy { pid: Option<u32>, path: PathBuf },
+    Busy {
+        /// The holder, when its pid could be read and it is alive.
+        pid: Option<u32>,
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The lock file could not be created, opened (a symlink is refused) or locked.
     #[error("cannot open the lock file {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
 }
 
 fn holder_text(pid: &Option<u32>) -> String {
@@ -118,6 +131,7 @@ impl FileLock {
         Ok(FileLock { _file: file, path: path.to_path_buf() })
     }
 
+    /// The lock file held.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -14,28 +14,46 @@ use super::lock::{FileLock, LockError};
 use super::private;
 use super::state_file;
 
+/// One index file: which state owns a task space.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The browser conversation key, `webgpt-orchestrator:<stem>`.
     pub task_space: String,
     /// Absolute path of the owning state.
     pub state: String,
+    /// When the entry was (re)written (RFC 3339, UTC).
     pub created_at: String,
 }
 
 impl Entry {
+    /// The owning state's path (a redacted `~/` expanded back).
     pub fn state_path(&self) -> PathBuf {
         PathBuf::from(expand_tilde(&self.state))
     }
 }
 
+/// Why a task space could not be claimed (`TASK_SPACE_TAKEN`, or the index failed).
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
+    /// Another live (or unreadable) cycle owns the key: starting would share its chat.
     #[error(
         "task space {task_space} is already used by the live cycle {owner}; give this cycle a different state file name"
     )]
-    Taken { task_space: String, owner: String },
+    Taken {
+        /// The key.
+        task_space: String,
+        /// The state that owns it.
+        owner: String,
+    },
+    /// Reading or writing the index failed.
     #[error("cannot update the task-space index {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The index file or directory.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The index lock could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
 }

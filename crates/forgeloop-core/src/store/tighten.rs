@@ -40,7 +40,9 @@ const MAX_NAMED: usize = 10;
 /// `<home>/permissions.json`: when the home was last walked and what the walk did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Marker {
+    /// The rule set the walk applied; an older one makes the next start walk again.
     pub version: u32,
+    /// When the walk ran (RFC 3339, UTC).
     pub checked_at: String,
     /// Entries looked at.
     pub visited: u64,
@@ -49,6 +51,7 @@ pub struct Marker {
     /// Entries that could not be made private (the first are in `errors`).
     #[serde(default)]
     pub failed: u64,
+    /// The first few failures, `PATH: ERROR`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
     /// False when the walk stopped at a bound.
@@ -58,6 +61,7 @@ pub struct Marker {
 /// What one walk found (surveying) or did (tightening).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Walk {
+    /// Entries looked at.
     pub visited: u64,
     /// Entries with group or other bits.
     pub loose: u64,
@@ -65,6 +69,7 @@ pub struct Walk {
     pub examples: Vec<(PathBuf, u32)>,
     /// Entries made private (tightening only).
     pub changed: u64,
+    /// Entries that could not be made private.
     pub failed: u64,
     /// The first errors, `PATH: ERROR`.
     pub errors: Vec<String>,
@@ -84,8 +89,11 @@ pub enum Due {
 /// A walk of the home and its record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tightened {
+    /// Why the home was walked.
     pub due: Due,
+    /// What the walk found and did.
     pub walk: Walk,
+    /// The record's path, `<home>/permissions.json`.
     pub marker: PathBuf,
     /// The marker could not be written (the next start walks again).
     pub marker_error: Option<String>,

@@ -14,8 +14,11 @@ const MAX_DEPTH: usize = 512;
 /// What could not be removed (or re-owned), for a message.
 #[derive(Debug)]
 pub struct Leftover {
+    /// How many entries were left.
     pub count: usize,
+    /// The first of them.
     pub first: PathBuf,
+    /// Why it could not be handled.
     pub error: io::Error,
 }
 
