@@ -25,5 +25,4 @@ pub mod output;
 pub mod runner;
 pub mod sandbox;
 pub mod signals;
-#[allow(unreachable_pub)] // until the control room's views are narrowed with its pane work
 pub mod tui;

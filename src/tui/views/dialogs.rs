@@ -11,7 +11,7 @@ use crate::tui::sanitize;
 
 use super::{centered, popup_block, wrap_words, wrapped_field};
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     for popup in &app.popups {
         match popup {
             Popup::Help { scroll } => crate::tui::panes::help::view::render(&app.theme, frame, area, *scroll),

@@ -12,7 +12,7 @@ use crate::tui::keymap::{Cmd, Context, key_for};
 
 use super::truncate;
 
-pub fn header(app: &App, frame: &mut Frame, area: Rect) {
+pub(super) fn header(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let groups: Vec<_> = app
         .counts()
@@ -51,7 +51,7 @@ pub fn header(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.status_bar), area);
 }
 
-pub fn status_line(app: &App, frame: &mut Frame, area: Rect) {
+pub(super) fn status_line(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let width = usize::from(area.width);
     let line = match &app.toast {
@@ -81,7 +81,7 @@ pub fn status_line(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-pub fn hints(app: &App, frame: &mut Frame, area: Rect) {
+pub(super) fn hints(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let mut spans = Vec::new();
     let mut used = 0usize;
