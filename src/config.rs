@@ -11,29 +11,41 @@ use crate::domain::egress::Allowlist;
 use crate::domain::pr_ref::RepoName;
 use crate::redact::UserRules;
 
+/// The whole config file, one field per `[table]`; every table may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// `[paths]`: where the home and the registry live when no flag or variable says.
     #[serde(default)]
     pub paths: PathsConfig,
+    /// `[github]`: the API base and how to find a token.
     #[serde(default)]
     pub github: GithubConfig,
+    /// `[tui]`: the control room's theme, extra watched directories, mouse, notifications, keys.
     #[serde(default)]
     pub tui: TuiConfig,
+    /// `[mcp]`: what the MCP server may test, and with which profiles.
     #[serde(default)]
     pub mcp: McpConfig,
+    /// `[runner]`: the sandbox switch and the limits test commands run under.
     #[serde(default)]
     pub runner: RunnerConfig,
+    /// `[redact]`: the organisation's own secret formats.
     #[serde(default)]
     pub redact: RedactConfig,
+    /// `[checkout]`: which submodule owners get the token.
     #[serde(default)]
     pub checkout: CheckoutConfig,
+    /// `[checks]`: how often the `github-checks` executor polls.
     #[serde(default)]
     pub checks: ChecksConfig,
+    /// `[cache]`: the bound on the warm caches.
     #[serde(default)]
     pub cache: CacheConfig,
+    /// `[network]`: what test runs may reach.
     #[serde(default)]
     pub network: NetworkConfig,
+    /// `[protect]`: paths a passing PR may not change without review.
     #[serde(default)]
     pub protect: ProtectConfig,
 }
@@ -55,6 +67,7 @@ pub struct ProtectConfig {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtectedPaths {
+    /// Globs added for this repository.
     #[serde(default, deserialize_with = "patterns")]
     pub paths: Vec<String>,
 }
@@ -101,6 +114,7 @@ pub struct CacheConfig {
 }
 
 impl CacheConfig {
+    /// The bound in bytes (a missing, negative or non-finite `max_gb` means the default).
     pub fn max_bytes(&self) -> u64 {
         let gb = self.max_gb.filter(|g| g.is_finite() && *g >= 0.0).unwrap_or(DEFAULT_CACHE_MAX_GB);
         (gb * 1e9) as u64
@@ -251,20 +265,27 @@ pub struct RunnerConfig {
     pub run_as: Option<String>,
 }
 
+/// `[runner] sandbox`: whether test commands run inside the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxSwitch {
+    /// The default: every run is sandboxed.
     On,
+    /// Runs use the host as it is; the person's own risk.
     Off,
 }
 
+/// Defaults for `--home` and `--registry`; the flags and their variables win.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathsConfig {
+    /// The forgeloop home (cycles, index, mirrors).
     pub home: Option<PathBuf>,
+    /// The ChatGPT Project registry directory.
     pub registry: Option<PathBuf>,
 }
 
+/// How forgeloop reaches GitHub.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GithubConfig {
@@ -274,13 +295,16 @@ pub struct GithubConfig {
     pub token_command: Option<Vec<String>>,
 }
 
+/// The control room's settings; `forgeloop tui` flags win over them.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TuiConfig {
+    /// A built-in theme name or a theme TOML file (default `dark`).
     pub theme: Option<String>,
     /// Extra directories of state files to watch.
     #[serde(default)]
     pub watch: Vec<PathBuf>,
+    /// Mouse support, as `--mouse` turns it on.
     #[serde(default)]
     pub mouse: bool,
     /// Bell and desktop notification when a cycle starts needing a person (default on).
@@ -295,11 +319,14 @@ pub struct TuiConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
 pub enum KeyList {
+    /// A single key.
     One(String),
+    /// Several keys for one command.
     Many(Vec<String>),
 }
 
 impl KeyList {
+    /// The keys as a list, one or many.
     pub fn as_slice(&self) -> &[String] {
         match self {
             KeyList::One(key) => std::slice::from_ref(key),
@@ -309,11 +336,13 @@ impl KeyList {
 }
 
 impl TuiConfig {
+    /// Whether to ring and notify when a cycle starts needing a person (on unless set false).
     pub fn notify(&self) -> bool {
         self.notify.unwrap_or(true)
     }
 }
 
+/// The MCP server's limits (design §8).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpConfig {
@@ -344,7 +373,9 @@ fn profiles<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<Strin
 #[derive(Debug, thiserror::Error)]
 #[error("invalid config {path}: {reason}")]
 pub struct ConfigError {
+    /// The config file that was read.
     pub path: PathBuf,
+    /// What is wrong with it (I/O error, TOML error, bad rule or profile).
     pub reason: String,
 }
 

@@ -12,18 +12,47 @@ use crate::domain::egress::AllowEntry;
 use crate::store::atomic::write_atomic;
 use crate::store::lock::FileLock;
 
+/// Why forgeloop could not edit the person's config file; nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigEditError {
+    /// Reading or writing the file failed.
     #[error("cannot {action} {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, source: std::io::Error },
+    Io {
+        /// What was being done (`read`, `write`, …).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The lock beside the file could not be taken.
     #[error("cannot take the lock {path}: {reason}")]
-    Lock { path: PathBuf, reason: String },
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why, as text.
+        reason: String,
+    },
+    /// The file is not valid TOML.
     #[error("{path} is not valid TOML ({reason}); fix it by hand first")]
-    Unreadable { path: PathBuf, reason: String },
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// The TOML parser's message.
+        reason: String,
+    },
+    /// The file is valid TOML but a table or key forgeloop must extend has another type.
     #[error("{path}: {reason}; fix it by hand first")]
-    Shape { path: PathBuf, reason: String },
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// Which key, and what it is instead.
+        reason: String,
+    },
+    /// An entry to add is not a valid allowlist entry.
     #[error("not an allowlist entry: {0}")]
     Entry(String),
+    /// The edited file would fail to load as a config (so it was not written).
     #[error("the edited config would not load ({0}); nothing was written")]
     WouldNotLoad(String),
 }

@@ -1,3 +1,6 @@
+//! The `forgeloop` binary: the sandbox helper when started as one, else the command line
+//! (`forgeloop::cli::main`, design §5).
+
 fn main() {
     // The sandbox helper (design §5.6) runs before anything else: single-threaded, no parsing of
     // the user's command line, nothing initialised.

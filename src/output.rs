@@ -78,6 +78,7 @@ fn write_stderr(text: &str) {
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
+/// Prints `err`'s JSON error document, redacted, on stdout; returns its exit code (2).
 pub fn error(redactor: &Redactor, err: &Error) -> i32 {
     let mut value = err.document();
     redactor.redact_json(&mut value);

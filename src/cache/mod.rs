@@ -87,6 +87,7 @@ impl Cache {
         Err(io::Error::other(format!("all {MAX_SLOTS} cache slots of {repo} are in use")))
     }
 
+    /// The slot's directory, `<root>/<owner>/<repo>/<slot>`.
     pub fn path(&self) -> &Path {
         &self.dir
     }
@@ -101,6 +102,7 @@ impl Cache {
         key
     }
 
+    /// The slot's number among the repository's caches.
     pub fn slot(&self) -> u32 {
         self.slot
     }

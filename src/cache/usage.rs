@@ -12,7 +12,9 @@ use crate::store::tree;
 /// The caches below a root: every slot, its size and when a run last used it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Usage {
+    /// All slots together, in bytes.
     pub bytes: u64,
+    /// Every slot, sorted.
     pub slots: Vec<SlotUsage>,
 }
 
@@ -30,10 +32,13 @@ pub struct SlotUsage {
 /// What [`trim`] removed.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Trimmed {
+    /// The slots deleted (`owner/repo/slot`); with a dry run, those that would be.
     pub removed: Vec<String>,
+    /// Bytes the deleted slots took.
     pub freed_bytes: u64,
     /// Slots over the bound that a run holds now, left alone.
     pub in_use: Vec<String>,
+    /// Slots that could not be deleted, each with why.
     pub failed: Vec<String>,
 }
 

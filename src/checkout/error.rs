@@ -6,78 +6,157 @@
 
 use std::path::PathBuf;
 
+/// Why a PR's head could not be checked out (design §5.2.2); the message says how to fix it.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
     /// A diff needs a commit the mirror does not have, and fetching was not allowed.
     #[error("commit {sha} is not in the mirror; it must be fetched from the repository first")]
-    CommitMissing { sha: String },
+    CommitMissing {
+        /// The commit that is missing (40 hex digits).
+        sha: String,
+    },
+    /// The clone URL failed the URL policy (credentials in it, wrong scheme or host, …).
     #[error("clone URL {url} refused: {reason}")]
-    UrlRefused { url: String, reason: String },
+    UrlRefused {
+        /// The refused URL.
+        url: String,
+        /// Which rule it broke.
+        reason: String,
+    },
 
+    /// The API's head SHA is not 40 hex digits.
     #[error("invalid head SHA {0:?}: expected 40 hexadecimal characters from the pull request API")]
     InvalidSha(String),
 
+    /// The PR number is 0.
     #[error("invalid pull request number 0: numbers start at 1")]
     InvalidPrNumber,
 
+    /// The repository wants a login and there is no token.
     #[error(
         "{url} requires authentication and no GitHub token was given: set GH_TOKEN or GITHUB_TOKEN \
          (or log in with `gh auth login`)"
     )]
-    AuthRequired { url: String },
+    AuthRequired {
+        /// The URL that asked for credentials.
+        url: String,
+    },
 
+    /// The repository refused the token.
     #[error(
         "the GitHub token was rejected by {url}: it lacks access to this repository or has expired; \
          grant it read access to the repository (contents: read) or use another token"
     )]
-    AuthFailed { url: String, credential_requests: u32 },
+    AuthFailed {
+        /// The URL that refused it.
+        url: String,
+        /// How many times libgit2 asked for credentials before giving up.
+        credential_requests: u32,
+    },
 
+    /// The repository does not exist, or the token cannot see it.
     #[error(
         "repository {url} not found: check the repository name, and that the GitHub token can see it \
          (GitHub answers 404 for private repositories the token cannot access)"
     )]
-    RepoNotFound { url: String, detail: String },
+    RepoNotFound {
+        /// The repository URL.
+        url: String,
+        /// libgit2's message, scrubbed of the token.
+        detail: String,
+    },
 
+    /// The base repository has no `refs/pull/N/head` for this PR.
     #[error(
         "refs/pull/{pr_number}/head not found on {url}: check that pull request #{pr_number} exists in this \
          base repository ({detail})"
     )]
-    PrRefMissing { url: String, pr_number: u64, detail: String },
+    PrRefMissing {
+        /// The base repository URL.
+        url: String,
+        /// The PR number.
+        pr_number: u64,
+        /// libgit2's message, scrubbed of the token.
+        detail: String,
+    },
 
+    /// The fetched head is not the commit the API reported: the PR moved meanwhile.
     #[error(
         "the pull request head moved: the API said {expected} but the fetched head is {found}; \
          resolve the pull request again and retry"
     )]
-    HeadMoved { expected: String, found: String },
+    HeadMoved {
+        /// The head SHA the API gave.
+        expected: String,
+        /// The head SHA the fetch brought.
+        found: String,
+    },
 
+    /// TLS verification failed against the host.
     #[error(
         "the TLS certificate of {url} is not trusted ({detail}); install the CA certificates \
          (ca-certificates) or point SSL_CERT_FILE at the right bundle before starting forgeloop"
     )]
-    Certificate { url: String, detail: String },
+    Certificate {
+        /// The URL being fetched.
+        url: String,
+        /// libgit2's message.
+        detail: String,
+    },
 
+    /// The connection failed or was cut off.
     #[error("network error talking to {url}: {detail}; check connectivity and proxy settings, then retry")]
-    Network { url: String, detail: String },
+    Network {
+        /// The URL being fetched.
+        url: String,
+        /// libgit2's message, scrubbed of the token.
+        detail: String,
+    },
 
+    /// A stop request or signal ended the checkout early.
     #[error("the checkout was cancelled")]
     Cancelled,
 
+    /// A file system operation on the checkout or mirror failed.
     #[error("{action} {path} failed: {source}; check free disk space and permissions")]
     Disk {
+        /// What was being done ("creating", "locking", …), as the message's first words.
         action: &'static str,
+        /// The file or directory it was done to.
         path: PathBuf,
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
     },
 
+    /// A git operation on the shared mirror failed.
     #[error("git {step} failed in {path}: {detail}; the mirror is a cache, deleting it is safe")]
-    Mirror { step: &'static str, path: PathBuf, detail: String },
+    Mirror {
+        /// The git step that failed.
+        step: &'static str,
+        /// The mirror's directory.
+        path: PathBuf,
+        /// libgit2's message, scrubbed of the token.
+        detail: String,
+    },
 
+    /// A git operation on the checkout failed.
     #[error("git {step} failed: {detail}")]
-    Git { step: &'static str, detail: String },
+    Git {
+        /// The git step that failed.
+        step: &'static str,
+        /// libgit2's message, scrubbed of the token.
+        detail: String,
+    },
 
+    /// A submodule could not be checked out.
     #[error("submodule {name:?}: {detail}")]
-    Submodule { name: String, detail: String },
+    Submodule {
+        /// The submodule's name in `.gitmodules`.
+        name: String,
+        /// What went wrong.
+        detail: String,
+    },
 }
 
 /// Removes the token from libgit2 text before it goes anywhere.

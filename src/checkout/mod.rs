@@ -62,12 +62,15 @@ pub struct CheckoutRequest<'a> {
     pub repo: &'a RepoName,
     /// The base repository's clone URL (checked by [`check_clone_url`]).
     pub clone_url: &'a str,
+    /// The PR number; its head is fetched as `refs/pull/N/head`.
     pub pr_number: u64,
     /// The head SHA the API reported; the only commit that will be checked out.
     pub expected_sha: &'a str,
+    /// The GitHub token, for private repositories.
     pub token: Option<&'a str>,
     /// Allow `http` to loopback, `file://` and absolute paths: only when the API base is loopback.
     pub allow_insecure_local: bool,
+    /// Also check out the PR's submodules.
     pub submodules: bool,
     /// The PR's base branch: with `submodules`, its `.gitmodules` says which submodules get the
     /// token (those it already names; the PR cannot add or redirect one). `None`: none do.
@@ -121,10 +124,15 @@ impl std::fmt::Debug for CheckoutRequest<'_> {
 /// What the mirror fetch transferred (summed over the fetches of one [`prepare`] call).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FetchStats {
+    /// Objects received from the server.
     pub received_objects: usize,
+    /// Objects indexed into the mirror.
     pub indexed_objects: usize,
+    /// Objects taken from the mirror to complete thin packs the server sent.
     pub local_objects: usize,
+    /// Bytes received from the server.
     pub received_bytes: usize,
+    /// Objects in the packs the server sent.
     pub total_objects: usize,
     /// The fetch created or moved the mirror's PR ref (false: the mirror was already current).
     pub fetched: bool,
@@ -148,12 +156,16 @@ pub struct Checkout {
     _dir: Container,
     tree: PathBuf,
     gitdir: PathBuf,
+    /// The commit checked out (40 hex digits): the `expected_sha`.
     pub head_sha: String,
+    /// The tree of that commit.
     pub tree_sha: String,
     /// Where `refs/pull/N/head` pointed after the fetch; differs from `head_sha` only when
     /// `fetch_exact_sha` rescued a moved head (the PR has newer commits than the one tested).
     pub pr_ref_sha: String,
+    /// What the fetch transferred.
     pub fetch: FetchStats,
+    /// The mirror the checkout borrows its objects from.
     pub mirror: PathBuf,
     /// The lockfiles in the tested commit's tree (`lockfiles::in_commit`).
     pub lockfiles: Vec<String>,

@@ -27,7 +27,9 @@ const DAY: Duration = Duration::from_secs(24 * 3600);
 pub struct MirrorInfo {
     /// `owner/repo` as on disk (lowercase).
     pub repository: String,
+    /// The mirror's directory (`<root>/<owner>/<repo>.git`).
     pub path: PathBuf,
+    /// Its size on disk.
     pub bytes: u64,
     /// Whole days since the last use (0 when used in the last 24 hours, or in the future).
     pub unused_days: u64,
@@ -38,10 +40,13 @@ pub struct MirrorInfo {
 /// What `gc` did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GcOutcome {
+    /// Deleted (with `dry_run`: would be deleted).
     pub removed: Vec<MirrorInfo>,
     /// Unused long enough, but locked by a running cycle: left alone.
     pub in_use: Vec<MirrorInfo>,
+    /// How many mirrors were used recently enough to keep.
     pub kept: usize,
+    /// Bytes the deleted mirrors took (with `dry_run`: would free).
     pub freed_bytes: u64,
 }
 

@@ -15,14 +15,20 @@ use crate::domain::report::normalize_sha;
 
 /// What [`tree_diff`] needs.
 pub struct TreeDiffRequest<'a> {
+    /// `<home>/mirrors`, where the repository's mirror is.
     pub mirrors_root: &'a Path,
+    /// The base repository.
     pub repo: &'a RepoName,
     /// The base repository's clone URL, to fetch a commit the mirror lacks; `None` diffs only
     /// what the mirror has (offline) and says which commit is missing.
     pub clone_url: Option<&'a str>,
+    /// The GitHub token, sent only to the clone URL's host.
     pub token: Option<&'a str>,
+    /// Allow `http` to loopback, `file://` and absolute paths: only when the API base is loopback.
     pub allow_insecure_local: bool,
+    /// The earlier tested head (40 hex digits).
     pub old_sha: &'a str,
+    /// The later tested head (40 hex digits).
     pub new_sha: &'a str,
 }
 

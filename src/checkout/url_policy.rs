@@ -15,14 +15,21 @@ const MAX_URL_LEN: usize = 2048;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllowedUrl {
     /// `https://host[:port]/…`; `host` is lowercase, without brackets or port.
-    Https { host: String },
+    Https {
+        /// The host, lowercase.
+        host: String,
+    },
     /// `http://loopback[:port]/…` (only with `allow_insecure_local`).
-    HttpLoopback { host: String },
+    HttpLoopback {
+        /// The loopback host, lowercase.
+        host: String,
+    },
     /// `file://…` or an absolute path (only with `allow_insecure_local`).
     Local,
 }
 
 impl AllowedUrl {
+    /// The host the URL points at; `None` for a local path.
     pub fn host(&self) -> Option<&str> {
         match self {
             AllowedUrl::Https { host } | AllowedUrl::HttpLoopback { host } => Some(host),

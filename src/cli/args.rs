@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+// A doc comment on a clap field is its help text: fields shown without one are `pub(crate)`
+// rather than documented, so `--help` says what it always said.
+
+/// The whole command line: the global options and one subcommand.
 #[derive(Debug, Parser)]
 #[command(
     name = "forgeloop",
@@ -27,10 +31,12 @@ pub struct Cli {
     /// GitHub REST API base URL (GitHub Enterprise: https://HOST/api/v3) [default: https://api.github.com]
     #[arg(long, global = true, env = "FORGELOOP_GITHUB_API", value_name = "URL")]
     pub github_api: Option<String>,
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// Every subcommand; each variant's doc comment is its `--help` line.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start a cycle (--request) or test its PR and advance it (--pr)
@@ -93,6 +99,7 @@ pub enum Command {
     /// The control room: watch every cycle live, confirm briefs, rerun, abort, unblock, extend
     Tui(TuiArgs),
     // The help line counts the scenario table's cycles (`demo::scenarios::about`).
+    /// `forgeloop demo`: the scenario cycles against the built-in GitHub emulator.
     #[cfg(feature = "demo")]
     #[command(about = crate::demo::scenarios::about())]
     Demo(DemoArgs),
@@ -138,9 +145,6 @@ impl Command {
         }
     }
 
-    /// Whether this command opens the home, and so tightens one left readable by others (design
-    /// §2.4). Not `doctor`, which reports a loose home and changes nothing; not the filters and
-    /// tools that never touch it; not the demo, which makes a home of its own.
     /// Whether this command may talk to GitHub, so its context is built with the token found
     /// first (design §2: token, then redactor, then context). The others never look for one
     /// (no `gh auth token` for `list`).
@@ -160,6 +164,9 @@ impl Command {
         }
     }
 
+    /// Whether this command opens the home, and so tightens one left readable by others (design
+    /// §2.4). Not `doctor`, which reports a loose home and changes nothing; not the filters and
+    /// tools that never touch it; not the demo, which makes a home of its own.
     pub fn opens_home(&self) -> bool {
         match self {
             Command::Doctor | Command::Redact(_) | Command::Completions(_) => false,
@@ -170,6 +177,7 @@ impl Command {
     }
 }
 
+/// `forgeloop forge`: start a cycle, or test its PR and advance it.
 #[derive(Debug, Args)]
 pub struct ForgeArgs {
     /// State file path, or a bare name for <home>/cycles/NAME.json
@@ -226,24 +234,27 @@ pub struct ForgeArgs {
     pub rerun: bool,
 }
 
+/// `forgeloop say`: a person's words for WebGPT.
 #[derive(Debug, Args)]
 pub struct SayArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     /// The message; `-` or omitted reads stdin
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
 }
 
+/// `forgeloop commands`: replace a cycle's stored commands.
 #[derive(Debug, Args)]
 pub struct CommandsArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     /// The corrected commands file; a change that widens the sandbox needs a terminal
     #[arg(long, value_name = "FILE")]
     pub commands_json: PathBuf,
 }
 
+/// `forgeloop status`: a PR's metadata.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
@@ -251,6 +262,7 @@ pub struct StatusArgs {
     pub pr: String,
 }
 
+/// `forgeloop diff`: what a cycle's PR changed, or a PR's whole change.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["state", "pr"])))]
 pub struct DiffArgs {
@@ -274,12 +286,13 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
+/// `forgeloop test`: one run of a PR's head outside any cycle.
 #[derive(Debug, Args)]
 pub struct TestArgs {
     #[arg(long, value_name = "REF")]
-    pub pr: String,
+    pub(crate) pr: String,
     #[arg(long, value_name = "FILE")]
-    pub commands_json: PathBuf,
+    pub(crate) commands_json: PathBuf,
     /// Also write the report to FILE
     #[arg(long, value_name = "FILE")]
     pub result: Option<PathBuf>,
@@ -298,6 +311,7 @@ pub struct TestArgs {
     pub fresh: bool,
 }
 
+/// `forgeloop gc`: delete unused git mirrors.
 #[derive(Debug, Args)]
 pub struct GcArgs {
     /// Delete mirrors unused for at least this many days
@@ -308,6 +322,7 @@ pub struct GcArgs {
     pub dry_run: bool,
 }
 
+/// `forgeloop redact`: the redactor as a filter.
 #[derive(Debug, Args)]
 pub struct RedactArgs {
     /// The file to redact [default: stdin]
@@ -317,6 +332,7 @@ pub struct RedactArgs {
     pub explain: bool,
 }
 
+/// `forgeloop github-emulator`: serve the emulator for tests and the demo.
 #[cfg(feature = "demo")]
 #[derive(Debug, Args)]
 pub struct EmulatorArgs {
@@ -331,6 +347,7 @@ pub struct EmulatorArgs {
     pub token: Option<String>,
 }
 
+/// The commands that read a test report (`handoff`, `iterate`).
 #[derive(Debug, Args)]
 pub struct ResultArgs {
     /// A report written by `test --result` (or a cycle's runs/*.json)
@@ -338,6 +355,7 @@ pub struct ResultArgs {
     pub result: PathBuf,
 }
 
+/// The commands that name only a cycle (`next`, `sent`, `confirm`, …).
 #[derive(Debug, Args)]
 pub struct StateArgs {
     /// State file path, or a bare name for <home>/cycles/NAME.json
@@ -345,10 +363,11 @@ pub struct StateArgs {
     pub state: String,
 }
 
+/// `forgeloop reply`: classify WebGPT's reply.
 #[derive(Debug, Args)]
 pub struct ReplyArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     /// The reply text; `-` or omitted reads stdin
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
@@ -364,10 +383,11 @@ pub struct ReplyArgs {
     pub pr: Option<String>,
 }
 
+/// `forgeloop wait`: block until the cycle changes.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     /// Return when the status is one of these (repeatable); default: any change
     #[arg(long, value_name = "STATUS")]
     pub until: Vec<String>,
@@ -376,6 +396,7 @@ pub struct WaitArgs {
     pub timeout: Option<u64>,
 }
 
+/// `forgeloop list`: every known cycle.
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Also look for state files in DIR (repeatable)
@@ -383,48 +404,54 @@ pub struct ListArgs {
     pub dir: Vec<PathBuf>,
 }
 
+/// `forgeloop log`: a cycle's journal.
 #[derive(Debug, Args)]
 pub struct LogArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     /// Check the hash chain instead of printing events
     #[arg(long)]
     pub verify: bool,
 }
 
+/// `forgeloop abort`: stop a cycle for good.
 #[derive(Debug, Args)]
 pub struct AbortArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     #[arg(long, value_name = "TEXT")]
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
+/// `forgeloop block`: move a cycle to a `BLOCKED_*` status.
 #[derive(Debug, Args)]
 pub struct BlockArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     /// A BLOCKED_* status, e.g. BLOCKED_MODEL_UNAVAILABLE, BLOCKED_CONNECTOR_DENIED
     #[arg(long, value_name = "STATUS")]
     pub status: String,
     #[arg(long, value_name = "TEXT")]
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
+/// `forgeloop extend`: raise a cycle's iteration cap.
 #[derive(Debug, Args)]
 pub struct ExtendArgs {
     #[arg(long, value_name = "STATE")]
-    pub state: String,
+    pub(crate) state: String,
     /// How many more iterations to allow
     #[arg(long, value_name = "N")]
     pub by: u32,
 }
 
+/// `forgeloop completions`: a shell's completion script.
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
-    pub shell: clap_complete::Shell,
+    pub(crate) shell: clap_complete::Shell,
 }
 
+/// `forgeloop tui`: the control room.
 #[derive(Debug, Args)]
 pub struct TuiArgs {
     /// Also watch state files in DIR (repeatable; config tui.watch adds more)
@@ -438,6 +465,7 @@ pub struct TuiArgs {
     pub mouse: bool,
 }
 
+/// `forgeloop demo`'s options.
 #[cfg(feature = "demo")]
 #[derive(Debug, Args)]
 #[command(after_help = "The sandbox is a temporary directory, removed at the end; with --home DIR it is kept \
@@ -451,6 +479,7 @@ pub struct DemoArgs {
     pub speed: Option<f64>,
 }
 
+/// `forgeloop mcp` takes no options.
 #[derive(Debug, Args)]
 pub struct McpArgs {}
 

@@ -16,12 +16,18 @@ use crate::error::{Error, Result};
 
 use crate::output;
 
+// A doc comment on a clap field or value is its help text: those shown without one are
+// `pub(crate)` rather than documented, so `--help` says what it always said.
+
+/// `forgeloop project`'s options: just the subcommand.
 #[derive(Debug, Args)]
 pub struct ProjectArgs {
+    /// The registry operation to run.
     #[command(subcommand)]
     pub command: ProjectCommand,
 }
 
+/// The `project` subcommands; each variant's doc comment is its `--help` line.
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {
     /// The ChatGPT Project linked to a repository (PROJECT_LINKED), or what to do (PROJECT_NOT_LINKED)
@@ -38,6 +44,7 @@ pub enum ProjectCommand {
     Sources(SourcesArgs),
 }
 
+/// The subcommands that name only a repository (`lookup`, `sources list`).
 #[derive(Debug, Args)]
 pub struct RepositoryArgs {
     /// GitHub repository OWNER/REPO (stored lowercase)
@@ -45,6 +52,7 @@ pub struct RepositoryArgs {
     pub repository: String,
 }
 
+/// `project bind`: link a repository to the Project the browser showed.
 #[derive(Debug, Args)]
 pub struct BindArgs {
     /// GitHub repository OWNER/REPO (stored lowercase)
@@ -58,6 +66,7 @@ pub struct BindArgs {
     pub project_name: String,
 }
 
+/// `project unbind`: remove a repository's link.
 #[derive(Debug, Args)]
 pub struct UnbindArgs {
     /// GitHub repository OWNER/REPO (stored lowercase)
@@ -68,6 +77,7 @@ pub struct UnbindArgs {
     pub project_url: String,
 }
 
+/// `project attach`: put a repository's Project into a task state.
 #[derive(Debug, Args)]
 pub struct AttachArgs {
     /// GitHub repository OWNER/REPO (stored lowercase)
@@ -81,12 +91,15 @@ pub struct AttachArgs {
     pub conversation_url: Option<String>,
 }
 
+/// `project sources`'s options: just the subcommand.
 #[derive(Debug, Args)]
 pub struct SourcesArgs {
+    /// The manifest operation to run.
     #[command(subcommand)]
     pub command: SourcesCommand,
 }
 
+/// The `project sources` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum SourcesCommand {
     /// Record a source to upload (status pending); local files get their sha256
@@ -99,6 +112,7 @@ pub enum SourcesCommand {
     Supersede(SourceSupersedeArgs),
 }
 
+/// `project sources add`: record a source to upload.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("origin").required(true).args(["path", "url"])))]
 pub struct SourceAddArgs {
@@ -128,12 +142,14 @@ pub struct SourceAddArgs {
     pub retrieved_at: Option<String>,
 }
 
+/// What the Project's Sources list showed for an item (`--status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ObservedStatus {
+pub(crate) enum ObservedStatus {
     Verified,
     Failed,
 }
 
+/// `project sources verify`: record what the Sources list showed.
 #[derive(Debug, Args)]
 pub struct SourceVerifyArgs {
     /// GitHub repository OWNER/REPO (stored lowercase)
@@ -143,21 +159,22 @@ pub struct SourceVerifyArgs {
     #[arg(long, value_name = "ID")]
     pub id: String,
     #[arg(long, value_enum)]
-    pub status: ObservedStatus,
+    pub(crate) status: ObservedStatus,
     #[arg(long, value_name = "LABEL")]
-    pub observed_label: Option<String>,
+    pub(crate) observed_label: Option<String>,
     /// What was seen (e.g. the quota or permission message of a failure)
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
 }
 
+/// `project sources supersede`: retire an item.
 #[derive(Debug, Args)]
 pub struct SourceSupersedeArgs {
     /// GitHub repository OWNER/REPO (stored lowercase)
     #[arg(long, value_name = "OWNER/REPO")]
     pub repository: String,
     #[arg(long, value_name = "ID")]
-    pub id: String,
+    pub(crate) id: String,
     /// The item that replaces it
     #[arg(long, value_name = "ID")]
     pub by: Option<String>,
@@ -194,6 +211,7 @@ fn parse_or_unusable(registry: &Registry, text: &str) -> std::result::Result<Rep
     })
 }
 
+/// Runs one `forgeloop project …` subcommand, printing its JSON; returns the exit code.
 pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
     let registry = Registry::new(&ctx.registry);
     let r = &ctx.redactor;

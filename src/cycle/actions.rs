@@ -14,7 +14,9 @@ use super::session::{Saved, mutate};
 
 /// The wording a person confirmed, when they edited it.
 pub struct EditedBrief {
+    /// The question for WebGPT as the person left it.
     pub webgpt_question: String,
+    /// The brief as the person left it.
     pub intent_brief: String,
 }
 
@@ -70,6 +72,7 @@ fn adopted_event(kind: crate::domain::state::OutboxKind) -> NewEvent {
     )
 }
 
+/// Stops the cycle for good (`ABORTED`), journaling `reason` and who asked.
 pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<Saved> {
     mutate(ctx, paths, by, |state, events, now| {
         machine::abort(state, reason, by, now)?;
@@ -78,6 +81,7 @@ pub fn abort(ctx: &Ctx, paths: &CyclePaths, reason: &str, by: Actor) -> Result<S
     })
 }
 
+/// Moves the cycle to the `BLOCKED_*` `status` with `reason`, journaled.
 pub fn block(ctx: &Ctx, paths: &CyclePaths, status: Status, reason: &str, by: Actor) -> Result<Saved> {
     mutate(ctx, paths, by, |state, events, now| {
         machine::block(state, status, reason, now)?;

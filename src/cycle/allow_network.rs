@@ -20,10 +20,13 @@ use super::session::mutate;
 /// What was allowed, where.
 #[derive(Debug, Clone)]
 pub struct Allowed {
+    /// The repository whose runs may now reach the entries, `OWNER/REPO`.
     pub repository: String,
     /// Every entry the refused run named (some may have been in the file already).
     pub entries: Vec<String>,
+    /// The config file written.
     pub config: PathBuf,
+    /// The table the entries went into, as written in the file.
     pub table: String,
 }
 

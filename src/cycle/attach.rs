@@ -22,16 +22,22 @@ use crate::store::state_file::{self, StateFileError};
 
 use crate::registry::{ConversationUrl, ProjectUrl, Record, Registry, RegistryError, RepoKey};
 
+/// What `project attach` was asked to do.
 pub struct AttachRequest<'a> {
+    /// The repository, `OWNER/REPO`.
     pub repository: &'a str,
     /// A state path, or a bare cycle name (as everywhere in forgeloop).
     pub state: &'a str,
+    /// The task's conversation URL, if one is to be recorded.
     pub conversation_url: Option<&'a str>,
 }
 
+/// What `project attach` did.
 #[derive(Debug, Clone)]
 pub struct Attached {
+    /// The repository's registry record that was merged into the state.
     pub record: Record,
+    /// The state file.
     pub state: PathBuf,
     /// The conversation now recorded in the state, if any.
     pub conversation_url: Option<String>,
@@ -39,6 +45,7 @@ pub struct Attached {
     pub changed: bool,
     /// Whether an `attached` event went into the cycle's journal.
     pub journaled: bool,
+    /// A caution for the coordinator: the conversation URL has no Project segment to check.
     pub warning: Option<String>,
 }
 
@@ -63,6 +70,8 @@ fn routing_str<'m>(map: &'m Map<String, Value>, key: &str) -> Result<Option<&'m 
     }
 }
 
+/// Merges the repository's Project (and the conversation, if given) into the task state,
+/// under the cycle lock; a refusal leaves the state unchanged.
 pub fn attach(ctx: &Ctx, req: &AttachRequest) -> Result<Attached, RegistryError> {
     let key = RepoKey::parse(req.repository)?;
     let paths = CyclePaths::new(ctx.home.resolve_state(req.state)?)?;

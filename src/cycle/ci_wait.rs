@@ -41,27 +41,41 @@ const MAX_READ_FAILURES: u32 = 5;
 
 /// What the wait ended with.
 pub enum Waited {
+    /// Every wanted check finished: the run's verdict.
     Verdict(ChecksVerdict),
+    /// The wait was cancelled (a stop request, Ctrl-C); the text says by what.
     Cancelled(String),
 }
 
+/// What the wanted check runs add up to, as a run's result.
 pub struct ChecksVerdict {
+    /// Passed only when every wanted check succeeded.
     pub status: TestStatus,
+    /// Each wanted check's outcome, with its link.
     pub checks: Vec<CheckResult>,
     /// Redacted: each failing check's log excerpt (or its output text), capped.
     pub failure_output: Option<String>,
+    /// How many bytes the run log holds.
     pub log_bytes: u64,
 }
 
 /// How to wait; from the profile and the config.
 pub struct WaitPlan<'a> {
+    /// The check names to wait for.
     pub wanted: Vec<String>,
+    /// How long the checks may take once they appear (`timeout_s`).
     pub timeout: Duration,
+    /// How long the checks may take to appear at all (`appear_timeout_s`).
     pub appear_timeout: Duration,
+    /// The shortest and longest wait between two reads of the check runs.
     pub poll: (Duration, Duration),
+    /// Where the wait's own log goes.
     pub log_path: &'a Path,
+    /// Masks secrets in the log and failure excerpts.
     pub redactor: &'a Redactor,
+    /// Turns `true` to stop waiting.
     pub cancel: Option<watch::Receiver<bool>>,
+    /// Told each time the checks' progress line changes.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<CommandStarted>>,
 }
 

@@ -18,10 +18,13 @@ use crate::github::{GithubClient, GithubConfig};
 pub use crate::checkout::init_git_early;
 pub use crate::github::{DEFAULT_API_BASE, web_base_for};
 
+/// Where use cases get the time from, so tests and snapshots can fix it.
 pub trait Clock: Send + Sync {
+    /// The current time.
     fn now(&self) -> DateTime<Utc>;
 }
 
+/// The real clock.
 pub struct SystemClock;
 
 impl Clock for SystemClock {
@@ -62,8 +65,11 @@ pub fn process_redactor(token: Option<&str>) -> Redactor {
 /// anything is built from it: the one input of [`Ctx::new`].
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The forgeloop home (cycles, index, mirrors, runs).
     pub home: PathBuf,
+    /// The ChatGPT Project registry directory.
     pub registry: PathBuf,
+    /// The parsed config file (the default when there is none).
     pub config: Config,
     /// The config file in use, if any.
     pub config_path: Option<PathBuf>,
@@ -100,13 +106,21 @@ impl Settings {
     }
 }
 
+/// What every use case is given: the home and registry, the config, the redactor, the clock,
+/// the accepted GitHub hosts, the sandbox settings and the token.
 #[derive(Clone)]
 pub struct Ctx {
+    /// The forgeloop home and the paths inside it.
     pub home: Home,
+    /// The ChatGPT Project registry directory.
     pub registry: PathBuf,
+    /// The config file as it was when the process started.
     pub config: Config,
+    /// Masks the token, credential-like environment values, the home path and `[[redact.rules]]`.
     pub redactor: Redactor,
+    /// The time source; [`SystemClock`] except in tests.
     pub clock: Arc<dyn Clock>,
+    /// The web hosts a PR URL may name: github.com and the configured API's web host.
     pub hosts: WebHosts,
     /// The GitHub REST API base (`--github-api`, `FORGELOOP_GITHUB_API`, config).
     pub github_api: String,
@@ -220,6 +234,7 @@ impl Ctx {
         self.clock.now().to_rfc3339_opts(SecondsFormat::Secs, true)
     }
 
+    /// The paths of the cycle `state_arg` names (a path, or a bare name under the home's cycles).
     pub fn cycle(&self, state_arg: &str) -> Result<CyclePaths> {
         Ok(CyclePaths::new(self.home.resolve_state(state_arg)?)?)
     }
@@ -227,7 +242,9 @@ impl Ctx {
 
 /// GitHub access for one process: the REST client and the token git uses for https.
 pub struct Engine {
+    /// The REST client.
     pub github: GithubClient,
+    /// The token git sends over https (`None` for public repositories without one).
     pub token: Option<String>,
 }
 

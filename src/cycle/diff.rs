@@ -28,6 +28,7 @@ use super::context::Engine;
 /// The marker the redactor leaves; counted to say how many spots were masked.
 const MASK: &str = "[REDACTED";
 
+/// Which change a [`DiffView`] shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DiffKind {
@@ -40,24 +41,31 @@ pub enum DiffKind {
 /// A diff ready to show: redacted text and its index.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffView {
+    /// Which change this is.
     pub kind: DiffKind,
+    /// The PR, as `OWNER/REPO#N`.
     pub pr: String,
     /// The run whose head this is (`None` outside a cycle).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iteration: Option<u32>,
+    /// The head the diff ends at (40 hex digits).
     pub head_sha: String,
     /// Since-last: the previous tested head.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_sha: Option<String>,
+    /// Since-last: the run that tested `old_sha`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_iteration: Option<u32>,
+    /// Files, lines added and removed, in total.
     pub size: DiffSize,
+    /// Each file's path, change kind and line counts.
     pub files: Vec<FileDiff>,
     /// Spots the redactor masked (`[REDACTED:…]` in the text).
     pub masked: usize,
     /// The redacted diff, cached here (a cycle's diffs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<PathBuf>,
+    /// The redacted unified diff (not serialized: `diff --json` adds it as `diff`).
     #[serde(skip)]
     pub text: String,
 }
@@ -189,7 +197,9 @@ impl Plan {
 /// row shows the size of a `READY_TO_MERGE` PR's change).
 #[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 pub struct DiffMeta {
+    /// Spots the redactor masked in the cached diff.
     pub masked: usize,
+    /// Files, lines added and removed, in total.
     pub size: DiffSize,
 }
 

@@ -17,12 +17,16 @@ use super::context::{Ctx, Engine};
 /// One check: what was found and, for a problem, what to do.
 #[derive(Debug, Serialize)]
 pub struct Check {
+    /// The check's name (`git`, `token`, `home`, …).
     pub name: &'static str,
+    /// Whether it passed (information-only checks always do).
     pub ok: bool,
     /// Information only: never a problem, whatever it says (the terminal check).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub info: bool,
+    /// What was found, in a sentence.
     pub detail: String,
+    /// For a problem: what to do about it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
 }
@@ -30,11 +34,14 @@ pub struct Check {
 /// `doctor`'s answer: every check, and whether all passed.
 #[derive(Debug, Serialize)]
 pub struct Diagnosis {
+    /// `OK` when every check passed, else `PROBLEMS`.
     pub status: Word,
+    /// Every check, in the order they ran.
     pub checks: Vec<Check>,
 }
 
 impl Diagnosis {
+    /// Whether every check passed (`doctor` then exits 0).
     pub fn healthy(&self) -> bool {
         self.status == Word::Ok
     }

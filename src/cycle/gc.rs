@@ -18,14 +18,23 @@ use super::context::Ctx;
 /// What was (or, with `dry_run`, would be) deleted.
 #[derive(Debug, Serialize)]
 pub struct Collected {
+    /// Always `GC_DONE`.
     pub status: Word,
+    /// Whether this only listed what would be deleted.
     pub dry_run: bool,
+    /// How many days unused made a mirror deletable (`--unused-days`).
     pub unused_days: u64,
+    /// Mirrors deleted (or, with `dry_run`, that would be).
     pub removed: Vec<MirrorInfo>,
+    /// Mirrors unused long enough but locked by a running cycle: left alone.
     pub in_use: Vec<MirrorInfo>,
+    /// How many mirrors were used too recently to delete.
     pub kept: usize,
+    /// Bytes the deleted mirrors took.
     pub freed_bytes: u64,
+    /// Run directories of runs whose forgeloop died, swept.
     pub run_dirs: Swept,
+    /// Warm caches trimmed to `[cache] max_gb`.
     pub caches: Trimmed,
 }
 

@@ -25,7 +25,9 @@ pub enum HandoffError {
 /// built as a run builds it when it carries none).
 #[derive(Debug, Clone)]
 pub struct Handoff {
+    /// The report as read (a forgeloop report, or one in the reference tool's shape).
     pub report: Report,
+    /// The PR comment the handoff carries: the report's own, or one built from its fields.
     pub comment: String,
 }
 

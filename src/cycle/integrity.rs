@@ -15,11 +15,15 @@ use super::diff::{self, DiffView};
 
 /// What the run tested.
 pub struct Tested<'a> {
+    /// The PR that was tested.
     pub pr: &'a PrRef,
+    /// The iteration the run counts as.
     pub iteration: u32,
+    /// The commit tested (40 hex digits).
     pub head_sha: &'a str,
     /// The cycle's previous tested head and its iteration.
     pub previous: Option<(&'a str, u32)>,
+    /// The commands the run ran, for the test files they name.
     pub commands: &'a CommandsProfile,
     /// `package.json`'s `scripts.test` at the head, when the run had a checkout.
     pub test_script: Option<&'a str>,

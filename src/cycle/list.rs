@@ -16,11 +16,15 @@ use crate::store::task_index;
 
 use super::context::Ctx;
 
+/// One line of `list`: a state file and either its summary or why it could not be read.
 #[derive(Debug, Clone, Serialize)]
 pub struct CycleRow {
+    /// The state file's path (absolute when found by directory listing).
     pub state: PathBuf,
+    /// The cycle's summary, flattened into the row; `None` when the file could not be read.
     #[serde(flatten)]
     pub summary: Option<CycleView>,
+    /// Why the file could not be read, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -29,13 +33,21 @@ pub struct CycleRow {
 /// written as its word).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CycleView {
+    /// Where the cycle is in the state machine (design §3).
     pub status: Status,
+    /// The task space the cycle owns in the index (one live cycle per space).
     pub task_space: String,
+    /// The repository the cycle works on: its binding, else its report's or PR's.
     pub repository: Option<String>,
+    /// The PR under test, as given (`OWNER/REPO#N` or its URL), once there is one.
     pub pr_ref: Option<String>,
+    /// Test runs so far that counted against the cap.
     pub iteration: u32,
+    /// The iteration cap.
     pub max_iterations: u32,
+    /// Whether the status waits on a person (confirm, unblock, review, merge).
     pub needs_human: bool,
+    /// When the cycle last changed (RFC 3339); for old states, when it was created or the file written.
     pub updated_at: Option<String>,
     /// A test run in progress, by any process (design §6.6).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,22 +60,31 @@ pub struct CycleView {
 /// A row's word on the PR's tests: the flag and the sentence `next` uses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestsChanged {
+    /// Which kind of change the PR made to its tests.
     pub flag: Flag,
+    /// The sentence `next` says about it.
     pub summary: String,
 }
 
+/// A test run in progress, as its live record describes it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Testing {
+    /// The process running the test.
     pub pid: u32,
+    /// Who started it: `agent`, `human` or `system`.
     pub actor: String,
+    /// When the run started (RFC 3339).
     pub started_at: String,
+    /// The iteration the run will count as.
     pub iteration: u32,
+    /// The commit under test (40 hex digits).
     pub head_sha: String,
     /// The command in progress; absent while the PR is fetched.
     pub command: Option<String>,
 }
 
 impl CycleView {
+    /// The summary of `state`, with no live run looked up (`row` adds it).
     pub fn of(state: &CycleState) -> CycleView {
         CycleView {
             status: state.status,
@@ -119,6 +140,7 @@ pub fn modified_at(path: &Path) -> Option<String> {
     Some(chrono::DateTime::<chrono::Utc>::from(modified).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
+/// The row of one state file: its summary and live run, or its load error.
 pub fn row(path: &Path) -> CycleRow {
     match state_file::load(path) {
         Ok(state) => {

@@ -17,6 +17,7 @@ const LOG_TAIL: u64 = 64 * 1024;
 /// A run in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveRun {
+    /// Who runs it, since when, and on which head, as the cycle's live record says.
     pub info: RunningInfo,
     /// The run log being written (absolute).
     pub log: PathBuf,

@@ -10,18 +10,24 @@ use crate::store::layout::CyclePaths;
 /// The journal's events, and whether its last line was torn (a crash mid-write).
 #[derive(Debug, Serialize)]
 pub struct Journal {
+    /// Every event, oldest first.
     pub events: Vec<Event>,
+    /// Whether the last line was cut off mid-write (it is left out of `events`).
     pub torn_tail: bool,
 }
 
 /// `log --verify`: the chain holds.
 #[derive(Debug, Serialize)]
 pub struct Verified {
+    /// Always `JOURNAL_OK` (a broken chain is an error instead).
     pub status: Word,
+    /// How many events the chain holds.
     pub events: usize,
+    /// Whether the last line was cut off mid-write (a crash, not tampering).
     pub torn_tail: bool,
 }
 
+/// Every event of the cycle's journal, as written.
 pub fn read(paths: &CyclePaths) -> Result<Journal> {
     let contents = journal::read(&paths.journal())?;
     Ok(Journal { events: contents.events, torn_tail: contents.torn_tail })

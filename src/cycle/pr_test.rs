@@ -51,23 +51,29 @@ pub struct RunOptions {
     pub pr: String,
     /// Commands from `--commands-json`; `None` reuses the cycle's stored commands.
     pub commands: Option<CommandsProfile>,
+    /// Publish the result as a PR comment (`--post-comment`).
     pub post_comment: bool,
+    /// Also check out the PR's submodules (`--submodules`).
     pub submodules: bool,
+    /// Keep the checkout under `<home>/kept/` for debugging (`--keep-checkout`).
     pub keep_checkout: bool,
     /// Run without the repository's warm cache (`--fresh`).
     pub fresh: bool,
+    /// Who asked for the run (journaled with it).
     pub actor: Actor,
     /// The control room's rerun may re-test a `READY_TO_MERGE` cycle.
     pub human_override: bool,
     /// A person's rerun (the control room's, `forge --pr --rerun` on a terminal): a head
     /// already tested with the same commands runs again (flaky tests are a person's call).
     pub rerun: bool,
+    /// Turns `true` to cancel the run (a stop request, Ctrl-C): journaled, not counted.
     pub cancel: Option<watch::Receiver<bool>>,
     /// Told when each command starts (MCP progress notifications).
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<runner::CommandStarted>>,
 }
 
 impl RunOptions {
+    /// Options for testing `pr` as `actor`, everything else off.
     pub fn new(pr: impl Into<String>, actor: Actor) -> RunOptions {
         RunOptions {
             pr: pr.into(),
@@ -88,6 +94,7 @@ impl RunOptions {
 /// What one `forge --pr` did: a recorded run, a block (cap reached, PR closed), or nothing
 /// because the head was already tested.
 pub struct Outcome {
+    /// The state as written and the events journaled.
     pub saved: Saved,
     /// The completed run's report; `None` when nothing ran.
     pub report: Option<Report>,
@@ -1026,17 +1033,25 @@ static ONE_SHOT_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32
 
 /// `forgeloop test`: a one-shot run outside any cycle (exit 0/1/2 decided by the caller).
 pub struct OneShot {
+    /// The PR reference as given (`OWNER/REPO#N` or a URL).
     pub pr: String,
+    /// The commands to run (`--commands-json`).
     pub commands: CommandsProfile,
+    /// Publish the result as a PR comment (`--post-comment`).
     pub post_comment: bool,
+    /// Also check out the PR's submodules.
     pub submodules: bool,
+    /// Keep the checkout under `<home>/kept/` for debugging.
     pub keep_checkout: bool,
     /// Without the repository's warm cache.
     pub fresh: bool,
+    /// Turns `true` to cancel the run.
     pub cancel: Option<watch::Receiver<bool>>,
+    /// Told when each command starts (MCP progress notifications).
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<runner::CommandStarted>>,
 }
 
+/// Tests the PR's current head once with `req.commands`, outside any cycle, and returns the report.
 pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Report> {
     let pr = parse_pr_ref(&req.pr, &ctx.hosts)?;
     let sandbox = local_sandbox(ctx, &req.commands, &pr.repo).await?;

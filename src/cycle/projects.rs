@@ -22,11 +22,13 @@ pub fn records(dir: &Path) -> Result<Vec<Listed>, String> {
 pub enum Manifest {
     /// No `sources.json` yet.
     Missing,
+    /// The manifest's items, in order.
     Items(Vec<SourceItem>),
     /// Not `owner/repo`, or a manifest the registry refuses (named why).
     Invalid(String),
 }
 
+/// The source manifest of `repository` in the registry at `dir`.
 pub fn sources(dir: &Path, repository: &str) -> Manifest {
     let registry = Registry::new(dir);
     let key = match RepoKey::parse(repository) {

@@ -20,8 +20,11 @@ const JOURNAL_TEXT_LIMIT: usize = 64 * 1024;
 
 /// A coordinator's correction of the classifier, journaled with its reason.
 pub struct Override {
+    /// The class the coordinator says is right (`--as`).
     pub class: ReplyClass,
+    /// Why it is right (`--reason`), journaled.
     pub reason: String,
+    /// The PR, with `PR_FOUND` (`--pr`).
     pub pr: Option<String>,
 }
 
@@ -29,17 +32,24 @@ pub struct Override {
 /// in `classification`), `cycle_status` the cycle's status afterwards.
 #[derive(Debug, Serialize)]
 pub struct ReplyOutcome {
+    /// The classification's word (the same as `classification`).
     pub status: crate::domain::word::Word,
+    /// What the reply was classified as.
     pub classification: ReplyClass,
+    /// Why: the classifier's reason, or the override's.
     pub reason: String,
+    /// The PR the reply points at, as `OWNER/REPO#N`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
+    /// Whether the coordinator's `--as` replaced the classifier's verdict.
     pub overridden: bool,
     /// What GitHub said of the PR's head when the reply pointed at the PR whose last run
     /// failed: `unchanged: …`, `changed: …` or `could not check: …`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head_check: Option<String>,
+    /// The cycle's status after the reply was recorded.
     pub cycle_status: String,
+    /// The one next step for the coordinator.
     pub next: crate::domain::next::NextStep,
 }
 
@@ -47,9 +57,12 @@ pub struct ReplyOutcome {
 /// offline). Given by the front end, which owns the network.
 pub type HeadLookup<'a> = &'a dyn Fn(&PrRef) -> std::result::Result<PullHead, String>;
 
+/// A PR's current head on GitHub, as the head lookup reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PullHead {
+    /// The head commit (40 hex digits).
     pub sha: String,
+    /// The head branch.
     pub branch: String,
 }
 
@@ -61,6 +74,9 @@ enum HeadSeen {
     Unknown(String),
 }
 
+/// Classifies `text` (or takes `correction`), records it and applies the ask-once rule.
+/// With `lookup`, a reply naming the PR whose last run failed is checked against its head
+/// first: an unchanged head makes it `PR_UNCHANGED`.
 pub fn reply(
     ctx: &Ctx,
     paths: &CyclePaths,

@@ -15,7 +15,9 @@ use super::context::Ctx;
 /// The result of a mutation: the saved (redacted) state and the journaled events.
 #[derive(Debug, Clone)]
 pub struct Saved {
+    /// The state as written to disk, redacted.
     pub state: CycleState,
+    /// The events appended to the journal, in order.
     pub events: Vec<Event>,
 }
 

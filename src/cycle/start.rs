@@ -15,20 +15,31 @@ use crate::store::{journal, lock::FileLock, state_file};
 use super::context::Ctx;
 use super::session::{self, redact_state};
 
+/// What `forge --request` (or the control room, or the demo) asks to start.
 pub struct StartRequest {
+    /// The state file to create: a path, or a bare name under the home's cycles.
     pub state: String,
+    /// What to implement, in the user's words.
     pub request: String,
+    /// The confirmed question for WebGPT (required unless awaiting confirmation).
     pub webgpt_question: Option<String>,
+    /// The confirmed brief (required unless awaiting confirmation).
     pub intent_brief: Option<String>,
+    /// The iteration cap.
     pub max_iterations: u32,
+    /// Start in `AWAITING_BRIEF_CONFIRMATION`, for a person to confirm the brief.
     pub await_confirmation: bool,
+    /// A cycle this one continues and supersedes (its cap, binding, brief, commands and PR carry over).
     pub continue_from: Option<String>,
     /// A repository already provisioned for this cycle (`--new-repo`).
     pub new_repository: Option<NewRepository>,
 }
 
+/// The cycle that was created.
 pub struct Started {
+    /// Its state file.
     pub path: PathBuf,
+    /// Its state as written (redacted).
     pub state: CycleState,
 }
 

@@ -109,6 +109,7 @@ pub struct CiConfig {
     pub mirrors_dir: PathBuf,
     /// What everything leaving the worker goes through.
     pub redactor: Redactor,
+    /// The sandbox jobs run in, as forgeloop's own test runs do.
     pub sandbox: sandbox::Settings,
     /// forgeloop's own files, never visible to a job (see [`Ctx::protected_paths`]).
     pub protected: Vec<PathBuf>,
@@ -144,14 +145,19 @@ impl CiConfig {
     }
 }
 
+/// Why the CI worker could not start, or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum CiError {
+    /// The worker's command is not a valid commands profile.
     #[error("the CI worker's command is invalid: {0}")]
     Commands(#[from] CommandsError),
+    /// No sandbox can be built for the jobs.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// A request to the emulator failed.
     #[error("the CI worker could not talk to the GitHub emulator: {0}")]
     Emulator(#[from] EmulatorError),
+    /// A worker task panicked or was cancelled.
     #[error("a CI worker task failed: {0}")]
     Task(String),
 }
@@ -171,8 +177,11 @@ impl From<CiError> for DemoError {
 /// One run the worker started: on `repo`, for PR `pr` at `head_sha`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CiRun {
+    /// The repository the run is on.
     pub repo: RepoName,
+    /// The PR it tests.
     pub pr: u64,
+    /// The head commit it tests (40 hex digits).
     pub head_sha: String,
     /// The Actions run's id.
     pub run_id: u64,
@@ -187,6 +196,7 @@ pub struct CiRun {
 /// What a stopped worker did.
 #[derive(Debug, Clone, Default)]
 pub struct CiSummary {
+    /// Every run the worker started, in order.
     pub runs: Vec<CiRun>,
     /// What went wrong along the way (redacted); a job that failed to start or finish.
     pub errors: Vec<String>,

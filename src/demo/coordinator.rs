@@ -42,17 +42,25 @@ pub enum Confirmer {
 
 /// Everything the drivers share.
 pub struct Demo {
+    /// The demo's context: its sandbox home, the emulator's API, the redactor.
     pub ctx: Ctx,
+    /// GitHub access, pointed at the emulator.
     pub engine: Engine,
+    /// The emulator itself, for what WebGPT and the summary do on it directly.
     pub emulator: Arc<Emulator>,
+    /// The demo repository.
     pub repo: RepoHandle,
+    /// The profile of cycles tested locally.
     pub commands: CommandsProfile,
     /// The profile of cycles tested on the repository's own CI.
     pub ci_commands: CommandsProfile,
     /// The dependency cycle's profile: its setup clones checklib from `package_index`.
     pub dependency_commands: CommandsProfile,
+    /// The package index the dependency cycle's setup fetches from.
     pub package_index: super::package_index::PackageIndex,
+    /// How long a step's pause is.
     pub pace: Pace,
+    /// Who confirms briefs awaiting confirmation.
     pub confirmer: Confirmer,
 }
 
@@ -63,6 +71,7 @@ pub struct Finished {
     pub error: Option<String>,
     /// It was stopped (the person quit, or Ctrl-C) before its cycle ended.
     pub stopped: bool,
+    /// How many steps the driver took.
     pub steps: u32,
 }
 

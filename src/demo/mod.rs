@@ -50,35 +50,57 @@ const WATCHDOG: Duration = Duration::from_secs(120);
 /// aborted.
 const GRACE: Duration = Duration::from_secs(10);
 
+/// `forgeloop demo`'s options, as the command line gave them.
 #[derive(Debug, Clone, Default)]
 pub struct DemoOptions {
     /// Keep the sandbox here (`--home`); a temporary one is removed at the end.
     pub home: Option<PathBuf>,
+    /// No control room: run to the end and print the summary (`--headless`).
     pub headless: bool,
     /// `--speed N`: N times the default pace.
     pub speed: Option<f64>,
 }
 
+/// Why the demo could not run, or failed on the way.
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
+    /// `--speed` is not a positive number.
     #[error("--speed must be a positive number (1 is the default pace, 4 four times faster); got {0}")]
     Speed(f64),
+    /// The control-room demo was asked for without a terminal.
     #[error(
         "the demo opens the control room, which needs a terminal; run `forgeloop demo --headless` for the same demo with a JSON summary"
     )]
     NotATerminal,
+    /// `--home` cannot be the demo's sandbox (not empty, and not a previous demo sandbox).
     #[error("cannot use {path} as the demo sandbox: {reason}")]
-    Home { path: PathBuf, reason: String },
+    Home {
+        /// The `--home` given.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A file or directory operation failed.
     #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    Io {
+        /// What was being done, as the message's first half.
+        context: String,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The GitHub emulator failed.
     #[error(transparent)]
     Emulator(#[from] EmulatorError),
+    /// A forgeloop use case failed (the demo drives the real ones).
     #[error(transparent)]
     Forgeloop(#[from] crate::error::Error),
+    /// The control room failed.
     #[error("the control room failed: {0}")]
     Tui(#[from] crate::tui::TuiError),
+    /// The demo's own commands file is invalid (a bug).
     #[error("the demo's commands file is invalid: {0}")]
     Commands(#[from] CommandsError),
+    /// `git` or its `http-backend` is missing; the emulator needs both.
     #[error(
         "the demo needs `git` on PATH: its GitHub emulator builds the demo repository with git and serves it through `git http-backend`; {0}. Install git (for example `apt-get install git`) and run the demo again"
     )]

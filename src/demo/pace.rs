@@ -12,6 +12,7 @@ pub const STEP_AT_SPEED_1: Duration = Duration::from_millis(1500);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopped;
 
+/// The demo's speed: how long one step's pause is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pace {
     unit: Duration,
@@ -31,6 +32,7 @@ impl Pace {
         Pace { unit }
     }
 
+    /// The pause of one step (zero for `--headless` without `--speed`).
     pub fn unit(&self) -> Duration {
         self.unit
     }

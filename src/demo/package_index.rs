@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// One package: a pure-Python wheel whose module is `files`.
 pub struct Package {
+    /// The package's name, as `pip install NAME` asks for it.
     pub name: String,
+    /// Its version.
     pub version: String,
     /// `(path inside the wheel, contents)`, e.g. `("tinydep/__init__.py", "VALUE = 42\n")`.
     pub files: Vec<(String, String)>,
@@ -20,6 +22,7 @@ pub struct Package {
 
 /// A dependency served as a git repository: `git clone http://ADDR/git/NAME.git`.
 pub struct GitPackage {
+    /// The repository's name (`NAME` in its URL).
     pub name: String,
     /// `(path in the repository, contents)`.
     pub files: Vec<(String, String)>,
@@ -27,7 +30,9 @@ pub struct GitPackage {
 
 /// A file served as-is at `/blobs/NAME` (a large download for the proxy's benchmark).
 pub struct Blob {
+    /// The file's name in its URL.
     pub name: String,
+    /// Its contents.
     pub bytes: Vec<u8>,
 }
 
@@ -94,6 +99,7 @@ impl PackageIndex {
         Ok(PackageIndex { addr, stop, served })
     }
 
+    /// The address it listens on (127.0.0.1 and a free port).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

@@ -33,6 +33,8 @@ const OWNED: &[&str] = &[
     tighten::MARKER,
 ];
 
+/// The demo's own directory: its forgeloop home, the emulator's repositories and everything else
+/// it makes. Temporary (removed at the end) unless `--home` named it.
 pub struct Sandbox {
     root: PathBuf,
     temp: Option<tempfile::TempDir>,
@@ -67,10 +69,12 @@ Running `forgeloop demo --home {}` again replaces what the demo made in it.\n",
         Ok(sandbox)
     }
 
+    /// The sandbox's directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// Whether the sandbox stays after the demo (`--home` was given).
     pub fn kept(&self) -> bool {
         self.temp.is_none()
     }

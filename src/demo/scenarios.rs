@@ -9,23 +9,32 @@ use super::webgpt::{Attempt, Persona};
 /// What the demo's stand-in for the user does besides confirming briefs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UserAct {
+    /// Nothing beyond confirming briefs.
     Nothing,
     /// Aborts the cycle with this reason once its first run has failed.
     AbortAfterFailedRun(String),
 }
 
+/// One demo cycle: what it asks for, how its WebGPT and user behave, and where it must end.
 #[derive(Debug, Clone)]
 pub struct Scenario {
     /// The state name (and so the task space `webgpt-orchestrator:<name>`).
     pub name: &'static str,
     /// One line for people: what this cycle shows.
     pub shows: &'static str,
+    /// The implementation request (`forge --request`).
     pub request: String,
+    /// The confirmed question for WebGPT (`--webgpt-question`).
     pub question: String,
+    /// The confirmed brief (`--intent-brief`).
     pub brief: String,
+    /// The iteration cap (`--max-iterations`).
     pub max_iterations: u32,
+    /// Start awaiting confirmation, for a person (or the stand-in) to confirm the brief.
     pub await_confirmation: bool,
+    /// How the scripted WebGPT answers.
     pub persona: Persona,
+    /// What the demo's stand-in for the user does besides confirming.
     pub user: UserAct,
     /// Tested by the repository's own CI (the `github-checks` executor) instead of locally.
     pub on_ci: bool,
@@ -34,13 +43,16 @@ pub struct Scenario {
     pub dependency: bool,
     /// When it starts, in steps after the demo began (so cycles appear one by one).
     pub start_after: f64,
+    /// Where the cycle must end.
     pub expect: Expect,
 }
 
 /// Where a scenario must end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Expect {
+    /// The status the cycle must end in.
     pub status: Status,
+    /// The iterations it must have used.
     pub iteration: u32,
     /// forgeloop's comments on the PR (one per completed run).
     pub comments: usize,

@@ -12,44 +12,63 @@ use crate::store::state_file;
 use super::coordinator::{Confirmer, Demo, Finished};
 use super::scenarios::Scenario;
 
+/// One demo cycle in the summary: where it ended, where its scenario says it must, and the evidence.
 #[derive(Debug, Clone, Serialize)]
 pub struct CycleSummary {
+    /// The cycle's state name (its scenario's name).
     pub name: String,
+    /// What the scenario shows, in a few words.
     pub scenario: String,
+    /// The status the scenario must end in.
     pub expected: String,
+    /// The status it ended in (`UNREADABLE` when the state could not be read).
     pub status: String,
+    /// Iterations used.
     pub iteration: u32,
+    /// The cycle's iteration cap.
     pub max_iterations: u32,
+    /// The cycle's PR reference, once WebGPT opened one.
     pub pr: Option<String>,
+    /// The PR's page on the emulator.
     pub pr_url: Option<String>,
     /// forgeloop's comments on the PR, counted on the emulator.
     pub comments: usize,
     /// `{via, by}` when the brief was confirmed.
     pub brief_confirmation: Option<Value>,
+    /// Whether the cycle's journal passed its hash-chain check.
     pub journal_ok: bool,
     /// What each run's commands ran in, in order ("isolated, no network", …).
     pub sandboxes: Vec<String>,
+    /// The state file's path in the demo's sandbox.
     pub state: String,
+    /// Whether the cycle ended exactly as its scenario says.
     pub ok: bool,
     /// What differs from the scenario; empty when `ok`.
     pub problems: Vec<String>,
 }
 
+/// What `forgeloop demo --headless` prints, and what the control-room demo prints on exit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     /// `DEMO_OK` when every cycle ended where expected; `DEMO_STOPPED` when the demo was stopped
     /// (the person quit the control room, Ctrl-C) before every cycle ended; else `DEMO_UNEXPECTED`.
     pub status: Word,
+    /// `headless` or `tui`.
     pub mode: &'static str,
+    /// The demo's sandbox directory (temporary, or the `--home` given).
     pub sandbox: String,
     /// `false`: the temporary sandbox was removed (pass `--home DIR` to keep one).
     pub sandbox_kept: bool,
+    /// The emulator's API base, what it is, and whether it was stopped cleanly.
     pub emulator: Value,
+    /// Wall time of the whole demo, to a tenth of a second.
     pub elapsed_seconds: f64,
+    /// One entry per scenario, in the scenario table's order.
     pub cycles: Vec<CycleSummary>,
 }
 
 impl Summary {
+    /// Whether every cycle ended as its scenario says (and there was at least one).
     pub fn all_ok(&self) -> bool {
         !self.cycles.is_empty() && self.cycles.iter().all(|c| c.ok)
     }

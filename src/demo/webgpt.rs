@@ -16,7 +16,9 @@ pub type Attempt = Vec<(String, String)>;
 /// What this WebGPT conversation will do.
 #[derive(Debug, Clone)]
 pub struct Persona {
+    /// The branch its PR comes from.
     pub branch: String,
+    /// The PR's title.
     pub title: String,
     /// What it says it did, in its first reply.
     pub summary: String,
@@ -38,12 +40,17 @@ pub struct WebGpt {
 /// What the message asked for, recognised by its content as a person would.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Message {
+    /// The first message: the implementation request and the confirmed question.
     Prompt,
+    /// A failure handoff: the test report's comment.
     Handoff,
+    /// The follow-up asking for the PR's link.
     FollowUp,
+    /// Anything else: answered with a question and the PR link, if there is one.
     Unknown,
 }
 
+/// Which kind of message `message` is, from its content.
 pub fn recognise(message: &str) -> Message {
     if message.contains("## Implementation request") && message.contains("## Confirmed WebGPT question") {
         Message::Prompt
@@ -57,6 +64,7 @@ pub fn recognise(message: &str) -> Message {
 }
 
 impl WebGpt {
+    /// A conversation that has not started yet.
     pub fn new(emulator: Arc<Emulator>, repo: RepoHandle, persona: Persona) -> WebGpt {
         WebGpt { emulator, repo, persona, pr: None, commits: 0 }
     }

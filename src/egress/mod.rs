@@ -39,12 +39,16 @@ impl Default for Limits {
     }
 }
 
+/// Why the egress proxy cannot serve.
 #[derive(Debug, thiserror::Error)]
 pub enum EgressError {
+    /// `serve` was called outside a tokio runtime.
     #[error("the egress proxy runs inside a tokio runtime, and none is running here")]
     NoRuntime,
+    /// The proxy was already stopped.
     #[error("the egress proxy is stopped")]
     Stopped,
+    /// The listener could not be used (setting it non-blocking, reading its address, or handing it to tokio).
     #[error("the egress proxy cannot serve its listener: {0}")]
     Listener(#[source] std::io::Error),
 }
@@ -72,6 +76,7 @@ impl EgressProxy {
         EgressProxy::with_limits(policy, Limits::default())
     }
 
+    /// A proxy for `policy` with other timeouts and connection bound than the default (tests).
     pub fn with_limits(policy: Allowlist, limits: Limits) -> EgressProxy {
         let (alive, all_gone) = mpsc::channel(1);
         let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -84,6 +89,7 @@ impl EgressProxy {
         }
     }
 
+    /// The allowlist the proxy enforces.
     pub fn policy(&self) -> &Allowlist {
         &self.shared.policy
     }

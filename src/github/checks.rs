@@ -18,13 +18,21 @@ use crate::domain::report::normalize_sha;
 /// A conditional read: unchanged since the ETag given, or the new value and its ETag.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Polled<T> {
+    /// `304`: nothing changed since the ETag given.
     NotModified,
-    Changed { etag: Option<String>, value: T },
+    /// A new answer.
+    Changed {
+        /// The answer's ETag, for the next conditional read.
+        etag: Option<String>,
+        /// The new value.
+        value: T,
+    },
 }
 
 /// One check run with what a report and a handoff need beyond the verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckRunInfo {
+    /// What the verdict needs: id, name, status, conclusion, times, link.
     pub observed: ObservedCheck,
     /// `output.title`, `output.summary`, `output.text` (any may be empty).
     pub output: [String; 3],
@@ -35,6 +43,7 @@ pub struct CheckRunInfo {
 /// An Actions job's steps, to name the failing one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobSteps {
+    /// The Actions workflow run the job belongs to.
     pub run_id: Option<u64>,
     /// `(name, conclusion)` in order.
     pub steps: Vec<(String, Option<String>)>,

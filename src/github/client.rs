@@ -31,10 +31,12 @@ pub(super) const PER_PAGE: u32 = 100;
 /// list could make `publish_comment` miss its own comment and post a duplicate.
 pub(super) const MAX_PAGES: usize = 100;
 
+/// How to reach GitHub: the API base, the token and the request timeout.
 #[derive(Clone)]
 pub struct GithubConfig {
     /// `https://api.github.com`, `https://HOST/api/v3` (Enterprise) or an emulator's base.
     pub api_base: String,
+    /// The token sent with every request; `None` reads public data only.
     pub token: Option<String>,
     /// Bound on each HTTP request (connect, answer and body).
     pub timeout: Duration,
@@ -109,6 +111,7 @@ impl GithubClient {
         })
     }
 
+    /// The REST API base in use, as normalised.
     pub fn api_base(&self) -> &str {
         self.transport.base()
     }
@@ -155,6 +158,7 @@ impl GithubClient {
         })
     }
 
+    /// The repository's metadata, its URLs checked to be on the API's web host.
     pub async fn repository(&self, repo: &RepoName) -> Result<RepoInfo, GithubError> {
         let action = format!("reading repository {repo}");
         let resource = repo.full_name();
@@ -162,6 +166,7 @@ impl GithubClient {
         self.get_repo(&call, repo).await
     }
 
+    /// The pull request's metadata, validated (its head SHA is what a run may test).
     pub async fn pull_request(&self, repo: &RepoName, number: u64) -> Result<PullInfo, GithubError> {
         let action = format!("reading pull request {repo}#{number}");
         let resource = repo.full_name();

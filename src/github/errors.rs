@@ -5,71 +5,174 @@
 
 use chrono::{DateTime, Utc};
 
+/// Why a GitHub request failed, or could not be made; the message says what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum GithubError {
+    /// The configured API base is not a usable http(s) URL.
     #[error(
         "invalid GitHub API base URL {url:?}: {reason}; use an http(s) URL such as https://api.github.com or https://HOST/api/v3 (--github-api, FORGELOOP_GITHUB_API)"
     )]
-    InvalidApiBase { url: String, reason: String },
+    InvalidApiBase {
+        /// The API base as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 
     /// `http://` to anything but loopback: the token would cross the network in clear text.
     #[error(
         "refusing the GitHub API base {url:?}: plain http:// to a host that is not loopback would send the token in clear text; use https:// (plain http is accepted only for 127.0.0.0/8, ::1 and localhost, as for a local emulator) (--github-api, FORGELOOP_GITHUB_API, config github.api)"
     )]
-    CleartextApiBase { url: String },
+    CleartextApiBase {
+        /// The API base as given.
+        url: String,
+    },
 
+    /// The GitHub client could not be built (outside a tokio runtime, or octocrab refused its setup).
     #[error("could not set up the GitHub client: {0}")]
     Setup(String),
 
+    /// A value forgeloop was about to send is not acceptable to GitHub.
     #[error("invalid {what}: {detail}")]
-    InvalidInput { what: &'static str, detail: String },
+    InvalidInput {
+        /// Which input ("commit SHA", …).
+        what: &'static str,
+        /// What is wrong with it.
+        detail: String,
+    },
 
+    /// HTTP 401: the token is missing, expired or invalid.
     #[error(
         "{action}: GitHub rejected the credentials (HTTP 401: {message}); the token is missing, expired or invalid: set GH_TOKEN or GITHUB_TOKEN, or run `gh auth login`"
     )]
-    Unauthorized { action: String, message: String },
+    Unauthorized {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// GitHub's own message, scrubbed of the token.
+        message: String,
+    },
 
+    /// The rate limit is spent (HTTP 429, or 403 saying so).
     #[error("{action}: GitHub API rate limit exceeded (HTTP {status}); {}", reset_phrase(.reset_at))]
-    RateLimited { action: String, status: u16, reset_at: Option<DateTime<Utc>> },
+    RateLimited {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// The HTTP status of the answer.
+        status: u16,
+        /// When GitHub says the limit resets, if it said.
+        reset_at: Option<DateTime<Utc>>,
+    },
 
+    /// HTTP 403 for another reason: the token lacks a permission.
     #[error(
         "{action}: GitHub refused access (HTTP 403: {message}); the token lacks a permission or scope needed for {resource}"
     )]
-    Forbidden { action: String, resource: String, message: String },
+    Forbidden {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// The resource the call was about (usually the `OWNER/REPO`).
+        resource: String,
+        /// GitHub's own message, scrubbed of the token.
+        message: String,
+    },
 
+    /// HTTP 404: the thing does not exist, or the token cannot see it.
     #[error(
         "{action}: not found or the token cannot access {resource} (HTTP 404); check the name, and that the token can read {resource} (private repositories need the `repo` scope or a fine-grained token that includes them)"
     )]
-    NotFound { action: String, resource: String },
+    NotFound {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// What was asked for.
+        resource: String,
+    },
 
+    /// HTTP 422: GitHub understood the request and refused it.
     #[error("{action}: GitHub refused the request (HTTP 422: {message})")]
-    Unprocessable { action: String, message: String },
+    Unprocessable {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// GitHub's own message, scrubbed of the token.
+        message: String,
+    },
 
+    /// HTTP 5xx: GitHub's own trouble; worth retrying.
     #[error("{action}: GitHub server error (HTTP {status}: {message}); GitHub may be having trouble, retry later")]
-    Server { action: String, status: u16, message: String },
+    Server {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// The HTTP status.
+        status: u16,
+        /// GitHub's own message, scrubbed of the token.
+        message: String,
+    },
 
+    /// Any other unexpected HTTP status.
     #[error("{action}: unexpected HTTP {status} from GitHub: {message}")]
-    Http { action: String, status: u16, message: String },
+    Http {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// The HTTP status.
+        status: u16,
+        /// GitHub's own message, scrubbed of the token.
+        message: String,
+    },
 
+    /// No answer within the request timeout.
     #[error(
         "{action}: no answer from {api} within {} s; check the network or proxy, or raise the timeout",
         .after.as_secs_f64()
     )]
-    Timeout { action: String, api: String, after: std::time::Duration },
+    Timeout {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// The API base that did not answer.
+        api: String,
+        /// How long forgeloop waited.
+        after: std::time::Duration,
+    },
 
+    /// The connection could not be made (DNS, refused, TLS, proxy).
     #[error("{action}: cannot reach {api}: {detail}; check the network, proxy and --github-api")]
-    Unreachable { action: String, api: String, detail: String },
+    Unreachable {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// The API base it tried.
+        api: String,
+        /// The transport error, scrubbed of the token.
+        detail: String,
+    },
 
+    /// GitHub's answer did not parse, or held a name, SHA or URL forgeloop refuses to use.
     #[error("{action}: GitHub returned invalid or unsafe data: {detail}")]
-    InvalidResponse { action: String, detail: String },
+    InvalidResponse {
+        /// What forgeloop was doing ("reading pull request acme/widget#7").
+        action: String,
+        /// Which field was wrong and why.
+        detail: String,
+    },
 
+    /// `--new-repo` found the repository already there with the other visibility.
     #[error(
         "repository {repo} exists but is {actual}, not {wanted} as requested; change its visibility on GitHub or request the visibility it has"
     )]
-    Visibility { repo: String, wanted: &'static str, actual: &'static str },
+    Visibility {
+        /// The repository's `OWNER/REPO`.
+        repo: String,
+        /// The visibility asked for (`private` or `public`).
+        wanted: &'static str,
+        /// The visibility it has.
+        actual: &'static str,
+    },
 
+    /// `--new-repo` found a repository by that name that cannot be reused.
     #[error("repository {repo} already exists but {reason}; pick another name")]
-    RepoConflict { repo: String, reason: String },
+    RepoConflict {
+        /// The repository's `OWNER/REPO`.
+        repo: String,
+        /// Why it cannot be used (renamed, transferred, no push access).
+        reason: String,
+    },
 }
 
 impl GithubError {

@@ -12,9 +12,13 @@ use crate::domain::report::normalize_sha;
 /// fine-grained tokens) and the rate limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
+    /// The account's login name.
     pub login: String,
+    /// The classic token's OAuth scopes (`X-OAuth-Scopes`); `None` for fine-grained tokens.
     pub scopes: Option<Vec<String>>,
+    /// Requests allowed per rate-limit window (`X-RateLimit-Limit`).
     pub rate_limit: Option<u64>,
+    /// Requests left in the current window (`X-RateLimit-Remaining`).
     pub rate_remaining: Option<u64>,
     /// Unix seconds.
     pub rate_reset: Option<u64>,
@@ -23,38 +27,54 @@ pub struct Access {
 /// The account the token belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
+    /// The account's login name.
     pub login: String,
 }
 
+/// A repository as GitHub reports it, its URLs checked to be on the configured web host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepoInfo {
     /// As GitHub spells it now (it may differ in case from what was asked for).
     pub full_name: RepoName,
+    /// The repository's page on the web.
     pub html_url: String,
     /// What git fetches from: `https://HOST/OWNER/REPO.git`.
     pub clone_url: String,
+    /// Whether only invited accounts can see it.
     pub private: bool,
+    /// The branch new PRs target by default (`main` when GitHub leaves it out).
     pub default_branch: String,
 }
 
+/// Whether a pull request is open; GitHub's merged PRs are `Closed` with `merged` set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrState {
+    /// Still open: it can be tested and can change.
     Open,
+    /// Closed or merged: nothing more comes of it.
     Closed,
 }
 
+/// A pull request as GitHub reports it, validated field by field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PullInfo {
     /// The base repository, as GitHub names it.
     pub repository: RepoName,
+    /// The PR number in its base repository.
     pub number: u64,
+    /// The PR's title (empty when GitHub gives none).
     pub title: String,
+    /// The PR's page on the web.
     pub html_url: String,
+    /// Open or closed.
     pub state: PrState,
     /// Merged PRs are also `Closed`.
     pub merged: bool,
+    /// Whether it is marked as a draft.
     pub draft: bool,
+    /// The branch the PR would merge into.
     pub base_ref: String,
+    /// The branch the PR comes from (in `head_repository`).
     pub head_ref: String,
     /// 40 lowercase hex digits; the only thing a test run may test (design §5.2.1).
     pub head_sha: String,
@@ -66,6 +86,7 @@ pub struct PullInfo {
 }
 
 impl PullInfo {
+    /// Whether the PR is still open.
     pub fn is_open(&self) -> bool {
         self.state == PrState::Open
     }
@@ -74,7 +95,9 @@ impl PullInfo {
 /// Check runs of one commit, counted by outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CheckSummary {
+    /// All check runs on the commit.
     pub total: u64,
+    /// Completed with `success`.
     pub success: u64,
     /// failure, timed_out, cancelled, action_required, startup_failure.
     pub failure: u64,
@@ -87,8 +110,11 @@ pub struct CheckSummary {
 /// An issue or PR conversation comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comment {
+    /// GitHub's comment id (used to update it in place).
     pub id: u64,
+    /// The comment's Markdown text (empty when GitHub gives none).
     pub body: String,
+    /// The comment's page on the web.
     pub html_url: String,
     /// `ghost` when the author's account was deleted (GitHub's own convention).
     pub author_login: String,
@@ -97,6 +123,7 @@ pub struct Comment {
 /// The outcome of [`super::GithubClient::publish_comment`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Published {
+    /// The comment as it now stands on GitHub.
     pub comment: Comment,
     /// False when an existing comment was reused (updated in place or left as it was).
     pub created: bool,

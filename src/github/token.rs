@@ -20,6 +20,7 @@ const MAX_OUTPUT: u64 = 64 * 1024;
 /// A token and where it came from. `Debug` never shows the value.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token {
+    /// The token itself; masked by every redactor and never shown by `Debug`.
     pub value: String,
     /// `GH_TOKEN`, `GITHUB_TOKEN`, `gh auth token` or `github.token_command`.
     pub source: &'static str,

@@ -29,15 +29,21 @@ pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 /// How long shutdown waits for cancelled test runs to stop their process groups.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
+/// JSON-RPC's code for a line that is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for JSON that is not a valid request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for a request whose parameters are wrong.
 pub const INVALID_PARAMS: i64 = -32602;
 
 /// What to do with one input line.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// rmcp can read it; `initialize` says whether it is the `initialize` request.
-    Forward { initialize: bool },
+    Forward {
+        /// Whether the line is the `initialize` request.
+        initialize: bool,
+    },
     /// Answer it ourselves with this JSON-RPC error response.
     Reply(Value),
     /// Say nothing (notifications never get replies); the reason is logged.

@@ -13,30 +13,60 @@ use crate::domain::commands::{CommandsError, CommandsProfile};
 use crate::domain::pr_ref::RepoName;
 use crate::redact::Redactor;
 
+/// Why `webgpt_pr_test` refuses a request; decided locally, before any network call.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
+    /// The config names no test profiles, so nothing may run.
     #[error(
         "no test profiles are configured, so the MCP server runs nothing: add one to the forgeloop config, e.g. [mcp.profiles.smoke] commands = [[\"git\", \"diff\", \"--check\"]]"
     )]
     NoProfiles,
+    /// The requested profile is not in the config.
     #[error("unknown test profile {name:?}; the configured profiles are: {known}")]
-    UnknownProfile { name: String, known: String },
+    UnknownProfile {
+        /// The name asked for.
+        name: String,
+        /// The configured names, joined for the message.
+        known: String,
+    },
+    /// The configured profile is not an acceptable commands profile.
     #[error(
         "the config's test profile {name:?} cannot be run: {reason}; fix [mcp.profiles.{name}] in the forgeloop config"
     )]
-    BadProfile { name: String, reason: String },
+    BadProfile {
+        /// The profile's name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The PR's base repository is neither bound in the registry nor allowed in the config.
     #[error(
         "{repository} is not allowed: the MCP server only tests repositories bound in the Project registry (`forgeloop project bind`) or listed in the config's mcp.allowed_repositories{note}"
     )]
-    RepositoryNotAllowed { repository: String, note: String },
+    RepositoryNotAllowed {
+        /// The repository, `OWNER/REPO`.
+        repository: String,
+        /// Extra words for the message (an unusable registry record), or empty.
+        note: String,
+    },
+    /// The PR's code comes from a fork that is not allowed itself.
     #[error(
         "{pr}'s code comes from {head}, which is not allowed: the MCP server only tests PRs whose head repository is the base repository or is itself bound or listed in mcp.allowed_repositories"
     )]
-    HeadNotAllowed { pr: String, head: String },
+    HeadNotAllowed {
+        /// The PR, as `OWNER/REPO#N`.
+        pr: String,
+        /// The head repository, `OWNER/REPO`.
+        head: String,
+    },
+    /// The PR's head repository was deleted, so whose code it is cannot be checked.
     #[error(
         "{pr}'s head repository was deleted, so whose code it is cannot be checked; the MCP server does not test it (a person can run `forgeloop test`)"
     )]
-    HeadDeleted { pr: String },
+    HeadDeleted {
+        /// The PR, as `OWNER/REPO#N`.
+        pr: String,
+    },
 }
 
 /// Why a repository may be tested.
@@ -48,6 +78,8 @@ pub enum Allowed {
     Config,
 }
 
+/// What `webgpt_pr_test` may run and where: the config's profiles and allowed repositories,
+/// and the registry's bindings.
 #[derive(Debug, Clone)]
 pub struct Policy {
     profiles: BTreeMap<String, CommandsProfile>,
@@ -56,10 +88,12 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The policy of `config`'s `[mcp]` table, with `registry` for the bound repositories.
     pub fn new(config: &McpConfig, registry: Registry) -> Policy {
         Policy { profiles: config.profiles.clone(), allowed: config.allowed_repositories.clone(), registry }
     }
 
+    /// The configured profile names, sorted.
     pub fn profile_names(&self) -> Vec<String> {
         self.profiles.keys().cloned().collect()
     }

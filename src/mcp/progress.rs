@@ -19,6 +19,7 @@ pub struct Reporter {
 }
 
 impl Reporter {
+    /// A reporter for one request; `token` is the client's `progressToken`, if it sent one.
     pub fn new(peer: Peer<RoleServer>, token: Option<ProgressToken>, redactor: Redactor) -> Reporter {
         Reporter { peer, token, redactor }
     }
@@ -34,6 +35,7 @@ impl Reporter {
         }
     }
 
+    /// Whether the client asked for progress (sent a `progressToken`).
     pub fn wanted(&self) -> bool {
         self.token.is_some()
     }

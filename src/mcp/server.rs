@@ -69,6 +69,7 @@ struct Shared {
     shutdown: watch::Sender<bool>,
 }
 
+/// The MCP server's tools (design §8), sharing one context, policy and GitHub client.
 #[derive(Clone)]
 pub struct ForgeServer {
     shared: Arc<Shared>,
@@ -76,6 +77,7 @@ pub struct ForgeServer {
 }
 
 impl ForgeServer {
+    /// A server for `ctx`, its `webgpt_pr_test` description naming the configured profiles.
     pub fn new(ctx: Ctx) -> ForgeServer {
         let policy = Policy::new(&ctx.config.mcp, Registry::new(ctx.registry.clone()));
         let names = policy.profile_names();

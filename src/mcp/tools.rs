@@ -20,42 +20,45 @@ use crate::error::Error;
 
 use super::policy::PolicyError;
 
+// A doc comment on a tool's input type is read by schemars, and rmcp's removal of it reorders
+// the schema's keys in `tools/list`: the input types without one are `pub(crate)` instead.
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
-pub struct PrInput {
+pub(crate) struct PrInput {
     /// The pull request: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
-    pub pr: String,
+    pub(crate) pr: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
-pub struct PrTestInput {
+pub(crate) struct PrTestInput {
     /// The pull request: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
-    pub pr: String,
+    pub(crate) pr: String,
     /// A test profile named in the forgeloop config under [mcp.profiles.NAME] (never caller-given commands)
-    pub profile: String,
+    pub(crate) profile: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
-pub struct HandoffInput {
+pub(crate) struct HandoffInput {
     /// A test report as returned by webgpt_pr_test (or written by `forgeloop test --result`)
-    pub report: Map<String, Value>,
+    pub(crate) report: Map<String, Value>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
-pub struct CycleInput {
+pub(crate) struct CycleInput {
     /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
     #[serde(default)]
-    pub state: Option<String>,
+    pub(crate) state: Option<String>,
     /// The cycle's task space, e.g. webgpt-orchestrator:add-dark-mode (give this or state)
     #[serde(default)]
-    pub task_space: Option<String>,
+    pub(crate) task_space: Option<String>,
 }
 
 /// `forge_diff`'s input: a cycle, and whether to show the change since its previous run.
@@ -82,16 +85,21 @@ pub fn known_cycle(ctx: &Ctx, state: Option<String>, task_space: Option<String>)
 /// A tool that could not do its job: the CLI's error document, `{"status", "error", ...}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
+    /// The `status` word agents branch on.
     pub status: Word,
+    /// The error message.
     pub message: String,
+    /// Extra machine-readable fields (a pid, the causes, …).
     pub details: Map<String, Value>,
 }
 
 impl Failure {
+    /// A failure with `status` and `message` and no details.
     pub fn new(status: Word, message: impl Into<String>) -> Failure {
         Failure { status, message: message.into(), details: Map::new() }
     }
 
+    /// The error document `{"status", "error", ...details}`, not yet redacted.
     pub fn document(&self) -> Value {
         crate::error::document(self.status, &self.message, self.details.clone())
     }
@@ -109,6 +117,7 @@ impl From<PolicyError> for Failure {
     }
 }
 
+/// What a tool body returns: its JSON document, or why it failed.
 pub type Outcome = Result<Value, Failure>;
 
 fn to_value<T: serde::Serialize>(value: &T) -> Outcome {
@@ -121,13 +130,13 @@ pub fn cycles(ctx: &Ctx) -> Outcome {
 }
 
 /// `forge_cycle`: the state document.
-pub fn cycle(ctx: &Ctx, input: &CycleInput) -> Outcome {
+pub(crate) fn cycle(ctx: &Ctx, input: &CycleInput) -> Outcome {
     let (_, state) = load(ctx, input)?;
     to_value(&state)
 }
 
 /// `forge_next`: the single next action, as `forgeloop next` prints it.
-pub fn next(ctx: &Ctx, input: &CycleInput) -> Outcome {
+pub(crate) fn next(ctx: &Ctx, input: &CycleInput) -> Outcome {
     let (path, state) = load(ctx, input)?;
     to_value(&ctx.next_step(&state, &path.display().to_string()))
 }
@@ -183,7 +192,7 @@ fn canonical(path: &Path) -> PathBuf {
 /// `comment_markdown` (the reference tool's shape, or another client's) gets its comment built
 /// from `status`, `repository`, `pull_request`, `head_sha`, `commands` and `failure_output`,
 /// as the reference tool does; the server redacts the result like every other.
-pub fn handoff(input: HandoffInput) -> Outcome {
+pub(crate) fn handoff(input: HandoffInput) -> Outcome {
     let handoff = crate::cycle::handoff::read(Value::Object(input.report)).map_err(refusal)?;
     let message = handoff.message().map_err(refusal)?;
     Ok(json!({

@@ -61,14 +61,18 @@ pub const EXIT_CANNOT_EXECUTE: i32 = 126;
 pub struct RunRequest<'a> {
     /// The checkout to run in (cwd of every command); its path is shown as `<checkout>`.
     pub checkout: &'a Path,
+    /// The commands to run, with their timeouts and environment.
     pub profile: &'a CommandsProfile,
     /// Created (with its directory) or truncated; readable by its owner only.
     pub log_path: &'a Path,
+    /// The most the log may hold; beyond it, output is cut from the middle ([`DEFAULT_LOG_CAP`]).
     pub log_cap_bytes: u64,
+    /// Masks secrets and local paths in the log and the failure tail.
     pub redactor: &'a Redactor,
     /// The environment to take allowlisted variables from, usually [`process_env`]; a
     /// parameter so tests need not touch the process environment.
     pub parent_env: &'a BTreeMap<String, String>,
+    /// How much of the failing command's output the outcome keeps (characters, from the end).
     pub failure_tail_chars: usize,
     /// Time between SIGTERM and SIGKILL when a group is stopped.
     pub kill_grace: Duration,
@@ -93,13 +97,16 @@ pub struct RunRequest<'a> {
 pub struct CommandStarted {
     /// 0-based position in the profile.
     pub index: usize,
+    /// How many commands the run has, setup commands included.
     pub total: usize,
+    /// The command about to start.
     pub argv: Vec<String>,
     /// Instead of a command: a progress line of a wait for CI (`check test: in_progress 3m12s`).
     pub status_line: Option<String>,
 }
 
 impl<'a> RunRequest<'a> {
+    /// A request with the default log cap, failure tail and kill grace, no cancel, no sandbox.
     pub fn new(
         checkout: &'a Path,
         profile: &'a CommandsProfile,
@@ -124,6 +131,7 @@ impl<'a> RunRequest<'a> {
     }
 }
 
+/// How a run ended: its verdict, each command's result, and what the log holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
     /// Passed only when every command ran and exited 0 and the run was not cancelled;
@@ -147,16 +155,32 @@ pub struct RunOutcome {
     pub log_truncated: bool,
 }
 
+/// Why the runner itself could not run the commands (a failing command is not an error).
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
+    /// The checkout directory is not there.
     #[error("checkout {0} is not a directory; the checkout step must create it before tests run")]
     Checkout(PathBuf),
+    /// The run log could not be created.
     #[error("cannot create the run log {path}: {source}; check that its directory is writable")]
-    LogCreate { path: PathBuf, source: io::Error },
+    LogCreate {
+        /// The run log's path.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: io::Error,
+    },
+    /// The run log could not be written.
     #[error("cannot write the run log {path}: {source}; check free disk space and permissions")]
-    LogWrite { path: PathBuf, source: io::Error },
+    LogWrite {
+        /// The run log's path.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: io::Error,
+    },
+    /// No pipe could be made for a command's output.
     #[error("cannot create the output pipe for a test command: {0}; the process may be out of file descriptors")]
     Pipe(io::Error),
+    /// The sandbox helper could not build the sandbox for a command.
     #[error("the sandbox could not be built around a test command, so it did not run: {0}; run `forgeloop doctor`")]
     Sandbox(String),
 }

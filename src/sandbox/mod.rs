@@ -93,6 +93,7 @@ pub struct Settings {
     /// The program that understands [`HELPER_ARG`]: this binary (`/proc/self/exe`, which stays
     /// right even if the file is replaced by an upgrade while the control room runs).
     pub helper: PathBuf,
+    /// The bound on processes and threads one run may have (`[runner] max_processes`).
     pub max_processes: u64,
     /// Where run directories are made (`<home>/run`): private to the person.
     pub run_root: PathBuf,
@@ -148,15 +149,24 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Why nothing ran: no sandbox could be built, or a commands file asked for a path it may not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SandboxError {
+    /// Neither tier of the sandbox can be built on this machine.
     #[error("no sandbox can be built on this machine, so nothing was run: {}. Fixes: {}", causes.join("; "), fixes.join("; "))]
-    Unavailable { causes: Vec<String>, fixes: Vec<String> },
+    Unavailable {
+        /// Why each tier could not be built.
+        causes: Vec<String>,
+        /// What the person can do about it.
+        fixes: Vec<String>,
+    },
+    /// A `read_paths`/`write_paths` entry is refused.
     #[error(transparent)]
     PathRefused(#[from] PathRefused),
 }
 
 impl SandboxError {
+    /// The `status` word of the error document.
     pub fn status(&self) -> crate::domain::word::Word {
         use crate::domain::word::Word;
         match self {
@@ -218,6 +228,7 @@ impl Plan {
         }
     }
 
+    /// What the run's report says about its sandbox.
     pub fn info(&self) -> SandboxInfo {
         let Some(tier) = self.tier else { return SandboxInfo::off() };
         let strings = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
@@ -239,6 +250,7 @@ impl Plan {
         }
     }
 
+    /// Whether commands run inside a sandbox (false only when the person turned it off).
     pub fn is_sandboxed(&self) -> bool {
         self.tier.is_some()
     }
@@ -352,9 +364,13 @@ impl Plan {
 /// A process to start for one command: the command itself, or the sandbox helper.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {
+    /// The program to start: the command's `argv[0]`, or the sandbox helper.
     pub program: PathBuf,
+    /// Its arguments.
     pub args: Vec<String>,
+    /// Its whole environment (empty for the helper: the command's travels in the spec).
     pub env: BTreeMap<String, String>,
+    /// Its working directory (the checkout, or `/` for the helper).
     pub cwd: PathBuf,
     /// The program is the helper, which takes a report pipe ([`REPORT_FD_ENV`]).
     pub reports: bool,

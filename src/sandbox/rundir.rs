@@ -78,14 +78,17 @@ impl RunDir {
         }
     }
 
+    /// The run directory itself.
     pub fn path(&self) -> &Path {
         &self.dir
     }
 
+    /// The run's private temporary directory.
     pub fn tmp(&self) -> PathBuf {
         self.dir.join("tmp")
     }
 
+    /// The run's private `HOME`.
     pub fn home(&self) -> PathBuf {
         self.dir.join("home")
     }

@@ -27,6 +27,7 @@ pub enum Tier {
 }
 
 impl Tier {
+    /// The tier's name in reports and the journal.
     pub fn as_str(self) -> &'static str {
         match self {
             Tier::Namespaces => "namespaces",
@@ -40,11 +41,14 @@ impl Tier {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
+    /// The profile's `setup` commands.
     Setup,
+    /// The test commands proper.
     Test,
 }
 
 impl Phase {
+    /// The phase's name in reports and proxy-port keys.
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Setup => "setup",
@@ -56,7 +60,9 @@ impl Phase {
 /// An account of the host: who PR code runs as when forgeloop itself is root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Account {
+    /// The account's user id.
     pub uid: u32,
+    /// The account's primary group id.
     pub gid: u32,
 }
 
@@ -71,6 +77,7 @@ pub struct RunPaths {
     pub gitdir: Option<PathBuf>,
     /// Private, empty per run: `/tmp` and `HOME` (first tier), or `TMPDIR` and `HOME` (second).
     pub tmp: PathBuf,
+    /// Private, empty per run: the command's `HOME`.
     pub home: PathBuf,
     /// First tier: the empty directory the new root is assembled in.
     pub root: PathBuf,
@@ -86,10 +93,14 @@ pub struct RunPaths {
     pub proxy_ports: BTreeMap<String, u16>,
 }
 
+/// Everything the sandbox helper needs to build the sandbox for one command and run it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spec {
+    /// Which defences to build.
     pub tier: Tier,
+    /// What the command may see of the file system.
     pub view: View,
+    /// The run's own directories.
     pub run: RunPaths,
     /// What this command may reach (its phase's mode).
     pub network: NetworkMode,
@@ -103,11 +114,14 @@ pub struct Spec {
     /// First tier, forgeloop started by root: the account the run's uid 1000 maps to.
     #[serde(default)]
     pub run_as: Option<Account>,
+    /// The bound on processes and threads in the run.
     pub max_processes: u64,
+    /// The profile's memory bound in MiB, if it sets one.
     pub memory_mb: Option<u64>,
     /// The probe: report what could be built on stdout, then run the command.
     #[serde(default)]
     pub probe: bool,
+    /// The command to run, `argv[0]` first.
     pub argv: Vec<String>,
     /// The command's whole environment (the helper itself runs with none).
     pub env: BTreeMap<String, String>,

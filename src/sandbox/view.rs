@@ -91,8 +91,11 @@ pub struct View {
 /// A granted path and the file it was (device and inode) when the run was planned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pin {
+    /// The granted path as the profile gave it, resolved.
     pub path: PathBuf,
+    /// The device it was on.
     pub dev: u64,
+    /// Its inode.
     pub ino: u64,
 }
 
@@ -115,8 +118,11 @@ impl Pin {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what} entry {path:?} is refused: {reason}")]
 pub struct PathRefused {
+    /// Which list it came from (`read_paths` or `write_paths`).
     pub what: &'static str,
+    /// The entry as written.
     pub path: String,
+    /// Why it may not be granted.
     pub reason: String,
 }
 
@@ -134,6 +140,7 @@ pub struct Denied {
 }
 
 impl Denied {
+    /// The denied paths for a person whose home is `home`, forgeloop's own files being `protected`.
     pub fn new(home: Option<&Path>, protected: &[PathBuf]) -> Denied {
         let mut roots: Vec<PathBuf> =
             ["/root", "/home", "/proc", "/sys", "/dev", "/run", "/var/run"].iter().map(PathBuf::from).collect();
