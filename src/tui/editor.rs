@@ -23,12 +23,16 @@ pub fn compose(question: &str, brief: &str) -> String {
     )
 }
 
+/// Why an edited brief is refused (the dialog shows it; nothing changes).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
+    /// A heading the file needs was deleted.
     #[error("the edited file lost its {0:?} heading")]
     MissingHeading(&'static str),
+    /// Nothing is left under the question's heading.
     #[error("the WebGPT question is empty")]
     EmptyQuestion,
+    /// The brief is empty, lacks a field, or gives one twice.
     #[error("{0}")]
     Brief(#[from] crate::domain::brief::BriefError),
 }

@@ -67,10 +67,12 @@ pub struct Executor {
 }
 
 impl Executor {
+    /// An executor for effects in `ctx`; `extra_dirs` are searched for cycles too.
     pub fn new(ctx: Ctx, extra_dirs: Vec<PathBuf>) -> Executor {
         Executor { ctx, extra_dirs, cancels: HashMap::new() }
     }
 
+    /// The context effects run in.
     pub fn ctx(&self) -> &Ctx {
         &self.ctx
     }

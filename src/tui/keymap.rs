@@ -8,24 +8,37 @@ use super::tab::Tab;
 /// Where the keyboard is: the top popup, an input line, or the focused view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Context {
+    /// Everywhere outside popups and input lines.
     Global,
+    /// The cycle list has the keys.
     List,
     /// Actions on the selected cycle (list and detail).
     Cycle,
+    /// A detail tab has the keys.
     Detail,
+    /// The Runs tab has the keys.
     Runs,
+    /// The Log tab has the keys.
     Log,
     /// The Diff tab (design §6.7).
     Diff,
+    /// The Projects screen.
     Projects,
+    /// The list's filter line is open: printable keys type.
     FilterInput,
+    /// The Log or Diff tab's search line is open: printable keys type.
     SearchInput,
+    /// The confirm-brief dialog.
     ConfirmBrief,
     /// The review of a message for WebGPT written with `m`.
     Say,
+    /// A yes-or-no question.
     YesNo,
+    /// A one-line input dialog (an abort's reason, how far to extend the cap).
     TextInput,
+    /// The `?` overlay.
     Help,
+    /// A message popup (a browser that would not open, with the URL to copy).
     Message,
 }
 
@@ -50,6 +63,7 @@ impl Context {
         Context::Help,
     ];
 
+    /// Its heading in the help overlay.
     pub fn title(self) -> &'static str {
         match self {
             Context::Global => "Everywhere",
@@ -72,54 +86,95 @@ impl Context {
     }
 }
 
+/// What a key means: the app, the panes and the popups act on commands, never on keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cmd {
+    /// Leave (asks first while a rerun started here runs).
     Quit,
+    /// Show the key help overlay.
     Help,
+    /// Suspend to the shell.
     Suspend,
+    /// Show the Projects screen, or leave it.
     Projects,
+    /// Give the keys to the other half of the cycles screen.
     SwitchFocus,
+    /// Let the focused pane fill the screen, or stop.
     Zoom,
+    /// Show this detail tab.
     Tab(Tab),
+    /// Show the previous tab.
     PrevTab,
+    /// Show the next tab.
     NextTab,
+    /// Up a row or a line.
     Up,
+    /// Down a row or a line.
     Down,
+    /// Up a page.
     PageUp,
+    /// Down a page.
     PageDown,
+    /// To the first row or line.
     Top,
+    /// To the last row or line (the Log tab: the end of the file).
     Bottom,
+    /// Scroll left (Log and Diff tabs, when not wrapping).
     Left,
+    /// Scroll right (Log and Diff tabs, when not wrapping).
     Right,
+    /// Step back: from the detail to the list; in the list, clear the filter.
     Back,
+    /// Open what is selected: a cycle's detail, a run's log, a Project in the browser.
     Open,
+    /// Open the list's filter line.
     Filter,
+    /// Select the next cycle that needs a person.
     NextAttention,
+    /// Review and confirm a brief awaiting confirmation.
     ConfirmBrief,
+    /// Rerun the tests at the PR's current head.
     Rerun,
+    /// Cancel the test run in progress, whoever started it.
     CancelRun,
+    /// Abort the cycle for good (asks for a reason).
     Abort,
+    /// Lift a `BLOCKED_*` status.
     Unblock,
+    /// Raise the iteration cap.
     Extend,
     /// Allow the hosts a NEEDS_NETWORK run was refused, for the repository (design §5.6).
     AllowHosts,
     /// Write a message to WebGPT in `$EDITOR` (`forgeloop say`): review feedback, a scope
     /// breach, a clarification.
     MessageWebgpt,
+    /// Copy the message to send (the outbox) to the clipboard; in a message popup, its text.
     CopyOutbox,
+    /// Open the PR in the browser.
     OpenPr,
+    /// Open the ChatGPT conversation in the browser.
     OpenConversation,
+    /// Log tab: follow the end of the log as it grows.
     Follow,
+    /// Log and Diff tabs: wrap long lines, or not.
     Wrap,
+    /// Log and Diff tabs: open the search line.
     Search,
+    /// The search's next match.
     NextMatch,
+    /// The search's previous match.
     PrevMatch,
+    /// Log tab: jump to the first error line.
     FirstError,
     /// Diff tab: the next or previous file, hunk; whole PR ⇄ since the last run.
     NextFile,
+    /// Diff tab: the previous file.
     PrevFile,
+    /// Diff tab: the next hunk (on into the next file after the last).
     NextHunk,
+    /// Diff tab: the previous hunk.
     PrevHunk,
+    /// Diff tab: the whole PR ⇄ the change since the run before.
     ToggleSinceLast,
     /// Diff tab: only the files that decide the verdict (tests, the scripts the commands run,
     /// runner and CI configuration, fixtures) ⇄ every file (design §5.2).
@@ -128,18 +183,28 @@ pub enum Cmd {
     Approve,
     /// Runs tab: the selected run's diff.
     ShowDiff,
+    /// Yes: confirm, send, do it.
     Yes,
+    /// No: close the question, nothing done.
     No,
+    /// Edit the brief or the message again in `$EDITOR`.
     Edit,
+    /// Apply the input line.
     Submit,
+    /// Close the popup, or clear and leave the input line.
     Cancel,
+    /// Delete the input's last character.
     Backspace,
+    /// A character typed into an input line.
     Insert(char),
 }
 
+/// A key as the keymap names it: a key code and the modifiers it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeySpec {
+    /// The key.
     pub code: KeyCode,
+    /// The modifiers held (Shift is in a character itself: `G`, not Shift-`g`).
     pub mods: KeyModifiers,
 }
 
@@ -168,6 +233,7 @@ impl KeySpec {
         code == self.code && mods == self.mods
     }
 
+    /// How the footer and the help name it: `Ctrl-d`, `PgUp`, `↑`.
     pub fn label(&self) -> String {
         let base = match self.code {
             KeyCode::Char(' ') => "Space".to_owned(),
@@ -190,12 +256,17 @@ impl KeySpec {
     }
 }
 
+/// One row of the keymap: keys, where they work, and what they mean.
 pub struct Binding {
+    /// Where the keys work.
     pub contexts: &'static [Context],
+    /// The built-in keys, the first shown in the footer (`[tui.keys]` may replace them).
     pub keys: &'static [KeySpec],
+    /// What the keys mean.
     pub cmd: Cmd,
     /// Short label for the footer; empty keeps the binding out of the footer.
     pub hint: &'static str,
+    /// Its line in the `?` overlay.
     pub help: &'static str,
 }
 
@@ -204,15 +275,22 @@ use Context as C;
 /// The contexts active together, first first: the list, each detail tab, the Projects view.
 /// A popup or an input line is active alone.
 pub const LIST_STACK: &[Context] = &[C::List, C::Cycle, C::Global];
+/// The Log tab's contexts, first first.
 pub const LOG_STACK: &[Context] = &[C::Log, C::Detail, C::Cycle, C::Global];
+/// The Runs tab's contexts, first first.
 pub const RUNS_STACK: &[Context] = &[C::Runs, C::Detail, C::Cycle, C::Global];
+/// The Diff tab's contexts, first first.
 pub const DIFF_STACK: &[Context] = &[C::Diff, C::Detail, C::Cycle, C::Global];
+/// Any other detail tab's contexts, first first.
 pub const DETAIL_STACK: &[Context] = &[C::Detail, C::Cycle, C::Global];
+/// The Projects screen's contexts, first first.
 pub const PROJECTS_STACK: &[Context] = &[C::Projects, C::Global];
+/// Every stack: a key overridden in `[tui.keys]` must not clash within any of them.
 pub const STACKS: &[&[Context]] = &[LIST_STACK, LOG_STACK, RUNS_STACK, DIFF_STACK, DETAIL_STACK, PROJECTS_STACK];
 
 const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Help, C::ConfirmBrief, C::Say];
 
+/// The built-in keymap; the help lists each context's rows in this order.
 pub static BINDINGS: &[Binding] = &[
     // Popups first: they are modal.
     Binding {

@@ -43,21 +43,27 @@ use crate::cycle::Ctx;
 pub use app::{App, Effect, Event, Roots};
 pub use theme::Theme;
 
+/// How `forgeloop tui` was asked to run, before the config fills in the rest.
 #[derive(Debug, Clone, Default)]
 pub struct TuiOptions {
     /// Extra directories of state files (`--dir`), besides config `tui.watch`.
     pub dirs: Vec<PathBuf>,
     /// `--theme NAME|PATH`; config `tui.theme` when absent.
     pub theme: Option<String>,
+    /// `--mouse`: take mouse input (config `tui.mouse` may turn it on too).
     pub mouse: bool,
 }
 
+/// Why the control room could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
+    /// stdout or stdin is not a terminal.
     #[error("the control room needs a terminal: stdout is not a TTY (run `forgeloop list` for JSON)")]
     NotATerminal,
+    /// The theme asked for cannot be used.
     #[error(transparent)]
     Theme(#[from] theme::ThemeError),
+    /// The terminal could not be set up, drawn to or restored.
     #[error("terminal error: {0}")]
     Io(#[from] std::io::Error),
     /// `[tui.keys]` names an unknown command, an unreadable key, or a clash.

@@ -10,11 +10,14 @@ use crate::domain::status::Status;
 /// One state file: parsed, or the reason it could not be (never a crash).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CycleEntry {
+    /// The state file: the cycle's identity throughout the control room.
     pub path: PathBuf,
+    /// Its parsed state, redacted; `None` when the file could not be read (see `error`).
     pub state: Option<CycleState>,
     /// The cycle as `forgeloop list` and MCP show it (`cycle::list::CycleView`): the row's
     /// status, repository or PR, iteration and tests flag come from it.
     pub view: Option<crate::cycle::list::CycleView>,
+    /// Why the state file could not be read or parsed (redacted): the row shows it.
     pub error: Option<String>,
     /// The journal's last event, for the list's "last event" column.
     pub last_event: Option<EventLine>,
@@ -28,6 +31,7 @@ pub struct CycleEntry {
 }
 
 impl CycleEntry {
+    /// Its status; `None` when the state file could not be read.
     pub fn status(&self) -> Option<Status> {
         self.state.as_ref().map(|s| s.status)
     }
@@ -42,6 +46,8 @@ impl CycleEntry {
         self.status().map_or(5, |s| s.attention_rank() * 2)
     }
 
+    /// It waits for a person: its status asks for one, its file is unreadable, or its last run
+    /// was refused network.
     pub fn needs_human(&self) -> bool {
         self.state.as_ref().is_none_or(|s| s.status.needs_human()) || self.needs_network()
     }
@@ -65,6 +71,8 @@ impl CycleEntry {
         }
     }
 
+    /// When it last changed: the state's `updated_at`, else its `created_at`, else the file's
+    /// modification time.
     pub fn updated_at(&self) -> Option<&str> {
         let state = self.state.as_ref()?;
         state.updated_at.as_deref().or(state.created_at.as_deref()).or(self.modified_at.as_deref())
@@ -74,47 +82,67 @@ impl CycleEntry {
 /// A journal event reduced to one line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventLine {
+    /// When it was journaled (RFC 3339).
     pub at: String,
+    /// The event's kind as journaled (`run_finished`, …).
     pub kind: String,
+    /// Who caused it.
     pub actor: Actor,
+    /// What it says, in one line of at most 200 characters (`load::summarize`), redacted.
     pub summary: String,
 }
 
 /// A registry record `<registry>/<owner>/<repo>.json`, valid or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectRecord {
+    /// The record's file (the registry's directory when the registry itself cannot be listed).
     pub path: PathBuf,
     /// `owner/repo` from the file's location (lowercase).
     pub key: String,
+    /// The `repository` the record names, when it could be read.
     pub repository: Option<String>,
+    /// The address of the ChatGPT Project the repository is linked to.
     pub project_url: Option<String>,
+    /// That Project's name.
     pub project_name: Option<String>,
+    /// Why the record could not be read (redacted); the other fields are `None` then.
     pub error: Option<String>,
 }
 
 /// One item of `<registry>/<owner>/<repo>/sources.json`, read leniently.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceItem {
+    /// The local file's path or the web reference's address.
     pub what: String,
+    /// Why the source is in the Project, in the coordinator's words.
     pub purpose: String,
+    /// Where it stands (`pending`, `verified`, `failed`, `superseded`).
     pub status: String,
+    /// What the browser showed the upload as, else the item's id.
     pub label: String,
+    /// When it was last looked for in the browser (RFC 3339), or empty.
     pub verified: String,
 }
 
 /// A cycle's sources manifest: absent, read, or unreadable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sources {
+    /// The repository has no `sources.json`.
     Missing,
+    /// Its items, in the manifest's order, redacted.
     Items(Vec<SourceItem>),
+    /// Why the manifest could not be read (redacted).
     Invalid(String),
 }
 
 /// A file in a cycle's `runs/` directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFile {
+    /// The log file.
     pub path: PathBuf,
+    /// Its file name, `<iteration>-<sha12>.log`.
     pub name: String,
+    /// Its size in bytes when listed.
     pub len: u64,
     /// Seconds since it was last written, as measured when listed.
     pub idle_secs: Option<u64>,

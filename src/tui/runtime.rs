@@ -75,8 +75,12 @@ enum Incoming {
     Watch(WatchEvent),
 }
 
+/// The live control room: the app, the terminal it draws on, and the threads and tasks that
+/// feed it.
 pub struct Runtime<B: Backend> {
+    /// The state machine it drives.
     pub app: App,
+    /// Where it draws (a test backend in tests and benches).
     pub terminal: Terminal<B>,
     exec: Executor,
     tx: UnboundedSender<Event>,
@@ -230,6 +234,7 @@ impl<B: Backend> Runtime<B> {
         Ok(true)
     }
 
+    /// Draws the app now (clock updated) and clears its `dirty` flag.
     pub fn draw(&mut self) -> std::io::Result<()> {
         self.app.now = self.exec.ctx().clock.now();
         let app = &self.app;

@@ -13,6 +13,7 @@ use super::app::{App, Effect, Event};
 use super::exec::{Executor, Work};
 use crate::tui::pager::log::LogReader;
 
+/// Carries out an app's effects at once, on the calling thread (tests and benches).
 pub struct SyncDriver {
     exec: Executor,
     log: LogReader,
@@ -21,6 +22,7 @@ pub struct SyncDriver {
 }
 
 impl SyncDriver {
+    /// A driver with the context the effects run in.
     pub fn new(ctx: Ctx, extra_dirs: Vec<PathBuf>) -> SyncDriver {
         let log = LogReader::new(ctx.redactor.clone());
         SyncDriver { exec: Executor::new(ctx, extra_dirs), log, unhandled: Vec::new() }
@@ -38,6 +40,8 @@ impl SyncDriver {
         self.settle(app, effects);
     }
 
+    /// Carries out `effects` and every effect their outcomes cause, until none is left (at most
+    /// 10,000).
     pub fn settle(&mut self, app: &mut App, effects: Vec<Effect>) {
         let mut queue: VecDeque<Effect> = effects.into();
         let mut budget = 10_000;

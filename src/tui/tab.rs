@@ -3,14 +3,20 @@
 //! [`crate::tui::panes::Pane`], reached through `panes::Tabs`) and one keymap row for its
 //! number key.
 
+/// A tab of the detail pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tab {
+    /// The question for WebGPT and the delegation brief, and whether it is confirmed.
     Brief,
+    /// The journal as a conversation: prompts, replies, runs, the person's actions.
     Conversation,
+    /// The cycle's runs, newest first.
     Runs,
+    /// The selected run's log, paged from disk.
     Log,
     /// The change a run tested (design §6.7).
     Diff,
+    /// The repository's Project, conversation and sources.
     Project,
 }
 
@@ -18,6 +24,7 @@ impl Tab {
     /// Every tab, in the tab bar's order (its number key is its position + 1).
     pub const ALL: &'static [Tab] = &[Tab::Brief, Tab::Conversation, Tab::Runs, Tab::Log, Tab::Diff, Tab::Project];
 
+    /// Its name in the tab bar.
     pub fn title(self) -> &'static str {
         match self {
             Tab::Brief => "Brief",

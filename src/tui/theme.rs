@@ -9,31 +9,50 @@ use std::str::FromStr;
 use ratatui::style::{Color, Modifier, Style};
 use toml::Value;
 
+/// The `dark` theme (the default), as embedded from `themes/dark.toml`.
 pub const DARK: &str = include_str!("../../themes/dark.toml");
+/// The `light` theme, from `themes/light.toml`.
 pub const LIGHT: &str = include_str!("../../themes/light.toml");
+/// The `high-contrast` theme, from `themes/high-contrast.toml`.
 pub const HIGH_CONTRAST: &str = include_str!("../../themes/high-contrast.toml");
 
+/// The built-in themes by the name `--theme` and a user theme's `base` give them.
 pub const BUILTIN: [(&str, &str); 3] = [("dark", DARK), ("light", LIGHT), ("high-contrast", HIGH_CONTRAST)];
 
+/// Why the theme asked for cannot be used (the control room does not start).
 #[derive(Debug, thiserror::Error)]
 pub enum ThemeError {
+    /// `--theme` (or `tui.theme`) names no built-in theme and no readable file.
     #[error(
         "cannot read the theme file {path}: {reason}; pass a built-in name (dark, light, high-contrast) or a readable TOML file"
     )]
-    Read { path: PathBuf, reason: String },
+    Read {
+        /// The file named.
+        path: PathBuf,
+        /// The OS error, in words.
+        reason: String,
+    },
+    /// The theme is not valid TOML, names an unknown base or role, or has a bad colour.
     #[error("invalid theme {name}: {reason}")]
-    Invalid { name: String, reason: String },
+    Invalid {
+        /// The theme's name or file.
+        name: String,
+        /// What is wrong, naming the role.
+        reason: String,
+    },
 }
 
 macro_rules! roles {
-    ($($role:ident),* $(,)?) => {
+    ($($(#[$doc:meta])* $role:ident),* $(,)?) => {
         /// One style per semantic role.
         #[derive(Debug, Clone, PartialEq, Eq, Default)]
         pub struct Theme {
+            /// The theme's name: a built-in one's, or a user theme file's stem.
             pub name: String,
-            $(pub $role: Style,)*
+            $($(#[$doc])* pub $role: Style,)*
         }
 
+        /// Every role's name, as a theme file spells it.
         pub const ROLES: &[&str] = &[$(stringify!($role)),*];
 
         impl Theme {
@@ -53,36 +72,67 @@ macro_rules! roles {
 }
 
 roles!(
+    /// Body text.
     text,
+    /// Secondary text: hints' labels, ended cycles, placeholders.
     muted,
+    /// Emphasis: what is being typed, a toggle that is on.
     accent,
+    /// Pane and dialog titles.
     title,
+    /// The borders of panes without the keys.
     border,
+    /// The border of the pane with the keys.
     border_focus,
+    /// The selected row.
     selection,
+    /// Table headers and section headings.
     header,
+    /// Good news: passed, found, ready to merge.
     ok,
+    /// Caution: cycles waiting, a search that wrapped, what cannot be watched.
     warn,
+    /// Failures.
     error,
+    /// What waits for a person.
     attention,
+    /// Links and the agent's side of the conversation.
     info,
+    /// What runs now: live runs, the spinner, following.
     running,
+    /// The used part of the iteration gauge.
     gauge_filled,
+    /// Its unused part.
     gauge_empty,
+    /// The gauge of a cycle at its iteration cap.
     gauge_full,
+    /// Search matches.
     r#match,
+    /// The current search match.
     match_current,
+    /// Key names in the footer, dialogs and help.
     key,
+    /// The tab shown.
     tab_active,
+    /// The other tabs.
     tab_inactive,
+    /// Dialog text and background.
     popup,
+    /// Dialog borders.
     popup_border,
+    /// The status line.
     status_bar,
+    /// A toast that reports a failure.
     toast_error,
+    /// Any other toast.
     toast_info,
+    /// Added lines of a diff.
     diff_add,
+    /// Removed lines of a diff.
     diff_remove,
+    /// Hunk headers (`@@ … @@`).
     diff_hunk,
+    /// File headers (`diff --git`, `---`, `+++`, …).
     diff_meta,
 );
 

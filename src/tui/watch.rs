@@ -12,8 +12,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 /// Events closer together than this are delivered as one batch.
 pub const DEBOUNCE: Duration = Duration::from_millis(20);
 
+/// Why watching could not begin (the footer says so; the control room runs without it).
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
+    /// The watcher could not be created (usually the inotify instance limit).
     #[error("cannot start the file watcher: {0}; check the inotify limits (fs.inotify.max_user_instances)")]
     Start(String),
 }
@@ -21,19 +23,24 @@ pub enum WatchError {
 /// A directory the runtime should watch.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct WatchDir {
+    /// The directory.
     pub path: PathBuf,
+    /// Its subdirectories too (the registry); others are watched flat.
     pub recursive: bool,
 }
 
 /// What the watcher reports (raw, then debounced); the runtime turns these into app events.
 #[derive(Debug)]
 pub enum WatchEvent {
+    /// Paths that changed (created, written, renamed, removed).
     Paths(Vec<PathBuf>),
     /// The kernel queue overflowed: everything must be re-read.
     Rescan,
+    /// The watcher failed; what it said.
     Error(String),
 }
 
+/// The directories watched: those asked for, or the nearest existing ancestor of one missing.
 pub struct DirWatcher {
     inner: RecommendedWatcher,
     desired: Vec<WatchDir>,
@@ -45,6 +52,7 @@ pub struct DirWatcher {
 }
 
 impl DirWatcher {
+    /// A watcher sending what it sees to `tx`; it watches nothing until [`DirWatcher::set`].
     pub fn new(tx: UnboundedSender<WatchEvent>) -> Result<DirWatcher, WatchError> {
         let inner = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
             let message = match result {
@@ -118,10 +126,12 @@ impl DirWatcher {
         was_pending.into_iter().filter(|p| !self.pending.contains(p) && self.active.contains_key(p)).collect()
     }
 
+    /// How many directories are watched now.
     pub fn watched(&self) -> usize {
         self.active.len()
     }
 
+    /// The directories that could not be watched at the last change, and why.
     pub fn problems(&self) -> &[String] {
         &self.problems
     }

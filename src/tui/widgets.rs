@@ -15,6 +15,7 @@ use crate::domain::status::Status;
 use super::model::CycleEntry;
 use super::theme::Theme;
 
+/// The frame of a pane: thick and in the focus colour when it has the keys.
 pub fn pane_block(theme: &Theme, focused: bool) -> Block<'static> {
     Block::default()
         .borders(Borders::ALL)
@@ -237,9 +238,13 @@ pub fn field<'a>(theme: &Theme, label: &str, pad: usize, value: impl Into<String
 /// Screen areas from the last draw, for mouse hits.
 #[derive(Debug, Default, Clone)]
 pub struct Hits {
+    /// The cycle list's area.
     pub list: Cell<Rect>,
+    /// The list's first row shown (its scroll), so a click's row maps to a cycle.
     pub list_offset: Cell<usize>,
+    /// The tab bar's area.
     pub tabs: Cell<Rect>,
+    /// The detail pane's area.
     pub detail: Cell<Rect>,
 }
 

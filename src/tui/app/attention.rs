@@ -12,6 +12,7 @@ use crate::tui::model::CycleEntry;
 
 use super::Effect;
 
+/// Which cycles the person was already told about, so each transition rings once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attention {
     /// Config `[tui] notify` (default on).

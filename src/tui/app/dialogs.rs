@@ -12,8 +12,11 @@ use super::Effect;
 /// The confirm-brief dialog.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfirmDialog {
+    /// The cycle's state file.
     pub path: PathBuf,
+    /// The cycle's name, for the title.
     pub name: String,
+    /// The question for WebGPT, as it will be confirmed.
     pub question: String,
     /// Label and text of the five fields, as they will be confirmed.
     pub fields: Vec<(&'static str, String)>,
@@ -21,15 +24,20 @@ pub struct ConfirmDialog {
     pub edited: Option<(String, String)>,
     /// The last text from the editor, reopened on the next edit so no work is lost.
     pub draft: Option<String>,
+    /// Why the last edit or the confirmation was refused, shown in the dialog.
     pub error: Option<String>,
+    /// The confirmation is being carried out: its keys wait.
     pub busy: bool,
+    /// Lines scrolled.
     pub scroll: u16,
 }
 
 /// The review of a person's message for WebGPT, between `$EDITOR` and the outbox.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SayDialog {
+    /// The cycle's state file.
     pub path: PathBuf,
+    /// The cycle's name, for the title.
     pub name: String,
     /// The words as they will be sent (comment lines dropped, trimmed).
     pub text: String,
@@ -38,36 +46,83 @@ pub struct SayDialog {
     /// What sending does to this cycle, one sentence each (after it: a message waiting; a
     /// ready cycle goes back to waiting for a fix).
     pub notes: Vec<String>,
+    /// Why sending failed, or the editor did, shown in the dialog.
     pub error: Option<String>,
+    /// The message is being put in the outbox: its keys wait.
     pub busy: bool,
+    /// Lines scrolled.
     pub scroll: u16,
 }
 
+/// The action a yes-or-no question asks about; `Yes` carries it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ask {
+    /// Quit although reruns started here are running (they are cancelled).
     Quit,
+    /// Rerun the tests of this cycle.
     Rerun(PathBuf),
+    /// Cancel the run of this cycle (here, or by asking the process that holds it).
     CancelRun(PathBuf),
+    /// Unblock this cycle.
     Unblock(PathBuf),
+    /// Allow the hosts this cycle's last run was refused.
     AllowHosts(PathBuf),
     /// Approve a `NEEDS_REVIEW` pass.
     Approve(PathBuf),
 }
 
+/// What an input dialog's line is for; `Submit` checks and uses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputPurpose {
+    /// The reason to abort this cycle with.
     Abort(PathBuf),
+    /// How many iterations to add to this cycle's cap (digits only).
     Extend(PathBuf),
 }
 
+/// A dialog over the screen; the top one takes the keys.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
+    /// Review, edit and confirm a proposed brief.
     ConfirmBrief(ConfirmDialog),
+    /// Review and send a message for WebGPT.
     Say(SayDialog),
-    YesNo { ask: Ask, title: String, body: String },
-    Input { purpose: InputPurpose, title: String, prompt: String, value: String, error: Option<String> },
-    Help { scroll: u16 },
-    Message { title: String, text: String, copy: Option<String> },
+    /// A question answered yes or no.
+    YesNo {
+        /// What yes does.
+        ask: Ask,
+        /// The dialog's title, the question itself.
+        title: String,
+        /// What doing it means, to read before answering.
+        body: String,
+    },
+    /// One line of input.
+    Input {
+        /// What the line is for.
+        purpose: InputPurpose,
+        /// The dialog's title.
+        title: String,
+        /// What to enter, above the line.
+        prompt: String,
+        /// The line as typed (it starts with a default).
+        value: String,
+        /// Why the last `Submit` was refused.
+        error: Option<String>,
+    },
+    /// The key help overlay.
+    Help {
+        /// Lines scrolled.
+        scroll: u16,
+    },
+    /// Something the person should read, such as a page the browser would not open.
+    Message {
+        /// The dialog's title.
+        title: String,
+        /// What it says.
+        text: String,
+        /// Text `y` copies to the clipboard (the page's URL), if any.
+        copy: Option<String>,
+    },
 }
 
 /// What a command given to the top popup asks of the app.
@@ -75,16 +130,20 @@ pub enum Popup {
 pub enum Answer {
     /// Handled inside the popup (or ignored).
     Nothing,
+    /// Carry this out (an edit, a confirmation, a copy).
     Effect(Effect),
     /// The person said yes to this question.
     Yes(Ask),
     /// Abort with this reason (a running rerun is cancelled first).
     Abort {
+        /// The cycle's state file.
         path: PathBuf,
+        /// The person's reason, journaled.
         reason: String,
     },
 }
 
+/// The popups shown, bottom to top.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Popups {
     stack: Vec<Popup>,
@@ -100,18 +159,22 @@ impl<'a> IntoIterator for &'a Popups {
 }
 
 impl Popups {
+    /// Opens `popup` over the others.
     pub fn push(&mut self, popup: Popup) {
         self.stack.push(popup);
     }
 
+    /// Closes the top popup.
     pub fn pop(&mut self) -> Option<Popup> {
         self.stack.pop()
     }
 
+    /// The top popup, the one with the keys.
     pub fn last(&self) -> Option<&Popup> {
         self.stack.last()
     }
 
+    /// No popup is open: the screen has the keys.
     pub fn is_empty(&self) -> bool {
         self.stack.is_empty()
     }

@@ -41,21 +41,29 @@ pub use super::widgets::Hits;
 pub use attention::Attention;
 pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups, SayDialog};
 
+/// The spinner's frames, one a tick (100 ms) while something runs.
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const DEFAULT_ABORT_REASON: &str = "aborted by a person in the control room";
 
+/// Which screen is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
+    /// The cycle list and the selected cycle's tabs.
     Cycles,
+    /// The Project registry.
     Projects,
 }
 
 /// Where the control room looks, fixed at start.
 #[derive(Debug, Clone, Default)]
 pub struct Roots {
+    /// `<home>/cycles/`, where a bare `--state NAME` lives.
     pub cycles_dir: PathBuf,
+    /// `<home>/task-spaces/`, the task-space index: the states it names are shown too.
     pub task_spaces_dir: PathBuf,
+    /// The Project registry's directory (the Projects screen, the Project tab).
     pub registry: PathBuf,
+    /// More directories of state files (`--dir`, config `tui.watch`), absolute.
     pub extra_dirs: Vec<PathBuf>,
 }
 
@@ -68,14 +76,18 @@ const LIVE_REFRESH_TICKS: usize = 10;
 /// A rerun started from this control room.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveRun {
+    /// The person asked to cancel it: its end is reported as a cancellation, not a failure.
     pub cancel_requested: bool,
     /// Abort once the run has stopped (the run holds the cycle lock until then).
     pub abort_after: Option<String>,
 }
 
+/// A one-line message in the status line, until the next key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toast {
+    /// What it says.
     pub text: String,
+    /// It reports a failure (drawn as an error).
     pub error: bool,
 }
 
@@ -83,46 +95,65 @@ pub struct Toast {
 /// that touches only it), and what spans panes (focus, runs started here, the status line).
 /// `update` routes each event to the panes it concerns.
 pub struct App {
+    /// Where it looks, fixed at start.
     pub roots: Roots,
     /// Everything drawn passes through it (design §7: TUI rendering is an output channel).
     pub redactor: crate::redact::Redactor,
+    /// The colours (`--theme`, config `tui.theme`; `NO_COLOR` honoured).
     pub theme: Theme,
+    /// Mouse input is on (`--mouse`, config `tui.mouse`); otherwise mouse events are ignored.
     pub mouse: bool,
+    /// The clock as of the last draw or `Event::Clock`: ages and elapsed times are measured
+    /// from it.
     pub now: DateTime<Utc>,
     /// Where PR pages live (`https://github.com`, an Enterprise host, the demo's emulator).
     pub web_base: String,
     /// The person turned the sandbox off (config): every screen says so.
     pub unsandboxed: bool,
+    /// The cycle list: every cycle, the filter, the selection.
     pub list: CycleList,
     /// The detail pane's tabs.
     pub tabs: Tabs,
+    /// The Projects screen: the registry's records and the sources read.
     pub projects: ProjectsPane,
+    /// The dialogs open over the screen.
     pub popups: Popups,
     /// The last file edited for a message to WebGPT, per cycle, until it is sent or emptied:
     /// `m` reopens it, so words refused or set aside are not lost.
     pub message_drafts: BTreeMap<PathBuf, String>,
+    /// Which half of the cycles screen has the keys.
     pub focus: Focus,
+    /// The screen shown.
     pub screen: Screen,
     /// The focused pane fills the screen.
     pub zoom: bool,
+    /// Reruns this control room started, by state file, until they finish.
     pub live_runs: BTreeMap<PathBuf, LiveRun>,
+    /// Ticks so far; picks the spinner's frame.
     pub spinner: usize,
+    /// The status line's message, if any.
     pub toast: Option<Toast>,
+    /// How many directories are watched, and what could not be.
     pub watching: (usize, Vec<String>),
+    /// The first look for cycles has answered (before it, an empty list says "Loading…").
     pub discovered: bool,
     /// Bell and desktop notification when a cycle starts needing the person.
     pub attention: Attention,
     /// A `READY_TO_MERGE` cycle whose whole-PR diff is being made for its row's size (one at
     /// a time), and every (cycle, head) asked for once already.
     pub sizing: Option<PathBuf>,
+    /// Every (cycle, head) whose size was asked for once already, at most [`SIZE_BUDGET`].
     pub sized: BTreeSet<(PathBuf, String)>,
+    /// The person quit (or a signal came): the runtime stops.
     pub quit: bool,
+    /// Where the last frame drew the list and the tabs, for mouse clicks.
     pub hits: Hits,
     /// Set when something visible changed; the runtime draws and clears it.
     pub dirty: bool,
 }
 
 impl App {
+    /// A control room that has read nothing yet; [`App::init`] says what to do first.
     pub fn new(roots: Roots, theme: Theme, mouse: bool, now: DateTime<Utc>, redactor: crate::redact::Redactor) -> App {
         App {
             roots,
@@ -166,10 +197,12 @@ impl App {
         self.redactor.redact(&path.display().to_string()).into_owned()
     }
 
+    /// The selected cycle, if any.
     pub fn selected_entry(&self) -> Option<&CycleEntry> {
         self.list.selected_entry()
     }
 
+    /// The selected cycle's state, when its file could be read.
     pub fn selected_state(&self) -> Option<&CycleState> {
         self.list.selected_state()
     }
@@ -209,6 +242,7 @@ impl App {
             || self.popups.busy()
     }
 
+    /// The spinner's frame to draw now.
     pub fn spinner_frame(&self) -> &'static str {
         SPINNER[self.spinner % SPINNER.len()]
     }
@@ -343,6 +377,7 @@ impl App {
         }
     }
 
+    /// The footer's hints: the key and label of each command that makes sense now.
     pub fn hints(&self) -> Vec<(String, &'static str)> {
         keymap::hints(&self.contexts(), |cmd| self.available(cmd))
     }
@@ -384,6 +419,7 @@ impl App {
 
     // ----- the transition function -----
 
+    /// The transition: applies `event` and returns what the runtime must carry out.
     pub fn update(&mut self, event: Event) -> Vec<Effect> {
         let mut fx = Vec::new();
         match event {

@@ -24,6 +24,7 @@ pub const STRIDE: usize = 64;
 /// A diff file's table of contents: what the tab keeps while it is open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffDoc {
+    /// The cached diff file windows are read from.
     pub path: PathBuf,
     /// Paths sanitized and redacted for display; line numbers as in the file.
     pub files: Vec<FileDiff>,
@@ -31,7 +32,9 @@ pub struct DiffDoc {
     pub lines: usize,
     /// Byte offset of line `k * STRIDE`, for every such line.
     pub checkpoints: Arc<[u64]>,
+    /// The file's length in bytes.
     pub len: u64,
+    /// Files changed and lines added and removed, as a ready row shows them.
     pub size: DiffSize,
     /// Spots the redactor masked when the diff was made.
     pub masked: usize,
@@ -118,22 +121,32 @@ fn checkpoints(bytes: &[u8]) -> (usize, Vec<u64>) {
 pub enum DiffEvent {
     /// The cached diff, indexed; `None` when it is not made yet.
     Opened {
+        /// The Diff tab's generation it was asked for.
         generation: u64,
+        /// The diff, not made yet, or why it could not be read or made.
         result: Result<Option<DiffDoc>, String>,
     },
     /// Lines from `first` on.
     Window {
+        /// The Diff tab's generation it was asked for.
         generation: u64,
+        /// The line the window starts at.
         first: usize,
+        /// The lines read (fewer at the end of the diff).
         lines: Vec<DiffLine>,
     },
     /// A search's answer: the matching line and whether it wrapped around.
     Found {
+        /// The Diff tab's generation it was asked for.
         generation: u64,
+        /// `(line, wrapped)`, or `None` when nothing matches.
         found: Option<(usize, bool)>,
     },
+    /// A window or a search could not be read.
     Failed {
+        /// The Diff tab's generation it was asked for.
         generation: u64,
+        /// Why, for the person.
         error: String,
     },
 }

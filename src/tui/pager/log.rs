@@ -29,47 +29,93 @@ pub const MAX_LINE_SCAN: u64 = 1024 * 1024;
 pub const MAX_LINE_DISPLAY: usize = 16 * 1024;
 const SEARCH_CHUNK: u64 = 4 * 1024 * 1024;
 
+/// Where a window of the log starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Anchor {
+    /// The line starting at this byte (moved to its line's start if the file changed).
     Offset(u64),
     /// The last lines of the file.
     Tail,
     /// `delta` lines after (or before, when negative) the line starting at `from`.
     Lines {
+        /// A line start (byte offset).
         from: u64,
+        /// Lines to move, backwards when negative.
         delta: i64,
     },
 }
 
+/// What the app asks of the log reader. Each request but `Close` names the generation it
+/// means: one for an older one (a file no longer open) is ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogRequest {
-    Open { generation: u64, path: PathBuf },
-    Window { generation: u64, anchor: Anchor, height: usize },
-    Search { generation: u64, query: String, from: u64, forward: bool },
-    FirstError { generation: u64 },
+    /// Open a run log as the current generation.
+    Open {
+        /// The Log tab's count of files opened, which tells stale answers apart.
+        generation: u64,
+        /// The run log.
+        path: PathBuf,
+    },
+    /// The lines a pane of `height` shows from `anchor` (`LogEvent::Window`).
+    Window {
+        /// The generation it is for.
+        generation: u64,
+        /// Where the window starts.
+        anchor: Anchor,
+        /// How many lines the pane shows.
+        height: usize,
+    },
+    /// The next (or previous) match of `query` from byte `from`, wrapping around once
+    /// (`LogEvent::Found`).
+    Search {
+        /// The generation it is for.
+        generation: u64,
+        /// What to find (smart case).
+        query: String,
+        /// The offset the search starts from.
+        from: u64,
+        /// Towards the end (`true`) or the start.
+        forward: bool,
+    },
+    /// The first line that reports a failure (`LogEvent::Found`).
+    FirstError {
+        /// The generation it is for.
+        generation: u64,
+    },
+    /// Forget the open file.
     Close,
 }
 
+/// Which request a `LogEvent::Found` answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindKind {
+    /// A `LogRequest::Search`.
     Search,
+    /// A `LogRequest::FirstError`.
     Error,
 }
 
+/// One line of a window, ready to draw.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogLine {
+    /// Where it starts (a byte offset).
     pub offset: u64,
     /// Where the next line starts.
     pub end: u64,
     /// Sanitized and redacted.
     pub text: String,
+    /// Longer than [`MAX_LINE_DISPLAY`] bytes: the rest is not shown.
     pub truncated: bool,
 }
 
+/// The lines a pane shows, as read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogWindow {
+    /// The generation it was read for.
     pub generation: u64,
+    /// Where its first line starts.
     pub top: u64,
+    /// Its lines, at most the height asked for.
     pub lines: Vec<LogLine>,
     /// File length when read.
     pub len: u64,
@@ -85,16 +131,19 @@ pub struct LogDoc {
 }
 
 impl LogDoc {
+    /// Opens `path` and notes its length.
     pub fn open(path: &Path) -> io::Result<LogDoc> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
         Ok(LogDoc { file, len, cache: Vec::new() })
     }
 
+    /// The file's length in bytes when opened or last refreshed.
     pub fn len(&self) -> u64 {
         self.len
     }
 
+    /// The file was empty when opened or last refreshed.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -384,9 +433,26 @@ fn is_error_line(line: &[u8]) -> bool {
 /// What the log reader reports; the app turns these into its own events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogEvent {
+    /// A window read (`LogRequest::Window`).
     Window(LogWindow),
-    Found { generation: u64, kind: FindKind, offset: Option<u64>, wrapped: bool },
-    Failed { generation: u64, error: String },
+    /// What a search, or the look for the first error, found.
+    Found {
+        /// The generation it was for.
+        generation: u64,
+        /// Which request it answers.
+        kind: FindKind,
+        /// Where the line found starts; `None` when there is none.
+        offset: Option<u64>,
+        /// The search went past the file's end (or start) and on from the other.
+        wrapped: bool,
+    },
+    /// The file could not be read.
+    Failed {
+        /// The generation it was for.
+        generation: u64,
+        /// Why, for the person.
+        error: String,
+    },
 }
 
 /// Carries out [`LogRequest`]s on the open file: the same code for the worker thread (which
@@ -398,6 +464,7 @@ pub struct LogReader {
 }
 
 impl LogReader {
+    /// A reader with no file open.
     pub fn new(redactor: Redactor) -> LogReader {
         LogReader { redactor, generation: 0, path: None }
     }
@@ -438,6 +505,8 @@ impl LogReader {
         Some(LogEvent::Failed { generation, error })
     }
 
+    /// The `height` lines from `anchor` of the open file; `None` for a stale generation or
+    /// with no file open.
     pub fn window(&self, generation: u64, anchor: &Anchor, height: usize) -> Option<LogEvent> {
         match self.doc(generation)?? {
             Err(e) => Self::failed(generation, self.redactor.redact(&format!("cannot open the log: {e}")).into_owned()),
@@ -502,6 +571,7 @@ pub struct LogWorker {
 }
 
 impl LogWorker {
+    /// Starts the worker thread; what it finds goes to `emit`.
     pub fn spawn(redactor: Redactor, emit: Box<dyn Fn(LogEvent) + Send>) -> LogWorker {
         let (tx, rx) = mpsc::channel();
         let mut worker = Worker { reader: LogReader::new(redactor), rx, pending: VecDeque::new(), emit };
@@ -509,6 +579,7 @@ impl LogWorker {
         LogWorker { tx }
     }
 
+    /// Queues a request; a window not yet read is skipped when a newer request replaces it.
     pub fn send(&self, request: LogRequest) {
         let _ = self.tx.send(request);
     }

@@ -40,7 +40,9 @@ use crate::tui::widgets::Hits;
 /// Which half of the cycles screen has the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
+    /// The cycle list.
     List,
+    /// The shown tab.
     Detail,
 }
 

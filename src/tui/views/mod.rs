@@ -20,6 +20,7 @@ use super::panes::Draw;
 /// Below this height the list and the detail are not shown together.
 const SPLIT_MIN_HEIGHT: u16 = 18;
 
+/// Draws the whole screen for `app`: header, the screen shown, status line, hints and popups.
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
     if area.width < 10 || area.height < 4 {

@@ -14,6 +14,7 @@ use crate::tui::panes::Draw;
 
 use crate::tui::widgets::{field, short_time, status_badge, wrapped_field};
 
+/// Draws the Brief tab of `entry`: its question and brief, how they were confirmed, the next step.
 pub fn render(pane: &super::BriefPane, d: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let Some(state) = &entry.state else { return };

@@ -21,6 +21,7 @@ use crate::tui::widgets::short_time;
 
 const REPLY_LINES: usize = 12;
 
+/// Draws the Conversation tab of `entry` from its journal, once loaded.
 pub fn render(pane: &super::ConversationPane, d: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let Some(state) = &entry.state else { return };

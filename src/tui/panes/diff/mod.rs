@@ -32,8 +32,11 @@ pub const MARGIN: usize = 64;
 /// The diff a run tested, resolved from the cycle's history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffTarget {
+    /// The cycle's state file.
     pub cycle: PathBuf,
+    /// The run whose head is shown.
     pub iteration: u32,
+    /// That head (40 hex digits).
     pub head_sha: String,
     /// Since the last run: the run before (its iteration and head).
     pub old: Option<(u32, String)>,
@@ -41,6 +44,7 @@ pub struct DiffTarget {
     pub cache: PathBuf,
 }
 
+/// Where the Diff tab's diff stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiffState {
     /// Nothing to show, and why (no run yet, a first run has no "since last").
@@ -49,10 +53,14 @@ pub enum DiffState {
     Loading,
     /// Asking GitHub (and the mirror, since the last run) to make it.
     Making,
+    /// It could not be read or made, and why.
     Failed(String),
+    /// Shown: `doc` holds its table of contents.
     Ready,
 }
 
+/// The Diff tab: the run's diff shown, its files and hunks, the window read around the
+/// viewport, search.
 #[derive(Debug, Clone)]
 pub struct DiffPane {
     /// Bumped whenever another diff is asked for, so stale replies are dropped.
@@ -75,8 +83,11 @@ pub struct DiffPane {
     /// hides it went past (at most one per file, so it ends).
     search_forward: bool,
     skipped: usize,
+    /// The diff asked for, once resolved from the history.
     pub target: Option<DiffTarget>,
+    /// Where it stands.
     pub state: DiffState,
+    /// Its table of contents, once read.
     pub doc: Option<DiffDoc>,
     /// Selected file (index into the doc's files).
     pub file: usize,
@@ -87,10 +98,13 @@ pub struct DiffPane {
     /// Lines read from disk, the first being line `window_first`: at most the viewport and
     /// a margin on each side, never the whole diff.
     pub window_first: usize,
+    /// The lines read, from `window_first` on.
     pub window: Vec<DiffLine>,
     /// The last range asked for (`from..to`), so a request in flight is not repeated.
     pub asked: Option<(usize, usize)>,
+    /// Wrap long lines rather than scroll sideways.
     pub wrap: bool,
+    /// Columns scrolled sideways past the +/- column, when not wrapping.
     pub hscroll: usize,
     /// `current` holds the line number of the current match.
     pub search: LogSearch,
@@ -171,6 +185,7 @@ pub fn resolve(
 }
 
 impl DiffPane {
+    /// A diff is shown.
     pub fn is_ready(&self) -> bool {
         self.state == DiffState::Ready && self.doc.is_some()
     }
@@ -459,6 +474,7 @@ impl DiffPane {
         self.window_request()
     }
 
+    /// Wraps long lines, or stops.
     pub fn toggle_wrap(&mut self) {
         self.wrap = !self.wrap;
         self.hscroll = 0;

@@ -27,6 +27,8 @@ use crate::tui::theme::Theme;
 /// From this width the file list sits beside the lines; below it, above them.
 const SIDE_BY_SIDE: u16 = 70;
 
+/// Draws the Diff tab: its status line, then the file list beside the selected file's lines (or
+/// why there is nothing to show); notes the height it had, for paging.
 pub fn render(pane: &DiffPane, d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);

@@ -10,6 +10,7 @@ use crate::tui::theme::Theme;
 
 use crate::tui::widgets::{centered, wrap_words};
 
+/// Draws the `?` overlay from the keymap in force, scrolled by `scroll` lines.
 pub fn render(theme: &Theme, frame: &mut Frame, area: Rect, scroll: u16) {
     let rect = centered(area, 84, area.height.saturating_sub(2).max(6));
     let mut lines = Vec::new();

@@ -12,13 +12,19 @@ use crate::tui::model::CycleEntry;
 
 use crate::domain::status::Status;
 
+/// The cycle list: every cycle known, in attention order, the filter and the selection.
 #[derive(Debug)]
 pub struct CycleList {
+    /// Every cycle known, those needing a person first, then the most recently changed.
     pub cycles: Vec<CycleEntry>,
     /// Indices into `cycles` that pass the filter, in display order.
     pub visible: Vec<usize>,
+    /// The selected cycle's state file: the selection follows its cycle, not a row.
     pub selected: Option<PathBuf>,
+    /// The filter's words: a row shows when each is in its name, path, status, repository, PR
+    /// or request (case-insensitive).
     pub filter: String,
+    /// The filter line is open and takes the keys.
     pub filter_editing: bool,
     /// Sidecar directory (`NAME.d`) → state path.
     sidecars: HashMap<PathBuf, PathBuf>,
@@ -46,10 +52,12 @@ impl CycleList {
         self.cycles.iter().position(|c| &c.path == path)
     }
 
+    /// The selected cycle, if any.
     pub fn selected_entry(&self) -> Option<&CycleEntry> {
         self.selected_index().map(|i| &self.cycles[i])
     }
 
+    /// The selected cycle's state, when its file could be read.
     pub fn selected_state(&self) -> Option<&CycleState> {
         self.selected_entry().and_then(|e| e.state.as_ref())
     }
@@ -60,6 +68,7 @@ impl CycleList {
         self.visible.iter().position(|&i| i == index)
     }
 
+    /// `path` is a known cycle's state file.
     pub fn contains(&self, path: &Path) -> bool {
         self.cycles.iter().any(|c| c.path == path)
     }
@@ -203,17 +212,24 @@ fn matches_filter(entry: &CycleEntry, needle: &str) -> bool {
 /// Status groups of the status bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatusGroup {
+    /// A brief awaits confirmation.
     Confirm = 0,
     /// A pass that changed protected paths waits for a person (`NEEDS_REVIEW`).
     Review = 1,
+    /// `BLOCKED_*`.
     Blocked = 2,
+    /// `READY_TO_MERGE`.
     Ready = 3,
+    /// Under way: waiting for WebGPT, the coordinator or a run.
     Waiting = 4,
+    /// Aborted or superseded: nothing more happens.
     Ended = 5,
+    /// The state file cannot be read.
     Unreadable = 6,
 }
 
 impl StatusGroup {
+    /// Every group, in the status bar's order.
     pub const ALL: [StatusGroup; 7] = [
         StatusGroup::Confirm,
         StatusGroup::Review,
@@ -224,6 +240,7 @@ impl StatusGroup {
         StatusGroup::Unreadable,
     ];
 
+    /// The group of a status; `None` (an unreadable file) is `Unreadable`.
     pub fn of(status: Option<Status>) -> StatusGroup {
         match status {
             None => StatusGroup::Unreadable,

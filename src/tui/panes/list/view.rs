@@ -15,6 +15,8 @@ use crate::tui::widgets::{
     age, elapsed, entry_badge, entry_tests_flag, pane_block, short_tests_badge, tests_badge, truncate,
 };
 
+/// Draws the cycle list (or, with no cycles, how to start one); notes where it drew and its
+/// height, for the mouse and paging.
 pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let focused = d.focus == Focus::List;

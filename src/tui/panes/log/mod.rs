@@ -16,23 +16,34 @@ use crate::tui::panes::{self as panes, Pane, Selection};
 
 use crate::tui::event::Effect;
 
+/// Where a search of the Log or Diff tab stands (the search line says it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SearchState {
+    /// No search, or an empty query.
     #[default]
     Idle,
+    /// Asked; the reader scans (the spinner turns).
     Searching,
+    /// The last search found a match.
     Found,
+    /// The last search found none, anywhere.
     NotFound,
 }
 
+/// A tab's search: the line being typed and the query searched.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LogSearch {
+    /// The query searched (smart case); empty for none.
     pub query: String,
+    /// The search line as typed, before `Submit`.
     pub input: String,
+    /// The search line is open and takes the keys.
     pub editing: bool,
     /// Offset of the line with the current match.
     pub current: Option<u64>,
+    /// Where the search stands.
     pub state: SearchState,
+    /// The last match was found past the end (or start), from the other side.
     pub wrapped: bool,
 }
 
@@ -65,20 +76,32 @@ impl LogSearch {
     }
 }
 
+/// The Log tab: the run log open, the window read around the viewport, following, wrapping, search.
 #[derive(Debug, Clone)]
 pub struct LogPane {
     /// Bumped whenever another file is opened, so stale replies are dropped.
     pub generation: u64,
+    /// The log open, if any.
     pub path: Option<PathBuf>,
+    /// The cycle whose run log it is.
     pub cycle: Option<PathBuf>,
+    /// The pane's title: the run's iteration, head and result, or the file's name.
     pub title: String,
+    /// The lines last read.
     pub window: LogWindow,
+    /// A window (or an error) came back for this file: until then the pane says it is loading.
     pub loaded: bool,
+    /// Keep the end of the log in view as it grows (a live run's log starts so).
     pub follow: bool,
+    /// Wrap long lines rather than scroll sideways.
     pub wrap: bool,
+    /// Columns scrolled sideways, when not wrapping.
     pub hscroll: usize,
+    /// The tab's search.
     pub search: LogSearch,
+    /// A look for the first error line is under way.
     pub finding_error: bool,
+    /// Why the log could not be read.
     pub error: Option<String>,
     /// Lines visible at the last draw (set by the renderer).
     pub height: Cell<u16>,
@@ -114,6 +137,7 @@ pub struct Reply {
 }
 
 impl LogPane {
+    /// A log is open.
     pub fn is_open(&self) -> bool {
         self.path.is_some()
     }
@@ -166,6 +190,7 @@ impl LogPane {
         vec![Effect::Log(LogRequest::Open { generation: self.generation, path }), self.window_request(anchor)]
     }
 
+    /// Scrolls by a movement command: the window to read, if any (sideways scrolling reads none).
     pub fn movement(&mut self, cmd: Cmd) -> Option<Effect> {
         if !self.is_open() {
             return None;
@@ -198,16 +223,19 @@ impl LogPane {
         Some(self.window_request(anchor))
     }
 
+    /// Starts or stops following; starting reads the end.
     pub fn toggle_follow(&mut self) -> Option<Effect> {
         self.follow = !self.follow;
         (self.follow && self.is_open()).then(|| self.window_request(Anchor::Tail))
     }
 
+    /// Wraps long lines, or stops.
     pub fn toggle_wrap(&mut self) {
         self.wrap = !self.wrap;
         self.hscroll = 0;
     }
 
+    /// Opens an empty search line.
     pub fn start_search_input(&mut self) {
         self.search.editing = true;
         self.search.input.clear();
@@ -245,6 +273,7 @@ impl LogPane {
         Some(self.start_search(from, forward))
     }
 
+    /// Asks for the first line that reports a failure.
     pub fn find_first_error(&mut self) -> Option<Effect> {
         if !self.is_open() {
             return None;

@@ -13,6 +13,8 @@ use crate::tui::panes::Draw;
 use crate::tui::panes::log::SearchState;
 use crate::tui::theme::Theme;
 
+/// Draws the Log tab: its title and search line over the window read; notes the height it had,
+/// for paging.
 pub fn render(pane: &super::LogPane, d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);

@@ -12,6 +12,8 @@ use crate::tui::panes::Draw;
 
 use crate::tui::widgets::field;
 
+/// Draws the Project tab of `entry`: its Project and conversation against the registry, and the
+/// sources manifest.
 pub fn render(pane: &super::ProjectPane, d: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let Some(state) = &entry.state else { return };

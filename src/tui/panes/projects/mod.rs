@@ -6,17 +6,22 @@ use std::collections::HashMap;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::{ProjectRecord, Sources};
 
+/// The Projects screen: the registry's records and the selection, and the sources manifests
+/// read for the Project tab.
 #[derive(Debug, Default)]
 pub struct ProjectsPane {
+    /// The registry's records, valid or not.
     pub records: Vec<ProjectRecord>,
     /// The registry has been read at least once (until then "loading", not "empty").
     pub loaded: bool,
+    /// The selected record (an index into `records`).
     pub selected: usize,
     /// `owner/repo` → its sources manifest.
     pub sources: HashMap<String, Sources>,
 }
 
 impl ProjectsPane {
+    /// Takes a fresh read of the registry; the selection stays in range.
     pub fn loaded(&mut self, records: Vec<ProjectRecord>) {
         self.records = records;
         self.loaded = true;

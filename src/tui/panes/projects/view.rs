@@ -22,6 +22,8 @@ pub fn conflict(d: &Draw, record: &ProjectRecord) -> Option<String> {
     })
 }
 
+/// Draws the Projects screen: every registry record, flagged when invalid or contradicted by a
+/// cycle.
 pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let block = pane_block(theme, true).title(Line::from(vec![

@@ -33,19 +33,28 @@ pub struct RunsPane {
 /// One row of the Runs tab.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
+    /// Its iteration; `None` for a log whose name gives none.
     pub iteration: Option<u32>,
+    /// The head it tested, its first 12 hex digits (empty when unknown).
     pub sha12: String,
+    /// How it ended, or that it runs.
     pub result: RunResult,
+    /// How long it took, in seconds (runs in the history).
     pub duration: Option<f64>,
+    /// When it started (RFC 3339; runs in the history).
     pub started_at: Option<String>,
+    /// Who ran it (`agent`, `human`).
     pub actor: Option<String>,
+    /// The PR comment that reported it, if one was posted.
     pub comment_url: Option<String>,
     /// What the run's commands ran in ("isolated, no network", "unsandboxed").
     pub sandbox: Option<String>,
+    /// Its log file, if it has one.
     pub log: Option<PathBuf>,
     /// Destinations the run's egress proxy refused (`host:port`), and, for a NEEDS_NETWORK
     /// run, when the person allowed them.
     pub refused: Vec<String>,
+    /// When the person allowed them (RFC 3339), for a `NEEDS_NETWORK` run.
     pub allowed_at: Option<String>,
     /// What the run's head did to the PR's tests (design §5.2): from the last run's report,
     /// an earlier run's report once read, or the journal's `run_finished`.
@@ -57,22 +66,30 @@ pub struct RunRow {
 /// An earlier run's report, as far as the Runs tab read it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunReport {
+    /// Being read.
     Loading,
     /// Its `integrity`: `None` for a report made before forgeloop checked it.
     Loaded(Option<Integrity>),
+    /// Why it could not be read.
     Failed(String),
 }
 
+/// How a run ended, as the Runs tab shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunResult {
+    /// Its tests passed.
     Passed,
+    /// Its tests (or setup) failed.
     Failed,
+    /// It runs now: a test in progress, or a log in `runs/` written in the last [`LIVE_IDLE_SECS`].
     Live,
+    /// A log the history does not know, no longer written: the run died or was cancelled.
     Incomplete,
     /// Failed for want of network (design §5.6): not an iteration.
     NeedsNetwork,
 }
 
+/// The word the Runs tab and the Log tab's title use for `result`.
 pub fn run_result_word(result: RunResult) -> &'static str {
     match result {
         RunResult::Passed => "passed",

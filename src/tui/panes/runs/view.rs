@@ -24,6 +24,8 @@ use crate::tui::theme::Theme;
 
 use crate::tui::widgets::{short_tests_badge, short_time, tests_badge, wrap_words};
 
+/// Draws the Runs tab: the runs table, and under it the selected run's refused hosts and
+/// `integrity`.
 pub fn render(pane: &super::RunsPane, d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let rows = d.sel.rows;
