@@ -48,6 +48,33 @@ pub struct Config {
     /// `[protect]`: paths a passing PR may not change without review.
     #[serde(default)]
     pub protect: ProtectConfig,
+    /// `[connector]`: the profile `forgeloop serve`'s `test_pr` runs for each repository.
+    #[serde(default)]
+    pub connector: ConnectorConfig,
+}
+
+/// `[connector]` (design §8.1): which of the `[mcp.profiles]` the remote connector's `test_pr`
+/// runs, per repository; the caller never names one.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectorConfig {
+    /// The profile for a bound repository not listed in `profiles`.
+    #[serde(default)]
+    pub default_profile: Option<String>,
+    /// `"owner/repo" = "PROFILE"`: a repository's own profile.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, String>,
+}
+
+impl ConnectorConfig {
+    /// The profile name for `repository` (`owner/repo`, any case), if one is configured.
+    pub fn profile_for(&self, repository: &str) -> Option<&str> {
+        self.profiles
+            .iter()
+            .find(|(repo, _)| repo.eq_ignore_ascii_case(repository))
+            .map(|(_, name)| name.as_str())
+            .or(self.default_profile.as_deref())
+    }
 }
 
 /// `[protect]`: paths a passing PR may not change without a person's review (design §5.2,

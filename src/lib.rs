@@ -24,5 +24,6 @@ pub mod mcp;
 pub mod output;
 pub mod runner;
 pub mod sandbox;
+pub mod serve;
 pub mod signals;
 pub mod tui;

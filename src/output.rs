@@ -38,6 +38,16 @@ fn print_value(value: &Value) {
     write_stdout(&text);
 }
 
+/// Prints `value` redacted on one line (a long-running command's first line, read by a
+/// program as soon as it appears: `serve`'s `SERVING`).
+pub fn line(redactor: &Redactor, value: &Value) {
+    let mut value = value.clone();
+    redactor.redact_json(&mut value);
+    let mut text = terminal::escape_controls_in_json(&value.to_string()).into_owned();
+    text.push('\n');
+    write_stdout(&text);
+}
+
 /// Prints plain text (handoff/iterate) and a newline.
 pub fn text(redactor: &Redactor, text: &str) -> i32 {
     let mut shown = for_terminal(redactor, text);

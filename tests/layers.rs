@@ -73,6 +73,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // sandbox, the runner) only through `cycle`: they parse, call one use case and render.
     ("tui", &["domain", "redact", "config", "error", "cycle"]),
     ("mcp", &["domain", "redact", "config", "error", "cycle"]),
+    // The remote connector: as the MCP server, plus its first line on stdout and the MCP
+    // server's redacting stderr log.
+    ("serve", &["domain", "redact", "config", "error", "cycle", "output", "mcp"]),
     (
         "demo",
         &[
@@ -80,7 +83,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cache", "error", "cycle", "output", "signals", "tui",
         ],
     ),
-    ("cli", &["domain", "redact", "config", "error", "cycle", "output", "signals", "tui", "mcp", "demo"]),
+    ("cli", &["domain", "redact", "config", "error", "cycle", "output", "signals", "tui", "mcp", "serve", "demo"]),
 ];
 
 /// One `crate::…` (or escaping `super::…`) reference.

@@ -105,6 +105,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// MCP server on stdin/stdout: PR status, test with a configured profile, handoff, cycles
     Mcp(McpArgs),
+    /// The remote connector: MCP over Streamable HTTP with OAuth, for ChatGPT's connectors
+    Serve(ServeArgs),
 }
 
 impl Command {
@@ -139,7 +141,8 @@ impl Command {
             | Command::Comment(_)
             | Command::Doctor
             | Command::Tui(_)
-            | Command::Mcp(_) => true,
+            | Command::Mcp(_)
+            | Command::Serve(_) => true,
             #[cfg(feature = "demo")]
             Command::GithubEmulator(_) | Command::Demo(_) => true,
         }
@@ -160,6 +163,7 @@ impl Command {
             | Command::Doctor
             | Command::Tui(_)
             | Command::Mcp(_) => true,
+            Command::Serve(args) => !args.grants && args.revoke.is_none() && !args.new_code,
             _ => false,
         }
     }
@@ -477,6 +481,26 @@ pub struct DemoArgs {
     /// Pace: N times faster than the default (about 1.5 s per step; --headless default: no pauses)
     #[arg(long, value_name = "N")]
     pub speed: Option<f64>,
+}
+
+/// `forgeloop serve`: serve the remote connector, or manage its grants.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (a loopback address unless you confirm on a terminal)
+    #[arg(long, default_value = crate::serve::DEFAULT_LISTEN)]
+    pub listen: std::net::SocketAddr,
+    /// The tunnel's public https URL (cloudflared, Tailscale Funnel, ngrok) clients reach
+    #[arg(long)]
+    pub public_url: Option<String>,
+    /// List the grants (clients the person allowed) and exit
+    #[arg(long, conflicts_with_all = ["revoke", "new_code"])]
+    pub grants: bool,
+    /// Revoke a grant (its id from --grants) or `all`, and exit
+    #[arg(long, value_name = "GRANT|all", conflicts_with = "new_code")]
+    pub revoke: Option<String>,
+    /// Ask the running serve for a new pairing code, and exit
+    #[arg(long)]
+    pub new_code: bool,
 }
 
 /// `forgeloop mcp` takes no options.

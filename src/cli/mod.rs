@@ -311,6 +311,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         #[cfg(feature = "demo")]
         Command::Demo(_) => Err(Error::Invalid("`forgeloop demo` runs before a context is built".into())),
         Command::Mcp(_) => crate::mcp::run(ctx.clone()),
+        Command::Serve(args) => serve(ctx, args),
         Command::Completions(args) => {
             // Into a buffer first: clap_complete panics when its writer fails (`| head`).
             let mut script = Vec::new();
@@ -374,4 +375,30 @@ fn handoff(ctx: &Ctx, path: &Path, iterate: bool) -> Result<i32> {
         return Ok(output::text(&ctx.redactor, &message));
     }
     Ok(output::text(&ctx.redactor, &format!("{}\n{}", handoff.header(), handoff.comment)))
+}
+
+/// `forgeloop serve`: its grant commands, or the server, after the exposure check (a
+/// non-loopback address needs an https public URL and the person's yes on a terminal).
+fn serve(ctx: &Ctx, args: args::ServeArgs) -> Result<i32> {
+    let r = &ctx.redactor;
+    if args.grants {
+        return Ok(output::json(r, &crate::serve::grants(ctx)?));
+    }
+    if let Some(which) = &args.revoke {
+        return Ok(output::json(r, &crate::serve::revoke(ctx, which)?));
+    }
+    if args.new_code {
+        return Ok(output::json(r, &crate::serve::new_code(ctx)?));
+    }
+    let public_url = args.public_url.as_deref().map(crate::serve::check_public_url).transpose()?;
+    if crate::serve::exposure(&args.listen, public_url.as_deref())? {
+        human::require_terminal("serve on a non-loopback address")?;
+        let summary = format!(
+            "forgeloop serve would listen on {}, reachable from other machines, for {}.\nOnly clients you pair with the code can use it, but prefer a loopback address behind your tunnel.",
+            args.listen,
+            public_url.as_deref().unwrap_or("?")
+        );
+        human::ask(r, &summary, "Listen there?")?;
+    }
+    crate::serve::run(ctx.clone(), crate::serve::ServeOptions { listen: args.listen, public_url })
 }

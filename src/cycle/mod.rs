@@ -6,6 +6,7 @@ pub mod allow_network;
 pub mod attach;
 pub mod ci_wait;
 pub mod commands;
+pub mod connector;
 pub mod context;
 pub mod correct_commands;
 pub mod diff;

@@ -42,7 +42,7 @@ pub fn run(ctx: Ctx) -> Result<i32> {
 /// response it sends as a warning), always to stderr, every line through the redactor: the
 /// process's at first, the one that knows the discovered token once GitHub is set up
 /// ([`log_with`]).
-fn init_logging(redactor: &Redactor) {
+pub(crate) fn init_logging(redactor: &Redactor) {
     let level = match std::env::var("FORGELOOP_LOG").unwrap_or_default().to_ascii_lowercase().as_str() {
         "warn" => tracing::Level::WARN,
         "info" => tracing::Level::INFO,

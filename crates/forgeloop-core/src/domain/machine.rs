@@ -154,6 +154,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
             .as_ref()
             .map(|r| r.repository.to_ascii_lowercase())
             .or(carry.and_then(|c| c.repository.clone())),
+        driver: None,
         project_url: carry.and_then(|c| c.project_url.clone()),
         project_name: carry.and_then(|c| c.project_name.clone()),
         conversation_url: None,

@@ -4,6 +4,7 @@
 pub mod brief;
 pub mod checks;
 pub mod commands;
+pub mod connector;
 pub mod diff;
 pub mod egress;
 pub mod environment;

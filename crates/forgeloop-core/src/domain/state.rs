@@ -244,6 +244,10 @@ pub struct CycleState {
     /// The repository the cycle is bound to (`owner/repo`, lowercase): PRs of any other are refused (rule 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<String>,
+    /// Who drives the cycle when it is not the coordinator agent: `connector:<client name>` for a
+    /// cycle a remote client started through `forgeloop serve` (design §8.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
     /// The ChatGPT Project the repository's conversations live in (from the registry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_url: Option<String>,

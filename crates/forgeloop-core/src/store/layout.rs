@@ -46,6 +46,11 @@ impl Home {
         self.root.join("caches")
     }
 
+    /// The remote connector's grants, journal and what `serve` is serving (design §8.1).
+    pub fn connector_dir(&self) -> PathBuf {
+        self.root.join("connector")
+    }
+
     /// Where `--keep-checkout` leaves checkouts.
     pub fn kept_dir(&self) -> PathBuf {
         self.root.join("kept")

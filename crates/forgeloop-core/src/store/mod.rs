@@ -2,6 +2,7 @@
 //! forgeloop home and keeping it private.
 
 pub mod atomic;
+pub mod connector;
 pub mod holder;
 pub mod journal;
 pub mod layout;

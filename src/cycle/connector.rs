@@ -1,0 +1,317 @@
+//! The remote connector's use cases (design §8.1): what `forgeloop serve`'s tools do, each the
+//! CLI's own use case with the connector's limits around it. A client reaches only the
+//! repositories bound in the registry and only the cycles it started; it never names a command,
+//! a profile or a cap, and what a person decides (the brief, a review, a block) stays theirs.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::domain::brief::Field;
+use crate::domain::commands::CommandsProfile;
+use crate::domain::connector::{Grant, Grants};
+use crate::domain::pr_ref::RepoName;
+use crate::domain::state::{Actor, CycleState, DEFAULT_MAX_ITERATIONS};
+use crate::error::{Error, Result};
+use crate::registry::{Registry, RepoKey};
+pub use crate::store::connector::{ConnectorFiles, Serving};
+pub use crate::store::layout::CyclePaths;
+use crate::store::state_file;
+
+use super::context::{Ctx, Engine};
+use super::pr_test::{self, RunOptions};
+use super::session;
+use super::start::{self, StartRequest};
+
+/// The most a tool's text answer carries (a failure output, a diff): a chat's context is small.
+pub const MAX_ANSWER_BYTES: usize = 24 * 1024;
+
+/// The connector's files in this home.
+pub fn files(ctx: &Ctx) -> ConnectorFiles {
+    ConnectorFiles::new(ctx.home.connector_dir())
+}
+
+/// A bound repository as `list_repositories` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RepositoryRow {
+    /// `owner/repo`.
+    pub repository: String,
+    /// The profile `test_pr` runs for it; `None`: none is configured, so `test_pr` refuses.
+    pub profile: Option<String>,
+}
+
+/// The repositories bound in the registry (readable records only), with their profiles.
+pub fn repositories(ctx: &Ctx) -> Vec<RepositoryRow> {
+    let listed = Registry::new(ctx.registry.clone()).list().unwrap_or_default();
+    listed
+        .into_iter()
+        .filter(|l| l.outcome.is_ok())
+        .map(|l| RepositoryRow {
+            profile: ctx.config.connector.profile_for(&l.repository).map(str::to_owned),
+            repository: l.repository,
+        })
+        .collect()
+}
+
+/// Refuses a repository not bound in the registry (before anything is written).
+fn bound(ctx: &Ctx, repository: &str) -> Result<RepoName> {
+    let refused = || {
+        Error::Invalid(format!(
+            "{repository} is not a repository this connector may use: only repositories the person bound in the Project registry are (list_repositories)"
+        ))
+    };
+    let repo = RepoName::parse(repository).map_err(|_| refused())?;
+    let key = RepoKey::parse(&repo.full_name()).map_err(|_| refused())?;
+    match Registry::new(ctx.registry.clone()).lookup(&key) {
+        Ok(Some(_)) => Ok(repo),
+        _ => Err(refused()),
+    }
+}
+
+/// The person's profile for `repository`: `[connector]` names it, `[mcp.profiles]` holds it.
+pub fn profile_for(ctx: &Ctx, repository: &str) -> Result<(String, CommandsProfile)> {
+    let Some(name) = ctx.config.connector.profile_for(repository) else {
+        return Err(Error::Invalid(format!(
+            "no test profile is configured for {repository}: the person names one in the forgeloop config ([connector] default_profile, or [connector.profiles] \"{repository}\" = NAME)"
+        )));
+    };
+    let Some(profile) = ctx.config.mcp.profiles.get(name) else {
+        return Err(Error::Invalid(format!(
+            "[connector] names the profile {name:?}, which [mcp.profiles] does not define: the person fixes the forgeloop config"
+        )));
+    };
+    let profile = super::commands::accept(&ctx.redactor, profile.clone())
+        .map_err(|e| Error::Invalid(format!("the profile {name:?} cannot be run: {e}")))?;
+    Ok((name.to_owned(), profile))
+}
+
+/// What `start_cycle` is given: the repository, the brief's five fields and the question.
+#[derive(Debug, Clone)]
+pub struct StartInput {
+    /// `owner/repo`, bound in the registry.
+    pub repository: String,
+    /// The brief's fields, in [`Field::ALL`]'s order.
+    pub fields: [String; 5],
+    /// The question for WebGPT (the client itself, here).
+    pub question: String,
+}
+
+/// A cycle as the connector's tools answer about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CycleAnswer {
+    /// Its name (what the tools take as `cycle`).
+    pub cycle: String,
+    /// Its status word.
+    pub status: String,
+    /// Runs so far.
+    pub iteration: u32,
+    /// The cap.
+    pub max_iterations: u32,
+    /// The PR it tests, once known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pr: Option<String>,
+    /// What it waits for, in a sentence (the next step's explanation, as the CLI's `next`).
+    pub waiting_for: String,
+}
+
+impl CycleAnswer {
+    fn of(ctx: &Ctx, name: &str, state: &CycleState) -> CycleAnswer {
+        let step = ctx.next_step(state, name);
+        CycleAnswer {
+            cycle: name.to_owned(),
+            status: state.status.to_string(),
+            iteration: state.iteration,
+            max_iterations: state.max_iterations,
+            pr: state.pr_ref.clone(),
+            waiting_for: ctx.redactor.redact(&waiting_for(state, &step.explanation)).into_owned(),
+        }
+    }
+}
+
+/// What the cycle waits for, said to the remote client: a brief waits for the person.
+fn waiting_for(state: &CycleState, explanation: &str) -> String {
+    use crate::domain::status::Status;
+    match state.status {
+        Status::AwaitingBriefConfirmation => {
+            "the person to confirm the brief in forgeloop's control room; call wait, then test_pr once it is confirmed"
+                .to_owned()
+        }
+        Status::NeedsReview => "the person to review the tests this PR changed (the control room)".to_owned(),
+        _ => explanation.to_owned(),
+    }
+}
+
+/// A cycle name for a new connector cycle: `<repo>-<client>-<random>`, a bare state name.
+fn cycle_name(repo: &RepoName, random: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).take(24).collect()
+    };
+    format!("{}-{}", clean(repo.name()), clean(random))
+}
+
+/// `start_cycle`: a cycle that waits for the person's confirmation, bound to `repository`,
+/// driven by `connector:<client name>`, recorded in the grant (so the grant reaches it).
+pub fn start_cycle(ctx: &Ctx, grant: &Grant, input: StartInput, random: &str) -> Result<CycleAnswer> {
+    let repo = bound(ctx, &input.repository)?;
+    // The five fields as a brief is written, so the brief is parsed and checked as any other.
+    let brief: Vec<String> = Field::ALL
+        .iter()
+        .zip(&input.fields)
+        .map(|(field, value)| format!("{}: {}", field.label(), value.trim().replace('\n', "\n  ")))
+        .collect();
+    let name = cycle_name(&repo, random);
+    let request = format!("{} (asked by {} through forgeloop serve)", input.fields[0].trim(), grant.client_name);
+    let started = start::start(
+        ctx,
+        StartRequest {
+            state: name.clone(),
+            request,
+            webgpt_question: Some(input.question),
+            intent_brief: Some(brief.join("\n")),
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            await_confirmation: true,
+            continue_from: None,
+            new_repository: None,
+        },
+    )?;
+    let paths = CyclePaths::new(started.path)?;
+    let driver = format!("connector:{}", grant.client_name);
+    let saved = session::mutate(ctx, &paths, Actor::Agent, |state, _, _| {
+        state.repository = Some(repo.full_name().to_ascii_lowercase());
+        state.driver = Some(driver);
+        Ok(())
+    })?;
+    let grant_id = grant.id.clone();
+    let cycle = name.clone();
+    files(ctx)
+        .update_grants(|grants: &mut Grants| match grants.get_mut(&grant_id) {
+            Some(g) => {
+                g.cycles.push(cycle);
+                Ok(())
+            }
+            None => Err(()),
+        })
+        .map_err(|e| Error::Invalid(format!("cannot record the cycle in the grant: {e}")))?
+        .map_err(|()| Error::Invalid("the grant is gone".into()))?;
+    Ok(CycleAnswer::of(ctx, &name, &saved.state))
+}
+
+/// The cycle `name` if `grant` started it.
+pub fn cycle_of(ctx: &Ctx, grant: &Grant, name: &str) -> Result<CyclePaths> {
+    if !grant.cycles.iter().any(|c| c == name) {
+        return Err(Error::Invalid(format!(
+            "{name:?} is not a cycle this client started: a connector reaches only its own cycles"
+        )));
+    }
+    ctx.cycle(name)
+}
+
+/// `cycle_status`.
+pub fn status(ctx: &Ctx, name: &str, paths: &CyclePaths) -> Result<CycleAnswer> {
+    let state = state_file::load(&paths.state)?;
+    Ok(CycleAnswer::of(ctx, name, &state))
+}
+
+/// `wait`: returns when the status or the iteration changes, or at `timeout` (bounded to a
+/// minute by the caller). Polls the state file: it is small and local.
+pub async fn wait(ctx: &Ctx, name: &str, paths: &CyclePaths, timeout: Duration) -> Result<(CycleAnswer, bool)> {
+    let first = state_file::load(&paths.state)?;
+    let key = |s: &CycleState| (s.status, s.iteration);
+    let deadline = Instant::now() + timeout;
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = state_file::load(&paths.state)?;
+        if key(&now) != key(&first) {
+            return Ok((CycleAnswer::of(ctx, name, &now), true));
+        }
+        if Instant::now() >= deadline {
+            return Ok((CycleAnswer::of(ctx, name, &now), false));
+        }
+    }
+}
+
+/// `test_pr`: `forge --pr` on the cycle with the person's profile for its repository, within
+/// the cap and in the sandbox, as the agent's CLI run is. Returns the answer and the report,
+/// redacted and bounded.
+pub async fn test_pr(ctx: &Ctx, engine: &Engine, name: &str, paths: &CyclePaths, pr: &str) -> Result<Value> {
+    let state = state_file::load(&paths.state)?;
+    let repository = state.repository.clone().unwrap_or_default();
+    let (profile_name, profile) = profile_for(ctx, &repository)?;
+    let mut opts = RunOptions::new(pr, Actor::Agent);
+    opts.commands = Some(profile);
+    let outcome = pr_test::forge_pr(ctx, engine, paths, opts).await?;
+    let answer = CycleAnswer::of(ctx, name, &outcome.saved.state);
+    let mut out = json!({ "cycle": answer, "profile": profile_name });
+    if let Some(report) = &outcome.report {
+        out["report"] = bounded_report(ctx, report);
+    }
+    if let Some(already) = &outcome.already_tested {
+        out["already_tested"] = json!(format!(
+            "this head was tested already (iteration {}): push a new commit to test again",
+            already.iteration
+        ));
+    }
+    if let Some(handoff) = &outcome.saved.state.webgpt_handoff {
+        out["handoff"] = json!(bound_text(&ctx.redactor.redact(handoff)));
+    }
+    Ok(out)
+}
+
+/// A report for the chat: its status, head, each command's argv and exit code, and the failure
+/// output, bounded.
+fn bounded_report(ctx: &Ctx, report: &crate::domain::report::Report) -> Value {
+    let commands: Vec<Value> = report
+        .commands
+        .iter()
+        .map(|c| json!({ "argv": c.argv, "exit_code": c.exit_code, "duration_seconds": c.duration_seconds }))
+        .collect();
+    let mut value = json!({
+        "status": report.status.as_str(),
+        "repository": report.repository,
+        "pull_request": report.pull_request,
+        "head_sha": report.head_sha,
+        "commands": commands,
+        "failure_output": report.failure_output.as_deref().map(bound_text),
+        "integrity": report.integrity,
+    });
+    ctx.redactor.redact_json(&mut value);
+    value
+}
+
+/// `text` cut to [`MAX_ANSWER_BYTES`] (at a character boundary), saying so.
+pub fn bound_text(text: &str) -> String {
+    if text.len() <= MAX_ANSWER_BYTES {
+        return text.to_owned();
+    }
+    let mut end = MAX_ANSWER_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[… {} more bytes cut: the whole log is on the person's machine]", &text[..end], text.len() - end)
+}
+
+/// `get_diff`: what the last tested run's head changed since the run before (the whole PR
+/// after a first run), redacted, bounded.
+pub async fn diff(ctx: &Ctx, engine: &Engine, paths: &CyclePaths) -> Result<Value> {
+    let state = state_file::load(&paths.state)?;
+    if state.history.is_empty() {
+        return Err(Error::Invalid("no run was tested yet: call test_pr first".into()));
+    }
+    let since_last = state.history.len() > 1;
+    let view = super::diff::of_cycle(ctx, engine, paths, None, since_last).await?;
+    Ok(json!({
+        "kind": if since_last { "since_last_run" } else { "whole_pr" },
+        "files": view.files.iter().map(|f| json!({"path": f.path, "additions": f.additions, "deletions": f.deletions})).collect::<Vec<_>>(),
+        "diff": bound_text(&view.text),
+    }))
+}
+
+/// `get_handoff`: the text the last failed run hands WebGPT.
+pub fn handoff(ctx: &Ctx, paths: &CyclePaths) -> Result<String> {
+    let state = state_file::load(&paths.state)?;
+    match &state.webgpt_handoff {
+        Some(text) if !text.is_empty() => Ok(bound_text(&ctx.redactor.redact(text))),
+        _ => Err(Error::Invalid(format!("there is no handoff: the cycle is {}", state.status))),
+    }
+}

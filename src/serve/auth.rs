@@ -1,0 +1,462 @@
+//! The authorization server's moving parts (design §8.1): registered clients, the pairing
+//! code, consent tickets and authorization codes live in memory; a grant is written to
+//! `connector/grants.json` only when a code the person allowed is redeemed. So a caller
+//! without a grant changes no file, and a restart forgets every half-finished authorization.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::cycle::Ctx;
+use crate::cycle::connector;
+use crate::domain::connector::{
+    self as rules, ACCESS_TTL_SECS, CODE_TTL_SECS, Grant, PAIRING_LEN, PAIRING_TRIES, PAIRING_TTL_SECS,
+    REFRESH_TTL_SECS, RefreshCheck, Revoked, Token,
+};
+
+/// Registered clients kept at most (oldest forgotten first): registration is open to anyone.
+const MAX_CLIENTS: usize = 256;
+/// Consent tickets and codes kept at most.
+const MAX_PENDING: usize = 64;
+/// How long a consent page stays good.
+const TICKET_TTL_SECS: i64 = 10 * 60;
+
+/// `n` random bytes from the operating system, base64url: tokens, codes, ids.
+pub fn random_token(n: usize) -> Result<String, String> {
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the operating system: {e}"))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// A client that registered (RFC 7591).
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// Its name, shown to the person on the consent page.
+    pub name: String,
+    /// Where it may be sent back.
+    pub redirect_uris: Vec<String>,
+    /// When it registered (Unix seconds), to forget the oldest first.
+    pub registered_at: i64,
+}
+
+/// An authorization request, as `/authorize` checked it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthRequest {
+    /// The client.
+    pub client_id: String,
+    /// Where the code goes.
+    pub redirect_uri: String,
+    /// The PKCE S256 challenge.
+    pub challenge: String,
+    /// The client's `state`, returned as is.
+    pub state: Option<String>,
+}
+
+/// A request the person gave the right pairing code for, waiting for Allow or Deny.
+#[derive(Debug, Clone)]
+struct Ticket {
+    request: AuthRequest,
+    expires_at: i64,
+}
+
+/// An authorization code the person allowed, until it is redeemed (once).
+#[derive(Debug, Clone)]
+struct Code {
+    request: AuthRequest,
+    expires_at: i64,
+}
+
+/// The pairing code in force.
+#[derive(Debug, Clone)]
+pub struct Pairing {
+    /// The code (canonical form, no dash).
+    pub code: String,
+    /// When it stops working (Unix seconds).
+    pub expires_at: i64,
+    /// Wrong codes so far; at [`PAIRING_TRIES`] it is void until it expires.
+    pub wrong: u32,
+    /// It was used for a grant: the next one is made.
+    pub used: bool,
+}
+
+impl Pairing {
+    fn usable(&self, now: i64) -> bool {
+        !self.used && self.wrong < PAIRING_TRIES && now < self.expires_at
+    }
+}
+
+/// Why an authorization step is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// An OAuth error for the client (`error`, `error_description`), HTTP 400.
+    OAuth(&'static str, String),
+    /// The page is shown again with this message (a wrong pairing code).
+    Page(String),
+}
+
+fn oauth(error: &'static str, description: impl Into<String>) -> Refusal {
+    Refusal::OAuth(error, description.into())
+}
+
+/// The authorization server's state.
+#[derive(Debug)]
+pub struct AuthState {
+    /// `<base>/mcp`: the only resource tokens are issued for.
+    pub resource: String,
+    clients: HashMap<String, Client>,
+    tickets: HashMap<String, Ticket>,
+    codes: HashMap<String, Code>,
+    /// The pairing code in force.
+    pub pairing: Pairing,
+}
+
+impl AuthState {
+    /// A fresh state with a first pairing code.
+    pub fn new(resource: String, now: i64) -> Result<AuthState, String> {
+        Ok(AuthState {
+            resource,
+            clients: HashMap::new(),
+            tickets: HashMap::new(),
+            codes: HashMap::new(),
+            pairing: new_pairing(now)?,
+        })
+    }
+
+    /// Makes the next pairing code when the one in force is used up or expired; `true` when it
+    /// did (the caller shows it).
+    pub fn renew_pairing(&mut self, now: i64, force: bool) -> Result<bool, String> {
+        let done = self.pairing.used || now >= self.pairing.expires_at;
+        if force || done {
+            self.pairing = new_pairing(now)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// RFC 7591: registers a public client; answers the registration document.
+    pub fn register(&mut self, body: &Value, now: i64) -> Result<Value, Refusal> {
+        let name = body
+            .get("client_name")
+            .and_then(Value::as_str)
+            .map(|n| n.chars().filter(|c| !c.is_control()).take(80).collect::<String>())
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| "an unnamed client".to_owned());
+        let uris: Vec<String> = match body.get("redirect_uris").and_then(Value::as_array) {
+            Some(list) if !list.is_empty() && list.len() <= 8 => {
+                list.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+            }
+            _ => return Err(oauth("invalid_redirect_uri", "redirect_uris: one to eight URIs")),
+        };
+        for uri in &uris {
+            rules::check_redirect_uri(uri).map_err(|e| oauth("invalid_redirect_uri", e.to_string()))?;
+        }
+        if let Some(method) = body.get("token_endpoint_auth_method").and_then(Value::as_str)
+            && method != "none"
+        {
+            return Err(oauth(
+                "invalid_client_metadata",
+                "only public clients (token_endpoint_auth_method \"none\", with PKCE) are accepted",
+            ));
+        }
+        if self.clients.len() >= MAX_CLIENTS
+            && let Some(oldest) = self.clients.iter().min_by_key(|(_, c)| c.registered_at).map(|(id, _)| id.clone())
+        {
+            self.clients.remove(&oldest);
+        }
+        let id = format!("fl_{}", random_token(18).map_err(|e| oauth("server_error", e))?);
+        self.clients.insert(id.clone(), Client { name: name.clone(), redirect_uris: uris.clone(), registered_at: now });
+        Ok(json!({
+            "client_id": id,
+            "client_id_issued_at": now,
+            "client_name": name,
+            "redirect_uris": uris,
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        }))
+    }
+
+    /// The client, registered here or holding a grant (a client granted before a restart).
+    pub fn client(&self, ctx: &Ctx, client_id: &str) -> Option<Client> {
+        if let Some(client) = self.clients.get(client_id) {
+            return Some(client.clone());
+        }
+        let grants = connector::files(ctx).load_grants().ok()?;
+        let grant = grants.grants.iter().rev().find(|g| g.client_id == client_id && g.revoked.is_none())?;
+        Some(Client { name: grant.client_name.clone(), redirect_uris: grant.redirect_uris.clone(), registered_at: 0 })
+    }
+
+    /// Checks `/authorize`'s query. `Err(None)`: the redirect URI itself is bad, so the error
+    /// is shown, never redirected to; `Err(Some(..))`: an error for the client's redirect.
+    pub fn check_request(&self, ctx: &Ctx, query: &HashMap<String, String>) -> Result<(AuthRequest, Client), Refusal> {
+        let get = |k: &str| query.get(k).map(String::as_str).unwrap_or("");
+        let client_id = get("client_id");
+        let Some(client) = self.client(ctx, client_id) else {
+            return Err(oauth("invalid_client", "unknown client_id: register first"));
+        };
+        let redirect_uri = get("redirect_uri");
+        if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
+            return Err(oauth("invalid_request", "redirect_uri is not one the client registered"));
+        }
+        if get("response_type") != "code" {
+            return Err(oauth("unsupported_response_type", "response_type must be code"));
+        }
+        if get("code_challenge_method") != "S256" || !rules::is_s256_challenge(get("code_challenge")) {
+            return Err(oauth("invalid_request", "PKCE with code_challenge_method S256 is required"));
+        }
+        let resource = get("resource");
+        if !resource.is_empty() && resource != self.resource {
+            return Err(oauth("invalid_target", format!("resource must be {}", self.resource)));
+        }
+        let request = AuthRequest {
+            client_id: client_id.to_owned(),
+            redirect_uri: redirect_uri.to_owned(),
+            challenge: get("code_challenge").to_owned(),
+            state: query.get("state").cloned(),
+        };
+        Ok((request, client))
+    }
+
+    /// The pairing code typed on the page: right → a consent ticket; wrong → the page again.
+    pub fn pair(&mut self, request: AuthRequest, typed: &str, now: i64) -> Result<String, Refusal> {
+        if !self.pairing.usable(now) {
+            return Err(Refusal::Page(
+                "This pairing code is no longer valid. Ask the person running forgeloop for a new one (forgeloop serve --new-code, or wait for the next)."
+                    .into(),
+            ));
+        }
+        let typed = rules::normalize_pairing(typed);
+        if typed.len() != PAIRING_LEN || !rules::constant_time_eq(typed.as_bytes(), self.pairing.code.as_bytes()) {
+            self.pairing.wrong += 1;
+            let left = PAIRING_TRIES.saturating_sub(self.pairing.wrong);
+            return Err(Refusal::Page(format!("Wrong pairing code. {left} tries left.")));
+        }
+        self.tickets.retain(|_, t| t.expires_at > now);
+        if self.tickets.len() >= MAX_PENDING {
+            return Err(oauth("temporarily_unavailable", "too many pending authorizations"));
+        }
+        let ticket = random_token(24).map_err(|e| oauth("server_error", e))?;
+        self.tickets.insert(ticket.clone(), Ticket { request, expires_at: now + TICKET_TTL_SECS });
+        Ok(ticket)
+    }
+
+    /// The consent page's answer: Allow → the redirect with a code; Deny → with
+    /// `access_denied`. The ticket is used once either way.
+    pub fn consent(&mut self, ticket: &str, allow: bool, now: i64) -> Result<String, Refusal> {
+        let Some(found) = self.tickets.remove(ticket).filter(|t| t.expires_at > now) else {
+            return Err(Refusal::Page(
+                "This page expired or was already answered. Start again from the client.".into(),
+            ));
+        };
+        let request = found.request;
+        let mut query = Vec::new();
+        if allow {
+            self.codes.retain(|_, c| c.expires_at > now);
+            if self.codes.len() >= MAX_PENDING {
+                return Err(oauth("temporarily_unavailable", "too many pending authorizations"));
+            }
+            let code = random_token(24).map_err(|e| oauth("server_error", e))?;
+            self.codes
+                .insert(rules::token_hash(&code), Code { request: request.clone(), expires_at: now + CODE_TTL_SECS });
+            // The code is spent on this client: the next person's pairing needs a new one.
+            self.pairing.used = true;
+            query.push(("code", code));
+        } else {
+            query.push(("error", "access_denied".to_owned()));
+        }
+        if let Some(state) = &request.state {
+            query.push(("state", state.clone()));
+        }
+        let encoded: String = form_encode(&query);
+        let sep = if request.redirect_uri.contains('?') { '&' } else { '?' };
+        Ok(format!("{}{sep}{encoded}", request.redirect_uri))
+    }
+
+    /// `/token`: redeems a code (PKCE checked) or rotates a refresh token; writes the grant.
+    pub fn token(&mut self, ctx: &Ctx, form: &HashMap<String, String>, now: i64) -> Result<Value, Refusal> {
+        let get = |k: &str| form.get(k).map(String::as_str).unwrap_or("");
+        match get("grant_type") {
+            "authorization_code" => {
+                let Some(code) = self.codes.remove(&rules::token_hash(get("code"))).filter(|c| c.expires_at > now)
+                else {
+                    return Err(oauth("invalid_grant", "the code is unknown, expired or used"));
+                };
+                let request = code.request;
+                if get("client_id") != request.client_id || get("redirect_uri") != request.redirect_uri {
+                    return Err(oauth("invalid_grant", "client_id or redirect_uri differ from the authorization"));
+                }
+                if !rules::pkce_s256_matches(get("code_verifier"), &request.challenge) {
+                    return Err(oauth("invalid_grant", "the code_verifier does not match the code_challenge"));
+                }
+                let resource = get("resource");
+                if !resource.is_empty() && resource != self.resource {
+                    return Err(oauth("invalid_target", format!("resource must be {}", self.resource)));
+                }
+                let client =
+                    self.client(ctx, &request.client_id).ok_or_else(|| oauth("invalid_client", "unknown client"))?;
+                self.issue(ctx, None, &request.client_id, &client, now)
+            }
+            "refresh_token" => {
+                let client_id = get("client_id");
+                let files = connector::files(ctx);
+                let grants = files.load_grants().map_err(|e| oauth("server_error", e.to_string()))?;
+                match grants.check_refresh(get("refresh_token"), client_id, now) {
+                    RefreshCheck::Current(id) => {
+                        let client =
+                            self.client(ctx, client_id).ok_or_else(|| oauth("invalid_client", "unknown client"))?;
+                        self.issue(ctx, Some(id), client_id, &client, now)
+                    }
+                    RefreshCheck::Reused(id) => {
+                        let at = ctx.now();
+                        let _ = files.update_grants(|g| {
+                            if let Some(grant) = g.get_mut(&id) {
+                                grant.revoked = Some(Revoked { at, reason: "refresh_reuse".into() });
+                            }
+                            Ok::<_, ()>(())
+                        });
+                        tracing::warn!(grant = %id, "a used refresh token came back: the grant is revoked");
+                        Err(oauth("invalid_grant", "this refresh token was used already; the grant is revoked"))
+                    }
+                    RefreshCheck::Invalid => {
+                        Err(oauth("invalid_grant", "the refresh token is unknown, expired or revoked"))
+                    }
+                }
+            }
+            _ => Err(oauth("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")),
+        }
+    }
+
+    /// New tokens for a new grant (`grant` `None`) or the grant `grant` (rotation: its old
+    /// refresh token joins the used ones).
+    fn issue(
+        &self,
+        ctx: &Ctx,
+        grant: Option<String>,
+        client_id: &str,
+        client: &Client,
+        now: i64,
+    ) -> Result<Value, Refusal> {
+        let err = |e: String| oauth("server_error", e);
+        let access = random_token(32).map_err(err)?;
+        let refresh = random_token(32).map_err(err)?;
+        let access_token = Token { hash: rules::token_hash(&access), expires_at: now + ACCESS_TTL_SECS };
+        let refresh_token = Token { hash: rules::token_hash(&refresh), expires_at: now + REFRESH_TTL_SECS };
+        let new_id = format!("g_{}", &rules::token_hash(&random_token(16).map_err(err)?)[..12]);
+        let created_at = ctx.now();
+        let resource = self.resource.clone();
+        let written = connector::files(ctx).update_grants(|grants| {
+            grants.prune(now);
+            match &grant {
+                Some(id) => {
+                    let Some(g) = grants.get_mut(id) else { return Err("the grant is gone") };
+                    if let Some(old) = g.refresh.take() {
+                        g.used_refresh.push(old.hash);
+                    }
+                    g.access.push(access_token);
+                    g.refresh = Some(refresh_token);
+                    Ok(g.id.clone())
+                }
+                None => {
+                    grants.grants.push(Grant {
+                        id: new_id.clone(),
+                        client_id: client_id.to_owned(),
+                        client_name: client.name.clone(),
+                        redirect_uris: client.redirect_uris.clone(),
+                        resource,
+                        created_at,
+                        access: vec![access_token],
+                        refresh: Some(refresh_token),
+                        used_refresh: Vec::new(),
+                        cycles: Vec::new(),
+                        revoked: None,
+                        last_used_at: None,
+                        extra: Default::default(),
+                    });
+                    Ok(new_id.clone())
+                }
+            }
+        });
+        let id = written.map_err(|e| oauth("server_error", e.to_string()))?.map_err(|e| oauth("invalid_grant", e))?;
+        tracing::info!(grant = %id, client = %client.name, "tokens issued");
+        Ok(json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": ACCESS_TTL_SECS,
+            "refresh_token": refresh,
+            "scope": "forgeloop",
+        }))
+    }
+}
+
+fn new_pairing(now: i64) -> Result<Pairing, String> {
+    let mut random = [0u8; PAIRING_LEN];
+    getrandom::fill(&mut random).map_err(|e| format!("no randomness from the operating system: {e}"))?;
+    Ok(Pairing { code: rules::pairing_from(&random), expires_at: now + PAIRING_TTL_SECS, wrong: 0, used: false })
+}
+
+/// `application/x-www-form-urlencoded` of `pairs`.
+pub fn form_encode(pairs: &[(&str, String)]) -> String {
+    pairs.iter().map(|(k, v)| format!("{}={}", percent(k), percent(v))).collect::<Vec<_>>().join("&")
+}
+
+fn percent(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Parses a query string or a form body (`+` is a space, `%XX` a byte; bad UTF-8 is replaced).
+pub fn form_decode(text: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for pair in text.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.entry(unpercent(k)).or_insert_with(|| unpercent(v));
+    }
+    out
+}
+
+fn unpercent(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_round_trip() {
+        let encoded = form_encode(&[("code", "a b/c".into()), ("state", "x&y=z".into())]);
+        let decoded = form_decode(&encoded);
+        assert_eq!(decoded["code"], "a b/c");
+        assert_eq!(decoded["state"], "x&y=z");
+        assert_eq!(form_decode("a=%zz&b=%4")["a"], "%zz");
+        assert_eq!(form_decode("a=%zz&b=%4")["b"], "%4");
+        assert_eq!(form_decode("k=1+2%2B3")["k"], "1 2+3");
+    }
+}

@@ -1,0 +1,353 @@
+//! The remote tools (design §8.1): seven, each a thin wrapper over `cycle::connector`, acting
+//! for the grant the HTTP layer checked (it travels in the request's extensions). Inputs refuse
+//! unknown fields, so a caller cannot slip in commands, paths, profiles or a cap.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::schemars::JsonSchema;
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use crate::cycle::Ctx;
+use crate::cycle::connector::CyclePaths;
+use crate::cycle::connector::{self, StartInput};
+use crate::cycle::context::Engine;
+use crate::domain::connector::Grant;
+use crate::error::{Error, Result};
+
+const INSTRUCTIONS: &str = "forgeloop tests your pull requests on the person's machine. \
+list_repositories shows where you may work. start_cycle opens a cycle for one change; it waits until \
+the person confirms its brief (call wait or cycle_status). Then open your PR and call test_pr with the \
+cycle and the PR: forgeloop runs the person's own test profile on the PR's head, in a sandbox, and \
+returns the redacted report. Read the failure, push a fix to the same PR, call test_pr again, until \
+it passes or the cycle's iteration cap is reached. Nothing here merges; the person reviews.";
+
+/// The grant a request was made with, put in its extensions by the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct Authed(pub Grant);
+
+/// GitHub access, built on first use (finding the token may run `gh auth token`).
+struct Github {
+    ctx: Ctx,
+    engine: Engine,
+}
+
+struct Shared {
+    ctx: Ctx,
+    github: OnceCell<Arc<Github>>,
+}
+
+/// The remote MCP server: one per session, sharing the context.
+#[derive(Clone)]
+pub struct RemoteServer {
+    shared: Arc<Shared>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// `cycle`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct CycleArg {
+    /// A cycle this client started (its name, from start_cycle)
+    pub cycle: String,
+}
+
+/// `start_cycle`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct StartArgs {
+    /// OWNER/REPO, one of list_repositories
+    pub repository: String,
+    /// Goal: what the change is for
+    pub goal: String,
+    /// Success: how to tell it worked
+    pub success: String,
+    /// Scope / non-goals: what is in scope and what is not
+    pub scope: String,
+    /// Constraints: what must not be broken or used
+    pub constraints: String,
+    /// Validation: how the change is checked (the tests)
+    pub validation: String,
+    /// The question or task, as you would be asked it
+    pub question: String,
+}
+
+/// `wait`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// A cycle this client started
+    pub cycle: String,
+    /// Seconds to wait for a change (1 to 60; default 30)
+    pub timeout_seconds: Option<u64>,
+}
+
+/// `test_pr`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct TestArgs {
+    /// A cycle this client started
+    pub cycle: String,
+    /// The pull request in the cycle's repository: OWNER/REPO#N or its URL
+    pub pr: String,
+}
+
+impl RemoteServer {
+    /// A server acting in `ctx`.
+    pub fn new(ctx: Ctx) -> RemoteServer {
+        RemoteServer { shared: Arc::new(Shared { ctx, github: OnceCell::new() }), tool_router: Self::tool_router() }
+    }
+
+    async fn github(&self) -> Result<Arc<Github>> {
+        let github = self
+            .shared
+            .github
+            .get_or_try_init(|| async {
+                let ctx = self.shared.ctx.clone();
+                let (engine, _) = Engine::discover(&ctx)?;
+                Ok::<_, Error>(Arc::new(Github { ctx, engine }))
+            })
+            .await?;
+        Ok(github.clone())
+    }
+
+    /// The grant of this request, read again (its cycles change, it may have been revoked).
+    fn grant(&self, context: &RequestContext<RoleServer>) -> Result<Grant> {
+        let authed = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Authed>())
+            .ok_or_else(|| Error::Invalid("this request carries no grant".into()))?;
+        let grants = connector::files(&self.shared.ctx).load_grants().map_err(|e| Error::Invalid(e.to_string()))?;
+        grants
+            .get(&authed.0.id)
+            .filter(|g| g.revoked.is_none())
+            .cloned()
+            .ok_or_else(|| Error::Invalid("the grant was revoked".into()))
+    }
+
+    fn cycle(&self, grant: &Grant, name: &str) -> Result<CyclePaths> {
+        connector::cycle_of(&self.shared.ctx, grant, name)
+    }
+
+    /// The tool's answer, redacted, journaled with the client's name.
+    fn finish(&self, tool: &str, grant: Option<&Grant>, outcome: Result<Value>) -> CallToolResult {
+        let ctx = &self.shared.ctx;
+        let redactor = match self.shared.github.get() {
+            Some(github) => github.ctx.redactor.clone(),
+            None => ctx.redactor.clone(),
+        };
+        let (mut value, failed) = match outcome {
+            Ok(value) => (value, false),
+            Err(err) => (err.document(), true),
+        };
+        redactor.redact_json(&mut value);
+        if let Some(grant) = grant {
+            let line = json!({
+                "at": ctx.now(),
+                "kind": "tool",
+                "grant": grant.id,
+                "client": grant.client_name,
+                "tool": tool,
+                "ok": !failed,
+                "status": value.get("status").cloned().unwrap_or(Value::Null),
+            });
+            if let Err(e) = connector::files(ctx).journal(&line) {
+                tracing::error!("cannot journal a connector call: {e}");
+            }
+        }
+        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+        let mut result = if failed {
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        };
+        if value.is_object() {
+            result.structured_content = Some(value);
+        }
+        result
+    }
+
+    /// Runs a blocking body off the async workers.
+    async fn blocking<T: Send + 'static>(&self, body: impl FnOnce(&Ctx) -> Result<T> + Send + 'static) -> Result<T> {
+        let ctx = self.shared.ctx.clone();
+        tokio::task::spawn_blocking(move || body(&ctx))
+            .await
+            .map_err(|e| Error::Invalid(format!("the tool failed: {e}")))?
+    }
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| Error::Invalid(format!("cannot encode the answer: {e}")))
+}
+
+#[tool_router]
+impl RemoteServer {
+    #[tool(
+        description = "The repositories you may work in (bound by the person), each with whether tests can run there.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_repositories(&self, context: RequestContext<RoleServer>) -> CallToolResult {
+        let grant = self.grant(&context);
+        let outcome = match &grant {
+            Ok(_) => self.blocking(|ctx| to_value(&json!({ "repositories": connector::repositories(ctx) }))).await,
+            Err(e) => Err(Error::Invalid(e.to_string())),
+        };
+        self.finish("list_repositories", grant.as_ref().ok(), outcome)
+    }
+
+    #[tool(
+        description = "Start a cycle for one change in a repository: the brief's five fields and your question. The cycle waits for the person to confirm the brief in forgeloop's control room; this returns at once with the cycle's name. Then call wait or cycle_status until it is confirmed.",
+        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn start_cycle(
+        &self,
+        Parameters(args): Parameters<StartArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let grant = self.grant(&context);
+        let outcome = match grant.as_ref().map(Grant::clone).map_err(|e| Error::Invalid(e.to_string())) {
+            Ok(grant) => {
+                self.blocking(move |ctx| {
+                    let random = crate::serve::auth::random_token(6).map_err(Error::Invalid)?;
+                    let input = StartInput {
+                        repository: args.repository,
+                        fields: [args.goal, args.success, args.scope, args.constraints, args.validation],
+                        question: args.question,
+                    };
+                    to_value(&connector::start_cycle(ctx, &grant, input, &random)?)
+                })
+                .await
+            }
+            Err(e) => Err(e),
+        };
+        self.finish("start_cycle", grant.as_ref().ok(), outcome)
+    }
+
+    #[tool(
+        description = "A cycle's status, iteration k of N, its PR, and what it waits for.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn cycle_status(
+        &self,
+        Parameters(args): Parameters<CycleArg>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let grant = self.grant(&context);
+        let outcome = match &grant {
+            Ok(g) => match self.cycle(g, &args.cycle) {
+                Ok(paths) => {
+                    let name = args.cycle.clone();
+                    self.blocking(move |ctx| to_value(&connector::status(ctx, &name, &paths)?)).await
+                }
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(Error::Invalid(e.to_string())),
+        };
+        self.finish("cycle_status", grant.as_ref().ok(), outcome)
+    }
+
+    #[tool(
+        description = "Wait until a cycle's status or iteration changes (at most timeout_seconds, 1 to 60). Returns the status and whether it changed.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn wait(
+        &self,
+        Parameters(args): Parameters<WaitArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let grant = self.grant(&context);
+        let outcome = async {
+            let grant = grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+            let paths = self.cycle(grant, &args.cycle)?;
+            let secs = args.timeout_seconds.unwrap_or(30).clamp(1, 60);
+            let (answer, changed) =
+                connector::wait(&self.shared.ctx, &args.cycle, &paths, Duration::from_secs(secs)).await?;
+            let mut value = to_value(&answer)?;
+            value["changed"] = json!(changed);
+            Ok(value)
+        }
+        .await;
+        self.finish("wait", grant.as_ref().ok(), outcome)
+    }
+
+    #[tool(
+        description = "Test the PR of a cycle you started: forgeloop runs the person's test profile for the cycle's repository on the PR's head, in a sandbox, counting one iteration (up to the cap). Returns the redacted report; when it failed, the failure output and the handoff to act on.",
+        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = true)
+    )]
+    async fn test_pr(
+        &self,
+        Parameters(args): Parameters<TestArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let grant = self.grant(&context);
+        let outcome = async {
+            let grant = grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+            let paths = self.cycle(grant, &args.cycle)?;
+            let github = self.github().await?;
+            connector::test_pr(&github.ctx, &github.engine, &args.cycle, &paths, &args.pr).await
+        }
+        .await;
+        self.finish("test_pr", grant.as_ref().ok(), outcome)
+    }
+
+    #[tool(
+        description = "What the last tested head changed since the run before (the whole PR after the first run): redacted, bounded.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn get_diff(
+        &self,
+        Parameters(args): Parameters<CycleArg>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let grant = self.grant(&context);
+        let outcome = async {
+            let grant = grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
+            let paths = self.cycle(grant, &args.cycle)?;
+            let github = self.github().await?;
+            connector::diff(&github.ctx, &github.engine, &paths).await
+        }
+        .await;
+        self.finish("get_diff", grant.as_ref().ok(), outcome)
+    }
+
+    #[tool(
+        description = "The handoff of the cycle's last failed run: what to fix, as forgeloop would have typed it to you.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_handoff(
+        &self,
+        Parameters(args): Parameters<CycleArg>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let grant = self.grant(&context);
+        let outcome = match &grant {
+            Ok(g) => match self.cycle(g, &args.cycle) {
+                Ok(paths) => self.blocking(move |ctx| Ok(json!({ "handoff": connector::handoff(ctx, &paths)? }))).await,
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(Error::Invalid(e.to_string())),
+        };
+        self.finish("get_handoff", grant.as_ref().ok(), outcome)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RemoteServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("forgeloop", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
