@@ -12,7 +12,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::world::{CALC_BUGGY, World, fresh_secret};
+use support::tmux::Tmux;
+use support::world::{CALC_BUGGY, CALC_FIXED, World, fresh_secret};
+use support::{BRIEF, QUESTION};
 
 /// Only a guard against a hung server; no assertion depends on how long anything takes.
 const HANG_GUARD: Duration = Duration::from_secs(120);
@@ -196,14 +198,43 @@ fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
             "forge_cycles",
             "forge_diff",
             "forge_next",
+            "forge_reply",
+            "forge_sent",
+            "forge_start",
+            "forge_test",
             "webgpt_pr_handoff",
             "webgpt_pr_status",
             "webgpt_pr_test"
         ]
     );
-    let test_tool = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "webgpt_pr_test").unwrap();
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let test_tool = tools.iter().find(|t| t["name"] == "webgpt_pr_test").unwrap();
     assert_eq!(test_tool["inputSchema"]["required"], json!(["pr", "profile"]));
     assert!(test_tool["description"].as_str().unwrap().contains("Configured profiles: project, smoke."));
+    let loop_test = tools.iter().find(|t| t["name"] == "forge_test").unwrap();
+    assert_eq!(loop_test["inputSchema"]["required"], json!(["state", "pr", "profile"]));
+    assert!(loop_test["description"].as_str().unwrap().contains("Configured profiles: project, smoke."));
+    assert_eq!(loop_test["inputSchema"]["additionalProperties"], false, "{loop_test}");
+
+    // Human-only actions (docs/commands.md "Human-only commands", design §6.4) stay out of
+    // MCP: no tool confirms, approves, unblocks, extends, allows hosts, reruns or widens, and
+    // no tool takes commands, a cap or a confirmation switch.
+    for name in &names {
+        for human_only in ["confirm", "approve", "unblock", "extend", "allow", "rerun", "commands", "cap", "say"] {
+            assert!(!name.contains(human_only), "{name} looks like the human-only action {human_only}");
+        }
+    }
+    for tool in tools {
+        let properties = tool["inputSchema"]["properties"].as_object().cloned().unwrap_or_default();
+        for field in properties.keys() {
+            assert!(
+                !["commands", "commands_json", "argv", "max_iterations", "await_confirmation", "rerun", "by", "path"]
+                    .contains(&field.as_str()),
+                "{} takes {field}",
+                tool["name"]
+            );
+        }
+    }
 
     mcp.send_raw("this is not json");
     assert_eq!(mcp.next()["error"]["code"], -32700);
@@ -609,4 +640,264 @@ fn without_a_token_the_github_tools_say_no_token_as_the_cli_does() {
     let cycles = mcp.call(4, "forge_cycles", json!({}));
     assert!(!is_error(&cycles), "what needs no GitHub still works: {cycles}");
     assert_eq!(mcp.finish(), 0);
+}
+
+/// The relay loop an agent without a shell drives: start (a person confirms on a terminal),
+/// next, sent, reply, a failing test, a fix pushed, a passing test, `READY_TO_MERGE`; the
+/// same use cases as the CLI, journaled as the agent.
+#[test]
+fn a_whole_relay_loop_over_mcp_with_the_person_confirming_on_a_terminal() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+
+    let started = mcp.call(
+        2,
+        "forge_start",
+        json!({"state": "calc", "request": "Make calc.sh add", "webgpt_question": QUESTION, "intent_brief": BRIEF}),
+    );
+    assert!(!is_error(&started), "{started}");
+    let state = &started["result"]["structuredContent"];
+    assert_eq!(state["status"], "AWAITING_BRIEF_CONFIRMATION", "{state:#}");
+    assert_eq!(state["max_iterations"], 5, "the default cap");
+    assert!(w.sb.home().join("cycles/calc.json").exists());
+    let waiting = mcp.call(3, "forge_next", json!({"state": "calc"}));
+    assert_eq!(waiting["result"]["structuredContent"]["action"], "wait_for_human", "{waiting}");
+    // Nothing to send, nothing to test before the person confirms; GitHub is not asked.
+    w.emu.clear_requests();
+    let early = mcp.call(4, "forge_sent", json!({"state": "calc"}));
+    assert!(is_error(&early), "{early}");
+    let early = mcp.call(5, "forge_test", json!({"state": "calc", "pr": "acme/widget#1", "profile": "project"}));
+    assert!(is_error(&early), "{early}");
+    assert_eq!(tool_text(&early)["status"], "REFUSED");
+    assert!(tool_text(&early)["error"].as_str().unwrap().contains("brief must be confirmed"), "{early}");
+    assert!(w.emu.requests().is_empty(), "{:?}", w.emu.requests());
+
+    // The person confirms, on a terminal: MCP has no tool for it.
+    let tmux = Tmux::start(&w.terminal("confirm --state calc"), 160, 40);
+    tmux.wait_for("[y/N]", HANG_GUARD);
+    tmux.send_keys(&["y", "Enter"]);
+    tmux.wait_for("EXIT=0", HANG_GUARD);
+
+    let send = mcp.call(6, "forge_next", json!({"state": "calc"}));
+    let step = send["result"]["structuredContent"].clone();
+    assert_eq!(step["action"], "send", "{send}");
+    assert!(step["text"].as_str().unwrap().contains("## Confirmed user intent"), "{step:#}");
+    let sent = mcp.call(7, "forge_sent", json!({"state": "calc"}));
+    assert_eq!(sent["result"]["structuredContent"]["status"], "AWAITING_WEBGPT_PR", "{sent}");
+    let again = mcp.call(8, "forge_sent", json!({"state": "calc"}));
+    assert_eq!(tool_text(&again)["status"], "ALREADY_SENT", "{again}");
+
+    // WebGPT opens a PR that does not fix it yet.
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let reply = mcp.call(
+        9,
+        "forge_reply",
+        json!({"state": "calc", "text": format!("Opened it.\n\nPR_URL: https://github.com/acme/widget/pull/{n}")}),
+    );
+    let doc = &reply["result"]["structuredContent"];
+    assert_eq!((doc["status"].as_str(), doc["next"]["action"].as_str()), (Some("PR_FOUND"), Some("run")), "{doc:#}");
+
+    mcp.send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+        "name": "forge_test", "arguments": {"state": "calc", "pr": format!("acme/widget#{n}"), "profile": "project"},
+        "_meta": {"progressToken": "loop-10"}}}));
+    let failed = mcp.response(10);
+    assert!(!is_error(&failed), "{failed}");
+    let state = &failed["result"]["structuredContent"];
+    assert_eq!(state["status"], "AWAITING_WEBGPT_FIX", "{state:#}");
+    assert_eq!(state["report"]["status"], "TEST_FAILED");
+    assert_eq!(state["iteration"], 1);
+    assert!(
+        mcp.transcript
+            .iter()
+            .any(|m| m["params"]["progressToken"] == "loop-10" && m["params"]["message"] == "finished: TEST_FAILED"),
+        "{:#?}",
+        mcp.transcript
+    );
+    assert!(w.comments(&repo, n).is_empty(), "the MCP server never posts comments");
+
+    let handoff = mcp.call(11, "forge_next", json!({"state": "calc"}));
+    let step = &handoff["result"]["structuredContent"];
+    assert_eq!(step["action"], "send", "{handoff}");
+    assert!(step["text"].as_str().unwrap().contains("TEST_FAILED"), "{step:#}");
+    assert!(!is_error(&mcp.call(12, "forge_sent", json!({"state": "calc"}))));
+
+    // The fix is pushed; the reply names the PR again, and its head is looked at on GitHub.
+    let fixed = w.commit(&repo, "fix", &[("calc.sh", CALC_FIXED)], "fix: add");
+    let reply =
+        mcp.call(13, "forge_reply", json!({"state": "calc", "text": format!("Pushed.\nPR_URL: acme/widget#{n}")}));
+    let doc = &reply["result"]["structuredContent"];
+    assert_eq!(doc["status"], "PR_FOUND", "{doc:#}");
+    assert!(doc["head_check"].as_str().unwrap().starts_with(&format!("changed: {}", &fixed[..12])), "{doc:#}");
+
+    let passed =
+        mcp.call(14, "forge_test", json!({"state": "calc", "pr": format!("acme/widget#{n}"), "profile": "project"}));
+    assert!(!is_error(&passed), "{passed}");
+    let state = &passed["result"]["structuredContent"];
+    assert_eq!(state["status"], "READY_TO_MERGE", "{state:#}");
+    assert_eq!((state["report"]["status"].as_str(), state["iteration"].as_u64()), (Some("TEST_PASSED"), Some(2)));
+    assert_eq!(state["report"]["head_sha"], fixed.as_str());
+
+    // The same next step as the CLI's (one use case), and a passed cycle is not tested again.
+    let next = mcp.call(15, "forge_next", json!({"state": "calc"}));
+    assert_eq!(next["result"]["structuredContent"], w.run(&["next", "--state", "calc"]).json());
+    w.emu.clear_requests();
+    let refused =
+        mcp.call(16, "forge_test", json!({"state": "calc", "pr": format!("acme/widget#{n}"), "profile": "project"}));
+    assert_eq!(tool_text(&refused)["status"], "REFUSED", "{refused}");
+    assert!(w.emu.requests().is_empty(), "{:?}", w.emu.requests());
+
+    // Journaled as the agent, except the person's confirmation.
+    let log = w.run(&["log", "--state", "calc"]).json();
+    let events = log["events"].as_array().unwrap();
+    let actor = |kind: &str| -> Vec<String> {
+        events.iter().filter(|e| e["kind"] == kind).map(|e| e["actor"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(actor("brief_confirmed"), ["human"]);
+    assert_eq!(actor("run_finished"), ["agent", "agent"]);
+    assert_eq!(actor("reply_recorded"), ["agent", "agent"]);
+    assert_eq!(actor("message_sent"), ["agent", "agent"]);
+    assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&w.token)), "the token never leaves the server");
+    assert_eq!(mcp.finish(), 0);
+}
+
+/// The cap holds over MCP: the run past it is not made, GitHub is not asked, the cycle is
+/// blocked and only a person (`extend`, on a terminal) raises it.
+#[test]
+fn forge_test_enforces_the_cap() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    w.cycle("capped", &["--max-iterations", "1"]);
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+    let pr = format!("acme/widget#{n}");
+    let reply = mcp.call(2, "forge_reply", json!({"state": "capped", "text": format!("PR_URL: {pr}")}));
+    assert_eq!(reply["result"]["structuredContent"]["status"], "PR_FOUND", "{reply}");
+    let first = mcp.call(3, "forge_test", json!({"state": "capped", "pr": pr, "profile": "project"}));
+    assert_eq!(first["result"]["structuredContent"]["report"]["status"], "TEST_FAILED", "{first}");
+    w.commit(&repo, "fix", &[("calc.sh", CALC_FIXED)], "fix: add");
+
+    w.emu.clear_requests();
+    let capped = mcp.call(4, "forge_test", json!({"state": "capped", "pr": pr, "profile": "project"}));
+    assert!(is_error(&capped), "a cycle blocked by the run is an error result: {capped}");
+    let state = tool_text(&capped);
+    assert_eq!((state["status"].as_str(), state["iteration"].as_u64()), (Some("BLOCKED_MAX_ITERATIONS"), Some(1)));
+    let after = mcp.call(5, "forge_test", json!({"state": "capped", "pr": pr, "profile": "project"}));
+    assert_eq!(tool_text(&after)["status"], "REFUSED", "{after}");
+    assert!(tool_text(&after)["error"].as_str().unwrap().contains("forgeloop extend"), "{after}");
+    assert!(w.emu.requests().is_empty(), "past the cap GitHub is not asked: {:?}", w.emu.requests());
+    assert_eq!(mcp.finish(), 0);
+}
+
+/// What the loop tools refuse, each before any GitHub request and without changing a file:
+/// a profile that is not configured, a repository that is not allowed, commands or a cap from
+/// the caller (unknown fields), a path for a new cycle, a cycle forgeloop does not know.
+#[test]
+fn the_loop_tools_refuse_before_any_github_request() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix", CALC_BUGGY);
+    let other = w.project("stranger", "tool", false);
+    let m = w.pr(&other, "x", CALC_BUGGY);
+    w.cycle("c", &[]);
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+    let reply = mcp.call(2, "forge_reply", json!({"state": "c", "text": format!("PR_URL: stranger/tool#{m}")}));
+    assert_eq!(reply["result"]["structuredContent"]["status"], "PR_FOUND", "{reply}");
+    let snapshot = || {
+        let mut files = Vec::new();
+        for entry in walk(&w.sb.home()) {
+            files.push((entry.clone(), std::fs::read(&entry).unwrap()));
+        }
+        files
+    };
+    let before = snapshot();
+    w.emu.clear_requests();
+
+    let mut id = 10;
+    let mut refused = |mcp: &mut Mcp, tool: &str, arguments: Value, expected: &str| {
+        id += 1;
+        let answer = mcp.call(id, tool, arguments.clone());
+        assert!(is_error(&answer), "{tool} {arguments}: {answer}");
+        let text = match tool_text(&answer) {
+            Value::String(text) => text,
+            doc => format!("{} {}", doc["status"].as_str().unwrap(), doc["error"].as_str().unwrap()),
+        };
+        assert!(text.contains(expected), "{tool} {arguments}: {expected:?} not in {text}");
+    };
+    let foreign = format!("stranger/tool#{m}");
+    let ours = format!("acme/widget#{n}");
+    refused(
+        &mut mcp,
+        "forge_test",
+        json!({"state": "c", "pr": foreign, "profile": "project"}),
+        "stranger/tool is not allowed",
+    );
+    refused(
+        &mut mcp,
+        "forge_test",
+        json!({"state": "c", "pr": ours, "profile": "rm-rf"}),
+        "unknown test profile \"rm-rf\"",
+    );
+    refused(
+        &mut mcp,
+        "forge_test",
+        json!({"state": "c", "pr": ours, "profile": "project", "commands": [["sh", "-c", "id"]]}),
+        "unknown field `commands`",
+    );
+    refused(
+        &mut mcp,
+        "forge_test",
+        json!({"state": "c", "pr": ours, "commands": [["sh", "-c", "id"]]}),
+        "unknown field",
+    );
+    refused(&mut mcp, "forge_test", json!({"state": "/etc/passwd.json", "pr": ours, "profile": "project"}), "NO_STATE");
+    let start = json!({"state": "n", "request": "r", "webgpt_question": QUESTION, "intent_brief": BRIEF});
+    for (extra, value) in
+        [("max_iterations", json!(50)), ("await_confirmation", json!(false)), ("continue_from", json!("c"))]
+    {
+        let mut arguments = start.clone();
+        arguments[extra] = value;
+        refused(&mut mcp, "forge_start", arguments, &format!("unknown field `{extra}`"));
+    }
+    for path in ["../escape", "/tmp/x.json", "x.json", "~/x"] {
+        let mut arguments = start.clone();
+        arguments["state"] = json!(path);
+        refused(&mut mcp, "forge_start", arguments, "takes a bare cycle name");
+    }
+    refused(&mut mcp, "forge_sent", json!({"state": "/etc/passwd.json"}), "NO_STATE");
+    refused(&mut mcp, "forge_reply", json!({"state": "c", "text": "x", "reason": "because"}), "only with a class");
+    refused(
+        &mut mcp,
+        "forge_reply",
+        json!({"state": "c", "text": "x", "as": "MERGED", "reason": "r"}),
+        "unknown reply class",
+    );
+    assert!(w.emu.requests().is_empty(), "{:?}", w.emu.requests());
+    assert_eq!(snapshot(), before, "no refusal changed a file");
+    assert_eq!(mcp.finish(), 0);
+
+    // Without profiles in the config, nothing is tested.
+    let mut bare = Mcp::start(&w, "");
+    bare.initialize();
+    let none = bare.call(2, "forge_test", json!({"state": "c", "pr": ours, "profile": "project"}));
+    assert!(tool_text(&none)["error"].as_str().unwrap().contains("no test profiles are configured"), "{none}");
+    assert!(w.emu.requests().is_empty(), "{:?}", w.emu.requests());
+    assert_eq!(bare.finish(), 0);
+}
+
+/// Every file under `dir`, sorted.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() { stack.push(path) } else { files.push(path) }
+        }
+    }
+    files.sort();
+    files
 }

@@ -103,7 +103,7 @@ pub enum Command {
     #[cfg(feature = "demo")]
     #[command(about = crate::demo::scenarios::about())]
     Demo(DemoArgs),
-    /// MCP server on stdin/stdout: PR status, test with a configured profile, handoff, cycles
+    /// MCP server on stdin/stdout: PR status, test with a configured profile, handoff, cycles, the relay loop
     Mcp(McpArgs),
     /// The remote connector: MCP over Streamable HTTP with OAuth, for ChatGPT's connectors
     Serve(ServeArgs),

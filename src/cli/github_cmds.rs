@@ -9,9 +9,7 @@ use crate::cycle::start::{self, StartRequest};
 use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::report::TestStatus;
 use crate::domain::state::{Actor, NewRepository};
-use crate::domain::word::Word;
 use crate::error::{Error, Result};
-use serde_json::json;
 
 #[cfg(feature = "demo")]
 use super::args::EmulatorArgs;
@@ -42,27 +40,8 @@ pub(super) fn forge_pr(ctx: &Ctx, args: &ForgeArgs) -> Result<i32> {
     opts.fresh = args.fresh;
     opts.cancel = Some(cancel);
     let outcome = net.runtime.block_on(pr_test::forge_pr(ctx, &net.engine, &paths, opts))?;
-    if let Some(run) = &outcome.already_tested {
-        let state = &outcome.saved.state;
-        let report_path = run.report_path.as_ref().map(|rel| paths.sidecar().join(rel).display().to_string());
-        let doc = json!({
-            "status": Word::AlreadyTested,
-            "pr": run.pr,
-            "head_sha": run.head_sha,
-            "tested": run.status,
-            "tested_in_iteration": run.iteration,
-            "report_path": report_path,
-            "explanation": "this head was already tested with these commands: nothing ran and no iteration was counted (a person may test it again with --rerun on a terminal, or rerun in forgeloop tui)",
-            "cycle_status": state.status,
-            "iteration": state.iteration,
-            "max_iterations": state.max_iterations,
-            "next": ctx.next_step(state, &paths.state.display().to_string()),
-        });
-        let code = output::json(&ctx.redactor, &doc);
-        return Ok(if state.status.is_blocked() { 2 } else { code });
-    }
-    let code = output::json(&ctx.redactor, &outcome.saved.state);
-    Ok(if outcome.saved.state.status.is_blocked() { 2 } else { code })
+    let code = output::json(&ctx.redactor, &outcome.document(ctx, &paths)?);
+    Ok(if outcome.blocked() { 2 } else { code })
 }
 
 /// `forge --request --new-repo`: every local check first, then the repository (private unless

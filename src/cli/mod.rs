@@ -19,7 +19,6 @@ use crate::config::Config;
 use crate::cycle::context::Settings;
 use crate::cycle::files;
 use crate::cycle::{Ctx, actions, list, wait};
-use crate::domain::pr_ref::parse_pr_ref;
 use crate::domain::state::Actor;
 use crate::domain::status::Status;
 use crate::error::{Error, Result};
@@ -170,26 +169,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Iterate(args) => handoff(ctx, &args.result, true),
         Command::Next(args) => {
             let paths = ctx.cycle(&args.state)?;
-            // A reference-tool state gets its outbox on first touch; when another process holds
-            // the cycle, `next` still answers (from the same fields) and `sent` adopts later.
-            match actions::adopt_reference_outbox(ctx, &paths) {
-                Ok(_) | Err(Error::Lock(_)) => {}
-                Err(err) => return Err(err),
-            }
-            let state = files::load_state(&paths.state)?;
-            let mut step = ctx.next_step(&state, &paths.state.display().to_string());
-            // About to test again the PR whose last run failed: has its head moved?
-            if let Some((pr, tested)) = crate::domain::next::recheck_target(&state) {
-                let head =
-                    parse_pr_ref(&pr, &ctx.hosts).map_err(|e| e.to_string()).and_then(|p| net::pull_head(ctx, &p));
-                crate::domain::next::note_head(
-                    &mut step,
-                    &pr,
-                    &tested,
-                    head.as_ref().map(|h| h.sha.as_str()).map_err(String::as_str),
-                );
-            }
-            Ok(output::json(r, &step))
+            let lookup = |pr: &crate::domain::pr_ref::PrRef| net::pull_head(ctx, pr);
+            Ok(output::json(r, &crate::cycle::next::next(ctx, &paths, Some(&lookup))?))
         }
         Command::Sent(args) => Ok(output::json(r, &actions::sent(ctx, &ctx.cycle(&args.state)?)?.state)),
         Command::Say(args) => {
@@ -323,9 +304,6 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
     }
 }
 
-/// Replies larger than this are refused rather than read.
-const MAX_REPLY_BYTES: u64 = 4 * 1024 * 1024;
-
 /// The text of `--file` (`-` or none: stdin), at most `limit` bytes.
 fn read_text(file: Option<&std::path::Path>, limit: u64, what: &str) -> Result<String> {
     use std::io::Read;
@@ -343,17 +321,10 @@ fn read_text(file: Option<&std::path::Path>, limit: u64, what: &str) -> Result<S
 }
 
 fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
+    use crate::cycle::reply::{MAX_REPLY_BYTES, Override};
     let paths = ctx.cycle(&args.state)?;
     let text = read_text(args.file.as_deref(), MAX_REPLY_BYTES, "reply")?;
-    let correction = match args.as_class {
-        Some(class) => Some(crate::cycle::reply::Override {
-            class: crate::domain::reply::ReplyClass::parse(&class)
-                .ok_or_else(|| Error::Invalid(format!("unknown reply class {class:?}")))?,
-            reason: args.reason.unwrap_or_default(),
-            pr: args.pr,
-        }),
-        None => None,
-    };
+    let correction = Override::from_parts(args.as_class.as_deref(), args.reason, args.pr)?;
     let lookup = |pr: &crate::domain::pr_ref::PrRef| net::pull_head(ctx, pr);
     let (outcome, _) = crate::cycle::reply::reply(ctx, &paths, &text, correction, Some(&lookup))?;
     Ok(output::json(&ctx.redactor, &outcome))

@@ -61,6 +61,5 @@ pub(crate) fn pull_head(ctx: &Ctx, pr: &PrRef) -> std::result::Result<PullHead, 
     if net.engine.token.is_none() {
         return Err("no GitHub token (GH_TOKEN, GITHUB_TOKEN, `gh auth token` or [github] token_command; see `forgeloop doctor`)".into());
     }
-    let pull = net.runtime.block_on(net.engine.github.pull_request(&pr.repo, pr.number)).map_err(|e| e.to_string())?;
-    Ok(PullHead { sha: pull.head_sha, branch: pull.head_ref })
+    net.runtime.block_on(crate::cycle::reply::pull_head(&net.engine, pr)).map_err(|e| e.to_string())
 }

@@ -19,6 +19,7 @@ pub mod integrity;
 pub mod list;
 pub mod live;
 pub mod log;
+pub mod next;
 pub mod pr_status;
 pub mod pr_test;
 pub mod projects;

@@ -16,7 +16,8 @@ use crate::domain::commands::{CommandsProfile, Executor};
 use crate::domain::egress::{Allowlist, NetworkEvent, NetworkMode};
 use crate::domain::event_data::{EventData, Message};
 use crate::domain::integrity::Integrity;
-use crate::domain::machine::{self, TestGate};
+use crate::domain::machine;
+pub use crate::domain::machine::TestGate;
 use crate::domain::needs_network::{self as needs_net, NeedsNetwork};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
 use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus};
@@ -102,6 +103,36 @@ pub struct Outcome {
     pub already_tested: Option<RunSummary>,
 }
 
+impl Outcome {
+    /// Whether the cycle ended up blocked (the CLI exits 2).
+    pub fn blocked(&self) -> bool {
+        self.saved.state.status.is_blocked()
+    }
+
+    /// What `forge --pr` answers (the CLI prints it, the MCP server's `forge_test` returns it):
+    /// the cycle's state, or `ALREADY_TESTED` with the run that tested this head before.
+    pub fn document(&self, ctx: &Ctx, paths: &CyclePaths) -> Result<serde_json::Value> {
+        let state = &self.saved.state;
+        let Some(run) = &self.already_tested else {
+            return serde_json::to_value(state).map_err(|e| Error::Invalid(format!("cannot encode the state: {e}")));
+        };
+        let report_path = run.report_path.as_ref().map(|rel| paths.sidecar().join(rel).display().to_string());
+        Ok(json!({
+            "status": crate::domain::word::Word::AlreadyTested,
+            "pr": run.pr,
+            "head_sha": run.head_sha,
+            "tested": run.status,
+            "tested_in_iteration": run.iteration,
+            "report_path": report_path,
+            "explanation": "this head was already tested with these commands: nothing ran and no iteration was counted (a person may test it again with --rerun on a terminal, or rerun in forgeloop tui)",
+            "cycle_status": state.status,
+            "iteration": state.iteration,
+            "max_iterations": state.max_iterations,
+            "next": ctx.next_step(state, &paths.state.display().to_string()),
+        }))
+    }
+}
+
 /// The result of checking out and running, before anything is recorded.
 enum Executed {
     Cancelled(String),
@@ -129,6 +160,16 @@ struct Completed {
     lockfiles: Vec<String>,
     /// `package.json`'s `scripts.test` in the tested tree (a checkout's run only).
     test_script: Option<String>,
+}
+
+/// What [`forge_pr`] will decide first, read without the lock and without the network: a
+/// refusal (status, binding), the cap reached (it then records the block and touches nothing
+/// remote), or go on. For a front end that has checks of its own that ask GitHub (the MCP
+/// server's repository policy), so a cycle that cannot be tested is refused before them.
+pub fn gate(ctx: &Ctx, paths: &CyclePaths, pr: &str, human_override: bool) -> Result<TestGate> {
+    let state = state_file::load(&paths.state)?;
+    let pr = parse_pr_ref(pr, &ctx.hosts)?;
+    Ok(machine::gate_test(&state, &pr, human_override)?)
 }
 
 /// `forge --pr` (and the control room's rerun): one locked pass through design §3's rules and

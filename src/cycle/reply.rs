@@ -18,6 +18,9 @@ use super::session::{Saved, mutate};
 /// The longest reply text kept in the journal; the rest is summarised by its hash.
 const JOURNAL_TEXT_LIMIT: usize = 64 * 1024;
 
+/// Replies larger than this are refused rather than read.
+pub const MAX_REPLY_BYTES: u64 = 4 * 1024 * 1024;
+
 /// A coordinator's correction of the classifier, journaled with its reason.
 pub struct Override {
     /// The class the coordinator says is right (`--as`).
@@ -26,6 +29,24 @@ pub struct Override {
     pub reason: String,
     /// The PR, with `PR_FOUND` (`--pr`).
     pub pr: Option<String>,
+}
+
+impl Override {
+    /// The coordinator's correction from its parts as a front end takes them (`--as CLASS
+    /// --reason TEXT [--pr REF]`): `None` without a class; a reason or PR without one, or an
+    /// unknown class, is refused. The rest is checked against the cycle by [`reply`].
+    pub fn from_parts(class: Option<&str>, reason: Option<String>, pr: Option<String>) -> Result<Option<Override>> {
+        let Some(class) = class else {
+            if reason.is_some() || pr.is_some() {
+                return Err(Error::Invalid(
+                    "a reason or PR overrides the classification only with a class (--as)".into(),
+                ));
+            }
+            return Ok(None);
+        };
+        let class = ReplyClass::parse(class).ok_or_else(|| Error::Invalid(format!("unknown reply class {class:?}")))?;
+        Ok(Some(Override { class, reason: reason.unwrap_or_default(), pr }))
+    }
 }
 
 /// The output of `reply`. `status` is the classification (`PR_FOUND`, `PR_UNCHANGED`, …; also
@@ -64,6 +85,12 @@ pub struct PullHead {
     pub sha: String,
     /// The head branch.
     pub branch: String,
+}
+
+/// The head of `pr` on GitHub, as a front end's head lookup reports it.
+pub async fn pull_head(engine: &super::context::Engine, pr: &PrRef) -> Result<PullHead> {
+    let pull = engine.github.pull_request(&pr.repo, pr.number).await?;
+    Ok(PullHead { sha: pull.head_sha, branch: pull.head_ref })
 }
 
 /// What the head lookup found, decided before the cycle is locked (no network under the lock).

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::domain::event_data::{EventData, Message};
 use crate::domain::machine::{self, Carry, NewCycle};
-use crate::domain::state::{Actor, CycleState, NewRepository};
+use crate::domain::state::{Actor, CycleState, DEFAULT_MAX_ITERATIONS, NewRepository};
 use crate::error::{Error, Result};
 use crate::store::atomic::create_new_atomic;
 use crate::store::journal::NewEvent;
@@ -33,6 +33,24 @@ pub struct StartRequest {
     pub continue_from: Option<String>,
     /// A repository already provisioned for this cycle (`--new-repo`).
     pub new_repository: Option<NewRepository>,
+}
+
+impl StartRequest {
+    /// A cycle started by an agent that cannot confirm (the MCP server's `forge_start`): it
+    /// always waits for a person to confirm the brief, with the default cap (only a person
+    /// raises it, with `extend`), no predecessor and no new repository.
+    pub fn awaiting_person(state: &str, request: &str, webgpt_question: &str, intent_brief: &str) -> StartRequest {
+        StartRequest {
+            state: state.to_owned(),
+            request: request.to_owned(),
+            webgpt_question: Some(webgpt_question.to_owned()),
+            intent_brief: Some(intent_brief.to_owned()),
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            await_confirmation: true,
+            continue_from: None,
+            new_repository: None,
+        }
+    }
 }
 
 /// The cycle that was created.

@@ -1,4 +1,4 @@
-//! The MCP tool surface (design §8): six tools, each a thin wrapper over a use case. Every
+//! The MCP tool surface (design §8): each tool a thin wrapper over a use case. Every
 //! result and every error message is redacted; tool failures are results with `isError`.
 
 use std::sync::Arc;
@@ -18,23 +18,33 @@ use tokio::sync::{Notify, OnceCell, watch};
 
 use crate::cycle::Ctx;
 use crate::cycle::pr_status::pr_status;
-use crate::cycle::pr_test::{Engine, OneShot, test_once};
+use crate::cycle::pr_test::{self, Engine, OneShot, RunOptions, TestGate, forge_pr, test_once};
 use crate::cycle::projects::Registry;
+use crate::cycle::reply::{PullHead, pull_head};
+use crate::domain::commands::CommandsProfile;
 use crate::domain::pr_ref::{PrRef, parse_pr_ref};
+use crate::domain::state::Actor;
 use crate::domain::word::Word;
 use crate::error::Error;
 use crate::redact::Redactor;
 
 use super::policy::Policy;
 use super::progress::{self, Reporter};
-use super::tools::{self, CycleInput, DiffInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput};
+use super::tools::{
+    self, CycleInput, CycleTestInput, DiffInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput, ReplyInput,
+    StartInput, StateInput,
+};
 
 const INSTRUCTIONS: &str = "forgeloop: the WebGPT pull-request loop. webgpt_pr_status reads a PR; \
 webgpt_pr_test tests a PR's head SHA in an isolated checkout with a test profile from the forgeloop \
 config (only repositories bound in the Project registry or allowed in config; it never posts comments); \
 webgpt_pr_handoff turns a failed report into the text to send WebGPT; forge_cycles, forge_cycle and \
 forge_next read the cycles on this machine; forge_diff shows what a cycle's PR changed (redacted). \
-Nothing here merges, pushes or runs caller-given commands.";
+The relay loop: forge_start (a person confirms the brief), then repeat forge_next and do what it says: \
+send its text in the ChatGPT chat and call forge_sent, give WebGPT's reply to forge_reply, run the \
+tests with forge_test and a configured profile; on wait_for_human tell the person and ask forge_next \
+again later; stop on stop or done. \
+Nothing here merges, pushes, runs caller-given commands, confirms a brief, approves, unblocks or raises the cap.";
 
 /// GitHub access, built on first use: finding the token may run `gh auth token`.
 struct Github {
@@ -60,6 +70,17 @@ impl Drop for RunGuard {
     }
 }
 
+/// A test run that passed every check: what it runs, with what, and how it reports.
+struct PreparedRun {
+    commands: CommandsProfile,
+    github: Arc<Github>,
+    reporter: Reporter,
+    total: f64,
+    cancel: watch::Receiver<bool>,
+    /// Counts the run as in flight until it is dropped.
+    _guard: RunGuard,
+}
+
 struct Shared {
     ctx: Ctx,
     policy: Policy,
@@ -82,15 +103,14 @@ impl ForgeServer {
         let policy = Policy::new(&ctx.config.mcp, Registry::new(ctx.registry.clone()));
         let names = policy.profile_names();
         let mut tool_router = Self::tool_router();
-        if let Some(route) = tool_router.map.get_mut("webgpt_pr_test") {
-            let configured = if names.is_empty() {
-                "none (add [mcp.profiles.NAME] to the config)".to_owned()
-            } else {
-                names.join(", ")
-            };
-            let description =
-                format!("{} Configured profiles: {configured}.", route.attr.description.as_deref().unwrap_or(""));
-            route.attr.description = Some(description.into());
+        let configured =
+            if names.is_empty() { "none (add [mcp.profiles.NAME] to the config)".to_owned() } else { names.join(", ") };
+        for tool in ["webgpt_pr_test", "forge_test"] {
+            if let Some(route) = tool_router.map.get_mut(tool) {
+                let description =
+                    format!("{} Configured profiles: {configured}.", route.attr.description.as_deref().unwrap_or(""));
+                route.attr.description = Some(description.into());
+            }
         }
         let shared =
             Shared { ctx, policy, github: OnceCell::new(), runs: Runs::default(), shutdown: watch::channel(false).0 };
@@ -147,11 +167,15 @@ impl ForgeServer {
     }
 
     fn finish(&self, outcome: Outcome) -> CallToolResult {
+        match outcome {
+            Ok(value) => self.result(value, false),
+            Err(failure) => self.result(failure.document(), true),
+        }
+    }
+
+    /// A tool's document as its result, redacted; `failed` flags it `isError`.
+    fn result(&self, mut value: serde_json::Value, failed: bool) -> CallToolResult {
         let redactor = self.redactor();
-        let (mut value, failed) = match outcome {
-            Ok(value) => (value, false),
-            Err(failure) => (failure.document(), true),
-        };
         redactor.redact_json(&mut value);
         let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
         let mut result = if failed {
@@ -165,17 +189,28 @@ impl ForgeServer {
         result
     }
 
-    async fn run_test(&self, input: PrTestInput, context: RequestContext<RoleServer>) -> Outcome {
-        // Every refusal is decided here, before any network call.
-        let pr = self.pr(&input.pr)?;
-        let commands = self.shared.policy.profile(&input.profile, &self.redactor())?;
+    /// The checks of a test run that need no network, made before any GitHub request: the PR
+    /// reference, the configured profile, the repository.
+    fn check_locally(&self, pr_text: &str, profile: &str) -> Result<(PrRef, CommandsProfile), Failure> {
+        let pr = self.pr(pr_text)?;
+        let commands = self.shared.policy.profile(profile, &self.redactor())?;
         self.shared.policy.repository(&pr.repo)?;
+        Ok((pr, commands))
+    }
 
-        let _guard = {
+    /// The checks of a test run that ask GitHub, after [`Self::check_locally`]: the PR's
+    /// metadata, its repository again (renamed or transferred) and its head repository.
+    /// Reports the first two progress steps.
+    async fn prepare_run(
+        &self,
+        (pr, commands): (PrRef, CommandsProfile),
+        context: &RequestContext<RoleServer>,
+    ) -> Result<PreparedRun, Failure> {
+        let guard = {
             self.shared.runs.active.fetch_add(1, Ordering::SeqCst);
             RunGuard(self.shared.clone())
         };
-        let cancel = self.cancel_channel(&context);
+        let cancel = self.cancel_channel(context);
         let github = self.github().await?;
         let reporter =
             Reporter::new(context.peer.clone(), context.meta.get_progress_token(), github.ctx.redactor.clone());
@@ -201,24 +236,89 @@ impl ForgeServer {
             }
         };
         reporter.report(1.0, total, &step).await;
+        Ok(PreparedRun { commands, github, reporter, total, cancel, _guard: guard })
+    }
+
+    async fn run_test(&self, input: PrTestInput, context: RequestContext<RoleServer>) -> Outcome {
+        // Every refusal is decided here, before any network call.
+        let checked = self.check_locally(&input.pr, &input.profile)?;
+        let run = self.prepare_run(checked, &context).await?;
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
-        let follower = tokio::spawn(progress::forward(progress_rx, reporter.clone(), 2.0, total));
+        let follower = tokio::spawn(progress::forward(progress_rx, run.reporter.clone(), 2.0, run.total));
         let request = OneShot {
             pr: input.pr.clone(),
-            commands,
+            commands: run.commands.clone(),
             post_comment: false,
             submodules: false,
             keep_checkout: false,
             fresh: false,
-            cancel: Some(cancel),
-            progress: reporter.wanted().then_some(progress_tx),
+            cancel: Some(run.cancel.clone()),
+            progress: run.reporter.wanted().then_some(progress_tx),
         };
-        let result = test_once(&github.ctx, &github.engine, request).await;
+        let result = test_once(&run.github.ctx, &run.github.engine, request).await;
         // The sender is gone with `request`: the forwarder drains what is left and ends.
         let _ = follower.await;
         let report = result?;
-        reporter.report(total, total, &format!("finished: {}", report.status.as_str())).await;
+        run.reporter.report(run.total, run.total, &format!("finished: {}", report.status.as_str())).await;
         serde_json::to_value(&report).map_err(|e| Failure::new(Word::Blocked, format!("cannot encode the report: {e}")))
+    }
+
+    /// `forge_test`: `forge --pr` on a known cycle with a configured profile, as the agent.
+    /// The document is what the CLI prints; `true` when the cycle ended up blocked (the CLI's
+    /// exit 2), which the result flags as an error.
+    async fn run_cycle_test(
+        &self,
+        input: CycleTestInput,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(serde_json::Value, bool), Failure> {
+        // Every refusal is decided before any network call: the cycle, the policy, then what
+        // `forge_pr` decides first (status, binding, cap).
+        let (ctx, state, pr) = (self.shared.ctx.clone(), input.state.clone(), input.pr.clone());
+        let (paths, gate) = tokio::task::spawn_blocking(move || {
+            let path = tools::known_cycle(&ctx, Some(state), None)?;
+            let paths = crate::cycle::files::CyclePaths::new(path).map_err(Error::from)?;
+            let gate = pr_test::gate(&ctx, &paths, &pr, false)?;
+            Ok::<_, Failure>((paths, gate))
+        })
+        .await
+        .map_err(|e| Failure::new(Word::Blocked, e.to_string()))??;
+        let checked = self.check_locally(&input.pr, &input.profile)?;
+        if gate == TestGate::CapReached {
+            // `forge_pr` records the block and asks GitHub nothing.
+            let github = self.github().await?;
+            let outcome =
+                forge_pr(&github.ctx, &github.engine, &paths, RunOptions::new(input.pr.clone(), Actor::Agent)).await?;
+            return Ok((outcome.document(&github.ctx, &paths)?, outcome.blocked()));
+        }
+        let run = self.prepare_run(checked, &context).await?;
+        let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
+        let follower = tokio::spawn(progress::forward(progress_rx, run.reporter.clone(), 2.0, run.total));
+        let mut opts = RunOptions::new(input.pr.clone(), Actor::Agent);
+        opts.commands = Some(run.commands.clone());
+        opts.cancel = Some(run.cancel.clone());
+        opts.progress = run.reporter.wanted().then_some(progress_tx);
+        let result = forge_pr(&run.github.ctx, &run.github.engine, &paths, opts).await;
+        let _ = follower.await;
+        let outcome = result?;
+        let finished = match &outcome.report {
+            Some(report) if outcome.already_tested.is_none() => report.status.as_str().to_owned(),
+            _ => outcome.saved.state.status.as_str().to_owned(),
+        };
+        run.reporter.report(run.total, run.total, &format!("finished: {finished}")).await;
+        Ok((outcome.document(&run.github.ctx, &paths)?, outcome.blocked()))
+    }
+
+    /// A look at a PR's head for `next` and `reply`, run on a blocking thread (the use cases
+    /// are synchronous): the server's GitHub client, discovered on first use.
+    fn head_lookup(&self) -> impl Fn(&PrRef) -> Result<PullHead, String> + Send + 'static {
+        let server = self.clone();
+        let handle = tokio::runtime::Handle::current();
+        move |pr: &PrRef| {
+            handle.block_on(async {
+                let github = server.github().await.map_err(|f| f.message)?;
+                pull_head(&github.engine, pr).await.map_err(|e| e.to_string())
+            })
+        }
     }
 
     /// A cancel channel for the runner that fires on the client's `notifications/cancelled`
@@ -325,12 +425,66 @@ impl ForgeServer {
     }
 
     #[tool(
-        description = "A cycle's single next action (as `forgeloop next`): what to send, what to run, or why to stop. By state or task_space.",
-        annotations(read_only_hint = true, open_world_hint = false)
+        description = "A cycle's single next action (as `forgeloop next`): what to send, what to run, or why to stop. By state or task_space. When the step is to test again the PR whose last run failed, its head is looked at on GitHub (head_check).",
+        annotations(read_only_hint = true, open_world_hint = true)
     )]
     async fn forge_next(&self, Parameters(input): Parameters<CycleInput>) -> CallToolResult {
-        let outcome = self.blocking(move |ctx| tools::next(ctx, &input)).await;
+        let lookup = self.head_lookup();
+        let outcome = self.blocking(move |ctx| tools::next(ctx, &input, Some(&lookup))).await;
         self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Start a cycle (as `forgeloop forge --request … --await-confirmation`): the request, the question for WebGPT and the five-field brief (Goal, Success, Scope / non-goals, Constraints, Validation) as agreed with the user, under a bare name in the cycles directory. It always waits for a person to confirm the brief (forgeloop tui, or forgeloop confirm on a terminal): nothing here confirms it. The cap is forgeloop's default; only a person raises it. Returns the new cycle's state.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_start(&self, Parameters(input): Parameters<StartInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::start(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "The message forge_next said to send was typed into the ChatGPT chat (as `forgeloop sent`). A second call for the same message is refused with ALREADY_SENT. Returns the cycle's state.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_sent(&self, Parameters(input): Parameters<StateInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::sent(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Record WebGPT's finished reply (as `forgeloop reply`): classified as PR_FOUND, PR_UNCHANGED, PR_NOT_CREATED, CONNECTOR_DENIED, PR_WRONG_REPOSITORY or NO_PR_REFERENCE (status), with cycle_status, head_check and next. `as` with `reason` (and `pr` for PR_FOUND) corrects a wrong classification, journaled.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
+    )]
+    async fn forge_reply(&self, Parameters(input): Parameters<ReplyInput>) -> CallToolResult {
+        let lookup = self.head_lookup();
+        let outcome = self.blocking(move |ctx| tools::reply(ctx, input, Some(&lookup))).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Test the cycle's PR and advance the cycle (as `forgeloop forge --pr … --state …`), with a test profile from the forgeloop config (never caller-given commands): only repositories bound in the Project registry or listed in config mcp.allowed_repositories, within the cycle's iteration cap, journaled as the agent. Never posts a comment. Returns the cycle's state (report.status is the verdict; a failure's handoff is in the outbox: forge_next), or ALREADY_TESTED; an error when the cycle ends up blocked. Send progressToken for progress, cancel to stop the run.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
+    )]
+    async fn forge_test(
+        &self,
+        Parameters(input): Parameters<CycleTestInput>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        match self.run_cycle_test(input, context).await {
+            Ok((document, blocked)) => self.result(document, blocked),
+            Err(failure) => self.result(failure.document(), true),
+        }
     }
 }
 

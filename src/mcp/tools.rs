@@ -1,4 +1,4 @@
-//! The six tools' inputs (their JSON schemas are generated from these types) and bodies.
+//! The tools' inputs (their JSON schemas are generated from these types) and bodies.
 //! Bodies return a JSON document or a [`Failure`]; the server redacts both before anything
 //! leaves the process.
 
@@ -14,6 +14,8 @@ use crate::cycle::files;
 use crate::cycle::files::task_index;
 use crate::cycle::handoff::HandoffError;
 use crate::cycle::list;
+use crate::cycle::reply::HeadLookup;
+use crate::cycle::start::StartRequest;
 use crate::domain::state::CycleState;
 use crate::domain::word::Word;
 use crate::error::Error;
@@ -59,6 +61,59 @@ pub(crate) struct CycleInput {
     /// The cycle's task space, e.g. webgpt-orchestrator:add-dark-mode (give this or state)
     #[serde(default)]
     pub(crate) task_space: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StartInput {
+    /// The new cycle's name: a bare name (letters, digits, dashes), created in the cycles directory
+    pub(crate) state: String,
+    /// What to implement, in the user's words
+    pub(crate) request: String,
+    /// The exact question for WebGPT, as agreed with the user (a person confirms it before it is sent)
+    pub(crate) webgpt_question: String,
+    /// The five-field brief (Goal, Success, Scope / non-goals, Constraints, Validation), as agreed with the user
+    pub(crate) intent_brief: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StateInput {
+    /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
+    pub(crate) state: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReplyInput {
+    /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
+    pub(crate) state: String,
+    /// WebGPT's whole finished reply, as copied from the chat
+    pub(crate) text: String,
+    /// Override the classification (with reason): PR_FOUND, PR_NOT_CREATED, CONNECTOR_DENIED, PR_WRONG_REPOSITORY, NO_PR_REFERENCE
+    #[serde(default, rename = "as")]
+    pub(crate) as_class: Option<String>,
+    /// Why the override is right (journaled); only with as
+    #[serde(default)]
+    pub(crate) reason: Option<String>,
+    /// The PR, with as PR_FOUND: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
+    #[serde(default)]
+    pub(crate) pr: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CycleTestInput {
+    /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
+    pub(crate) state: String,
+    /// The cycle's pull request: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
+    pub(crate) pr: String,
+    /// A test profile named in the forgeloop config under [mcp.profiles.NAME] (never caller-given commands)
+    pub(crate) profile: String,
 }
 
 /// `forge_diff`'s input: a cycle, and whether to show the change since its previous run.
@@ -135,10 +190,50 @@ pub(crate) fn cycle(ctx: &Ctx, input: &CycleInput) -> Outcome {
     to_value(&state)
 }
 
-/// `forge_next`: the single next action, as `forgeloop next` prints it.
-pub(crate) fn next(ctx: &Ctx, input: &CycleInput) -> Outcome {
-    let (path, state) = load(ctx, input)?;
-    to_value(&ctx.next_step(&state, &path.display().to_string()))
+/// `forge_next`: the single next action, as `forgeloop next` prints it (the same use case,
+/// with the server's look at a PR's head).
+pub(crate) fn next(ctx: &Ctx, input: &CycleInput, lookup: Option<HeadLookup<'_>>) -> Outcome {
+    let paths = paths(resolve(ctx, input)?)?;
+    to_value(&crate::cycle::next::next(ctx, &paths, lookup)?)
+}
+
+/// `forge_start`: `forge --request --await-confirmation`, always waiting for a person, with
+/// the default cap, and only under a bare name (the MCP server creates no file elsewhere).
+pub(crate) fn start(ctx: &Ctx, input: &StartInput) -> Outcome {
+    let name = input.state.trim();
+    if name.is_empty() || name.contains(['/', '\\']) || name.ends_with(".json") || name.starts_with('~') {
+        return Err(Failure::new(
+            Word::Refused,
+            format!(
+                "forge_start takes a bare cycle name, created in the cycles directory, not a path: {:?}",
+                input.state
+            ),
+        ));
+    }
+    let request = StartRequest::awaiting_person(name, &input.request, &input.webgpt_question, &input.intent_brief);
+    to_value(&crate::cycle::start::start(ctx, request)?.state)
+}
+
+/// `forge_sent`: the outbox message was typed into the chat (`forgeloop sent`).
+pub(crate) fn sent(ctx: &Ctx, input: &StateInput) -> Outcome {
+    let paths = paths(known_cycle(ctx, Some(input.state.clone()), None)?)?;
+    to_value(&crate::cycle::actions::sent(ctx, &paths)?.state)
+}
+
+/// `forge_reply`: WebGPT's reply classified and recorded (`forgeloop reply`).
+pub(crate) fn reply(ctx: &Ctx, input: ReplyInput, lookup: Option<HeadLookup<'_>>) -> Outcome {
+    use crate::cycle::reply::{MAX_REPLY_BYTES, Override};
+    let paths = paths(known_cycle(ctx, Some(input.state.clone()), None)?)?;
+    if input.text.len() as u64 > MAX_REPLY_BYTES {
+        return Err(Failure::from(Error::Invalid(format!("the reply is larger than {MAX_REPLY_BYTES} bytes"))));
+    }
+    let correction = Override::from_parts(input.as_class.as_deref(), input.reason, input.pr)?;
+    let (outcome, _) = crate::cycle::reply::reply(ctx, &paths, &input.text, correction, lookup)?;
+    to_value(&outcome)
+}
+
+fn paths(path: PathBuf) -> Result<files::CyclePaths, Failure> {
+    files::CyclePaths::new(path).map_err(|e| Failure::from(Error::from(e)))
 }
 
 fn load(ctx: &Ctx, input: &CycleInput) -> Result<(PathBuf, CycleState), Failure> {
@@ -269,7 +364,7 @@ mod tests {
         let neither = CycleInput { state: None, task_space: None };
         assert!(cycle(&ctx, &neither).unwrap_err().message.contains("exactly one"));
         let unknown = CycleInput { state: None, task_space: Some("nope".into()) };
-        assert_eq!(next(&ctx, &unknown).unwrap_err().status, "NO_STATE");
+        assert_eq!(next(&ctx, &unknown, None).unwrap_err().status, "NO_STATE");
 
         std::fs::create_dir_all(ctx.home.cycles_dir()).unwrap();
         std::fs::copy(&outside, ctx.home.cycles_dir().join("known.json")).unwrap();

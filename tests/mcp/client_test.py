@@ -32,6 +32,9 @@ HANG_GUARD = 120.0  # seconds; only against a hung server, never an assertion on
 
 TEST_SH = "#!/bin/sh\nout=$(sh calc.sh 2 3)\nif [ \"$out\" = 5 ]; then echo 'ok - 2+3=5'; else echo \"not ok - expected 5, got $out\"; exit 1; fi\n"
 CALC_BUGGY = "echo $(($1 - $2))\n"
+CALC_FIXED = "echo $(($1 + $2))\n"
+BRIEF = ("Goal: add dark mode.\nSuccess: preferences persist.\nScope: web app only.\n"
+         "Constraints: keep contrast.\nValidation: run the tests.")
 
 
 def ensure_sdk():
@@ -163,8 +166,9 @@ async def sdk_checks(binary, work, emu, token, env, version):
             assert info.version == version, (info.version, version)
 
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["forge_cycle", "forge_cycles", "forge_diff", "forge_next", "webgpt_pr_handoff",
-                             "webgpt_pr_status", "webgpt_pr_test"], tools
+            assert tools == ["forge_cycle", "forge_cycles", "forge_diff", "forge_next", "forge_reply", "forge_sent",
+                             "forge_start", "forge_test", "webgpt_pr_handoff", "webgpt_pr_status",
+                             "webgpt_pr_test"], tools
 
             status = await session.call_tool("webgpt_pr_status", {"pr": f"acme/widget#{failing}"})
             assert not is_error(status), status
@@ -202,6 +206,8 @@ async def sdk_checks(binary, work, emu, token, env, version):
             step = structured(await session.call_tool("forge_next", {"task_space": cycles[0]["task_space"]}))
             assert step["action"] == "send", step
 
+            await relay_loop(session, binary, work, emu, env)
+
             before = len(emu.requests_to("/repos/stranger/tool"))
             refused = await session.call_tool("webgpt_pr_test", {"pr": f"stranger/tool#{foreign}", "profile": "smoke"})
             assert is_error(refused), refused
@@ -233,6 +239,58 @@ async def sdk_checks(binary, work, emu, token, env, version):
             assert len((await session.list_tools()).tools) == len(tools), "the server still serves after a cancellation"
 
     assert token not in json.dumps(report), "the token never appears in a result"
+
+
+def confirm_on_a_terminal(binary, env, cwd, state):
+    """The person's `forgeloop confirm`, on a pseudo-terminal: no MCP tool confirms a brief."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([binary, "confirm", "--state", state], stdin=slave, stdout=subprocess.DEVNULL,
+                            stderr=slave, env=env, cwd=cwd)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + HANG_GUARD
+    while b"[y/N]" not in seen:
+        assert time.monotonic() < deadline, f"confirm never asked: {seen!r}"
+        if select.select([master], [], [], 0.1)[0]:
+            seen += os.read(master, 4096)
+    os.write(master, b"y\n")
+    assert proc.wait(timeout=HANG_GUARD) == 0, seen
+    os.close(master)
+
+
+async def relay_loop(session, binary, work, emu, env):
+    """The relay loop with MCP tools only: start, the person confirms, next, sent, reply, a
+    failing test, a fix pushed, a passing test: READY_TO_MERGE."""
+    started = await session.call_tool("forge_start", {"state": "calc", "request": "Make calc.sh add",
+                                                      "webgpt_question": "Fix calc.sh and open a PR.",
+                                                      "intent_brief": BRIEF})
+    assert structured(started)["status"] == "AWAITING_BRIEF_CONFIRMATION", started
+    confirm_on_a_terminal(binary, env, str(work), "calc")
+    step = structured(await session.call_tool("forge_next", {"state": "calc"}))
+    assert step["action"] == "send" and "## Confirmed user intent" in step["text"], step
+    assert not is_error(await session.call_tool("forge_sent", {"state": "calc"}))
+    number = emu.pr("acme", "widget", "calc-fix", CALC_BUGGY)
+    pr = f"acme/widget#{number}"
+    reply = structured(await session.call_tool(
+        "forge_reply", {"state": "calc", "text": f"Opened it.\nPR_URL: https://github.com/acme/widget/pull/{number}"}))
+    assert reply["status"] == "PR_FOUND" and reply["next"]["action"] == "run", reply
+    smuggled = await session.call_tool("forge_test", {"state": "calc", "pr": pr, "profile": "project",
+                                                      "commands": [["sh", "-c", "id"]]})
+    assert is_error(smuggled) and "unknown field" in smuggled.content[0].text, smuggled
+    failed = structured(await session.call_tool("forge_test", {"state": "calc", "pr": pr, "profile": "project"}))
+    assert failed["status"] == "AWAITING_WEBGPT_FIX" and failed["report"]["status"] == "TEST_FAILED", failed
+    step = structured(await session.call_tool("forge_next", {"state": "calc"}))
+    assert step["action"] == "send" and "TEST_FAILED" in step["text"], step
+    assert not is_error(await session.call_tool("forge_sent", {"state": "calc"}))
+    emu.admin("POST", "repos/acme/widget/commits",
+              {"branch": "calc-fix", "files": {"calc.sh": CALC_FIXED}, "message": "fix: add"})
+    reply = structured(await session.call_tool("forge_reply", {"state": "calc", "text": f"Pushed.\nPR_URL: {pr}"}))
+    assert reply["status"] == "PR_FOUND" and reply["head_check"].startswith("changed:"), reply
+    passed = structured(await session.call_tool("forge_test", {"state": "calc", "pr": pr, "profile": "project"}))
+    assert passed["status"] == "READY_TO_MERGE" and passed["report"]["status"] == "TEST_PASSED", passed
+    assert passed["iteration"] == 2, passed
 
 
 class Raw:
@@ -319,9 +377,7 @@ def main():
                 "FORGELOOP_GITHUB_API": emu.api,
                 "GH_TOKEN": token,
             }
-            brief = ("Goal: add dark mode.\nSuccess: preferences persist.\nScope: web app only.\n"
-                     "Constraints: keep contrast.\nValidation: run the tests.")
-            subprocess.run([binary, "forge", "--request", "Add dark mode", "--intent-brief", brief,
+            subprocess.run([binary, "forge", "--request", "Add dark mode", "--intent-brief", BRIEF,
                             "--webgpt-question", "Implement dark mode and open a PR.", "--state", "dark-mode"],
                            env=env, cwd=work, check=True, stdout=subprocess.DEVNULL)
             anyio.run(sdk_checks, binary, work, emu, token, env, version)
