@@ -1413,3 +1413,56 @@ fn t_in_the_diff_tab_shows_only_the_files_that_decide_the_verdict() {
     assert!(!app.tabs.diff.nothing_shown());
     assert_eq!(paths(&app), ["calc.sh"]);
 }
+
+/// The Connector screen (`C`) shows what `forgeloop serve` serves, the pairing code, the grants
+/// and the calls, read from the connector's files; `x` revokes the selected grant after a yes,
+/// and its tokens are gone from grants.json.
+#[test]
+fn the_connector_screen_shows_serve_and_revokes_a_grant() {
+    let fx = mixed();
+    let dir = fx.ctx.home.connector_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let serving = serde_json::json!({
+        "pid": std::process::id(),
+        "url": "http://127.0.0.1:8787",
+        "mcp_url": "https://forge.example.com/mcp",
+        "pairing_code": "ABCD-EFGH",
+        "pairing_expires_at": "2026-12-02T10:10:00Z",
+        "started_at": "2026-12-02T10:00:00Z",
+    });
+    std::fs::write(dir.join("serving.json"), serving.to_string()).unwrap();
+    let grant = serde_json::json!({ "grants": [{
+        "id": "g_0123456789ab", "client_id": "fl_x", "client_name": "ChatGPT", "redirect_uris": [],
+        "resource": "https://forge.example.com/mcp", "created_at": "2026-12-02T10:01:00Z",
+        "access": [{ "hash": "00", "expires_at": 4_102_444_800i64 }],
+        "refresh": { "hash": "11", "expires_at": 4_102_444_800i64 },
+        "cycles": ["widget-abc"],
+    }]});
+    std::fs::write(dir.join("grants.json"), grant.to_string()).unwrap();
+    let call = serde_json::json!({"at": "2026-12-02T10:02:00Z", "kind": "tool", "grant": "g_0123456789ab",
+        "client": "ChatGPT", "tool": "start_cycle", "ok": true});
+    std::fs::write(dir.join("journal.jsonl"), format!("{call}\n")).unwrap();
+
+    let (mut app, mut d) = fx.app("dark");
+    assert!(app.connector.serving(), "serving.json names a live process");
+    assert!(screen(&app, 120, 30).contains("⇄ serving"), "the header says serve runs");
+    key(&mut app, &mut d, KeyCode::Char('C'));
+    assert_eq!(app.screen, Screen::Connector);
+    let shown = screen(&app, 120, 30);
+    for expected in ["https://forge.example.com/mcp", "ABCD-EFGH", "g_0123456789ab", "ChatGPT", "start_cycle ok"] {
+        assert!(shown.contains(expected), "{expected:?} on the Connector screen:\n{shown}");
+    }
+    key(&mut app, &mut d, KeyCode::Char('x'));
+    assert!(
+        matches!(app.popups.last(), Some(Popup::YesNo { ask: Ask::RevokeGrant(id), .. }) if id == "g_0123456789ab")
+    );
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    let written: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("grants.json")).unwrap()).unwrap();
+    let grant = &written["grants"][0];
+    assert_eq!(grant["revoked"]["reason"], "person");
+    assert_eq!(grant["access"], serde_json::json!([]), "its access tokens are gone");
+    assert!(grant["refresh"].is_null(), "its refresh token is gone");
+    assert!(screen(&app, 120, 30).contains("revoked"), "the screen shows it revoked");
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Cycles);
+}

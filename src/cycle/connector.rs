@@ -315,3 +315,110 @@ pub fn handoff(ctx: &Ctx, paths: &CyclePaths) -> Result<String> {
         _ => Err(Error::Invalid(format!("there is no handoff: the cycle is {}", state.status))),
     }
 }
+
+/// A grant as the person sees it (`serve --grants`, the control room): never a token hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GrantRow {
+    /// Its id.
+    pub grant: String,
+    /// The client's registered name.
+    pub client: String,
+    /// When the person allowed it.
+    pub created_at: String,
+    /// When it was last used.
+    pub last_used_at: Option<String>,
+    /// The cycles it started.
+    pub cycles: Vec<String>,
+    /// Access tokens still live.
+    pub live_access_tokens: usize,
+    /// When and why it was revoked.
+    pub revoked: Option<crate::domain::connector::Revoked>,
+}
+
+/// What the connector looks like now: whether `serve` runs, the grants, the last calls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overview {
+    /// What a running `serve` serves (`None`: not running, or its record is stale).
+    pub serving: Option<Serving>,
+    /// Every grant, newest last.
+    pub grants: Vec<GrantRow>,
+    /// The journal's last lines, oldest first.
+    pub calls: Vec<Value>,
+    /// Why the grants could not be read, if they could not.
+    pub error: Option<String>,
+}
+
+/// Seconds since the epoch.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The grants as rows.
+pub fn grant_rows(grants: &Grants, now: i64) -> Vec<GrantRow> {
+    grants
+        .grants
+        .iter()
+        .map(|g| GrantRow {
+            grant: g.id.clone(),
+            client: g.client_name.clone(),
+            created_at: g.created_at.clone(),
+            last_used_at: g.last_used_at.clone(),
+            cycles: g.cycles.clone(),
+            live_access_tokens: g.access.iter().filter(|t| t.expires_at > now).count(),
+            revoked: g.revoked.clone(),
+        })
+        .collect()
+}
+
+/// The connector in the home whose connector directory is `dir`, read now.
+pub fn overview(dir: &std::path::Path, calls: usize) -> Overview {
+    let files = ConnectorFiles::new(dir.to_path_buf());
+    let serving = files.read_serving().filter(|s| process_alive(s.pid));
+    let (grants, error) = match files.load_grants() {
+        Ok(grants) => (grant_rows(&grants, unix_now()), None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    Overview { serving, grants, calls: files.journal_tail(calls), error }
+}
+
+/// Whether process `pid` exists (signal 0 asks without sending anything).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+/// Revokes grant `which` (or every live one, for `all`): its tokens stop working at once.
+/// Returns the ids revoked.
+pub fn revoke(ctx: &Ctx, which: &str) -> Result<Vec<String>> {
+    let at = ctx.now();
+    files(ctx)
+        .update_grants(|grants| {
+            let mut ids = Vec::new();
+            for grant in &mut grants.grants {
+                if grant.revoked.is_none() && (which == "all" || grant.id == which) {
+                    grant.revoked = Some(crate::domain::connector::Revoked { at: at.clone(), reason: "person".into() });
+                    grant.access.clear();
+                    grant.refresh = None;
+                    ids.push(grant.id.clone());
+                }
+            }
+            if ids.is_empty() { Err(()) } else { Ok(ids) }
+        })
+        .map_err(|e| Error::Invalid(e.to_string()))?
+        .map_err(|()| Error::Invalid(format!("no live grant {which:?}: see forgeloop serve --grants")))
+}
+
+/// Asks the running `serve` for a new pairing code (SIGUSR1); it prints it and records it in
+/// `serving.json`.
+pub fn new_pairing_code(ctx: &Ctx) -> Result<()> {
+    let files = files(ctx);
+    let serving = files.read_serving().ok_or_else(|| Error::Invalid("forgeloop serve is not running".into()))?;
+    let pid = i32::try_from(serving.pid).map_err(|_| Error::Invalid("serving.json names no valid pid".into()))?;
+    // SAFETY: kill(2) with a pid and a signal number; no memory is shared.
+    if !process_alive(serving.pid) || unsafe { libc::kill(pid, libc::SIGUSR1) } != 0 {
+        files.remove_serving();
+        return Err(Error::Invalid("forgeloop serve is not running (its serving.json was stale)".into()));
+    }
+    Ok(())
+}

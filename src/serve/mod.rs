@@ -24,7 +24,7 @@ use tokio::task::JoinSet;
 use crate::cycle::Ctx;
 use crate::cycle::connector;
 use crate::cycle::connector::Serving;
-use crate::domain::connector::{Revoked, format_pairing};
+use crate::domain::connector::format_pairing;
 use crate::error::{Error, Result};
 
 use self::auth::AuthState;
@@ -75,58 +75,19 @@ pub fn check_public_url(url: &str) -> Result<String> {
 /// `serve --grants`: every grant, without its token hashes.
 pub fn grants(ctx: &Ctx) -> Result<Value> {
     let grants = connector::files(ctx).load_grants().map_err(|e| Error::Invalid(e.to_string()))?;
-    let now = unix_now();
-    let rows: Vec<Value> = grants
-        .grants
-        .iter()
-        .map(|g| {
-            json!({
-                "grant": g.id,
-                "client": g.client_name,
-                "created_at": g.created_at,
-                "last_used_at": g.last_used_at,
-                "cycles": g.cycles,
-                "live_access_tokens": g.access.iter().filter(|t| t.expires_at > now).count(),
-                "revoked": g.revoked,
-            })
-        })
-        .collect();
-    Ok(json!({ "status": "OK", "grants": rows }))
+    Ok(json!({ "status": "OK", "grants": connector::grant_rows(&grants, unix_now()) }))
 }
 
 /// `serve --revoke GRANT|all`: the grant's tokens stop working at once.
 pub fn revoke(ctx: &Ctx, which: &str) -> Result<Value> {
-    let at = ctx.now();
-    let revoked = connector::files(ctx)
-        .update_grants(|grants| {
-            let mut ids = Vec::new();
-            for grant in &mut grants.grants {
-                if grant.revoked.is_none() && (which == "all" || grant.id == which) {
-                    grant.revoked = Some(Revoked { at: at.clone(), reason: "person".into() });
-                    grant.access.clear();
-                    ids.push(grant.id.clone());
-                }
-            }
-            if ids.is_empty() { Err(()) } else { Ok(ids) }
-        })
-        .map_err(|e| Error::Invalid(e.to_string()))?
-        .map_err(|()| Error::Invalid(format!("no live grant {which:?}: see forgeloop serve --grants")))?;
-    Ok(json!({ "status": "REVOKED", "grants": revoked }))
+    Ok(json!({ "status": "REVOKED", "grants": connector::revoke(ctx, which)? }))
 }
 
-/// `serve --new-code`: asks the running `serve` for a new pairing code (SIGUSR1).
+/// `serve --new-code`: asks the running `serve` for a new pairing code.
 pub fn new_code(ctx: &Ctx) -> Result<Value> {
-    let files = connector::files(ctx);
-    let serving = files.read_serving().ok_or_else(|| Error::Invalid("forgeloop serve is not running".into()))?;
-    let pid = i32::try_from(serving.pid).map_err(|_| Error::Invalid("serving.json names no valid pid".into()))?;
-    // SAFETY: kill(2) with a pid and a signal number; no memory is shared.
-    let sent = unsafe { libc::kill(pid, libc::SIGUSR1) };
-    if sent != 0 {
-        files.remove_serving();
-        return Err(Error::Invalid("forgeloop serve is not running (its serving.json was stale)".into()));
-    }
+    connector::new_pairing_code(ctx)?;
     Ok(
-        json!({ "status": "OK", "message": "forgeloop serve makes a new pairing code; it prints it on stderr and the control room shows it" }),
+        json!({ "status": "OK", "message": "forgeloop serve made a new pairing code: it prints it on stderr and the control room shows it" }),
     )
 }
 

@@ -63,6 +63,10 @@ pub enum Event {
     },
     /// The registry's records (`Effect::LoadRegistry`), valid or not.
     RegistryLoaded(Vec<ProjectRecord>),
+    /// The connector's files, read (`Effect::LoadConnector`).
+    ConnectorLoaded(crate::cycle::connector::Overview),
+    /// A connector action finished (revoke, new pairing code): what to say, or why it failed.
+    ConnectorDone(Result<String, String>),
     /// A repository's sources manifest (`Effect::LoadSources`), for the Project tab.
     SourcesLoaded {
         /// The repository, `owner/repo`.
@@ -197,6 +201,12 @@ pub enum Effect {
     ListRuns(PathBuf),
     /// Read the registry's records (`Event::RegistryLoaded`).
     LoadRegistry,
+    /// Read the connector's files (`Event::ConnectorLoaded`).
+    LoadConnector,
+    /// Revoke a grant (`forgeloop serve --revoke`).
+    RevokeGrant(String),
+    /// Ask the running `serve` for a new pairing code.
+    NewPairingCode,
     /// Read the sources manifest of this repository, `owner/repo` (`Event::SourcesLoaded`).
     LoadSources(String),
     /// Watch exactly these directories from now on (`Event::Watching`).

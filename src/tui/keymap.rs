@@ -24,6 +24,8 @@ pub enum Context {
     Diff,
     /// The Projects screen.
     Projects,
+    /// The Connector screen (`forgeloop serve`).
+    Connector,
     /// The list's filter line is open: printable keys type.
     FilterInput,
     /// The Log or Diff tab's search line is open: printable keys type.
@@ -44,7 +46,7 @@ pub enum Context {
 
 impl Context {
     /// Every context, in the order the help overlay lists them.
-    pub const ALL: [Context; 16] = [
+    pub const ALL: [Context; 17] = [
         Context::Global,
         Context::List,
         Context::Cycle,
@@ -53,6 +55,7 @@ impl Context {
         Context::Log,
         Context::Diff,
         Context::Projects,
+        Context::Connector,
         Context::FilterInput,
         Context::SearchInput,
         Context::ConfirmBrief,
@@ -74,6 +77,7 @@ impl Context {
             Context::Log => "Log tab",
             Context::Diff => "Diff tab",
             Context::Projects => "Projects view",
+            Context::Connector => "Connector view",
             Context::FilterInput => "Filter input",
             Context::SearchInput => "Search input (Log and Diff tabs)",
             Context::ConfirmBrief => "Confirm-brief dialog",
@@ -97,6 +101,12 @@ pub enum Cmd {
     Suspend,
     /// Show the Projects screen, or leave it.
     Projects,
+    /// Show the Connector screen (`forgeloop serve`), or leave it.
+    Connector,
+    /// Revoke the selected grant (the Connector screen).
+    RevokeGrant,
+    /// Ask the running `serve` for a new pairing code.
+    NewPairingCode,
     /// Give the keys to the other half of the cycles screen.
     SwitchFocus,
     /// Let the focused pane fill the screen, or stop.
@@ -285,10 +295,13 @@ pub const DIFF_STACK: &[Context] = &[C::Diff, C::Detail, C::Cycle, C::Global];
 pub const DETAIL_STACK: &[Context] = &[C::Detail, C::Cycle, C::Global];
 /// The Projects screen's contexts, first first.
 pub const PROJECTS_STACK: &[Context] = &[C::Projects, C::Global];
+/// The Connector screen's contexts, first first.
+pub const CONNECTOR_STACK: &[Context] = &[C::Connector, C::Global];
 /// Every stack: a key overridden in `[tui.keys]` must not clash within any of them.
-pub const STACKS: &[&[Context]] = &[LIST_STACK, LOG_STACK, RUNS_STACK, DIFF_STACK, DETAIL_STACK, PROJECTS_STACK];
+pub const STACKS: &[&[Context]] =
+    &[LIST_STACK, LOG_STACK, RUNS_STACK, DIFF_STACK, DETAIL_STACK, PROJECTS_STACK, CONNECTOR_STACK];
 
-const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Help, C::ConfirmBrief, C::Say];
+const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Connector, C::Help, C::ConfirmBrief, C::Say];
 
 /// The built-in keymap; the help lists each context's rows in this order.
 pub static BINDINGS: &[Binding] = &[
@@ -696,6 +709,34 @@ pub static BINDINGS: &[Binding] = &[
         cmd: Cmd::Open,
         hint: "open Project",
         help: "Open the selected Project in the browser",
+    },
+    Binding {
+        contexts: &[C::Connector],
+        keys: &[code(KeyCode::Esc), k('C')],
+        cmd: Cmd::Connector,
+        hint: "back",
+        help: "Back to the cycles",
+    },
+    Binding {
+        contexts: &[C::Connector],
+        keys: &[k('x')],
+        cmd: Cmd::RevokeGrant,
+        hint: "revoke",
+        help: "Revoke the selected grant (asks first): its tokens stop working at once",
+    },
+    Binding {
+        contexts: &[C::Connector],
+        keys: &[k('n')],
+        cmd: Cmd::NewPairingCode,
+        hint: "new code",
+        help: "Ask forgeloop serve for a new pairing code",
+    },
+    Binding {
+        contexts: &[C::Global],
+        keys: &[k('C')],
+        cmd: Cmd::Connector,
+        hint: "",
+        help: "Show the remote connector (forgeloop serve): pairing code, grants, calls",
     },
     Binding {
         contexts: &[C::Global],

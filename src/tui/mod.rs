@@ -94,6 +94,7 @@ pub fn prepare(ctx: &Ctx, opts: &TuiOptions) -> Result<(Roots, Theme, bool), Tui
         task_spaces_dir: ctx.home.task_spaces_dir(),
         registry: std::path::absolute(&ctx.registry).unwrap_or_else(|_| ctx.registry.clone()),
         extra_dirs,
+        connector_dir: ctx.home.connector_dir(),
     };
     Ok((roots, theme, opts.mouse || ctx.config.tui.mouse))
 }

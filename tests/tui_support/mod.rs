@@ -314,6 +314,7 @@ impl Fixture {
             task_spaces_dir: self.ctx.home.task_spaces_dir(),
             registry: self.ctx.registry.clone(),
             extra_dirs: Vec::new(),
+            connector_dir: self.ctx.home.connector_dir(),
         }
     }
 

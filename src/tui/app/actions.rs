@@ -339,6 +339,7 @@ impl App {
             Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
             Ask::AllowHosts(path) => fx.push(Effect::AllowHosts { path }),
             Ask::Approve(path) => fx.push(Effect::Approve { path }),
+            Ask::RevokeGrant(id) => fx.push(Effect::RevokeGrant(id)),
         }
     }
 

@@ -69,6 +69,8 @@ pub enum Ask {
     AllowHosts(PathBuf),
     /// Approve a `NEEDS_REVIEW` pass.
     Approve(PathBuf),
+    /// Revoke the remote connector's grant with this id.
+    RevokeGrant(String),
 }
 
 /// What an input dialog's line is for; `Submit` checks and uses it.

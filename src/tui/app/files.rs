@@ -18,7 +18,12 @@ impl App {
         let mut registry = false;
         let mut sources = BTreeSet::new();
         let selected = self.list.selected.clone();
+        let mut connector = false;
         for path in paths {
+            if !self.roots.connector_dir.as_os_str().is_empty() && path.starts_with(&self.roots.connector_dir) {
+                connector = true;
+                continue;
+            }
             if path.starts_with(&self.roots.registry) {
                 registry = true;
                 if path.file_name().is_some_and(|n| n == "sources.json")
@@ -85,6 +90,9 @@ impl App {
         }
         for repo in sources {
             fx.push(Effect::LoadSources(repo));
+        }
+        if connector {
+            fx.push(Effect::LoadConnector);
         }
     }
 

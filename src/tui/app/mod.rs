@@ -52,6 +52,8 @@ pub enum Screen {
     Cycles,
     /// The Project registry.
     Projects,
+    /// The remote connector (`forgeloop serve`).
+    Connector,
 }
 
 /// Where the control room looks, fixed at start.
@@ -65,6 +67,8 @@ pub struct Roots {
     pub registry: PathBuf,
     /// More directories of state files (`--dir`, config `tui.watch`), absolute.
     pub extra_dirs: Vec<PathBuf>,
+    /// The remote connector's files (`<home>/connector`): the Connector screen.
+    pub connector_dir: PathBuf,
 }
 
 /// Ready rows whose size the control room makes by itself in one session (design §6.7).
@@ -116,6 +120,8 @@ pub struct App {
     pub tabs: Tabs,
     /// The Projects screen: the registry's records and the sources read.
     pub projects: ProjectsPane,
+    /// The Connector screen (`forgeloop serve`).
+    pub connector: super::panes::connector::ConnectorPane,
     /// The dialogs open over the screen.
     pub popups: Popups,
     /// The last file edited for a message to WebGPT, per cycle, until it is sent or emptied:
@@ -166,6 +172,7 @@ impl App {
             list: CycleList::default(),
             tabs: Tabs::default(),
             projects: ProjectsPane::default(),
+            connector: Default::default(),
             popups: Popups::default(),
             message_drafts: BTreeMap::new(),
             focus: Focus::List,
@@ -187,7 +194,7 @@ impl App {
 
     /// What the runtime does first.
     pub fn init(&self) -> Vec<Effect> {
-        vec![Effect::Watch(self.watch_dirs()), Effect::Discover, Effect::LoadRegistry]
+        vec![Effect::Watch(self.watch_dirs()), Effect::Discover, Effect::LoadRegistry, Effect::LoadConnector]
     }
 
     // ----- queries used by views and tests -----
@@ -274,6 +281,7 @@ impl App {
             loaded: &self.tabs.loaded,
             list: &self.list,
             projects: &self.projects,
+            connector: &self.connector,
             hits: &self.hits,
             discovered: self.discovered,
             unsandboxed: self.unsandboxed,
@@ -334,6 +342,9 @@ impl App {
         if self.screen == Screen::Projects {
             return keymap::PROJECTS_STACK.to_vec();
         }
+        if self.screen == Screen::Connector {
+            return keymap::CONNECTOR_STACK.to_vec();
+        }
         if self.list.filter_editing {
             return vec![Context::FilterInput];
         }
@@ -373,6 +384,8 @@ impl App {
             Cmd::OpenConversation => state.is_some_and(|s| s.conversation_url.is_some()),
             Cmd::NextAttention => self.list.cycles.iter().any(CycleEntry::needs_human),
             Cmd::Open if self.screen == Screen::Projects => self.projects.selected_url().is_some(),
+            Cmd::RevokeGrant => self.connector.selected_live_grant().is_some(),
+            Cmd::NewPairingCode => self.connector.serving(),
             _ => true,
         }
     }
@@ -405,6 +418,9 @@ impl App {
             dirs.insert(flat(dir.clone()));
         }
         dirs.insert(WatchDir { path: self.roots.registry.clone(), recursive: true });
+        if !self.roots.connector_dir.as_os_str().is_empty() {
+            dirs.insert(flat(self.roots.connector_dir.clone()));
+        }
         for entry in &self.list.cycles {
             if let Some(parent) = entry.path.parent() {
                 dirs.insert(flat(parent.to_path_buf()));
@@ -480,6 +496,18 @@ impl App {
                     self.diff_tests(&mut fx);
                     self.dirty = true;
                 }
+            }
+            Event::ConnectorLoaded(overview) => {
+                self.connector.loaded(overview);
+                self.dirty = true;
+            }
+            Event::ConnectorDone(result) => {
+                self.toast = Some(match result {
+                    Ok(text) => Toast { text, error: false },
+                    Err(text) => Toast { text, error: true },
+                });
+                fx.push(Effect::LoadConnector);
+                self.dirty = true;
             }
             Event::RegistryLoaded(records) => {
                 self.projects.loaded(records);
@@ -596,6 +624,10 @@ impl App {
             self.projects_command(cmd, fx);
             return;
         }
+        if self.screen == Screen::Connector {
+            self.connector_command(cmd, fx);
+            return;
+        }
         // The shown tab has the keys: its own commands first.
         if self.focus == Focus::Detail && self.route(Some(cmd), fx) != Reply::NotMine {
             return;
@@ -607,6 +639,10 @@ impl App {
             Cmd::Projects => {
                 self.screen = Screen::Projects;
                 fx.push(Effect::LoadRegistry);
+            }
+            Cmd::Connector => {
+                self.screen = Screen::Connector;
+                fx.push(Effect::LoadConnector);
             }
             Cmd::SwitchFocus => {
                 self.focus = if self.focus == Focus::List { Focus::Detail } else { Focus::List };
@@ -663,6 +699,29 @@ impl App {
                 }
             },
             _ => {}
+        }
+    }
+
+    fn connector_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
+        match cmd {
+            Cmd::Connector | Cmd::Back => self.screen = Screen::Cycles,
+            Cmd::Quit => self.ask_quit(fx),
+            Cmd::Help => self.popups.push(Popup::Help { scroll: 0 }),
+            Cmd::Suspend => fx.push(Effect::Suspend),
+            Cmd::RevokeGrant => match self.connector.selected_live_grant() {
+                Some((id, client)) => self.popups.push(Popup::YesNo {
+                    ask: Ask::RevokeGrant(id.clone()),
+                    title: format!("Revoke {client}'s grant?"),
+                    body: format!(
+                        "Grant {id} ({client}) stops working at once: its access and refresh tokens are refused, and the client must pair again with a new code to reach forgeloop. Its cycles stay as they are."
+                    ),
+                }),
+                None => self.toast_error("no live grant selected"),
+            },
+            Cmd::NewPairingCode => fx.push(Effect::NewPairingCode),
+            other => {
+                self.connector.movement(other);
+            }
         }
     }
 

@@ -10,6 +10,7 @@
 //! (the selection, the screen, the popups).
 
 pub mod brief;
+pub mod connector;
 pub mod conversation;
 pub mod diff;
 pub mod help;
@@ -157,6 +158,8 @@ pub struct Draw<'a> {
     pub list: &'a list::CycleList,
     /// The registry's projects and the sources read.
     pub projects: &'a projects::ProjectsPane,
+    /// The connector's last look.
+    pub connector: &'a connector::ConnectorPane,
     /// Where the last frame put the list and the tabs (mouse hits).
     pub hits: &'a Hits,
     /// The first look for cycles is done (before it, an empty list is "Loading…").

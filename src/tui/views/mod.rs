@@ -37,6 +37,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     let d = app.draw(&rows, &running, &available);
     match app.screen {
         Screen::Projects => projects::view::render(&d, frame, body),
+        Screen::Connector => super::panes::connector::view::render(&d, frame, body),
         Screen::Cycles => cycles_screen(app, &d, frame, body),
     }
     footer::status_line(app, frame, status);

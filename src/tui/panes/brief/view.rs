@@ -26,6 +26,10 @@ pub fn render(pane: &super::BriefPane, d: &Draw, entry: &CycleEntry, frame: &mut
     let w = area.width;
     lines.extend(wrapped_field(theme, "Next", pad, &d.redactor.redact(&next.explanation), theme.text, w));
     lines.extend(wrapped_field(theme, "Request", pad, &state.request, theme.text, w));
+    if let Some(driver) = &state.driver {
+        // A cycle a remote client started through `forgeloop serve` (design §8.1).
+        lines.push(field(theme, "Driven by", pad, d.redactor.redact(driver).into_owned(), theme.info));
+    }
     lines.push(field(
         theme,
         "Iteration",

@@ -1,0 +1,123 @@
+//! Connector view: `forgeloop serve`'s address and pairing code, the grants, the last calls.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+
+use crate::tui::panes::Draw;
+use crate::tui::widgets::{pane_block, short_time};
+
+/// Draws the Connector screen.
+pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
+    let theme = d.theme;
+    let pane = d.connector;
+    let block = pane_block(theme, true).title(Span::styled(" Connector (forgeloop serve) ", theme.title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(overview) = &pane.overview else {
+        frame.render_widget(Paragraph::new(Span::styled("Loading…", theme.muted)), inner);
+        return;
+    };
+    let mut head: Vec<Line> = Vec::new();
+    match &overview.serving {
+        Some(serving) => {
+            head.push(Line::from(vec![
+                Span::styled("⇄ serving ", theme.ok),
+                Span::styled(serving.mcp_url.clone(), theme.accent),
+                Span::styled(
+                    format!("  (listening on {}, since {})", serving.url, short_time(&serving.started_at)),
+                    theme.muted,
+                ),
+            ]));
+            let code = serving.pairing_code.clone().unwrap_or_else(|| "none".into());
+            let until = serving.pairing_expires_at.as_deref().map(short_time).unwrap_or_default();
+            head.push(Line::from(vec![
+                Span::styled("Pairing code ", theme.text),
+                Span::styled(code, theme.attention),
+                Span::styled(
+                    format!("  until {until}, used once: type it on the client's authorization page"),
+                    theme.muted,
+                ),
+            ]));
+        }
+        None => {
+            head.push(Line::from(Span::styled("forgeloop serve is not running.", theme.muted)));
+            head.push(Line::from(Span::styled(
+                "Start it with `forgeloop serve --public-url https://YOUR-TUNNEL` (see docs/connector.md).",
+                theme.muted,
+            )));
+        }
+    }
+    if let Some(error) = &overview.error {
+        head.push(Line::from(Span::styled(error.clone(), theme.error)));
+    }
+    let grants_height = (overview.grants.len() as u16 + 1).clamp(2, 10);
+    let [top, grants_area, calls_area] = Layout::vertical([
+        Constraint::Length(head.len() as u16 + 1),
+        Constraint::Length(grants_height + 1),
+        Constraint::Min(1),
+    ])
+    .areas(inner);
+    frame.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), top);
+
+    let rows: Vec<Row> = overview
+        .grants
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let state = match &g.revoked {
+                Some(r) => format!("revoked {} ({})", short_time(&r.at), r.reason),
+                None if g.live_access_tokens > 0 => "live".to_owned(),
+                None => "allowed (no live token)".to_owned(),
+            };
+            let row = Row::new(vec![
+                Cell::from(g.grant.clone()),
+                Cell::from(d.redactor.redact(&g.client).into_owned()),
+                Cell::from(short_time(&g.created_at)),
+                Cell::from(g.cycles.len().to_string()),
+                Cell::from(state),
+            ]);
+            if i == pane.selected { row.style(theme.selection) } else { row.style(theme.text) }
+        })
+        .collect();
+    if rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled("No grants: no client was allowed yet.", theme.muted)),
+            grants_area,
+        );
+    } else {
+        let table = Table::new(
+            rows,
+            [
+                Constraint::Length(16),
+                Constraint::Min(12),
+                Constraint::Length(17),
+                Constraint::Length(7),
+                Constraint::Min(10),
+            ],
+        )
+        .header(Row::new(vec!["Grant", "Client", "Allowed", "Cycles", "State"]).style(theme.header));
+        frame.render_widget(table, grants_area);
+    }
+
+    let mut calls: Vec<Line> = vec![Line::from(Span::styled("Last calls", theme.header))];
+    let room = usize::from(calls_area.height.saturating_sub(1));
+    let start = overview.calls.len().saturating_sub(room);
+    for call in &overview.calls[start..] {
+        let field = |k: &str| call.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        let what = match field("kind").as_str() {
+            "tool" => {
+                let ok = call.get("ok").and_then(|v| v.as_bool()).unwrap_or(false);
+                format!("{} {}", field("tool"), if ok { "ok" } else { "refused" })
+            }
+            _ => field("method"),
+        };
+        let line = format!("{}  {}  {}", short_time(&field("at")), field("client"), what);
+        calls.push(Line::from(Span::styled(d.redactor.redact(&line).into_owned(), theme.text)));
+    }
+    if overview.calls.is_empty() {
+        calls.push(Line::from(Span::styled("none yet", theme.muted)));
+    }
+    frame.render_widget(Paragraph::new(calls), calls_area);
+}
