@@ -25,6 +25,7 @@ use crate::cycle::Ctx;
 use crate::cycle::connector;
 use crate::cycle::connector::Serving;
 use crate::domain::connector::format_pairing;
+use crate::domain::word::Word;
 use crate::error::{Error, Result};
 
 use self::auth::AuthState;
@@ -75,19 +76,19 @@ pub fn check_public_url(url: &str) -> Result<String> {
 /// `serve --grants`: every grant, without its token hashes.
 pub fn grants(ctx: &Ctx) -> Result<Value> {
     let grants = connector::files(ctx).load_grants().map_err(|e| Error::Invalid(e.to_string()))?;
-    Ok(json!({ "status": "OK", "grants": connector::grant_rows(&grants, unix_now()) }))
+    Ok(json!({ "status": Word::Ok, "grants": connector::grant_rows(&grants, unix_now()) }))
 }
 
 /// `serve --revoke GRANT|all`: the grant's tokens stop working at once.
 pub fn revoke(ctx: &Ctx, which: &str) -> Result<Value> {
-    Ok(json!({ "status": "REVOKED", "grants": connector::revoke(ctx, which)? }))
+    Ok(json!({ "status": Word::Revoked, "grants": connector::revoke(ctx, which)? }))
 }
 
 /// `serve --new-code`: asks the running `serve` for a new pairing code.
 pub fn new_code(ctx: &Ctx) -> Result<Value> {
     connector::new_pairing_code(ctx)?;
     Ok(
-        json!({ "status": "OK", "message": "forgeloop serve made a new pairing code: it prints it on stderr and the control room shows it" }),
+        json!({ "status": Word::Ok, "message": "forgeloop serve made a new pairing code: it prints it on stderr and the control room shows it" }),
     )
 }
 
@@ -133,7 +134,7 @@ async fn serve(ctx: Ctx, opts: ServeOptions) -> Result<()> {
         Some(code)
     };
     let code = record(&server).unwrap_or_default();
-    let line = json!({ "status": "SERVING", "url": url, "mcp_url": server.resource(), "pairing_code": code });
+    let line = json!({ "status": Word::Serving, "url": url, "mcp_url": server.resource(), "pairing_code": code });
     crate::output::line(&ctx.redactor, &line);
     eprintln!("forgeloop serve: the pairing code is {code} (valid 10 minutes, used once)");
 

@@ -120,6 +120,10 @@ words! {
     SourceFailed => "SOURCE_FAILED",
     /// `project sources supersede`.
     SourceSuperseded => "SOURCE_SUPERSEDED",
+    /// `serve`: its first line; it serves until stopped.
+    Serving => "SERVING",
+    /// `serve --revoke`: the grants named no longer work.
+    Revoked => "REVOKED",
     /// `demo`: every cycle ended where expected.
     DemoOk => "DEMO_OK",
     /// `demo`: stopped before the end.
