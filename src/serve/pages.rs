@@ -29,7 +29,7 @@ pub fn escape(text: &str) -> String {
 fn page(title: &str, body: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<meta name=\"referrer\" content=\"no-referrer\"><title>{t}</title>\
+<meta name=\"referrer\" content=\"same-origin\"><title>{t}</title>\
 <style>body{{font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em;line-height:1.5}}\
 input{{font-size:1.4em;letter-spacing:.2em;width:10em}}button{{font-size:1.1em;margin-right:1em}}.note{{color:#555}}</style>\
 </head><body><h1>{t}</h1>{body}</body></html>",
