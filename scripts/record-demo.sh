@@ -87,7 +87,7 @@ wait_until() {
 all_ended() {
     local header
     header=$(screen | head -n 1)
-    [[ $header == *"✓ 5 ready"* && $header == *"✗ 1 blocked"* && $header == *"⊘ 1 ended"* ]] &&
+    [[ $header == *"✓ 6 ready"* && $header == *"✗ 1 blocked"* && $header == *"⊘ 1 ended"* ]] &&
         [[ $header != *waiting* && $header != *confirm* && $header != *running* ]]
 }
 
@@ -120,18 +120,33 @@ poll() {
 poll &
 poller=$!
 
-# The cycle that waits for a person: select it (g: it sorts to the top), review its brief (c),
-# confirm (y), as the status line says.
+# The brief at the top waits for a person: select it (g: briefs sort to the top), review it
+# (c), confirm (y), as the status line says.
+confirm_top() {
+    key g
+    sleep 1.2
+    key c
+    wait_until has_line "Confirm the delegation brief"
+    sleep 3
+    key y
+    sleep 1
+}
+
+# Two cycles wait for a person: add-multiplication, and the one the scripted chat client
+# started through forgeloop serve (calc-…, named by serve). Confirm the first; then the
+# connector screen (C): serve, the chat client's grant, its calls as they come (its cycle
+# tests its PR as soon as its brief is confirmed); back (Esc); confirm the other.
 wait_until has_line "◆ CONFIRM BRIEF" "add-multiplication"
-sleep 4 # meanwhile the other cycles get going
-key g # briefs waiting for a person sort to the top
-sleep 1.2
-key c
-wait_until has_line "Confirm the delegation brief"
-sleep 3
-key y
-sleep 1
-# Its conversation (2) fills in as its PR is made and tested.
+wait_until has_line "◆ CONFIRM BRIEF" "calc-"
+sleep 2 # meanwhile the other cycles get going
+confirm_top
+key C
+sleep 5
+key Escape
+sleep 0.5
+confirm_top
+# Its conversation (2) fills in as its PR is made and tested (the connector cycle's stays
+# empty: no relay).
 key 2
 sleep 5
 
@@ -208,6 +223,6 @@ python3 scripts/script_to_cast.py --log "$work/out.log" --timing "$work/timing.l
     --title "forgeloop demo --speed $SPEED" --out "$OUT/demo.cast"
 python3 scripts/frames_to_svg.py --index "$work/frames/index" --width "$COLS" --height "$ROWS" \
     --max-frames 80 --max-gap 2.5 --end-hold 4 \
-    --title "forgeloop demo: seven cycles of the WebGPT pull-request loop in the control room" \
+    --title "forgeloop demo: eight cycles of the WebGPT pull-request loop in the control room" \
     --out "$OUT/demo.svg"
 ls -l "$OUT/demo.cast" "$OUT/demo.svg"

@@ -165,18 +165,30 @@ fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
 }
 
-/// Checks the summary: seven cycles, each ended where expected, with the scenario statuses of
+/// The connector cycle of a summary: the one a chat client drove through `forgeloop serve`.
+fn connector_cycle(summary: &Value) -> &Value {
+    let cycles = summary["cycles"].as_array().unwrap();
+    let mut driven = cycles.iter().filter(|c| c["driver"].as_str().is_some_and(|d| d.starts_with("connector:")));
+    let cycle = driven.next().unwrap_or_else(|| panic!("no connector cycle: {summary:#}"));
+    assert!(driven.next().is_none(), "one connector cycle: {summary:#}");
+    cycle
+}
+
+/// Checks the summary: eight cycles, each ended where expected, with the scenario statuses of
 /// design §9 and the issues all present (the sixth tested on the repository's CI, design §5.7;
-/// the seventh refused network, allowed by the stand-in for the person, design §5.6).
+/// the seventh refused network, allowed by the stand-in for the person, design §5.6; the eighth
+/// driven through `forgeloop serve` by a scripted chat client, design §8.1).
 fn assert_summary_ok(summary: &Value) {
     assert_eq!(summary["status"], "DEMO_OK", "{summary:#}");
     let cycles = summary["cycles"].as_array().unwrap();
-    assert_eq!(cycles.len(), 7, "{summary:#}");
+    assert_eq!(cycles.len(), 8, "{summary:#}");
     for cycle in cycles {
         assert_eq!(cycle["ok"], true, "{cycle:#}");
         assert_eq!(cycle["status"], cycle["expected"], "{cycle:#}");
         assert_eq!(cycle["journal_ok"], true, "{cycle:#}");
-        assert!(cycle["comments"].as_u64().unwrap() >= 1, "every cycle had a run, so a comment: {cycle:#}");
+        if cycle["driver"].is_null() {
+            assert!(cycle["comments"].as_u64().unwrap() >= 1, "every cycle had a run, so a comment: {cycle:#}");
+        }
         assert!(cycle["problems"].as_array().unwrap().is_empty(), "{cycle:#}");
         // Every local run ran in the sandbox (design §5.6); the CI cycle ran nothing here.
         let sandboxes = cycle["sandboxes"].as_array().unwrap();
@@ -214,6 +226,23 @@ fn assert_summary_ok(summary: &Value) {
     );
     let label = dependency["sandboxes"][0].as_str().unwrap();
     assert!(label.ends_with("network: allowlist for setup (1 host), none for the tests"), "{label}");
+    // The chat client's cycle: named by serve, driven by the client, confirmed by the stand-in
+    // for the person, a failing then a passing test_pr, both in the sandbox; test_pr posts no
+    // comment (the client reads the report).
+    let remote = connector_cycle(summary);
+    assert_eq!(remote["driver"], "connector:demo-chat", "{remote:#}");
+    assert_eq!(
+        (remote["status"].as_str(), remote["iteration"].as_u64(), remote["comments"].as_u64()),
+        (Some("READY_TO_MERGE"), Some(2), Some(0)),
+        "{remote:#}"
+    );
+    assert!(remote["name"].as_str().unwrap().starts_with("calc-"), "serve names it: {remote:#}");
+    assert_eq!(remote["brief_confirmation"]["via"], "demo");
+    assert_eq!(remote["brief_confirmation"]["by"], "system");
+    assert_eq!(remote["sandboxes"].as_array().unwrap().len(), 2, "{remote:#}");
+    for cycle in cycles.iter().filter(|c| c["name"] != remote["name"]) {
+        assert!(cycle["driver"].is_null(), "the relay loop's cycles have no driver: {cycle:#}");
+    }
 }
 
 fn emulator_addr(summary: &Value) -> SocketAddr {
@@ -303,30 +332,61 @@ fn with_home_the_sandbox_is_kept_and_holds_what_the_summary_says() {
     assert_eq!(summary["sandbox_kept"], true);
     assert_nothing_left_running();
 
+    let remote = connector_cycle(&summary)["name"].as_str().unwrap().to_owned();
     for cycle in summary["cycles"].as_array().unwrap() {
         let name = cycle["name"].as_str().unwrap();
         let state_path = home.join("cycles").join(format!("{name}.json"));
         let state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
         assert_eq!(state["status"], cycle["status"], "{name}");
         assert_eq!(state["iteration"], cycle["iteration"], "{name}");
+        assert_eq!(state["driver"], cycle["driver"], "{name}");
         // The journal's hash chain holds.
         let journal = home.join("cycles").join(format!("{name}.d/events.jsonl"));
         let contents = forgeloop::store::journal::verify(&journal).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!contents.torn_tail);
         let kinds: Vec<&str> = contents.events.iter().map(|e| e.kind.as_str()).collect();
-        assert!(kinds.contains(&"run_finished") && kinds.contains(&"comment_published"), "{name}: {kinds:?}");
+        // The connector's test_pr answers the client and posts no comment.
+        let commented = name != remote;
+        assert!(kinds.contains(&"run_finished"), "{name}: {kinds:?}");
+        assert_eq!(kinds.contains(&"comment_published"), commented, "{name}: {kinds:?}");
         // Every run has its redacted log and report, and a published comment.
         let history = state["history"].as_array().unwrap();
         assert_eq!(history.len() as u64, cycle["iteration"].as_u64().unwrap(), "{name}");
-        assert_eq!(history.len() as u64, cycle["comments"].as_u64().unwrap(), "{name}: one comment per run");
+        let comments = if commented { history.len() as u64 } else { 0 };
+        assert_eq!(comments, cycle["comments"].as_u64().unwrap(), "{name}: one comment per run");
         for run in history {
             let log = home.join("cycles").join(format!("{name}.d")).join(run["log_path"].as_str().unwrap());
             let text = std::fs::read_to_string(&log).unwrap();
             let ran = if name == "add-maximum-on-ci" { "check test: " } else { "$ sh test.sh" };
             assert!(text.contains(ran), "{name}: {text}");
-            assert!(run["comment_url"].as_str().unwrap().contains("#issuecomment-"), "{name}");
+            if commented {
+                assert!(run["comment_url"].as_str().unwrap().contains("#issuecomment-"), "{name}");
+            }
         }
     }
+
+    // The connector cycle went through serve: the grant the person allowed with the pairing
+    // code reaches it; every call is in the connector's journal with the client's name; serve
+    // was stopped (its serving.json is gone) and logged to serve.log.
+    let grants: Value = serde_json::from_slice(&std::fs::read(home.join("connector/grants.json")).unwrap()).unwrap();
+    let grants = grants["grants"].as_array().unwrap();
+    assert_eq!(grants.len(), 1, "{grants:?}");
+    assert_eq!(grants[0]["client_name"], "demo-chat");
+    assert_eq!(grants[0]["cycles"], serde_json::json!([remote]));
+    let journal = std::fs::read_to_string(home.join("connector/journal.jsonl")).unwrap();
+    let calls: Vec<Value> = journal.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let tools: Vec<&str> = calls.iter().filter(|c| c["kind"] == "tool").filter_map(|c| c["tool"].as_str()).collect();
+    assert_eq!(tools.first(), Some(&"list_repositories"), "{tools:?}");
+    assert_eq!(tools.iter().filter(|t| **t == "test_pr").count(), 2, "{tools:?}");
+    assert!(tools.contains(&"start_cycle") && tools.contains(&"cycle_status"), "{tools:?}");
+    assert!(calls.iter().all(|c| c["client"] == "demo-chat" && c["ok"] != false), "{journal}");
+    assert!(!home.join("connector/serving.json").exists(), "serve was stopped");
+    let log = std::fs::read_to_string(home.join("serve.log")).unwrap();
+    assert!(log.contains("the pairing code was entered"), "{log}");
+    let driven: Value =
+        serde_json::from_slice(&std::fs::read(home.join(format!("cycles/{remote}.json"))).unwrap()).unwrap();
+    assert_eq!(driven["driver"], "connector:demo-chat");
+    assert_eq!(driven["repository"], "forgeloop-demo/calc");
 
     let awaited: Value =
         serde_json::from_slice(&std::fs::read(home.join("cycles/add-multiplication.json")).unwrap()).unwrap();

@@ -1,6 +1,8 @@
 //! `forgeloop demo` in a real terminal (tmux): the cycles appear and progress with no key
-//! pressed, the one awaiting confirmation waits for the person, who confirms it with keys; it
-//! then passes; quitting stops everything and removes the temporary sandbox.
+//! pressed, the ones awaiting confirmation wait for the person, who confirms them with keys —
+//! the connector cycle a chat client started through `forgeloop serve` first, then the relay
+//! loop's; each then passes; quitting stops everything (serve too) and removes the temporary
+//! sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 #![cfg(target_os = "linux")]
 
@@ -85,19 +87,59 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     wait_for_line(&tmux, &["■ CAP REACHED", "add-power"]);
     wait_for_line(&tmux, &["⊘ ABORTED", "add-modulo"]);
     wait_for_line(&tmux, &["◆ CONFIRM BRIEF", "add-multiplication"]);
-    let screen = wait_for_line(&tmux, &["add-maximum-on-ci"]);
-    assert!(screen.contains("Cycles 7/7"), "{screen}");
+    wait_for_line(&tmux, &["add-maximum-on-ci"]);
+    // The chat client paired with serve and started its cycle, named by serve: it waits for
+    // the person too, and the header says serve runs.
+    let screen = wait_for_line(&tmux, &["◆ CONFIRM BRIEF", "calc-", "forgeloop-demo/calc"]);
+    assert!(screen.contains("Cycles 8/8"), "{screen}");
+    assert!(screen.contains("⇄ serving (C)"), "{screen}");
 
-    // The waiting cycle really waits for the person.
+    // The waiting cycles really wait for the person.
     let sandbox = sandbox_in(&tmp);
     let state_path = sandbox.join("cycles/add-multiplication.json");
     let state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
     assert_eq!(state["status"], "AWAITING_BRIEF_CONFIRMATION");
+    let remote = std::fs::read_dir(sandbox.join("cycles"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("calc-") && n.ends_with(".json"))
+        .unwrap();
+    let remote_path = sandbox.join("cycles").join(&remote);
+    let remote = remote.trim_end_matches(".json").to_owned();
+    let state: Value = serde_json::from_slice(&std::fs::read(&remote_path).unwrap()).unwrap();
+    assert_eq!(state["status"], "AWAITING_BRIEF_CONFIRMATION");
+    assert_eq!(state["driver"], "connector:demo-chat");
 
-    // It sorts first (it needs the person), and the status line says which keys confirm it:
+    // The person finds the connector cycle (filter to it), reads its brief (it says who drives
+    // it) and confirms; the client, waiting on serve, tests its PR, pushes a fix and tests
+    // again. Esc clears the filter.
+    let hint = tmux.wait_for("c review · y confirm", LIMIT);
+    assert!(hint.contains("2 briefs to confirm"), "{hint}");
+    tmux.send_keys(&["/"]);
+    tmux.send_keys(&["-l", &remote]);
+    tmux.send_keys(&["Enter"]);
+    let screen = wait_for_line(&tmux, &[&remote, "CONFIRM BRIEF", "─"]);
+    assert!(screen.contains("Cycles 1/8"), "{screen}");
+    let screen = tmux.wait_for("Driven by          connector:demo-chat", LIMIT);
+    assert!(screen.contains("(asked by demo-chat through"), "{screen}");
+    tmux.send_keys(&["c"]);
+    let dialog = tmux.wait_for("Confirm the delegation brief", LIMIT);
+    assert!(dialog.contains(&remote), "{dialog}");
+    tmux.send_keys(&["y"]);
+    wait_for_line(&tmux, &["✓ READY", &remote]);
+    let state: Value = serde_json::from_slice(&std::fs::read(&remote_path).unwrap()).unwrap();
+    assert_eq!((state["status"].as_str(), state["iteration"].as_u64()), (Some("READY_TO_MERGE"), Some(2)));
+    assert_eq!(state["brief_confirmation"]["via"], "tui");
+    assert_eq!(state["brief_confirmation"]["by"], "human");
+    tmux.send_keys(&["Escape"]);
+    let screen = tmux.wait_for("Cycles 8/8", LIMIT);
+    assert!(!screen.contains("2 briefs to confirm"), "{screen}");
+
+    // Then the relay loop's brief sorts first, and the status line says which keys confirm it:
     // go to the top, review, confirm.
     // (`g select` is left out once the brief is the selected row.)
-    let hint = tmux.wait_for("c review · y confirm", LIMIT);
+    let hint = tmux.wait_for("add-multiplication: confirm its brief", LIMIT);
     assert!(hint.contains("add-multiplication: confirm its brief —"), "{hint}");
     tmux.send_keys(&["g"]);
     wait_for_line(&tmux, &["add-multiplication", "CONFIRM BRIEF", "─"]);
@@ -160,7 +202,8 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
-    // Quit: no rerun was started from the control room, so nothing to confirm.
+    // Quit: no rerun was started from the control room, so nothing to confirm. serve stops
+    // with the demo.
     let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     tmux.send_keys(&["q"]);
     tmux.wait_for("EXIT=0", LIMIT);

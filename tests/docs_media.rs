@@ -14,7 +14,9 @@ use serde_json::Value;
 /// The terminal size scripts/record-demo.sh records at (COLS, ROWS there).
 const WIDTH: u64 = 120;
 const HEIGHT: u64 = 34;
-const CYCLES: [&str; 7] = [
+/// What the recording must show of each cycle: the relay loop's by name; the connector's (named
+/// by `forgeloop serve`) by its driver's client, and the connector screen's calls.
+const CYCLES: [&str; 10] = [
     "add-subtraction",
     "add-power",
     "add-multiplication",
@@ -22,6 +24,9 @@ const CYCLES: [&str; 7] = [
     "add-modulo",
     "add-maximum-on-ci",
     "add-average-with-deps",
+    "connector:demo-chat",
+    "Pairing code",
+    "test_pr",
 ];
 const REMAKE: &str = "run scripts/record-demo.sh to make it again";
 

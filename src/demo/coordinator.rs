@@ -73,6 +73,9 @@ pub struct Finished {
     pub stopped: bool,
     /// How many steps the driver took.
     pub steps: u32,
+    /// The cycle's state name when it is not the scenario's (a connector cycle is named by
+    /// `forgeloop serve`); `None` for the others.
+    pub cycle: Option<String>,
 }
 
 enum Failure {
@@ -124,10 +127,10 @@ pub async fn drive(demo: Arc<Demo>, scenario: Scenario, stop: watch::Receiver<bo
     let result = driver.run().await;
     let steps = driver.steps;
     match result {
-        Ok(()) => Finished { error: None, stopped: false, steps },
-        Err(Failure::Stopped) => Finished { error: None, stopped: true, steps },
+        Ok(()) => Finished { error: None, stopped: false, steps, cycle: None },
+        Err(Failure::Stopped) => Finished { error: None, stopped: true, steps, cycle: None },
         Err(Failure::Transient(message) | Failure::Fatal(message)) => {
-            Finished { error: Some(message), stopped: false, steps }
+            Finished { error: Some(message), stopped: false, steps, cycle: None }
         }
     }
 }

@@ -1,18 +1,22 @@
 //! `forgeloop demo` (design §9): the whole product working on a machine with no GitHub account
 //! and no browser. A sandbox home, the built-in **GitHub emulator** (test and demo
 //! infrastructure, not GitHub) on 127.0.0.1 with a token made for this run, a small project
-//! whose tests need only `sh` and `git`, a scripted stand-in for WebGPT, and seven cycles driven
+//! whose tests need only `sh` and `git`, a scripted stand-in for WebGPT, seven cycles driven
 //! concurrently by a scripted coordinator through the same use cases as the CLI — real fetches,
-//! checkouts, test processes and PR comments. The control room opens on the sandbox; with
-//! `--headless` the same runs to the end and a JSON summary says whether each cycle ended where
-//! it should.
+//! checkouts, test processes and PR comments — and one driven through `forgeloop serve` (the
+//! remote connector, run as its own process on the demo's home) by a scripted chat client over
+//! HTTP. The control room opens on the sandbox; with `--headless` the same runs to the end and a
+//! JSON summary says whether each cycle ended where it should.
 //!
 //! Layout: [`sandbox`] (the directory and the token), [`project`] (the calculator),
-//! [`scenarios`] (the seven cycles), [`webgpt`] (the scripted WebGPT), [`coordinator`] (the
-//! scripted agent following `next`), [`pace`] (pauses and the stop signal), [`summary`].
+//! [`scenarios`] (the eight cycles), [`webgpt`] (the scripted WebGPT), [`coordinator`] (the
+//! scripted agent following `next`), [`connector`] (`serve` and the scripted chat client, over
+//! [`http`]), [`pace`] (pauses and the stop signal), [`summary`].
 
 pub mod ci_worker;
+pub mod connector;
 pub mod coordinator;
+pub mod http;
 pub mod pace;
 pub mod package_index;
 pub mod project;
@@ -100,6 +104,9 @@ pub enum DemoError {
     /// The demo's own commands file is invalid (a bug).
     #[error("the demo's commands file is invalid: {0}")]
     Commands(#[from] CommandsError),
+    /// `forgeloop serve` (the connector cycle's server) did not start.
+    #[error("forgeloop serve did not start: {0}")]
+    Serve(String),
     /// `git` or its `http-backend` is missing; the emulator needs both.
     #[error(
         "the demo needs `git` on PATH: its GitHub emulator builds the demo repository with git and serves it through `git http-backend`; {0}. Install git (for example `apt-get install git`) and run the demo again"
@@ -226,7 +233,7 @@ fn run_on(
 ) -> Result<(Redactor, Summary), DemoError> {
     let confirmer = if opts.headless { Confirmer::StandIn } else { Confirmer::Person };
     let pace = Pace::new(opts.headless, opts.speed);
-    let demo = runtime.block_on(setup(sandbox, confirmer, pace, token))?;
+    let demo = runtime.block_on(setup(sandbox, confirmer, pace, token.clone()))?;
     let scenarios = scenarios::all();
     let (stop_tx, stop_rx) = watch::channel(false);
     let stop_tx = Arc::new(stop_tx);
@@ -240,8 +247,28 @@ fn run_on(
     ci.queue_delay = demo.pace.unit().mul_f64(0.5);
     ci.run_delay = demo.pace.unit();
     let ci = runtime.block_on(ci_worker::CiWorker::start(demo.emulator.clone(), ci, stop_rx.clone()))?;
-    let handles: Vec<JoinHandle<Finished>> =
-        scenarios.iter().map(|s| runtime.spawn(coordinator::drive(demo.clone(), s.clone(), stop_rx.clone()))).collect();
+    // The remote connector, as the person runs it (design §8.1): its own process on this home.
+    // Should it not start, the connector cycle says why and the others run on.
+    let serve = if scenarios.iter().any(|s| s.connector) {
+        Some(runtime.block_on(connector::ServeProcess::start(&demo, &token)).map_err(|e| e.to_string()))
+    } else {
+        None
+    };
+    let serving = match &serve {
+        Some(Ok(process)) => Ok(process.serving.clone()),
+        Some(Err(why)) => Err(why.clone()),
+        None => Err("forgeloop serve was not started".to_owned()),
+    };
+    let handles: Vec<JoinHandle<Finished>> = scenarios
+        .iter()
+        .map(|s| {
+            if s.connector {
+                runtime.spawn(connector::drive(demo.clone(), s.clone(), serving.clone(), stop_rx.clone()))
+            } else {
+                runtime.spawn(coordinator::drive(demo.clone(), s.clone(), stop_rx.clone()))
+            }
+        })
+        .collect();
 
     let (finished, tui) = if opts.headless {
         runtime.spawn(stop_on_signals(stop_tx.clone()));
@@ -254,6 +281,9 @@ fn run_on(
 
     // Before the emulator goes: the worker holds a handle to it.
     runtime.block_on(ci.stop());
+    if let Some(Ok(process)) = serve {
+        runtime.block_on(process.stop());
+    }
     let cycles = summary::cycles(&demo, &scenarios, &finished);
     let api = demo.emulator.api_base();
     let redactor = demo.ctx.redactor.clone();
@@ -335,6 +365,13 @@ async fn setup(sandbox: &Sandbox, confirmer: Confirmer, pace: Pace, token: Strin
     let ctx = Ctx::new(settings, Some(found))?;
     crate::store::private::create_dir_all(&ctx.home.cycles_dir())
         .map_err(|e| DemoError::io("cannot create the sandbox's cycles directory", e))?;
+    // The person bound the demo repository to a Project: the connector may only use
+    // repositories bound in the registry (design §8.1).
+    let key = crate::registry::RepoKey::parse(&repo.repo.full_name())
+        .map_err(|e| crate::error::Error::Invalid(format!("the demo repository's key: {e}")))?;
+    crate::registry::Registry::new(ctx.registry.clone())
+        .bind(&key, project::PROJECT_URL, "calc (the demo's Project)")
+        .map_err(crate::error::Error::from)?;
     let engine = Engine::connect(&ctx.github_api, Some(token))?;
     Ok(Arc::new(Demo {
         ctx,
@@ -369,6 +406,7 @@ async fn join(handles: Vec<JoinHandle<Finished>>, stop: &watch::Sender<bool>, li
                             error: Some("the cycle's driver did not stop in time".into()),
                             stopped: true,
                             steps: 0,
+                            cycle: None,
                         });
                         continue;
                     }

@@ -103,9 +103,17 @@ pub fn dependency_commands_json(url: &str) -> String {
 }
 
 /// The person's config in the demo's sandbox: the public registries only, so the package index
-/// on 127.0.0.1 is refused until the person allows it.
-pub const CONFIG_TOML: &str =
-    "# The demo's config.toml: what test runs may reach (design §5.6).\n[network]\nallow = [\"registries\"]\n";
+/// on 127.0.0.1 is refused until the person allows it; and the profile `forgeloop serve`'s
+/// `test_pr` runs for the demo repository (design §8.1).
+pub const CONFIG_TOML: &str = "# The demo's config.toml: what test runs may reach (design §5.6).\n\
+[network]\nallow = [\"registries\"]\n\n\
+# What forgeloop serve's test_pr runs (design §8.1): the person's profile, never the client's.\n\
+[mcp.profiles.calc-tests]\ncommands = [{ argv = [\"sh\", \"test.sh\"], timeout_s = 60 }]\n\n\
+[connector]\ndefault_profile = \"calc-tests\"\n";
+
+/// The Project the demo repository is bound to in the demo's registry (a made-up address: the
+/// demo opens no ChatGPT page), so `forgeloop serve` may use it.
+pub const PROJECT_URL: &str = "https://chatgpt.com/g/g-p-forgeloop-demo/project";
 
 /// The commands file of the demo (the object form, with a timeout a stuck test cannot exceed).
 pub const COMMANDS_JSON: &str = r#"{"commands": [{"argv": ["sh", "test.sh"], "timeout_s": 60}]}"#;

@@ -27,6 +27,8 @@ const OWNED: &[&str] = &[
     "run",
     "kept",
     "caches",
+    "connector",
+    "serve.log",
     "commands.json",
     "config.toml",
     ".config.toml.lock",

@@ -1,5 +1,7 @@
-//! The seven cycles of the demo: what each asks WebGPT for, how the scripted WebGPT behaves,
-//! what the demo's stand-in for the user does, and where each must end.
+//! The eight cycles of the demo: what each asks WebGPT for, how the scripted WebGPT behaves,
+//! what the demo's stand-in for the user does, and where each must end. Seven are driven by the
+//! scripted coordinator through the relay loop; one by a scripted chat client through
+//! `forgeloop serve` (the remote connector, design §8.1).
 
 use crate::domain::status::Status;
 
@@ -41,6 +43,11 @@ pub struct Scenario {
     /// Tested with the commands file whose setup clones a library from the demo's package
     /// index, which the person's allowlist does not name at first (design §5.6).
     pub dependency: bool,
+    /// Driven through `forgeloop serve` by a scripted chat client (OAuth with the pairing code,
+    /// MCP over HTTP) instead of the coordinator: its cycle's name is the one `serve` gives it,
+    /// its driver `connector:<client name>`, and its runs post no PR comment (the client reads
+    /// the report itself).
+    pub connector: bool,
     /// When it starts, in steps after the demo began (so cycles appear one by one).
     pub start_after: f64,
     /// Where the cycle must end.
@@ -125,6 +132,7 @@ fn scenario(task: &Task, name: &'static str, shows: &'static str, persona: Perso
         user: UserAct::Nothing,
         on_ci: false,
         dependency: false,
+        connector: false,
         start_after: 0.0,
         expect,
     }
@@ -280,10 +288,37 @@ pub fn all() -> Vec<Scenario> {
     dependency.start_after = 3.0;
     out.push(dependency);
 
+    let min = Task {
+        op: "min",
+        what: "the smaller of two numbers",
+        example: "`sh calc.sh min 2 3` prints 2",
+        checks: "check 2 min 2 3\ncheck -1 min 7 -1\n",
+    };
+    let persona = min.persona(
+        "I added the `min` operation to calc.sh and tests/min.sh.",
+        vec![
+            min.attempt("echo \"$b\""),
+            min.attempt("if [ \"$a\" -lt \"$b\" ]; then echo \"$a\"; else echo \"$b\"; fi"),
+        ],
+        false,
+    );
+    let expect = Expect { status: Status::ReadyToMerge, iteration: 2, comments: 0, needs_network: false };
+    let mut connector = scenario(
+        &min,
+        "add-minimum-via-connector",
+        "is driven by a chat client through forgeloop serve, no relay: it pairs with the code serve printed (OAuth, PKCE), starts its cycle, which waits for a person to confirm the brief, then calls test_pr, reads the failure, pushes a fix, and test_pr passes",
+        persona,
+        expect,
+    );
+    connector.connector = true;
+    connector.await_confirmation = true;
+    connector.start_after = 3.5;
+    out.push(connector);
+
     out
 }
 
-/// How many cycles the demo runs, as a word for prose ("seven"): `forgeloop --help` takes it
+/// How many cycles the demo runs, as a word for prose ("eight"): `forgeloop --help` takes it
 /// from here, so the count it states is the table's.
 pub fn count_in_words() -> String {
     const WORDS: [&str; 13] =
@@ -306,13 +341,17 @@ mod tests {
     use crate::domain::brief::Brief;
 
     #[test]
-    fn seven_distinct_cycles_with_complete_briefs() {
+    fn eight_distinct_cycles_with_complete_briefs() {
         let all = all();
-        assert_eq!(all.len(), 7);
+        assert_eq!(all.len(), 8);
         let mut names: Vec<_> = all.iter().map(|s| s.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 7);
+        assert_eq!(names.len(), 8);
+        // One through the connector: a brief awaiting confirmation, as every connector cycle.
+        let connector: Vec<_> = all.iter().filter(|s| s.connector).collect();
+        assert_eq!(connector.len(), 1);
+        assert!(connector[0].await_confirmation && !connector[0].on_ci && !connector[0].dependency);
         assert_eq!(all.iter().filter(|s| s.on_ci).count(), 1);
         assert_eq!(all.iter().filter(|s| s.dependency && s.expect.needs_network).count(), 1);
         for s in &all {

@@ -15,7 +15,8 @@ use super::scenarios::Scenario;
 /// One demo cycle in the summary: where it ended, where its scenario says it must, and the evidence.
 #[derive(Debug, Clone, Serialize)]
 pub struct CycleSummary {
-    /// The cycle's state name (its scenario's name).
+    /// The cycle's state name: its scenario's name, or the one `forgeloop serve` gave a
+    /// connector cycle.
     pub name: String,
     /// What the scenario shows, in a few words.
     pub scenario: String,
@@ -35,6 +36,8 @@ pub struct CycleSummary {
     pub comments: usize,
     /// `{via, by}` when the brief was confirmed.
     pub brief_confirmation: Option<Value>,
+    /// Who drove the cycle when it was not the relay loop (`connector:<client name>`).
+    pub driver: Option<String>,
     /// Whether the cycle's journal passed its hash-chain check.
     pub journal_ok: bool,
     /// What each run's commands ran in, in order ("isolated, no network", …).
@@ -85,7 +88,8 @@ pub fn cycles(demo: &Demo, scenarios: &[Scenario], finished: &[Finished]) -> Vec
 
 fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> CycleSummary {
     let mut problems = Vec::new();
-    let paths = demo.ctx.cycle(scenario.name).ok();
+    let name = finished.and_then(|f| f.cycle.clone()).unwrap_or_else(|| scenario.name.to_owned());
+    let paths = demo.ctx.cycle(&name).ok();
     let state = paths.as_ref().map(|p| state_file::load(&p.state));
     let state = match state {
         Some(Ok(state)) => Some(state),
@@ -130,8 +134,15 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
         if comments != expected.comments {
             problems.push(format!("{comments} comments on the PR instead of {}", expected.comments));
         }
-        if state.history.iter().any(|run| run.comment_url.is_none()) {
+        // The connector's test_pr posts no comment: the client reads the report itself.
+        if !scenario.connector && state.history.iter().any(|run| run.comment_url.is_none()) {
             problems.push("a run's comment was not published".into());
+        }
+        if scenario.connector {
+            let want = format!("connector:{}", super::connector::CLIENT_NAME);
+            if state.driver.as_deref() != Some(want.as_str()) {
+                problems.push(format!("its driver is {:?} instead of {want}", state.driver));
+            }
         }
         if let Some(run) = state.history.iter().find(|run| match run.sandbox.as_deref() {
             Some(label) if scenario.on_ci => label != crate::domain::report::ON_CI_LABEL,
@@ -167,7 +178,7 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
         }
     }
     CycleSummary {
-        name: scenario.name.to_owned(),
+        name,
         scenario: scenario.shows.to_owned(),
         expected: expected.status.as_str().to_owned(),
         status: state.as_ref().map_or_else(|| Word::Unreadable.as_str().to_owned(), |s| s.status.as_str().to_owned()),
@@ -177,6 +188,7 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
         pr_url,
         comments,
         brief_confirmation: confirmation.map(|c| json!({"via": c.via, "by": c.by.as_str()})),
+        driver: state.as_ref().and_then(|s| s.driver.clone()),
         journal_ok,
         sandboxes: state.as_ref().map_or_else(Vec::new, |s| {
             s.history.iter().map(|run| run.sandbox.clone().unwrap_or_else(|| "unknown".into())).collect()

@@ -88,7 +88,9 @@ impl WebGpt {
         }
     }
 
-    async fn open_pr(&mut self) -> Result<String, EmulatorError> {
+    /// Opens the PR with the persona's first attempt (what the prompt asks for); returns the
+    /// reply WebGPT gives.
+    pub async fn open_pr(&mut self) -> Result<String, EmulatorError> {
         let sha = self.commit(&self.persona.title.clone()).await?;
         let number = self
             .emulator
@@ -108,7 +110,8 @@ impl WebGpt {
         Ok(self.with_link(&text))
     }
 
-    async fn push_fix(&mut self, handoff: &str) -> Result<String, EmulatorError> {
+    /// Pushes the next attempt to the PR's branch after reading `handoff`; returns the reply.
+    pub async fn push_fix(&mut self, handoff: &str) -> Result<String, EmulatorError> {
         if self.pr.is_none() {
             return Ok("I have no pull request for this task yet.\n\nPR_URL: NOT_CREATED".into());
         }
