@@ -138,6 +138,16 @@ fn waiting_for(state: &CycleState, explanation: &str) -> String {
                 .to_owned()
         }
         Status::NeedsReview => "the person to review the tests this PR changed (the control room)".to_owned(),
+        Status::AwaitingWebgptPr => format!(
+            "you: open a pull request in {} for this change, then call test_pr with the cycle and the PR",
+            state.repository.as_deref().unwrap_or("the cycle's repository")
+        ),
+        Status::AwaitingWebgptFix => format!(
+            "you: push a fix to {} (read the report or get_handoff), then call test_pr again; {} of {} runs used",
+            state.pr_ref.as_deref().unwrap_or("the same pull request"),
+            state.iteration,
+            state.max_iterations
+        ),
         _ => explanation.to_owned(),
     }
 }

@@ -161,7 +161,8 @@ impl RemoteServer {
                 "client": grant.client_name,
                 "tool": tool,
                 "ok": !failed,
-                "status": value.get("status").cloned().unwrap_or(Value::Null),
+                // A tool's own status, else its cycle's (test_pr answers with the cycle).
+                "status": value.get("status").or_else(|| value.pointer("/cycle/status")).cloned().unwrap_or(Value::Null),
             });
             if let Err(e) = connector::files(ctx).journal(&line) {
                 tracing::error!("cannot journal a connector call: {e}");

@@ -128,6 +128,17 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
         conversation_url: None,
         head_check: None,
     };
+    // A cycle a remote client drives itself (`forgeloop serve`, design §8.1): it tests its own
+    // PR; a coordinator relays nothing.
+    if let Some(driver) = state.driver.as_deref().filter(|d| d.starts_with("connector:"))
+        && matches!(state.status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix)
+    {
+        step.action = Action::Stop;
+        step.explanation = format!(
+            "This cycle is driven by {driver} through forgeloop serve: the client opens its PR and tests it with test_pr itself. Nothing to send or run; the person watches it in the control room."
+        );
+        return step;
+    }
     match state.status {
         Status::AwaitingBriefConfirmation => {
             step.action = Action::WaitForHuman;
@@ -448,6 +459,20 @@ mod tests {
             "t0",
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_cycle_a_connector_drives_has_nothing_for_a_coordinator() {
+        let mut s = state(false);
+        s.driver = Some("connector:ChatGPT".into());
+        let step = next_step(&s, "x");
+        assert_eq!(step.action, Action::Stop);
+        assert!(step.explanation.contains("connector:ChatGPT"), "{}", step.explanation);
+        assert!(step.text.is_none(), "no prompt to type into a chat");
+        // What a person does stays the person's.
+        let mut waiting = state(true);
+        waiting.driver = Some("connector:ChatGPT".into());
+        assert_eq!(next_step(&waiting, "x").action, Action::WaitForHuman);
     }
 
     #[test]
