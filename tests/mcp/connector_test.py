@@ -16,11 +16,13 @@ What it checks:
   1. the SDK's discovery, dynamic registration, the pairing and consent pages, the token
      exchange, then a whole cycle: start_cycle → the person confirms in the control room →
      test_pr fails → a fix is pushed → test_pr passes → READY_TO_MERGE; and the cap, on a
-     second cycle whose sixth test_pr is blocked without GitHub being asked;
+     second cycle whose sixth test_pr is blocked without GitHub being asked until the person
+     raises it on their terminal;
   2. the refusals: no token, an expired, revoked or wrong-audience token, a wrong pairing
      code and the bounded number of tries, a foreign Origin, a wrong Host, oversized bodies,
      another grant's cycle, an unbound repository, a PR of another repository, arguments
-     that try to pass commands or paths, a reused refresh token, the request budget;
+     that try to pass commands or paths, a reused refresh token, the request budget, a
+     non-loopback address without the person;
   3. a batch of requests without a valid grant changes no file (home and registry are
      byte-identical before and after).
 """
@@ -180,13 +182,15 @@ class Serve:
             return None
 
     def code_other_than(self, used):
-        """The pairing code in force once `serve` has replaced `used` (it renews every 5 s)."""
+        """The pairing code in force once `serve` has replaced `used` (at once when a code is
+        spent or void; an expired one at the next 5 s tick)."""
         return wait_for(lambda: (s := self.serving()) and s.get("pairing_code") not in (None, used)
                         and s["pairing_code"], f"a pairing code other than {used}")
 
     def cli(self, *args):
-        done = subprocess.run([self.binary, *args], env=self.env, cwd=self.cwd, capture_output=True, text=True,
-                              timeout=HANG_GUARD)
+        # Never on a terminal: what asks the person must be refused here, not asked.
+        done = subprocess.run([self.binary, *args], env=self.env, cwd=self.cwd, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=HANG_GUARD)
         return done.returncode, json.loads(done.stdout) if done.stdout.strip() else None
 
     def grants_file(self):
@@ -337,11 +341,13 @@ def person_on_a_terminal(binary, env, cwd, *args):
     return json.loads(out)
 
 
-def person_confirms_in_the_control_room(binary, env, cwd):
+def person_confirms_in_the_control_room(binary, env, cwd, cycle):
     tui = Tui(binary, env, cwd)
     try:
         screen = tui.wait_for("CONFIRM BRIEF")
-        assert "acme/widget" in screen or "widget" in screen, screen
+        # The cycle the client started, with its repository and who asked.
+        for seen in (cycle, "acme/widget", f"asked by {CLIENT_NAME} through forgeloop serve"):
+            assert seen in screen, (seen, screen)
         tui.keys("c")
         dialog = tui.wait_for("Confirm the delegation brief")
         assert "make calc.sh add" in dialog, dialog
@@ -520,7 +526,7 @@ async def whole_cycle(binary, env, work, server, emu):
                     async def waiter():
                         waited.append(await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60}))
                     group.start_soon(waiter)
-                    await anyio.to_thread.run_sync(person_confirms_in_the_control_room, binary, env, work)
+                    await anyio.to_thread.run_sync(person_confirms_in_the_control_room, binary, env, work, cycle)
                 assert waited[0]["changed"] is True and waited[0]["status"] == "AWAITING_WEBGPT_PR", waited
                 unchanged = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 1})
                 assert unchanged["changed"] is False, unchanged
@@ -630,14 +636,19 @@ async def with_token(server, token, body):
                 return await body(session)
 
 
+def write_grants(server, data):
+    """Replaces grants.json whole (atomically, as forgeloop writes it): `serve` reads it at
+    each request."""
+    tmp = server.grants_file().with_suffix(".test-tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, server.grants_file())
+
+
 def edit_grants(server, change):
-    """The person's (or an attacker's) hand on grants.json: `serve` reads it at each request."""
-    path = server.grants_file()
-    grants = json.loads(path.read_text())
+    """A hand on grants.json (the person's, or a clock's): `change` edits the parsed document."""
+    grants = json.loads(server.grants_file().read_text())
     change(grants)
-    tmp = path.with_suffix(".test-tmp")
-    tmp.write_text(json.dumps(grants, indent=2))
-    os.replace(tmp, path)
+    write_grants(server, json.dumps(grants, indent=2).encode())
 
 
 def token_hash(token):
@@ -676,7 +687,7 @@ async def refusals(work, server, first):
     assert status == 413, status
 
     # A second client, authorized by hand: it reaches none of A's cycles.
-    client_b, tokens_b, used = second_grant(server)
+    client_b, tokens_b, _ = second_grant(server)
     access_b = tokens_b["access_token"]
 
     async def as_b(session):
@@ -707,10 +718,10 @@ async def refusals(work, server, first):
         for grant in grants["grants"]:
             if grant["client_id"] == client_b:
                 grant["resource"] = "https://elsewhere.example/mcp"
-    server.grants_file().write_bytes(original)
+    write_grants(server, original)
     edit_grants(server, elsewhere)
     assert_challenge(mcp_post(server.mcp_url, INITIALIZE, access_b), server, "another resource")
-    server.grants_file().write_bytes(original)
+    write_grants(server, original)
     assert mcp_post(server.mcp_url, INITIALIZE, access_b)[0] == 200, "restored, the token works again"
 
     # Refresh: never for another resource; it rotates; a used refresh token coming back ends
@@ -784,6 +795,25 @@ def without_a_grant(work, server, dead_tokens):
     assert set(codes[:-1]) == {200}, codes
     status, _, _ = mcp_post(server.mcp_url, INITIALIZE)
     assert status == 429, status
+
+    # The person asks for a new code (SIGUSR1 to the running serve).
+    before = server.serving()["pairing_code"]
+    code, answer = server.cli("serve", "--new-code")
+    assert code == 0 and answer["status"] == "OK", answer
+    server.code_other_than(before)
+
+
+def exposure_is_the_persons(server):
+    """A non-loopback address is served only behind an https public URL and with the person's
+    yes on a terminal; neither starts here."""
+    code, answer = server.cli("serve", "--listen", "0.0.0.0:0")
+    assert code == 2 and "reachable from other machines" in answer["error"], answer
+    code, answer = server.cli("serve", "--listen", "0.0.0.0:0", "--public-url", "http://forge.example")
+    assert code == 2 and "reachable from other machines" in answer["error"], answer
+    code, answer = server.cli("serve", "--listen", "0.0.0.0:0", "--public-url", "https://forge.example")
+    assert code == 2 and answer["status"] == "NOT_A_TERMINAL", answer
+    code, answer = server.cli("serve", "--new-code")
+    assert code == 2 and "not running" in answer["error"], answer
 
 
 def pairing_tries(server, client_id):
@@ -867,6 +897,7 @@ def main():
             server = Serve(binary, env, work, work / "serve-3.log")
             without_a_grant(work, server, dead)
             server.stop()
+            exposure_is_the_persons(server)
             for log in work.glob("serve-*.log"):
                 assert token not in log.read_text(), "the GitHub token never reaches serve's log"
         except BaseException:
