@@ -341,7 +341,7 @@ def person_on_a_terminal(binary, env, cwd, *args):
     return json.loads(out)
 
 
-def person_confirms_in_the_control_room(binary, env, cwd, cycle):
+def person_confirms_in_the_control_room(binary, env, cwd, cycle, server):
     tui = Tui(binary, env, cwd)
     try:
         screen = tui.wait_for("CONFIRM BRIEF")
@@ -353,6 +353,11 @@ def person_confirms_in_the_control_room(binary, env, cwd, cycle):
         assert "make calc.sh add" in dialog, dialog
         tui.keys("y")
         tui.wait_for("AWAIT PR")
+        # The Connector screen: serve runs, the next pairing code, the client and its calls.
+        tui.keys("C")
+        tui.wait_for(server.serving()["pairing_code"])
+        screen = tui.wait_for("start_cycle ok")
+        assert CLIENT_NAME in screen, screen
         tui.keys("q")
         tui.wait_for("EXIT=0")
     finally:
@@ -526,7 +531,7 @@ async def whole_cycle(binary, env, work, server, emu):
                     async def waiter():
                         waited.append(await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60}))
                     group.start_soon(waiter)
-                    await anyio.to_thread.run_sync(person_confirms_in_the_control_room, binary, env, work, cycle)
+                    await anyio.to_thread.run_sync(person_confirms_in_the_control_room, binary, env, work, cycle, server)
                 assert waited[0]["changed"] is True and waited[0]["status"] == "AWAITING_WEBGPT_PR", waited
                 unchanged = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 1})
                 assert unchanged["changed"] is False, unchanged
