@@ -23,8 +23,8 @@ What it checks:
      another grant's cycle, an unbound repository, a PR of another repository, arguments
      that try to pass commands or paths, a reused refresh token, the request budget, a
      non-loopback address without the person;
-  3. a batch of requests without a valid grant changes no file (home and registry are
-     byte-identical before and after).
+  3. a batch of requests without a valid grant, five wrong pairing codes included, changes no
+     file (home, serving.json included, and registry are byte-identical before and after).
 """
 
 import argparse
@@ -779,18 +779,22 @@ async def refusals(work, server, first):
 
 
 def without_a_grant(work, server, dead_tokens):
-    """A fresh serve: requests without a valid grant change no file; the pairing code's tries;
-    the budget of requests without a grant."""
-    # Nothing changes a file: a batch of requests without a valid grant.
+    """A fresh serve: requests without a valid grant change no file, five wrong pairing codes
+    included; the person's new code; the budget of requests without a grant."""
     before = snapshot(work / "home", work / "registry")
     requests_without_a_grant(server, dead_tokens + ["x" * 43, secrets.token_urlsafe(32)])
+    fields, void = pairing_tries(server, register(server, "guesser"))
     after = snapshot(work / "home", work / "registry")
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     assert not changed, f"requests without a valid grant changed files: {changed}"
+    assert server.serving()["pairing_code"] == void, "a void code is not replaced for the guesser"
 
-    # Wrong pairing codes are counted; after five the code is void, even the right one is
-    # refused, and serve makes a new one (the one file a caller without a grant can change).
-    pairing_tries(server, register(server, "guesser"))
+    # Only the person gets a new code at once (SIGUSR1 to the running serve); it works.
+    code, answer = server.cli("serve", "--new-code")
+    assert code == 0 and answer["status"] == "OK", answer
+    renewed = server.code_other_than(void)
+    status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=renewed))
+    assert status == 200 and b"Allow this client?" in page, (status, page)
 
     # The budget: a flood of requests without a grant is answered 429, /mcp's refusals included.
     codes = []
@@ -800,12 +804,6 @@ def without_a_grant(work, server, dead_tokens):
     assert set(codes[:-1]) == {200}, codes
     status, _, _ = mcp_post(server.mcp_url, INITIALIZE)
     assert status == 429, status
-
-    # The person asks for a new code (SIGUSR1 to the running serve).
-    before = server.serving()["pairing_code"]
-    code, answer = server.cli("serve", "--new-code")
-    assert code == 0 and answer["status"] == "OK", answer
-    server.code_other_than(before)
 
 
 def exposure_is_the_persons(server):
@@ -822,6 +820,8 @@ def exposure_is_the_persons(server):
 
 
 def pairing_tries(server, client_id):
+    """Wrong codes on the pairing page until the code is void; returns the page's fields and
+    the void code."""
     code = server.serving()["pairing_code"]
     _, challenge = pkce()
     query = urllib.parse.urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT_URI,
@@ -838,14 +838,10 @@ def pairing_tries(server, client_id):
         counted.append(int(left.group(1)))
     # Five wrong codes in all (earlier requests may have spent some); each one counted.
     assert counted == list(range(counted[0], -1, -1)) and len(counted) <= 5, counted
-    # The code is void: serve makes a new one at once (stderr, serving.json, the control room),
-    # and the one typed wrong five times is refused even when right.
-    renewed = server.code_other_than(code)
+    # The code is void until it expires: even typed right, it is refused.
     status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=code))
-    assert status == 403 and (b"Wrong pairing code" in page or b"no longer valid" in page), (status, page)
-    status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=renewed))
-    assert status == 200 and b"Allow this client?" in page, (status, page)
-    return renewed
+    assert status == 403 and b"no longer valid" in page, (status, page)
+    return fields, code
 
 
 async def bounded(phase, *args):
