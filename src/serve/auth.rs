@@ -81,6 +81,7 @@ pub struct Pairing {
 }
 
 impl Pairing {
+    /// Whether it can still be typed: not used, not void, not expired.
     fn usable(&self, now: i64) -> bool {
         !self.used && self.wrong < PAIRING_TRIES && now < self.expires_at
     }
@@ -123,8 +124,10 @@ impl AuthState {
         })
     }
 
-    /// Makes the next pairing code when the one in force is used up or expired; `true` when it
-    /// did (the caller shows it).
+    /// Makes the next pairing code when the one in force is used or expired (or the person
+    /// asked: `force`); `true` when it did (the caller shows it). A code voided by wrong tries
+    /// stays void until it expires: five guesses per code and per ten minutes, and a failed
+    /// try changes no file.
     pub fn renew_pairing(&mut self, now: i64, force: bool) -> Result<bool, String> {
         let done = self.pairing.used || now >= self.pairing.expires_at;
         if force || done {
@@ -299,6 +302,11 @@ impl AuthState {
             }
             "refresh_token" => {
                 let client_id = get("client_id");
+                // RFC 8707 §2.2: a refresh names at most the resource the grant is for.
+                let resource = get("resource");
+                if !resource.is_empty() && resource != self.resource {
+                    return Err(oauth("invalid_target", format!("resource must be {}", self.resource)));
+                }
                 let files = connector::files(ctx);
                 let grants = files.load_grants().map_err(|e| oauth("server_error", e.to_string()))?;
                 match grants.check_refresh(get("refresh_token"), client_id, now) {
@@ -448,6 +456,97 @@ fn unpercent(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const RESOURCE: &str = "http://127.0.0.1:8787/mcp";
+    const REDIRECT: &str = "http://127.0.0.1:9/cb";
+    const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+
+    fn form(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    /// A client registered and authorized by the person: (the state, its client id, a code).
+    fn authorized(ctx: &Ctx, now: i64) -> (AuthState, String, String) {
+        let mut auth = AuthState::new(RESOURCE.into(), now).unwrap();
+        let client = auth.register(&json!({"client_name": "c", "redirect_uris": [REDIRECT]}), now).unwrap();
+        let client_id = client["client_id"].as_str().unwrap().to_owned();
+        let challenge = rules::s256(VERIFIER);
+        let query = form(&[
+            ("client_id", &client_id),
+            ("redirect_uri", REDIRECT),
+            ("response_type", "code"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+            ("state", "st"),
+        ]);
+        let (request, _) = auth.check_request(ctx, &query).unwrap();
+        // As the person types it: any case, with the dash.
+        let typed = rules::format_pairing(&auth.pairing.code).to_lowercase();
+        let ticket = auth.pair(request, &typed, now).unwrap();
+        let location = auth.consent(&ticket, true, now).unwrap();
+        let query = form_decode(location.split_once('?').unwrap().1);
+        (auth, client_id, query["code"].clone())
+    }
+
+    #[test]
+    fn a_pairing_code_voided_by_wrong_tries_stays_void_until_it_expires() {
+        let now = 1_000;
+        let mut auth = AuthState::new(RESOURCE.into(), now).unwrap();
+        let request = AuthRequest {
+            client_id: "x".into(),
+            redirect_uri: REDIRECT.into(),
+            challenge: rules::s256(VERIFIER),
+            state: None,
+        };
+        assert_eq!(auth.renew_pairing(now, false), Ok(false), "a live code stays");
+        let right = auth.pairing.code.clone();
+        for _ in 0..PAIRING_TRIES {
+            assert!(matches!(auth.pair(request.clone(), "AAAA-AAAA", now), Err(Refusal::Page(_))));
+        }
+        assert!(!auth.pairing.usable(now), "five wrong codes void it");
+        assert!(auth.pair(request.clone(), &right, now).is_err(), "even the right code is refused");
+        assert_eq!(auth.renew_pairing(now + 1, false), Ok(false), "no new code for the guesser");
+        let expiry = auth.pairing.expires_at;
+        assert_eq!(auth.renew_pairing(expiry, false), Ok(true), "the next code comes when it expires");
+        assert!(auth.pairing.usable(expiry));
+        assert_eq!(auth.pairing.wrong, 0);
+    }
+
+    #[test]
+    fn tokens_are_issued_once_per_code_and_refresh_only_for_this_resource() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::for_home(dir.path().join("home"));
+        let now = crate::serve::http::unix_now();
+        let (mut auth, client_id, code) = authorized(&ctx, now);
+        assert!(!auth.pairing.usable(now), "the code is spent on the grant");
+        let redeem = form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &client_id),
+            ("code_verifier", VERIFIER),
+            ("resource", RESOURCE),
+        ]);
+        let tokens = auth.token(&ctx, &redeem, now).unwrap();
+        assert!(matches!(auth.token(&ctx, &redeem, now), Err(Refusal::OAuth("invalid_grant", _))), "once");
+        let refresh = tokens["refresh_token"].as_str().unwrap().to_owned();
+        let elsewhere = form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &refresh),
+            ("client_id", &client_id),
+            ("resource", "https://elsewhere.example/mcp"),
+        ]);
+        let before = std::fs::read(connector::files(&ctx).grants_path()).unwrap();
+        assert!(matches!(auth.token(&ctx, &elsewhere, now), Err(Refusal::OAuth("invalid_target", _))));
+        assert_eq!(std::fs::read(connector::files(&ctx).grants_path()).unwrap(), before, "nothing written");
+        let here = form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &refresh),
+            ("client_id", &client_id),
+            ("resource", RESOURCE),
+        ]);
+        assert!(auth.token(&ctx, &here, now).is_ok(), "the refresh token was not spent by the refusal");
+    }
 
     #[test]
     fn forms_round_trip() {

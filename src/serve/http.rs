@@ -45,6 +45,9 @@ pub struct Server {
     origins: Vec<String>,
     /// Clients, pairing, tickets, codes.
     pub auth: Mutex<AuthState>,
+    /// Poked when the pairing code in force was spent on a grant, so `serve` makes and shows
+    /// the next one at once (not at its next timer tick).
+    pub pairing_spent: tokio::sync::Notify,
     limits: Mutex<Limits>,
     mcp: StreamableHttpService<RemoteServer, LocalSessionManager>,
 }
@@ -88,6 +91,7 @@ impl Server {
             hosts,
             origins,
             auth: Mutex::new(auth),
+            pairing_spent: tokio::sync::Notify::new(),
             limits: Mutex::new(Limits::default()),
             mcp,
         }
@@ -102,8 +106,18 @@ impl Server {
         format!("{}/.well-known/oauth-protected-resource", self.base)
     }
 
-    /// Answers one request.
+    /// Answers one request. A refusal made without reading the body closes the connection:
+    /// the unread body cannot be told from the next request, and a client must not send one
+    /// on it (hyper would close it after the answer anyway, racing the client's next request).
     pub async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        let mut answer = self.route(request).await;
+        if closes_connection(answer.status()) {
+            answer.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        answer
+    }
+
+    async fn route(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         if let Some(refused) = self.refuse_origin(&request) {
@@ -208,7 +222,11 @@ impl Server {
                 let allow = form.get("decision").map(String::as_str) == Some("allow");
                 let ticket = form.get("ticket").cloned().unwrap_or_default();
                 let answered = match self.auth.lock() {
-                    Ok(mut auth) => auth.consent(&ticket, allow, unix_now()),
+                    Ok(mut auth) => {
+                        let answered = auth.consent(&ticket, allow, unix_now());
+                        self.poke_if_spent(&auth);
+                        answered
+                    }
                     Err(_) => return text(StatusCode::INTERNAL_SERVER_ERROR, "poisoned"),
                 };
                 match answered {
@@ -235,6 +253,13 @@ impl Server {
                 }
             }
             _ => text(StatusCode::NOT_FOUND, "not found"),
+        }
+    }
+
+    /// Asks `serve` for the next pairing code when the one in force was spent on a grant.
+    fn poke_if_spent(&self, auth: &AuthState) {
+        if auth.pairing.used {
+            self.pairing_spent.notify_one();
         }
     }
 
@@ -275,7 +300,7 @@ impl Server {
             .map(str::to_owned);
         let Some(token) = token else {
             tracing::info!("refused /mcp: no bearer token");
-            return self.challenge(None);
+            return self.refuse_unauthenticated(None);
         };
         let grants = match connector::files(&self.ctx).load_grants() {
             Ok(grants) => grants,
@@ -288,7 +313,7 @@ impl Server {
             Ok(grant) => grant.clone(),
             Err(refusal) => {
                 tracing::info!("refused /mcp: {refusal}");
-                return self.challenge(Some(&refusal.to_string()));
+                return self.refuse_unauthenticated(Some(&refusal.to_string()));
             }
         };
         if !self.limits.lock().map(|mut l| l.granted(&grant.id, Instant::now())).unwrap_or(false) {
@@ -314,7 +339,23 @@ impl Server {
             tracing::error!("cannot journal a connector request: {e}");
         }
         parts.extensions.insert(Authed(grant));
-        self.mcp.handle(Request::from_parts(parts, Full::new(body))).await
+        let ending = parts.method == Method::DELETE;
+        let mut answer = self.mcp.handle(Request::from_parts(parts, Full::new(body))).await;
+        // rmcp answers a session's DELETE with 202; the session is gone at once, which is 204
+        // (the official SDKs log any other answer as a failed termination).
+        if ending && answer.status() == StatusCode::ACCEPTED {
+            *answer.status_mut() = StatusCode::NO_CONTENT;
+        }
+        answer
+    }
+
+    /// A request to `/mcp` without a valid grant: counted in the budget of requests without a
+    /// grant (429 past it), else the 401 challenge.
+    fn refuse_unauthenticated(&self, error: Option<&str>) -> Response<Body> {
+        if !self.limits.lock().map(|mut l| l.unauthenticated(Instant::now())).unwrap_or(false) {
+            return text(StatusCode::TOO_MANY_REQUESTS, "too many requests; try again in a minute");
+        }
+        self.challenge(error)
     }
 
     /// 401 with the challenge that points a client to the metadata (RFC 9728 §5.1).
@@ -329,6 +370,18 @@ impl Server {
         }
         answer
     }
+}
+
+/// Whether an answer with `status` may have left the request's body unread: a refusal of
+/// the caller (no or a bad grant, a foreign Host or Origin, too large, over the budget).
+pub fn closes_connection(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::UNAUTHORIZED
+            | StatusCode::FORBIDDEN
+            | StatusCode::PAYLOAD_TOO_LARGE
+            | StatusCode::TOO_MANY_REQUESTS
+    )
 }
 
 /// Seconds since the epoch (the domain's times).

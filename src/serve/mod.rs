@@ -161,6 +161,7 @@ async fn serve(ctx: Ctx, opts: ServeOptions) -> Result<()> {
                 while connections.try_join_next().is_some() {}
             }
             _ = renew.tick() => renew_pairing(&server, false, &record),
+            _ = server.pairing_spent.notified() => renew_pairing(&server, false, &record),
             _ = usr1.recv() => renew_pairing(&server, true, &record),
             _ = term.recv() => break,
             _ = int.recv() => break,
