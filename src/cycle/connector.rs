@@ -335,8 +335,6 @@ pub struct GrantRow {
     pub client: String,
     /// When the person allowed it.
     pub created_at: String,
-    /// When it was last used.
-    pub last_used_at: Option<String>,
     /// The cycles it started.
     pub cycles: Vec<String>,
     /// Access tokens still live.
@@ -372,7 +370,6 @@ pub fn grant_rows(grants: &Grants, now: i64) -> Vec<GrantRow> {
             grant: g.id.clone(),
             client: g.client_name.clone(),
             created_at: g.created_at.clone(),
-            last_used_at: g.last_used_at.clone(),
             cycles: g.cycles.clone(),
             live_access_tokens: g.access.iter().filter(|t| t.expires_at > now).count(),
             revoked: g.revoked.clone(),
@@ -407,9 +404,9 @@ pub fn revoke(ctx: &Ctx, which: &str) -> Result<Vec<String>> {
             let mut ids = Vec::new();
             for grant in &mut grants.grants {
                 if grant.revoked.is_none() && (which == "all" || grant.id == which) {
+                    // The hashes stay: a token of a revoked grant is refused as revoked, not
+                    // as unknown (the client is told why).
                     grant.revoked = Some(crate::domain::connector::Revoked { at: at.clone(), reason: "person".into() });
-                    grant.access.clear();
-                    grant.refresh = None;
                     ids.push(grant.id.clone());
                 }
             }

@@ -378,7 +378,6 @@ impl AuthState {
                         used_refresh: Vec::new(),
                         cycles: Vec::new(),
                         revoked: None,
-                        last_used_at: None,
                         extra: Default::default(),
                     });
                     Ok(new_id.clone())

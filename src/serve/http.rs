@@ -425,9 +425,9 @@ fn html(status: StatusCode, page: String) -> Response<Body> {
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
     headers.insert(
         "content-security-policy",
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-        ),
+        // No form-action: a browser applies it to the redirect that answers the consent form,
+        // which goes to the client's own address.
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
     );
     answer
 }

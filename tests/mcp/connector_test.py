@@ -758,8 +758,8 @@ async def refusals(work, server, first):
     assert mcp_post(server.mcp_url, INITIALIZE, access_a)[0] == 200
     code, revoked = server.cli("serve", "--revoke", "all")
     assert code == 0 and revoked["status"] == "REVOKED", revoked
-    # A revoked grant's access tokens are dropped with it: the token is no longer known.
-    assert_challenge(mcp_post(server.mcp_url, INITIALIZE, access_a), server, "")
+    # A revoked grant's tokens are refused as revoked (the client is told why).
+    assert_challenge(mcp_post(server.mcp_url, INITIALIZE, access_a), server, "revoked")
     status, _, body = post_form(f"{server.url}/token", {"grant_type": "refresh_token", "client_id": first["client_id"],
                                                          "refresh_token": first["storage"].tokens.refresh_token})
     assert status == 400 and json.loads(body)["error"] == "invalid_grant", body

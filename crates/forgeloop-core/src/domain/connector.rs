@@ -159,9 +159,6 @@ pub struct Grant {
     /// When it was revoked, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked: Option<Revoked>,
-    /// When it was last used (RFC 3339).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_used_at: Option<String>,
     /// Keys a newer forgeloop wrote: kept on rewrite.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
@@ -338,7 +335,6 @@ mod tests {
             used_refresh: vec![token_hash("old-refresh")],
             cycles: vec![],
             revoked: None,
-            last_used_at: None,
             extra: BTreeMap::new(),
         }
     }
