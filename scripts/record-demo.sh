@@ -134,13 +134,13 @@ confirm_top() {
 
 # Two cycles wait for a person: add-multiplication, and the one the scripted chat client
 # started through forgeloop serve (calc-…, named by serve). Confirm the first; then the
-# connector screen (C): serve, the chat client's grant, its calls as they come (its cycle
+# connector screen (S): serve, the chat client's grant, its calls as they come (its cycle
 # tests its PR as soon as its brief is confirmed); back (Esc); confirm the other.
 wait_until has_line "◆ CONFIRM BRIEF" "add-multiplication"
 wait_until has_line "◆ CONFIRM BRIEF" "calc-"
 sleep 2 # meanwhile the other cycles get going
 confirm_top
-key C
+key S
 sleep 5
 key Escape
 sleep 0.5

@@ -92,7 +92,7 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     // the person too, and the header says serve runs.
     let screen = wait_for_line(&tmux, &["◆ CONFIRM BRIEF", "calc-", "forgeloop-demo/calc"]);
     assert!(screen.contains("Cycles 8/8"), "{screen}");
-    assert!(screen.contains("⇄ serving (C)"), "{screen}");
+    assert!(screen.contains("⇄ serving (S)"), "{screen}");
 
     // The waiting cycles really wait for the person.
     let sandbox = sandbox_in(&tmp);

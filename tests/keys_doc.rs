@@ -120,7 +120,7 @@ fn the_keys_the_readme_names_do_what_it_says_where_it_says() {
     let list = [Context::List, Context::Cycle, Context::Global];
     let detail = [Context::Detail, Context::Cycle, Context::Global];
     let cases: &[(&str, &[Context], char, Cmd)] = &[
-        ("so `g` selects it", &list, 'g', Cmd::Top),
+        ("so `g` selects the first", &list, 'g', Cmd::Top),
         ("`c` opens its brief", &list, 'c', Cmd::ConfirmBrief),
         ("in that dialog `y` confirms", &[Context::ConfirmBrief], 'y', Cmd::Yes),
         ("`A` allows that host", &list, 'A', Cmd::AllowHosts),

@@ -1414,7 +1414,7 @@ fn t_in_the_diff_tab_shows_only_the_files_that_decide_the_verdict() {
     assert_eq!(paths(&app), ["calc.sh"]);
 }
 
-/// The Connector screen (`C`) shows what `forgeloop serve` serves, the pairing code, the grants
+/// The Connector screen (`S`) shows what `forgeloop serve` serves, the pairing code, the grants
 /// and the calls, read from the connector's files; `x` revokes the selected grant after a yes,
 /// and its tokens are gone from grants.json.
 #[test]
@@ -1446,7 +1446,7 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     let (mut app, mut d) = fx.app("dark");
     assert!(app.connector.serving(), "serving.json names a live process");
     assert!(screen(&app, 120, 30).contains("⇄ serving"), "the header says serve runs");
-    key(&mut app, &mut d, KeyCode::Char('C'));
+    key(&mut app, &mut d, KeyCode::Char('S'));
     assert_eq!(app.screen, Screen::Connector);
     let shown = screen(&app, 120, 30);
     for expected in ["https://forge.example.com/mcp", "ABCD-EFGH", "g_0123456789ab", "ChatGPT", "start_cycle ok"] {

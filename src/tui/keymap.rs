@@ -712,7 +712,7 @@ pub static BINDINGS: &[Binding] = &[
     },
     Binding {
         contexts: &[C::Connector],
-        keys: &[code(KeyCode::Esc), k('C')],
+        keys: &[code(KeyCode::Esc), k('S')],
         cmd: Cmd::Connector,
         hint: "back",
         help: "Back to the cycles",
@@ -733,7 +733,7 @@ pub static BINDINGS: &[Binding] = &[
     },
     Binding {
         contexts: &[C::Global],
-        keys: &[k('C')],
+        keys: &[k('S')],
         cmd: Cmd::Connector,
         hint: "",
         help: "Show the remote connector (forgeloop serve): pairing code, grants, calls",

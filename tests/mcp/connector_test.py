@@ -354,7 +354,7 @@ def person_confirms_in_the_control_room(binary, env, cwd, cycle, server):
         tui.keys("y")
         tui.wait_for("AWAIT PR")
         # The Connector screen: serve runs, the next pairing code, the client and its calls.
-        tui.keys("C")
+        tui.keys("S")
         tui.wait_for(server.serving()["pairing_code"])
         screen = tui.wait_for("start_cycle ok")
         assert CLIENT_NAME in screen, screen

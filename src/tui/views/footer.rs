@@ -49,7 +49,7 @@ pub(super) fn header(app: &App, frame: &mut Frame, area: Rect) {
         ));
     }
     if app.connector.serving() {
-        spans.push(Span::styled(if compact { " ⇄".to_owned() } else { " ⇄ serving (C) ".to_owned() }, theme.info));
+        spans.push(Span::styled(if compact { " ⇄".to_owned() } else { " ⇄ serving (S) ".to_owned() }, theme.info));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.status_bar), area);
 }
