@@ -189,6 +189,11 @@ impl RemoteServer {
     }
 }
 
+/// The request's grant, or why it has none (its error is not `Clone`: said again).
+fn known(grant: &Result<Grant>) -> Result<&Grant> {
+    grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))
+}
+
 fn to_value<T: serde::Serialize>(value: &T) -> Result<Value> {
     serde_json::to_value(value).map_err(|e| Error::Invalid(format!("cannot encode the answer: {e}")))
 }
@@ -201,10 +206,11 @@ impl RemoteServer {
     )]
     async fn list_repositories(&self, context: RequestContext<RoleServer>) -> CallToolResult {
         let grant = self.grant(&context);
-        let outcome = match &grant {
-            Ok(_) => self.blocking(|ctx| to_value(&json!({ "repositories": connector::repositories(ctx) }))).await,
-            Err(e) => Err(Error::Invalid(e.to_string())),
-        };
+        let outcome = async {
+            known(&grant)?;
+            self.blocking(|ctx| to_value(&json!({ "repositories": connector::repositories(ctx) }))).await
+        }
+        .await;
         self.finish("list_repositories", grant.as_ref().ok(), outcome)
     }
 
@@ -218,21 +224,20 @@ impl RemoteServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let grant = self.grant(&context);
-        let outcome = match grant.as_ref().map(Grant::clone).map_err(|e| Error::Invalid(e.to_string())) {
-            Ok(grant) => {
-                self.blocking(move |ctx| {
-                    let random = crate::serve::auth::random_token(6).map_err(Error::Invalid)?;
-                    let input = StartInput {
-                        repository: args.repository,
-                        fields: [args.goal, args.success, args.scope, args.constraints, args.validation],
-                        question: args.question,
-                    };
-                    to_value(&connector::start_cycle(ctx, &grant, input, &random)?)
-                })
-                .await
-            }
-            Err(e) => Err(e),
-        };
+        let outcome = async {
+            let grant = known(&grant)?.clone();
+            self.blocking(move |ctx| {
+                let random = crate::serve::auth::random_token(6).map_err(Error::Invalid)?;
+                let input = StartInput {
+                    repository: args.repository,
+                    fields: [args.goal, args.success, args.scope, args.constraints, args.validation],
+                    question: args.question,
+                };
+                to_value(&connector::start_cycle(ctx, &grant, input, &random)?)
+            })
+            .await
+        }
+        .await;
         self.finish("start_cycle", grant.as_ref().ok(), outcome)
     }
 
@@ -246,16 +251,11 @@ impl RemoteServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let grant = self.grant(&context);
-        let outcome = match &grant {
-            Ok(g) => match self.cycle(g, &args.cycle) {
-                Ok(paths) => {
-                    let name = args.cycle.clone();
-                    self.blocking(move |ctx| to_value(&connector::status(ctx, &name, &paths)?)).await
-                }
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(Error::Invalid(e.to_string())),
-        };
+        let outcome = async {
+            let paths = self.cycle(known(&grant)?, &args.cycle)?;
+            self.blocking(move |ctx| to_value(&connector::status(ctx, &args.cycle, &paths)?)).await
+        }
+        .await;
         self.finish("cycle_status", grant.as_ref().ok(), outcome)
     }
 
@@ -270,8 +270,7 @@ impl RemoteServer {
     ) -> CallToolResult {
         let grant = self.grant(&context);
         let outcome = async {
-            let grant = grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
-            let paths = self.cycle(grant, &args.cycle)?;
+            let paths = self.cycle(known(&grant)?, &args.cycle)?;
             let secs = args.timeout_seconds.unwrap_or(30).clamp(1, 60);
             let (answer, changed) =
                 connector::wait(&self.shared.ctx, &args.cycle, &paths, Duration::from_secs(secs)).await?;
@@ -294,8 +293,7 @@ impl RemoteServer {
     ) -> CallToolResult {
         let grant = self.grant(&context);
         let outcome = async {
-            let grant = grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
-            let paths = self.cycle(grant, &args.cycle)?;
+            let paths = self.cycle(known(&grant)?, &args.cycle)?;
             let github = self.github().await?;
             connector::test_pr(&github.ctx, &github.engine, &args.cycle, &paths, &args.pr).await
         }
@@ -314,8 +312,7 @@ impl RemoteServer {
     ) -> CallToolResult {
         let grant = self.grant(&context);
         let outcome = async {
-            let grant = grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))?;
-            let paths = self.cycle(grant, &args.cycle)?;
+            let paths = self.cycle(known(&grant)?, &args.cycle)?;
             let github = self.github().await?;
             connector::diff(&github.ctx, &github.engine, &paths).await
         }
@@ -333,13 +330,11 @@ impl RemoteServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let grant = self.grant(&context);
-        let outcome = match &grant {
-            Ok(g) => match self.cycle(g, &args.cycle) {
-                Ok(paths) => self.blocking(move |ctx| Ok(json!({ "handoff": connector::handoff(ctx, &paths)? }))).await,
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(Error::Invalid(e.to_string())),
-        };
+        let outcome = async {
+            let paths = self.cycle(known(&grant)?, &args.cycle)?;
+            self.blocking(move |ctx| Ok(json!({ "handoff": connector::handoff(ctx, &paths)? }))).await
+        }
+        .await;
         self.finish("get_handoff", grant.as_ref().ok(), outcome)
     }
 }

@@ -56,3 +56,32 @@ impl TextScroll {
         paragraph.scroll((self.scroll.min(max), 0))
     }
 }
+
+/// The [`Pane`](super::Pane) methods every text tab shares (its keys are the detail's own, the
+/// movement keys scroll it, it starts at the top when chosen or when another cycle is
+/// selected): used inside `impl Pane for X`, where `X` has a `text: TextScroll`.
+macro_rules! text_pane {
+    () => {
+        fn contexts(&self) -> &'static [$crate::tui::keymap::Context] {
+            $crate::tui::panes::text::TextScroll::CONTEXTS
+        }
+
+        fn command(
+            &mut self,
+            cmd: $crate::tui::keymap::Cmd,
+            _sel: &$crate::tui::panes::Selection,
+            _fx: &mut Vec<$crate::tui::event::Effect>,
+        ) -> $crate::tui::panes::Reply {
+            if self.text.scroll_by(cmd) { $crate::tui::panes::Reply::Done } else { $crate::tui::panes::Reply::NotMine }
+        }
+
+        fn opened(&mut self) {
+            self.text.scroll = 0;
+        }
+
+        fn forget(&mut self, _fx: &mut Vec<$crate::tui::event::Effect>) {
+            self.text.scroll = 0;
+        }
+    };
+}
+pub(crate) use text_pane;

@@ -4,11 +4,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use crate::tui::event::Effect;
-use crate::tui::keymap::{Cmd, Context};
 use crate::tui::model::CycleEntry;
 
 use super::text::TextScroll;
-use super::{Pane, Reply, Selection};
+use super::{Pane, Selection};
 
 pub mod view;
 
@@ -20,13 +19,7 @@ pub struct ProjectPane {
 }
 
 impl Pane for ProjectPane {
-    fn contexts(&self) -> &'static [Context] {
-        TextScroll::CONTEXTS
-    }
-
-    fn command(&mut self, cmd: Cmd, _sel: &Selection, _fx: &mut Vec<Effect>) -> Reply {
-        if self.text.scroll_by(cmd) { Reply::Done } else { Reply::NotMine }
-    }
+    super::text::text_pane!();
 
     /// The repository's sources are read once, when first shown.
     fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
@@ -35,14 +28,6 @@ impl Pane for ProjectPane {
         {
             fx.push(Effect::LoadSources(repo));
         }
-    }
-
-    fn opened(&mut self) {
-        self.text.scroll = 0;
-    }
-
-    fn forget(&mut self, _fx: &mut Vec<Effect>) {
-        self.text.scroll = 0;
     }
 
     fn render(&self, draw: &super::Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
