@@ -1441,7 +1441,10 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     std::fs::write(dir.join("grants.json"), grant.to_string()).unwrap();
     let call = serde_json::json!({"at": "2026-12-02T10:02:00Z", "kind": "tool", "grant": "g_0123456789ab",
         "client": "ChatGPT", "tool": "start_cycle", "ok": true});
-    std::fs::write(dir.join("journal.jsonl"), format!("{call}\n")).unwrap();
+    // A granted client's own method name, with a terminal escape in it.
+    let hostile = serde_json::json!({"at": "2026-12-02T10:03:00Z", "kind": "request", "grant": "g_0123456789ab",
+        "client": "ChatGPT", "http": "POST", "method": "tools/\u{1b}]52;c;aGk=\u{7}list"});
+    std::fs::write(dir.join("journal.jsonl"), format!("{call}\n{hostile}\n")).unwrap();
 
     let (mut app, mut d) = fx.app("dark");
     assert!(app.connector.serving(), "serving.json names a live process");
@@ -1452,6 +1455,8 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     for expected in ["https://forge.example.com/mcp", "ABCD-EFGH", "g_0123456789ab", "ChatGPT", "start_cycle ok"] {
         assert!(shown.contains(expected), "{expected:?} on the Connector screen:\n{shown}");
     }
+    assert!(shown.contains("tools/"), "the client's method is shown:\n{shown}");
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "no control character reaches the screen");
     key(&mut app, &mut d, KeyCode::Char('x'));
     assert!(
         matches!(app.popups.last(), Some(Popup::YesNo { ask: Ask::RevokeGrant(id), .. }) if id == "g_0123456789ab")

@@ -152,7 +152,7 @@ fn waiting_for(state: &CycleState, explanation: &str) -> String {
     }
 }
 
-/// A cycle name for a new connector cycle: `<repo>-<client>-<random>`, a bare state name.
+/// A cycle name for a new connector cycle: `<repo>-<random>`, a bare state name.
 fn cycle_name(repo: &RepoName, random: &str) -> String {
     let clean = |s: &str| -> String {
         s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).take(24).collect()

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use crate::tui::panes::Draw;
+use crate::tui::sanitize::clean;
 use crate::tui::widgets::{pane_block, short_time};
 
 /// Draws the Connector screen.
@@ -73,7 +74,7 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
             };
             let row = Row::new(vec![
                 Cell::from(g.grant.clone()),
-                Cell::from(d.redactor.redact(&g.client).into_owned()),
+                Cell::from(clean(&d.redactor.redact(&g.client))),
                 Cell::from(short_time(&g.created_at)),
                 Cell::from(g.cycles.len().to_string()),
                 Cell::from(state),
@@ -114,7 +115,9 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
             _ => field("method"),
         };
         let line = format!("{}  {}  {}", short_time(&field("at")), field("client"), what);
-        calls.push(Line::from(Span::styled(d.redactor.redact(&line).into_owned(), theme.text)));
+        // The method name is the client's own text: no control sequence reaches the terminal.
+        let line = clean(&d.redactor.redact(&line));
+        calls.push(Line::from(Span::styled(line, theme.text)));
     }
     if overview.calls.is_empty() {
         calls.push(Line::from(Span::styled("none yet", theme.muted)));
