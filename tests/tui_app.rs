@@ -1422,8 +1422,28 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     let fx = mixed();
     let dir = fx.ctx.home.connector_dir();
     std::fs::create_dir_all(&dir).unwrap();
+    // A record naming a live process that is not `forgeloop serve` (this test, as a stale
+    // record's recycled pid would) is not a server.
+    let stale = serde_json::json!({"pid": std::process::id(), "url": "http://127.0.0.1:1", "mcp_url": "x",
+        "pairing_code": "ABCD-EFGH", "started_at": "2026-12-02T10:00:00Z"});
+    std::fs::write(dir.join("serving.json"), stale.to_string()).unwrap();
+    let (app, _) = fx.app("dark");
+    assert!(!app.connector.serving(), "a pid that is not forgeloop serve is not serving");
+    // A real `forgeloop serve` (on a home of its own), which this record names.
+    let other_home = tempfile::tempdir().unwrap();
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_forgeloop"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("FORGELOOP_HOME", other_home.path())
+        .env("XDG_CONFIG_HOME", other_home.path().join("xdg"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut first).unwrap();
+    assert!(first.contains("SERVING"), "{first}");
     let serving = serde_json::json!({
-        "pid": std::process::id(),
+        "pid": server.id(),
         "url": "http://127.0.0.1:8787",
         "mcp_url": "https://forge.example.com/mcp",
         "pairing_code": "ABCD-EFGH",
@@ -1468,4 +1488,6 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     assert!(screen(&app, 120, 30).contains("revoked"), "the screen shows it revoked");
     key(&mut app, &mut d, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Cycles);
+    let _ = server.kill();
+    let _ = server.wait();
 }

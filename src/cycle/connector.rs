@@ -388,11 +388,20 @@ pub fn overview(dir: &std::path::Path, calls: usize) -> Overview {
     Overview { serving, grants, calls: files.journal_tail(calls), error }
 }
 
-/// Whether process `pid` exists (signal 0 asks without sending anything).
+/// Whether process `pid` is a `forgeloop serve`: it exists, and its command line has the
+/// `serve` subcommand. A record left by a server that died may name a pid the system gave to
+/// another program since; that one must neither be shown as serving nor sent SIGUSR1 (whose
+/// default action ends a process).
 fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else { return false };
-    // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+    let Ok(signed) = i32::try_from(pid) else { return false };
+    if signed <= 0 {
+        return false;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { return false };
+    let mut args = cmdline.split(|b| *b == 0);
+    let program = args.next().unwrap_or_default();
+    let is_forgeloop = String::from_utf8_lossy(program).contains("forgeloop");
+    is_forgeloop && args.any(|arg| arg == b"serve")
 }
 
 /// Revokes grant `which` (or every live one, for `all`): its tokens stop working at once.
