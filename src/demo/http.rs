@@ -173,44 +173,12 @@ fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, HttpError> {
 
 /// `application/x-www-form-urlencoded` (also a query string).
 pub fn form_encode(pairs: &[(&str, &str)]) -> String {
-    let encode = |text: &str| -> String {
-        let mut out = String::with_capacity(text.len());
-        for b in text.bytes() {
-            match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
-                b' ' => out.push('+'),
-                _ => out.push_str(&format!("%{b:02X}")),
-            }
-        }
-        out
-    };
-    pairs.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&")
+    crate::domain::form::encode(pairs)
 }
 
 /// The value of `name` in a query string (`+` and `%XX` decoded).
 pub fn query_value(query: &str, name: &str) -> Option<String> {
-    query.split('&').filter_map(|pair| pair.split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| percent_decode(v))
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => match text.get(i + 1..i + 3).and_then(|hex| u8::from_str_radix(hex, 16).ok()) {
-                Some(b) => {
-                    out.push(b);
-                    i += 2;
-                }
-                None => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::domain::form::value(query, name)
 }
 
 /// A page's first form as a browser would submit it: its `action` and its hidden fields

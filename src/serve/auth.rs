@@ -14,6 +14,9 @@ use crate::domain::connector::{
     self as rules, ACCESS_TTL_SECS, CODE_TTL_SECS, Grant, PAIRING_LEN, PAIRING_TRIES, PAIRING_TTL_SECS,
     REFRESH_TTL_SECS, RefreshCheck, Revoked, Token,
 };
+use crate::domain::form;
+/// The form decoder the endpoints use (`domain::form`).
+pub use crate::domain::form::decode as form_decode;
 
 /// Registered clients kept at most (oldest forgotten first): registration is open to anyone.
 const MAX_CLIENTS: usize = 256;
@@ -271,7 +274,8 @@ impl AuthState {
         if let Some(state) = &request.state {
             query.push(("state", state.clone()));
         }
-        let encoded: String = form_encode(&query);
+        let pairs: Vec<(&str, &str)> = query.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let encoded = form::encode(&pairs);
         let sep = if request.redirect_uri.contains('?') { '&' } else { '?' };
         Ok(format!("{}{sep}{encoded}", request.redirect_uri))
     }
@@ -402,56 +406,6 @@ fn new_pairing(now: i64) -> Result<Pairing, String> {
     Ok(Pairing { code: rules::pairing_from(&random), expires_at: now + PAIRING_TTL_SECS, wrong: 0, used: false })
 }
 
-/// `application/x-www-form-urlencoded` of `pairs`.
-pub fn form_encode(pairs: &[(&str, String)]) -> String {
-    pairs.iter().map(|(k, v)| format!("{}={}", percent(k), percent(v))).collect::<Vec<_>>().join("&")
-}
-
-fn percent(text: &str) -> String {
-    let mut out = String::new();
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Parses a query string or a form body (`+` is a space, `%XX` a byte; bad UTF-8 is replaced).
-pub fn form_decode(text: &str) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    for pair in text.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.entry(unpercent(k)).or_insert_with(|| unpercent(v));
-    }
-    out
-}
-
-fn unpercent(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,7 +503,7 @@ mod tests {
 
     #[test]
     fn forms_round_trip() {
-        let encoded = form_encode(&[("code", "a b/c".into()), ("state", "x&y=z".into())]);
+        let encoded = form::encode(&[("code", "a b/c"), ("state", "x&y=z")]);
         let decoded = form_decode(&encoded);
         assert_eq!(decoded["code"], "a b/c");
         assert_eq!(decoded["state"], "x&y=z");

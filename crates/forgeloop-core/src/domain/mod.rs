@@ -10,6 +10,7 @@ pub mod egress;
 pub mod environment;
 pub mod event;
 pub mod event_data;
+pub mod form;
 pub mod hash;
 pub mod integrity;
 pub mod lockfiles;
