@@ -175,18 +175,8 @@ impl ForgeServer {
 
     /// A tool's document as its result, redacted; `failed` flags it `isError`.
     fn result(&self, mut value: serde_json::Value, failed: bool) -> CallToolResult {
-        let redactor = self.redactor();
-        redactor.redact_json(&mut value);
-        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
-        let mut result = if failed {
-            CallToolResult::error(vec![ContentBlock::text(text)])
-        } else {
-            CallToolResult::success(vec![ContentBlock::text(text)])
-        };
-        if value.is_object() {
-            result.structured_content = Some(value);
-        }
-        result
+        self.redactor().redact_json(&mut value);
+        tool_result(value, failed)
     }
 
     /// The checks of a test run that need no network, made before any GitHub request: the PR
@@ -518,4 +508,20 @@ impl ServerHandler for ForgeServer {
         let message = format!("Method not found: {}", request.method);
         Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, self.redactor().redact(&message).into_owned(), None))
     }
+}
+
+/// A tool's document, already redacted, as its MCP result: pretty text and, for an object,
+/// structured content; `failed` flags it `isError`. The remote connector's tools answer the
+/// same way.
+pub(crate) fn tool_result(value: serde_json::Value, failed: bool) -> CallToolResult {
+    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+    let mut result = if failed {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    if value.is_object() {
+        result.structured_content = Some(value);
+    }
+    result
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::schemars::JsonSchema;
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -168,16 +168,7 @@ impl RemoteServer {
                 tracing::error!("cannot journal a connector call: {e}");
             }
         }
-        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
-        let mut result = if failed {
-            CallToolResult::error(vec![ContentBlock::text(text)])
-        } else {
-            CallToolResult::success(vec![ContentBlock::text(text)])
-        };
-        if value.is_object() {
-            result.structured_content = Some(value);
-        }
-        result
+        crate::mcp::server::tool_result(value, failed)
     }
 
     /// Runs a blocking body off the async workers.

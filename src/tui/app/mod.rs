@@ -359,14 +359,25 @@ impl App {
 
     /// Whether a command makes sense now (footer hints hide the others).
     pub fn available(&self, cmd: Cmd) -> bool {
+        let rows = if self.detail_has_keys() { self.run_rows() } else { Vec::new() };
+        self.available_with(cmd, &rows)
+    }
+
+    /// The detail's tab has the keys (so it has a say in what is available).
+    fn detail_has_keys(&self) -> bool {
+        self.screen == Screen::Cycles && self.focus == Focus::Detail
+    }
+
+    /// [`App::available`] with the selected cycle's run rows made already: the footer asks
+    /// for every hint of a frame, and the rows are made once for all of them.
+    pub(crate) fn available_with(&self, cmd: Cmd, rows: &[RunRow]) -> bool {
         let state = self.selected_state();
         let status = state.map(|s| s.status);
         let running = self.list.selected.as_ref().is_some_and(|p| self.is_running(p));
-        if self.screen == Screen::Cycles && self.focus == Focus::Detail {
-            let rows = self.run_rows();
-            if let Some(answer) = self.tabs.current().available(cmd, &self.selection(&rows)) {
-                return answer;
-            }
+        if self.detail_has_keys()
+            && let Some(answer) = self.tabs.current().available(cmd, &self.selection(rows))
+        {
+            return answer;
         }
         match cmd {
             Cmd::ConfirmBrief => state.is_some_and(|s| machine::can_confirm(s).is_ok()),
@@ -392,7 +403,8 @@ impl App {
 
     /// The footer's hints: the key and label of each command that makes sense now.
     pub fn hints(&self) -> Vec<(String, &'static str)> {
-        keymap::hints(&self.contexts(), |cmd| self.available(cmd))
+        let rows = if self.detail_has_keys() { self.run_rows() } else { Vec::new() };
+        keymap::hints(&self.contexts(), |cmd| self.available_with(cmd, &rows))
     }
 
     /// Rows of the Runs tab for the selected cycle, newest first.

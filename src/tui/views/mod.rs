@@ -33,7 +33,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     footer::header(app, frame, header);
     let rows = app.run_rows();
     let running = |path: &Path| app.is_running(path);
-    let available = |cmd| app.available(cmd);
+    let available = |cmd| app.available_with(cmd, &rows);
     let d = app.draw(&rows, &running, &available);
     match app.screen {
         Screen::Projects => projects::view::render(&d, frame, body),
