@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::cycle::Ctx;
 use crate::cycle::connector;
+use crate::domain::client_document::{self as documents, ClientDocument};
 use crate::domain::connector::{
     self as rules, ACCESS_TTL_SECS, CODE_TTL_SECS, Grant, PAIRING_LEN, PAIRING_TRIES, PAIRING_TTL_SECS,
     REFRESH_TTL_SECS, RefreshCheck, Revoked, Token,
@@ -60,6 +61,8 @@ pub struct AuthRequest {
 #[derive(Debug, Clone)]
 struct Ticket {
     request: AuthRequest,
+    /// The client as the consent page named it: the grant records this one.
+    client: Client,
     expires_at: i64,
 }
 
@@ -67,6 +70,7 @@ struct Ticket {
 #[derive(Debug, Clone)]
 struct Code {
     request: AuthRequest,
+    client: Client,
     expires_at: i64,
 }
 
@@ -145,8 +149,7 @@ impl AuthState {
         let name = body
             .get("client_name")
             .and_then(Value::as_str)
-            .map(|n| n.chars().filter(|c| !c.is_control()).take(80).collect::<String>())
-            .filter(|n| !n.trim().is_empty())
+            .and_then(documents::clean_name)
             .unwrap_or_else(|| "an unnamed client".to_owned());
         let uris: Vec<String> = match body.get("redirect_uris").and_then(Value::as_array) {
             Some(list) if !list.is_empty() && list.len() <= 8 => {
@@ -184,6 +187,8 @@ impl AuthState {
     }
 
     /// The client, registered here or holding a grant (a client granted before a restart).
+    /// A client known by its metadata document is looked up here only to refresh a grant;
+    /// authorizing one always reads its document ([`AuthState::check_request`]).
     pub fn client(&self, ctx: &Ctx, client_id: &str) -> Option<Client> {
         if let Some(client) = self.clients.get(client_id) {
             return Some(client.clone());
@@ -193,13 +198,28 @@ impl AuthState {
         Some(Client { name: grant.client_name.clone(), redirect_uris: grant.redirect_uris.clone(), registered_at: 0 })
     }
 
-    /// Checks `/authorize`'s query. `Err(None)`: the redirect URI itself is bad, so the error
-    /// is shown, never redirected to; `Err(Some(..))`: an error for the client's redirect.
-    pub fn check_request(&self, ctx: &Ctx, query: &HashMap<String, String>) -> Result<(AuthRequest, Client), Refusal> {
+    /// Checks `/authorize`'s query. A `client_id` that is an https URL is a client known by its
+    /// metadata document, which the caller fetched (`document`; design §8.1); any other is one
+    /// registered here. Every refusal is shown on a page, never redirected to: the redirect
+    /// URI is not trusted until the client and its redirect URIs are known.
+    pub fn check_request(
+        &self,
+        ctx: &Ctx,
+        query: &HashMap<String, String>,
+        document: Option<&ClientDocument>,
+    ) -> Result<(AuthRequest, Client), Refusal> {
         let get = |k: &str| query.get(k).map(String::as_str).unwrap_or("");
         let client_id = get("client_id");
-        let Some(client) = self.client(ctx, client_id) else {
-            return Err(oauth("invalid_client", "unknown client_id: register first"));
+        let client = if documents::is_document_id(client_id) {
+            match document.filter(|d| d.client_id == client_id) {
+                Some(d) => Client { name: d.name.clone(), redirect_uris: d.redirect_uris.clone(), registered_at: 0 },
+                None => return Err(oauth("invalid_client", "the client's metadata document was not read")),
+            }
+        } else {
+            match self.client(ctx, client_id) {
+                Some(client) => client,
+                None => return Err(oauth("invalid_client", "unknown client_id: register first")),
+            }
         };
         let redirect_uri = get("redirect_uri");
         if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
@@ -225,7 +245,7 @@ impl AuthState {
     }
 
     /// The pairing code typed on the page: right → a consent ticket; wrong → the page again.
-    pub fn pair(&mut self, request: AuthRequest, typed: &str, now: i64) -> Result<String, Refusal> {
+    pub fn pair(&mut self, request: AuthRequest, client: Client, typed: &str, now: i64) -> Result<String, Refusal> {
         if !self.pairing.usable(now) {
             return Err(Refusal::Page(
                 "This pairing code is no longer valid. Ask the person running forgeloop for a new one (forgeloop serve --new-code, or wait for the next)."
@@ -243,7 +263,7 @@ impl AuthState {
             return Err(oauth("temporarily_unavailable", "too many pending authorizations"));
         }
         let ticket = random_token(24).map_err(|e| oauth("server_error", e))?;
-        self.tickets.insert(ticket.clone(), Ticket { request, expires_at: now + TICKET_TTL_SECS });
+        self.tickets.insert(ticket.clone(), Ticket { request, client, expires_at: now + TICKET_TTL_SECS });
         Ok(ticket)
     }
 
@@ -255,7 +275,7 @@ impl AuthState {
                 "This page expired or was already answered. Start again from the client.".into(),
             ));
         };
-        let request = found.request;
+        let Ticket { request, client, .. } = found;
         let mut query = Vec::new();
         if allow {
             self.codes.retain(|_, c| c.expires_at > now);
@@ -263,8 +283,10 @@ impl AuthState {
                 return Err(oauth("temporarily_unavailable", "too many pending authorizations"));
             }
             let code = random_token(24).map_err(|e| oauth("server_error", e))?;
-            self.codes
-                .insert(rules::token_hash(&code), Code { request: request.clone(), expires_at: now + CODE_TTL_SECS });
+            self.codes.insert(
+                rules::token_hash(&code),
+                Code { request: request.clone(), client, expires_at: now + CODE_TTL_SECS },
+            );
             // The code is spent on this client: the next person's pairing needs a new one.
             self.pairing.used = true;
             query.push(("code", code));
@@ -289,7 +311,7 @@ impl AuthState {
                 else {
                     return Err(oauth("invalid_grant", "the code is unknown, expired or used"));
                 };
-                let request = code.request;
+                let Code { request, client, .. } = code;
                 if get("client_id") != request.client_id || get("redirect_uri") != request.redirect_uri {
                     return Err(oauth("invalid_grant", "client_id or redirect_uri differ from the authorization"));
                 }
@@ -300,8 +322,6 @@ impl AuthState {
                 if !resource.is_empty() && resource != self.resource {
                     return Err(oauth("invalid_target", format!("resource must be {}", self.resource)));
                 }
-                let client =
-                    self.client(ctx, &request.client_id).ok_or_else(|| oauth("invalid_client", "unknown client"))?;
                 self.issue(ctx, None, &request.client_id, &client, now)
             }
             "refresh_token" => {
@@ -432,10 +452,10 @@ mod tests {
             ("code_challenge_method", "S256"),
             ("state", "st"),
         ]);
-        let (request, _) = auth.check_request(ctx, &query).unwrap();
+        let (request, client) = auth.check_request(ctx, &query, None).unwrap();
         // As the person types it: any case, with the dash.
         let typed = rules::format_pairing(&auth.pairing.code).to_lowercase();
-        let ticket = auth.pair(request, &typed, now).unwrap();
+        let ticket = auth.pair(request, client, &typed, now).unwrap();
         let location = auth.consent(&ticket, true, now).unwrap();
         let query = form_decode(location.split_once('?').unwrap().1);
         (auth, client_id, query["code"].clone())
@@ -451,13 +471,14 @@ mod tests {
             challenge: rules::s256(VERIFIER),
             state: None,
         };
+        let client = Client { name: "x".into(), redirect_uris: vec![REDIRECT.into()], registered_at: 0 };
         assert_eq!(auth.renew_pairing(now, false), Ok(false), "a live code stays");
         let right = auth.pairing.code.clone();
         for _ in 0..PAIRING_TRIES {
-            assert!(matches!(auth.pair(request.clone(), "AAAA-AAAA", now), Err(Refusal::Page(_))));
+            assert!(matches!(auth.pair(request.clone(), client.clone(), "AAAA-AAAA", now), Err(Refusal::Page(_))));
         }
         assert!(!auth.pairing.usable(now), "five wrong codes void it");
-        assert!(auth.pair(request.clone(), &right, now).is_err(), "even the right code is refused");
+        assert!(auth.pair(request.clone(), client, &right, now).is_err(), "even the right code is refused");
         assert_eq!(auth.renew_pairing(now + 1, false), Ok(false), "no new code for the guesser");
         let expiry = auth.pairing.expires_at;
         assert_eq!(auth.renew_pairing(expiry, false), Ok(true), "the next code comes when it expires");
@@ -510,5 +531,61 @@ mod tests {
         assert_eq!(form_decode("a=%zz&b=%4")["a"], "%zz");
         assert_eq!(form_decode("a=%zz&b=%4")["b"], "%4");
         assert_eq!(form_decode("k=1+2%2B3")["k"], "1 2+3");
+    }
+
+    #[test]
+    fn a_client_known_by_its_document_is_granted_as_its_document_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::for_home(dir.path().join("home"));
+        let now = crate::serve::http::unix_now();
+        let mut auth = AuthState::new(RESOURCE.into(), now).unwrap();
+        let url = "https://client.example/oauth/client.json";
+        let challenge = rules::s256(VERIFIER);
+        let query = form(&[
+            ("client_id", url),
+            ("redirect_uri", REDIRECT),
+            ("response_type", "code"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ]);
+        let document = ClientDocument {
+            client_id: url.into(),
+            name: "Acme (client.example)".into(),
+            redirect_uris: vec![REDIRECT.into()],
+        };
+        // Without its document, or with another client's, a URL is no client.
+        let unread = auth.check_request(&ctx, &query, None).unwrap_err();
+        assert!(matches!(&unread, Refusal::OAuth("invalid_client", why) if why.contains("not read")), "{unread:?}");
+        let other = ClientDocument { client_id: "https://client.example/other.json".into(), ..document.clone() };
+        assert!(auth.check_request(&ctx, &query, Some(&other)).is_err());
+        // A redirect URI the document does not list is refused.
+        let mut elsewhere = query.clone();
+        elsewhere.insert("redirect_uri".into(), "http://127.0.0.1:10/cb".into());
+        assert!(auth.check_request(&ctx, &elsewhere, Some(&document)).is_err());
+
+        let (request, client) = auth.check_request(&ctx, &query, Some(&document)).unwrap();
+        assert_eq!(client.name, "Acme (client.example)");
+        let ticket = auth.pair(request, client, &auth.pairing.code.clone(), now).unwrap();
+        let location = auth.consent(&ticket, true, now).unwrap();
+        let code = form_decode(location.split_once('?').unwrap().1)["code"].clone();
+        let redeem = form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", url),
+            ("code_verifier", VERIFIER),
+        ]);
+        let tokens = auth.token(&ctx, &redeem, now).unwrap();
+        let grants = connector::files(&ctx).load_grants().unwrap();
+        let grant = &grants.grants[0];
+        assert_eq!((grant.client_id.as_str(), grant.client_name.as_str()), (url, "Acme (client.example)"));
+        assert_eq!(grant.redirect_uris, vec![REDIRECT.to_owned()]);
+        // A refresh needs no document: the grant says who the client is.
+        let refresh = form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", url),
+        ]);
+        assert!(auth.token(&ctx, &refresh, now + 1).is_ok());
     }
 }

@@ -20,7 +20,10 @@ use serde_json::{Value, json};
 use crate::cycle::Ctx;
 use crate::cycle::connector;
 
-use super::auth::{AuthState, Refusal, form_decode};
+use crate::domain::client_document::is_document_id;
+
+use super::auth::{AuthRequest, AuthState, Client, Refusal, form_decode};
+use super::client_document::Documents;
 use super::limits::Limits;
 use super::pages;
 use super::tools::{Authed, RemoteServer};
@@ -49,6 +52,8 @@ pub struct Server {
     /// the next one at once (not at its next timer tick).
     pub pairing_spent: tokio::sync::Notify,
     limits: Mutex<Limits>,
+    /// Clients' metadata documents, fetched when a `client_id` is a URL.
+    documents: Documents,
     mcp: StreamableHttpService<RemoteServer, LocalSessionManager>,
 }
 
@@ -93,6 +98,7 @@ impl Server {
             auth: Mutex::new(auth),
             pairing_spent: tokio::sync::Notify::new(),
             limits: Mutex::new(Limits::default()),
+            documents: Documents::new(),
             mcp,
         }
     }
@@ -158,6 +164,7 @@ impl Server {
                         "grant_types_supported": ["authorization_code", "refresh_token"],
                         "code_challenge_methods_supported": ["S256"],
                         "token_endpoint_auth_methods_supported": ["none"],
+                        "client_id_metadata_document_supported": true,
                         "scopes_supported": ["forgeloop"],
                     }),
                 )
@@ -181,24 +188,20 @@ impl Server {
             }
             (Method::GET, "/authorize") => {
                 let query = form_decode(request.uri().query().unwrap_or(""));
-                self.authorize_page(&query, None)
+                self.authorize_page(&query).await
             }
             (Method::POST, "/authorize") => {
                 let form = match read_form(request).await {
                     Ok(form) => form,
                     Err(answer) => return answer,
                 };
-                let checked = match self.auth.lock() {
-                    Ok(auth) => auth.check_request(&self.ctx, &form),
-                    Err(_) => return text(StatusCode::INTERNAL_SERVER_ERROR, "poisoned"),
-                };
-                let (request, client) = match checked {
+                let (request, client) = match self.check_request(&form).await {
                     Ok(found) => found,
                     Err(refusal) => return refusal_page(refusal),
                 };
                 let typed = form.get("pairing_code").cloned().unwrap_or_default();
                 let paired = match self.auth.lock() {
-                    Ok(mut auth) => auth.pair(request, &typed, unix_now()),
+                    Ok(mut auth) => auth.pair(request, client.clone(), &typed, unix_now()),
                     Err(_) => return text(StatusCode::INTERNAL_SERVER_ERROR, "poisoned"),
                 };
                 match paired {
@@ -278,14 +281,34 @@ impl Server {
         None
     }
 
-    fn authorize_page(&self, query: &HashMap<String, String>, message: Option<&str>) -> Response<Body> {
-        let checked = match self.auth.lock() {
-            Ok(auth) => auth.check_request(&self.ctx, query),
-            Err(_) => return text(StatusCode::INTERNAL_SERVER_ERROR, "poisoned"),
-        };
-        match checked {
-            Ok((_, client)) => html(StatusCode::OK, pages::pairing(&client.name, query, message)),
+    async fn authorize_page(&self, query: &HashMap<String, String>) -> Response<Body> {
+        match self.check_request(query).await {
+            Ok((_, client)) => html(StatusCode::OK, pages::pairing(&client.name, query, None)),
             Err(refusal) => refusal_page(refusal),
+        }
+    }
+
+    /// `/authorize`'s fields checked, the client's metadata document read first when its
+    /// `client_id` is a URL (outside the lock: the fetch may take seconds).
+    async fn check_request(&self, query: &HashMap<String, String>) -> Result<(AuthRequest, Client), Refusal> {
+        let client_id = query.get("client_id").map(String::as_str).unwrap_or("");
+        let document = if is_document_id(client_id) {
+            match self.documents.get(client_id).await {
+                Ok(document) => Some(document),
+                Err(why) => {
+                    tracing::warn!(client_id, "a client's metadata document cannot be used: {why}");
+                    return Err(Refusal::OAuth(
+                        "invalid_client",
+                        format!("the client's metadata document at {client_id} cannot be used: {why}"),
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        match self.auth.lock() {
+            Ok(auth) => auth.check_request(&self.ctx, query, document.as_ref()),
+            Err(_) => Err(Refusal::OAuth("server_error", "the server's state is poisoned".into())),
         }
     }
 

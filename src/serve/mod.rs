@@ -4,6 +4,7 @@
 //! journal stay forgeloop's. Front end: it parses, calls `cycle::connector`, and prints.
 
 pub mod auth;
+pub mod client_document;
 pub mod http;
 pub mod limits;
 pub mod pages;

@@ -1,8 +1,10 @@
 //! The pure core: no I/O, no clock, no network. Everything here is decided from its
 //! arguments, so it is tested exhaustively with plain unit tests.
 
+pub mod address;
 pub mod brief;
 pub mod checks;
+pub mod client_document;
 pub mod commands;
 pub mod connector;
 pub mod diff;
