@@ -40,6 +40,8 @@ fn populate(home: &Path, n: usize) -> Ctx {
                 await_confirmation: i % 7 == 0,
                 continue_from: None,
                 new_repository: None,
+                repository: None,
+                driver: None,
             },
         )
         .unwrap();

@@ -243,6 +243,8 @@ fn new_cycle(ctx: &Ctx, path: &Path) {
             await_confirmation: false,
             continue_from: None,
             new_repository: None,
+            repository: None,
+            driver: None,
         },
     )
     .unwrap();

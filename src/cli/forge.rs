@@ -103,5 +103,7 @@ pub(super) fn start_request(args: &ForgeArgs) -> StartRequest {
         await_confirmation: args.await_confirmation,
         continue_from: args.continue_from.clone(),
         new_repository: None,
+        repository: None,
+        driver: None,
     }
 }

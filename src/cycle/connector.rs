@@ -21,7 +21,6 @@ use crate::store::state_file;
 
 use super::context::{Ctx, Engine};
 use super::pr_test::{self, RunOptions};
-use super::session;
 use super::start::{self, StartRequest};
 
 /// The most a tool's text answer carries (a failure output, a diff): a chat's context is small.
@@ -183,15 +182,10 @@ pub fn start_cycle(ctx: &Ctx, grant: &Grant, input: StartInput, random: &str) ->
             await_confirmation: true,
             continue_from: None,
             new_repository: None,
+            repository: Some(repo.full_name()),
+            driver: Some(format!("connector:{}", grant.client_name)),
         },
     )?;
-    let paths = CyclePaths::new(started.path)?;
-    let driver = format!("connector:{}", grant.client_name);
-    let saved = session::mutate(ctx, &paths, Actor::Agent, |state, _, _| {
-        state.repository = Some(repo.full_name().to_ascii_lowercase());
-        state.driver = Some(driver);
-        Ok(())
-    })?;
     let grant_id = grant.id.clone();
     let cycle = name.clone();
     files(ctx)
@@ -204,7 +198,7 @@ pub fn start_cycle(ctx: &Ctx, grant: &Grant, input: StartInput, random: &str) ->
         })
         .map_err(|e| Error::Invalid(format!("cannot record the cycle in the grant: {e}")))?
         .map_err(|()| Error::Invalid("the grant is gone".into()))?;
-    Ok(CycleAnswer::of(ctx, &name, &saved.state))
+    Ok(CycleAnswer::of(ctx, &name, &started.state))
 }
 
 /// The cycle `name` if `grant` started it.

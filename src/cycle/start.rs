@@ -33,6 +33,11 @@ pub struct StartRequest {
     pub continue_from: Option<String>,
     /// A repository already provisioned for this cycle (`--new-repo`).
     pub new_repository: Option<NewRepository>,
+    /// A bound repository (`owner/repo`) the cycle is for from its start: the connector's
+    /// `start_cycle`. Its `[protect]` paths apply from the first run.
+    pub repository: Option<String>,
+    /// Who drives the cycle when it is not the coordinator (`connector:<client>`).
+    pub driver: Option<String>,
 }
 
 impl StartRequest {
@@ -49,6 +54,8 @@ impl StartRequest {
             await_confirmation: true,
             continue_from: None,
             new_repository: None,
+            repository: None,
+            driver: None,
         }
     }
 }
@@ -87,7 +94,8 @@ fn prepare(ctx: &Ctx, req: &StartRequest, now: &str) -> Result<Prepared> {
         .new_repository
         .as_ref()
         .map(|r| r.repository.clone())
-        .or_else(|| carry.as_ref().and_then(|c| c.repository.clone()));
+        .or_else(|| carry.as_ref().and_then(|c| c.repository.clone()))
+        .or_else(|| req.repository.as_ref().map(|r| r.to_ascii_lowercase()));
     let protected_paths = match &repository {
         Some(repo) => ctx.config.protect.for_repository(repo),
         None => ctx.config.protect.paths.clone(),
@@ -106,6 +114,11 @@ fn prepare(ctx: &Ctx, req: &StartRequest, now: &str) -> Result<Prepared> {
         },
         now,
     )?;
+    let mut state = state;
+    if state.repository.is_none() {
+        state.repository = repository;
+    }
+    state.driver = req.driver.clone();
     let mut state = redact_state(ctx, &state);
     session::refresh_next_action(ctx, &paths, &mut state);
     if paths.state.exists() {
@@ -172,6 +185,7 @@ fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Resul
             max_iterations: state.max_iterations,
             predecessor: state.predecessor.clone(),
             repository: state.repository.clone(),
+            driver: state.driver.clone(),
         },
     )];
     if let Some(confirmation) = &state.brief_confirmation {

@@ -210,6 +210,8 @@ impl Driver {
             await_confirmation: s.await_confirmation,
             continue_from: None,
             new_repository: None,
+            repository: None,
+            driver: None,
         };
         self.blocking(move |ctx, _| start(ctx, request).map(|_| ())).await
     }

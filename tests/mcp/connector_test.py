@@ -589,6 +589,12 @@ async def whole_cycle(binary, env, work, server, emu):
     assert not warnings, f"the SDK found fault with the server: {warnings}"
     state = json.loads((work / "home" / "cycles" / f"{out['cycle']}.json").read_text())
     assert state["driver"] == f"connector:{CLIENT_NAME}", state.get("driver")
+    # The journal says so from the start: the created event names the driver and the repository.
+    events = (work / "home" / "cycles" / f"{out['cycle']}.d" / "events.jsonl").read_text().splitlines()
+    created = json.loads(events[0])
+    assert created["kind"] == "created", created
+    assert created["data"]["driver"] == f"connector:{CLIENT_NAME}", created
+    assert created["data"]["repository"] == "acme/widget", created
     assert state["brief_confirmation"]["via"] == "tui", state["brief_confirmation"]
     return out
 

@@ -98,6 +98,8 @@ impl Fixture {
                     await_confirmation,
                     continue_from: None,
                     new_repository: None,
+                    repository: None,
+                    driver: None,
                 },
             )
         })
@@ -116,6 +118,8 @@ impl Fixture {
                 await_confirmation: false,
                 continue_from: Some(old.into()),
                 new_repository: None,
+                repository: None,
+                driver: None,
             },
         )
         .unwrap();

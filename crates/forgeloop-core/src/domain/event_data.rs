@@ -57,6 +57,10 @@ pub enum EventData {
         /// The repository bound at the start (`owner/repo`), if any.
         #[serde(default)]
         repository: Option<String>,
+        /// Who drives the cycle when it is not the coordinator (`connector:<client>`); absent
+        /// for a coordinator's cycle, as in every journal written before it existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        driver: Option<String>,
     },
     /// The delegation brief was confirmed, by a person or at the start.
     BriefConfirmed {
