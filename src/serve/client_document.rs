@@ -59,7 +59,8 @@ impl Reach {
 
 /// Fetches and keeps clients' metadata documents.
 pub struct Documents {
-    tls: TlsConnector,
+    /// The TLS client (`None` only if rustls refused its default protocol versions).
+    tls: Option<TlsConnector>,
     reach: Reach,
     timeout: Duration,
     kept: Mutex<HashMap<String, (ClientDocument, Instant)>>,
@@ -81,18 +82,17 @@ impl Documents {
 
     fn with(roots: RootCertStore, reach: Reach, timeout: Duration) -> Documents {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config =
-            match rustls::ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions() {
-                Ok(builder) => builder.with_root_certificates(roots).with_no_client_auth(),
-                // The ring provider supports the default versions; this is unreachable in practice,
-                // and then no document verifies (an empty root store), which is the safe failure.
-                Err(_) => {
-                    rustls::ClientConfig::builder().with_root_certificates(RootCertStore::empty()).with_no_client_auth()
-                }
-            };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // ring supports the default versions, so this is `Some`; were it not, nothing would be
+        // fetched (a refusal), never a panic or an unverified connection.
+        let tls = rustls::ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions().ok().map(
+            |builder| {
+                let mut config = builder.with_root_certificates(roots).with_no_client_auth();
+                config.alpn_protocols = vec![b"http/1.1".to_vec()];
+                TlsConnector::from(Arc::new(config))
+            },
+        );
         Documents {
-            tls: TlsConnector::from(Arc::new(config)),
+            tls,
             reach,
             timeout,
             kept: Mutex::new(HashMap::new()),
@@ -165,7 +165,8 @@ impl Documents {
         let unreachable =
             || Unusable("it could not be fetched over https (no connection, or its certificate is not trusted)".into());
         let stream = stream.ok_or_else(unreachable)?;
-        let tls = self.tls.connect(server_name, stream).await.map_err(|_| unreachable())?;
+        let connector = self.tls.as_ref().ok_or_else(unreachable)?;
+        let tls = connector.connect(server_name, stream).await.map_err(|_| unreachable())?;
         let (mut sender, connection) = hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tls))
             .await
             .map_err(|_| unreachable())?;
