@@ -55,7 +55,7 @@ pub struct Config {
 
 /// `[connector]` (design §8.1): which of the `[mcp.profiles]` the remote connector's `test_pr`
 /// runs, per repository; the caller never names one.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectorConfig {
     /// The profile for a bound repository not listed in `profiles`.
@@ -64,6 +64,21 @@ pub struct ConnectorConfig {
     /// `"owner/repo" = "PROFILE"`: a repository's own profile.
     #[serde(default)]
     pub profiles: BTreeMap<String, String>,
+    /// Whether `serve` accepts clients known by a client ID metadata document, which it fetches
+    /// from the URL the client names (so anyone with the URL can make it send one https GET to
+    /// a public address); `false`: clients must register, and the metadata does not offer it.
+    #[serde(default = "yes")]
+    pub client_documents: bool,
+}
+
+impl Default for ConnectorConfig {
+    fn default() -> ConnectorConfig {
+        ConnectorConfig { default_profile: None, profiles: BTreeMap::new(), client_documents: true }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl ConnectorConfig {

@@ -33,11 +33,17 @@ pub fn random_token(n: usize) -> Result<String, String> {
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
-/// A client that registered (RFC 7591).
+/// A client: registered here (RFC 7591) or known by its metadata document.
 #[derive(Debug, Clone)]
 pub struct Client {
-    /// Its name, shown to the person on the consent page.
+    /// The name grants, the journal and the control room use; for a client known by its
+    /// document, with the site it came from (`Acme (acme.example)`).
     pub name: String,
+    /// The name as the client gave it, its own claim; the pages show it apart from where it
+    /// came from.
+    pub claimed_name: Option<String>,
+    /// The URL of its metadata document; `None` for a client that registered here.
+    pub document: Option<String>,
     /// Where it may be sent back.
     pub redirect_uris: Vec<String>,
     /// When it registered (Unix seconds), to forget the oldest first.
@@ -146,11 +152,8 @@ impl AuthState {
 
     /// RFC 7591: registers a public client; answers the registration document.
     pub fn register(&mut self, body: &Value, now: i64) -> Result<Value, Refusal> {
-        let name = body
-            .get("client_name")
-            .and_then(Value::as_str)
-            .and_then(documents::clean_name)
-            .unwrap_or_else(|| "an unnamed client".to_owned());
+        let claimed_name = body.get("client_name").and_then(Value::as_str).and_then(documents::clean_name);
+        let name = claimed_name.clone().unwrap_or_else(|| "an unnamed client".to_owned());
         let uris: Vec<String> = match body.get("redirect_uris").and_then(Value::as_array) {
             Some(list) if !list.is_empty() && list.len() <= 8 => {
                 list.iter().filter_map(Value::as_str).map(str::to_owned).collect()
@@ -174,7 +177,14 @@ impl AuthState {
             self.clients.remove(&oldest);
         }
         let id = format!("fl_{}", random_token(18).map_err(|e| oauth("server_error", e))?);
-        self.clients.insert(id.clone(), Client { name: name.clone(), redirect_uris: uris.clone(), registered_at: now });
+        let client = Client {
+            name: name.clone(),
+            claimed_name,
+            document: None,
+            redirect_uris: uris.clone(),
+            registered_at: now,
+        };
+        self.clients.insert(id.clone(), client);
         Ok(json!({
             "client_id": id,
             "client_id_issued_at": now,
@@ -195,7 +205,13 @@ impl AuthState {
         }
         let grants = connector::files(ctx).load_grants().ok()?;
         let grant = grants.grants.iter().rev().find(|g| g.client_id == client_id && g.revoked.is_none())?;
-        Some(Client { name: grant.client_name.clone(), redirect_uris: grant.redirect_uris.clone(), registered_at: 0 })
+        Some(Client {
+            name: grant.client_name.clone(),
+            claimed_name: Some(grant.client_name.clone()),
+            document: documents::is_document_id(client_id).then(|| client_id.to_owned()),
+            redirect_uris: grant.redirect_uris.clone(),
+            registered_at: 0,
+        })
     }
 
     /// Checks `/authorize`'s query. A `client_id` that is an https URL is a client known by its
@@ -212,7 +228,13 @@ impl AuthState {
         let client_id = get("client_id");
         let client = if documents::is_document_id(client_id) {
             match document.filter(|d| d.client_id == client_id) {
-                Some(d) => Client { name: d.name.clone(), redirect_uris: d.redirect_uris.clone(), registered_at: 0 },
+                Some(d) => Client {
+                    name: d.display_name(),
+                    claimed_name: d.claimed_name.clone(),
+                    document: Some(d.client_id.clone()),
+                    redirect_uris: d.redirect_uris.clone(),
+                    registered_at: 0,
+                },
                 None => return Err(oauth("invalid_client", "the client's metadata document was not read")),
             }
         } else {
@@ -225,6 +247,20 @@ impl AuthState {
         if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
             return Err(oauth("invalid_request", "redirect_uri is not one the client registered"));
         }
+        self.check_fields(query)?;
+        let request = AuthRequest {
+            client_id: client_id.to_owned(),
+            redirect_uri: redirect_uri.to_owned(),
+            challenge: get("code_challenge").to_owned(),
+            state: query.get("state").cloned(),
+        };
+        Ok((request, client))
+    }
+
+    /// The checks of `/authorize`'s query that need no client: `response_type`, PKCE and
+    /// `resource`. Made first, so a malformed request costs no fetch of a client's document.
+    pub fn check_fields(&self, query: &HashMap<String, String>) -> Result<(), Refusal> {
+        let get = |k: &str| query.get(k).map(String::as_str).unwrap_or("");
         if get("response_type") != "code" {
             return Err(oauth("unsupported_response_type", "response_type must be code"));
         }
@@ -235,13 +271,7 @@ impl AuthState {
         if !resource.is_empty() && resource != self.resource {
             return Err(oauth("invalid_target", format!("resource must be {}", self.resource)));
         }
-        let request = AuthRequest {
-            client_id: client_id.to_owned(),
-            redirect_uri: redirect_uri.to_owned(),
-            challenge: get("code_challenge").to_owned(),
-            state: query.get("state").cloned(),
-        };
-        Ok((request, client))
+        Ok(())
     }
 
     /// The pairing code typed on the page: right → a consent ticket; wrong → the page again.
@@ -471,7 +501,13 @@ mod tests {
             challenge: rules::s256(VERIFIER),
             state: None,
         };
-        let client = Client { name: "x".into(), redirect_uris: vec![REDIRECT.into()], registered_at: 0 };
+        let client = Client {
+            name: "x".into(),
+            claimed_name: None,
+            document: None,
+            redirect_uris: vec![REDIRECT.into()],
+            registered_at: 0,
+        };
         assert_eq!(auth.renew_pairing(now, false), Ok(false), "a live code stays");
         let right = auth.pairing.code.clone();
         for _ in 0..PAIRING_TRIES {
@@ -550,7 +586,8 @@ mod tests {
         ]);
         let document = ClientDocument {
             client_id: url.into(),
-            name: "Acme (client.example)".into(),
+            claimed_name: Some("Acme".into()),
+            site: "client.example".into(),
             redirect_uris: vec![REDIRECT.into()],
         };
         // Without its document, or with another client's, a URL is no client.
@@ -565,6 +602,7 @@ mod tests {
 
         let (request, client) = auth.check_request(&ctx, &query, Some(&document)).unwrap();
         assert_eq!(client.name, "Acme (client.example)");
+        assert_eq!((client.claimed_name.as_deref(), client.document.as_deref()), (Some("Acme"), Some(url)));
         let ticket = auth.pair(request, client, &auth.pairing.code.clone(), now).unwrap();
         let location = auth.consent(&ticket, true, now).unwrap();
         let code = form_decode(location.split_once('?').unwrap().1)["code"].clone();

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::cycle::Ctx;
 use crate::cycle::connector;
 
-use crate::domain::client_document::is_document_id;
+use crate::domain::client_document::{is_document_id, parse_url};
 
 use super::auth::{AuthRequest, AuthState, Client, Refusal, form_decode};
 use super::client_document::Documents;
@@ -52,8 +52,9 @@ pub struct Server {
     /// the next one at once (not at its next timer tick).
     pub pairing_spent: tokio::sync::Notify,
     limits: Mutex<Limits>,
-    /// Clients' metadata documents, fetched when a `client_id` is a URL.
-    documents: Documents,
+    /// Clients' metadata documents, fetched when a `client_id` is a URL; `None` when the
+    /// person turned them off (`[connector] client_documents = false`).
+    documents: Option<Documents>,
     mcp: StreamableHttpService<RemoteServer, LocalSessionManager>,
 }
 
@@ -83,6 +84,7 @@ impl Server {
                 origins.push(origin);
             }
         }
+        let documents = ctx.config.connector.client_documents.then(Documents::new);
         let server_ctx = ctx.clone();
         let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone());
         let mcp = StreamableHttpService::new(
@@ -98,7 +100,7 @@ impl Server {
             auth: Mutex::new(auth),
             pairing_spent: tokio::sync::Notify::new(),
             limits: Mutex::new(Limits::default()),
-            documents: Documents::new(),
+            documents,
             mcp,
         }
     }
@@ -139,6 +141,16 @@ impl Server {
             return text(StatusCode::TOO_MANY_REQUESTS, "too many requests; try again in a minute");
         }
         tracing::info!(%method, %path, "request without a grant");
+        // The authorization pages are pages: a browser loading one as an image, a script's
+        // fetch or a frame says so (`Sec-Fetch-Dest`), and is refused before anything is read or
+        // fetched, so a web page cannot make the person's browser drive them.
+        if path.starts_with("/authorize")
+            && let Some(dest) = request.headers().get("sec-fetch-dest")
+            && dest.as_bytes() != b"document"
+        {
+            tracing::info!(%method, %path, "refused: the authorization page was loaded as a {dest:?}");
+            return text(StatusCode::FORBIDDEN, "the authorization pages open only as a page of their own");
+        }
         match (method, path.as_str()) {
             (Method::GET, "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp") => {
                 json_answer(
@@ -153,21 +165,21 @@ impl Server {
                 )
             }
             (Method::GET, "/.well-known/oauth-authorization-server" | "/.well-known/openid-configuration") => {
-                json_answer(
-                    StatusCode::OK,
-                    &json!({
-                        "issuer": self.base,
-                        "authorization_endpoint": format!("{}/authorize", self.base),
-                        "token_endpoint": format!("{}/token", self.base),
-                        "registration_endpoint": format!("{}/register", self.base),
-                        "response_types_supported": ["code"],
-                        "grant_types_supported": ["authorization_code", "refresh_token"],
-                        "code_challenge_methods_supported": ["S256"],
-                        "token_endpoint_auth_methods_supported": ["none"],
-                        "client_id_metadata_document_supported": true,
-                        "scopes_supported": ["forgeloop"],
-                    }),
-                )
+                let mut metadata = json!({
+                    "issuer": self.base,
+                    "authorization_endpoint": format!("{}/authorize", self.base),
+                    "token_endpoint": format!("{}/token", self.base),
+                    "registration_endpoint": format!("{}/register", self.base),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "refresh_token"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                    "scopes_supported": ["forgeloop"],
+                });
+                if self.documents.is_some() {
+                    metadata["client_id_metadata_document_supported"] = json!(true);
+                }
+                json_answer(StatusCode::OK, &metadata)
             }
             (Method::POST, "/register") => {
                 let body = match read_body(request, MAX_OAUTH_BODY).await {
@@ -208,11 +220,11 @@ impl Server {
                     Ok(ticket) => {
                         tracing::warn!(client = %client.name, "the pairing code was entered: asking for consent");
                         let repositories = connector::repositories(&self.ctx);
-                        html(StatusCode::OK, pages::consent(&client.name, &ticket, &repositories))
+                        html(StatusCode::OK, pages::consent(&client, &ticket, &repositories))
                     }
                     Err(Refusal::Page(message)) => {
                         tracing::warn!(client = %client.name, "a wrong or spent pairing code was entered");
-                        html(StatusCode::FORBIDDEN, pages::pairing(&client.name, &form, Some(&message)))
+                        html(StatusCode::FORBIDDEN, pages::pairing(&client, &form, Some(&message)))
                     }
                     Err(refusal) => refusal_page(refusal),
                 }
@@ -283,7 +295,7 @@ impl Server {
 
     async fn authorize_page(&self, query: &HashMap<String, String>) -> Response<Body> {
         match self.check_request(query).await {
-            Ok((_, client)) => html(StatusCode::OK, pages::pairing(&client.name, query, None)),
+            Ok((_, client)) => html(StatusCode::OK, pages::pairing(&client, query, None)),
             Err(refusal) => refusal_page(refusal),
         }
     }
@@ -291,25 +303,35 @@ impl Server {
     /// `/authorize`'s fields checked, the client's metadata document read first when its
     /// `client_id` is a URL (outside the lock: the fetch may take seconds).
     async fn check_request(&self, query: &HashMap<String, String>) -> Result<(AuthRequest, Client), Refusal> {
+        let poisoned = || Refusal::OAuth("server_error", "the server's state is poisoned".into());
         let client_id = query.get("client_id").map(String::as_str).unwrap_or("");
         let document = if is_document_id(client_id) {
-            match self.documents.get(client_id).await {
+            // What needs no client first: a malformed request costs no fetch.
+            self.auth.lock().map_err(|_| poisoned())?.check_fields(query)?;
+            // The page repeats the URL only once it is known to be a short, printable one.
+            if let Err(why) = parse_url(client_id) {
+                return Err(Refusal::OAuth("invalid_client", format!("the client_id is not a document URL: {why}")));
+            }
+            let Some(documents) = &self.documents else {
+                return Err(Refusal::OAuth(
+                    "invalid_client",
+                    "this server does not accept client metadata documents: register first".into(),
+                ));
+            };
+            match documents.get(client_id).await {
                 Ok(document) => Some(document),
                 Err(why) => {
-                    tracing::warn!(client_id, "a client's metadata document cannot be used: {why}");
+                    tracing::warn!(client_id, "a client's metadata document cannot be used: {}", why.detail);
                     return Err(Refusal::OAuth(
                         "invalid_client",
-                        format!("the client's metadata document at {client_id} cannot be used: {why}"),
+                        format!("the client's metadata document at {client_id} cannot be used: {}", why.shown),
                     ));
                 }
             }
         } else {
             None
         };
-        match self.auth.lock() {
-            Ok(auth) => auth.check_request(&self.ctx, query, document.as_ref()),
-            Err(_) => Err(Refusal::OAuth("server_error", "the server's state is poisoned".into())),
-        }
+        self.auth.lock().map_err(|_| poisoned())?.check_request(&self.ctx, query, document.as_ref())
     }
 
     /// `/mcp`: the bearer token first, then the grant's budget, the size, the journal, rmcp.

@@ -4,6 +4,9 @@
 use std::collections::HashMap;
 
 use crate::cycle::connector::RepositoryRow;
+use crate::domain::terminal;
+
+use super::auth::Client;
 
 /// The request fields the pairing form carries to its POST.
 pub const CARRIED: [&str; 7] =
@@ -19,7 +22,8 @@ pub fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c if c.is_control() => {}
+            // Controls, and bidi controls that would reorder what the person reads.
+            c if c.is_control() || terminal::is_control(c) => {}
             c => out.push(c),
         }
     }
@@ -37,8 +41,25 @@ input{{font-size:1.4em;letter-spacing:.2em;width:10em}}button{{font-size:1.1em;m
     )
 }
 
+/// Who asks, as the person should read it: the name the client gave itself, isolated from
+/// the text around it, and apart from it what forgeloop knows of where it came from.
+fn who(client: &Client) -> String {
+    let name = client
+        .claimed_name
+        .as_deref()
+        .map_or("A client without a name".to_owned(), |n| format!("<bdi>{}</bdi>", escape(n)));
+    let origin = match &client.document {
+        Some(url) => format!(
+            "Its name is its own claim; its description was read from <code>{}</code>, which is what identifies it.",
+            escape(url)
+        ),
+        None => "It registered itself with this server under that name, which nobody has checked.".to_owned(),
+    };
+    format!("<p><strong>{name}</strong> asks to use forgeloop on this machine.</p><p class=\"note\">{origin}</p>")
+}
+
 /// Asks for the pairing code, carrying the authorization request's fields.
-pub fn pairing(client_name: &str, query: &HashMap<String, String>, message: Option<&str>) -> String {
+pub fn pairing(client: &Client, query: &HashMap<String, String>, message: Option<&str>) -> String {
     let hidden: String = CARRIED
         .iter()
         .filter_map(|k| query.get(*k).map(|v| (k, v)))
@@ -48,18 +69,18 @@ pub fn pairing(client_name: &str, query: &HashMap<String, String>, message: Opti
     page(
         "Connect to forgeloop",
         &format!(
-            "<p><strong>{}</strong> asks to use forgeloop on this machine.</p>{message}\
+            "{}{message}\
 <p>Type the pairing code forgeloop shows you (in the terminal running <code>forgeloop serve</code>, \
 or in the control room). Nobody else can see it.</p>\
 <form method=\"post\" action=\"/authorize\">{hidden}<p><input name=\"pairing_code\" autocomplete=\"off\" \
 autofocus placeholder=\"XXXX-XXXX\"></p><p><button type=\"submit\">Continue</button></p></form>",
-            escape(client_name)
+            who(client)
         ),
     )
 }
 
 /// What the client will be able to do, with Allow and Deny.
-pub fn consent(client_name: &str, ticket: &str, repositories: &[RepositoryRow]) -> String {
+pub fn consent(client: &Client, ticket: &str, repositories: &[RepositoryRow]) -> String {
     let repos: String = if repositories.is_empty() {
         "<li>none yet: the person binds repositories with <code>forgeloop project bind</code></li>".to_owned()
     } else {
@@ -76,7 +97,7 @@ pub fn consent(client_name: &str, ticket: &str, repositories: &[RepositoryRow]) 
     page(
         "Allow this client?",
         &format!(
-            "<p><strong>{name}</strong> will be able to:</p><ul>\
+            "{who}<p>If you allow it, it will be able to:</p><ul>\
 <li>list the repositories below;</li>\
 <li>start cycles in them, each waiting for you to confirm its brief in the control room;</li>\
 <li>test pull requests of the cycles it started, with your test profile for the repository, in forgeloop's sandbox, within each cycle's iteration cap;</li>\
@@ -87,7 +108,7 @@ pub fn consent(client_name: &str, ticket: &str, repositories: &[RepositoryRow]) 
 <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
 <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>\
 <p class=\"note\">You can revoke it any time: <code>forgeloop serve --revoke GRANT</code> or the control room.</p>",
-            name = escape(client_name),
+            who = who(client),
             ticket = escape(ticket)
         ),
     )
@@ -102,14 +123,35 @@ pub fn error(message: &str) -> String {
 mod tests {
     use super::*;
 
+    fn client(name: &str, document: Option<&str>) -> Client {
+        Client {
+            name: name.into(),
+            claimed_name: Some(name.into()),
+            document: document.map(str::to_owned),
+            redirect_uris: Vec::new(),
+            registered_at: 0,
+        }
+    }
+
     #[test]
     fn values_are_escaped() {
         let mut query = HashMap::new();
         query.insert("state".to_owned(), "\"><script>x</script>".to_owned());
-        let html = pairing("<b>evil</b>", &query, Some("a & b"));
+        let html = pairing(&client("<b>evil</b>", None), &query, Some("a & b"));
         assert!(!html.contains("<script>"), "{html}");
         assert!(!html.contains("<b>evil"), "{html}");
         assert!(html.contains("&quot;&gt;&lt;script&gt;"));
         assert!(html.contains("a &amp; b"));
+    }
+
+    #[test]
+    fn the_page_says_where_a_client_comes_from_apart_from_its_name() {
+        let registered = pairing(&client("Claude (claude.ai)", None), &HashMap::new(), None);
+        assert!(registered.contains("<bdi>Claude (claude.ai)</bdi>"), "{registered}");
+        assert!(registered.contains("registered itself with this server under that name, which nobody has checked"));
+        let url = "https://files.example/u/c.json";
+        let known = consent(&client("Claude\u{202e}ia.edualc\u{2066}", Some(url)), "t", &[]);
+        assert!(known.contains("<bdi>Claudeia.edualc</bdi>"), "bidi controls are dropped: {known}");
+        assert!(known.contains(&format!("read from <code>{url}</code>, which is what identifies it")), "{known}");
     }
 }

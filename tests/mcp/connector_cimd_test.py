@@ -71,15 +71,22 @@ from connector_test import (  # noqa: E402
 INSIDE = "FORGELOOP_CIMD_NAMESPACE"  # set in the re-run inside the namespaces
 PUBLIC = "1.2.3.4"  # a public address, on the loopback interface of this namespace only
 PRIVATE = "10.77.0.1"
+# Public too, but the namespace's own address as serve sees it: its connections to OWN leave from
+# OWN, while those to PUBLIC and PRIVATE leave from 127.0.0.1 (their local routes say so), as
+# connections to another machine would.
+OWN = "5.6.7.8"
 NAMED = "cimd.example"  # → PUBLIC, through the namespace's /etc/hosts
 MIXED = "mixed.example"  # → PUBLIC and PRIVATE
 HOSTS = f"127.0.0.1 localhost\n{PUBLIC} {NAMED}\n{PUBLIC} {MIXED}\n{PRIVATE} {MIXED}\n"
 DOC_PATH = "/oauth/client.json"
 DOC_URL = f"https://{PUBLIC}{DOC_PATH}"
 CLIENT_NAME = "cimd-test"
-SHOWN = f"{CLIENT_NAME} ({PUBLIC})"  # the document's name and the site it came from
+SHOWN = f"{CLIENT_NAME} ({PUBLIC})"  # the document's name and the site it came from, as grants say it
 SLOW_SECS = 7  # longer than serve's 5 s for a whole fetch
 PUBLIC_ONLY = "client documents are fetched only from public addresses"
+# What a caller is told of every address, name, connection, certificate or time failure.
+UNREACHABLE = ("it could not be fetched over https from a public address "
+               "(the name, the connection, the certificate or the time)")
 
 
 def ensure_sdk():
@@ -129,11 +136,20 @@ def run_in_namespaces(binary):
 
 
 def private_network(work):
-    """1.2.3.4 and 10.77.0.1 on lo, the test's /etc/hosts; checked, never assumed."""
+    """1.2.3.4, 10.77.0.1 and 5.6.7.8 on lo, the first two reached from 127.0.0.1; the test's
+    /etc/hosts; checked, never assumed."""
     ip = tool("ip")
     for args in (["link", "set", "lo", "up"], ["addr", "add", f"{PUBLIC}/32", "dev", "lo"],
-                 ["addr", "add", f"{PRIVATE}/32", "dev", "lo"]):
+                 ["addr", "add", f"{PRIVATE}/32", "dev", "lo"], ["addr", "add", f"{OWN}/32", "dev", "lo"]):
         subprocess.run([ip, *args], check=True)
+    for address in (PUBLIC, PRIVATE):
+        subprocess.run([ip, "route", "replace", "local", address, "dev", "lo", "table", "local", "proto", "kernel",
+                        "scope", "host", "src", "127.0.0.1"], check=True)
+    for address, source in ((PUBLIC, "127.0.0.1"), (OWN, OWN)):
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        probe.connect((address, 9))
+        assert probe.getsockname()[0] == source, f"a connection to {address} leaves from {probe.getsockname()[0]}"
+        probe.close()
     hosts = work / "hosts"
     hosts.write_text(HOSTS)
     subprocess.run([tool("mount"), "--bind", str(hosts), "/etc/hosts"], check=True)
@@ -172,7 +188,7 @@ def certificates(work):
           .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
           .sign(ca_key, hashes.SHA256()))
     key = ec.generate_private_key(ec.SECP256R1())
-    sans = [x509.IPAddress(ipaddress.ip_address(a)) for a in (PUBLIC, PRIVATE, "127.0.0.1", "::1")]
+    sans = [x509.IPAddress(ipaddress.ip_address(a)) for a in (PUBLIC, PRIVATE, OWN, "127.0.0.1", "::1")]
     sans += [x509.DNSName(n) for n in ("localhost", NAMED, MIXED)]
     leaf = (x509.CertificateBuilder().subject_name(name(NAMED)).issuer_name(ca.subject)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
@@ -310,18 +326,29 @@ def unusable(client_id, reason):
     return f"invalid_client: the client's metadata document at {client_id} cannot be used: {reason}"
 
 
+def not_a_document(reason):
+    return f"invalid_client: the client_id is not a document URL: {reason}"
+
+
+def who(name, url):
+    """How the pages name a client known by its document: its claim, and where it was read."""
+    return (f"<strong><bdi>{name}</bdi></strong> asks to use forgeloop on this machine.</p>"
+            f"<p class=\"note\">Its name is its own claim; its description was read from <code>{url}</code>").encode()
+
+
 def person_pairs(server, authorization_url, code):
     """The person in the browser: the pairing page naming the client, the code, the consent
     page naming it too, Allow. Returns the redirect's (code, state)."""
     status, _, page = http("GET", authorization_url)
     assert status == 200, f"the pairing page answered {status}: {html.unescape(page.decode())}"
-    assert f"<strong>{SHOWN}</strong> asks to use forgeloop".encode() in page, page
+    assert who(CLIENT_NAME, DOC_URL) in page, page
     fields = hidden_fields(page)
     assert fields.get("client_id") == DOC_URL, fields
     fields["pairing_code"] = code
     status, _, consent = post_form(f"{server.url}/authorize", fields)
     assert status == 200, (status, consent)
-    assert f"<strong>{SHOWN}</strong> will be able to".encode() in consent and b"acme/widget" in consent, consent
+    assert who(CLIENT_NAME, DOC_URL) in consent and b"acme/widget" in consent, consent
+    assert b"If you allow it, it will be able to" in consent, consent
     status, headers, body = post_form(f"{server.url}/authorize/consent",
                                       {"ticket": hidden_fields(consent)["ticket"], "decision": "allow"})
     assert status == 302, (status, body)
@@ -409,33 +436,61 @@ def the_grant(server, work):
     assert any(line.get("tool") == "list_repositories" and line["client"] == SHOWN for line in journal), journal
 
 
-def refusals(server, public, private, loopback):
-    """Every refusal: a 400 page with its reason, no redirect, no connection where none may be."""
+def refusals(server, public, private, loopback, own):
+    """Every refusal: a 400 page with its reason, no redirect, no connection where none may be.
+    What an address is, or why a connection failed, is in serve's log, never on the page."""
     local = f"127.0.0.1:{loopback.port}"
     never_fetched = [
         # Addresses that are not public, literal or resolved: refused before connecting.
-        (f"https://{local}{DOC_PATH}", f"127.0.0.1 is loopback; {PUBLIC_ONLY}"),
-        (f"https://localhost:{loopback.port}{DOC_PATH}", f"127.0.0.1 is loopback; {PUBLIC_ONLY}"),
-        (f"https://[::1]:{loopback.port}{DOC_PATH}", f"::1 is loopback; {PUBLIC_ONLY}"),
-        (f"https://{PRIVATE}{DOC_PATH}", f"{PRIVATE} is private (RFC 1918); {PUBLIC_ONLY}"),
+        (f"https://{local}{DOC_PATH}", "127.0.0.1 is loopback"),
+        (f"https://[::1]:{loopback.port}{DOC_PATH}", "::1 is loopback"),
+        (f"https://{PRIVATE}{DOC_PATH}", f"{PRIVATE} is private (RFC 1918)"),
         # A name with one private address among public ones is refused whole, the public one
         # not connected to either.
-        (f"https://{MIXED}{DOC_PATH}", f"{PRIVATE} is private (RFC 1918); {PUBLIC_ONLY}"),
-        ("https://169.254.169.254/latest/meta-data/iam",
-         f"169.254.169.254 is link-local (cloud metadata); {PUBLIC_ONLY}"),
-        ("https://100.64.0.1/client.json", f"100.64.0.1 is shared address space (CGNAT, RFC 6598); {PUBLIC_ONLY}"),
-        ("https://203.0.113.7/client.json", f"203.0.113.7 is a documentation address; {PUBLIC_ONLY}"),
-        # URLs that are not a document's: refused before anything is resolved.
+        (f"https://{MIXED}{DOC_PATH}", f"{PRIVATE} is private (RFC 1918)"),
+        ("https://169.254.169.254/latest/meta-data/iam", "169.254.169.254 is link-local (cloud metadata)"),
+        ("https://100.64.0.1/client.json", "100.64.0.1 is shared address space (CGNAT, RFC 6598)"),
+        ("https://203.0.113.7/client.json", "203.0.113.7 is a documentation address"),
+        ("https://nowhere.invalid/client.json", "nowhere.invalid does not resolve"),
+    ]
+    for client_id, logged in never_fetched:
+        connections = public.counts()[0]
+        answer = http("GET", authorize_url(server, client_id))
+        assert_refused(answer, unusable(client_id, UNREACHABLE), client_id)
+        page = answer[2].decode()
+        for secret in ("loopback", "RFC 1918", "cloud metadata", "CGNAT", "documentation", "resolve", PRIVATE):
+            assert secret not in page.replace(client_id, ""), f"{client_id}: the page says {secret!r}: {page}"
+        assert public.counts()[0] == connections, f"{client_id}: {PUBLIC} was connected to"
+        if "resolve" not in logged:
+            logged += f"; {PUBLIC_ONLY}"
+        log = pathlib.Path(server.log.name).read_text()
+        assert logged in log, f"serve's log does not say {logged!r}"
+
+    not_documents = [
+        # URLs that are not a document's: refused before anything is resolved, and the page
+        # repeats none of them.
+        (f"https://localhost:{loopback.port}{DOC_PATH}", "the host is a single name without a dot"),
+        ("https://jenkins/job/x", "the host is a single name without a dot"),
         (f"https://evil@{PUBLIC}{DOC_PATH}", "the URL has user information"),
         (f"https://{PUBLIC}/oauth/../oauth/client.json", 'the URL\'s path has a "." or ".." segment'),
         (f"https://{PUBLIC}/oauth/%2e%2e/oauth/client.json", 'the URL\'s path has a "." or ".." segment'),
         (f"https://{PUBLIC}{DOC_PATH}#top", "the URL has a fragment"),
         (f"https://{PUBLIC}/", "the URL has no path"),
+        ("https://pay.example/" + "x" * 600, "the URL is longer than 512 characters"),
     ]
-    for client_id, why in never_fetched:
+    for client_id, why in not_documents:
         connections = public.counts()[0]
-        assert_refused(http("GET", authorize_url(server, client_id)), unusable(client_id, why), client_id)
+        answer = http("GET", authorize_url(server, client_id))
+        assert_refused(answer, not_a_document(why), client_id)
+        assert client_id not in html.unescape(answer[2].decode()), f"the page repeats {client_id}"
         assert public.counts()[0] == connections, f"{client_id}: {PUBLIC} was connected to"
+
+    # This machine's own address is public, and still not fetched from: connected to (that is
+    # how serve learns it), nothing asked.
+    mine = f"https://{OWN}{DOC_PATH}"
+    assert_refused(http("GET", authorize_url(server, mine)), unusable(mine, UNREACHABLE), mine)
+    assert own.counts()[1] == [], f"serve asked its own address for a document: {own.counts()}"
+    assert f"{OWN}:443 is this machine's own address" in pathlib.Path(server.log.name).read_text()
 
     fetched = [
         ("/moved.json", "it answered a redirect (302 Found), which is not followed"),
@@ -446,7 +501,7 @@ def refusals(server, public, private, loopback):
         ("/evil-redirect.json", "redirect_uris: "),
         ("/not-json.json", "the document is not a JSON object"),
         ("/missing.json", "it answered 404 Not Found, not 200"),
-        ("/slow.json", "fetching it took longer than 5 s"),
+        ("/slow.json", UNREACHABLE),
     ]
     for path, why in fetched:
         client_id = f"https://{PUBLIC}{path}"
@@ -465,11 +520,24 @@ def refusals(server, public, private, loopback):
     assert_refused(http("GET", authorize_url(server, missing)), unusable(missing, "it answered 404"), missing)
     assert public.hits("/missing.json") == 2, public.counts()
     # A document that says max-age is kept: two pages, one fetch (by name, resolved by hosts).
+    # The second is a browser's navigation, as its Sec-Fetch-Dest says.
     kept = f"https://{NAMED}/kept.json"
-    for _ in range(2):
-        status, _, page = http("GET", authorize_url(server, kept))
-        assert status == 200 and f"<strong>{CLIENT_NAME} ({NAMED})</strong>".encode() in page, (status, page)
+    for headers in ({}, {"Sec-Fetch-Dest": "document", "Sec-Fetch-Mode": "navigate"}):
+        status, _, page = http("GET", authorize_url(server, kept), headers=headers)
+        assert status == 200 and who(CLIENT_NAME, kept) in page, (status, page)
     assert public.hits("/kept.json") == 1, public.counts()
+    # A web page cannot make the person's browser load the pages as an image, a script's fetch
+    # or a frame (to make serve fetch a document): refused before anything is read.
+    fresh = f"https://{PUBLIC}/missing.json"
+    for dest in ("image", "empty", "iframe", "script"):
+        status, _, body = http("GET", authorize_url(server, fresh), headers={"Sec-Fetch-Dest": dest})
+        assert status == 403 and b"open only as a page of their own" in body, (dest, status, body)
+    assert public.hits("/missing.json") == 2, "a page loaded as an image made serve fetch"
+    # A malformed request costs no fetch: PKCE is checked first.
+    connections = public.counts()[0]
+    no_pkce = authorize_url(server, f"https://{PUBLIC}/missing.json").replace("code_challenge_method=S256", "")
+    assert_refused(http("GET", no_pkce), "PKCE with code_challenge_method S256 is required", "no PKCE")
+    assert public.counts()[0] == connections, "a request without PKCE made serve fetch"
 
     # http:// is not a document: an unknown client, and nothing fetched.
     connections = public.counts()[0]
@@ -486,7 +554,7 @@ def refusals(server, public, private, loopback):
     assert fields, "the pairing page has its fields"
     bad = f"https://{PRIVATE}{DOC_PATH}"
     assert_refused(post_form(f"{server.url}/authorize", dict(fields, client_id=bad, pairing_code="AAAA-AAAA")),
-                   unusable(bad, f"{PRIVATE} is private (RFC 1918)"), "POST /authorize")
+                   unusable(bad, UNREACHABLE), "POST /authorize")
 
     assert loopback.counts() == (0, []), f"a loopback document server was connected to: {loopback.counts()}"
     assert private.counts() == (0, []), f"a private document server was connected to: {private.counts()}"
@@ -500,6 +568,22 @@ def refresh_reads_no_document(server, storage, public):
     assert status == 200, body
     assert mcp_post(server.mcp_url, INITIALIZE, json.loads(body)["access_token"])[0] == 200
     assert public.counts()[0] == connections, "a refresh fetched the document again"
+
+
+def documents_turned_off(binary, env, work, public):
+    """`[connector] client_documents = false`: not offered, and a URL client id is refused
+    without a fetch. Returns the stopped server."""
+    config = work / "no-documents.toml"
+    config.write_text("[connector]\nclient_documents = false\n")
+    server = Serve(binary, dict(env, FORGELOOP_CONFIG=str(config)), work, work / "serve-off.log")
+    status, _, body = http("GET", f"{server.url}/.well-known/oauth-authorization-server")
+    assert status == 200 and "client_id_metadata_document_supported" not in json.loads(body), body
+    connections = public.counts()[0]
+    assert_refused(http("GET", authorize_url(server, DOC_URL)),
+                   "invalid_client: this server does not accept client metadata documents: register first", "off")
+    assert public.counts()[0] == connections, "a document was fetched with client_documents = false"
+    server.stop()
+    return server
 
 
 def inside(binary):
@@ -516,6 +600,7 @@ def inside(binary):
         public = DocumentServer((PUBLIC, 443), tls)
         private = DocumentServer((PRIVATE, 443), tls)
         loopback = DocumentServer(("127.0.0.1", 0), tls)
+        own = DocumentServer((OWN, 443), tls)
         (work / "userhome").mkdir()
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -541,13 +626,14 @@ def inside(binary):
             the_grant(server, work)
 
             before = snapshot(work / "home", work / "registry")
-            refusals(server, public, private, loopback)
+            refusals(server, public, private, loopback, own)
             after = snapshot(work / "home", work / "registry")
             changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
             assert not changed, f"requests without a valid grant changed files: {changed}"
 
             refresh_reads_no_document(server, storage, public)
             server.stop()
+            server = documents_turned_off(binary, env, work, public)
         except BaseException:
             if server is not None and server.proc.poll() is None:
                 server.proc.kill()
@@ -556,7 +642,7 @@ def inside(binary):
                 sys.stderr.write("---- serve.log (tail) ----\n" + log.read_text()[-20000:])
             raise
         finally:
-            for documents in (public, private, loopback):
+            for documents in (public, private, loopback, own):
                 documents.stop()
     print(f"connector cimd test: ok ({time.monotonic() - began:.0f} s)")
 

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::address::{AddrClass, classify, describe};
 use super::connector::check_redirect_uri;
-use super::egress::Destination;
+use super::egress::{Destination, Host};
+use super::terminal;
 
 /// The longest `client_id` URL fetched.
 pub const MAX_URL_LEN: usize = 512;
@@ -57,7 +58,9 @@ impl DocumentUrl {
 /// Checks a `client_id` URL: https (lowercase, as the draft's examples and every client write
 /// it), a host and optional port, a path other than `/`, no dot segments (plain or
 /// percent-encoded), no fragment, no user information, printable ASCII, at most
-/// [`MAX_URL_LEN`]. The error says why, in a few words.
+/// [`MAX_URL_LEN`]. A host name must have a dot: a single label (`jenkins`, `router`) is a
+/// name of the local network, resolved through its search domains. The error says why, in a
+/// few words.
 pub fn parse_url(url: &str) -> Result<DocumentUrl, String> {
     if url.len() > MAX_URL_LEN {
         return Err(format!("the URL is longer than {MAX_URL_LEN} characters"));
@@ -77,6 +80,9 @@ pub fn parse_url(url: &str) -> Result<DocumentUrl, String> {
         return Err("the URL has user information".into());
     }
     let destination = Destination::parse_authority(authority, Some(443)).map_err(|e| format!("the host: {e}"))?;
+    if matches!(&destination.host, Host::Name(name) if !name.contains('.')) {
+        return Err("the host is a single name without a dot, a name of the local network".into());
+    }
     let path = target.split('?').next().unwrap_or_default();
     if path.is_empty() || path == "/" {
         return Err("the URL has no path (a document lives at a path, not at the site's root)".into());
@@ -110,11 +116,23 @@ pub fn check_address(ip: IpAddr) -> Result<(), String> {
 pub struct ClientDocument {
     /// The URL, which is the client's id.
     pub client_id: String,
-    /// What the person is shown: the document's `client_name` and the site it came from
-    /// (`Acme (acme.example)`): the name is the client's own claim, the site is not.
-    pub name: String,
+    /// The document's `client_name`, cleaned: the client's own claim.
+    pub claimed_name: Option<String>,
+    /// The site the document was read from (`acme.example`, `host:port`): not a claim.
+    pub site: String,
     /// Where the client may be sent back, each as a registration would be checked.
     pub redirect_uris: Vec<String>,
+}
+
+impl ClientDocument {
+    /// The name grants, logs and the control room use: `Acme (acme.example)`, or the site
+    /// alone. The pages show the claim and the document's URL apart.
+    pub fn display_name(&self) -> String {
+        match &self.claimed_name {
+            Some(name) => format!("{name} ({})", self.site),
+            None => self.site.clone(),
+        }
+    }
 }
 
 /// Checks a fetched document against its URL: a JSON object whose `client_id` is the URL,
@@ -153,18 +171,20 @@ pub fn parse_document(url: &DocumentUrl, body: &[u8]) -> Result<ClientDocument, 
     for uri in &uris {
         check_redirect_uri(uri).map_err(|e| format!("redirect_uris: {e}"))?;
     }
-    let site = url.site();
-    let name = match doc.get("client_name").and_then(Value::as_str).and_then(clean_name) {
-        Some(name) => format!("{name} ({site})"),
-        None => site,
-    };
-    Ok(ClientDocument { client_id: url.url.clone(), name, redirect_uris: uris })
+    Ok(ClientDocument {
+        client_id: url.url.clone(),
+        claimed_name: doc.get("client_name").and_then(Value::as_str).and_then(clean_name),
+        site: url.site(),
+        redirect_uris: uris,
+    })
 }
 
-/// A client's self-declared name as it may be shown: control characters dropped, at most
-/// [`MAX_NAME_CHARS`] characters, `None` when nothing printable is left.
+/// A client's self-declared name as it may be shown: control characters and bidi controls
+/// dropped (a right-to-left override would make `ia.edualc.gg` read as `gg.claude.ai`), at
+/// most [`MAX_NAME_CHARS`] characters, `None` when nothing printable is left.
 pub fn clean_name(name: &str) -> Option<String> {
-    let clean: String = name.chars().filter(|c| !c.is_control()).take(MAX_NAME_CHARS).collect();
+    let clean: String =
+        name.chars().filter(|c| !c.is_control() && !terminal::is_control(*c)).take(MAX_NAME_CHARS).collect();
     (!clean.trim().is_empty()).then_some(clean)
 }
 
@@ -214,7 +234,7 @@ mod tests {
             ("https://client.example/", "no path"),
             ("https://client.example/?x=1", "no path"),
             ("https://client.example/a#b", "fragment"),
-            ("https://user:pw@client.example/c", "user information"),
+            ("https://someone@client.example/c", "user information"),
             ("https://client.example@127.0.0.1/c", "user information"),
             ("https://client.example/a/../c", "segment"),
             ("https://client.example/./c", "segment"),
@@ -226,6 +246,8 @@ mod tests {
             ("https://client.example:0/c", "the host"),
             ("https://client.example:99999/c", "the host"),
             ("https://fd00::1/c", "the host"),
+            ("https://jenkins/c", "single name"),
+            ("https://jenkins./c", "single name"),
         ];
         for (text, why) in refused {
             let err = parse_url(text).unwrap_err();
@@ -272,12 +294,13 @@ mod tests {
         });
         let parsed = parse_document(&u, &doc(good.clone())).unwrap();
         assert_eq!(parsed.client_id, URL);
-        assert_eq!(parsed.name, "Acme Chat (client.example)");
+        assert_eq!(parsed.claimed_name.as_deref(), Some("Acme Chat"));
+        assert_eq!(parsed.display_name(), "Acme Chat (client.example)");
         assert_eq!(parsed.redirect_uris.len(), 2);
         let mut unnamed = good.clone();
         unnamed.as_object_mut().unwrap().remove("client_name");
         unnamed.as_object_mut().unwrap().remove("token_endpoint_auth_method");
-        assert_eq!(parse_document(&u, &doc(unnamed)).unwrap().name, "client.example");
+        assert_eq!(parse_document(&u, &doc(unnamed)).unwrap().display_name(), "client.example");
 
         let with = |key: &str, value: serde_json::Value| {
             let mut changed = good.clone();
@@ -320,6 +343,8 @@ mod tests {
     #[test]
     fn names_are_cleaned_and_bounded() {
         assert_eq!(clean_name("a\u{1b}[31mb"), Some("a[31mb".into()));
+        assert_eq!(clean_name("Claude \u{202e}ia.edualc.gg\u{2066}"), Some("Claude ia.edualc.gg".into()));
+        assert_eq!(clean_name("\u{9b}x\u{7f}"), Some("x".into()));
         assert_eq!(clean_name(" \n\t"), None);
         assert_eq!(clean_name(&"x".repeat(200)).unwrap().chars().count(), MAX_NAME_CHARS);
     }
