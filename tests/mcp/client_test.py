@@ -37,8 +37,9 @@ BRIEF = ("Goal: add dark mode.\nSuccess: preferences persist.\nScope: web app on
          "Constraints: keep contrast.\nValidation: run the tests.")
 
 
-def ensure_sdk():
-    """Re-runs this script in a venv with the SDK when it is not importable here."""
+def ensure_sdk(script=__file__):
+    """Re-runs `script` (this one, or a sibling test that imports this) in a venv with the SDK
+    when the SDK is not importable here."""
     try:
         import mcp  # noqa: F401
         return
@@ -51,7 +52,7 @@ def ensure_sdk():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SDK], check=True)
     env = dict(os.environ, FORGELOOP_MCP_VENV="1")
-    os.execve(str(python), [str(python), __file__, *sys.argv[1:]], env)
+    os.execve(str(python), [str(python), str(script), *sys.argv[1:]], env)
 
 
 def fresh_token():

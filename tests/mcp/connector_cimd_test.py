@@ -56,13 +56,12 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler
 
-SDK = "mcp==2.3.0"
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-VENV = ROOT / "target" / "mcp-venv"
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 # The world of the connector test: serve as the person reads it, the HTTP helpers, the SDK's
 # storage, the snapshot of files.
+from client_test import ensure_sdk  # noqa: E402
 from connector_test import (  # noqa: E402
     INITIALIZE, REDIRECT_URI, Serve, Storage, bounded, call, hidden_fields, http, mcp_post, pkce, post_form,
     snapshot,
@@ -87,24 +86,6 @@ PUBLIC_ONLY = "client documents are fetched only from public addresses"
 # What a caller is told of every address, name, connection, certificate or time failure.
 UNREACHABLE = ("it could not be fetched over https from a public address "
                "(the name, the connection, the certificate or the time)")
-
-
-def ensure_sdk():
-    """Re-runs this script in a venv with the SDK when it is not importable here (connector_test's
-    own would re-run connector_test)."""
-    try:
-        import mcp  # noqa: F401
-        return
-    except ImportError:
-        pass
-    python = VENV / "bin" / "python"
-    if os.environ.get("FORGELOOP_MCP_VENV") == "1":
-        sys.exit(f"the MCP SDK is still missing in {VENV}; remove it and run again")
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SDK], check=True)
-    env = dict(os.environ, FORGELOOP_MCP_VENV="1")
-    os.execve(str(python), [str(python), __file__, *sys.argv[1:]], env)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -648,7 +629,7 @@ def inside(binary):
 
 
 def main():
-    ensure_sdk()
+    ensure_sdk(__file__)
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=str(ROOT / "target" / "debug" / "forgeloop"))
     binary = str(pathlib.Path(parser.parse_args().bin).resolve())

@@ -47,15 +47,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-SDK = "mcp==2.3.0"
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-VENV = ROOT / "target" / "mcp-venv"
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 # The emulator world and the small helpers are client_test's: the same repository with a
 # failing test, the same fix.
 from client_test import (  # noqa: E402
-    CALC_BUGGY, CALC_FIXED, HANG_GUARD, Emulator, fresh_token, is_error, structured, wait_for,
+    CALC_BUGGY, CALC_FIXED, HANG_GUARD, Emulator, ensure_sdk, fresh_token, is_error, structured, wait_for,
 )
 
 CLIENT_NAME = "connector-test"
@@ -64,23 +62,6 @@ TOOLS = ["cycle_status", "get_diff", "get_handoff", "list_repositories", "start_
 FIRST_TRY = "echo $(($1 - $2)) # first try\n"
 FIVE = {"goal": "make calc.sh add", "success": "sh test.sh passes", "scope": "calc.sh only",
         "constraints": "no new files", "validation": "the project's test.sh"}
-
-
-def ensure_sdk():
-    """Re-runs this script in a venv with the SDK when it is not importable here."""
-    try:
-        import mcp  # noqa: F401
-        return
-    except ImportError:
-        pass
-    python = VENV / "bin" / "python"
-    if os.environ.get("FORGELOOP_MCP_VENV") == "1":
-        sys.exit(f"the MCP SDK is still missing in {VENV}; remove it and run again")
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SDK], check=True)
-    env = dict(os.environ, FORGELOOP_MCP_VENV="1")
-    os.execve(str(python), [str(python), __file__, *sys.argv[1:]], env)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -858,7 +839,7 @@ async def bounded(phase, *args):
 
 
 def main():
-    ensure_sdk()
+    ensure_sdk(__file__)
     import anyio
 
     parser = argparse.ArgumentParser()
