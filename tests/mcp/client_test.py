@@ -55,6 +55,19 @@ def ensure_sdk(script=__file__):
     os.execve(str(python), [str(python), str(script), *sys.argv[1:]], env)
 
 
+def forgeloop_env(work, **more):
+    """The environment of every forgeloop process a test starts: PATH, and a home, a forgeloop
+    home and a registry of the test's own under `work` (the user's home made here); `more`
+    added (FORGELOOP_CONFIG, GH_TOKEN, ...)."""
+    (work / "userhome").mkdir(exist_ok=True)
+    return dict({
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(work / "userhome"),
+        "FORGELOOP_HOME": str(work / "home"),
+        "FORGELOOP_REGISTRY": str(work / "registry"),
+    }, **more)
+
+
 def fresh_token():
     alphabet = string.ascii_letters + string.digits
     return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
@@ -368,16 +381,7 @@ def main():
             # The sandbox runs the command as an unprivileged account (nobody when forgeloop
             # is root), which must be able to write the directory it is granted.
             (work / "shared").chmod(0o1777)
-            (work / "userhome").mkdir()
-            env = {
-                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOME": str(work / "userhome"),
-                "FORGELOOP_HOME": str(work / "home"),
-                "FORGELOOP_REGISTRY": str(work / "registry"),
-                "FORGELOOP_CONFIG": str(config),
-                "FORGELOOP_GITHUB_API": emu.api,
-                "GH_TOKEN": token,
-            }
+            env = forgeloop_env(work, FORGELOOP_CONFIG=str(config), FORGELOOP_GITHUB_API=emu.api, GH_TOKEN=token)
             subprocess.run([binary, "forge", "--request", "Add dark mode", "--intent-brief", BRIEF,
                             "--webgpt-question", "Implement dark mode and open a PR.", "--state", "dark-mode"],
                            env=env, cwd=work, check=True, stdout=subprocess.DEVNULL)

@@ -61,10 +61,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 # The world of the connector test: serve as the person reads it, the HTTP helpers, the SDK's
 # storage, the snapshot of files.
-from client_test import ensure_sdk  # noqa: E402
+from client_test import ensure_sdk, forgeloop_env  # noqa: E402
 from connector_test import (  # noqa: E402
-    INITIALIZE, REDIRECT_URI, Serve, Storage, bounded, call, hidden_fields, http, mcp_post, pkce, post_form,
-    snapshot,
+    INITIALIZE, REDIRECT_URI, Serve, Storage, bounded, call, hidden_fields, http, mcp_post, oauth_provider, pkce,
+    post_form, snapshot,
 )
 
 INSIDE = "FORGELOOP_CIMD_NAMESPACE"  # set in the re-run inside the namespaces
@@ -320,6 +320,7 @@ def who(name, url):
 def person_pairs(server, authorization_url, code):
     """The person in the browser: the pairing page naming the client, the code, the consent
     page naming it too, Allow. Returns the redirect's (code, state)."""
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(authorization_url).query)["client_id"] == [DOC_URL]
     status, _, page = http("GET", authorization_url)
     assert status == 200, f"the pairing page answered {status}: {html.unescape(page.decode())}"
     assert who(CLIENT_NAME, DOC_URL) in page, page
@@ -344,12 +345,9 @@ def person_pairs(server, authorization_url, code):
 
 async def sdk_with_a_document(server, public):
     """The official client known by its document: returns its storage."""
-    import anyio
     from mcp import ClientSession
-    from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
-    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
     # The SDK logs what it finds wrong with a server as warnings: there must be none.
     warnings = []
@@ -357,24 +355,7 @@ async def sdk_with_a_document(server, public):
     handler.emit = lambda record: warnings.append(record.getMessage())
     logging.getLogger("mcp").addHandler(handler)
     storage = Storage()
-    redirected = {}
-
-    async def redirect_handler(authorization_url):
-        query = urllib.parse.parse_qs(urllib.parse.urlparse(authorization_url).query)
-        assert query["client_id"] == [DOC_URL] and query["redirect_uri"] == [REDIRECT_URI], query
-        assert query["code_challenge_method"] == ["S256"] and query["resource"] == [server.mcp_url], query
-        redirected["answer"] = await anyio.to_thread.run_sync(person_pairs, server, authorization_url,
-                                                              server.first_code)
-
-    async def callback_handler():
-        code, state = redirected.pop("answer")
-        return AuthorizationCodeResult(code=code, state=state)
-
-    metadata = OAuthClientMetadata(client_name=CLIENT_NAME, redirect_uris=[REDIRECT_URI],
-                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"],
-                                   token_endpoint_auth_method="none")
-    provider = OAuthClientProvider(server.mcp_url, metadata, storage, redirect_handler, callback_handler,
-                                   client_metadata_url=DOC_URL)
+    provider = oauth_provider(server, storage, person_pairs, server.first_code, client_metadata_url=DOC_URL)
     sent = []  # every request the SDK made, the OAuth flow's included
 
     async def record(request):
@@ -582,16 +563,9 @@ def inside(binary):
         private = DocumentServer((PRIVATE, 443), tls)
         loopback = DocumentServer(("127.0.0.1", 0), tls)
         own = DocumentServer((OWN, 443), tls)
-        (work / "userhome").mkdir()
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(work / "userhome"),
-            "FORGELOOP_HOME": str(work / "home"),
-            "FORGELOOP_REGISTRY": str(work / "registry"),
-            # The test's CA and no other: serve's fetch verifies against what SSL_CERT_FILE names.
-            "SSL_CERT_FILE": str(ca),
-            "FORGELOOP_LOG": "info",  # each request and each refused document in serve.log
-        }
+        # The test's CA and no other: serve's fetch verifies against what SSL_CERT_FILE names;
+        # each request and each refused document in serve.log.
+        env = forgeloop_env(work, SSL_CERT_FILE=str(ca), FORGELOOP_LOG="info")
         subprocess.run([binary, "project", "bind", "--repository", "acme/widget", "--project-url",
                         "https://chatgpt.com/g/g-p-6743a1b2c3d4e5f6/project", "--project-name", "widget"],
                        env=env, cwd=work, check=True, stdout=subprocess.DEVNULL)

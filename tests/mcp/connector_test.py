@@ -53,7 +53,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 # The emulator world and the small helpers are client_test's: the same repository with a
 # failing test, the same fix.
 from client_test import (  # noqa: E402
-    CALC_BUGGY, CALC_FIXED, HANG_GUARD, Emulator, ensure_sdk, fresh_token, is_error, structured, wait_for,
+    CALC_BUGGY, CALC_FIXED, HANG_GUARD, Emulator, ensure_sdk, forgeloop_env, fresh_token, is_error, structured, wait_for,
 )
 
 CLIENT_NAME = "connector-test"
@@ -419,8 +419,10 @@ class Storage:
         self.client_info = client_info
 
 
-async def sdk_session(server, storage, code_box):
-    """(session context, the OAuth provider) for the official client with its OAuth provider."""
+def oauth_provider(server, storage, person, code, **more):
+    """The official OAuth client provider, the person played by `person(server, authorization
+    URL, pairing code)` (which returns the redirect's code and state); `more` goes to the
+    provider (`client_metadata_url=`)."""
     import anyio
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
@@ -431,8 +433,8 @@ async def sdk_session(server, storage, code_box):
         parsed = urllib.parse.parse_qs(urllib.parse.urlparse(authorization_url).query)
         assert parsed["code_challenge_method"] == ["S256"], parsed
         assert parsed["resource"] == [server.mcp_url], parsed
-        redirected["answer"] = await anyio.to_thread.run_sync(browser_pairs, server, authorization_url,
-                                                              code_box["code"])
+        assert parsed["redirect_uri"] == [REDIRECT_URI], parsed
+        redirected["answer"] = await anyio.to_thread.run_sync(person, server, authorization_url, code)
 
     async def callback_handler():
         code, state = redirected.pop("answer")
@@ -441,7 +443,7 @@ async def sdk_session(server, storage, code_box):
     metadata = OAuthClientMetadata(client_name=CLIENT_NAME, redirect_uris=[REDIRECT_URI],
                                    grant_types=["authorization_code", "refresh_token"], response_types=["code"],
                                    token_endpoint_auth_method="none")
-    return OAuthClientProvider(server.mcp_url, metadata, storage, redirect_handler, callback_handler)
+    return OAuthClientProvider(server.mcp_url, metadata, storage, redirect_handler, callback_handler, **more)
 
 
 async def call(session, tool, args):
@@ -477,7 +479,7 @@ async def whole_cycle(binary, env, work, server, emu):
     handler.emit = lambda record: warnings.append(record.getMessage())
     logging.getLogger("mcp").addHandler(handler)
     storage = Storage()
-    provider = await sdk_session(server, storage, {"code": server.first_code})
+    provider = oauth_provider(server, storage, browser_pairs, server.first_code)
     out = {"storage": storage}
     async with create_mcp_http_client(auth=provider) as client:
         async with streamable_http_client(server.mcp_url, http_client=client) as (read, write):
@@ -860,16 +862,7 @@ def main():
                 '[mcp.profiles.smoke]\ncommands = [["git", "diff", "--check"]]\n'
                 '[connector]\ndefault_profile = "project"\n'
             )
-            (work / "userhome").mkdir()
-            env = {
-                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOME": str(work / "userhome"),
-                "FORGELOOP_HOME": str(work / "home"),
-                "FORGELOOP_REGISTRY": str(work / "registry"),
-                "FORGELOOP_CONFIG": str(config),
-                "FORGELOOP_GITHUB_API": emu.api,
-                "GH_TOKEN": token,
-            }
+            env = forgeloop_env(work, FORGELOOP_CONFIG=str(config), FORGELOOP_GITHUB_API=emu.api, GH_TOKEN=token)
             subprocess.run([binary, "project", "bind", "--repository", "acme/widget", "--project-url",
                             "https://chatgpt.com/g/g-p-6743a1b2c3d4e5f6/project", "--project-name", "widget"],
                            env=env, cwd=work, check=True, stdout=subprocess.DEVNULL)
