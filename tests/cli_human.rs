@@ -85,8 +85,29 @@ fn wait_returns_when_a_person_confirms() {
 #[test]
 fn wait_without_a_change_times_out() {
     let sb = Sandbox::new();
-    assert_eq!(sb.start("c.json", &[]).code, 0);
+    assert_eq!(sb.start("c.json", &["--await-confirmation"]).code, 0);
     let run = sb.run(&["wait", "--state", "c.json", "--timeout", "1"]);
     assert_eq!(run.code, 2);
     assert_eq!(run.json()["status"], "TIMEOUT");
+}
+
+/// The person confirmed between the agent's `next` (which said wait_for_human) and its `wait`:
+/// nothing is left to wait for, and `wait` says so at once instead of waiting for a change
+/// that only the agent itself would make.
+#[test]
+fn wait_returns_at_once_when_the_person_acted_before_it_started() {
+    let sb = Sandbox::new();
+    assert_eq!(sb.start("c.json", &["--await-confirmation"]).code, 0);
+    let next = sb.run(&["next", "--state", "c.json"]);
+    assert_eq!(next.json()["action"], "wait_for_human");
+    let ctx = Ctx::for_home(sb.home());
+    let paths = ctx.cycle(&sb.path("c.json").display().to_string()).unwrap();
+    actions::confirm(&ctx, &paths, None, "tui", Actor::Human).unwrap();
+    let run = sb.run(&["wait", "--state", "c.json", "--timeout", "20"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.json()["status"], "AWAITING_WEBGPT_PR");
+    // A cycle that waits for no one at all: the same, at once.
+    assert_eq!(sb.start("d.json", &[]).code, 0);
+    let run = sb.run(&["wait", "--state", "d.json", "--timeout", "20"]);
+    assert_eq!((run.code, run.json()["status"].as_str()), (0, Some("AWAITING_WEBGPT_PR")));
 }

@@ -81,8 +81,10 @@ fn a_person_stops_an_agents_run_from_the_control_room() {
         .rfind(|e| e["kind"] == "run_cancelled")
         .unwrap();
     assert_eq!(cancelled["actor"], "human", "{cancelled}");
-    let screen = tmux.wait_for("run cancelled", Duration::from_secs(10));
-    assert!(!screen.contains("▶ TESTING"), "{screen}");
+    // The footer's message and the list's row redraw apart: both must come.
+    tmux.wait_until("\"run cancelled\" without \"▶ TESTING\"", Duration::from_secs(10), |screen| {
+        screen.contains("run cancelled") && !screen.contains("▶ TESTING")
+    });
 
     // The cycle starts needing the person: one bell and one desktop notification.
     let output = w.path("terminal-output");

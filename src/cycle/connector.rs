@@ -221,6 +221,10 @@ pub fn status(ctx: &Ctx, name: &str, paths: &CyclePaths) -> Result<CycleAnswer> 
 /// minute by the caller). Polls the state file: it is small and local.
 pub async fn wait(ctx: &Ctx, name: &str, paths: &CyclePaths, timeout: Duration) -> Result<(CycleAnswer, bool)> {
     let first = state_file::load(&paths.state)?;
+    // Nothing the person owes: the answer at once (they may have acted before this call).
+    if !crate::domain::next::waits_for_person(&first) {
+        return Ok((CycleAnswer::of(ctx, name, &first), false));
+    }
     let key = |s: &CycleState| (s.status, s.iteration);
     let deadline = Instant::now() + timeout;
     loop {

@@ -1,5 +1,8 @@
 //! `forgeloop wait`: block until a cycle's status changes, by watching its directory
-//! (never the file itself: atomic renames replace the inode) — no polling loop.
+//! (never the file itself: atomic renames replace the inode) — no polling loop. Without
+//! `--until` it waits for a person, and only while the cycle waits for one: a person who acted
+//! between the agent's `next` and its `wait` (a quick confirmation in the control room) is not
+//! missed, which would leave the agent waiting for a change that never comes.
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -7,16 +10,21 @@ use std::time::{Duration, Instant};
 
 use notify::{EventKind, RecursiveMode, Watcher};
 
+use crate::domain::next;
 use crate::domain::state::CycleState;
 use crate::domain::status::Status;
 use crate::error::{Error, Result};
 use crate::store::layout::CyclePaths;
 use crate::store::state_file::{self, StateFileError};
 
-/// What to wait for: any status other than the current one (or, for a run that needed
-/// network, the person allowing it: the status stays), or one of `until`.
+/// What to wait for: one of `until`; without it, while the cycle waits for a person, any
+/// status other than the current one (or, for a run that needed network, the person allowing
+/// it: the status stays); when it waits for no one, nothing: the state at once.
 pub fn wait(paths: &CyclePaths, until: &[Status], timeout: Option<Duration>) -> Result<CycleState> {
     let initial = state_file::load(&paths.state)?;
+    if until.is_empty() && !next::waits_for_person(&initial) {
+        return Ok(initial);
+    }
     let allowed = |state: &CycleState| state.needs_network.as_ref().map(|n| n.allowed_at.clone());
     let done = |state: &CycleState| {
         if until.is_empty() {

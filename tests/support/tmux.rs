@@ -49,14 +49,21 @@ impl Tmux {
 
     /// Waits (up to `limit`) until the screen contains `needle`; returns the screen.
     pub fn wait_for(&self, needle: &str, limit: Duration) -> String {
+        self.wait_until(&format!("{needle:?}"), limit, |screen| screen.contains(needle))
+    }
+
+    /// Waits (up to `limit`) until the screen is as `done` says (`what` names it in the
+    /// failure): the screen redraws in parts, so a test asserting two things of one screen
+    /// waits for both at once.
+    pub fn wait_until(&self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture();
-            if screen.contains(needle) {
+            if done(&screen) {
                 return screen;
             }
             if start.elapsed() > limit {
-                panic!("{needle:?} did not appear within {limit:?}; screen:\n{screen}");
+                panic!("{what} did not appear within {limit:?}; screen:\n{screen}");
             }
             sleep(Duration::from_millis(50));
         }

@@ -105,6 +105,20 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
     next_step_knowing(state, state_ref, &[])
 }
 
+/// Whether the cycle waits for a person (`next` says `wait_for_human`): a brief to confirm, a
+/// pass to review, hosts to allow. `wait` blocks only then: once the person acted, there is
+/// nothing left to wait for, even when they acted before `wait` started.
+/// A cycle a remote client drives waits for the same things, though its `next` says `stop`.
+pub fn waits_for_person(state: &CycleState) -> bool {
+    match state.status {
+        Status::AwaitingBriefConfirmation | Status::NeedsReview => true,
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {
+            state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none())
+        }
+        _ => false,
+    }
+}
+
 /// [`next_step`], knowing the repository's `lockfiles` (as forgeloop last fetched it) for the
 /// first run's setup proposal.
 pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[String]) -> NextStep {
@@ -650,5 +664,44 @@ mod tests {
             assert_eq!(step.status, status);
         }
         assert_eq!(next_step(&state(true), "x").action, Action::WaitForHuman);
+    }
+
+    #[test]
+    fn a_cycle_waits_for_a_person_exactly_when_next_says_so() {
+        let mut s = reported("`npm test`");
+        s.commands = Some(crate::domain::commands::CommandsProfile::of(vec![spec(&["npm", "test"])]));
+        let mut cases: Vec<CycleState> = Status::ALL
+            .iter()
+            .map(|status| {
+                let mut one = s.clone();
+                one.status = *status;
+                one
+            })
+            .collect();
+        let mut refused = s.clone();
+        refused.needs_network = Some(NeedsNetwork {
+            pr: "acme/widget#3".into(),
+            head_sha: "a".repeat(40),
+            phase: "test".into(),
+            allow: vec!["registries".into()],
+            sign: None,
+            config: String::new(),
+            lockfiles: Vec::new(),
+            allowed_at: None,
+            at: "t2".into(),
+        });
+        let mut allowed = refused.clone();
+        machine::network_allowed(&mut allowed, "t3").unwrap();
+        cases.extend([state(true), refused.clone(), allowed]);
+        for case in &cases {
+            let says = next_step(case, "x").action == Action::WaitForHuman;
+            assert_eq!(waits_for_person(case), says, "{} {:?}", case.status, case.needs_network);
+        }
+        // A cycle a remote client drives: its `next` says stop, but the person still owes it
+        // the confirmation or the hosts.
+        for mut driven in [state(true), refused] {
+            driven.driver = Some("connector:ChatGPT".into());
+            assert!(waits_for_person(&driven), "{}", driven.status);
+        }
     }
 }
