@@ -7,10 +7,11 @@ whose document fetch keeps its production guard (public addresses only, verified
 That guard refuses this machine's addresses, so the document servers must sit at public ones
 reachable offline: the script re-runs itself in user, network and mount namespaces of its own
 (`unshare`), where 1.2.3.4 (public) and 10.77.0.1 (private) are put on the loopback interface
-and /etc/hosts is replaced by the test's own (cimd.example → 1.2.3.4; mixed.example → 1.2.3.4
-and 10.77.0.1). A CA and a server certificate are made for the run (in its temporary directory,
-removed with it), and `serve` trusts that CA only, through SSL_CERT_FILE. Nothing leaves the
-namespace.
+with local routes whose source is 127.0.0.1 (so, to serve, they are another machine), 5.6.7.8
+keeps itself as source (this machine's own public address), and /etc/hosts is replaced by the
+test's own (cimd.example → 1.2.3.4; mixed.example → 1.2.3.4 and 10.77.0.1). A CA and a server
+certificate are made for the run (in its temporary directory, removed with it), and `serve`
+trusts that CA only, through SSL_CERT_FILE. Nothing leaves the namespace.
 
 Run from the repository root after `cargo build`:
 
@@ -23,17 +24,22 @@ cannot make its namespace (never skips), and exits 0 when every check passed.
 What it checks:
   1. the authorization server's metadata says client_id_metadata_document_supported;
   2. the SDK with a client_metadata_url: discovery, no registration, the pairing and consent
-     pages naming the client "<client_name> (<host>)", the token, a tool call; the grant records
-     the URL as the client id and that name; a refresh reads no document;
-  3. the refusals, each a 400 page with its reason and never a redirect: loopback, private,
-     link-local, CGNAT and documentation addresses (literal or a name resolving to any such
-     address among public ones) without a connection; URLs with user information, dot
-     segments, a fragment or no path, never fetched; a redirect (not followed), a large, slow,
-     foreign, secret-holding, confidential, badly redirecting, non-JSON and missing document; an
-     http:// client id (an unknown client, not a document); a redirect_uri the document does
-     not list; a refused document on the pairing form's POST. Documents are kept as their
-     Cache-Control says, failures not at all;
-  4. none of that changes a file (home, serving.json included, and registry byte-identical).
+     pages naming the client by its claim apart from the URL it was read from, the token, a tool
+     call; the grant records the URL as the client id and "<client_name> (<host>)"; a refresh
+     reads no document;
+  3. the refusals, each a 400 page and never a redirect: loopback, private, link-local, CGNAT,
+     documentation and unresolvable hosts (literal or a name resolving to any such address
+     among public ones) without a connection, the page saying one fixed sentence and serve's
+     log the reason; this machine's own address, connected to and asked nothing; single-label
+     hosts and URLs with user information, dot segments, a fragment, no path or 600 characters,
+     never fetched nor repeated; a redirect (not followed), a large, slow, foreign,
+     secret-holding, confidential, badly redirecting, non-JSON and missing document; the pages
+     loaded as an image, a script's fetch or a frame (Sec-Fetch-Dest); a request without PKCE,
+     refused before any fetch; an http:// client id (an unknown client, not a document); a
+     redirect_uri the document does not list; a refused document on the pairing form's POST.
+     Documents are kept as their Cache-Control says, failures not at all;
+  4. none of that changes a file (home, serving.json included, and registry byte-identical);
+  5. `[connector] client_documents = false`: not offered, and a URL client id refused unfetched.
 """
 
 import argparse
