@@ -324,9 +324,11 @@ mod tests {
         openssl(dir, &[&["x509", "-req", "-in", "leaf.csr", "-out", "leaf.pem"][..], &sign].concat());
     }
 
-    fn roots(ca: &Path) -> RootCertStore {
+    /// The roots that trust what [`certificates`] made in `dir`: its CA alone.
+    fn roots_of(dir: &Path) -> RootCertStore {
         let mut roots = RootCertStore::empty();
-        roots.add_parsable_certificates(CertificateDer::pem_file_iter(ca).unwrap().map(Result::unwrap));
+        let ca = CertificateDer::pem_file_iter(dir.join("ca.pem")).unwrap().map(Result::unwrap);
+        roots.add_parsable_certificates(ca);
         roots
     }
 
@@ -373,12 +375,18 @@ mod tests {
     }
 
     struct DocumentServer {
+        /// Its CA and certificate, for [`DocumentServer::roots`].
+        dir: tempfile::TempDir,
         port: u16,
         connections: Arc<AtomicUsize>,
         paths: Arc<Mutex<Vec<String>>>,
     }
 
-    async fn document_server(dir: &Path) -> DocumentServer {
+    /// A CA called `ca`, a certificate it signed for `names`, and a server presenting it.
+    async fn document_server(ca: &str, names: &str) -> DocumentServer {
+        let tmp = tempfile::tempdir().unwrap();
+        certificates(tmp.path(), ca, names);
+        let dir = tmp.path();
         let certs: Vec<_> = CertificateDer::pem_file_iter(dir.join("leaf.pem")).unwrap().map(Result::unwrap).collect();
         let key = PrivateKeyDer::from_pem_file(dir.join("leaf.key")).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -455,7 +463,14 @@ mod tests {
                 });
             }
         });
-        DocumentServer { port, connections, paths }
+        DocumentServer { dir: tmp, port, connections, paths }
+    }
+
+    impl DocumentServer {
+        /// Roots that trust this server's CA alone.
+        fn roots(&self) -> RootCertStore {
+            roots_of(self.dir.path())
+        }
     }
 
     fn url(server: &DocumentServer, path: &str) -> String {
@@ -473,13 +488,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_document_is_fetched_over_verified_tls_and_kept_as_its_answer_says() {
-        let dir = tempfile::tempdir().unwrap();
-        certificates(dir.path(), "forgeloop test CA", &format!("DNS:localhost,DNS:{NAMED},IP:127.0.0.1"));
-        let server = document_server(dir.path()).await;
-        let roots = || roots(&dir.path().join("ca.pem"));
+        let server = document_server("forgeloop test CA", &format!("DNS:{NAMED},IP:127.0.0.1")).await;
         let calls = Arc::new(AtomicUsize::new(0));
-        let documents =
-            Documents::with(roots(), Reach::Anything, pinned(local(&server), calls.clone()), Duration::from_secs(2));
+        let documents = Documents::with(
+            server.roots(),
+            Reach::Anything,
+            pinned(local(&server), calls.clone()),
+            Duration::from_secs(2),
+        );
 
         let doc = documents.get(&url(&server, "/client.json")).await.unwrap();
         assert_eq!(doc.client_id, url(&server, "/client.json"));
@@ -496,11 +512,9 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 3);
 
         // A certificate must name the host: this one does not name the pinned name.
-        let other = tempfile::tempdir().unwrap();
-        certificates(other.path(), "forgeloop test CA 2", "DNS:elsewhere.forgeloop.test,IP:127.0.0.1");
-        let misnamed = document_server(other.path()).await;
+        let misnamed = document_server("forgeloop test CA 2", "DNS:elsewhere.forgeloop.test,IP:127.0.0.1").await;
         let wrong = Documents::with(
-            roots_of(other.path()),
+            misnamed.roots(),
             Reach::Anything,
             pinned(local(&misnamed), Arc::default()),
             Duration::from_secs(2),
@@ -509,21 +523,15 @@ mod tests {
         assert_eq!(err.shown, UNREACHABLE, "{}", err.detail);
         assert!(err.detail.contains("TLS"), "{}", err.detail);
         // Another CA's certificate is not trusted.
-        let untrusting = Documents::with(roots_of(other.path()), Reach::Anything, to(&server), Duration::from_secs(2));
+        let untrusting = Documents::with(misnamed.roots(), Reach::Anything, to(&server), Duration::from_secs(2));
         let err = untrusting.get(&url(&server, "/client.json")).await.unwrap_err();
         assert!(err.shown == UNREACHABLE && err.detail.contains("TLS"), "{err:?}");
     }
 
-    fn roots_of(dir: &Path) -> RootCertStore {
-        roots(&dir.join("ca.pem"))
-    }
-
     #[tokio::test]
     async fn redirects_large_slow_and_foreign_documents_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        certificates(dir.path(), "forgeloop test CA", &format!("DNS:{NAMED},IP:127.0.0.1"));
-        let server = document_server(dir.path()).await;
-        let documents = Documents::with(roots_of(dir.path()), Reach::Anything, to(&server), Duration::from_millis(900));
+        let server = document_server("forgeloop test CA", &format!("DNS:{NAMED},IP:127.0.0.1")).await;
+        let documents = Documents::with(server.roots(), Reach::Anything, to(&server), Duration::from_millis(900));
         for (path, why) in [
             ("/moved.json", "redirect (302 Found), which is not followed"),
             ("/big.json", "larger than 5120 bytes"),
@@ -546,9 +554,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn four_fetches_at_a_time_and_a_lookup_holds_its_place_until_it_returns() {
-        let dir = tempfile::tempdir().unwrap();
-        certificates(dir.path(), "forgeloop test CA", &format!("DNS:{NAMED},IP:127.0.0.1"));
-        let server = document_server(dir.path()).await;
+        let server = document_server("forgeloop test CA", &format!("DNS:{NAMED},IP:127.0.0.1")).await;
         // A resolver that hangs for 1.5 s, far past the fetch's 300 ms.
         let hanging: Resolver = {
             let to = local(&server);
@@ -557,8 +563,7 @@ mod tests {
                 Ok(vec![to])
             })
         };
-        let documents =
-            Arc::new(Documents::with(roots_of(dir.path()), Reach::Anything, hanging, Duration::from_millis(300)));
+        let documents = Arc::new(Documents::with(server.roots(), Reach::Anything, hanging, Duration::from_millis(300)));
         for n in 0..MAX_IN_FLIGHT {
             let err = documents.get(&url(&server, &format!("/fresh.json?{n}"))).await.unwrap_err();
             assert_eq!(err.shown, UNREACHABLE, "{err:?}");
@@ -567,18 +572,16 @@ mod tests {
         let err = documents.get(&url(&server, "/fresh.json")).await.unwrap_err();
         assert!(err.shown.contains("too many client documents"), "{err:?}");
         tokio::time::sleep(Duration::from_millis(1600)).await;
-        let free = Documents::with(roots_of(dir.path()), Reach::Anything, to(&server), Duration::from_secs(2));
+        let free = Documents::with(server.roots(), Reach::Anything, to(&server), Duration::from_secs(2));
         assert!(free.get(&url(&server, "/fresh.json")).await.is_ok());
         assert!(documents.in_flight.available_permits() == MAX_IN_FLIGHT, "the places came back");
     }
 
     #[tokio::test]
     async fn the_product_never_connects_to_this_machine_and_says_nothing_of_it() {
-        let dir = tempfile::tempdir().unwrap();
-        certificates(dir.path(), "forgeloop test CA", &format!("DNS:{NAMED},IP:127.0.0.1"));
-        let server = document_server(dir.path()).await;
+        let server = document_server("forgeloop test CA", &format!("DNS:{NAMED},IP:127.0.0.1")).await;
         // The test's CA trusted, so only the address rule stands between the fetch and the server.
-        let public_only = Documents::with(roots_of(dir.path()), Reach::Public, to(&server), Duration::from_secs(2));
+        let public_only = Documents::with(server.roots(), Reach::Public, to(&server), Duration::from_secs(2));
         for target in [
             format!("https://127.0.0.1:{}/client.json", server.port),
             format!("https://[::ffff:127.0.0.1]:{}/client.json", server.port),

@@ -619,21 +619,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn needs_network_proposes_setup_from_the_run_s_lockfiles_unless_the_commands_have_one() {
-        let mut s = reported("`npm test`");
-        s.commands = Some(crate::domain::commands::CommandsProfile::of(vec![spec(&["npm", "test"])]));
-        s.needs_network = Some(NeedsNetwork {
+    /// A run of acme/widget#3 refused the registries, not yet allowed.
+    fn refused_registries(lockfiles: Vec<String>) -> NeedsNetwork {
+        NeedsNetwork {
             pr: "acme/widget#3".into(),
             head_sha: "a".repeat(40),
             phase: "test".into(),
             allow: vec!["registries".into()],
             sign: None,
             config: String::new(),
-            lockfiles: vec!["package-lock.json".into()],
+            lockfiles,
             allowed_at: None,
             at: "t2".into(),
-        });
+        }
+    }
+
+    #[test]
+    fn needs_network_proposes_setup_from_the_run_s_lockfiles_unless_the_commands_have_one() {
+        let mut s = reported("`npm test`");
+        s.commands = Some(crate::domain::commands::CommandsProfile::of(vec![spec(&["npm", "test"])]));
+        s.needs_network = Some(refused_registries(vec!["package-lock.json".into()]));
         let step = next_step(&s, "x");
         assert_eq!(step.action, Action::WaitForHuman);
         assert_eq!(step.proposed_setup, Some(vec![vec!["npm".to_owned(), "ci".into()]]));
@@ -679,17 +684,7 @@ mod tests {
             })
             .collect();
         let mut refused = s.clone();
-        refused.needs_network = Some(NeedsNetwork {
-            pr: "acme/widget#3".into(),
-            head_sha: "a".repeat(40),
-            phase: "test".into(),
-            allow: vec!["registries".into()],
-            sign: None,
-            config: String::new(),
-            lockfiles: Vec::new(),
-            allowed_at: None,
-            at: "t2".into(),
-        });
+        refused.needs_network = Some(refused_registries(Vec::new()));
         let mut allowed = refused.clone();
         machine::network_allowed(&mut allowed, "t3").unwrap();
         cases.extend([state(true), refused.clone(), allowed]);
