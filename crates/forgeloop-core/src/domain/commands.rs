@@ -22,7 +22,7 @@ pub const DEFAULT_CHECKS_TIMEOUT_S: u64 = 3600;
 pub const DEFAULT_APPEAR_TIMEOUT_S: u64 = 600;
 const MAX_CHECKS: usize = 256;
 /// Keys only the local executor reads; a `github-checks` profile refuses them.
-const LOCAL_ONLY_KEYS: [&str; 9] = [
+const LOCAL_ONLY_KEYS: [&str; 10] = [
     "network",
     "read_paths",
     "write_paths",
@@ -32,6 +32,7 @@ const LOCAL_ONLY_KEYS: [&str; 9] = [
     "writable_git",
     "setup",
     "cache",
+    "tree",
 ];
 /// Keys only the `github-checks` executor reads; a local profile refuses them.
 const CHECKS_ONLY_KEYS: [&str; 3] = ["checks", "appear_timeout_s", "dispatch"];
@@ -92,6 +93,10 @@ pub struct CommandsProfile {
     /// How much history the checkout gets (design §5.2.2): the PR head alone (default) or all of it.
     #[serde(default, skip_serializing_if = "History::is_shallow")]
     pub history: History,
+    /// Which tree the commands run in (design §5.2.1): the merge of the PR's head into the tip
+    /// of its base branch (the default: what merging would give) or the head alone.
+    #[serde(default, skip_serializing_if = "TreeMode::is_merge")]
+    pub tree: TreeMode,
     /// What runs the test (design §5.7): these commands here (the default) or the repository's
     /// own CI, read back as check runs.
     #[serde(default, skip_serializing_if = "Executor::is_local")]
@@ -195,6 +200,35 @@ impl History {
     }
 }
 
+/// The commands file's `"tree"`: `"merge"` (the default: the PR's head merged into the current
+/// tip of its base branch, as merging it would leave the branch) or `"head"` (the head commit
+/// alone, as the PR's author last saw it). Testing the head alone lets a PR branched before the
+/// person hardened a test run the older test, so asking for it widens (design §5.2.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TreeMode {
+    /// The merge of the head into the base branch's tip.
+    #[default]
+    Merge,
+    /// The head commit alone.
+    Head,
+}
+
+impl TreeMode {
+    /// The default: the merge.
+    pub fn is_merge(&self) -> bool {
+        *self == TreeMode::Merge
+    }
+
+    /// The name the commands file and reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreeMode::Merge => "merge",
+            TreeMode::Head => "head",
+        }
+    }
+}
+
 fn is_false(value: &bool) -> bool {
     !*value
 }
@@ -222,6 +256,7 @@ impl CommandsProfile {
             writable_git: false,
             cache: true,
             history: History::Shallow,
+            tree: TreeMode::Merge,
             executor: Executor::Local,
             checks: None,
             appear_timeout_s: None,
@@ -276,6 +311,9 @@ impl CommandsProfile {
         for name in new.env_passthrough.iter().filter(|n| !self.env_passthrough.contains(n)) {
             wider.push(format!("passes {name} through"));
         }
+        if new.tree == TreeMode::Head && self.tree == TreeMode::Merge {
+            wider.push("tests the head alone instead of its merge into the base branch".to_owned());
+        }
         wider
     }
 }
@@ -290,7 +328,7 @@ pub enum CommandsError {
     #[error("commands JSON must be a non-empty array of non-empty argv arrays (or an object with \"commands\"): {0}")]
     Shape(String),
     #[error(
-        "commands file sets an unknown option {0:?}; known: setup, commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, writable_git, cache, history, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
+        "commands file sets an unknown option {0:?}; known: setup, commands, env_passthrough, timeout_s, network, read_paths, write_paths, memory_mb, writable_git, cache, history, tree, executor (and with \"executor\": \"github-checks\": checks, timeout_s, appear_timeout_s, dispatch; per command: argv, timeout_s, env)"
     )]
     /// The object sets an option forgeloop does not know (its name).
     UnknownKey(String),
@@ -319,6 +357,11 @@ pub enum CommandsError {
     )]
     /// `history` is neither `shallow` nor `full`.
     History,
+    #[error(
+        "\"tree\" must be \"merge\" (the default: the PR's head merged into the tip of its base branch) or \"head\" (the head alone)"
+    )]
+    /// `tree` is neither `merge` nor `head`.
+    Tree,
     #[error(
         "\"executor\" must be \"local\" (the default: run the commands here) or \"github-checks\" (read the repository's own CI)"
     )]
@@ -398,8 +441,8 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
             for key in map.keys() {
                 match key.as_str() {
                     "commands" | "setup" | "env_passthrough" | "timeout_s" | "network" | "read_paths"
-                    | "write_paths" | "memory_mb" | "history" | "writable_git" | "cache" | "executor" | "checks"
-                    | "appear_timeout_s" | "dispatch" => {}
+                    | "write_paths" | "memory_mb" | "history" | "tree" | "writable_git" | "cache" | "executor"
+                    | "checks" | "appear_timeout_s" | "dispatch" => {}
                     "sandbox" => return Err(CommandsError::SandboxOff),
                     _ => return Err(CommandsError::UnknownKey(key.clone())),
                 }
@@ -453,6 +496,12 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 Some(Value::String(word)) if word == "full" => History::Full,
                 Some(_) => return Err(CommandsError::History),
             };
+            let tree = match map.get("tree") {
+                None => TreeMode::Merge,
+                Some(Value::String(word)) if word == "merge" => TreeMode::Merge,
+                Some(Value::String(word)) if word == "head" => TreeMode::Head,
+                Some(_) => return Err(CommandsError::Tree),
+            };
             Ok(CommandsProfile {
                 setup,
                 commands: parse_list(items)?,
@@ -465,6 +514,7 @@ pub fn commands_from_value(value: &Value) -> Result<CommandsProfile, CommandsErr
                 writable_git,
                 cache,
                 history,
+                tree,
                 executor: Executor::Local,
                 checks: None,
                 appear_timeout_s: None,
@@ -890,5 +940,27 @@ mod tests {
         assert!(open.widening(&allow).is_empty());
         assert_ne!(old.sha256(), wider.sha256());
         assert_eq!(old.sha256(), old.clone().sha256());
+    }
+
+    #[test]
+    fn the_merge_is_tested_unless_the_profile_asks_for_the_head_and_asking_widens() {
+        let merge = parse_commands(r#"[["a"]]"#).unwrap();
+        assert_eq!(merge.tree, TreeMode::Merge);
+        // The default is not written, so every stored profile keeps its hash.
+        assert_eq!(serde_json::to_value(&merge).unwrap(), serde_json::json!({"commands": [{"argv": ["a"]}]}));
+        let head = parse_commands(r#"{"commands": [["a"]], "tree": "head"}"#).unwrap();
+        assert_eq!(head.tree, TreeMode::Head);
+        let stored = serde_json::to_value(&head).unwrap();
+        assert_eq!(stored["tree"], "head");
+        assert_eq!(commands_from_value(&stored).unwrap(), head);
+        assert_eq!(parse_commands(r#"{"commands": [["a"]], "tree": "merge"}"#).unwrap(), merge);
+        for bad in [r#""Head""#, r#""base""#, "1", "true", "null"] {
+            let text = format!(r#"{{"commands": [["a"]], "tree": {bad}}}"#);
+            assert_eq!(parse_commands(&text).unwrap_err(), CommandsError::Tree, "{text}");
+        }
+        let checks = parse_commands(r#"{"executor": "github-checks", "checks": ["ci"], "tree": "head"}"#).unwrap_err();
+        assert_eq!(checks, CommandsError::LocalOnly("tree".into()));
+        assert_eq!(merge.widening(&head), ["tests the head alone instead of its merge into the base branch"]);
+        assert!(head.widening(&merge).is_empty());
     }
 }

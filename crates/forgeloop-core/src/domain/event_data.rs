@@ -206,6 +206,17 @@ pub enum EventData {
         /// The protected paths the head changed (a pass then needs review).
         #[serde(default)]
         protected: Vec<String>,
+        /// The base branch's tip the head was merged into (or judged against); absent in older
+        /// lines.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_sha: Option<String>,
+        /// `head` when the commands ran on the head alone rather than its merge (design
+        /// §5.2.1: a person's widening); absent for the merge.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree: Option<String>,
+        /// The paths held as the base tip has them (`[protect] mode = "hold"`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        held: Vec<String>,
     },
     /// A run could not complete (rule 3): nothing counted, `infra_failures` went up.
     RunFailed {

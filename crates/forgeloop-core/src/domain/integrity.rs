@@ -1,14 +1,15 @@
 //! A run's `integrity` (design §5.2, "Trust, then verify"): which of the PR's changed files
-//! decide the verdict (tests, the scripts the commands run, runner and CI configuration,
-//! fixtures), how they changed against the base and since the last tested head, whether
-//! assertions went away, and which of the person's protected paths the head touches. Pure: it
-//! reads diffs already fetched and redacted.
+//! decide the verdict (tests, the scripts the commands run and what they source, runner, build
+//! and CI configuration, modules that shadow the ones tests import, fixtures), how they changed
+//! against the base branch's tip and since the last tested head, whether assertions went away
+//! — above all after a failing run — and which of the person's protected paths the PR touches.
+//! Pure: it reads diffs already made and redacted.
 
 use serde::{Deserialize, Serialize};
 
-use super::commands::CommandsProfile;
 use super::diff::{FileDiff, FileStatus};
-use super::test_files::{TestFileKind, assertions_in, changed_lines_are_tests, classify};
+use super::protect::glob_matches;
+use super::test_files::{Judges, TestFileKind, assertions_in, changed_lines_are_tests, classify, sourced_by};
 
 /// How many removed assertion lines a file's entry quotes.
 const QUOTED_LINES: usize = 3;
@@ -21,7 +22,8 @@ const QUOTED_CHARS: usize = 160;
 pub enum Flag {
     /// Test files were only added to (new files, or lines added with none removed).
     TestsAdded,
-    /// Test files lost or changed lines, without fewer assertions.
+    /// Test files lost or changed lines, without fewer assertions; or what decides a test run
+    /// (configuration, a sourced helper, a shadowing module) changed at all.
     TestsChanged,
     /// More assertion lines were removed from test files than added.
     AssertionsRemoved,
@@ -64,17 +66,25 @@ pub struct TestFileChange {
     /// The first few removed assertion lines, trimmed (from the redacted diff).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_lines: Vec<String>,
+    /// For a `sourced` file: the file that sources or imports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl TestFileChange {
     fn flag(&self) -> Flag {
         if self.removed_assertions > self.added_assertions {
             Flag::AssertionsRemoved
-        } else if self.deletions > 0 || self.status == FileStatus::Removed {
+        } else if self.deletions > 0 || self.status == FileStatus::Removed || self.kind.changes_meaning() {
             Flag::TestsChanged
         } else {
             Flag::TestsAdded
         }
+    }
+
+    /// Assertion lines removed beyond those added.
+    pub fn net_removed(&self) -> u64 {
+        self.removed_assertions.saturating_sub(self.added_assertions)
     }
 
     /// `test.sh (rewritten: −3 +2, 1 assertion removed)`.
@@ -84,11 +94,16 @@ impl TestFileChange {
             FileStatus::Removed => "deleted".to_owned(),
             _ => format!("+{} −{}", self.additions, self.deletions),
         };
-        let net = self.removed_assertions.saturating_sub(self.added_assertions);
-        match net {
-            0 => format!("{} ({how})", self.path),
-            1 => format!("{} ({how}, 1 assertion removed)", self.path),
-            n => format!("{} ({how}, {n} assertions removed)", self.path),
+        let why = match (self.kind, &self.by) {
+            (TestFileKind::Sourced, Some(by)) => format!(", sourced by {by}"),
+            (TestFileKind::Shadow, _) => ", shadows a module tests import".to_owned(),
+            (TestFileKind::Config, _) => ", decides what a test run does".to_owned(),
+            _ => String::new(),
+        };
+        match self.net_removed() {
+            0 => format!("{} ({how}{why})", self.path),
+            1 => format!("{} ({how}{why}, 1 assertion removed)", self.path),
+            n => format!("{} ({how}{why}, {n} assertions removed)", self.path),
         }
     }
 }
@@ -102,54 +117,110 @@ pub struct SinceLast {
     pub head_sha: String,
     /// The test files changed from it to this head.
     pub files: Vec<TestFileChange>,
+    /// The previous run failed: this head is the fix, and a fix that removes assertions is
+    /// the one thing a pass must never hide (design §5.2).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after_failure: bool,
+    /// Of `files`, those the failing command named or its output mentioned: the tests that
+    /// failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+}
+
+/// A changed path that needs a person's review though no protect pattern names it: with paths
+/// protected, what decides what the protected tests mean is protected too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Guarded {
+    /// The path.
+    pub path: String,
+    /// Why, in a few words: `sourced by t.sh`, `decides what a test run does`, ….
+    pub why: String,
 }
 
 /// The report's `integrity`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Integrity {
-    /// The worst of what `against_base` shows; `None` when the PR left its tests alone.
+    /// The worst of what `against_base` and `since_last` show; `None` when the PR left its
+    /// tests alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flag: Option<Flag>,
-    /// Test files the tested head changes against the base branch (the whole PR).
+    /// Test files the tested tree changes against the tip of the base branch (the whole PR,
+    /// as merging it would make it).
     #[serde(default)]
     pub against_base: Vec<TestFileChange>,
     /// Test files changed since the previous tested head of the cycle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since_last: Option<SinceLast>,
-    /// The person's protected paths (`[protect]`) the head changes against the base.
+    /// The paths the PR changes that a person protects: matched by `[protect]`, or guarded
+    /// with them (`guarded` says why).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected: Vec<String>,
+    /// Of `protected`, those no pattern names, and why they are protected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guarded: Vec<Guarded>,
     /// The protect patterns in force for the run (so a reader knows what was checked).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protect_patterns: Vec<String>,
-    /// Why the change could not be checked (the diff could not be had); with protected paths
-    /// configured such a pass needs a person's review.
+    /// The base branch's tip the change was judged against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_sha: Option<String>,
+    /// Why the change could not be checked (the diff could not be had): such a pass needs a
+    /// person's review.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
+/// The previous tested head and the change from it, for [`Integrity::assess`].
+pub struct Previous<'a> {
+    /// The iteration that tested it.
+    pub iteration: u32,
+    /// Its head commit.
+    pub head_sha: String,
+    /// The change from it to this head.
+    pub diff: &'a Diff<'a>,
+    /// Whether that run failed.
+    pub failed: bool,
+    /// What names the failing tests: the failing command's words and its output tail.
+    pub failure_text: &'a str,
+}
+
+/// What [`Integrity::assess`] judges.
+pub struct Assessment<'a> {
+    /// The tested tree's change against the base branch's tip.
+    pub whole: &'a Diff<'a>,
+    /// The change since the cycle's previous tested head.
+    pub previous: Option<Previous<'a>>,
+    /// What counts as a test beyond the table.
+    pub judges: Judges<'a>,
+    /// The person's protect patterns for the repository.
+    pub protect: &'a [String],
+    /// The base tip the whole change is against.
+    pub base_sha: Option<&'a str>,
+}
+
 impl Integrity {
-    /// From the whole-PR diff (and the since-last one, when there is a previous tested head).
-    pub fn assess(
-        whole: &Diff<'_>,
-        since_last: Option<(u32, String, &Diff<'_>)>,
-        commands: Option<&CommandsProfile>,
-        test_script: Option<&str>,
-        protect: &[String],
-    ) -> Integrity {
-        let against_base = test_changes(whole, commands, test_script);
-        let flag = against_base.iter().map(TestFileChange::flag).max();
-        let since_last = since_last.map(|(iteration, head_sha, diff)| SinceLast {
-            iteration,
-            head_sha,
-            files: test_changes(diff, commands, test_script),
+    /// The integrity of a run's change.
+    pub fn assess(a: &Assessment<'_>) -> Integrity {
+        let against_base = test_changes(a.whole, &a.judges);
+        let since_last = a.previous.as_ref().map(|p| {
+            let files = test_changes(p.diff, &a.judges);
+            let failed = match p.failed {
+                true => files.iter().filter(|f| p.failure_text.contains(&f.path)).map(|f| f.path.clone()).collect(),
+                false => Vec::new(),
+            };
+            SinceLast { iteration: p.iteration, head_sha: p.head_sha.clone(), files, after_failure: p.failed, failed }
         });
+        let flag =
+            against_base.iter().chain(since_last.iter().flat_map(|s| s.files.iter())).map(TestFileChange::flag).max();
+        let (protected, guarded) = protected_changes(a.whole.files, &against_base, a.protect);
         Integrity {
             flag,
             against_base,
             since_last,
-            protected: protected_changes(whole.files, protect),
-            protect_patterns: protect.to_vec(),
+            protected,
+            guarded,
+            protect_patterns: a.protect.to_vec(),
+            base_sha: a.base_sha.map(str::to_owned),
             error: None,
         }
     }
@@ -159,43 +230,109 @@ impl Integrity {
         Integrity { protect_patterns: protect.to_vec(), error: Some(error), ..Integrity::default() }
     }
 
-    /// Whether a pass must wait for a person (`NEEDS_REVIEW`): it changed a protected path, or
-    /// paths are protected and the change could not be checked.
-    pub fn needs_review(&self) -> bool {
-        !self.protected.is_empty() || (self.error.is_some() && !self.protect_patterns.is_empty())
-    }
-
-    /// Why the pass waits for a person, in one sentence.
-    pub fn review_reason(&self) -> Option<String> {
-        if !self.protected.is_empty() {
-            return Some(format!("the PR changes protected paths: {}", self.protected.join(", ")));
-        }
-        match &self.error {
-            Some(error) if !self.protect_patterns.is_empty() => {
-                Some(format!("paths are protected and the PR's change could not be checked ({error})"))
+    /// After a failing run, the test files whose assertions the fix removed (net), with the
+    /// number removed from each: the signal that matters most.
+    pub fn fix_removed_assertions(&self) -> Vec<(&TestFileChange, u64)> {
+        match &self.since_last {
+            Some(since) if since.after_failure => {
+                since.files.iter().filter(|f| f.net_removed() > 0).map(|f| (f, f.net_removed())).collect()
             }
-            _ => None,
+            _ => Vec::new(),
         }
     }
 
-    /// The few words that go after "passed" (`next`, the comment, `list`): `None` when the PR
-    /// left its tests alone. `the PR changed its tests: test.sh (+1 −3, 1 assertion removed)`.
+    /// Whether a pass must wait for a person (`NEEDS_REVIEW`): the fix removed assertions, it
+    /// changed a protected path, or the change could not be checked.
+    pub fn needs_review(&self) -> bool {
+        !self.fix_removed_assertions().is_empty() || !self.protected.is_empty() || self.error.is_some()
+    }
+
+    /// "the fix removed 2 assertions from t.sh, the test that failed": `None` when it did not.
+    pub fn fix_words(&self) -> Option<String> {
+        let removed = self.fix_removed_assertions();
+        let total: u64 = removed.iter().map(|(_, n)| n).sum();
+        let failed = self.since_last.as_ref().map(|s| s.failed.as_slice()).unwrap_or_default();
+        let files: Vec<String> = removed
+            .iter()
+            .map(|(f, _)| match failed.contains(&f.path) {
+                true => format!("{}, the test that failed", f.path),
+                false => f.path.clone(),
+            })
+            .collect();
+        let first = files.first()?;
+        let rest = files.get(1..).unwrap_or_default();
+        let files = match rest {
+            [] => first.clone(),
+            _ => format!("{first} and {}", rest.join(", ")),
+        };
+        let assertions = if total == 1 { "1 assertion" } else { &format!("{total} assertions") };
+        Some(format!("the fix removed {assertions} from {files}"))
+    }
+
+    /// Why the pass waits for a person, in one sentence, the weightiest reason first.
+    pub fn review_reason(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if let Some(fix) = self.fix_words() {
+            reasons.push(fix);
+        }
+        if !self.protected.is_empty() {
+            let paths: Vec<String> = self
+                .protected
+                .iter()
+                .map(|p| match self.guarded.iter().find(|g| &g.path == p) {
+                    Some(g) => format!("{p} ({})", g.why),
+                    None => p.clone(),
+                })
+                .collect();
+            reasons.push(format!("the PR changes protected paths: {}", paths.join(", ")));
+        }
+        if let Some(error) = &self.error {
+            reasons.push(format!("the PR's change could not be checked ({error})"));
+        }
+        (!reasons.is_empty()).then(|| reasons.join("; "))
+    }
+
+    /// The few words that go after "passed" (`next`, the comment, `list`), the fix's removed
+    /// assertions first: `None` when the PR left its tests alone.
+    /// `the PR changed its tests: test.sh (+1 −3, 1 assertion removed)`.
     pub fn words(&self) -> Option<String> {
+        self.flag?;
+        let parts: Vec<String> = [self.fix_words(), self.change_words()].into_iter().flatten().collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// [`Integrity::words`] without the fix's removed assertions, for a place that said those
+    /// first already (a `NEEDS_REVIEW`'s reason).
+    pub fn change_words(&self) -> Option<String> {
         let flag = self.flag?;
         let files: Vec<String> = self.against_base.iter().take(4).map(TestFileChange::words).collect();
         let more = self.against_base.len().saturating_sub(4);
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-        let what = match flag {
-            Flag::TestsAdded => "the PR added tests",
-            Flag::TestsChanged => "the PR changed its tests",
-            Flag::AssertionsRemoved => "the PR changed its tests and removed assertions",
+        let what = match self.against_base.iter().map(TestFileChange::flag).max() {
+            Some(Flag::TestsAdded) => "the PR added tests",
+            Some(Flag::TestsChanged) => "the PR changed its tests",
+            Some(Flag::AssertionsRemoved) => "the PR changed its tests and removed assertions",
+            None => "",
         };
-        Some(format!("{what}: {}{more}", files.join(", ")))
+        if !files.is_empty() {
+            return Some(format!("{what}: {}{more}", files.join(", ")));
+        }
+        // Nothing against the base, yet the since-last change is worse than nothing (a test
+        // added then taken out again): say that one.
+        let since = self.since_last.as_ref().filter(|s| !s.files.is_empty() && flag.needs_a_look())?;
+        let files: Vec<String> = since.files.iter().take(4).map(TestFileChange::words).collect();
+        Some(format!("since run {} the PR changed its tests: {}", since.iteration, files.join(", ")))
     }
 
-    /// The removed assertion lines the report quotes, across files.
+    /// The removed assertion lines the report quotes, across files: the fix's first.
     pub fn removed_lines(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.against_base.iter().flat_map(|f| f.removed_lines.iter().map(move |l| (f.path.as_str(), l.as_str())))
+        let fix = self.fix_removed_assertions();
+        let fix_lines: Vec<(&str, &str)> =
+            fix.iter().flat_map(|(f, _)| f.removed_lines.iter().map(move |l| (f.path.as_str(), l.as_str()))).collect();
+        let base =
+            self.against_base.iter().flat_map(|f| f.removed_lines.iter().map(move |l| (f.path.as_str(), l.as_str())));
+        let mut seen = std::collections::BTreeSet::new();
+        fix_lines.into_iter().chain(base).filter(move |pair| seen.insert(*pair))
     }
 }
 
@@ -207,7 +344,7 @@ pub struct Diff<'a> {
     pub files: &'a [FileDiff],
 }
 
-fn test_changes(diff: &Diff<'_>, commands: Option<&CommandsProfile>, test_script: Option<&str>) -> Vec<TestFileChange> {
+fn test_changes(diff: &Diff<'_>, judges: &Judges<'_>) -> Vec<TestFileChange> {
     let mut out = Vec::new();
     for file in diff.files {
         let section = diff.lines.get(file.start_line..file.end_line.min(diff.lines.len())).unwrap_or(&[]);
@@ -219,8 +356,8 @@ fn test_changes(diff: &Diff<'_>, commands: Option<&CommandsProfile>, test_script
         } else {
             body.iter().filter(|l| !l.starts_with(' ')).map(|l| l.get(1..).unwrap_or("")).collect()
         };
-        let kind = classify(&file.path, commands, test_script)
-            .or_else(|| file.old_path.as_deref().and_then(|old| classify(old, commands, test_script)))
+        let kind = classify(&file.path, judges)
+            .or_else(|| file.old_path.as_deref().and_then(|old| classify(old, judges)))
             .or_else(|| {
                 let kind = if file.path.ends_with(".rs") { TestFileKind::Test } else { TestFileKind::Config };
                 changed_lines_are_tests(&file.path, judged.iter().copied()).then_some(kind)
@@ -235,6 +372,10 @@ fn test_changes(diff: &Diff<'_>, commands: Option<&CommandsProfile>, test_script
             .take(QUOTED_LINES)
             .map(|l| l.trim().chars().take(QUOTED_CHARS).collect())
             .collect();
+        let by = match kind {
+            TestFileKind::Sourced => sourced_by(&file.path, judges).map(|r| r.by.clone()),
+            _ => None,
+        };
         out.push(TestFileChange {
             path: file.path.clone(),
             kind,
@@ -244,6 +385,7 @@ fn test_changes(diff: &Diff<'_>, commands: Option<&CommandsProfile>, test_script
             removed_assertions,
             added_assertions: assertions_in(added.iter().copied()),
             removed_lines,
+            by,
         });
     }
     out
@@ -267,68 +409,73 @@ fn hunk_lines<'a>(section: &[&'a str]) -> Vec<&'a str> {
     out
 }
 
-/// The changed paths (either side of a rename) that match a protect pattern.
-fn protected_changes(files: &[FileDiff], patterns: &[String]) -> Vec<String> {
+/// The changed paths (either side of a rename) that match a protect pattern and, when any
+/// pattern is set, the changed files that decide what the protected tests mean (a sourced
+/// helper, configuration, a shadowing module), each with why.
+fn protected_changes(files: &[FileDiff], tests: &[TestFileChange], patterns: &[String]) -> (Vec<String>, Vec<Guarded>) {
     let mut out: Vec<String> = files
         .iter()
         .flat_map(|f| std::iter::once(f.path.as_str()).chain(f.old_path.as_deref()))
         .filter(|path| patterns.iter().any(|p| glob_matches(p, path)))
         .map(str::to_owned)
         .collect();
+    let mut guarded = Vec::new();
+    if !patterns.is_empty() {
+        let matched = out.clone();
+        for test in tests.iter().filter(|t| t.kind.changes_meaning() && !matched.contains(&t.path)) {
+            let why = match (test.kind, &test.by) {
+                (TestFileKind::Sourced, Some(by)) => format!("sourced by {by}"),
+                (TestFileKind::Shadow, _) => "shadows a module tests import".to_owned(),
+                _ => "decides what a test run does".to_owned(),
+            };
+            guarded.push(Guarded { path: test.path.clone(), why });
+            out.push(test.path.clone());
+        }
+    }
     out.sort();
     out.dedup();
-    out
-}
-
-/// Whether `path` (repository-relative) matches `pattern`: `*` and `?` within one path
-/// component, `**` across components, a trailing `/` for everything under a directory, and a
-/// pattern without `/` matches the file name at any depth (as `.gitignore` reads it).
-pub fn glob_matches(pattern: &str, path: &str) -> bool {
-    let pattern = pattern.trim().trim_start_matches("./");
-    let path = path.trim_start_matches("./");
-    if pattern.is_empty() {
-        return false;
-    }
-    if let Some(dir) = pattern.strip_suffix('/') {
-        return glob_matches(&format!("{dir}/**"), path);
-    }
-    let anchored = pattern.starts_with('/');
-    let pattern = pattern.trim_start_matches('/');
-    if !anchored && !pattern.contains('/') {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        return wildcard(pattern.as_bytes(), name.as_bytes()) || wildcard(pattern.as_bytes(), path.as_bytes());
-    }
-    wildcard(pattern.as_bytes(), path.as_bytes())
-}
-
-fn wildcard(pattern: &[u8], text: &[u8]) -> bool {
-    match pattern {
-        [] => text.is_empty(),
-        [b'*', b'*', b'/', rest @ ..] => {
-            // Zero or more whole directories.
-            wildcard(rest, text) || text.iter().enumerate().any(|(i, b)| *b == b'/' && wildcard(rest, &text[i + 1..]))
-        }
-        [b'*', b'*', rest @ ..] => (0..=text.len()).any(|i| wildcard(rest, &text[i..])),
-        [b'*', rest @ ..] => {
-            let stop = text.iter().position(|b| *b == b'/').unwrap_or(text.len());
-            (0..=stop).any(|i| wildcard(rest, &text[i..]))
-        }
-        [b'?', rest @ ..] => text.first().is_some_and(|b| *b != b'/') && wildcard(rest, &text[1..]),
-        [c, rest @ ..] => text.first() == Some(c) && wildcard(rest, &text[1..]),
-    }
+    (out, guarded)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::commands::parse_commands;
+    use crate::domain::commands::{CommandsProfile, parse_commands};
     use crate::domain::diff::index;
+    use crate::domain::test_deps::Reached;
 
     fn assess(text: &str, commands: Option<&CommandsProfile>, protect: &[&str]) -> Integrity {
+        assess_with(text, None, Judges::of(commands), protect)
+    }
+
+    /// `previous`: the since-last diff's text, whether that run failed, and its failure text.
+    fn assess_with(
+        text: &str,
+        previous: Option<(&str, bool, &str)>,
+        judges: Judges<'_>,
+        protect: &[&str],
+    ) -> Integrity {
         let lines: Vec<&str> = text.lines().collect();
         let files = index(lines.iter().copied());
         let protect: Vec<String> = protect.iter().map(|p| (*p).to_owned()).collect();
-        Integrity::assess(&Diff { lines: &lines, files: &files }, None, commands, None, &protect)
+        let since_text = previous.map(|(t, _, _)| t).unwrap_or("");
+        let since_lines: Vec<&str> = since_text.lines().collect();
+        let since_files = index(since_lines.iter().copied());
+        let since = Diff { lines: &since_lines, files: &since_files };
+        let previous = previous.map(|(_, failed, failure_text)| Previous {
+            iteration: 1,
+            head_sha: "a".repeat(40),
+            diff: &since,
+            failed,
+            failure_text,
+        });
+        Integrity::assess(&Assessment {
+            whole: &Diff { lines: &lines, files: &files },
+            previous,
+            judges,
+            protect: &protect,
+            base_sha: Some("bbbb"),
+        })
     }
 
     const REWRITE: &str = "diff --git a/test.sh b/test.sh
@@ -370,7 +517,84 @@ index 0000000..5555555
         assert_eq!(file.removed_lines, vec!["if [ \"$out\" = 5 ]; then echo ok; else exit 1; fi"]);
         let words = integrity.words().unwrap();
         assert_eq!(words, "the PR changed its tests and removed assertions: test.sh (+1 −1, 1 assertion removed)");
-        assert!(!integrity.needs_review());
+        assert!(!integrity.needs_review(), "no fix, nothing protected: flagged, not gated");
+    }
+
+    #[test]
+    fn a_fix_that_removes_the_failing_assertion_needs_review_and_says_so_first() {
+        let commands = parse_commands(r#"[["sh", "test.sh"]]"#).unwrap();
+        // Against the base the test file may even count as added; since the failing run it lost
+        // its assertion: that is what every place says first.
+        let added = "diff --git a/test.sh b/test.sh
+new file mode 100644
+--- /dev/null
++++ b/test.sh
+@@ -0,0 +1,2 @@
++out=$(sh calc.sh 2 3)
++echo ok
+";
+        let failing = "$ sh test.sh\nnot ok - expected 5, got -1\n";
+        let integrity = assess_with(added, Some((REWRITE, true, failing)), Judges::of(Some(&commands)), &[]);
+        assert_eq!(integrity.flag, Some(Flag::AssertionsRemoved), "the worst of both comparisons: {integrity:?}");
+        assert!(integrity.needs_review(), "with no [protect] at all");
+        assert_eq!(integrity.fix_words().unwrap(), "the fix removed 1 assertion from test.sh, the test that failed");
+        let reason = integrity.review_reason().unwrap();
+        assert!(reason.starts_with("the fix removed 1 assertion from test.sh, the test that failed"), "{reason}");
+        let words = integrity.words().unwrap();
+        assert!(words.starts_with("the fix removed 1 assertion from test.sh"), "{words}");
+        assert_eq!(integrity.removed_lines().next().unwrap().0, "test.sh");
+        // The same change after a pass is a flag, not a gate; nor is it after a failure that
+        // another change caused, when nothing lost an assertion.
+        let after_pass = assess_with(added, Some((REWRITE, false, "")), Judges::of(Some(&commands)), &[]);
+        assert!(!after_pass.needs_review() && after_pass.fix_words().is_none());
+        assert_eq!(after_pass.flag, Some(Flag::AssertionsRemoved));
+        let benign = assess_with(added, Some((ADDS_A_TEST, true, failing)), Judges::of(Some(&commands)), &[]);
+        assert!(!benign.needs_review());
+        // A file the failure did not name is still named, without "the test that failed".
+        let other = assess_with(added, Some((REWRITE, true, "boom")), Judges::of(Some(&commands)), &[]);
+        assert_eq!(other.fix_words().unwrap(), "the fix removed 1 assertion from test.sh");
+    }
+
+    #[test]
+    fn with_paths_protected_what_decides_their_meaning_is_guarded_too() {
+        let diff = "diff --git a/testlib.sh b/testlib.sh
+--- a/testlib.sh
++++ b/testlib.sh
+@@ -1 +1 @@
+-check() { [ \"$1\" = \"$2\" ] || exit 1; }
++check() { :; }
+diff --git a/unittest.py b/unittest.py
+new file mode 100644
+--- /dev/null
++++ b/unittest.py
+@@ -0,0 +1 @@
++def main(): pass
+diff --git a/.cargo/config.toml b/.cargo/config.toml
+new file mode 100644
+--- /dev/null
++++ b/.cargo/config.toml
+@@ -0,0 +2 @@
++[target.x86_64-unknown-linux-gnu]
++runner = \"true\"
+";
+        let sourced = [Reached { path: "testlib.sh".into(), by: "t.sh".into(), root: "t.sh".into(), depth: 1 }];
+        let judges = Judges { sourced: &sourced, ..Judges::default() };
+        let integrity = assess_with(diff, None, judges, &["t.sh"]);
+        assert_eq!(integrity.protected, [".cargo/config.toml", "testlib.sh", "unittest.py"]);
+        assert!(integrity.needs_review());
+        let reason = integrity.review_reason().unwrap();
+        for part in [
+            "testlib.sh (sourced by t.sh)",
+            "unittest.py (shadows a module tests import)",
+            ".cargo/config.toml (decides what a test run does)",
+        ] {
+            assert!(reason.contains(part), "{reason}");
+        }
+        // Added configuration or a shadowing module is never just "tests added".
+        assert_eq!(integrity.flag, Some(Flag::AssertionsRemoved));
+        let unprotected = assess_with(diff, None, judges, &[]);
+        assert!(unprotected.protected.is_empty() && !unprotected.needs_review());
+        assert!(unprotected.words().unwrap().contains("testlib.sh (+1 −1, sourced by t.sh, 1 assertion removed)"));
     }
 
     #[test]
@@ -399,33 +623,9 @@ index 0000000..5555555
         assert_eq!(integrity.review_reason().unwrap(), "the PR changes protected paths: test.sh");
         let untouched = assess(ADDS_A_TEST, None, &["test.sh"]);
         assert!(!untouched.needs_review());
-        // Unchecked with protected paths: a person looks; without, nothing to protect.
+        // A change that could not be checked is a person's to look at, protected paths or not.
         assert!(Integrity::unchecked("no diff".into(), &["x".into()]).needs_review());
-        assert!(!Integrity::unchecked("no diff".into(), &[]).needs_review());
-    }
-
-    #[test]
-    fn globs_read_as_gitignore_does() {
-        let cases = [
-            ("test.sh", "test.sh", true),
-            ("test.sh", "sub/test.sh", true),
-            ("/test.sh", "sub/test.sh", false),
-            ("tests/", "tests/a/b.py", true),
-            ("tests/", "src/tests.py", false),
-            ("tests/**", "tests/x.rs", true),
-            ("*.snap", "a/b/c.snap", true),
-            ("src/*.rs", "src/lib.rs", true),
-            ("src/*.rs", "src/a/lib.rs", false),
-            ("src/**/*.rs", "src/lib.rs", true),
-            ("src/**/*.rs", "src/a/b/lib.rs", true),
-            (".github/workflows/*", ".github/workflows/ci.yml", true),
-            ("t?st.sh", "test.sh", true),
-            ("t?st.sh", "t/st.sh", false),
-            ("", "anything", false),
-        ];
-        for (pattern, path, want) in cases {
-            assert_eq!(glob_matches(pattern, path), want, "{pattern} vs {path}");
-        }
+        assert!(Integrity::unchecked("no diff".into(), &[]).needs_review());
     }
 
     #[test]

@@ -420,8 +420,8 @@ pub fn record_run(state: &mut CycleState, pr: &PrRef, report: Report, summary: R
             state.webgpt_handoff = Some(String::new());
             state.outbox = None;
         }
-        TestStatus::Failed | TestStatus::SetupFailed => {
-            let handoff = text::handoff(&report.comment_markdown);
+        TestStatus::Failed | TestStatus::SetupFailed | TestStatus::MergeConflict => {
+            let handoff = text::handoff(&report.comment_markdown, report.status);
             state.status = Status::AwaitingWebgptFix;
             state.outbox = Some(Outbox::new(OutboxKind::Handoff, handoff.clone(), now));
             state.webgpt_handoff = Some(handoff);
@@ -898,6 +898,8 @@ mod tests {
             repository: "acme/widget".into(),
             pull_request: 42,
             head_sha: "e".repeat(40),
+            base_sha: None,
+            tested: None,
             setup: Vec::new(),
             commands: vec![CommandResult {
                 argv: vec!["pytest".into()],
@@ -932,6 +934,8 @@ mod tests {
             comment_url: None,
             sandbox: None,
             commands_sha256: Some("c".repeat(64)),
+            base_sha: None,
+            merge_sha: None,
         };
         (report, summary)
     }

@@ -191,7 +191,7 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
         Status::NeedsReview => {
             let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
             let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "it changes protected paths".into());
-            let tests = integrity.and_then(|i| i.words()).map(|w| format!(" ({w})")).unwrap_or_default();
+            let tests = integrity.and_then(|i| i.change_words()).map(|w| format!(" ({w})")).unwrap_or_default();
             step.action = Action::WaitForHuman;
             step.explanation = format!(
                 "Stop and tell the person: {} passed at head SHA {}, but {why}{tests}. NEEDS_REVIEW is a person's gate: they approve it (`forgeloop approve`, on a terminal, or the control room) or answer WebGPT (`forgeloop say`). Do not send anything; wait for their decision.",

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::commands::TreeMode;
 use super::egress::{NetworkEvent, NetworkMode};
 use super::integrity::Integrity;
 
@@ -20,11 +21,16 @@ pub enum TestStatus {
     /// at fault: it counts and is handed off like a failed test.
     #[serde(rename = "SETUP_FAILED")]
     SetupFailed,
+    /// The PR's head does not merge cleanly into the tip of its base branch, so nothing ran
+    /// (design §5.2.1). The PR's to fix: it counts and is handed off like a failed test.
+    #[serde(rename = "MERGE_CONFLICT")]
+    MergeConflict,
 }
 
 impl TestStatus {
     /// Every verdict, in declaration order.
-    pub const ALL: [TestStatus; 3] = [TestStatus::Passed, TestStatus::Failed, TestStatus::SetupFailed];
+    pub const ALL: [TestStatus; 4] =
+        [TestStatus::Passed, TestStatus::Failed, TestStatus::SetupFailed, TestStatus::MergeConflict];
 
     /// The string reports, comments and the journal hold.
     pub fn as_str(self) -> &'static str {
@@ -32,6 +38,7 @@ impl TestStatus {
             TestStatus::Passed => "TEST_PASSED",
             TestStatus::Failed => "TEST_FAILED",
             TestStatus::SetupFailed => "SETUP_FAILED",
+            TestStatus::MergeConflict => "MERGE_CONFLICT",
         }
     }
 
@@ -229,8 +236,15 @@ pub struct Report {
     pub repository: String,
     /// The PR's number.
     pub pull_request: u64,
-    /// The commit tested (40 hex digits, lowercase).
+    /// The PR's head commit (40 hex digits, lowercase): what WebGPT pushed.
     pub head_sha: String,
+    /// The tip of the base branch the head was merged into (or, with `"tree": "head"`, judged
+    /// against) when it was tested; absent in reports made before forgeloop tested merges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_sha: Option<String>,
+    /// What the commands ran in (design §5.2.1): the merge, the head, the paths held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tested: Option<TestedTree>,
     /// The profile's setup commands (design §5.2.3), before `commands`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<CommandResult>,
@@ -286,6 +300,30 @@ pub struct Report {
     /// Keys forgeloop does not know, kept on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The tree a run's commands ran in (design §5.2.1), so a verdict says what it judged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestedTree {
+    /// `merge` (the head merged into the base tip) or `head` (the head alone).
+    pub tree: TreeMode,
+    /// The base branch's name.
+    pub base_ref: String,
+    /// The merge commit forgeloop made (first parent the base tip, second the head); absent for
+    /// `head`, and for a merge that conflicted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_sha: Option<String>,
+    /// The commit the commands ran in: the merge, the head, or — when paths were held — a
+    /// commit on top of either with those paths as the base tip has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_sha: Option<String>,
+    /// Paths restored to the base tip's version before the commands ran (`[protect] mode =
+    /// "hold"`): what the person's tests are made of, whatever the PR did to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<String>,
+    /// The paths that conflicted (`MERGE_CONFLICT`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
 }
 
 /// What a person must know before working in a kept checkout (design §5.2.9).

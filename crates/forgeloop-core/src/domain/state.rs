@@ -136,6 +136,13 @@ pub struct RunSummary {
     /// corrected commands is a new test, not an already-tested one. Absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commands_sha256: Option<String>,
+    /// The base branch's tip the head was tested against (design §5.2.1); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_sha: Option<String>,
+    /// The merge commit forgeloop tested, whose change against `base_sha` is the PR's change
+    /// as merging would make it; absent for the head alone and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_sha: Option<String>,
 }
 
 /// A test run in progress (written when it starts, removed when it ends), so the control

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::commands::CommandsProfile;
+use super::test_deps::Reached;
 
 /// Why a path counts as a test or validation file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -18,11 +19,19 @@ pub enum TestFileKind {
     Run,
     /// A test by the common conventions (`tests/`, `*_test.go`, `test_*.py`, `*.spec.ts`, …).
     Test,
-    /// A test runner's or CI's configuration (`pytest.ini`, `jest.config.js`,
+    /// What decides what a test run does: a test runner's, the build's or CI's configuration
+    /// (`pytest.ini`, `jest.config.js`, `.cargo/config.toml`, `build.rs`, `Makefile`,
     /// `.github/workflows/*`, …).
     Config,
     /// A snapshot or fixture the tests compare against.
     Fixture,
+    /// A module at an import root named like a standard-library or test-runner module
+    /// (`unittest.py`, `pytest.py`), or anything under a committed `node_modules/`: a test
+    /// would import it instead of the real one.
+    Shadow,
+    /// A file a test or a run script sources or imports from the checkout
+    /// ([`super::test_deps`]): what the test means is in it too.
+    Sourced,
 }
 
 impl TestFileKind {
@@ -33,7 +42,16 @@ impl TestFileKind {
             TestFileKind::Test => "test",
             TestFileKind::Config => "config",
             TestFileKind::Fixture => "fixture",
+            TestFileKind::Shadow => "shadow",
+            TestFileKind::Sourced => "sourced",
         }
+    }
+
+    /// Whether the kind is about what a test run *means* rather than a test of its own: a
+    /// change to it is never just "tests added", and with paths protected it needs a person's
+    /// review (design §5.2).
+    pub fn changes_meaning(self) -> bool {
+        matches!(self, TestFileKind::Config | TestFileKind::Shadow | TestFileKind::Sourced)
     }
 }
 
@@ -92,8 +110,359 @@ fn is_code(parts: &Parts<'_>) -> bool {
     CODE_EXTENSIONS.contains(&parts.stem_ext().1)
 }
 
+/// Python's standard-library modules (`sys.stdlib_module_names` of CPython 3.11, sorted) and
+/// the test runners' own: a module of one of these names at an import root is imported
+/// instead of the real one. `test` (the standard library's own test package) is left out:
+/// every other repository has a `test/` directory.
+pub const PYTHON_SHADOWED: &[&str] = &[
+    "__future__",
+    "_abc",
+    "_aix_support",
+    "_ast",
+    "_asyncio",
+    "_bisect",
+    "_blake2",
+    "_bootsubprocess",
+    "_bz2",
+    "_codecs",
+    "_codecs_cn",
+    "_codecs_hk",
+    "_codecs_iso2022",
+    "_codecs_jp",
+    "_codecs_kr",
+    "_codecs_tw",
+    "_collections",
+    "_collections_abc",
+    "_compat_pickle",
+    "_compression",
+    "_contextvars",
+    "_crypt",
+    "_csv",
+    "_ctypes",
+    "_curses",
+    "_curses_panel",
+    "_datetime",
+    "_dbm",
+    "_decimal",
+    "_elementtree",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "_functools",
+    "_gdbm",
+    "_hashlib",
+    "_heapq",
+    "_imp",
+    "_io",
+    "_json",
+    "_locale",
+    "_lsprof",
+    "_lzma",
+    "_markupbase",
+    "_md5",
+    "_msi",
+    "_multibytecodec",
+    "_multiprocessing",
+    "_opcode",
+    "_operator",
+    "_osx_support",
+    "_overlapped",
+    "_pickle",
+    "_posixshmem",
+    "_posixsubprocess",
+    "_py_abc",
+    "_pydecimal",
+    "_pyio",
+    "_pytest",
+    "_queue",
+    "_random",
+    "_scproxy",
+    "_sha1",
+    "_sha256",
+    "_sha3",
+    "_sha512",
+    "_signal",
+    "_sitebuiltins",
+    "_socket",
+    "_sqlite3",
+    "_sre",
+    "_ssl",
+    "_stat",
+    "_statistics",
+    "_string",
+    "_strptime",
+    "_struct",
+    "_symtable",
+    "_thread",
+    "_threading_local",
+    "_tkinter",
+    "_tokenize",
+    "_tracemalloc",
+    "_typing",
+    "_uuid",
+    "_warnings",
+    "_weakref",
+    "_weakrefset",
+    "_winapi",
+    "_zoneinfo",
+    "abc",
+    "aifc",
+    "antigravity",
+    "argparse",
+    "array",
+    "ast",
+    "asynchat",
+    "asyncio",
+    "asyncore",
+    "atexit",
+    "audioop",
+    "base64",
+    "bdb",
+    "binascii",
+    "bisect",
+    "builtins",
+    "bz2",
+    "cProfile",
+    "calendar",
+    "cgi",
+    "cgitb",
+    "chunk",
+    "cmath",
+    "cmd",
+    "code",
+    "codecs",
+    "codeop",
+    "collections",
+    "colorsys",
+    "compileall",
+    "concurrent",
+    "configparser",
+    "contextlib",
+    "contextvars",
+    "copy",
+    "copyreg",
+    "coverage",
+    "crypt",
+    "csv",
+    "ctypes",
+    "curses",
+    "dataclasses",
+    "datetime",
+    "dbm",
+    "decimal",
+    "difflib",
+    "dis",
+    "distutils",
+    "doctest",
+    "email",
+    "encodings",
+    "ensurepip",
+    "enum",
+    "errno",
+    "faulthandler",
+    "fcntl",
+    "filecmp",
+    "fileinput",
+    "fnmatch",
+    "fractions",
+    "ftplib",
+    "functools",
+    "gc",
+    "genericpath",
+    "getopt",
+    "getpass",
+    "gettext",
+    "glob",
+    "graphlib",
+    "grp",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "hmac",
+    "html",
+    "http",
+    "hypothesis",
+    "idlelib",
+    "imaplib",
+    "imghdr",
+    "imp",
+    "importlib",
+    "inspect",
+    "io",
+    "ipaddress",
+    "itertools",
+    "json",
+    "keyword",
+    "lib2to3",
+    "linecache",
+    "locale",
+    "logging",
+    "lzma",
+    "mailbox",
+    "mailcap",
+    "marshal",
+    "math",
+    "mimetypes",
+    "mmap",
+    "mock",
+    "modulefinder",
+    "msilib",
+    "msvcrt",
+    "multiprocessing",
+    "netrc",
+    "nis",
+    "nntplib",
+    "nose",
+    "nose2",
+    "nt",
+    "ntpath",
+    "nturl2path",
+    "numbers",
+    "opcode",
+    "operator",
+    "optparse",
+    "os",
+    "ossaudiodev",
+    "pathlib",
+    "pdb",
+    "pickle",
+    "pickletools",
+    "pipes",
+    "pkgutil",
+    "platform",
+    "plistlib",
+    "pluggy",
+    "poplib",
+    "posix",
+    "posixpath",
+    "pprint",
+    "profile",
+    "pstats",
+    "pty",
+    "pwd",
+    "py",
+    "py_compile",
+    "pyclbr",
+    "pydoc",
+    "pydoc_data",
+    "pyexpat",
+    "pytest",
+    "queue",
+    "quopri",
+    "random",
+    "re",
+    "readline",
+    "reprlib",
+    "resource",
+    "rlcompleter",
+    "runpy",
+    "sched",
+    "secrets",
+    "select",
+    "selectors",
+    "shelve",
+    "shlex",
+    "shutil",
+    "signal",
+    "site",
+    "smtpd",
+    "smtplib",
+    "sndhdr",
+    "socket",
+    "socketserver",
+    "spwd",
+    "sqlite3",
+    "sre_compile",
+    "sre_constants",
+    "sre_parse",
+    "ssl",
+    "stat",
+    "statistics",
+    "string",
+    "stringprep",
+    "struct",
+    "subprocess",
+    "sunau",
+    "symtable",
+    "sys",
+    "sysconfig",
+    "syslog",
+    "tabnanny",
+    "tarfile",
+    "telnetlib",
+    "tempfile",
+    "termios",
+    "textwrap",
+    "this",
+    "threading",
+    "time",
+    "timeit",
+    "tkinter",
+    "token",
+    "tokenize",
+    "tomllib",
+    "trace",
+    "traceback",
+    "tracemalloc",
+    "tty",
+    "turtle",
+    "turtledemo",
+    "types",
+    "typing",
+    "unicodedata",
+    "unittest",
+    "urllib",
+    "uu",
+    "uuid",
+    "venv",
+    "warnings",
+    "wave",
+    "weakref",
+    "webbrowser",
+    "winreg",
+    "winsound",
+    "wsgiref",
+    "xdist",
+    "xdrlib",
+    "xml",
+    "xmlrpc",
+    "zipapp",
+    "zipfile",
+    "zipimport",
+    "zlib",
+    "zoneinfo",
+];
+
+/// The module a `.py` path defines at an import root (the repository's root or `src/`): `x`
+/// for `x.py` and `x/__init__.py` there, else `None`.
+fn python_top_module<'a>(p: &'a Parts<'_>) -> Option<&'a str> {
+    let (stem, ext) = p.stem_ext();
+    if ext != "py" {
+        return None;
+    }
+    let dirs: &[String] = match p.dirs.first().map(String::as_str) {
+        Some("src") => &p.dirs[1..],
+        _ => &p.dirs,
+    };
+    match (dirs, stem) {
+        ([], stem) => Some(stem),
+        ([package], "__init__") => Some(package.as_str()),
+        _ => None,
+    }
+}
+
 /// The table, in the order a path is tried (the first match names its kind).
 pub static RULES: &[Rule] = &[
+    Rule {
+        kind: TestFileKind::Shadow,
+        pattern: "a Python module at the root or in `src/` named like a standard-library or test-runner module (`unittest.py`, `pytest.py`, `json/__init__.py`, …), `sitecustomize.py`, `usercustomize.py`, `*.pth`, anything under `node_modules/`",
+        example: "unittest.py",
+        matches: |p| {
+            p.in_dir(&["node_modules"])
+                || matches!(p.lower.as_str(), "sitecustomize.py" | "usercustomize.py")
+                || p.stem_ext().1 == "pth"
+                || python_top_module(p).is_some_and(|m| PYTHON_SHADOWED.iter().any(|s| s.eq_ignore_ascii_case(m)))
+        },
+    },
     Rule {
         kind: TestFileKind::Fixture,
         pattern: "`__snapshots__/`, `*.snap`, `*.golden`, `fixtures/`, `testdata/`, `__fixtures__/`",
@@ -142,14 +511,18 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: TestFileKind::Config,
-        pattern: "`pytest.ini`, `tox.ini`, `noxfile.py`, `jest.config.*`, `vitest.config.*`, `karma.conf.*`, `.mocharc*`, `playwright.config.*`, `cypress.config.*`, `phpunit.xml*`, `.rspec`",
+        pattern: "`pytest.ini`, `pyproject.toml`, `setup.cfg`, `tox.ini`, `noxfile.py`, `jest.config.*`, `jest.setup.*`, `setupTests.*`, `vitest.config.*`, `vitest.workspace.*`, `vitest.setup.*`, `karma.conf.*`, `.mocharc*`, `playwright.config.*`, `cypress.config.*`, `phpunit.xml*`, `.rspec`",
         example: "jest.config.js",
         matches: |p| {
             let l = p.lower.as_str();
-            matches!(l, "pytest.ini" | "tox.ini" | "noxfile.py" | ".rspec")
+            matches!(l, "pytest.ini" | "pyproject.toml" | "setup.cfg" | "tox.ini" | "noxfile.py" | ".rspec")
                 || [
                     "jest.config.",
+                    "jest.setup.",
+                    "setuptests.",
                     "vitest.config.",
+                    "vitest.workspace.",
+                    "vitest.setup.",
                     "karma.conf.",
                     ".mocharc",
                     "playwright.config.",
@@ -160,19 +533,71 @@ pub static RULES: &[Rule] = &[
                 .any(|prefix| l.starts_with(prefix))
         },
     },
+    Rule {
+        kind: TestFileKind::Config,
+        pattern: "`.cargo/config`, `.cargo/config.toml`, `build.rs`, `rust-toolchain`, `rust-toolchain.toml`, `Makefile`, `GNUmakefile`, `*.mk`, `justfile`, `.npmrc`",
+        example: ".cargo/config.toml",
+        matches: |p| {
+            let l = p.lower.as_str();
+            (p.dirs.last().is_some_and(|d| d == ".cargo") && matches!(l, "config" | "config.toml"))
+                || matches!(
+                    l,
+                    "build.rs"
+                        | "rust-toolchain"
+                        | "rust-toolchain.toml"
+                        | "makefile"
+                        | "gnumakefile"
+                        | "justfile"
+                        | ".justfile"
+                        | ".npmrc"
+                )
+                || p.stem_ext().1 == "mk"
+        },
+    },
 ];
 
-/// The kind of `path`, if it is a test or validation file: named by `commands` (or by
-/// `test_script`, `package.json`'s `scripts.test` at the tested head), else by [`RULES`].
-/// Rust tests inside a source file (`#[cfg(test)]` hunks) and `Cargo.toml`'s `[[test]]` are
-/// decided from the changed lines by [`changed_lines_are_tests`].
-pub fn classify(path: &str, commands: Option<&CommandsProfile>, test_script: Option<&str>) -> Option<TestFileKind> {
+/// What decides which paths are tests beyond the [`RULES`] table: the commands that ran,
+/// `package.json`'s `scripts.test` at the tested head, and the files tests source or import.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Judges<'a> {
+    /// The commands of the run.
+    pub commands: Option<&'a CommandsProfile>,
+    /// `package.json`'s `scripts.test` in the tested tree.
+    pub test_script: Option<&'a str>,
+    /// What the run's scripts, the protected files and the changed tests source or import.
+    pub sourced: &'a [Reached],
+}
+
+impl<'a> Judges<'a> {
+    /// Judged by the commands alone.
+    pub fn of(commands: Option<&'a CommandsProfile>) -> Judges<'a> {
+        Judges { commands, ..Judges::default() }
+    }
+}
+
+/// The kind of `path`, if it is a test or validation file: named by the commands (or by the
+/// test script), reached from a test ([`Judges::sourced`]), else by [`RULES`]. Rust tests
+/// inside a source file (`#[cfg(test)]` hunks), `Cargo.toml`'s `[[test]]`, `[patch]` and
+/// `harness`, `go.mod`'s `replace` and `package.json`'s test scripts are decided from the
+/// changed lines by [`changed_lines_are_tests`].
+pub fn classify(path: &str, judges: &Judges<'_>) -> Option<TestFileKind> {
     let clean = path.trim_start_matches("./");
-    if named_by(clean, commands, test_script) {
+    if named_by(clean, judges.commands, judges.test_script) {
         return Some(TestFileKind::Run);
     }
     let parts = Parts::of(clean);
-    RULES.iter().find(|rule| (rule.matches)(&parts)).map(|rule| rule.kind)
+    let rule = RULES.iter().find(|rule| (rule.matches)(&parts)).map(|rule| rule.kind);
+    // A sourced helper that the table calls a test or fixture is still what a test reads.
+    match rule {
+        Some(kind @ (TestFileKind::Shadow | TestFileKind::Config)) => Some(kind),
+        _ if judges.sourced.iter().any(|r| r.path == clean) => Some(TestFileKind::Sourced),
+        other => other,
+    }
+}
+
+/// The names a file was reached through, for a report: `testlib.sh (sourced by t.sh)`.
+pub fn sourced_by<'a>(path: &str, judges: &Judges<'a>) -> Option<&'a Reached> {
+    judges.sourced.iter().find(|r| r.path == path)
 }
 
 /// Whether a command's words, or the test script's, name `path` (or a `make` command reads it).
@@ -195,17 +620,53 @@ fn named_by(path: &str, commands: Option<&CommandsProfile>, test_script: Option<
     test_script.is_some_and(|script| script.split_whitespace().any(names))
 }
 
+/// The paths the commands (or the test script) name that could be files of the repository:
+/// the roots of [`super::test_deps::closure`].
+pub fn named_paths(commands: Option<&CommandsProfile>, test_script: Option<&str>) -> Vec<String> {
+    let argvs = commands.into_iter().flat_map(|c| c.setup.iter().chain(c.commands.iter())).map(|c| &c.argv);
+    let mut words: Vec<&str> = argvs.flat_map(|argv| argv.iter().skip(1)).map(String::as_str).collect();
+    words.extend(test_script.into_iter().flat_map(str::split_whitespace));
+    let mut out: Vec<String> = words
+        .into_iter()
+        .map(|w| w.split('=').next_back().unwrap_or(w).trim_start_matches("./"))
+        .filter(|w| !w.is_empty() && !w.starts_with(['-', '/', '$']) && !w.contains("..") && w.contains('.'))
+        .map(str::to_owned)
+        .collect();
+    if commands.is_some_and(|c| {
+        c.setup.iter().chain(c.commands.iter()).any(|c| c.argv.first().is_some_and(|p| p.ends_with("make")))
+    }) {
+        out.extend(["Makefile", "makefile", "GNUmakefile"].map(str::to_owned));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Whether the lines of a non-test file's change are tests themselves: Rust's
 /// `#[test]`/`#[cfg(test)]` lines (a hunk's context counts: the hunk is inside a test module),
-/// `Cargo.toml`'s `[[test]]` tables, or `package.json`'s `"test"` script (changed lines only).
+/// `Cargo.toml`'s `[[test]]` tables, `[patch…]` and `harness` (which decide what `cargo test`
+/// builds and runs), `go.mod`'s `replace` (which swaps a dependency for other code), or
+/// `package.json`'s test scripts and runner settings (changed lines only).
 pub fn changed_lines_are_tests<'a>(path: &str, lines: impl IntoIterator<Item = &'a str>) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let markers: &[&str] = if path.ends_with(".rs") {
         &["#[test]", "#[cfg(test)]", "#[tokio::test", "mod tests"]
     } else if name == "Cargo.toml" {
-        &["[[test]]"]
+        &["[[test]]", "[patch", "harness", "[profile.test"]
+    } else if name == "go.mod" {
+        &["replace ", "replace("]
     } else if name == "package.json" {
-        &["\"test\":", "\"test\" :"]
+        &[
+            "\"test\":",
+            "\"test\" :",
+            "\"pretest\":",
+            "\"posttest\":",
+            "\"test:",
+            "\"jest\":",
+            "\"mocha\":",
+            "\"ava\":",
+            "\"vitest\":",
+        ]
     } else {
         return false;
     };
@@ -244,7 +705,7 @@ mod tests {
     #[test]
     fn every_row_matches_its_own_example_and_is_the_first_to() {
         for rule in RULES {
-            let kind = classify(rule.example, None, None);
+            let kind = classify(rule.example, &Judges::default());
             assert_eq!(kind, Some(rule.kind), "{} ({})", rule.example, rule.pattern);
             assert!((rule.matches)(&Parts::of(rule.example)), "{}", rule.example);
         }
@@ -268,6 +729,26 @@ mod tests {
             ("jest.config.ts", Some(TestFileKind::Config)),
             (".github/workflows/ci.yml", Some(TestFileKind::Config)),
             (".gitlab-ci.yml", Some(TestFileKind::Config)),
+            ("pyproject.toml", Some(TestFileKind::Config)),
+            ("setup.cfg", Some(TestFileKind::Config)),
+            ("src/setupTests.ts", Some(TestFileKind::Config)),
+            (".cargo/config", Some(TestFileKind::Config)),
+            ("crates/x/.cargo/config.toml", Some(TestFileKind::Config)),
+            ("build.rs", Some(TestFileKind::Config)),
+            ("crates/sys/build.rs", Some(TestFileKind::Config)),
+            ("rust-toolchain.toml", Some(TestFileKind::Config)),
+            ("Makefile", Some(TestFileKind::Config)),
+            ("sub/Makefile", Some(TestFileKind::Config)),
+            ("mk/rules.mk", Some(TestFileKind::Config)),
+            ("justfile", Some(TestFileKind::Config)),
+            (".npmrc", Some(TestFileKind::Config)),
+            ("unittest.py", Some(TestFileKind::Shadow)),
+            ("pytest.py", Some(TestFileKind::Shadow)),
+            ("src/json/__init__.py", Some(TestFileKind::Shadow)),
+            ("_pytest/__init__.py", Some(TestFileKind::Shadow)),
+            ("lib/sitecustomize.py", Some(TestFileKind::Shadow)),
+            ("evil.pth", Some(TestFileKind::Shadow)),
+            ("node_modules/jest/bin/jest.js", Some(TestFileKind::Shadow)),
             ("src/__snapshots__/a.snap", Some(TestFileKind::Fixture)),
             ("tests/fixtures/data.json", Some(TestFileKind::Fixture)),
             ("testdata/golden.txt", Some(TestFileKind::Fixture)),
@@ -281,9 +762,15 @@ mod tests {
             ("README.md", None),
             ("src/widget.py", None),
             (".github/CODEOWNERS", None),
+            ("pkg/json.py", None),
+            ("src/app/os.py", None),
+            ("json/data.py", None),
+            ("test.py", None),
+            ("Cargo.toml", None),
+            ("docs/config", None),
         ];
         for (path, kind) in cases {
-            assert_eq!(classify(path, None, None), *kind, "{path}");
+            assert_eq!(classify(path, &Judges::default()), *kind, "{path}");
         }
     }
 
@@ -292,17 +779,36 @@ mod tests {
         let commands =
             parse_commands(r#"[["sh", "test.sh"], ["python3", "./scripts/check.py", "--strict"], ["make", "test"]]"#)
                 .unwrap();
-        assert_eq!(classify("test.sh", Some(&commands), None), Some(TestFileKind::Run));
-        assert_eq!(classify("scripts/check.py", Some(&commands), None), Some(TestFileKind::Run));
-        assert_eq!(classify("Makefile", Some(&commands), None), Some(TestFileKind::Run));
-        assert_eq!(classify("sub/Makefile", Some(&commands), None), None);
-        assert_eq!(classify("calc.sh", Some(&commands), None), None);
+        let judges = Judges::of(Some(&commands));
+        assert_eq!(classify("test.sh", &judges), Some(TestFileKind::Run));
+        assert_eq!(classify("scripts/check.py", &judges), Some(TestFileKind::Run));
+        assert_eq!(classify("Makefile", &judges), Some(TestFileKind::Run));
+        assert_eq!(classify("sub/Makefile", &judges), Some(TestFileKind::Config));
+        assert_eq!(classify("calc.sh", &judges), None);
         // package.json's scripts.test names the file it runs.
+        let script = |s| Judges { test_script: Some(s), ..Judges::default() };
         assert_eq!(
-            classify("scripts/run-tests.mjs", None, Some("node scripts/run-tests.mjs --ci")),
+            classify("scripts/run-tests.mjs", &script("node scripts/run-tests.mjs --ci")),
             Some(TestFileKind::Run)
         );
-        assert_eq!(classify("scripts/build.mjs", None, Some("node scripts/run-tests.mjs")), None);
+        assert_eq!(classify("scripts/build.mjs", &script("node scripts/run-tests.mjs")), None);
+        assert_eq!(
+            named_paths(Some(&commands), Some("node scripts/run-tests.mjs --ci")),
+            ["GNUmakefile", "Makefile", "makefile", "scripts/check.py", "scripts/run-tests.mjs", "test.sh"]
+        );
+    }
+
+    #[test]
+    fn a_file_a_test_sources_counts_as_sourced_unless_it_is_configuration() {
+        let reached = |path: &str| Reached { path: path.into(), by: "t.sh".into(), root: "t.sh".into(), depth: 1 };
+        let sourced = [reached("testlib.sh"), reached("tests/helpers.py"), reached("build.rs")];
+        let judges = Judges { sourced: &sourced, ..Judges::default() };
+        assert_eq!(classify("testlib.sh", &judges), Some(TestFileKind::Sourced));
+        assert_eq!(classify("tests/helpers.py", &judges), Some(TestFileKind::Sourced));
+        assert_eq!(classify("build.rs", &judges), Some(TestFileKind::Config));
+        assert_eq!(classify("calc.sh", &judges), None);
+        assert_eq!(sourced_by("testlib.sh", &judges).map(|r| r.by.as_str()), Some("t.sh"));
+        assert!(TestFileKind::Sourced.changes_meaning() && !TestFileKind::Test.changes_meaning());
     }
 
     #[test]
@@ -315,6 +821,11 @@ mod tests {
         assert!(!changed_lines_are_tests("src/app.py", ["#[test]"]));
         assert!(changed_lines_are_tests("package.json", ["    \"test\": \"echo ok\","]));
         assert!(!changed_lines_are_tests("package.json", ["    \"build\": \"tsc\","]));
+        assert!(changed_lines_are_tests("package.json", ["    \"pretest\": \"node fake.js\","]));
+        assert!(changed_lines_are_tests("Cargo.toml", ["[patch.crates-io]"]));
+        assert!(changed_lines_are_tests("Cargo.toml", ["harness = false"]));
+        assert!(changed_lines_are_tests("go.mod", ["replace example.com/lib => ./fake"]));
+        assert!(!changed_lines_are_tests("go.mod", ["require example.com/lib v1.2.3"]));
     }
 
     #[test]

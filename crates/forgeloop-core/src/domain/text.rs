@@ -5,8 +5,9 @@
 //! nothing a test prints can escape its code block, break the command table, or pass for
 //! forgeloop's own marker.
 
+use super::commands::TreeMode;
 use super::integrity::Integrity;
-use super::report::{CheckResult, CommandResult, TestStatus};
+use super::report::{CheckResult, CommandResult, TestStatus, TestedTree};
 
 /// The trailer WebGPT is asked to end its reply with; `reply` looks for it.
 pub const PR_URL_PLACEHOLDER: &str = "PR_URL: <url>";
@@ -69,9 +70,16 @@ pub fn prompt(input: &PromptInput<'_>) -> String {
     text
 }
 
-/// The message sent back after a failed run: the comment plus the chat-only trailer.
-pub fn handoff(comment_markdown: &str) -> String {
-    format!("{comment_markdown}\n\nPush a fix to the same pull request. {PR_URL_REQUEST}")
+/// The message sent back after a failed run: the comment plus the chat-only trailer, which
+/// asks for a fix, or after a merge conflict for the branch to be brought up to date.
+pub fn handoff(comment_markdown: &str, status: TestStatus) -> String {
+    let ask = match status {
+        TestStatus::MergeConflict => {
+            "Bring the branch up to date with its base branch: merge the base branch into it (or rebase it onto the base branch), resolve the conflicts, and push to the same pull request."
+        }
+        _ => "Push a fix to the same pull request.",
+    };
+    format!("{comment_markdown}\n\n{ask} {PR_URL_REQUEST}")
 }
 
 /// The one follow-up sent when a reply carried no usable PR reference.
@@ -214,6 +222,9 @@ pub struct CommentInput<'a> {
     pub checks: &'a [CheckResult],
     /// What the PR did to its tests and protected paths (design §5.2); `None` omits the lines.
     pub integrity: Option<&'a Integrity>,
+    /// What the commands ran in (design §5.2.1) and the base tip it was merged into or judged
+    /// against; `None` omits the line (a CI run, an older report).
+    pub tested: Option<(&'a TestedTree, &'a str)>,
 }
 
 /// The PR comment. It never contains the chat-only `PR_URL` trailer.
@@ -225,6 +236,9 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
         format!("- PR: {}", code_span(&format!("#{}", input.pull_request))),
         format!("- Head SHA: {}", code_span(input.head_sha)),
     ];
+    if let Some((tested, base_sha)) = input.tested {
+        lines.push(tested_line(tested, base_sha));
+    }
     if let Some(sandbox) = input.sandbox {
         lines.push(format!("- Sandbox: {}", table_cell(sandbox)));
     }
@@ -288,6 +302,31 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
         lines.push(fence);
     }
     lines.join("\n")
+}
+
+/// `- Tested: the merge into `main` at `0123456789ab`, with `t.sh` as `main` has it`, or the
+/// conflict that kept anything from running.
+fn tested_line(tested: &TestedTree, base_sha: &str) -> String {
+    let base = code_span(&tested.base_ref);
+    let at = code_span(base_sha.get(..12).unwrap_or(base_sha));
+    if !tested.conflicts.is_empty() {
+        let paths: Vec<String> = tested.conflicts.iter().map(|p| code_span(p)).collect();
+        return format!("- Merge: conflicts with {base} at {at} in {}: nothing ran", table_cell(&paths.join(", ")));
+    }
+    let what = match tested.tree {
+        TreeMode::Merge => format!("the merge into {base} at {at}"),
+        TreeMode::Head => format!("the head alone (not merged into {base}, judged against it at {at})"),
+    };
+    let held = match tested.held.as_slice() {
+        [] => String::new(),
+        held => {
+            let shown: Vec<String> = held.iter().take(5).map(|p| code_span(p)).collect();
+            let more = held.len().saturating_sub(5);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            format!(", with {}{more} as {base} has them (protected: the PR's version did not run)", shown.join(", "))
+        }
+    };
+    format!("- Tested: {}", table_cell(&format!("{what}{held}")))
 }
 
 fn exit_cell(command: &CommandResult) -> String {
@@ -402,6 +441,7 @@ mod tests {
             sandbox: Some("isolated, no network"),
             checks: &[],
             integrity: None,
+            tested: None,
         })
     }
 
@@ -430,9 +470,11 @@ mod tests {
         assert!(comment.contains("| `pytest` `-q` | 1 | 0.25s |"));
         assert!(comment.contains("\n- Sandbox: isolated, no network\n"));
         assert!(!comment.contains("PR_URL"));
-        let handoff = handoff(&comment);
+        let handoff = handoff(&comment, TestStatus::Failed);
         assert!(handoff.starts_with(&comment));
-        assert!(handoff.contains("PR_URL: <url>"));
+        assert!(handoff.contains("PR_URL: <url>") && handoff.contains("Push a fix"));
+        let conflict = super::handoff(&comment, TestStatus::MergeConflict);
+        assert!(conflict.contains("Bring the branch up to date with its base branch"), "{conflict}");
     }
 
     #[test]
@@ -458,6 +500,7 @@ mod tests {
             sandbox: None,
             checks: &[],
             integrity: None,
+            tested: None,
         });
         assert!(!comment.contains("Failure output"));
         assert!(!comment.contains("Sandbox:"));
