@@ -113,6 +113,23 @@ pub enum CheckoutError {
         detail: String,
     },
 
+    /// The PR's head does not merge cleanly into the tip of its base branch (design §5.2.1):
+    /// not the machine's trouble but the PR's, so the run records `MERGE_CONFLICT`.
+    #[error(
+        "the pull request's head {head_sha} does not merge cleanly into {base_ref} at {base_sha}: conflicts in {}; bring the branch up to date with {base_ref} and resolve them",
+        paths.join(", ")
+    )]
+    MergeConflict {
+        /// The base branch.
+        base_ref: String,
+        /// Its tip when the merge was tried.
+        base_sha: String,
+        /// The PR's head.
+        head_sha: String,
+        /// The paths that conflicted (at most [`super::tested::MAX_CONFLICTS`] listed).
+        paths: Vec<String>,
+    },
+
     /// A stop request or signal ended the checkout early.
     #[error("the checkout was cancelled")]
     Cancelled,

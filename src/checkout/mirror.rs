@@ -183,6 +183,9 @@ pub(crate) enum Depth {
     One,
     /// Everything, removing the mirror's shallow roots (`git fetch --unshallow`).
     Unshallow,
+    /// The wanted commits and this many generations in all (`git fetch --depth N`): deepens a
+    /// shallow mirror until two commits meet (the merge base, design §5.2.1).
+    Of(u16),
 }
 
 impl Depth {
@@ -192,6 +195,7 @@ impl Depth {
             Depth::One => 1,
             // GIT_FETCH_DEPTH_UNSHALLOW
             Depth::Unshallow => i32::MAX,
+            Depth::Of(n) => i32::from(n),
         }
     }
 }

@@ -20,6 +20,7 @@ mod objects;
 mod prune;
 mod submodules;
 pub mod test_script;
+pub mod tested;
 mod tree_diff;
 mod url_policy;
 mod worktree;
@@ -36,6 +37,7 @@ use tempfile::TempDir;
 
 pub use error::CheckoutError;
 pub use prune::{DEFAULT_UNUSED_DAYS, GcOutcome, MirrorInfo, collect as collect_mirrors, survey as survey_mirrors};
+pub use tested::{Tested, TestedSpec};
 pub use tree_diff::{TreeDiffRequest, tree_diff};
 pub use url_policy::{AllowedUrl, check_clone_url};
 
@@ -95,6 +97,10 @@ pub struct CheckoutRequest<'a> {
     /// objects, which the checkout borrows, are readable by others (the mirror itself stays
     /// private: nobody else can reach it but through the sandbox's bind mount).
     pub objects_for_others: bool,
+    /// What to test and judge (design §5.2.1): the merge of the head into `base_ref`'s tip, or
+    /// the head; the held paths. `None` checks out the head alone and judges nothing (tests
+    /// of the fetch itself, the benchmark's baseline).
+    pub tested: Option<TestedSpec<'a>>,
 }
 
 /// Shows everything but the token.
@@ -117,6 +123,7 @@ impl std::fmt::Debug for CheckoutRequest<'_> {
             .field("history", &self.history)
             .field("cancel", &self.cancel)
             .field("objects_for_others", &self.objects_for_others)
+            .field("tested", &self.tested)
             .finish()
     }
 }
@@ -156,10 +163,14 @@ pub struct Checkout {
     _dir: Container,
     tree: PathBuf,
     gitdir: PathBuf,
-    /// The commit checked out (40 hex digits): the `expected_sha`.
+    /// The PR's head (40 hex digits): the `expected_sha`.
     pub head_sha: String,
+    /// The commit checked out: the head, or what [`CheckoutRequest::tested`] made of it.
+    pub commit_sha: String,
     /// The tree of that commit.
     pub tree_sha: String,
+    /// What the run tests and the change it is judged on, when asked for.
+    pub tested: Option<Tested>,
     /// Where `refs/pull/N/head` pointed after the fetch; differs from `head_sha` only when
     /// `fetch_exact_sha` rescued a moved head (the PR has newer commits than the one tested).
     pub pr_ref_sha: String,
@@ -190,7 +201,7 @@ impl Checkout {
     /// is thrown away and written anew by forgeloop ([`worktree::fresh_gitdir`]). It borrows
     /// objects from the mirror, so it stays valid as long as the mirror does.
     pub fn keep(self, dest: &Path) -> Result<PathBuf, CheckoutError> {
-        let head = Oid::from_str(&self.head_sha).map_err(|_| CheckoutError::InvalidSha(self.head_sha.clone()))?;
+        let head = Oid::from_str(&self.commit_sha).map_err(|_| CheckoutError::InvalidSha(self.commit_sha.clone()))?;
         worktree::fresh_gitdir(&self.mirror, &self.tree, head)?;
         if let Some(parent) = dest.parent() {
             std::fs::DirBuilder::new()
@@ -286,9 +297,96 @@ pub fn libgit2_version() -> String {
     format!("{major}.{minor}.{patch}")
 }
 
+/// The mirror after the fetch, still locked, with what the run tests made in it.
+struct Fetched {
+    paths: mirror::MirrorPaths,
+    lock: mirror::MirrorLock,
+    repo: Repository,
+    fetch: FetchStats,
+    expected: String,
+    expected_oid: Oid,
+    found: Oid,
+    base_submodules: Vec<String>,
+    tested: Option<Tested>,
+}
+
+/// What a `github-checks` run is judged on (design §5.7): the PR's head and its base branch
+/// fetched into the mirror, and what [`CheckoutRequest::tested`] makes of them, without a
+/// working tree. Blocking.
+pub fn judge(req: &CheckoutRequest<'_>) -> Result<Tested, CheckoutError> {
+    let fetched = fetch_and_make(req)?;
+    fetched
+        .tested
+        .ok_or_else(|| CheckoutError::Git { step: "judging", detail: "nothing to judge was asked for".into() })
+}
+
 /// Fetches the PR head into the mirror, verifies it, and checks it out detached in a new
 /// temporary directory. Blocking.
 pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
+    let Fetched { paths, lock, repo: mirror_repo, mut fetch, expected, expected_oid, found, base_submodules, tested } =
+        fetch_and_make(req)?;
+    let cancel = req.cancel.as_deref();
+    let token = req.token.filter(|t| !t.is_empty());
+    let checked_out = match &tested {
+        Some(t) => Oid::from_str(&t.commit_sha).map_err(|_| CheckoutError::InvalidSha(t.commit_sha.clone()))?,
+        None => expected_oid,
+    };
+
+    let dir = Container::create(req)?;
+    let work = dir.path().join("tree");
+    let gitdir = dir.path().join("git");
+    let tree = worktree::materialize(&paths.dir, &work, &gitdir, req.clone_url, checked_out)?;
+    fetch.shallow = mirror_repo.is_shallow();
+    if fetch.shallow {
+        worktree::copy_shallow_roots(&paths.dir, &gitdir)?;
+    }
+    if req.history == History::Full {
+        worktree::copy_tags(&mirror_repo, &gitdir)?;
+    }
+    if req.objects_for_others {
+        objects::open_to_others(&paths.dir.join("objects"))?;
+    }
+    let lockfiles = lockfiles::in_commit(&mirror_repo, checked_out);
+    let test_script = test_script::in_commit(&mirror_repo, checked_out);
+    drop(mirror_repo);
+    drop(lock);
+
+    if req.submodules {
+        let repo = Repository::open(&work)
+            .map_err(|e| CheckoutError::Git { step: "open of the checkout", detail: e.to_string() })?;
+        // The token goes to the submodules the base branch already names (and to the configured
+        // owners) on the clone URL's scheme, host and port only: the PR's .gitmodules is the PR
+        // author's choice, and may name any private repository the token can read.
+        let sub = submodules::SubmoduleContext {
+            token,
+            token_scope: TokenScope::submodules_of(
+                req.clone_url,
+                base_submodules,
+                req.submodule_token_owners.iter().cloned(),
+            ),
+            allow_insecure_local: req.allow_insecure_local,
+            cancel,
+        };
+        submodules::update_all(&repo, &sub)?;
+    }
+
+    Ok(Checkout {
+        _dir: dir,
+        tree: work,
+        gitdir,
+        head_sha: expected,
+        commit_sha: checked_out.to_string(),
+        tree_sha: tree.to_string(),
+        tested,
+        pr_ref_sha: found.to_string(),
+        fetch,
+        mirror: paths.dir,
+        lockfiles,
+        test_script,
+    })
+}
+
+fn fetch_and_make(req: &CheckoutRequest<'_>) -> Result<Fetched, CheckoutError> {
     check_clone_url(req.clone_url, req.allow_insecure_local)?;
     let expected = normalize_sha(req.expected_sha).ok_or_else(|| CheckoutError::InvalidSha(req.expected_sha.into()))?;
     let expected_oid = Oid::from_str(&expected).map_err(|_| CheckoutError::InvalidSha(req.expected_sha.into()))?;
@@ -322,10 +420,18 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
     if req.history == History::Full {
         refspecs.push(TAGS_REFSPEC);
     }
-    // With submodules, the base branch too: its .gitmodules decides which get the token.
-    let base = match (req.submodules, req.base_ref) {
+    // The base branch too: the merge is tested against its tip (design §5.2.1), and with
+    // submodules its .gitmodules decides which get the token.
+    let base = match (req.submodules || req.tested.is_some(), req.base_ref) {
         (true, Some(base)) => Some(submodules::base_refspec(base)?),
-        _ => None,
+        (false, _) => None,
+        (true, None) if req.tested.is_some() => {
+            return Err(CheckoutError::Git {
+                step: "base branch",
+                detail: "the pull request names no base branch".into(),
+            });
+        }
+        (true, None) => None,
     };
     if let Some((spec, _)) = &base {
         refspecs.push(spec);
@@ -370,56 +476,25 @@ pub fn prepare(req: &CheckoutRequest<'_>) -> Result<Checkout, CheckoutError> {
         }
     }
 
-    let dir = Container::create(req)?;
-    let work = dir.path().join("tree");
-    let gitdir = dir.path().join("git");
-    let tree = worktree::materialize(&paths.dir, &work, &gitdir, req.clone_url, expected_oid)?;
-    fetch.shallow = mirror_repo.is_shallow();
-    if fetch.shallow {
-        worktree::copy_shallow_roots(&paths.dir, &gitdir)?;
-    }
-    if req.history == History::Full {
-        worktree::copy_tags(&mirror_repo, &gitdir)?;
-    }
-    if req.objects_for_others {
-        objects::open_to_others(&paths.dir.join("objects"))?;
-    }
-    let lockfiles = lockfiles::in_commit(&mirror_repo, expected_oid);
-    let test_script = test_script::in_commit(&mirror_repo, expected_oid);
-    drop(mirror_repo);
-    drop(lock);
-
-    if req.submodules {
-        let repo = Repository::open(&work)
-            .map_err(|e| CheckoutError::Git { step: "open of the checkout", detail: e.to_string() })?;
-        // The token goes to the submodules the base branch already names (and to the configured
-        // owners) on the clone URL's scheme, host and port only: the PR's .gitmodules is the PR
-        // author's choice, and may name any private repository the token can read.
-        let sub = submodules::SubmoduleContext {
-            token,
-            token_scope: TokenScope::submodules_of(
-                req.clone_url,
-                base_submodules,
-                req.submodule_token_owners.iter().cloned(),
-            ),
-            allow_insecure_local: req.allow_insecure_local,
-            cancel,
-        };
-        submodules::update_all(&repo, &sub)?;
-    }
-
-    Ok(Checkout {
-        _dir: dir,
-        tree: work,
-        gitdir,
-        head_sha: expected,
-        tree_sha: tree.to_string(),
-        pr_ref_sha: found.to_string(),
-        fetch,
-        mirror: paths.dir,
-        lockfiles,
-        test_script,
-    })
+    // What the run tests: the merge (or the head) with the held paths, made in the mirror.
+    let tested = match (&req.tested, &base) {
+        (Some(spec), Some((spec_base, local))) => {
+            let base_oid = mirror::ref_target(&mirror_repo, local).ok_or_else(|| CheckoutError::Git {
+                step: "base branch",
+                detail: format!("the fetch of {spec_base} brought no commit"),
+            })?;
+            let base_name = req.base_ref.unwrap_or_default();
+            let specs: Vec<&str> = vec![&refspec, spec_base];
+            let mut deepen = |depth: mirror::Depth| {
+                let auth = Auth::new(token, TokenScope::origin_of(req.clone_url));
+                mirror::fetch(&mirror_repo, req.clone_url, &specs, depth, &auth, cancel, &mut fetch)
+                    .map_err(|e| ctx.classify(&e, &auth))
+            };
+            Some(tested::make(&mirror_repo, expected_oid, base_oid, base_name, spec, &mut deepen)?)
+        }
+        _ => None,
+    };
+    Ok(Fetched { paths, lock, repo: mirror_repo, fetch, expected, expected_oid, found, base_submodules, tested })
 }
 
 /// What to ask the server for (design §5.2.2). `empty`: the mirror has no refs yet.
@@ -536,6 +611,7 @@ mod tests {
             history: History::Shallow,
             cancel: None,
             objects_for_others: false,
+            tested: None,
         };
         let text = format!("{req:?}");
         assert!(!text.contains("tok-value-123") && text.contains("[REDACTED]"), "{text}");

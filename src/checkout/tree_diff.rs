@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use git2::{Diff, DiffFindOptions, DiffFormat, DiffOptions, Oid, Repository};
+use git2::{Diff, DiffFindOptions, DiffFormat, DiffOptions, Oid, Repository, Tree};
 
 use super::auth::{Auth, TokenScope};
 use super::error::{CheckoutError, scrub};
@@ -77,11 +77,16 @@ fn diff_text(repo: &Repository, old: Oid, new: Oid) -> Result<String, CheckoutEr
     let git = |step: &'static str| move |e: git2::Error| CheckoutError::Git { step, detail: e.message().to_owned() };
     let old_tree = repo.find_commit(old).and_then(|c| c.tree()).map_err(git("reading the older commit"))?;
     let new_tree = repo.find_commit(new).and_then(|c| c.tree()).map_err(git("reading the newer commit"))?;
+    trees_text(repo, &old_tree, &new_tree)
+}
+
+/// The unified diff from `old_tree` to `new_tree`, renames detected as `git diff` does.
+pub(crate) fn trees_text(repo: &Repository, old_tree: &Tree<'_>, new_tree: &Tree<'_>) -> Result<String, CheckoutError> {
+    let git = |step: &'static str| move |e: git2::Error| CheckoutError::Git { step, detail: e.message().to_owned() };
     let mut options = DiffOptions::new();
     options.context_lines(3).id_abbrev(40);
-    let mut diff: Diff<'_> = repo
-        .diff_tree_to_tree(Some(&old_tree), Some(&new_tree), Some(&mut options))
-        .map_err(git("diffing the trees"))?;
+    let mut diff: Diff<'_> =
+        repo.diff_tree_to_tree(Some(old_tree), Some(new_tree), Some(&mut options)).map_err(git("diffing the trees"))?;
     diff.find_similar(Some(DiffFindOptions::new().renames(true))).map_err(git("finding renames"))?;
     let mut out: Vec<u8> = Vec::new();
     diff.print(DiffFormat::Patch, |_, _, line| {
