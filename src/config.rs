@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer};
 use crate::domain::commands::{CommandsProfile, commands_from_value};
 use crate::domain::egress::Allowlist;
 use crate::domain::pr_ref::RepoName;
+use crate::domain::protect::ProtectMode;
 use crate::redact::UserRules;
 
 /// The whole config file, one field per `[table]`; every table may be left out.
@@ -93,13 +94,17 @@ impl ConnectorConfig {
 }
 
 /// `[protect]`: paths a passing PR may not change without a person's review (design §5.2,
-/// `NEEDS_REVIEW`). Globs as `domain::integrity::glob_matches` reads them; checked at load.
+/// `NEEDS_REVIEW`). Globs as `domain::protect::glob_matches` reads them; checked at load.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtectConfig {
     /// For every repository.
     #[serde(default, deserialize_with = "patterns")]
     pub paths: Vec<String>,
+    /// What a run does with the protected paths: `"hold"` (the default) tests the PR's code
+    /// against the base tip's version of them; `"flag"` runs the PR's own version.
+    #[serde(default)]
+    pub mode: Option<ProtectMode>,
     /// `[protect.repositories."owner/repo"]`, keyed by the lowercase `owner/repo`.
     #[serde(default, deserialize_with = "protect_repository_keys")]
     pub repositories: BTreeMap<String, ProtectedPaths>,
@@ -112,6 +117,9 @@ pub struct ProtectedPaths {
     /// Globs added for this repository.
     #[serde(default, deserialize_with = "patterns")]
     pub paths: Vec<String>,
+    /// This repository's mode, over `[protect] mode`.
+    #[serde(default)]
+    pub mode: Option<ProtectMode>,
 }
 
 impl ProtectConfig {
@@ -125,6 +133,13 @@ impl ProtectConfig {
             }
         }
         all
+    }
+
+    /// The mode for `repository` (`owner/repo`, any case): its own, else `[protect] mode`,
+    /// else `hold`.
+    pub fn mode_for(&self, repository: &str) -> ProtectMode {
+        let own = self.repositories.get(&repository.to_ascii_lowercase()).and_then(|r| r.mode);
+        own.or(self.mode).unwrap_or_default()
     }
 }
 
@@ -446,6 +461,14 @@ mod tests {
         .unwrap();
         assert_eq!(config.protect.for_repository("acme/widget"), ["tests/", "test.sh", "*.snap"]);
         assert_eq!(config.protect.for_repository("someone/else"), ["tests/", "test.sh"]);
+        assert_eq!(config.protect.mode_for("acme/widget"), ProtectMode::Hold, "hold is the default");
+        let modes: Config = toml::from_str(
+            "[protect]\nmode = \"flag\"\n[protect.repositories.\"acme/widget\"]\nmode = \"hold\"\npaths = []\n",
+        )
+        .unwrap();
+        assert_eq!(modes.protect.mode_for("Acme/Widget"), ProtectMode::Hold);
+        assert_eq!(modes.protect.mode_for("someone/else"), ProtectMode::Flag);
+        assert!(toml::from_str::<Config>("[protect]\nmode = \"skip\"").is_err());
         for bad in ["[protect]\npaths = [\"\"]", "[protect]\npaths = [\"../x\"]", "[protect]\npathz = []"] {
             assert!(toml::from_str::<Config>(bad).is_err(), "{bad}");
         }

@@ -271,7 +271,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             let state = files::load_state(&paths.state)?;
             let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
             let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "no reason recorded".into());
-            let tests = integrity.and_then(|i| i.words()).map(|w| format!("\n{w}")).unwrap_or_default();
+            let tests = integrity.and_then(|i| i.change_words()).map(|w| format!("\n{w}")).unwrap_or_default();
             let summary = format!(
                 "Cycle {} is {}: {} passed at {}, but {why}.{tests}\nReview the change first (`forgeloop diff --state {}`).",
                 paths.state.display(),

@@ -82,39 +82,58 @@ pub async fn of_cycle(
     made(ctx, engine, &plan).await
 }
 
-/// The diffs a run's `integrity` is judged on (design §5.2), before the run is recorded: the
-/// whole PR at `head` and, when the cycle tested another head before (`previous`), the change
-/// since it. Cached like every cycle diff, so the Diff tab opens on them without GitHub. The
-/// whole PR must be had; a since-last diff that cannot be made (the earlier head is gone from
-/// the server) is left out rather than failing the check.
-pub async fn of_run(
+/// The whole-PR diff a run's `integrity` is judged on (design §5.2): the change the checkout
+/// made in the mirror — the tested tree against the base branch's tip — redacted and cached
+/// where the Diff tab reads it, before the run is recorded.
+pub fn whole_of_run(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    pr: &PrRef,
+    iteration: u32,
+    tested: &checkout::Tested,
+    head: &str,
+) -> Result<DiffView> {
+    let head = sha(head)?;
+    let cache = whole_pr_cache(paths, &head, Some(&tested.base_sha));
+    let plan = Plan {
+        kind: DiffKind::WholePr,
+        pr: pr.clone(),
+        iteration,
+        head,
+        old: None,
+        against: Some((tested.base_sha.clone(), tested.merge_sha.clone())),
+        cache,
+    };
+    let (text, masked) = redact(ctx, &tested.change);
+    keep(&plan.cache, &text, masked)?;
+    Ok(plan.view(text, masked))
+}
+
+/// The change from the cycle's previous tested head to this one (design §5.2: what came back
+/// in answer to the handoff), from the mirror, cached like every cycle diff; `None` when it
+/// cannot be made (the earlier head is gone from the server).
+pub async fn since_last_of_run(
     ctx: &Ctx,
     engine: &Engine,
     paths: &CyclePaths,
     pr: &PrRef,
     iteration: u32,
     head: &str,
-    previous: Option<(&str, u32)>,
-) -> Result<(DiffView, Option<DiffView>)> {
-    let head = sha(head)?;
-    let whole = Plan {
-        kind: DiffKind::WholePr,
+    previous: (&str, u32),
+) -> Option<DiffView> {
+    let head = sha(head).ok()?;
+    let old = sha(previous.0).ok().filter(|old| *old != head)?;
+    let cache = since_last_cache(paths, &old, &head);
+    let plan = Plan {
+        kind: DiffKind::SinceLast,
         pr: pr.clone(),
         iteration,
-        head: head.clone(),
-        old: None,
-        cache: whole_pr_cache(paths, &head),
+        head,
+        old: Some((old, previous.1)),
+        against: None,
+        cache,
     };
-    let whole = made(ctx, engine, &whole).await?;
-    let since = match previous.map(|(old, k)| (sha(old), k)) {
-        Some((Ok(old), k)) if old != head => {
-            let cache = since_last_cache(paths, &old, &head);
-            let plan = Plan { kind: DiffKind::SinceLast, pr: pr.clone(), iteration, head, old: Some((old, k)), cache };
-            made(ctx, engine, &plan).await.ok()
-        }
-        _ => None,
-    };
-    Ok((whole, since))
+    made(ctx, engine, &plan).await.ok()
 }
 
 /// The planned diff, from its cache or made (fetched, redacted, indexed and cached).
@@ -122,16 +141,30 @@ async fn made(ctx: &Ctx, engine: &Engine, plan: &Plan) -> Result<DiffView> {
     if let Some(view) = plan.cached() {
         return Ok(view);
     }
-    let raw = match &plan.old {
-        Some((old_sha, _)) => since_last_raw(ctx, engine, &plan.pr, old_sha, &plan.head).await?,
-        None => whole_pr_raw(engine, &plan.pr, &plan.head).await?,
+    let raw = match (&plan.old, &plan.against) {
+        (Some((old_sha, _)), _) => since_last_raw(ctx, engine, &plan.pr, old_sha, &plan.head).await?,
+        // What the run judged: the tested tree against the base tip, from the mirror; GitHub's
+        // view of the PR when the mirror no longer has it.
+        (None, Some((base, changed))) => {
+            let changed = changed.clone().unwrap_or_else(|| plan.head.clone());
+            match tree_diff(ctx, engine, plan.pr.repo.clone(), None, base, &changed).await {
+                Ok(raw) => raw,
+                Err(_) => whole_pr_raw(engine, &plan.pr, &plan.head).await?,
+            }
+        }
+        (None, None) => whole_pr_raw(engine, &plan.pr, &plan.head).await?,
     };
     let (text, masked) = redact(ctx, &raw);
-    save(&plan.cache, &text)?;
+    keep(&plan.cache, &text, masked)?;
+    Ok(plan.view(text, masked))
+}
+
+/// Writes a redacted diff and its meta where the Diff tab reads them.
+fn keep(cache: &Path, text: &str, masked: usize) -> Result<()> {
+    save(cache, text)?;
     let size = DiffSize::of(&diff::index(text.lines()));
     let meta = serde_json::to_string(&DiffMeta { masked, size }).unwrap_or_default();
-    save(&meta_path(&plan.cache), &meta)?;
-    Ok(plan.view(text, masked))
+    save(&meta_path(cache), &meta)
 }
 
 /// The diff [`of_cycle`] would give, when it is cached already: made without GitHub, so
@@ -152,6 +185,9 @@ struct Plan {
     iteration: u32,
     head: String,
     old: Option<(String, u32)>,
+    /// The whole PR of a run that recorded what it was judged against: the base tip and the
+    /// merge commit (`None`: the head itself).
+    against: Option<(String, Option<String>)>,
     cache: PathBuf,
 }
 
@@ -164,11 +200,17 @@ fn plan(ctx: &Ctx, paths: &CyclePaths, iteration: Option<u32>, since_last: bool)
         Some(prev) => (DiffKind::SinceLast, Some((sha(&prev.head_sha)?, prev.iteration))),
         None => (DiffKind::WholePr, None),
     };
+    let base = run.base_sha.as_deref().map(sha).transpose()?;
     let cache = match &old {
         Some((old_sha, _)) => since_last_cache(paths, old_sha, &head),
-        None => whole_pr_cache(paths, &head),
+        None => whole_pr_cache(paths, &head, base.as_deref()),
     };
-    Ok(Plan { kind, pr, iteration: run.iteration, head, old, cache })
+    let merge = run.merge_sha.as_deref().map(sha).transpose()?;
+    let against = match (&old, base) {
+        (None, Some(base)) => Some((base, merge)),
+        _ => None,
+    };
+    Ok(Plan { kind, pr, iteration: run.iteration, head, old, against, cache })
 }
 
 impl Plan {
@@ -203,9 +245,15 @@ pub struct DiffMeta {
     pub size: DiffSize,
 }
 
-/// Where the whole-PR diff of `head_sha` is cached for the cycle at `paths` (it may not exist).
-pub fn whole_pr_cache(paths: &CyclePaths, head_sha: &str) -> PathBuf {
-    paths.sidecar().join("diffs").join(format!("pr-{}.diff", head_sha.to_ascii_lowercase()))
+/// Where the whole-PR diff of `head_sha` is cached for the cycle at `paths` (it may not exist):
+/// per base tip for a run that recorded the one it was tested against, so a head tested again
+/// on a newer base keeps each run's evidence.
+pub fn whole_pr_cache(paths: &CyclePaths, head_sha: &str, base_sha: Option<&str>) -> PathBuf {
+    let name = match base_sha {
+        Some(base) => format!("pr-{}-on-{}.diff", head_sha.to_ascii_lowercase(), base.to_ascii_lowercase()),
+        None => format!("pr-{}.diff", head_sha.to_ascii_lowercase()),
+    };
+    paths.sidecar().join("diffs").join(name)
 }
 
 /// Where the change from tested head `old_sha` to `new_sha` is cached for the cycle at `paths`
@@ -238,14 +286,13 @@ fn redact(ctx: &Ctx, raw: &str) -> (String, usize) {
     (text, masked)
 }
 
-/// The whole change of a PR at `head` outside any cycle (`forgeloop test`'s integrity):
-/// redacted, not cached.
-pub async fn whole_pr_at(ctx: &Ctx, engine: &Engine, pr: &PrRef, head: &str) -> Result<DiffView> {
-    let raw = whole_pr_raw(engine, pr, head).await?;
-    let (text, masked) = redact(ctx, &raw);
+/// The whole change a one-shot run (`forgeloop test`) was judged on: the checkout's, redacted,
+/// not cached.
+pub fn whole_of_change(ctx: &Ctx, pr: &PrRef, head: &str, tested: &checkout::Tested) -> DiffView {
+    let (text, masked) = redact(ctx, &tested.change);
     let mut view = view(DiffKind::WholePr, pr, None, head.to_owned(), None, text, None);
     view.masked = masked;
-    Ok(view)
+    view
 }
 
 /// The whole change of a PR at its current head (`forgeloop diff --pr`, outside any cycle).
@@ -406,6 +453,8 @@ mod tests {
             comment_url: None,
             sandbox: None,
             commands_sha256: None,
+            base_sha: None,
+            merge_sha: None,
         }
     }
 

@@ -36,7 +36,7 @@ impl Handoff {
     pub fn message(&self) -> Result<String, HandoffError> {
         match self.report.status {
             TestStatus::Passed => Err(HandoffError::Passed),
-            TestStatus::Failed | TestStatus::SetupFailed => Ok(text::handoff(&self.comment)),
+            status => Ok(text::handoff(&self.comment, status)),
         }
     }
 
@@ -95,6 +95,7 @@ fn built_comment(report: &Report) -> String {
         sandbox: None,
         checks: &report.checks,
         integrity: report.integrity.as_ref(),
+        tested: report.tested.as_ref().zip(report.base_sha.as_deref()),
     })
 }
 

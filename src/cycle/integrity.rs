@@ -1,12 +1,14 @@
-//! A run's `integrity` (design §5.2, "Trust, then verify"): the PR's change against its base
-//! and, in a cycle, since its last tested head, read for test files, removed assertions and the
-//! person's protected paths. Made before the run is recorded, so a pass that changed a
-//! protected path becomes `NEEDS_REVIEW` in the same write.
+//! A run's `integrity` (design §5.2, "Trust, then verify"): the PR's change as merging would
+//! make it (the tested tree against the base branch's tip, from the mirror: no API cap hides a
+//! path) and, in a cycle, since its last tested head, read for test files, removed assertions
+//! — above all in a fix after a failing run — and the person's protected paths. Made before
+//! the run is recorded, so a pass that needs a person becomes `NEEDS_REVIEW` in the same write.
 
+use crate::checkout;
 use crate::domain::commands::CommandsProfile;
-use crate::domain::diff::FileDiff;
-use crate::domain::integrity::{Diff, Integrity};
+use crate::domain::integrity::{Assessment, Diff, Integrity, Previous};
 use crate::domain::pr_ref::PrRef;
+use crate::domain::test_files::Judges;
 use crate::store::layout::CyclePaths;
 
 use super::context::Ctx;
@@ -19,67 +21,99 @@ pub struct Tested<'a> {
     pub pr: &'a PrRef,
     /// The iteration the run counts as.
     pub iteration: u32,
-    /// The commit tested (40 hex digits).
+    /// The PR's head commit (40 hex digits).
     pub head_sha: &'a str,
-    /// The cycle's previous tested head and its iteration.
-    pub previous: Option<(&'a str, u32)>,
+    /// The cycle's previous run.
+    pub previous: Option<PreviousRun<'a>>,
     /// The commands the run ran, for the test files they name.
     pub commands: &'a CommandsProfile,
-    /// `package.json`'s `scripts.test` at the head, when the run had a checkout.
-    pub test_script: Option<&'a str>,
+    /// What the checkout made of the head (the change against the base tip, what tests
+    /// source); the reason when it could not be had.
+    pub change: Result<&'a checkout::Tested, String>,
 }
 
-/// The integrity of a run. A diff GitHub would not give is said in `error` (never fails the
-/// run); with protected paths configured such a pass then waits for a person.
+/// The cycle's previous tested run, as integrity reads it.
+pub struct PreviousRun<'a> {
+    /// Its head commit.
+    pub head_sha: &'a str,
+    /// Its iteration.
+    pub iteration: u32,
+    /// Whether it failed (its fix is this head).
+    pub failed: bool,
+    /// What names the tests that failed: the failing command's words and its output tail.
+    pub failure_text: String,
+}
+
+/// The integrity of a run. A change that cannot be had is said in `error` (never fails the
+/// run) and makes a pass wait for a person.
 pub async fn of_run(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, tested: &Tested<'_>) -> Integrity {
     let protect = ctx.config.protect.for_repository(&tested.pr.repo.full_name());
-    let diffs = diff::of_run(ctx, engine, paths, tested.pr, tested.iteration, tested.head_sha, tested.previous).await;
-    let (whole, since) = match diffs {
-        Ok(diffs) => diffs,
-        Err(err) => {
-            let why = ctx.redactor.redact(&err.to_string()).into_owned();
-            return Integrity::unchecked(format!("the PR's diff could not be read: {why}"), &protect);
-        }
+    let change = match tested.change {
+        Ok(change) => change,
+        Err(ref why) => return unchecked(ctx, why, &protect),
     };
-    let whole_lines: Vec<&str> = whole.text.lines().collect();
-    let since_lines: Vec<&str> = since.as_ref().map(|v| v.text.lines().collect()).unwrap_or_default();
-    let since = since.as_ref().map(|view| {
-        let diff = Diff { lines: &since_lines, files: &view.files };
-        (view.old_iteration.unwrap_or(0), view.old_sha.clone().unwrap_or_default(), diff)
-    });
-    Integrity::assess(
-        &as_diff(&whole, &whole_lines),
-        since.as_ref().map(|(k, sha, diff)| (*k, sha.clone(), diff)),
-        Some(tested.commands),
-        tested.test_script,
-        &protect,
-    )
+    let whole = match diff::whole_of_run(ctx, paths, tested.pr, tested.iteration, change, tested.head_sha) {
+        Ok(whole) => whole,
+        Err(err) => return unchecked(ctx, &err.to_string(), &protect),
+    };
+    let since = match &tested.previous {
+        Some(p) => {
+            let previous = (p.head_sha, p.iteration);
+            diff::since_last_of_run(ctx, engine, paths, tested.pr, tested.iteration, tested.head_sha, previous).await
+        }
+        None => None,
+    };
+    assess(&whole, since.as_ref().zip(tested.previous.as_ref()), tested.commands, change, &protect)
 }
 
 /// The integrity of a run outside any cycle (`forgeloop test`, MCP `forge_test`): against the
-/// base only, nothing cached.
-pub async fn of_one_shot(
+/// base tip only, nothing cached.
+pub fn of_one_shot(
     ctx: &Ctx,
-    engine: &Engine,
     pr: &PrRef,
     head_sha: &str,
     commands: &CommandsProfile,
-    test_script: Option<&str>,
+    change: Result<&checkout::Tested, String>,
 ) -> Integrity {
     let protect = ctx.config.protect.for_repository(&pr.repo.full_name());
-    match diff::whole_pr_at(ctx, engine, pr, head_sha).await {
-        Ok(whole) => {
-            let lines: Vec<&str> = whole.text.lines().collect();
-            Integrity::assess(&as_diff(&whole, &lines), None, Some(commands), test_script, &protect)
-        }
-        Err(err) => {
-            let why = ctx.redactor.redact(&err.to_string()).into_owned();
-            Integrity::unchecked(format!("the PR's diff could not be read: {why}"), &protect)
-        }
+    match change {
+        Ok(change) => assess(&diff::whole_of_change(ctx, pr, head_sha, change), None, commands, change, &protect),
+        Err(why) => unchecked(ctx, &why, &protect),
     }
 }
 
-fn as_diff<'a>(view: &'a DiffView, lines: &'a [&'a str]) -> Diff<'a> {
-    let files: &[FileDiff] = &view.files;
-    Diff { lines, files }
+fn unchecked(ctx: &Ctx, why: &str, protect: &[String]) -> Integrity {
+    let why = ctx.redactor.redact(why).into_owned();
+    Integrity::unchecked(format!("the PR's change could not be read from the mirror: {why}"), protect)
+}
+
+fn assess(
+    whole: &DiffView,
+    since: Option<(&DiffView, &PreviousRun<'_>)>,
+    commands: &CommandsProfile,
+    change: &checkout::Tested,
+    protect: &[String],
+) -> Integrity {
+    let whole_lines: Vec<&str> = whole.text.lines().collect();
+    let whole_diff = Diff { lines: &whole_lines, files: &whole.files };
+    let since_lines: Vec<&str> = since.map(|(view, _)| view.text.lines().collect()).unwrap_or_default();
+    let since_diff = since.map(|(view, _)| Diff { lines: &since_lines, files: &view.files });
+    let previous = since.zip(since_diff.as_ref()).map(|((view, run), diff)| Previous {
+        iteration: view.old_iteration.unwrap_or(run.iteration),
+        head_sha: view.old_sha.clone().unwrap_or_else(|| run.head_sha.to_owned()),
+        diff,
+        failed: run.failed,
+        failure_text: &run.failure_text,
+    });
+    Integrity::assess(&Assessment {
+        whole: &whole_diff,
+        previous,
+        judges: Judges {
+            commands: Some(commands),
+            test_script: change.test_script.as_deref(),
+            sourced: &change.sourced,
+        },
+        protect,
+        base_sha: Some(&change.base_sha),
+    })
 }

@@ -11,8 +11,8 @@ use serde_json::{Map, json};
 use tokio::sync::watch;
 
 use crate::cache;
-use crate::checkout::{self, CheckoutError, CheckoutRequest};
-use crate::domain::commands::{CommandsProfile, Executor};
+use crate::checkout::{self, CheckoutError, CheckoutRequest, TestedSpec};
+use crate::domain::commands::{CommandsProfile, Executor, TreeMode};
 use crate::domain::egress::{Allowlist, NetworkEvent, NetworkMode};
 use crate::domain::event_data::{EventData, Message};
 use crate::domain::integrity::Integrity;
@@ -20,7 +20,8 @@ use crate::domain::machine;
 pub use crate::domain::machine::TestGate;
 use crate::domain::needs_network::{self as needs_net, NeedsNetwork};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
-use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus};
+use crate::domain::protect::ProtectMode;
+use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus, TestedTree};
 use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
@@ -158,8 +159,18 @@ struct Completed {
     network_log_dropped: u64,
     /// The lockfiles in the tested tree.
     lockfiles: Vec<String>,
-    /// `package.json`'s `scripts.test` in the tested tree (a checkout's run only).
-    test_script: Option<String>,
+    /// What the commands ran in and the change it is judged on: from the checkout, or for a
+    /// `github-checks` run from the mirror alone; the reason when it could not be made.
+    tested: Result<checkout::Tested, String>,
+    /// The head did not merge into the base tip: nothing ran (`MERGE_CONFLICT`).
+    conflict: Option<Conflict>,
+}
+
+/// A head that does not merge cleanly into its base branch's tip (design §5.2.1).
+struct Conflict {
+    base_ref: String,
+    base_sha: String,
+    paths: Vec<String>,
 }
 
 /// What [`forge_pr`] will decide first, read without the lock and without the network: a
@@ -274,18 +285,23 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         head_sha: pull.head_sha.clone(),
     };
     let log_hint = format!("`{log_rel}` of cycle `{}`", paths.stem);
-    // What the PR did to its own tests, judged before the verdict is recorded (design §5.2).
-    let previous = state.history.last().map(|run| (run.head_sha.clone(), run.iteration));
-    let tested = integrity::Tested {
-        pr: &pr,
-        iteration,
-        head_sha: &pull.head_sha,
-        previous: previous.as_ref().map(|(sha, k)| (sha.as_str(), *k)),
-        commands: &commands,
-        test_script: done.test_script.as_deref(),
+    // What the PR did to its own tests, judged before the verdict is recorded (design §5.2); a
+    // head that did not merge ran nothing, so there is nothing to judge.
+    let integrity = match done.conflict {
+        Some(_) => None,
+        None => {
+            let tested = integrity::Tested {
+                pr: &pr,
+                iteration,
+                head_sha: &pull.head_sha,
+                previous: previous_run(&state),
+                commands: &commands,
+                change: done.tested.as_ref().map_err(Clone::clone),
+            };
+            Some(integrity::of_run(ctx, engine, paths, &tested).await)
+        }
     };
-    let integrity = integrity::of_run(ctx, engine, paths, &tested).await;
-    let mut report = build_report(ctx, &pull, &done, &marker, Some(&log_hint), Some(integrity));
+    let mut report = build_report(ctx, &pull, &done, &marker, Some(&log_hint), integrity);
     report.log_path = Some(log_rel.clone());
     let report_rel = log_rel.replace(".log", ".json");
     save_report(&paths.sidecar().join(&report_rel), &report)?;
@@ -304,6 +320,8 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         report_path: Some(report_rel.clone()),
         comment_url: None,
         commands_sha256: Some(commands.sha256()),
+        base_sha: report.base_sha.clone(),
+        merge_sha: report.tested.as_ref().and_then(|t| t.merge_sha.clone()),
         sandbox: match &done.environment.sandbox {
             Some(sandbox) => Some(sandbox.label()),
             None if done.fetch.is_none() => Some(crate::domain::report::ON_CI_LABEL.to_owned()),
@@ -331,6 +349,9 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
             fetch: fetch.unwrap_or(serde_json::Value::Null),
             tests: report.integrity.as_ref().and_then(|i| i.flag),
             protected: report.integrity.as_ref().map(|i| i.protected.clone()).unwrap_or_default(),
+            base_sha: report.base_sha.clone(),
+            tree: report.tested.as_ref().filter(|t| t.tree == TreeMode::Head).map(|t| t.tree.as_str().to_owned()),
+            held: report.tested.as_ref().map(|t| t.held.clone()).unwrap_or_default(),
         },
     );
     let mut events = vec![event];
@@ -344,6 +365,25 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     }
     let report = saved.state.report.clone();
     Ok(Outcome { saved, report, already_tested: None })
+}
+
+/// The cycle's last run, as the integrity of the next reads it: a fix after a failure is
+/// judged for the assertions it removed from the tests that failed.
+fn previous_run(state: &CycleState) -> Option<integrity::PreviousRun<'_>> {
+    let run = state.history.last()?;
+    let report = state.report.as_ref().filter(|r| r.head_sha == run.head_sha);
+    let failing =
+        report.iter().flat_map(|r| r.setup.iter().chain(r.commands.iter())).filter(|c| !c.passed() && !c.not_run);
+    let mut failure_text: String = failing.flat_map(|c| c.argv.iter()).map(|w| format!("{w} ")).collect();
+    if let Some(output) = report.and_then(|r| r.failure_output.as_deref()) {
+        failure_text.push_str(output);
+    }
+    Some(integrity::PreviousRun {
+        head_sha: &run.head_sha,
+        iteration: run.iteration,
+        failed: run.status.is_failure(),
+        failure_text,
+    })
 }
 
 /// `forge --pr` on a head already tested: nothing runs or counts; a cycle waiting for a fix of
@@ -599,6 +639,8 @@ async fn execute_checks(
         Waited::Verdict(verdict) => verdict,
         Waited::Cancelled(message) => return Ok(Executed::Cancelled(message)),
     };
+    // What CI ran is judged like a local run: its change against the base tip, from the mirror.
+    let tested = judge_in_mirror(ctx, engine, pull, commands).await;
     let outcome = RunOutcome {
         status: verdict.status,
         setup: Vec::new(),
@@ -629,8 +671,28 @@ async fn execute_checks(
         network_log: Vec::new(),
         network_log_dropped: 0,
         lockfiles: Vec::new(),
-        test_script: None,
+        tested,
+        conflict: None,
     })))
+}
+
+/// The change a `github-checks` run is judged on: the head and the base branch fetched into
+/// the mirror and merged there (nothing is checked out or run); the reason when it cannot be.
+async fn judge_in_mirror(
+    ctx: &Ctx,
+    engine: &Engine,
+    pull: &PullInfo,
+    commands: &CommandsProfile,
+) -> std::result::Result<checkout::Tested, String> {
+    let mut job = CheckoutJob::new(ctx, engine, pull, commands);
+    // CI ran what it ran: nothing is held here.
+    job.hold = false;
+    let judged = tokio::task::spawn_blocking(move || checkout::judge(&job.request())).await;
+    match judged {
+        Ok(Ok(tested)) => Ok(tested),
+        Ok(Err(err)) => Err(err.to_string()),
+        Err(err) => Err(format!("the judging task failed: {err}")),
+    }
 }
 
 /// Fetches and checks out the PR head, then runs the commands into `log_path`.
@@ -677,22 +739,11 @@ async fn execute(
         None => sandbox::RunDir::create(sandbox.run_root()),
     }
     .map_err(|e| Error::io(format!("cannot create a run directory in {}", sandbox.run_root().display()), e))?;
-    let job = CheckoutJob {
-        mirrors: ctx.home.mirrors_dir(),
-        repo: pull.repository.clone(),
-        clone_url: pull.base_clone_url.clone(),
-        number: pull.number,
-        sha: pull.head_sha.clone(),
-        token: engine.token.clone(),
-        allow_insecure_local: engine.github.is_loopback(),
-        submodules: opts.submodules,
-        cancel: cancel_flag,
-        owners: ctx.config.checkout.submodule_token_owners.clone(),
-        history: commands.history,
-        into: run_dir.path().join("checkout"),
-        objects_for_others: sandbox.run_as().is_some(),
-        base_ref: pull.base_ref.clone(),
-    };
+    let mut job = CheckoutJob::new(ctx, engine, pull, commands);
+    job.submodules = opts.submodules;
+    job.cancel = cancel_flag;
+    job.into = run_dir.path().join("checkout");
+    job.objects_for_others = sandbox.run_as().is_some();
     let prepared = tokio::task::spawn_blocking(move || checkout::prepare(&job.request()))
         .await
         .map_err(|e| Error::Invalid(format!("the checkout task failed: {e}")))?;
@@ -703,6 +754,11 @@ async fn execute(
         Ok(checkout) => checkout,
         Err(CheckoutError::Cancelled) => {
             return Ok(Executed::Cancelled("the run was cancelled during the fetch".into()));
+        }
+        Err(CheckoutError::MergeConflict { base_ref, base_sha, head_sha: _, paths }) => {
+            let _ = run_dir.remove();
+            let conflict = Conflict { base_ref, base_sha, paths };
+            return merge_conflict(ctx, commands, conflict, log_path, started_at, started).map(Executed::Completed);
         }
         Err(err) => return Err(Error::Checkout(err)),
     };
@@ -774,7 +830,7 @@ async fn execute(
         needs.lockfiles = checkout.lockfiles.clone();
     }
     let lockfiles = checkout.lockfiles.clone();
-    let test_script = checkout.test_script.clone();
+    let tested = checkout.tested.clone().ok_or_else(|| "the checkout made nothing to judge".to_owned());
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
         libgit2_version: checkout::libgit2_version(),
@@ -813,8 +869,74 @@ async fn execute(
         network_log,
         network_log_dropped,
         lockfiles,
-        test_script,
+        tested,
+        conflict: None,
     })))
+}
+
+/// A head that does not merge into its base branch's tip: nothing ran; the log says why, and
+/// the run is the PR's to fix (design §5.2.1).
+fn merge_conflict(
+    ctx: &Ctx,
+    commands: &CommandsProfile,
+    conflict: Conflict,
+    log_path: &Path,
+    started_at: String,
+    started: Instant,
+) -> Result<Box<Completed>> {
+    let message = format!(
+        "The pull request's head does not merge cleanly into {} at {}: nothing was run.\nConflicting paths: {}.\nBring the branch up to date with {}: merge it (or rebase onto it), resolve the conflicts, and push.",
+        conflict.base_ref,
+        &conflict.base_sha[..12.min(conflict.base_sha.len())],
+        conflict.paths.join(", "),
+        conflict.base_ref
+    );
+    let message = ctx.redactor.redact(&message).into_owned();
+    if let Some(dir) = log_path.parent() {
+        crate::store::private::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    }
+    let log = format!("{message}\n");
+    write_atomic(log_path, log.as_bytes())
+        .map_err(|e| Error::io(format!("cannot write the run log {}", log_path.display()), e))?;
+    let not_run = |c: &crate::domain::commands::CommandSpec| {
+        crate::domain::report::CommandResult::not_run(
+            c.argv.iter().map(|a| ctx.redactor.redact(a).into_owned()).collect(),
+        )
+    };
+    let outcome = RunOutcome {
+        status: TestStatus::MergeConflict,
+        setup: commands.setup.iter().map(not_run).collect(),
+        commands: commands.commands.iter().map(not_run).collect(),
+        failure_output: Some(message),
+        timed_out: false,
+        cancelled: false,
+        log_bytes_written: log.len() as u64,
+        log_truncated: false,
+    };
+    let environment = Environment {
+        forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
+        libgit2_version: checkout::libgit2_version(),
+        os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
+        commands_sha256: commands.sha256(),
+        tree_sha: None,
+        sandbox: None,
+        executor: Some(Executor::Local.as_str().to_owned()),
+    };
+    Ok(Box::new(Completed {
+        outcome,
+        fetch: None,
+        checks: Vec::new(),
+        environment,
+        started_at,
+        started,
+        kept: None,
+        network_log: Vec::new(),
+        network_log_dropped: 0,
+        lockfiles: Vec::new(),
+        tested: Err("the head did not merge into its base branch".to_owned()),
+        conflict: Some(conflict),
+    }))
 }
 
 /// Whether a failed run failed for want of network (design §5.6): its proxy refused a host, or
@@ -827,7 +949,7 @@ fn needs_network_of(
     now: &str,
 ) -> Option<NeedsNetwork> {
     let phase = match outcome.status {
-        TestStatus::Passed => return None,
+        TestStatus::Passed | TestStatus::MergeConflict => return None,
         TestStatus::SetupFailed => Phase::Setup,
         TestStatus::Failed => Phase::Test,
     };
@@ -869,6 +991,11 @@ struct CheckoutJob {
     into: PathBuf,
     objects_for_others: bool,
     base_ref: String,
+    /// What to test and judge: the merge or the head, the commands, the held paths.
+    tree: TreeMode,
+    commands: CommandsProfile,
+    protect: Vec<String>,
+    hold: bool,
 }
 
 impl CheckoutJob {
@@ -890,6 +1017,39 @@ impl CheckoutJob {
             history: self.history,
             cancel: Some(self.cancel.clone()),
             objects_for_others: self.objects_for_others,
+            tested: Some(TestedSpec {
+                tree: self.tree,
+                commands: &self.commands,
+                protect: &self.protect,
+                hold: self.hold,
+            }),
+        }
+    }
+}
+
+impl CheckoutJob {
+    /// A job for `pull` with `commands`, the person's protected paths and mode for its repository.
+    fn new(ctx: &Ctx, engine: &Engine, pull: &PullInfo, commands: &CommandsProfile) -> CheckoutJob {
+        let repository = pull.repository.full_name();
+        CheckoutJob {
+            mirrors: ctx.home.mirrors_dir(),
+            repo: pull.repository.clone(),
+            clone_url: pull.base_clone_url.clone(),
+            number: pull.number,
+            sha: pull.head_sha.clone(),
+            token: engine.token.clone(),
+            allow_insecure_local: engine.github.is_loopback(),
+            submodules: false,
+            cancel: Arc::new(AtomicBool::new(false)),
+            owners: ctx.config.checkout.submodule_token_owners.clone(),
+            history: commands.history,
+            into: PathBuf::new(),
+            objects_for_others: false,
+            base_ref: pull.base_ref.clone(),
+            tree: commands.tree,
+            commands: commands.clone(),
+            protect: ctx.config.protect.for_repository(&repository),
+            hold: ctx.config.protect.mode_for(&repository) == ProtectMode::Hold,
         }
     }
 }
@@ -933,6 +1093,12 @@ fn build_report(
     let (outcome, checks, environment) = (&done.outcome, done.checks.as_slice(), done.environment.clone());
     let repository = pull.repository.full_name();
     let sandbox = environment.sandbox.as_ref().map(|s| s.label());
+    let tested = tested_tree(done);
+    let base_sha = match (&done.conflict, &done.tested) {
+        (Some(conflict), _) => Some(conflict.base_sha.clone()),
+        (None, Ok(tested)) => Some(tested.base_sha.clone()),
+        (None, Err(_)) => None,
+    };
     let comment_markdown = text::comment_markdown(&CommentInput {
         marker,
         status: outcome.status,
@@ -946,12 +1112,15 @@ fn build_report(
         sandbox: sandbox.as_deref(),
         checks,
         integrity: integrity.as_ref(),
+        tested: tested.as_ref().zip(base_sha.as_deref()),
     });
     Report {
         status: outcome.status,
         repository,
         pull_request: pull.number,
         head_sha: pull.head_sha.clone(),
+        base_sha,
+        tested,
         setup: outcome.setup.clone(),
         commands: outcome.commands.clone(),
         checks: checks.to_vec(),
@@ -972,6 +1141,30 @@ fn build_report(
         integrity,
         extra: Map::new(),
     }
+}
+
+/// The report's record of what the commands ran in (design §5.2.1); `None` for a
+/// `github-checks` run (CI decided what it ran).
+fn tested_tree(done: &Completed) -> Option<TestedTree> {
+    if let Some(conflict) = &done.conflict {
+        return Some(TestedTree {
+            tree: TreeMode::Merge,
+            base_ref: conflict.base_ref.clone(),
+            merge_sha: None,
+            commit_sha: None,
+            held: Vec::new(),
+            conflicts: conflict.paths.clone(),
+        });
+    }
+    let tested = done.tested.as_ref().ok().filter(|_| done.fetch.is_some())?;
+    Some(TestedTree {
+        tree: tested.tree,
+        base_ref: tested.base_ref.clone(),
+        merge_sha: tested.merge_sha.clone(),
+        commit_sha: Some(tested.commit_sha.clone()),
+        held: tested.held.clone(),
+        conflicts: Vec::new(),
+    })
 }
 
 fn save_report(path: &Path, report: &Report) -> Result<()> {
@@ -1139,9 +1332,17 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     };
     let marker = Marker { task_space: None, iteration: None, head_sha: pull.head_sha.clone() };
     let log_hint = format!("`{}`", log_path.display());
-    let integrity =
-        integrity::of_one_shot(ctx, engine, &pr, &pull.head_sha, &req.commands, done.test_script.as_deref()).await;
-    let mut report = build_report(ctx, &pull, &done, &marker, Some(&log_hint), Some(integrity));
+    let integrity = match done.conflict {
+        Some(_) => None,
+        None => Some(integrity::of_one_shot(
+            ctx,
+            &pr,
+            &pull.head_sha,
+            &req.commands,
+            done.tested.as_ref().map_err(Clone::clone),
+        )),
+    };
+    let mut report = build_report(ctx, &pull, &done, &marker, Some(&log_hint), integrity);
     report.log_path = Some(log_path.display().to_string());
     if req.post_comment {
         match engine.github.publish_comment(&pull.repository, pull.number, &marker, &report.comment_markdown).await {

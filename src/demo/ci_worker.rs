@@ -524,6 +524,7 @@ impl Worker {
                 history,
                 cancel: Some(cancel),
                 objects_for_others,
+                tested: None,
             })
         })
         .await;

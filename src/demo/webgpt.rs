@@ -174,7 +174,13 @@ mod tests {
             protected_paths: &[],
         });
         assert_eq!(recognise(&prompt), Message::Prompt);
-        assert_eq!(recognise(&text::handoff("## Forge Loop PR test: TEST_FAILED\n\nFAIL x")), Message::Handoff);
+        assert_eq!(
+            recognise(&text::handoff(
+                "## Forge Loop PR test: TEST_FAILED\n\nFAIL x",
+                crate::domain::report::TestStatus::Failed
+            )),
+            Message::Handoff
+        );
         assert_eq!(recognise(&text::followup()), Message::FollowUp);
         assert_eq!(recognise("hello"), Message::Unknown);
     }
