@@ -780,8 +780,10 @@ fn whole_pr_and_since_last_run_toggle_and_a_first_run_says_why_not() {
 fn a_diff_not_cached_yet_is_made_through_github_and_its_error_is_shown() {
     let fx = diffs();
     let (mut app, mut d) = fx.app("dark");
-    std::fs::remove_file(forgeloop::cycle::diff::whole_pr_cache(&fx.paths("ready"), SHA_A).with_extension("json"))
-        .unwrap();
+    std::fs::remove_file(
+        forgeloop::cycle::diff::whole_pr_cache(&fx.paths("ready"), SHA_A, None).with_extension("json"),
+    )
+    .unwrap();
     d.unhandled.clear();
     open_diff(&mut app, &mut d, "ready");
     assert_eq!(app.tabs.diff.state, DiffState::Making);
@@ -855,7 +857,7 @@ fn ready_rows_show_the_size_of_the_change_and_a_missing_size_is_made_once() {
     assert!(!d.unhandled.iter().any(|e| matches!(e, Effect::SizeDiff { path, .. } if path == &fixing.path)));
     // At most a budget of them a session.
     std::fs::remove_file(
-        forgeloop::cycle::diff::whole_pr_cache(&fx.paths("ready-unsized"), SHA_B).with_extension("json"),
+        forgeloop::cycle::diff::whole_pr_cache(&fx.paths("ready-unsized"), SHA_B, None).with_extension("json"),
     )
     .unwrap();
     app.sized = (0..forgeloop::tui::app::SIZE_BUDGET).map(|i| (fx.root().join(i.to_string()), String::new())).collect();

@@ -153,7 +153,8 @@ fn m_writes_a_message_for_webgpt_in_the_editor_and_y_puts_it_in_the_outbox() {
 fn a_needs_review_pass_is_read_and_approved_from_the_control_room() {
     use support::world::{CALC_BUGGY, World};
     let w = World::new();
-    w.config("[protect]\npaths = [\"test.sh\"]\n");
+    // Flagged, not held: the PR's own test.sh runs, so the rewrite passes.
+    w.config("[protect]\npaths = [\"test.sh\"]\nmode = \"flag\"\n");
     let repo = w.project("acme", "widget", false);
     let n = w.pr(&repo, "fix-calc", CALC_BUGGY);
     w.cycle("c.json", &[]);

@@ -87,7 +87,7 @@ pub enum Event {
         iteration: u32,
         /// Its `integrity` (`None` for a report older than that check), or why the report could not
         /// be read.
-        result: Result<Option<Integrity>, String>,
+        result: Result<Option<Box<Integrity>>, String>,
     },
     /// A `READY_TO_MERGE` cycle's whole-PR diff was made in the background: its size is on
     /// disk now (or it could not be made, and the row goes without).

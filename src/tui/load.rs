@@ -74,7 +74,8 @@ fn ready_diff_size(paths: &crate::cycle::files::CyclePaths, state: &CycleState) 
         return None;
     }
     let run = state.history.last()?;
-    crate::cycle::diff::cached_meta(&crate::cycle::diff::whole_pr_cache(paths, &run.head_sha)).map(|m| m.size)
+    crate::cycle::diff::cached_meta(&crate::cycle::diff::whole_pr_cache(paths, &run.head_sha, run.base_sha.as_deref()))
+        .map(|m| m.size)
 }
 
 /// Parses and redacts a state document (a hand-written file may hold what the tool never would).
@@ -90,7 +91,7 @@ fn parse_state(redactor: &Redactor, bytes: &[u8]) -> Result<CycleState, String> 
 
 /// The `integrity` of a run's report file (design §5.2), redacted: `None` for a report made
 /// before forgeloop checked it.
-pub fn load_integrity(redactor: &Redactor, path: &Path) -> Result<Option<Integrity>, String> {
+pub fn load_integrity(redactor: &Redactor, path: &Path) -> Result<Option<Box<Integrity>>, String> {
     let shown = || redactor.redact(&path.display().to_string()).into_owned();
     match fs::metadata(path) {
         Ok(meta) if meta.len() > MAX_RECORD_BYTES * 8 => {

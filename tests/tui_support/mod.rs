@@ -191,6 +191,8 @@ impl Fixture {
                     comment_url: Some(format!("https://github.com/acme/widget/pull/7#issuecomment-{iteration}00")),
                     sandbox: Some("isolated, no network".into()),
                     commands_sha256: None,
+                    base_sha: None,
+                    merge_sha: None,
                 };
                 state.commands = Some(parse_commands(r#"[["pytest","-q"]]"#).unwrap());
                 events.push(NewEvent::new(
@@ -287,7 +289,7 @@ impl Fixture {
         let paths = self.paths(name);
         let path = match old {
             Some(old) => forgeloop::cycle::diff::since_last_cache(&paths, old, sha),
-            None => forgeloop::cycle::diff::whole_pr_cache(&paths, sha),
+            None => forgeloop::cycle::diff::whole_pr_cache(&paths, sha, None),
         };
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();

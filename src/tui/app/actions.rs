@@ -454,6 +454,10 @@ fn approve_body(state: &CycleState) -> String {
         format!(" at {} (run {})", r.head_sha.chars().take(12).collect::<String>(), r.iteration)
     });
     let mut body = format!("{pr} passed its tests{at}, but it waits for you:");
+    let fix = integrity.and_then(|i| i.fix_words());
+    if let Some(fix) = &fix {
+        body.push_str(&format!("\n{}.", sanitize::clean(fix)));
+    }
     let reason = integrity.and_then(|i| i.review_reason());
     match (integrity, reason) {
         (Some(integrity), _) if !integrity.protected.is_empty() => {
@@ -465,11 +469,12 @@ fn approve_body(state: &CycleState) -> String {
             }
             body.push_str(&format!("\nit changes paths you protect: {}.", paths.join(", ")));
         }
+        _ if fix.is_some() => {}
         (_, Some(reason)) => body.push_str(&format!("\n{}.", sanitize::clean(&reason))),
         _ => body.push_str("\nits pass changed protected paths."),
     }
     body.push_str("\nApproving makes it READY_TO_MERGE; nothing is run or posted. Journaled as you (human, via tui).");
-    if let Some(words) = integrity.and_then(|i| i.words()) {
+    if let Some(words) = integrity.and_then(|i| i.change_words()) {
         body.push_str(&format!("\n\nTests: {}.\n", sanitize::clean(&words)));
     }
     if let Some(key) = key_for(Context::Cycle, Cmd::MessageWebgpt) {

@@ -14,7 +14,7 @@ use crate::domain::commands::CommandsProfile;
 use crate::domain::diff::FileDiff;
 use crate::domain::report::normalize_sha;
 use crate::domain::state::CycleState;
-use crate::domain::test_files::classify;
+use crate::domain::test_files::{Judges, classify};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
@@ -179,7 +179,7 @@ pub fn resolve(
     };
     let cache = match &old {
         Some((_, old_sha)) => crate::cycle::diff::since_last_cache(&paths, old_sha, &head_sha),
-        None => crate::cycle::diff::whole_pr_cache(&paths, &head_sha),
+        None => crate::cycle::diff::whole_pr_cache(&paths, &head_sha, run.base_sha.as_deref()),
     };
     Ok(DiffTarget { cycle: cycle.to_path_buf(), iteration: run.iteration, head_sha, old, cache })
 }
@@ -270,9 +270,9 @@ impl DiffPane {
 
     fn classify(&mut self) {
         let is_test = |f: &FileDiff| {
-            std::iter::once(f.path.as_str())
-                .chain(f.old_path.as_deref())
-                .any(|path| self.known_tests.contains(path) || classify(path, self.commands.as_ref(), None).is_some())
+            std::iter::once(f.path.as_str()).chain(f.old_path.as_deref()).any(|path| {
+                self.known_tests.contains(path) || classify(path, &Judges::of(self.commands.as_ref())).is_some()
+            })
         };
         self.test_files = match &self.doc {
             Some(doc) => doc.files.iter().enumerate().filter(|(_, f)| is_test(f)).map(|(i, _)| i).collect(),

@@ -69,7 +69,7 @@ pub enum RunReport {
     /// Being read.
     Loading,
     /// Its `integrity`: `None` for a report made before forgeloop checked it.
-    Loaded(Option<Integrity>),
+    Loaded(Option<Box<Integrity>>),
     /// Why it could not be read.
     Failed(String),
 }
@@ -156,7 +156,7 @@ impl RunsPane {
             return Ok(state.report.as_ref().filter(|r| r.head_sha == run.head_sha).and_then(|r| r.integrity.as_ref()));
         }
         match self.reports.get(&iteration) {
-            Some(RunReport::Loaded(integrity)) => Ok(integrity.as_ref()),
+            Some(RunReport::Loaded(integrity)) => Ok(integrity.as_deref()),
             Some(RunReport::Failed(error)) => Err(error.clone()),
             Some(RunReport::Loading) => Err("reading the run's report…".to_owned()),
             None => Ok(None),
@@ -209,9 +209,9 @@ impl RunsPane {
                     sha12,
                     result: match run.status {
                         crate::domain::report::TestStatus::Passed => RunResult::Passed,
-                        crate::domain::report::TestStatus::Failed | crate::domain::report::TestStatus::SetupFailed => {
-                            RunResult::Failed
-                        }
+                        crate::domain::report::TestStatus::Failed
+                        | crate::domain::report::TestStatus::SetupFailed
+                        | crate::domain::report::TestStatus::MergeConflict => RunResult::Failed,
                     },
                     duration: Some(run.duration_seconds),
                     started_at: Some(run.started_at.clone()),

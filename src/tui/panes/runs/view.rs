@@ -199,14 +199,24 @@ fn integrity_lines(
         (Some(error), _) => vec![head(), Span::styled(format!("not checked — {}", clean(error)), theme.warn)],
         (None, Some(flag)) => {
             let (badge, style) = tests_badge(flag, theme);
-            vec![head(), Span::styled(badge, style), Span::styled(format!(" — {}", what(flag)), theme.muted)]
+            // A fix that removed the assertions that failed is said first, wherever the flag is.
+            let words = integrity.fix_words().map_or_else(|| what(flag).to_owned(), |fix| clean(&fix));
+            vec![head(), Span::styled(badge, style), Span::styled(format!(" — {words}"), theme.muted)]
         }
         (None, None) => vec![head(), Span::styled("the PR leaves its tests alone", theme.muted)],
     };
     lines.push(Line::from(first));
     if !integrity.protected.is_empty() {
         let label = "Protected paths changed: ";
-        let text = integrity.protected.iter().map(|p| clean(p)).collect::<Vec<_>>().join(", ");
+        let text = integrity
+            .protected
+            .iter()
+            .map(|p| match integrity.guarded.iter().find(|g| &g.path == p) {
+                Some(g) => format!("{} ({})", clean(p), clean(&g.why)),
+                None => clean(p),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
         wrapped(&mut lines, vec![Span::styled(label, theme.attention)], label.len(), &text, theme.attention, width);
     }
     if !integrity.against_base.is_empty() {
@@ -253,11 +263,17 @@ fn file_lines(lines: &mut Vec<Line<'static>>, file: &TestFileChange, theme: &The
         FileStatus::Modified => ("M", theme.warn),
         FileStatus::Renamed => ("R", theme.info),
     };
+    let sourced;
     let kind = match file.kind {
         TestFileKind::Run => "run by the commands",
         TestFileKind::Test => "test",
-        TestFileKind::Config => "runner or CI configuration",
+        TestFileKind::Config => "runner, build or CI configuration",
         TestFileKind::Fixture => "fixture",
+        TestFileKind::Shadow => "shadows a module tests import",
+        TestFileKind::Sourced => {
+            sourced = format!("sourced by {}", clean(file.by.as_deref().unwrap_or("a test")));
+            sourced.as_str()
+        }
     };
     let net = file.removed_assertions.saturating_sub(file.added_assertions);
     let mut spans = vec![
