@@ -10,6 +10,11 @@
 //! a local repository instead (its HEAD is the PR head). The emulator's repository borrows the
 //! source's objects (alternates), so nothing is copied.
 //!
+//! Testing the merge (design §5.2.1) is measured on PR 2 — one commit on top of `main`, as a
+//! PR's first push is — with a new mirror each round: the head alone (`tested: None`, the
+//! baseline) and the merge into `main`; and on PR 3, branched 100 commits before `main`'s tip,
+//! whose merge base the mirror must deepen to reach.
+//!
 //! Every method runs once per round, in turn (FORGELOOP_BENCH_ROUNDS rounds, default 5); it
 //! prints the medians, the bytes the server sent for each method and the objects each received.
 //! It asserts what the README says: the first iteration receives no more objects than the
@@ -23,8 +28,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use forgeloop::checkout::{CheckoutRequest, prepare};
-use forgeloop::domain::commands::History;
+use forgeloop::checkout::{CheckoutRequest, TestedSpec, prepare};
+use forgeloop::domain::commands::{CommandsProfile, History, TreeMode, parse_commands};
 use forgeloop::domain::pr_ref::RepoName;
 use git2::{ObjectType, Oid, Repository, Signature, Tree};
 use github_emulator::{Emulator, EmulatorConfig};
@@ -173,16 +178,28 @@ fn request<'a>(
     url: &'a str,
     sha: &'a str,
 ) -> CheckoutRequest<'a> {
+    pr_request(mirrors, checkouts, repo, url, 1, sha, None)
+}
+
+/// The request for PR `number` at `sha`, testing `merge` (the merge into `main`) when given.
+fn pr_request<'a>(
+    mirrors: &'a Path,
+    checkouts: &'a Path,
+    repo: &'a RepoName,
+    url: &'a str,
+    number: u64,
+    sha: &'a str,
+    merge: Option<&'a CommandsProfile>,
+) -> CheckoutRequest<'a> {
     CheckoutRequest {
         mirrors_root: mirrors,
         repo,
         clone_url: url,
-        pr_number: 1,
+        pr_number: number,
         expected_sha: sha,
         token: None,
         allow_insecure_local: true,
         submodules: false,
-        base_ref: None,
         submodule_token_owners: &[],
         fetch_exact_sha: false,
         history: History::Shallow,
@@ -190,7 +207,20 @@ fn request<'a>(
         exact_dir: None,
         cancel: None,
         objects_for_others: false,
+        base_ref: merge.map(|_| "main"),
+        tested: merge.map(|commands| TestedSpec { tree: TreeMode::Merge, commands, protect: &[], hold: false }),
     }
+}
+
+/// A PR `number` of one commit (one file rewritten) on top of `parent`; returns its head.
+fn open_pr_on(served: &Repository, number: u64, parent: Oid, path: &[String]) -> String {
+    let parent = served.find_commit(parent).unwrap();
+    let blob = served.blob(format!("forgeloop bench PR {number}\n").as_bytes()).unwrap();
+    let tree = served.find_tree(replace(served, &parent.tree().unwrap(), path, blob)).unwrap();
+    let sig = Signature::new("Bench", "bench@example.invalid", &git2::Time::new(1_800_000_000, 0)).unwrap();
+    let oid = served.commit(None, &sig, &sig, &format!("PR {number}"), &tree, &[&parent]).unwrap();
+    served.reference(&format!("refs/pull/{number}/head"), oid, true, "bench").unwrap();
+    oid.to_string()
 }
 
 /// Objects in the repository at `dir` (loose and packed).
@@ -232,13 +262,16 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-const NAMES: [&str; 6] = [
+const NAMES: [&str; 9] = [
     "first_iteration_prepare",
     "second_iteration_prepare",
     "unchanged_prepare",
     "depth1_floor_git_cli",
     "reference_git_cli_full_clone",
     "tree_checkout_only",
+    "first_iteration_head_alone_pr2",
+    "first_iteration_merge_pr2",
+    "first_iteration_merge_stale_pr3",
 ];
 
 fn bench_checkout(_c: &mut Criterion) {
@@ -273,12 +306,26 @@ fn bench_checkout(_c: &mut Criterion) {
     let path = blob_path(&served_repo, &head_commit.tree().unwrap(), 0).expect("a file to rewrite");
     eprintln!("{label}, served at {url}; each round rewrites {}", path.join("/"));
 
+    // PR 2: one commit on main's tip; PR 3: one commit on main 100 commits back.
+    let main = head_commit.id();
+    let pr2 = open_pr_on(&served_repo, 2, main, &path);
+    let mut stale = head_commit.clone();
+    for _ in 0..100 {
+        match stale.parent(0) {
+            Ok(parent) => stale = parent,
+            Err(_) => break,
+        }
+    }
+    let pr3 = open_pr_on(&served_repo, 3, stale.id(), &path);
+    let commands = parse_commands(r#"[["true"]]"#).unwrap();
+
     let warm = root.path().join("warm-mirrors");
     drop(prepare(&request(&warm, &checkouts, &repo, &url, &head)).unwrap());
     let mirror = Repository::open_bare(warm.join("bench").join("repo.git")).unwrap();
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); NAMES.len()];
     let mut bytes = [0u64; NAMES.len()];
     let mut objects = [0usize; NAMES.len()];
+    let mut deepened = 0;
     for round in 0..rounds {
         let (sha, new_objects) = push_new_pr_commit(&served_repo, &path, round);
         let oid = Oid::from_str(&sha).unwrap();
@@ -292,9 +339,20 @@ fn bench_checkout(_c: &mut Criterion) {
                 3 => (None, Some(depth1_floor(&url, &sha, scratch.path()))),
                 // The reference clones branches only, so it checks out `main`'s tip (same size).
                 4 => (None, Some(reference_clone(&url, &head, scratch.path()))),
-                _ => {
+                5 => {
                     tree_checkout_only(&mirror, oid, scratch.path());
                     (None, None)
+                }
+                6 => {
+                    (Some(prepare(&pr_request(scratch.path(), &checkouts, &repo, &url, 2, &pr2, None)).unwrap()), None)
+                }
+                7 => {
+                    let req = pr_request(scratch.path(), &checkouts, &repo, &url, 2, &pr2, Some(&commands));
+                    (Some(prepare(&req).unwrap()), None)
+                }
+                _ => {
+                    let req = pr_request(scratch.path(), &checkouts, &repo, &url, 3, &pr3, Some(&commands));
+                    (Some(prepare(&req).unwrap()), None)
                 }
             };
             slot.push(started.elapsed());
@@ -306,6 +364,14 @@ fn bench_checkout(_c: &mut Criterion) {
             };
             if let Some(co) = &kept {
                 assert_eq!(co.fetch.depth, Some(1), "{} fetched at depth 1", NAMES[k]);
+                // The merge of a PR up to date with main needs nothing beyond the first fetch;
+                // a stale branch's, the deepening to its merge base.
+                match (k, co.tested.as_ref()) {
+                    (7, Some(t)) => assert_eq!(t.deepen_fetches, 0, "PR 2 descends from main's tip"),
+                    (8, Some(t)) => deepened = t.deepen_fetches,
+                    (7 | 8, None) => panic!("{} made no merge", NAMES[k]),
+                    _ => {}
+                }
             }
             // What the README claims: a warm mirror receives only the new commit's objects,
             // nothing of the tree or the history again; the same head again receives nothing.
@@ -334,13 +400,18 @@ fn bench_checkout(_c: &mut Criterion) {
         eprintln!("  {name:<34} {:>9.1} ms", m.as_secs_f64() * 1e3);
     }
     eprintln!("received in the last round (bytes the server sent, objects the client got):");
-    for (k, name) in NAMES.iter().enumerate().take(5) {
-        eprintln!("  received {name:<34} {:>12} bytes {:>8} objects", bytes[k], objects[k]);
+    for (k, name) in NAMES.iter().enumerate() {
+        if k != 5 {
+            eprintln!("  received {name:<34} {:>12} bytes {:>8} objects", bytes[k], objects[k]);
+        }
     }
+    eprintln!("  the stale PR's merge deepened the mirror in {deepened} more fetches");
     let ratio = |a: usize, b: usize| medians[a].as_secs_f64() / medians[b].as_secs_f64();
     eprintln!("  first_iteration / depth1_floor = {:.2} (target <= 1.5)", ratio(0, 3));
     eprintln!("  second_iteration / depth1_floor = {:.2} (target <= 1.5)", ratio(1, 3));
     eprintln!("  first_iteration / reference_full_clone = {:.2}", ratio(0, 4));
+    eprintln!("  merge / head alone, first iteration = {:.2} (target <= 1.1)", ratio(7, 6));
+    eprintln!("  stale merge / head alone, first iteration = {:.2}", ratio(8, 6));
     drop(mirror);
     served.rt.block_on(served.emulator.shutdown());
 }

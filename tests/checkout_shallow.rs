@@ -93,6 +93,7 @@ impl Env {
             history,
             cancel: None,
             objects_for_others: false,
+            tested: None,
         })
     }
 

@@ -180,6 +180,7 @@ mod token_scope {
                 exact_dir: None,
                 cancel: None,
                 objects_for_others: false,
+                tested: None,
             })
         }
     }

@@ -138,8 +138,9 @@ fn the_whole_pr_at_a_tested_head_and_its_stat_and_a_pr_outside_any_cycle() {
     assert!(stat.stdout.contains("notes.md => docs.md"), "{}", stat.stdout);
     assert!(stat.stdout.trim_end().ends_with("deletions(-)"), "{}", stat.stdout);
 
-    // Run 1's whole PR was cached when run 1 judged its integrity; made again now, its head is
-    // no longer the PR's, so it comes from the compare API.
+    // Run 1's whole PR was cached when run 1 judged its integrity; made again now, it comes
+    // from the mirror (what run 1 was judged on: its merge against the base tip it recorded),
+    // and once the mirror is gone from GitHub's compare API.
     let diffs = w.path("c.d/diffs");
     let cached: Vec<_> = std::fs::read_dir(&diffs).unwrap().flatten().map(|e| e.file_name()).collect();
     assert!(cached.iter().any(|n| n.to_string_lossy().starts_with("pr-")), "{cached:?}");
@@ -147,6 +148,12 @@ fn the_whole_pr_at_a_tested_head_and_its_stat_and_a_pr_outside_any_cycle() {
     let first = w.run(&["diff", "--state", "c.json", "--iteration", "1"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert!(first.stdout.contains("+echo $(($1 * $2))"), "{}", first.stdout);
+    assert_eq!(w.requests_to("/compare/"), 0);
+    std::fs::remove_dir_all(&diffs).unwrap();
+    std::fs::remove_dir_all(w.sb.home().join("mirrors")).unwrap();
+    let again = w.run(&["diff", "--state", "c.json", "--iteration", "1"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.contains("+echo $(($1 * $2))"), "{}", again.stdout);
     assert!(w.requests_to("/compare/") >= 1);
 
     // Outside a cycle.

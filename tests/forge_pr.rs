@@ -27,8 +27,9 @@ fn reference_f6_f11_a_passing_pr_reaches_the_merge_gate_at_its_exact_head() {
     state["project_url"] = Value::from("https://chatgpt.com/g/g-p-widget/project");
     state["conversation_url"] = Value::from("https://chatgpt.com/g/g-p-widget/c/task-1");
     fs::write(w.path("c.json"), serde_json::to_string(&state).unwrap()).unwrap();
-    // The command proves what was checked out: a detached HEAD at the API's SHA.
-    let commands = r#"[["sh", "test.sh"], ["git", "rev-parse", "HEAD"], ["git", "status", "--porcelain"]]"#;
+    // The command proves what was checked out: a detached HEAD at the merge of the API's SHA
+    // into the base branch's tip (its second parent), as merging would leave the branch.
+    let commands = r#"[["sh", "test.sh"], ["git", "rev-parse", "HEAD^2"], ["git", "status", "--porcelain"]]"#;
     fs::write(w.path("commands.json"), commands).unwrap();
 
     let run = w.forge_pr("c.json", &format!("acme/widget#{n}"), &["--post-comment"]);
@@ -38,12 +39,15 @@ fn reference_f6_f11_a_passing_pr_reaches_the_merge_gate_at_its_exact_head() {
     assert_eq!(out["iteration"], 1);
     assert_eq!(out["report"]["status"], "TEST_PASSED");
     assert_eq!(out["report"]["head_sha"], head.as_str());
+    assert_eq!(out["report"]["base_sha"].as_str(), Some(w.tip(&repo, "main").as_str()), "{:#}", out["report"]);
+    assert_eq!(out["report"]["tested"]["tree"], "merge");
+    assert_eq!(out["report"]["tested"]["base_ref"], "main");
     assert!(out["next_action"].as_str().unwrap().contains("merge"));
     for key in ["repository", "project_url", "conversation_url"] {
         assert_eq!(out[key], state[key], "{key}");
     }
     let log = fs::read_to_string(w.path(&format!("c.d/runs/1-{}.log", &head[..12]))).unwrap();
-    assert!(log.contains(&head), "the checkout is detached at the head SHA:\n{log}");
+    assert!(log.contains(&head), "the checkout is the merge of the head SHA:\n{log}");
     assert!(log.contains("$ sh test.sh") && log.contains("ok - 2+3=5"));
     let comments = w.comments(&repo, n);
     assert_eq!(comments.len(), 1);
@@ -409,8 +413,9 @@ fn a_full_history_profile_gets_the_history_and_tags_git_describe_needs() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(run.json()["report"]["status"], "TEST_PASSED");
     let log = fs::read_to_string(w.path(&format!("c.d/runs/1-{}.log", &head[..12]))).unwrap();
-    // The emulator's initial commit, project, 3 history commits, the PR's: 6; the head is 4 past the tag.
-    assert!(log.contains("\n6\n") && log.contains("v0.1-4-g"), "{log}");
+    // The emulator's initial commit, project, 3 history commits, the PR's and forgeloop's merge
+    // of it into main: 7; the merge is 5 past the tag.
+    assert!(log.contains("\n7\n") && log.contains("v0.1-5-g"), "{log}");
     let events = w.run(&["log", "--state", "c.json"]).json();
     let fetch =
         events["events"].as_array().unwrap().iter().find(|e| e["kind"] == "run_finished").unwrap()["data"]["fetch"]

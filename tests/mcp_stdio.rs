@@ -578,8 +578,11 @@ fn a_github_checks_profile_waits_for_the_repositorys_ci_and_runs_nothing_here() 
     let messages: Vec<String> = progress.into_iter().map(|(_, _, m)| m).collect();
     assert!(messages.iter().any(|m| m.starts_with("waiting for the repository's CI")), "{messages:?}");
     assert!(!messages.iter().any(|m| m.starts_with("fetching") || m.starts_with("running command")), "{messages:?}");
-    // Nothing was fetched or run here: no mirror exists.
-    assert!(!w.sb.home().join("mirrors").exists(), "no PR code on this machine");
+    // Nothing was checked out or run here: the PR's objects are in the mirror only, where its
+    // change against the base branch is read for its integrity.
+    assert!(report["integrity"]["error"].is_null(), "{report:#}");
+    let runs = std::fs::read_dir(w.sb.home().join("run")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(runs, 0, "no checkout or run directory on this machine");
     assert_eq!(mcp.finish(), 0);
 }
 

@@ -1,8 +1,9 @@
-//! Trust, then verify (issue 32), through the real binary against the GitHub emulator: a PR
-//! whose second head rewrites its test script to pass is `READY_TO_MERGE` with `integrity`
-//! naming the file and the removed assertion, and `next`, the PR comment and `list` say so;
-//! with the path protected the same PR ends `NEEDS_REVIEW`, `approve` needs a terminal and
-//! makes it `READY_TO_MERGE`; a PR that only adds a test is "tests added".
+//! Trust, then verify (issues 32 and 38), through the real binary against the GitHub emulator:
+//! a PR whose second head (the fix of a failing run) rewrites its test script to pass is
+//! `NEEDS_REVIEW` with `integrity` naming the file and the removed assertion, and `next`, the PR
+//! comment and `list` say so first; with the path protected (`mode = "flag"`) the pass names
+//! it too, `approve` needs a terminal and makes it `READY_TO_MERGE`; a PR that only adds a test
+//! is "tests added".
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 mod support;
@@ -50,10 +51,10 @@ fn next(w: &World) -> Value {
 }
 
 #[test]
-fn a_pr_that_rewrites_its_test_script_passes_and_every_decision_point_says_so() {
+fn a_fix_that_rewrites_its_test_script_waits_for_a_person_and_every_decision_point_says_so() {
     let w = World::new();
     let (repo, n, out) = rewritten_tests(&w, &[]);
-    assert_eq!(out["status"], "READY_TO_MERGE", "{out:#}");
+    assert_eq!(out["status"], "NEEDS_REVIEW", "no [protect]: the fix removed the failing assertion: {out:#}");
     let integrity = &out["report"]["integrity"];
     assert_eq!(integrity["flag"], "assertions_removed", "{integrity:#}");
     let files = integrity["against_base"].as_array().unwrap();
@@ -65,26 +66,31 @@ fn a_pr_that_rewrites_its_test_script_passes_and_every_decision_point_says_so() 
     assert_eq!(integrity["since_last"]["iteration"], 1);
     assert_eq!(integrity["since_last"]["files"][0]["path"], "test.sh");
 
+    let said = "the fix removed 1 assertion from test.sh, the test that failed";
+    assert_eq!(integrity["since_last"]["after_failure"], true);
+    assert_eq!(integrity["since_last"]["failed"], serde_json::json!(["test.sh"]));
     let next = next(&w);
-    assert_eq!(next["action"], "stop");
+    assert_eq!(next["action"], "wait_for_human");
     let explanation = next["explanation"].as_str().unwrap();
     assert!(
-        explanation.contains("passed, and the PR changed its tests: review before merging")
-            && explanation.contains("test.sh (+1 −1, 1 assertion removed)"),
+        explanation.contains(&format!("but {said}")) && explanation.contains("test.sh (+1 −1, 1 assertion removed)"),
         "{explanation}"
     );
 
     let comments = w.comments(&repo, n);
     let last = comments.last().unwrap();
-    assert!(last.contains("- Tests: the PR changed its tests and removed assertions: test.sh"), "{last}");
-    assert!(last.contains("review before merging"), "{last}");
+    assert!(
+        last.contains(&format!("- Tests: {said}; the PR changed its tests and removed assertions: test.sh")),
+        "{last}"
+    );
+    assert!(last.contains(&format!("- Needs a person's review: {said}")), "{last}");
     assert!(last.contains("removed from `test.sh`:") && last.contains("exit 1; fi"), "{last}");
     assert!(!comments[0].contains("- Tests:"), "the first run changed no test: {}", comments[0]);
 
     let list = w.run(&["list"]).json();
     let row = &list[0];
     assert_eq!(row["tests"]["flag"], "assertions_removed", "{row:#}");
-    assert!(row["tests"]["summary"].as_str().unwrap().contains("test.sh"), "{row:#}");
+    assert!(row["tests"]["summary"].as_str().unwrap().starts_with(said), "{row:#}");
 
     // The journal says it too, and the diff the check read is the Diff tab's, cached.
     let log = w.run(&["log", "--state", "c.json"]).json();
@@ -98,7 +104,8 @@ fn a_pr_that_rewrites_its_test_script_passes_and_every_decision_point_says_so() 
 #[test]
 fn with_the_test_script_protected_the_pass_needs_a_persons_review_and_approval() {
     let w = World::new();
-    w.config("[protect]\npaths = [\"test.sh\"]\n\n[protect.repositories.\"acme/widget\"]\npaths = [\".github/\"]\n");
+    // Flagged, not held: the PR's own test.sh runs (held, the person's would, and fail).
+    w.config("[protect]\npaths = [\"test.sh\"]\nmode = \"flag\"\n\n[protect.repositories.\"acme/widget\"]\npaths = [\".github/\"]\n");
     let (_, n, out) = rewritten_tests(&w, &[]);
     // The prompt told WebGPT what not to change.
     let state = w.sb.read_json(&w.path("c.json"));
@@ -141,7 +148,7 @@ fn with_the_test_script_protected_the_pass_needs_a_persons_review_and_approval()
 #[test]
 fn the_persons_words_answer_a_needs_review_instead_of_approving_it() {
     let w = World::new();
-    w.config("[protect]\npaths = [\"test.sh\"]\n");
+    w.config("[protect]\npaths = [\"test.sh\"]\nmode = \"flag\"\n");
     let (_, _, out) = rewritten_tests(&w, &[]);
     assert_eq!(out["status"], "NEEDS_REVIEW");
     std::fs::write(w.path("say.txt"), "Do not edit test.sh; fix calc.sh instead.").unwrap();

@@ -97,6 +97,7 @@ impl Fixture {
             exact_dir: None,
             cancel: None,
             objects_for_others: false,
+            tested: None,
         }
     }
 

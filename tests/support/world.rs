@@ -92,6 +92,19 @@ impl World {
         self.rt.block_on(self.emu.commit_files(repo, branch, files, message)).unwrap()
     }
 
+    /// The commit `branch` of `repo` points at.
+    pub fn tip(&self, repo: &RepoHandle, branch: &str) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(&repo.path)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .args(["rev-parse", &format!("refs/heads/{branch}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
     /// A PR from `branch` whose calc.sh is `calc`; returns its number.
     pub fn pr(&self, repo: &RepoHandle, branch: &str, calc: &str) -> u64 {
         self.commit(repo, branch, &[("calc.sh", calc)], &format!("{branch}: change calc.sh"));
