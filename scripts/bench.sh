@@ -134,6 +134,14 @@ for part in "${parts[@]}"; do
                 "$ref ms, $(said "$ref_b" "$ref_o")" "$floor_said" "$(ratio "$ref" "$floor")×"
             row "checkout, first iteration vs the reference tool's full clone, $label" "$first ms" \
                 "full clone: $ref ms" "$(ratio "$first" "$ref")×"
+            alone=$(med first_iteration_head_alone_pr2)
+            merged=$(med first_iteration_merge_pr2)
+            stale=$(med first_iteration_merge_stale_pr3)
+            deepened=$(sed -nE 's/^ +the stale PR.s merge deepened the mirror in ([0-9]+) more fetches$/\1/p' "$log" | head -1)
+            row "checkout of the merge into the base tip (PR one commit on main), first iteration, $label" \
+                "$merged ms" "the head alone: $alone ms (target ≤ 1.1×)" "$(ratio "$merged" "$alone")×"
+            row "checkout of the merge, a PR 100 commits behind main, first iteration, $label" \
+                "$stale ms ($deepened deepening fetches)" "the head alone: $alone ms" "$(ratio "$stale" "$alone")×"
         done
         ;;
     tui)
