@@ -54,7 +54,7 @@ use crate::domain::commands::CommandsProfile;
 use crate::domain::egress::{NetworkMode, proxy_environment};
 pub use crate::domain::report::SandboxInfo;
 pub use rundir::RunDir;
-pub use spec::{Account, Built, Phase, RunPaths, Spec, Tier};
+pub use spec::{Account, Built, CacheMount, Phase, RunPaths, Spec, Tier};
 pub use view::{PathRefused, View};
 
 /// The argument that turns the forgeloop binary into the sandbox helper.
@@ -247,7 +247,13 @@ impl Plan {
             writable_git: self.writable_git,
             run_as: self.run_as.map(|a| format!("uid {} gid {}", a.uid, a.gid)),
             cache: None,
+            cache_layers: None,
         }
+    }
+
+    /// The tier the commands run in; `None` when the person turned the sandbox off.
+    pub fn tier(&self) -> Option<Tier> {
+        self.tier
     }
 
     /// Whether commands run inside a sandbox (false only when the person turned it off).

@@ -19,7 +19,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::spec::Spec;
+use super::spec::{CacheMount, INSIDE_ID, Spec};
 use super::view::Pin;
 
 /// Device nodes bound into `/dev`. No `/dev/tty`: a run has no controlling terminal.
@@ -49,6 +49,11 @@ enum Kind {
     HideFile,
     /// A system directory that is a symlink on this machine (`/bin` → `usr/bin`).
     Symlink(PathBuf),
+    /// The run's cache: the base layer (`source`) read-only under the cycle's layer.
+    Overlay {
+        upper: PathBuf,
+        work: PathBuf,
+    },
 }
 
 struct Mount {
@@ -97,8 +102,17 @@ fn plan(spec: &Spec) -> Vec<Mount> {
     for path in &view.read {
         add(path, path, Kind::ReadOnly);
     }
-    for path in view.write.iter().chain([&spec.run.checkout]).chain(spec.run.cache.as_ref()) {
+    for path in view.write.iter().chain([&spec.run.checkout]) {
         add(path, path, Kind::ReadWrite);
+    }
+    if let Some(cache) = &spec.run.cache {
+        match &spec.run.cache_mount {
+            None => add(cache, cache, Kind::ReadWrite),
+            Some(CacheMount::Bind { source }) => add(source, cache, Kind::ReadWrite),
+            Some(CacheMount::Overlay { lower, upper, work }) => {
+                add(lower, cache, Kind::Overlay { upper: upper.clone(), work: work.clone() });
+            }
+        }
     }
     if let Some(gitdir) = &spec.run.gitdir {
         add(gitdir, gitdir, if spec.writable_git { Kind::ReadWrite } else { Kind::ReadOnly });
@@ -135,6 +149,10 @@ fn apply(root: &Path, item: &Mount, pins: &[Pin]) -> Result<(), String> {
             }
             Ok(())
         }
+        Kind::Overlay { upper, work } => {
+            mount_point(root, &item.target, true)?;
+            overlay(&item.source, upper, work, &target)
+        }
         Kind::HideDir => {
             mount_point(root, &item.target, true)?;
             let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
@@ -144,6 +162,66 @@ fn apply(root: &Path, item: &Mount, pins: &[Pin]) -> Result<(), String> {
             mount_point(root, &item.target, false)?;
             mount(Some(Path::new("/dev/null")), &target, None, libc::MS_BIND, None)
         }
+    }
+}
+
+/// Mounts an overlay of `lower` (read-only) and `upper` at `target`, as uid 1000 of the
+/// namespace: overlayfs does what a run asks of it with its mounter's credentials, and copies a
+/// lower file up as the mounter, so the mounter must be the account the run's files belong to
+/// (this process's own uid has no mapping when forgeloop is root). The directories are opened
+/// here, where every parent can be walked, and named to the mount by descriptor: the account
+/// could not walk forgeloop's private home to them. `userxattr`: overlayfs keeps its markers
+/// in `user.` attributes, the only ones a user namespace may write.
+fn overlay(lower: &Path, upper: &Path, work: &Path, target: &Path) -> Result<(), String> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let open = |path: &Path| -> Result<OwnedFd, String> {
+        let c = cstring(path)?;
+        // SAFETY: open reads the NUL-terminated path; a non-negative result is ours.
+        let fd =
+            unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(format!("{}: {}", path.display(), std::io::Error::last_os_error()));
+        }
+        // SAFETY: the descriptor was just returned to us.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let (l, u, w, t) = (open(lower)?, open(upper)?, open(work)?, open(target)?);
+    let fd = |f: &OwnedFd| format!("/proc/self/fd/{}", f.as_raw_fd());
+    let data = CString::new(format!("lowerdir={},upperdir={},workdir={},userxattr", fd(&l), fd(&u), fd(&w)))
+        .map_err(|_| "overlay options hold a NUL byte".to_owned())?;
+    let target_c = cstring(Path::new(&fd(&t)))?;
+    // SAFETY: this process is single-threaded; the child only makes system calls on memory
+    // prepared above, then `_exit`s.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return Err(format!("fork for the cache's overlay: {}", std::io::Error::last_os_error()));
+    }
+    if child == 0 {
+        // SAFETY: plain system calls on live NUL-terminated strings; _exit never returns.
+        unsafe {
+            libc::setfsgid(INSIDE_ID);
+            libc::setfsuid(INSIDE_ID);
+            let flags = libc::MS_NOSUID | libc::MS_NODEV;
+            let done =
+                libc::mount(c"overlay".as_ptr(), target_c.as_ptr(), c"overlay".as_ptr(), flags, data.as_ptr().cast());
+            let code =
+                if done == 0 { 0 } else { std::io::Error::last_os_error().raw_os_error().unwrap_or(1).clamp(1, 255) };
+            libc::_exit(code)
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    if unsafe { libc::waitpid(child, &mut status, 0) } != child {
+        return Err(format!("waiting for the cache's overlay: {}", std::io::Error::last_os_error()));
+    }
+    match (libc::WIFEXITED(status), libc::WEXITSTATUS(status)) {
+        (true, 0) => Ok(()),
+        (true, errno) => Err(format!(
+            "mounting the cache's overlay on {}: {}",
+            target.display(),
+            std::io::Error::from_raw_os_error(errno)
+        )),
+        _ => Err(format!("mounting the cache's overlay on {}: the mounting process died", target.display())),
     }
 }
 

@@ -16,11 +16,8 @@ use std::io::{Read, Write};
 use super::cgroup::Limits;
 use super::exec::{self, Ended};
 use super::mounts;
-use super::spec::{Account, INSIDE_PROXY_PORT, Spec};
+use super::spec::{Account, INSIDE_ID, INSIDE_PROXY_PORT, Spec};
 use crate::domain::egress::NetworkMode;
-
-/// The uid and gid of the command inside its namespace.
-pub(super) const INSIDE_ID: u32 = 1000;
 
 pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     // SAFETY: getuid/getgid/geteuid have no arguments and cannot fail.

@@ -103,6 +103,7 @@ impl RunDir {
             root: self.dir.join("root"),
             cache: None,
             cache_env: BTreeMap::new(),
+            cache_mount: None,
             proxy_ports: BTreeMap::new(),
         }
     }

@@ -15,6 +15,9 @@ use crate::domain::egress::NetworkMode;
 /// find the egress proxy (a socket forgeloop binds there; nothing else of the host's network).
 pub const INSIDE_PROXY_PORT: u16 = 3128;
 
+/// The uid and gid of a first-tier command inside its namespace.
+pub(super) const INSIDE_ID: u32 = 1000;
+
 /// Which defences are built (design §5.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -87,10 +90,35 @@ pub struct RunPaths {
     /// The variables that point the ecosystems' caches into it.
     #[serde(default)]
     pub cache_env: BTreeMap<String, String>,
+    /// First tier: what is mounted at `cache` (which then exists only inside the sandbox);
+    /// `None` binds `cache` itself.
+    #[serde(default)]
+    pub cache_mount: Option<CacheMount>,
     /// Second tier, `allowlist`: the port of the run's egress proxy on the host's loopback, per
     /// phase (`setup`, `test`).
     #[serde(default)]
     pub proxy_ports: BTreeMap<String, u16>,
+}
+
+/// What the first tier mounts at a run's cache path (design §5.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMount {
+    /// One directory, read-write (warming the base layer, or a layer with no base under it).
+    Bind {
+        /// The directory.
+        source: PathBuf,
+    },
+    /// The base layer read-only under the cycle's writable layer: what the run writes lands in
+    /// `upper` alone.
+    Overlay {
+        /// The base layer.
+        lower: PathBuf,
+        /// The cycle's layer.
+        upper: PathBuf,
+        /// overlayfs's own scratch directory, beside `upper` on the same file system.
+        work: PathBuf,
+    },
 }
 
 /// Everything the sandbox helper needs to build the sandbox for one command and run it.

@@ -177,9 +177,50 @@ pub struct SandboxInfo {
     /// When forgeloop runs as root: the unprivileged account the commands ran as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_as: Option<String>,
-    /// The repository's warm cache slot the run used (`owner/repo/slot`); `None` ran cold.
+    /// The writable cache layer the run used (`owner/repo/pr-N`, or a throw-away
+    /// `owner/repo/tmp-…`); `None` ran cold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<String>,
+    /// Where that cache came from (design §5.6): the base layer under it and the layer's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_layers: Option<CacheLayers>,
+}
+
+/// A run's cache, as evidence: what the base branch left (read-only to the run) and how many
+/// runs of this one cycle wrote the layer on top before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheLayers {
+    /// `cycle` (the PR's own, kept between its runs) or `throwaway` (one run, then removed).
+    pub layer: String,
+    /// `overlay` (the base layer under the run's, by an overlay mount) or `copy` (a copy of
+    /// the base layer, where there are no mount namespaces).
+    pub stack: String,
+    /// Runs of the writable layer before this one (0: it started from the base layer alone).
+    pub layer_runs: u32,
+    /// The base layer under it; `None` when there was none to use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<BaseLayer>,
+}
+
+/// The base layer a run started from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseLayer {
+    /// The base branch commit its build ran at.
+    pub commit: String,
+    /// When it was warmed (RFC 3339).
+    pub warmed_at: String,
+    /// Commits from that commit to the base tip this run tested against, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind: Option<u32>,
+    /// This run warmed it (before its own commands), taking `warm_seconds`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmed_now: bool,
+    /// How long this run's warming took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_seconds: Option<u64>,
+    /// It was due to be warmed again, but another run held it: this run used it as it was.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
 }
 
 impl SandboxInfo {
@@ -200,6 +241,7 @@ impl SandboxInfo {
             writable_git: false,
             run_as: None,
             cache: None,
+            cache_layers: None,
         }
     }
 
