@@ -168,9 +168,20 @@ pub struct CacheConfig {
     /// All caches together at most this many GB (default 10); `gc` trims the least recently
     /// used first.
     pub max_gb: Option<f64>,
+    /// How many commits the base branch may move past the commit a repository's base layer
+    /// was warmed at before a run warms it again (default 20).
+    pub base_max_behind: Option<u32>,
 }
 
+/// `[cache] base_max_behind` when the file says nothing.
+pub const DEFAULT_BASE_MAX_BEHIND: u32 = 20;
+
 impl CacheConfig {
+    /// The distance after which the base layer is warmed again.
+    pub fn base_max_behind(&self) -> u32 {
+        self.base_max_behind.unwrap_or(DEFAULT_BASE_MAX_BEHIND)
+    }
+
     /// The bound in bytes (a missing, negative or non-finite `max_gb` means the default).
     pub fn max_bytes(&self) -> u64 {
         let gb = self.max_gb.filter(|g| g.is_finite() && *g >= 0.0).unwrap_or(DEFAULT_CACHE_MAX_GB);

@@ -1,5 +1,5 @@
-//! How much the caches hold, and trimming them to `[cache] max_gb`, least recently used slot
-//! first, never one a run holds.
+//! How much the caches hold, and trimming them to `[cache] max_gb`, least recently used layer
+//! first (base and cycle layers alike), never one a run holds.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -9,18 +9,18 @@ use serde::Serialize;
 use super::LAST_USED;
 use crate::store::tree;
 
-/// The caches below a root: every slot, its size and when a run last used it.
+/// The caches below a root: every layer (base and cycle), its size and when a run last used it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Usage {
-    /// All slots together, in bytes.
+    /// All layers together, in bytes.
     pub bytes: u64,
-    /// Every slot, sorted.
+    /// Every layer, least recently used first (the key says `slot`, as before layers).
     pub slots: Vec<SlotUsage>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SlotUsage {
-    /// `owner/repo/slot`.
+    /// `owner/repo/base` or `owner/repo/pr-N`.
     pub slot: String,
     pub bytes: u64,
     #[serde(skip)]
@@ -32,17 +32,17 @@ pub struct SlotUsage {
 /// What [`trim`] removed.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Trimmed {
-    /// The slots deleted (`owner/repo/slot`); with a dry run, those that would be.
+    /// The layers deleted (`owner/repo/layer`); with a dry run, those that would be.
     pub removed: Vec<String>,
-    /// Bytes the deleted slots took.
+    /// Bytes the deleted layers took.
     pub freed_bytes: u64,
-    /// Slots over the bound that a run holds now, left alone.
+    /// Layers over the bound that a run holds now, left alone.
     pub in_use: Vec<String>,
-    /// Slots that could not be deleted, each with why.
+    /// Layers that could not be deleted, each with why.
     pub failed: Vec<String>,
 }
 
-/// Every slot below `root` (`<owner>/<repo>/<slot>`) with its size on disk (symlinks count as
+/// Every layer below `root` (`<owner>/<repo>/<layer>`) with its size on disk (symlinks count as
 /// themselves, not what they point at).
 pub fn usage(root: &Path) -> Usage {
     let mut out = Usage::default();
@@ -67,8 +67,8 @@ pub fn usage(root: &Path) -> Usage {
     out
 }
 
-/// Removes whole slots, least recently used first, until the caches hold at most `max_bytes`.
-/// A slot whose lock a run holds is skipped; `dry_run` only says what would go.
+/// Removes whole layers, least recently used first, until the caches hold at most `max_bytes`.
+/// A layer whose lock a run holds (a base layer's: any run of the repository) is skipped; `dry_run` only says what would go.
 pub fn trim(root: &Path, max_bytes: u64, dry_run: bool) -> Trimmed {
     let usage = usage(root);
     let mut total = usage.bytes;
@@ -121,28 +121,31 @@ fn size(path: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::Cache;
+    use crate::cache::{Layers, Scope, Stack};
     use crate::domain::pr_ref::RepoName;
 
     #[test]
-    fn trimming_removes_the_least_recently_used_slots_never_a_held_one() {
+    fn trimming_removes_the_least_recently_used_layers_never_a_held_one() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let fill =
-            |cache: &Cache, kib: usize| std::fs::write(cache.path().join("blob"), vec![7u8; kib * 1024]).unwrap();
-        let old = Cache::claim(root, &RepoName::parse("a/old").unwrap()).unwrap();
-        fill(&old, 400);
-        let old_path = old.path().to_path_buf();
-        drop(old);
+        let claim = |repo: &str| {
+            let layers =
+                Layers::claim(root, &RepoName::parse(repo).unwrap(), Scope::Cycle(1), Stack::Copy, None).unwrap();
+            let path = root.join(layers.key());
+            std::fs::write(path.join("blob"), vec![7u8; 400 * 1024]).unwrap();
+            (layers, path)
+        };
         let long_ago =
             std::fs::FileTimes::new().set_modified(SystemTime::now() - std::time::Duration::from_secs(86_400));
-        std::fs::File::options().write(true).open(old_path.join(LAST_USED)).unwrap().set_times(long_ago).unwrap();
-        let held = Cache::claim(root, &RepoName::parse("a/held").unwrap()).unwrap();
-        fill(&held, 400);
-        std::fs::File::options().write(true).open(held.path().join(LAST_USED)).unwrap().set_times(long_ago).unwrap();
-        let new = Cache::claim(root, &RepoName::parse("a/new").unwrap()).unwrap();
-        fill(&new, 400);
-        let new_path = new.path().to_path_buf();
+        let age = |path: &Path| {
+            std::fs::File::options().write(true).open(path.join(LAST_USED)).unwrap().set_times(long_ago).unwrap()
+        };
+        let (old, old_path) = claim("a/old");
+        drop(old);
+        age(&old_path);
+        let (held, held_path) = claim("a/held");
+        age(&held_path);
+        let (new, new_path) = claim("a/new");
         drop(new);
 
         let before = usage(root);
@@ -150,11 +153,12 @@ mod tests {
         assert!(before.bytes >= 1200 * 1024, "{before:?}");
         // Removing the oldest leaves 800 KiB: the held one is skipped, so the newest goes too.
         let dry = trim(root, 500 * 1024, true);
-        assert_eq!(dry.removed, ["a/old/0", "a/new/0"]);
+        assert_eq!(dry.removed, ["a/old/pr-1", "a/new/pr-1"]);
         assert!(old_path.exists(), "a dry run removed something");
         let done = trim(root, 500 * 1024, false);
-        assert_eq!(done.removed, ["a/old/0", "a/new/0"], "{done:?}");
-        assert_eq!(done.in_use, ["a/held/0"]);
-        assert!(!old_path.exists() && !new_path.exists() && held.path().exists());
+        assert_eq!(done.removed, ["a/old/pr-1", "a/new/pr-1"], "{done:?}");
+        assert_eq!(done.in_use, ["a/held/pr-1"]);
+        assert!(!old_path.exists() && !new_path.exists() && held_path.exists());
+        drop(held);
     }
 }

@@ -13,6 +13,7 @@
 //! transport (`file://`, paths) cannot fetch shallow, so local URLs always fetch in full.
 
 mod auth;
+pub mod base_tip;
 mod error;
 pub mod lockfiles;
 mod mirror;
@@ -195,6 +196,14 @@ impl Checkout {
         &self.gitdir
     }
 
+    /// Marks every file and directory of the working tree modified now (never through a
+    /// link). For a build that ran after the checkout was written — the base layer's warming:
+    /// build tools that compare times (cargo, make) would otherwise take the artifacts it left,
+    /// newer than the PR's sources, for the PR's own, and test the base's code.
+    pub fn touch_all(&self) -> std::io::Result<()> {
+        touch_tree(&self.tree, std::time::SystemTime::now())
+    }
+
     /// Keeps the working tree (`--keep-checkout`), moved to `dest` (which must not exist, on the
     /// same filesystem), and returns `dest`. What the test wrote into the working tree stays;
     /// its `.git` — which the test could have replaced with hooks, an `fsmonitor` or an alias —
@@ -227,13 +236,17 @@ enum Container {
 }
 
 impl Container {
+    fn exact(dir: &Path) -> Result<Container, CheckoutError> {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
+            .map(|()| Container::Exact(dir.to_path_buf()))
+            .map_err(|source| CheckoutError::Disk { action: "creating", path: dir.to_path_buf(), source })
+    }
+
     fn create(req: &CheckoutRequest<'_>) -> Result<Container, CheckoutError> {
         if let Some(dir) = req.exact_dir {
-            return std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(dir)
-                .map(|()| Container::Exact(dir.to_path_buf()))
-                .map_err(|source| CheckoutError::Disk { action: "creating", path: dir.to_path_buf(), source });
+            return Container::exact(dir);
         }
         let mut builder = tempfile::Builder::new();
         builder.prefix(CHECKOUT_PREFIX);
@@ -575,6 +588,20 @@ pub(crate) fn lock_frees_soon(file: &std::fs::File) -> bool {
         }
     }
     false
+}
+
+fn touch_tree(path: &Path, now: std::time::SystemTime) -> std::io::Result<()> {
+    let meta = path.symlink_metadata()?;
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            touch_tree(&entry?.path(), now)?;
+        }
+    }
+    let file = std::fs::File::open(path)?;
+    file.set_modified(now)
 }
 
 #[cfg(test)]
