@@ -252,12 +252,14 @@ fn caches_check(ctx: &Ctx) -> Check {
     let max = ctx.config.cache.max_bytes();
     let repositories: std::collections::BTreeSet<&str> =
         usage.slots.iter().filter_map(|s| s.slot.rsplit_once('/').map(|(repo, _)| repo)).collect();
+    let base = usage.slots.iter().filter(|s| s.slot.ends_with("/base")).count();
     let detail = format!(
-        "{} in {} ({} repositories, {} slots) of [cache] max_gb {:.1} GB: `forgeloop gc` trims the least recently used above that",
+        "{} in {} ({} repositories: {} base layers, {} cycle layers) of [cache] max_gb {:.1} GB: `forgeloop gc` trims the least recently used above that",
         mebibytes(usage.bytes),
         root.display(),
         repositories.len(),
-        usage.slots.len(),
+        base,
+        usage.slots.len() - base,
         max as f64 / 1e9,
     );
     Check { name: "caches", ok: true, info: true, detail, fix: None }

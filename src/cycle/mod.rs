@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod allow_network;
 pub mod attach;
+mod cache_layers;
 pub mod ci_wait;
 pub mod commands;
 pub mod connector;
@@ -24,6 +25,7 @@ pub mod pr_status;
 pub mod pr_test;
 pub mod projects;
 pub mod reply;
+mod sandboxed_run;
 pub mod say;
 pub mod session;
 pub mod start;

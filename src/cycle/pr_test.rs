@@ -10,7 +10,6 @@ use std::time::Instant;
 use serde_json::{Map, json};
 use tokio::sync::watch;
 
-use crate::cache;
 use crate::checkout::{self, CheckoutError, CheckoutRequest, TestedSpec};
 use crate::domain::commands::{CommandsProfile, Executor, TreeMode};
 use crate::domain::egress::{Allowlist, NetworkEvent, NetworkMode};
@@ -25,12 +24,11 @@ use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Rep
 use crate::domain::state::{Actor, CycleState, RunSummary, RunningInfo};
 use crate::domain::stop::{StopAction, StopRequest};
 use crate::domain::text::{self, CommentInput, Marker};
-use crate::egress::EgressProxy;
 use crate::error::{Error, Result};
 use crate::github::PullInfo;
-use crate::runner::{self, RunOutcome, RunRequest};
+use crate::runner::{self, RunOutcome};
 use crate::sandbox;
-use crate::sandbox::{Phase, ProxyAccess};
+use crate::sandbox::Phase;
 use crate::store::atomic::write_atomic;
 use crate::store::journal::NewEvent;
 use crate::store::layout::CyclePaths;
@@ -41,6 +39,7 @@ use super::context::Ctx;
 use super::integrity;
 use super::session::{self, Saved};
 use super::stop;
+use super::{cache_layers, sandboxed_run};
 
 /// Kept here too: `Engine` was born in this file and callers outside the crate name it so.
 pub use super::context::Engine;
@@ -61,6 +60,9 @@ pub struct RunOptions {
     pub keep_checkout: bool,
     /// Run without the repository's warm cache (`--fresh`).
     pub fresh: bool,
+    /// A one-shot `forgeloop test`: its cache layer is thrown away after it (a cycle's is
+    /// kept for the PR's next run).
+    pub one_shot: bool,
     /// Who asked for the run (journaled with it).
     pub actor: Actor,
     /// The control room's rerun may re-test a `READY_TO_MERGE` cycle.
@@ -84,6 +86,7 @@ impl RunOptions {
             submodules: false,
             keep_checkout: false,
             fresh: false,
+            one_shot: false,
             actor,
             human_override: false,
             rerun: false,
@@ -724,18 +727,16 @@ async fn execute(
             }
         })
     });
-    // The repository's warm cache (a slot of its own while the run holds it), unless asked to
-    // run cold; with it, the run directory has the slot's stable name (design §5.6).
-    let cache = if commands.cache && !opts.fresh {
-        Some(
-            cache::Cache::claim(&ctx.home.caches_dir(), &pull.repository)
-                .map_err(|e| Error::io(format!("cannot open the cache of {}", pull.repository), e))?,
-        )
+    // The run's cache layer (its cycle's, or a throw-away one), unless asked to run cold; with
+    // it, the run directory has the layer's stable name (design §5.6).
+    let mut layers = if commands.cache && !opts.fresh {
+        let scope = cache_layers::scope_of((!opts.one_shot).then_some(pull.number));
+        Some(cache_layers::claim(ctx, pull, sandbox, scope)?)
     } else {
         None
     };
-    let run_dir = match &cache {
-        Some(cache) => sandbox::RunDir::create_at(sandbox.run_root(), &cache.key()),
+    let run_dir = match &layers {
+        Some(layers) => sandbox::RunDir::create_at(sandbox.run_root(), &layers.key()),
         None => sandbox::RunDir::create(sandbox.run_root()),
     }
     .map_err(|e| Error::io(format!("cannot create a run directory in {}", sandbox.run_root().display()), e))?;
@@ -744,6 +745,8 @@ async fn execute(
     job.cancel = cancel_flag;
     job.into = run_dir.path().join("checkout");
     job.objects_for_others = sandbox.run_as().is_some();
+    // Whatever a warming wrote after this moment may be newer than the checkout's files.
+    let checked_out = std::time::SystemTime::now();
     let prepared = tokio::task::spawn_blocking(move || checkout::prepare(&job.request()))
         .await
         .map_err(|e| Error::Invalid(format!("the checkout task failed: {e}")))?;
@@ -764,58 +767,53 @@ async fn execute(
     };
 
     let mut paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
-    if let Some(cache) = &cache {
-        paths.cache = Some(cache.path().to_path_buf());
-        paths.cache_env = cache.env();
+    let mut cache_used = None;
+    if let Some(layers) = &mut layers {
         // A Rust project finds the crates the person already downloaded (read-only).
-        if checkout.path().join("Cargo.toml").is_file()
-            && let Some(cargo_home) = person_cargo_home()
-        {
-            let _ = cache.seed_cargo(&cargo_home);
+        let person_cargo = checkout.path().join("Cargo.toml").is_file().then(person_cargo_home).flatten();
+        let warm = cache_layers::Warm {
+            plan: sandbox,
+            allow: &local.allow,
+            commands,
+            pull,
+            base_sha: checkout.tested.as_ref().map(|t| t.base_sha.as_str()),
+            person_cargo: person_cargo.as_deref(),
+            cancel: opts.cancel.clone(),
+        };
+        let (prepared, base) = cache_layers::ready(ctx, layers, warm).await?;
+        // This run's warming, or another's that ended meanwhile, built after the checkout began.
+        if base.is_some() && layers.base_warmed_after(checked_out) {
+            checkout.touch_all().map_err(|e| Error::io("cannot mark the checkout newer than the base layer", e))?;
         }
+        cache_layers::use_cache(&mut paths, prepared);
+        cache_used = Some(cache_layers::provenance(layers, layers.runs(), base));
     }
     if let Some(account) = sandbox.run_as() {
-        let handed = run_dir.hand_over(&paths, account);
-        let cached = cache.as_ref().map_or(Ok(()), |c| c.hand_over(account.uid, account.gid));
-        handed.and(cached).map_err(|left| {
+        run_dir.hand_over(&paths, account).map_err(|left| {
             Error::Invalid(format!("cannot give the run's directories to the account tests run as: {left}"))
         })?;
     }
-    // The run's egress proxy, when a phase may reach the person's allowlist (design §5.6).
-    let phases: Vec<Phase> =
-        (!commands.setup.is_empty()).then_some(Phase::Setup).into_iter().chain([Phase::Test]).collect();
-    let access: Vec<(Phase, ProxyAccess)> = phases.iter().map(|p| (*p, sandbox.proxy_access(*p))).collect();
-    let proxy = access.iter().any(|(_, a)| *a != ProxyAccess::None).then(|| EgressProxy::start(local.allow.clone()));
-    if let Some(proxy) = &proxy {
-        // Second tier: a listener on the host's loopback per phase, the only TCP port Landlock
-        // lets that phase's commands reach.
-        for (phase, _) in access.iter().filter(|(_, a)| *a == ProxyAccess::HostLoopback) {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0")
-                .map_err(|e| Error::io("cannot listen for the run's egress proxy on 127.0.0.1", e))?;
-            let addr = proxy.serve(listener, phase.as_str()).map_err(|e| Error::Invalid(e.to_string()))?;
-            paths.proxy_ports.insert(phase.as_str().to_owned(), addr.port());
-        }
-    }
-    let parent_env = runner::process_env();
-    let mut request = RunRequest::new(checkout.path(), commands, log_path, &ctx.redactor, &parent_env);
-    request.cancel = opts.cancel.clone();
-    request.progress = opts.progress.clone();
-    request.egress = proxy.as_ref();
-    let sandbox = sandbox.for_checkout(checkout.gitdir());
-    request.sandbox = Some((&sandbox, &paths));
-    let ran = runner::run(request).await;
-    let (network_log, network_log_dropped) = match proxy {
-        Some(proxy) => {
-            let log = proxy.log();
-            let dropped = proxy.dropped_events();
-            proxy.stop().await;
-            (log, dropped)
-        }
-        None => (Vec::new(), 0),
+    let job = sandboxed_run::Job {
+        plan: sandbox,
+        allow: &local.allow,
+        commands,
+        tree: checkout.path(),
+        gitdir: checkout.gitdir(),
+        log_path,
+        cancel: opts.cancel.clone(),
+        progress: opts.progress.clone(),
     };
-    let outcome = ran.map_err(Error::Runner)?;
+    let ran = sandboxed_run::run(ctx, job, paths).await;
+    // What the run left that configures a tool goes now, whatever happened.
+    if let Some(layers) = &layers
+        && let Err(err) = layers.finish()
+    {
+        eprintln!("forgeloop: the cache layer {} was not cleaned after the run: {err}", layers.key().display());
+    }
+    let sandboxed_run::Ran { outcome, network_log, network_log_dropped, plan: sandbox } = ran?;
     let mut info = sandbox.info();
-    info.cache = cache.as_ref().map(|c| c.key().display().to_string());
+    info.cache = layers.as_ref().map(|l| l.key().display().to_string());
+    info.cache_layers = cache_used;
     if !commands.setup.is_empty() {
         info.setup_network = Some(sandbox.network(Phase::Setup));
     }
@@ -1316,6 +1314,7 @@ pub async fn test_once(ctx: &Ctx, engine: &Engine, req: OneShot) -> Result<Repor
     opts.submodules = req.submodules;
     opts.keep_checkout = req.keep_checkout;
     opts.fresh = req.fresh;
+    opts.one_shot = true;
     opts.cancel = req.cancel.clone();
     opts.progress = req.progress.clone();
     let executed = match &sandbox {

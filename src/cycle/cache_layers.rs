@@ -1,0 +1,199 @@
+//! A run's cache (design §5.6), as a use case: its writable layer claimed before the checkout
+//! (a cycle's own, or a throw-away one), the base layer warmed from the base branch's tip when
+//! it is missing or too far behind, the writable layer made ready, and what the report records
+//! of where the cache came from.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use tokio::sync::watch;
+
+use crate::cache::{BaseRecord, Layers, Mount, Prepared, Scope, Stack};
+use crate::checkout;
+use crate::domain::commands::CommandsProfile;
+use crate::domain::egress::Allowlist;
+use crate::domain::report::{BaseLayer, CacheLayers};
+use crate::error::{Error, Result};
+use crate::github::PullInfo;
+use crate::sandbox::{self, CacheMount, RunPaths, Tier};
+
+use super::context::Ctx;
+use super::sandboxed_run::{self, Job};
+
+/// The writable layer of `scope` for `pull`'s repository: stacked by overlay where the commands
+/// run in mount namespaces, copied otherwise; the tests' account's when forgeloop is root.
+pub(super) fn claim(ctx: &Ctx, pull: &PullInfo, plan: &sandbox::Plan, scope: Scope) -> Result<Layers> {
+    let stack = if plan.tier() == Some(Tier::Namespaces) { Stack::Overlay } else { Stack::Copy };
+    let owner = plan.run_as().map(|a| (a.uid, a.gid));
+    Layers::claim(&ctx.home.caches_dir(), &pull.repository, scope, stack, owner)
+        .map_err(|e| Error::io(format!("cannot open the cache of {}", pull.repository), e))
+}
+
+/// What the warming needs beyond the layers.
+pub(super) struct Warm<'a> {
+    pub plan: &'a sandbox::Plan,
+    pub allow: &'a Allowlist,
+    pub commands: &'a CommandsProfile,
+    pub pull: &'a PullInfo,
+    /// The base tip this run tests against, when the checkout knows it.
+    pub base_sha: Option<&'a str>,
+    pub person_cargo: Option<&'a Path>,
+    pub cancel: Option<watch::Receiver<bool>>,
+}
+
+/// The base layer under this run, warmed first when due, and the writable layer made ready.
+/// A warming that fails leaves the run to go on with the layer as it was (said on stderr).
+pub(super) async fn ready(ctx: &Ctx, layers: &mut Layers, warm: Warm<'_>) -> Result<(Prepared, Option<BaseLayer>)> {
+    let max = ctx.config.cache.base_max_behind();
+    let record = layers.base_record();
+    let behind = match (&record, warm.base_sha) {
+        (Some(record), Some(tip)) => {
+            checkout::base_tip::behind(&ctx.home.mirrors_dir(), &warm.pull.repository, &record.commit, tip, max)
+        }
+        _ => None,
+    };
+    let due = warm.base_sha.is_some() && behind.is_none();
+    let mut base = None;
+    if due
+        && let Some(tip) = warm.base_sha
+        && layers.try_warm()
+    {
+        match warm_base(ctx, layers, &warm, tip).await {
+            Ok(Some(record)) => {
+                base = Some(BaseLayer {
+                    commit: record.commit.clone(),
+                    warmed_at: record.warmed_at.clone(),
+                    behind: Some(0),
+                    warmed_now: true,
+                    warm_seconds: Some(record.seconds),
+                    deferred: false,
+                });
+            }
+            Ok(None) => {}
+            Err(err) => eprintln!(
+                "forgeloop: the base layer of {} was not warmed: {}",
+                warm.pull.repository,
+                ctx.redactor.redact(&err.to_string())
+            ),
+        }
+    }
+    let held = layers.hold_base();
+    if base.is_none()
+        && held
+        && let Some(record) = layers.base_record()
+    {
+        let behind = if record.commit == warm.base_sha.unwrap_or_default() { Some(0) } else { behind };
+        base = Some(BaseLayer {
+            commit: record.commit,
+            warmed_at: record.warmed_at,
+            behind,
+            warmed_now: false,
+            warm_seconds: None,
+            deferred: due,
+        });
+    }
+    if !held {
+        base = None;
+    }
+    let prepared = layers
+        .prepare(warm.person_cargo)
+        .map_err(|e| Error::io(format!("cannot prepare the cache of {}", warm.pull.repository), e))?;
+    Ok((prepared, base))
+}
+
+/// The report's record of the cache a run used.
+pub(super) fn provenance(layers: &Layers, runs_before: u32, base: Option<BaseLayer>) -> CacheLayers {
+    CacheLayers {
+        layer: layers.kind().to_owned(),
+        stack: layers.stack_name().to_owned(),
+        layer_runs: runs_before,
+        base,
+    }
+}
+
+/// Warms the base layer (held exclusively by the caller): the base tip checked out from the
+/// mirror, the profile's setup and test commands run over it in the sandbox with the base
+/// layer as their cache, its record written. `None`: cancelled, nothing recorded.
+async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -> Result<Option<BaseRecord>> {
+    let repo = &warm.pull.repository;
+    eprintln!(
+        "forgeloop: warming the cache's base layer of {repo} at {} (the base branch's setup and tests)",
+        short(tip)
+    );
+    let started = Instant::now();
+    let run_dir = sandbox::RunDir::create_at(warm.plan.run_root(), &layers.base_key())
+        .map_err(|e| Error::io("cannot create the base layer's run directory", e))?;
+    let (mirrors, clone_url) = (ctx.home.mirrors_dir(), warm.pull.base_clone_url.clone());
+    let (repo_owned, sha, into) = (repo.clone(), tip.to_owned(), run_dir.path().join("checkout"));
+    let for_others = warm.plan.run_as().is_some();
+    let checkout = tokio::task::spawn_blocking(move || {
+        checkout::base_tip::check_out(&mirrors, &repo_owned, &clone_url, &sha, &into, for_others)
+    })
+    .await
+    .map_err(|e| Error::Invalid(format!("the base checkout task failed: {e}")))?
+    .map_err(Error::Checkout)?;
+    let prepared = layers.prepare_base(warm.person_cargo).map_err(|e| Error::io("cannot prepare the base layer", e))?;
+    let mut paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
+    use_cache(&mut paths, prepared);
+    if let Some(account) = warm.plan.run_as() {
+        run_dir.hand_over(&paths, account).map_err(|left| {
+            Error::Invalid(format!("cannot give the base layer's run directories to the account tests run as: {left}"))
+        })?;
+    }
+    let log_path: PathBuf = ctx.home.caches_dir().join(layers.base_key()).join("warm.log");
+    let job = Job {
+        plan: warm.plan,
+        allow: warm.allow,
+        commands: warm.commands,
+        tree: checkout.path(),
+        gitdir: checkout.gitdir(),
+        log_path: &log_path,
+        cancel: warm.cancel.clone(),
+        progress: None,
+    };
+    let ran = sandboxed_run::run(ctx, job, paths).await;
+    drop(checkout);
+    if let Err(left) = run_dir.remove() {
+        eprintln!(
+            "forgeloop: the base layer's run directory was not removed completely ({left}); `forgeloop gc` retries"
+        );
+    }
+    let ran = ran?;
+    if ran.outcome.cancelled {
+        return Ok(None);
+    }
+    let record = BaseRecord {
+        commit: tip.to_owned(),
+        warmed_at: ctx.now(),
+        seconds: started.elapsed().as_secs(),
+        outcome: ran.outcome.status.as_str().to_owned(),
+        extra: Default::default(),
+    };
+    layers.finish_warm(&record).map_err(|e| Error::io("cannot record the base layer", e))?;
+    eprintln!(
+        "forgeloop: the base layer of {repo} is warm at {} ({} s, its tests {})",
+        short(tip),
+        record.seconds,
+        record.outcome
+    );
+    Ok(Some(record))
+}
+
+/// Points the run's paths at its prepared cache.
+pub(super) fn use_cache(paths: &mut RunPaths, prepared: Prepared) {
+    paths.cache = Some(prepared.view);
+    paths.cache_env = prepared.env;
+    paths.cache_mount = prepared.mount.map(|mount| match mount {
+        Mount::Bind { source } => CacheMount::Bind { source },
+        Mount::Overlay { lower, upper, work } => CacheMount::Overlay { lower, upper, work },
+    });
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..12.min(sha.len())]
+}
+
+/// Which layer a run gets: a cycle's own, or a throw-away one for a one-shot test.
+pub(super) fn scope_of(cycle_pr: Option<u64>) -> Scope {
+    cycle_pr.map_or(Scope::Throwaway, Scope::Cycle)
+}
