@@ -4,13 +4,15 @@
 //! - **A real crate as a PR.** The newest `semver` in the local cargo registry (no
 //!   dependencies; its dev-dependency `criterion` and that one's come from the registry too,
 //!   offline) becomes a repository on the GitHub emulator (in-process, real HTTP on 127.0.0.1)
-//!   and a PR whose head changes one line of `src/lib.rs`. `forgeloop test --pr` runs
-//!   `cargo test --offline` on it (the release binary, sandboxed, with the repository's warm
-//!   cache); locally, the same tree runs the same command with a target directory of its own.
-//!   Iteration 1 is a cold build on both sides; each later round commits one more one-line change
-//!   to the PR (and makes it locally), so each later iteration is an incremental build.
-//!   Targets: iteration 1 within 1.1× of the cold local build; later iterations at most 1.5× the
-//!   warm local `cargo test` (the median of the rounds).
+//!   and PRs whose heads change one line of `src/lib.rs`. Each PR is a cycle: `forgeloop forge
+//!   --pr` runs `cargo test --offline` (the release binary, sandboxed, with the repository's
+//!   base layer and the cycle's own layer) and then `false`, so the cycle goes on to its next
+//!   iteration; locally, the same tree runs the same `cargo test` with a target directory of its
+//!   own. Measured in one run: the base layer's warming (a cold build of the base branch, paid by
+//!   the repository's first run) against the cold local build; iteration 1 of a second PR on
+//!   the warm base layer against the warm local `cargo test` after the same change (target
+//!   ≤ 2×); and later iterations of the first PR, one more line each round, against the warm
+//!   local `cargo test` (the median of the rounds; target ≤ 1.5×).
 //! - **The egress proxy.** A package index on 127.0.0.1 serves a 50 MiB file and a wheel with
 //!   50 MiB of data. Two steps fetch them: `curl` of the file (the proxy's worst case: a
 //!   loopback download at memory speed, where its two extra copies show) and `pip install` of
@@ -39,7 +41,8 @@ use support::world::World;
 
 type Result<T> = std::result::Result<T, String>;
 
-const CARGO_TEST: &str = r#"{"commands": [["cargo", "test", "--offline"]]}"#;
+/// `cargo test`, then a failure, so a cycle goes on to its next iteration.
+const CARGO_TEST: &str = r#"{"commands": [["cargo", "test", "--offline"], ["false"]]}"#;
 const BLOB_MIB: usize = 50;
 
 fn knob(name: &str, default: usize) -> Result<usize> {
@@ -128,6 +131,25 @@ fn forgeloop_test(world: &World, pr: &str, commands: &Path) -> Result<(f64, Valu
     Ok((took, report))
 }
 
+/// One iteration of the cycle at `state` on `pr`: its wall time and report. `cargo test` must
+/// pass; the `false` after it fails the run, so the cycle takes another iteration.
+fn forge_iteration(world: &World, state: &str, pr: &str, commands: &Path) -> Result<(f64, Value)> {
+    let start = Instant::now();
+    let run = world.run(&["forge", "--pr", pr, "--state", state, "--commands-json", &commands.display().to_string()]);
+    let took = start.elapsed().as_secs_f64();
+    let out: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| format!("forge --pr printed no JSON ({e}): {}\n{}", run.stdout, run.stderr))?;
+    let report = out["report"].clone();
+    if report["commands"][0]["exit_code"] != 0 {
+        return Err(format!("cargo test did not pass in {pr}: {}\n{}", run.stdout, run.stderr));
+    }
+    Ok((took, report))
+}
+
+fn cargo_seconds(report: &Value) -> f64 {
+    report["commands"][0]["duration_seconds"].as_f64().unwrap_or(0.0)
+}
+
 fn command_seconds(report: &Value, phase: &str) -> f64 {
     report[phase].as_array().into_iter().flatten().filter_map(|c| c["duration_seconds"].as_f64()).sum()
 }
@@ -169,42 +191,73 @@ fn real_crate(world: &World, source: &Path, rounds: usize) -> Result<()> {
     world.commit(&repo, "main", &refs, "the crate");
     let commands = world.path("cargo-test.json");
     std::fs::write(&commands, CARGO_TEST).map_err(|e| e.to_string())?;
-    let push = |round: usize| -> Result<()> {
-        let text = edited_lib(&lib, round);
+    // Each PR's branch gets its own one-line change; locally the tree takes the same text.
+    let push = |branch: &str, text: String, message: &str| -> Result<()> {
         std::fs::write(local.join("src/lib.rs"), &text).map_err(|e| e.to_string())?;
-        world.commit(&repo, "change", &[("src/lib.rs", &text)], &format!("change {round}"));
+        world.commit(&repo, branch, &[("src/lib.rs", &text)], message);
         Ok(())
     };
-    push(1)?;
-    let number = world
-        .rt
-        .block_on(world.emu.open_pr(&repo, "change", "main", "a one-line change"))
-        .map_err(|e| format!("{e:?}"))?;
-    let pr = format!("bench/crate#{number}");
+    let open = |branch: &str, state: &str| -> Result<String> {
+        let number =
+            world.rt.block_on(world.emu.open_pr(&repo, branch, "main", branch)).map_err(|e| format!("{e:?}"))?;
+        world.cycle(state, &["--max-iterations", "50"]);
+        Ok(format!("bench/crate#{number}"))
+    };
+    push("change-a", edited_lib(&lib, 1), "change 1")?;
+    let pr_a = open("change-a", "a.json")?;
 
     let target = world.path("local-target");
-    progress("iteration 1: cold local cargo test");
+    progress("local cold cargo test");
     let local_cold = local_cargo_test(&local, &target)?;
-    progress("iteration 1: forgeloop test (cold cache)");
-    let (fl_cold, report) = forgeloop_test(world, &pr, &commands)?;
-    let cold_command = command_seconds(&report, "commands");
+    progress("PR A, iteration 1: the base layer is warmed first");
+    let (fl_first, report) = forge_iteration(world, "a.json", &pr_a, &commands)?;
+    let layers = &report["environment"]["sandbox"]["cache_layers"];
+    if layers["base"]["warmed_now"] != true {
+        return Err(format!("the first run did not warm the base layer: {report}"));
+    }
+    let warm = layers["base"]["warm_ms"].as_f64().unwrap_or(0.0) / 1000.0;
     let sandbox = &report["environment"]["sandbox"];
-    let sandbox = format!("{} tier, network {}", sandbox["kind"].as_str().unwrap_or("?"), sandbox["network"]);
+    let sandbox = format!(
+        "{} tier, {} stack, network {}",
+        sandbox["kind"].as_str().unwrap_or("?"),
+        layers["stack"].as_str().unwrap_or("?"),
+        sandbox["network"]
+    );
     println!("crate: {name}");
     println!("sandbox: {sandbox}");
+    println!("warming: the base layer {warm:.3} s; local cold {local_cold:.3} s; ratio {:.2}", warm / local_cold);
     println!(
-        "iteration 1: forgeloop {fl_cold:.3} s (cargo test inside: {cold_command:.3} s); local cold {local_cold:.3} s; ratio {:.2}",
-        fl_cold / local_cold
+        "iteration 1 of the first PR, with the warming: forgeloop {fl_first:.3} s (cargo test inside: {:.3} s); local cold {local_cold:.3} s; ratio {:.2}",
+        cargo_seconds(&report),
+        fl_first / local_cold
+    );
+
+    // A second PR, iteration 1, on the warm base layer: its own change, built on the base's.
+    let mut text_b = lib.clone();
+    text_b.push_str("// forgeloop bench: another PR\n");
+    push("change-b", text_b, "another change")?;
+    let pr_b = open("change-b", "b.json")?;
+    progress("local warm cargo test after PR B's change");
+    let local_b = local_cargo_test(&local, &target)?;
+    progress("PR B, iteration 1, on the warm base layer");
+    let (fl_b, report_b) = forge_iteration(world, "b.json", &pr_b, &commands)?;
+    if report_b["environment"]["sandbox"]["cache_layers"]["base"]["warmed_now"] == true {
+        return Err(format!("the second PR warmed the base layer again: {report_b}"));
+    }
+    println!(
+        "iteration 1 of a new PR on the warm base layer: forgeloop {fl_b:.3} s (cargo test inside: {:.3} s); local warm after the same change {local_b:.3} s; ratio {:.2}",
+        cargo_seconds(&report_b),
+        fl_b / local_b
     );
 
     let (mut fl_warm, mut local_warm, mut inside) = (Vec::new(), Vec::new(), Vec::new());
     for round in 2..=rounds + 1 {
-        push(round)?;
+        push("change-a", edited_lib(&lib, round), &format!("change {round}"))?;
         let local_took = local_cargo_test(&local, &target)?;
-        let (took, report) = forgeloop_test(world, &pr, &commands)?;
-        let command = command_seconds(&report, "commands");
+        let (took, report) = forge_iteration(world, "a.json", &pr_a, &commands)?;
+        let command = cargo_seconds(&report);
         progress(&format!(
-            "iteration {round}: forgeloop {took:.3} s (inside {command:.3} s), local warm {local_took:.3} s"
+            "PR A, iteration {round}: forgeloop {took:.3} s (inside {command:.3} s), local warm {local_took:.3} s"
         ));
         fl_warm.push(took);
         local_warm.push(local_took);

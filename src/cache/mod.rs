@@ -99,8 +99,8 @@ pub struct BaseRecord {
     pub commit: String,
     /// When (RFC 3339).
     pub warmed_at: String,
-    /// How long the warming took.
-    pub seconds: u64,
+    /// How long the warming took, in milliseconds.
+    pub millis: u64,
     /// The base branch's own tests' status (`TEST_PASSED`, `TEST_FAILED`…): the layer is
     /// kept either way, for what its build left.
     pub outcome: String,
@@ -481,7 +481,7 @@ mod tests {
         let record = BaseRecord {
             commit: "a".repeat(40),
             warmed_at: "2026-12-04T00:00:00Z".into(),
-            seconds: 3,
+            millis: 3_000,
             outcome: "passed".into(),
             extra: BTreeMap::new(),
         };

@@ -42,8 +42,13 @@ pub(super) struct Warm<'a> {
 }
 
 /// The base layer under this run, warmed first when due, and the writable layer made ready.
-/// A warming that fails leaves the run to go on with the layer as it was (said on stderr).
-pub(super) async fn ready(ctx: &Ctx, layers: &mut Layers, warm: Warm<'_>) -> Result<(Prepared, Option<BaseLayer>)> {
+/// A warming that fails leaves the run to go on with the layer as it was; the third value says
+/// why (redacted), for the report.
+pub(super) async fn ready(
+    ctx: &Ctx,
+    layers: &mut Layers,
+    warm: Warm<'_>,
+) -> Result<(Prepared, Option<BaseLayer>, Option<String>)> {
     let max = ctx.config.cache.base_max_behind();
     let record = layers.base_record();
     let behind = match (&record, warm.base_sha) {
@@ -54,6 +59,7 @@ pub(super) async fn ready(ctx: &Ctx, layers: &mut Layers, warm: Warm<'_>) -> Res
     };
     let due = warm.base_sha.is_some() && behind.is_none();
     let mut base = None;
+    let mut warm_error = None;
     if due
         && let Some(tip) = warm.base_sha
         && layers.try_warm()
@@ -65,16 +71,12 @@ pub(super) async fn ready(ctx: &Ctx, layers: &mut Layers, warm: Warm<'_>) -> Res
                     warmed_at: record.warmed_at.clone(),
                     behind: Some(0),
                     warmed_now: true,
-                    warm_seconds: Some(record.seconds),
+                    warm_ms: Some(record.millis),
                     deferred: false,
                 });
             }
             Ok(None) => {}
-            Err(err) => eprintln!(
-                "forgeloop: the base layer of {} was not warmed: {}",
-                warm.pull.repository,
-                ctx.redactor.redact(&err.to_string())
-            ),
+            Err(err) => warm_error = Some(ctx.redactor.redact(&err.to_string()).into_owned()),
         }
     }
     let held = layers.hold_base();
@@ -88,7 +90,7 @@ pub(super) async fn ready(ctx: &Ctx, layers: &mut Layers, warm: Warm<'_>) -> Res
             warmed_at: record.warmed_at,
             behind,
             warmed_now: false,
-            warm_seconds: None,
+            warm_ms: None,
             deferred: due,
         });
     }
@@ -98,16 +100,22 @@ pub(super) async fn ready(ctx: &Ctx, layers: &mut Layers, warm: Warm<'_>) -> Res
     let prepared = layers
         .prepare(warm.person_cargo)
         .map_err(|e| Error::io(format!("cannot prepare the cache of {}", warm.pull.repository), e))?;
-    Ok((prepared, base))
+    Ok((prepared, base, warm_error))
 }
 
 /// The report's record of the cache a run used.
-pub(super) fn provenance(layers: &Layers, runs_before: u32, base: Option<BaseLayer>) -> CacheLayers {
+pub(super) fn provenance(
+    layers: &Layers,
+    runs_before: u32,
+    base: Option<BaseLayer>,
+    warm_error: Option<String>,
+) -> CacheLayers {
     CacheLayers {
         layer: layers.kind().to_owned(),
         stack: layers.stack_name().to_owned(),
         layer_runs: runs_before,
         base,
+        warm_error,
     }
 }
 
@@ -116,10 +124,6 @@ pub(super) fn provenance(layers: &Layers, runs_before: u32, base: Option<BaseLay
 /// layer as their cache, its record written. `None`: cancelled, nothing recorded.
 async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -> Result<Option<BaseRecord>> {
     let repo = &warm.pull.repository;
-    eprintln!(
-        "forgeloop: warming the cache's base layer of {repo} at {} (the base branch's setup and tests)",
-        short(tip)
-    );
     let started = Instant::now();
     let run_dir = sandbox::RunDir::create_at(warm.plan.run_root(), &layers.base_key())
         .map_err(|e| Error::io("cannot create the base layer's run directory", e))?;
@@ -165,17 +169,11 @@ async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -
     let record = BaseRecord {
         commit: tip.to_owned(),
         warmed_at: ctx.now(),
-        seconds: started.elapsed().as_secs(),
+        millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         outcome: ran.outcome.status.as_str().to_owned(),
         extra: Default::default(),
     };
     layers.finish_warm(&record).map_err(|e| Error::io("cannot record the base layer", e))?;
-    eprintln!(
-        "forgeloop: the base layer of {repo} is warm at {} ({} s, its tests {})",
-        short(tip),
-        record.seconds,
-        record.outcome
-    );
     Ok(Some(record))
 }
 
@@ -187,10 +185,6 @@ pub(super) fn use_cache(paths: &mut RunPaths, prepared: Prepared) {
         Mount::Bind { source } => CacheMount::Bind { source },
         Mount::Overlay { lower, upper, work } => CacheMount::Overlay { lower, upper, work },
     });
-}
-
-fn short(sha: &str) -> &str {
-    &sha[..12.min(sha.len())]
 }
 
 /// Which layer a run gets: a cycle's own, or a throw-away one for a one-shot test.

@@ -780,13 +780,13 @@ async fn execute(
             person_cargo: person_cargo.as_deref(),
             cancel: opts.cancel.clone(),
         };
-        let (prepared, base) = cache_layers::ready(ctx, layers, warm).await?;
+        let (prepared, base, warm_error) = cache_layers::ready(ctx, layers, warm).await?;
         // This run's warming, or another's that ended meanwhile, built after the checkout began.
         if base.is_some() && layers.base_warmed_after(checked_out) {
             checkout.touch_all().map_err(|e| Error::io("cannot mark the checkout newer than the base layer", e))?;
         }
         cache_layers::use_cache(&mut paths, prepared);
-        cache_used = Some(cache_layers::provenance(layers, layers.runs(), base));
+        cache_used = Some(cache_layers::provenance(layers, layers.runs(), base, warm_error));
     }
     if let Some(account) = sandbox.run_as() {
         run_dir.hand_over(&paths, account).map_err(|left| {

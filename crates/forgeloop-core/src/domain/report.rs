@@ -200,6 +200,9 @@ pub struct CacheLayers {
     /// The base layer under it; `None` when there was none to use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<BaseLayer>,
+    /// Why the warming this run tried failed (the run went on with the layer as it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_error: Option<String>,
 }
 
 /// The base layer a run started from.
@@ -212,12 +215,12 @@ pub struct BaseLayer {
     /// Commits from that commit to the base tip this run tested against, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub behind: Option<u32>,
-    /// This run warmed it (before its own commands), taking `warm_seconds`.
+    /// This run warmed it (before its own commands), taking `warm_ms`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warmed_now: bool,
-    /// How long this run's warming took.
+    /// How long this run's warming took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warm_seconds: Option<u64>,
+    pub warm_ms: Option<u64>,
     /// It was due to be warmed again, but another run held it: this run used it as it was.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deferred: bool,
