@@ -605,3 +605,84 @@ mod controls {
         forgeloop::store::tree::remove_tree(&tree).unwrap();
     }
 }
+
+/// Every IPv4/IPv6 stream protocol but TCP, tried by the test: MPTCP (which this kernel has)
+/// and SCTP, each then connecting to a listener on the host's loopback that no allowlist names.
+const STREAM_PROTOCOLS: &str = r#"import socket, sys
+port = int(sys.argv[1])
+for family, name, host in ((socket.AF_INET, 'inet', '127.0.0.1'), (socket.AF_INET6, 'inet6', '::1')):
+    for proto in (262, 132):
+        try:
+            s = socket.socket(family, socket.SOCK_STREAM, proto)
+        except PermissionError:
+            print(f'{name} {proto} refused'); continue
+        except OSError as e:
+            print(f'{name} {proto} unavailable {e}'); continue
+        try:
+            s.settimeout(5); s.connect((host, port)); s.sendall(b'stream-walked-past'); print(f'{name} {proto} connected')
+        except OSError as e:
+            print(f'{name} {proto} made, not connected: {e}')
+"#;
+
+// Third review, item 1: MPTCP (a stream socket, so not refused by type, and not TCP, so not
+// confined by Landlock's port rules) walked past the egress proxy in the second tier. Every
+// stream protocol but TCP is refused in every tier, with the allowlist and without a network.
+every_way!(stream_sockets_of_any_protocol_but_tcp_are_refused, |lab: Lab| {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    lab.config("[network]\nallow = [\"127.0.0.1:9\"]\n");
+    let n = lab.hostile_pr(&[("streams.py", STREAM_PROTOCOLS)], &[]);
+    for network in ["allowlist", "off"] {
+        let commands = format!(r#"{{"commands": [["python3", "streams.py", "{port}"]], "network": "{network}"}}"#);
+        let attack = lab.test(n, &commands);
+        for name in ["inet 262", "inet 132", "inet6 262", "inet6 132"] {
+            assert!(attack.log.contains(&format!("{name} refused")), "{network}: {name}:\n{}", attack.log);
+        }
+        assert!(listener.accept().is_err(), "{network}: the host's listener was reached:\n{}", attack.log);
+    }
+});
+
+/// A set-id file by `mknod`, and nested repositories whose config runs a command on `git status`.
+fn mknod_and_nested_repositories(marker: &Path) -> String {
+    format!(
+        "M={m}\n\
+         python3 -c \"import os; os.mknod('suid-mknod', 0o104755)\" && echo mknod-suid-made || echo mknod-suid-refused\n\
+         python3 -c \"import os; os.mknod('sgid-mknod', 0o102755)\" && echo mknod-sgid-made || echo mknod-sgid-refused\n\
+         rm -rf sub; git init -q sub; git -C sub config core.fsmonitor \"touch $M\"\n\
+         mkdir -p deep/er; cp -R sub/.git deep/er/.git\n\
+         mkdir -p pointer; printf 'gitdir: %s/sub/.git\\n' \"$PWD\" > pointer/.git\n\
+         echo planted\n",
+        m = marker.display()
+    )
+}
+
+// Third review, item 2: `mknod` of a regular file with set-id bits, and a nested repository in
+// a kept checkout whose `core.fsmonitor` ran when the person used git in it.
+every_way!(mknod_makes_no_set_id_file_and_a_kept_checkout_holds_no_repository_of_the_prs, |lab: Lab| {
+    let marker = lab.w.path(&format!("shared/marker-{}", lab.canary));
+    std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    lab.give_back(marker.parent().unwrap());
+    let n = lab.hostile_pr(&[("attack.sh", &mknod_and_nested_repositories(&marker))], &[]);
+    let child = lab.spawn_test(n, r#"[["sh", "attack.sh"]]"#, &["--keep-checkout"]);
+    let attack = lab.finish(child);
+    assert!(attack.log.contains("planted"), "{}", attack.log);
+    for refused in ["mknod-suid-refused", "mknod-sgid-refused"] {
+        assert!(attack.log.contains(refused), "{refused}:\n{}", attack.log);
+    }
+    let kept = PathBuf::from(attack.report["kept_checkout"].as_str().expect("no kept_checkout"));
+    for nested in ["sub/.git", "deep/er/.git", "pointer/.git"] {
+        assert!(kept.join(nested).symlink_metadata().is_err(), "the kept checkout still holds {nested}");
+    }
+    let mut every = Vec::new();
+    find_named(&kept, "", &mut every);
+    for file in &every {
+        let mode = file.symlink_metadata().unwrap().mode();
+        assert_eq!(mode & 0o6000, 0, "{} has a set-id bit", file.display());
+    }
+    for dir in ["sub", "deep/er", "pointer"] {
+        let used = use_git_in(&lab, &kept.join(dir));
+        assert!(!marker.exists(), "the person's git in {dir} ran the PR's trap:\n{used}");
+    }
+    std::fs::remove_dir_all(&kept).unwrap();
+});

@@ -6,9 +6,12 @@
 //!   Docker's default profile;
 //! * setuid and setgid files (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, and `open`, `openat`,
 //!   `creat` asking for those bits): a file the test makes can never run as its owner for
-//!   someone else; device nodes (`mknod` of a character or block device);
+//!   someone else, `mknod` and `mknodat` included; device nodes (`mknod` of a character or block
+//!   device);
 //! * io_uring, which can reach files and sockets without the calls above;
-//! * in the second tier, network sockets (and Unix sockets where Landlock cannot scope them).
+//! * IPv4 and IPv6 stream sockets of any protocol but TCP (MPTCP, SCTP), in every tier;
+//! * in the second tier, other network sockets (and Unix sockets where Landlock cannot scope
+//!   them).
 //!
 //! `openat2` is answered "not implemented" (its mode is inside a structure a filter cannot
 //! read); C libraries then use `openat`.
@@ -77,13 +80,43 @@ fn refusals(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String>
     #[cfg(target_arch = "x86_64")]
     nodes.push((libc::SYS_mknod, 1));
     for (call, arg) in nodes {
-        rules.insert(call, vec![masked(arg, S_IFMT, S_IFCHR)?, masked(arg, S_IFMT, S_IFBLK)?]);
+        // A regular file made by mknod carries the mode's set-id bits like one made by open.
+        let refused = vec![
+            masked(arg, S_IFMT, S_IFCHR)?,
+            masked(arg, S_IFMT, S_IFBLK)?,
+            masked(arg, S_ISUID, S_ISUID)?,
+            masked(arg, S_ISGID, S_ISGID)?,
+        ];
+        rules.insert(call, refused);
     }
     let on_family = |op, family: i32| {
         SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, family as u64).map_err(|e| e.to_string())
     };
     let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(|e| e.to_string());
     let mut socket = Vec::new();
+    // A stream socket of IPv4 or IPv6 is TCP or nothing: MPTCP and SCTP are streams too, and
+    // Landlock's port rules (the second tier's fence around the proxy) cover TCP alone. Every
+    // tier and phase refuses them, so no network mode depends on which protocols a kernel has.
+    if sockets.network != SocketFamilies::UnixOnly {
+        for family in [libc::AF_INET, libc::AF_INET6] {
+            let stream = SeccompCondition::new(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(0xf),
+                libc::SOCK_STREAM as u64,
+            )
+            .map_err(|e| e.to_string())?;
+            let protocol = |op, value: i32| {
+                SeccompCondition::new(2, SeccompCmpArgLen::Dword, op, value as u64).map_err(|e| e.to_string())
+            };
+            socket.push(rule(vec![
+                on_family(SeccompCmpOp::Eq, family)?,
+                stream,
+                protocol(SeccompCmpOp::Ne, 0)?,
+                protocol(SeccompCmpOp::Ne, libc::IPPROTO_TCP)?,
+            ])?);
+        }
+    }
     match sockets.network {
         SocketFamilies::Any => {}
         SocketFamilies::UnixOnly => socket.push(rule(vec![on_family(SeccompCmpOp::Ne, libc::AF_UNIX)?])?),
