@@ -211,6 +211,12 @@ impl Checkout {
     /// objects from the mirror, so it stays valid as long as the mirror does.
     pub fn keep(self, dest: &Path) -> Result<PathBuf, CheckoutError> {
         let head = Oid::from_str(&self.commit_sha).map_err(|_| CheckoutError::InvalidSha(self.commit_sha.clone()))?;
+        // What the PR's code wrote stays, but nothing git would run, nothing set-id.
+        defuse(&self.tree).map_err(|source| CheckoutError::Disk {
+            action: "clearing nested repositories and set-id bits in",
+            path: self.tree.clone(),
+            source,
+        })?;
         worktree::fresh_gitdir(&self.mirror, &self.tree, head)?;
         if let Some(parent) = dest.parent() {
             std::fs::DirBuilder::new()
@@ -588,6 +594,35 @@ pub(crate) fn lock_frees_soon(file: &std::fs::File) -> bool {
         }
     }
     false
+}
+
+/// Removes every `.git` below `dir` (a directory, a file pointing elsewhere, a link: a
+/// repository whose config git would obey when a person works in that directory; the working
+/// tree's own is written afterwards) and every set-id bit, never following a link. A directory
+/// the test left unreadable is opened up for its owner first, as removal does.
+fn defuse(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_name() == ".git" {
+            crate::store::tree::remove_tree(&path).map_err(|left| std::io::Error::other(left.to_string()))?;
+            continue;
+        }
+        let meta = path.symlink_metadata()?;
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        let mode = meta.permissions().mode();
+        let wanted = if meta.is_dir() { (mode & 0o1777) | 0o700 } else { mode & 0o1777 };
+        if wanted != mode & 0o7777 {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(wanted))?;
+        }
+        if meta.is_dir() {
+            defuse(&path)?;
+        }
+    }
+    Ok(())
 }
 
 fn touch_tree(path: &Path, now: std::time::SystemTime) -> std::io::Result<()> {
