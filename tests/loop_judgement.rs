@@ -276,6 +276,17 @@ fn commands_that_widen_the_sandbox_need_a_person_on_a_terminal() {
     let error = out["error"].as_str().unwrap();
     assert!(error.contains("network allowlist instead of off") && error.contains("writes /srv/cache"), "{error}");
     assert_eq!(fs::read(w.path("c.json")).unwrap(), before, "nothing changed");
+    // A setup step reaches the allowlist too: adding one from a pipe is refused alike.
+    fs::write(
+        w.path("setup.json"),
+        r#"{"setup": [["pip", "install", "-r", "req.txt"]], "commands": [["sh", "test.sh"]]}"#,
+    )
+    .unwrap();
+    let run = w.run(&["commands", "--state", "c.json", "--commands-json", "setup.json"]);
+    assert_eq!((run.code, run.json()["status"].as_str()), (2, Some("NOT_A_TERMINAL")), "{}", run.stdout);
+    let error = run.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("runs setup step `pip install -r req.txt` with the network allowlist"), "{error}");
+    assert_eq!(fs::read(w.path("c.json")).unwrap(), before, "nothing changed");
 
     let tmux = Tmux::start(&w.terminal("commands --state c.json --commands-json wider.json"), 160, 40);
     let screen = tmux.wait_for("[y/N]", Duration::from_secs(20));

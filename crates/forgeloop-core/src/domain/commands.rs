@@ -284,9 +284,10 @@ impl CommandsProfile {
         super::hash::sha256_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
     }
 
-    /// What `new` lets the tests do that `self` did not, one phrase each: more network, a path
-    /// to read or write, a larger or no memory cap, the git directory writable, more of the
-    /// person's environment passed through. Empty when `new` widens nothing (design §5.6: a
+    /// What `new` lets the tests do that `self` did not, one phrase each: more network (a new
+    /// setup step included: setup reaches the allowlist), a path to read or write, a larger or
+    /// no memory cap, the git directory writable, more of the person's environment passed
+    /// through. Empty when `new` widens nothing (design §5.6: a
     /// widening is the person's call).
     pub fn widening(&self, new: &CommandsProfile) -> Vec<String> {
         let rank = |mode: NetworkMode| NetworkMode::ALL.iter().position(|m| *m == mode).unwrap_or(0);
@@ -310,6 +311,11 @@ impl CommandsProfile {
         }
         for name in new.env_passthrough.iter().filter(|n| !self.env_passthrough.contains(n)) {
             wider.push(format!("passes {name} through"));
+        }
+        // A setup step reaches the person's allowlist whatever `network` says: a new one is as
+        // wide as asking for the allowlist.
+        for step in new.setup.iter().filter(|step| !self.setup.iter().any(|old| old.argv == step.argv)) {
+            wider.push(format!("runs setup step `{}` with the network allowlist", step.argv.join(" ")));
         }
         if new.tree == TreeMode::Head && self.tree == TreeMode::Merge {
             wider.push("tests the head alone instead of its merge into the base branch".to_owned());
@@ -914,12 +920,12 @@ mod tests {
         )
         .unwrap();
         let same_or_narrower = parse_commands(
-            r#"{"commands": [["make", "check"]], "setup": [["make", "deps"]], "read_paths": ["/srv/w"], "memory_mb": 256, "env_passthrough": ["LANG"], "timeout_s": 9000}"#,
+            r#"{"commands": [["make", "check"]], "read_paths": ["/srv/w"], "memory_mb": 256, "env_passthrough": ["LANG"], "timeout_s": 9000}"#,
         )
         .unwrap();
         assert_eq!(old.widening(&same_or_narrower), Vec::<String>::new());
         let wider = parse_commands(
-            r#"{"commands": [["make", "test"]], "network": "allowlist", "read_paths": ["/opt/a", "/opt/b"], "write_paths": ["/srv/w", "/srv/x"], "writable_git": true, "env_passthrough": ["LANG", "DATABASE_URL"]}"#,
+            r#"{"commands": [["make", "test"]], "setup": [["make", "deps"]], "network": "allowlist", "read_paths": ["/opt/a", "/opt/b"], "write_paths": ["/srv/w", "/srv/x"], "writable_git": true, "env_passthrough": ["LANG", "DATABASE_URL"]}"#,
         )
         .unwrap();
         assert_eq!(
@@ -931,8 +937,11 @@ mod tests {
                 "no memory cap (was 512 MB)",
                 "the git directory writable",
                 "passes DATABASE_URL through",
+                "runs setup step `make deps` with the network allowlist",
             ]
         );
+        // The same setup step again widens nothing.
+        assert_eq!(wider.widening(&wider), Vec::<String>::new());
         let open = parse_commands(r#"{"commands": [["make", "test"]], "network": "open", "memory_mb": 1024}"#).unwrap();
         let allow =
             parse_commands(r#"{"commands": [["make", "test"]], "network": "allowlist", "memory_mb": 512}"#).unwrap();
