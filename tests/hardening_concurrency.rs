@@ -36,7 +36,10 @@ fn gated_commands(w: &World, name: &str, trace: &Path, release: &Path) -> PathBu
         r = release.display()
     );
     let path = w.path(name);
-    let commands = json!({"commands": [["sh", "-c", script], ["sh", "test.sh"]], "write_paths": [w.shared_dir()]});
+    // No warm cache: warming the base layer would run the gated script once more, at the base
+    // tip, outside the cycle's lock (these tests count the runs the lock lets through).
+    let commands =
+        json!({"commands": [["sh", "-c", script], ["sh", "test.sh"]], "write_paths": [w.shared_dir()], "cache": false});
     fs::write(&path, commands.to_string()).unwrap();
     path
 }
@@ -180,7 +183,7 @@ fn an_ungated_stampede_loses_no_update() {
         let children: Vec<Child> = (0..PROCESSES)
             .map(|i| {
                 let own = w.path(&format!("quick-{wave}-{i}.json"));
-                let text = json!({"commands": [["sh", "-c", &script, format!("run-{wave}-{i}")]], "write_paths": [w.shared_dir()]});
+                let text = json!({"commands": [["sh", "-c", &script, format!("run-{wave}-{i}")]], "write_paths": [w.shared_dir()], "cache": false});
                 fs::write(&own, text.to_string()).unwrap();
                 spawn_forge(&w, &pr, &own)
             })
