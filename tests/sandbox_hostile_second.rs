@@ -686,3 +686,57 @@ every_way!(mknod_makes_no_set_id_file_and_a_kept_checkout_holds_no_repository_of
     }
     std::fs::remove_dir_all(&kept).unwrap();
 });
+
+/// Prints what the run was given in every common form: as is, URL-encoded, base64, hex,
+/// reversed, and the database URL's password alone (plain and base64).
+const LEAK_GIVEN: &str = r#"import base64, os, urllib.parse
+for name in ("PERSON_VALUE", "DATABASE_URL"):
+    value = os.environ[name]
+    raw = value.encode()
+    print("as-is", value)
+    print("url", urllib.parse.quote(value, safe=""))
+    print("b64", base64.b64encode(raw).decode())
+    print("hex", raw.hex(), raw.hex().upper())
+    print("reversed", value[::-1])
+print("mode", os.environ["APP_MODE"][::-1])
+password = urllib.parse.urlsplit(os.environ["DATABASE_URL"]).password
+print("password", password, base64.b64encode(password.encode()).decode())
+raise SystemExit(1)
+"#;
+
+// Third review, item 4: a value the run is given (`env_passthrough`, a command's `env`, the
+// password of a URL) is masked in its common encodings too, in the log and in the comment.
+#[test]
+fn given_values_are_masked_in_every_common_form_a_test_prints_them() {
+    use base64::Engine as _;
+    let mut lab = Lab::new(Tier::Namespaces, Who::User);
+    let person = format!("person-{}", support::world::fresh_secret("").to_lowercase());
+    let password = format!("Pw-{}", support::world::fresh_secret("").to_lowercase());
+    let url = format!("postgres://app:{password}@db.internal:5432/app");
+    lab.set_env("PERSON_VALUE", &person);
+    lab.set_env("DATABASE_URL", &url);
+    let n = lab.hostile_pr(&[("leak.py", LEAK_GIVEN)], &[]);
+    let commands = r#"{"commands": [{"argv": ["python3", "leak.py"], "env": {"APP_MODE": "integration-tests"}}], "env_passthrough": ["PERSON_VALUE", "DATABASE_URL"]}"#;
+    let attack = lab.test(n, commands);
+    assert!(attack.log.contains("password [REDACTED:env-value]"), "{}", attack.log);
+    let everything = format!("{}\n{}", attack.everything(), attack.report["comment_markdown"]);
+    for value in [person.as_str(), url.as_str(), password.as_str()] {
+        let raw = value.as_bytes();
+        let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        let forms = [
+            value.to_owned(),
+            base64::engine::general_purpose::STANDARD.encode(raw),
+            hex.to_uppercase(),
+            hex,
+            value.chars().rev().collect(),
+        ];
+        for form in forms {
+            assert!(!everything.contains(&form), "{form} (a form of {value}) got out:\n{everything}");
+        }
+    }
+    // A command's own `env` value is given too: masked, reversed or not.
+    assert!(attack.log.contains("mode [REDACTED:env-value]"), "{}", attack.log);
+    for encoded in ["postgres%3A%2F%2Fapp%3A", "Pw-"] {
+        assert!(!everything.contains(encoded), "{encoded} got out:\n{everything}");
+    }
+}

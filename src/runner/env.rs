@@ -29,6 +29,15 @@ pub fn build_env(
     env
 }
 
+/// The values a run is given on purpose, as known values for its redactor (kind `env-value`):
+/// each `env_passthrough` variable's value and every command's own `env` values. The test may
+/// print them in any form; the redactor masks the ones it knows (design §7).
+pub(super) fn given_values(parent: &BTreeMap<String, String>, profile: &CommandsProfile) -> Vec<(String, String)> {
+    let passed = profile.env_passthrough.iter().filter_map(|name| parent.get(name));
+    let own = profile.setup.iter().chain(&profile.commands).flat_map(|c| c.env.values());
+    passed.chain(own).map(|value| ("env-value".to_owned(), value.clone())).collect()
+}
+
 fn is_inherited(name: &str, profile: &CommandsProfile) -> bool {
     environment::passes(name) || profile.env_passthrough.iter().any(|passed| passed == name)
 }

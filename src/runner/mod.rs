@@ -193,7 +193,9 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
     if !req.checkout.is_dir() {
         return Err(RunnerError::Checkout(req.checkout.to_path_buf()));
     }
+    let given = env::given_values(req.parent_env, req.profile);
     let redactor = req.redactor.with_checkout(req.checkout);
+    let redactor = if given.is_empty() { redactor } else { redactor.with_known_values(&given) };
     let log_error = |source| RunnerError::LogWrite { path: req.log_path.to_path_buf(), source };
     let mut log = CappedLog::new(open_log(req.log_path)?, req.log_cap_bytes);
     let mut cancel = Cancel::new(req.cancel.clone());

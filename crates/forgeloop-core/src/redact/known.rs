@@ -1,8 +1,12 @@
 //! The known-values layer: secrets this process holds (the GitHub token in use, the values of
 //! credential-like environment variables) are masked wherever they appear, in the encodings
-//! they travel in: raw, JSON-escaped, URL-encoded, and base64 (standard and URL-safe, padded
+//! they travel in: raw, JSON-escaped, URL-encoded, base64 (standard and URL-safe, padded
 //! or not, and at each of the three byte alignments inside a longer base64 string, as in
-//! `Authorization: Basic base64("x-access-token:" + token)`).
+//! `Authorization: Basic base64("x-access-token:" + token)`), hex (either case) and reversed;
+//! a URL's password (`postgres://u:PASS@h`) is a value of its own, printed alone or encoded.
+//! A safety net for honest output: code that means to leak a value can always print it in a
+//! form nobody lists (split, XORed), which is why the sandbox, not the redactor, keeps secrets
+//! from a run.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE};
@@ -43,6 +47,8 @@ pub(crate) struct KnownSet {
     pattern_kind: Vec<u16>,
     kinds: Vec<String>,
     masks: Vec<String>,
+    /// The values as given, so a redactor can be extended with more.
+    values: Vec<(String, String)>,
 }
 
 impl KnownSet {
@@ -68,7 +74,12 @@ impl KnownSet {
         }
         let masks = kinds.iter().map(|k| format!("[REDACTED:{k}]")).collect();
         let (patterns, pattern_kind) = patterns.into_iter().unzip();
-        KnownSet { patterns, pattern_kind, kinds, masks }
+        KnownSet { patterns, pattern_kind, kinds, masks, values: values.to_vec() }
+    }
+
+    /// The values this set was made of.
+    pub(crate) fn values(&self) -> &[(String, String)] {
+        &self.values
     }
 
     pub(crate) fn patterns(&self) -> &[String] {
@@ -115,6 +126,8 @@ pub(crate) fn value_patterns(value: &str) -> Vec<String> {
     if trimmed != value {
         forms.push(trimmed);
     }
+    let password = url_password(value);
+    forms.extend(password.as_deref());
     for form in forms {
         if worth_masking(form) {
             encodings(form, &mut out);
@@ -150,6 +163,10 @@ fn encodings(value: &str, out: &mut Vec<String>) {
             out.push(percent_encode(&value.replace(' ', "+"), true).replace("%2B", "+"));
         }
     }
+    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
+    out.push(hex.to_ascii_uppercase());
+    out.push(hex);
+    out.push(value.chars().rev().collect());
     for engine in [&STANDARD, &URL_SAFE] {
         let full = engine.encode(value.as_bytes());
         out.push(full.trim_end_matches('=').to_owned());
@@ -171,6 +188,35 @@ fn aligned_core(engine: &base64::engine::GeneralPurpose, value: &[u8], shift: us
     let first = (8 * shift).div_ceil(6);
     let last = (8 * (shift + value.len())).checked_sub(6)? / 6;
     encoded.get(first..=last).map(str::to_owned)
+}
+
+/// The password of a URL with user information (`scheme://user:PASSWORD@host…`), decoded.
+fn url_password(value: &str) -> Option<String> {
+    let (_, rest) = value.trim().split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    Some(percent_decode(password)).filter(|p| !p.is_empty())
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn percent_encode(value: &str, upper: bool) -> String {
@@ -211,6 +257,23 @@ mod tests {
                 assert!(STANDARD.encode(&buf).contains(&core), "shift {shift} prefix {prefix_len}");
             }
         }
+    }
+
+    #[test]
+    fn hex_reversed_and_a_urls_password_alone_are_forms_of_the_value() {
+        let patterns = value_patterns("postgres://app:Pa%24s-w0rd-9f3k@db.internal/app");
+        // The password alone, reversed, in hex (both cases) and in base64.
+        for form in [
+            "Pa$s-w0rd-9f3k",
+            "k3f9-dr0w-s$aP",
+            "506124732d773072642d3966336b",
+            "506124732D773072642D3966336B",
+            "UGEkcy13MHJkLTlmM2s",
+        ] {
+            assert!(patterns.iter().any(|p| p == form), "{form} missing from {patterns:?}");
+        }
+        assert_eq!(url_password("https://example.com/a:b@c"), None, "no user information");
+        assert_eq!(url_password("redis://:only-pass@h:6379"), Some("only-pass".to_owned()));
     }
 
     #[test]

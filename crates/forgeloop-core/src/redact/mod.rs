@@ -207,6 +207,20 @@ impl Redactor {
         Redactor { inner: Arc::new(Inner { rules, home: self.inner.home.clone(), checkouts }) }
     }
 
+    /// The same rules plus `values` (kind, value) as known values: what one run is given
+    /// (`env_passthrough`, a command's `env`), masked in its log and report in every form
+    /// [`RedactorBuilder::known_value`] masks.
+    pub fn with_known_values(&self, values: &[(String, String)]) -> Redactor {
+        let mut all = self.inner.rules.known.values().to_vec();
+        all.extend(values.iter().filter(|(_, v)| !known::value_patterns(v).is_empty()).cloned());
+        let known = Arc::new(KnownSet::new(&all));
+        let paths = PathSet::new(self.inner.home.as_deref(), &self.inner.checkouts);
+        let rules = Rules::new(known, paths, self.inner.rules.user.clone());
+        Redactor {
+            inner: Arc::new(Inner { rules, home: self.inner.home.clone(), checkouts: self.inner.checkouts.clone() }),
+        }
+    }
+
     /// The same known values and paths with `rules` as the user rules (replacing any):
     /// how a process adds its config's rules to the redactor it built before reading it.
     pub fn with_user_rules(&self, rules: &UserRules) -> Redactor {
