@@ -64,6 +64,9 @@ fn serve_prints_its_line_records_itself_renews_the_code_on_request_and_stops_cle
     let url = server.line["url"].as_str().unwrap().to_owned();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     assert_eq!(server.line["mcp_url"], format!("{url}/mcp"));
+    // Said plainly: ChatGPT cannot reach a loopback URL.
+    assert_eq!(server.line["loopback_only"], true, "{}", server.line);
+    assert!(server.line["note"].as_str().unwrap().contains("--public-url https://"), "{}", server.line);
     let code = server.line["pairing_code"].as_str().unwrap().to_owned();
     assert!(code.len() == 9 && code.as_bytes()[4] == b'-', "XXXX-XXXX: {code}");
 
@@ -94,6 +97,10 @@ fn a_reachable_address_needs_an_https_public_url_and_a_person() {
     assert!(bare.stdout.contains("--public-url"), "{}", bare.stdout);
     let http_url = sb.run(&["serve", "--listen", "0.0.0.0:0", "--public-url", "http://forge.example.com"]);
     assert_eq!(http_url.code, 2);
+    // Not https is refused on a loopback listener too: the tunnel would carry tokens in clear.
+    let http_tunnel = sb.run(&["serve", "--public-url", "http://forge.example.com"]);
+    assert_eq!(http_tunnel.code, 2, "{}", http_tunnel.stdout);
+    assert!(http_tunnel.json()["error"].as_str().unwrap().contains("not https"), "{}", http_tunnel.stdout);
     // https, but nobody at a terminal to say yes.
     let no_person = sb.run(&["serve", "--listen", "0.0.0.0:0", "--public-url", "https://forge.example.com"]);
     assert_eq!(no_person.code, 2);

@@ -58,20 +58,36 @@ pub fn exposure(listen: &SocketAddr, public_url: Option<&str>) -> Result<bool> {
     }
 }
 
-/// Checks `--public-url`: an absolute http(s) URL with no path, query or user.
+/// Checks `--public-url`: an absolute https URL with no path, query or user. Plain http only
+/// for a loopback host (a local test): ChatGPT's tokens cross the tunnel in that URL.
 pub fn check_public_url(url: &str) -> Result<String> {
     let trimmed = url.trim().trim_end_matches('/');
     let valid = (trimmed.starts_with("https://") || trimmed.starts_with("http://"))
         && http::authority_and_origin(trimmed).is_some()
         && trimmed.splitn(4, '/').nth(3).is_none()
         && !trimmed.contains(['?', '#']);
-    if valid {
-        Ok(trimmed.to_owned())
-    } else {
-        Err(Error::Invalid(format!(
+    if !valid {
+        return Err(Error::Invalid(format!(
             "--public-url {url:?} is not a base URL like https://forge.example.com (no path, query or user)"
-        )))
+        )));
     }
+    if trimmed.starts_with("http://") && !is_loopback_url(trimmed) {
+        return Err(Error::Invalid(format!(
+            "--public-url {url:?} is not https: ChatGPT's tokens would cross the tunnel in the clear; give the tunnel's https URL"
+        )));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Whether `url`'s host is a loopback address or `localhost`: only this machine reaches it.
+pub fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    };
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// `serve --grants`: every grant, without its token hashes.
@@ -135,7 +151,14 @@ async fn serve(ctx: Ctx, opts: ServeOptions) -> Result<()> {
         Some(code)
     };
     let code = record(&server).unwrap_or_default();
-    let line = json!({ "status": Word::Serving, "url": url, "mcp_url": server.resource(), "pairing_code": code });
+    let mut line = json!({ "status": Word::Serving, "url": url, "mcp_url": server.resource(), "pairing_code": code });
+    if is_loopback_url(&server.resource()) {
+        // What the person pastes into ChatGPT must be reachable from OpenAI's servers.
+        line["loopback_only"] = json!(true);
+        line["note"] = json!(
+            "this MCP URL is on loopback: ChatGPT cannot reach it. Run a tunnel to this address and start serve again with --public-url https://<the tunnel's host>"
+        );
+    }
     crate::output::line(&ctx.redactor, &line);
     eprintln!("forgeloop serve: the pairing code is {code} (valid 10 minutes, used once)");
 
@@ -189,6 +212,20 @@ fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn loopback_urls_are_told_apart_from_reachable_ones() {
+        for url in ["http://127.0.0.1:8787", "http://localhost", "http://[::1]:9/mcp", "http://127.9.9.9"] {
+            assert!(super::is_loopback_url(url), "{url}");
+        }
+        for url in ["https://forge.example.com", "http://10.0.0.1:80", "http://[2001:db8::1]", "http://localhost.evil"]
+        {
+            assert!(!super::is_loopback_url(url), "{url}");
+        }
+        assert!(super::check_public_url("http://127.0.0.1:9").is_ok());
+        assert!(super::check_public_url("http://forge.example.com").is_err());
+    }
+
     use super::*;
 
     #[test]

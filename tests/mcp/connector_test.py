@@ -801,7 +801,7 @@ def exposure_is_the_persons(server):
     code, answer = server.cli("serve", "--listen", "0.0.0.0:0")
     assert code == 2 and "reachable from other machines" in answer["error"], answer
     code, answer = server.cli("serve", "--listen", "0.0.0.0:0", "--public-url", "http://forge.example")
-    assert code == 2 and "reachable from other machines" in answer["error"], answer
+    assert code == 2 and "not https" in answer["error"], answer
     code, answer = server.cli("serve", "--listen", "0.0.0.0:0", "--public-url", "https://forge.example")
     assert code == 2 and answer["status"] == "NOT_A_TERMINAL", answer
     code, answer = server.cli("serve", "--new-code")
