@@ -355,16 +355,25 @@ fn the_base_layer_is_rewarmed_once_the_base_branch_is_too_far_ahead() {
     let lab = Lab::new(Tier::Namespaces, Who::User);
     lab.config("[cache]\nbase_max_behind = 1\n");
     let n = lab.hostile_pr(&[("NOTES", "a change\n")], &[]);
-    let commands = r#"[["true"]]"#;
+    // The run fails, so the cycle goes on.
+    let commands = r#"[["false"]]"#;
     let base = |attack: &Attack| cache_of(&attack.report)["cache_layers"]["base"].clone();
-    let first = base(&lab.test(n, commands));
+    // A one-shot test never warms: with no base layer yet, it has none.
+    let once = lab.test(n, commands);
+    assert!(cache_of(&once.report)["cache_layers"]["base"].is_null(), "{}", once.run.stdout);
+    let first = base(&forge(&lab, "c", n, commands));
     assert_eq!(first["warmed_now"], true, "{first:#}");
     lab.w.commit(&lab.repo, "main", &[("one", "1\n")], "one ahead");
-    let second = base(&lab.test(n, commands));
+    push(&lab, n, &[("NOTES", "iteration 2\n")]);
+    let second = base(&forge(&lab, "c", n, commands));
     assert_eq!((second["warmed_now"].as_bool(), second["behind"].as_u64()), (None, Some(1)), "{second:#}");
     assert_eq!(second["commit"], first["commit"]);
     lab.w.commit(&lab.repo, "main", &[("two", "2\n")], "two ahead");
-    let third = base(&lab.test(n, commands));
+    // Due, but a one-shot uses the base layer as it is.
+    let once = base(&lab.test(n, commands));
+    assert_eq!((once["deferred"].as_bool(), once["commit"].clone()), (Some(true), first["commit"].clone()), "{once:#}");
+    push(&lab, n, &[("NOTES", "iteration 3\n")]);
+    let third = base(&forge(&lab, "c", n, commands));
     assert_eq!(third["warmed_now"], true, "{third:#}");
     assert_eq!(third["commit"], lab.w.tip(&lab.repo, "main"), "{third:#}");
 }

@@ -39,6 +39,13 @@ pub(super) struct Warm<'a> {
     pub base_sha: Option<&'a str>,
     pub person_cargo: Option<&'a Path>,
     pub cancel: Option<watch::Receiver<bool>>,
+    /// The run's own log: a warming writes there while it lasts, so the control room and
+    /// `list` show what runs (the run's commands then start it afresh), and keeps a copy in
+    /// `base/warm.log`.
+    pub live_log: &'a Path,
+    /// A cycle's run may warm the base layer; a one-shot test uses it as it is (warming would
+    /// run the commands twice for one answer).
+    pub may_warm: bool,
 }
 
 /// The base layer under this run, warmed first when due, and the writable layer made ready.
@@ -61,6 +68,7 @@ pub(super) async fn ready(
     let mut base = None;
     let mut warm_error = None;
     if due
+        && warm.may_warm
         && let Some(tip) = warm.base_sha
         && layers.try_warm()
     {
@@ -144,18 +152,19 @@ async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -
             Error::Invalid(format!("cannot give the base layer's run directories to the account tests run as: {left}"))
         })?;
     }
-    let log_path: PathBuf = ctx.home.caches_dir().join(layers.base_key()).join("warm.log");
     let job = Job {
         plan: warm.plan,
         allow: warm.allow,
         commands: warm.commands,
         tree: checkout.path(),
         gitdir: checkout.gitdir(),
-        log_path: &log_path,
+        log_path: warm.live_log,
         cancel: warm.cancel.clone(),
         progress: None,
     };
     let ran = sandboxed_run::run(ctx, job, paths).await;
+    let kept: PathBuf = ctx.home.caches_dir().join(layers.base_key()).join("warm.log");
+    let _ = std::fs::copy(warm.live_log, &kept);
     drop(checkout);
     if let Err(left) = run_dir.remove() {
         eprintln!(

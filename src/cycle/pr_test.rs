@@ -779,6 +779,8 @@ async fn execute(
             base_sha: checkout.tested.as_ref().map(|t| t.base_sha.as_str()),
             person_cargo: person_cargo.as_deref(),
             cancel: opts.cancel.clone(),
+            live_log: log_path,
+            may_warm: !opts.one_shot,
         };
         let (prepared, base, warm_error) = cache_layers::ready(ctx, layers, warm).await?;
         // This run's warming, or another's that ended meanwhile, built after the checkout began.

@@ -221,7 +221,8 @@ pub struct BaseLayer {
     /// How long this run's warming took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_ms: Option<u64>,
-    /// It was due to be warmed again, but another run held it: this run used it as it was.
+    /// It was due to be warmed (again), but another run held it, or this run was a one-shot
+    /// test (which never warms): this run used it as it was.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deferred: bool,
 }
