@@ -69,17 +69,28 @@ every_way!(a_cycles_runs_build_on_the_base_layer_and_their_own_and_a_one_shot_le
     let main = lab.w.commit(&lab.repo, "main", &[("probe.sh", PROBE)], "probe");
     let n = lab.hostile_pr(&[("NOTES", "a change\n")], &[]);
     // The probe fails, so the cycle goes on to a second iteration.
-    let commands = r#"[["sh", "probe.sh"], ["false"]]"#;
+    let commands = r#"[["sh", "probe.sh"], ["sh", "-c", "git rev-parse --show-toplevel >/dev/null && git status --porcelain && echo git-ok"], ["false"]]"#;
     let first = forge(&lab, "c", n, commands);
+    // git finds its working tree wherever the sandbox shows the checkout.
+    assert!(first.log.contains("git-ok"), "{}", first.log);
     let base_marker = lab.forgeloop_home().join("caches/acme/widget/base/layer/xdg/marker");
     let from_base = std::fs::read_to_string(&base_marker).expect("warming left nothing in the base layer");
-    assert!(from_base.starts_with("base ") && from_base.contains("/acme/widget/base/"), "{from_base}");
+    // The first tier shows every run of the repository its checkout at one path (the base
+    // layer's warming included); the second shows each layer's run directory.
+    let checkout_of = |layer: &str| {
+        if lab.tier == Tier::Namespaces {
+            "/acme/widget/checkout ".to_owned()
+        } else {
+            format!("/acme/widget/{layer}/")
+        }
+    };
+    assert!(from_base.starts_with("base ") && from_base.contains(&checkout_of("base")), "{from_base}");
     // The PR's first run starts from what the base branch built (the log redacts the paths)...
     assert!(first.log.contains("seen: base "), "{}", first.log);
     // ...and writes into its own layer, never the base layer.
     let marker = cycle_layer(&lab, n).join("xdg/marker");
     let left = std::fs::read_to_string(&marker).expect("the first run wrote nothing into its cycle layer");
-    assert!(left.starts_with("a change ") && left.contains(&format!("/acme/widget/pr-{n}/")), "{left}");
+    assert!(left.starts_with("a change ") && left.contains(&checkout_of(&format!("pr-{n}"))), "{left}");
     assert_eq!(std::fs::read_to_string(&base_marker).unwrap(), from_base, "a PR's run wrote the base layer");
     let sandbox = cache_of(&first.report);
     assert_eq!(sandbox["cache"], format!("acme/widget/pr-{n}"), "{sandbox:#}");

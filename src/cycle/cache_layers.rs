@@ -147,11 +147,13 @@ async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -
     let prepared = layers.prepare_base(warm.person_cargo).map_err(|e| Error::io("cannot prepare the base layer", e))?;
     let mut paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
     use_cache(&mut paths, prepared);
+    let view = stable_checkout(warm.plan, layers);
     if let Some(account) = warm.plan.run_as() {
         run_dir.hand_over(&paths, account).map_err(|left| {
             Error::Invalid(format!("cannot give the base layer's run directories to the account tests run as: {left}"))
         })?;
     }
+    use_stable_checkout(&mut paths, view);
     let job = Job {
         plan: warm.plan,
         allow: warm.allow,
@@ -184,6 +186,23 @@ async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -
     };
     layers.finish_warm(&record).map_err(|e| Error::io("cannot record the base layer", e))?;
     Ok(Some(record))
+}
+
+/// First tier: shows the checkout at one path for every run of `repo` (the base layer's
+/// warming included), `<run root>/<owner>/<repo>/checkout`, which only the sandbox has.
+/// Compilers key their incremental caches and build tools their dependency files by source
+/// path: a new PR's first build on the base layer then reuses what the base branch's built.
+/// git inside finds the working tree from its `.git` file, wherever it is shown. Returns the
+/// path, for [`use_stable_checkout`] once the run's directories are handed over.
+pub(super) fn stable_checkout(plan: &sandbox::Plan, layers: &Layers) -> Option<PathBuf> {
+    (plan.tier() == Some(Tier::Namespaces)).then(|| plan.run_root().join(layers.base_key()).with_file_name("checkout"))
+}
+
+/// Shows the checkout at `view` (from [`stable_checkout`]).
+pub(super) fn use_stable_checkout(paths: &mut RunPaths, view: Option<PathBuf>) {
+    if let Some(view) = view {
+        paths.checkout_source = Some(std::mem::replace(&mut paths.checkout, view));
+    }
 }
 
 /// Points the run's paths at its prepared cache.

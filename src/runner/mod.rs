@@ -194,7 +194,13 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         return Err(RunnerError::Checkout(req.checkout.to_path_buf()));
     }
     let given = env::given_values(req.parent_env, req.profile);
-    let redactor = req.redactor.with_checkout(req.checkout);
+    let mut redactor = req.redactor.with_checkout(req.checkout);
+    // The path the sandbox shows the checkout at, when it is not the host's.
+    if let Some((_, paths)) = req.sandbox
+        && paths.checkout != req.checkout
+    {
+        redactor = redactor.with_checkout(&paths.checkout);
+    }
     let redactor = if given.is_empty() { redactor } else { redactor.with_known_values(&given) };
     let log_error = |source| RunnerError::LogWrite { path: req.log_path.to_path_buf(), source };
     let mut log = CappedLog::new(open_log(req.log_path)?, req.log_cap_bytes);

@@ -102,9 +102,10 @@ fn plan(spec: &Spec) -> Vec<Mount> {
     for path in &view.read {
         add(path, path, Kind::ReadOnly);
     }
-    for path in view.write.iter().chain([&spec.run.checkout]) {
+    for path in &view.write {
         add(path, path, Kind::ReadWrite);
     }
+    add(spec.run.checkout_source.as_ref().unwrap_or(&spec.run.checkout), &spec.run.checkout, Kind::ReadWrite);
     if let Some(cache) = &spec.run.cache {
         match &spec.run.cache_mount {
             None => add(cache, cache, Kind::ReadWrite),

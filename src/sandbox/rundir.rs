@@ -97,6 +97,7 @@ impl RunDir {
     pub fn paths(&self, checkout: &Path, gitdir: Option<&Path>) -> RunPaths {
         RunPaths {
             checkout: checkout.to_path_buf(),
+            checkout_source: None,
             gitdir: gitdir.map(Path::to_path_buf),
             tmp: self.tmp(),
             home: self.home(),

@@ -75,6 +75,11 @@ pub struct Account {
 pub struct RunPaths {
     /// The checkout's working tree: read-write, and the working directory.
     pub checkout: PathBuf,
+    /// First tier: the directory on the host mounted at `checkout`, which is then a path only
+    /// the sandbox has (the same for every run of a repository, so builds see one source path
+    /// whichever layer they run on); `None`: `checkout` itself.
+    #[serde(default)]
+    pub checkout_source: Option<PathBuf>,
     /// The checkout's git directory (outside the working tree): read-only unless the profile
     /// asks for `writable_git`.
     pub gitdir: Option<PathBuf>,
