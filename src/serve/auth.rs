@@ -12,7 +12,7 @@ use crate::cycle::Ctx;
 use crate::cycle::connector;
 use crate::domain::client_document::{self as documents, ClientDocument};
 use crate::domain::connector::{
-    self as rules, ACCESS_TTL_SECS, CODE_TTL_SECS, Grant, PAIRING_LEN, PAIRING_TRIES, PAIRING_TTL_SECS,
+    self as rules, ACCESS_TTL_SECS, CODE_TTL_SECS, Grant, PAIRING_LEN, PAIRING_MAX_WAIT_SECS, PAIRING_TTL_SECS,
     REFRESH_TTL_SECS, RefreshCheck, Revoked, Token,
 };
 use crate::domain::form;
@@ -87,16 +87,23 @@ pub struct Pairing {
     pub code: String,
     /// When it stops working (Unix seconds).
     pub expires_at: i64,
-    /// Wrong codes so far; at [`PAIRING_TRIES`] it is void until it expires.
+    /// Wrong codes so far: each doubles the wait before the next try.
     pub wrong: u32,
+    /// No code is checked before this (Unix seconds).
+    pub next_try_at: i64,
     /// It was used for a grant: the next one is made.
     pub used: bool,
 }
 
 impl Pairing {
-    /// Whether it can still be typed: not used, not void, not expired.
+    /// Whether it can still be typed: not used, not expired (wrong tries only slow it down).
     fn usable(&self, now: i64) -> bool {
-        !self.used && self.wrong < PAIRING_TRIES && now < self.expires_at
+        !self.used && now < self.expires_at
+    }
+
+    /// The wait after the `wrong`-th wrong code: 1, 2, 4… seconds, at most a minute.
+    fn wait_after(wrong: u32) -> i64 {
+        1i64.checked_shl(wrong.saturating_sub(1)).unwrap_or(i64::MAX).min(PAIRING_MAX_WAIT_SECS)
     }
 }
 
@@ -138,9 +145,9 @@ impl AuthState {
     }
 
     /// Makes the next pairing code when the one in force is used or expired (or the person
-    /// asked: `force`); `true` when it did (the caller shows it). A code voided by wrong tries
-    /// stays void until it expires: five guesses per code and per ten minutes, and a failed
-    /// try changes no file.
+    /// asked: `force`); `true` when it did (the caller shows it). Wrong tries never void a code
+    /// (a guesser could otherwise keep the person from pairing): each makes the next wait
+    /// longer, and a failed try changes no file.
     pub fn renew_pairing(&mut self, now: i64, force: bool) -> Result<bool, String> {
         let done = self.pairing.used || now >= self.pairing.expires_at;
         if force || done {
@@ -282,11 +289,18 @@ impl AuthState {
                     .into(),
             ));
         }
+        if now < self.pairing.next_try_at {
+            let wait = self.pairing.next_try_at - now;
+            return Err(Refusal::Page(format!(
+                "Too many wrong pairing codes: try again in {wait} s. Nothing was checked."
+            )));
+        }
         let typed = rules::normalize_pairing(typed);
         if typed.len() != PAIRING_LEN || !rules::constant_time_eq(typed.as_bytes(), self.pairing.code.as_bytes()) {
-            self.pairing.wrong += 1;
-            let left = PAIRING_TRIES.saturating_sub(self.pairing.wrong);
-            return Err(Refusal::Page(format!("Wrong pairing code. {left} tries left.")));
+            self.pairing.wrong = self.pairing.wrong.saturating_add(1);
+            let wait = Pairing::wait_after(self.pairing.wrong);
+            self.pairing.next_try_at = now + wait;
+            return Err(Refusal::Page(format!("Wrong pairing code. Wait {wait} s before the next try.")));
         }
         self.tickets.retain(|_, t| t.expires_at > now);
         if self.tickets.len() >= MAX_PENDING {
@@ -453,7 +467,13 @@ impl AuthState {
 fn new_pairing(now: i64) -> Result<Pairing, String> {
     let mut random = [0u8; PAIRING_LEN];
     getrandom::fill(&mut random).map_err(|e| format!("no randomness from the operating system: {e}"))?;
-    Ok(Pairing { code: rules::pairing_from(&random), expires_at: now + PAIRING_TTL_SECS, wrong: 0, used: false })
+    Ok(Pairing {
+        code: rules::pairing_from(&random),
+        expires_at: now + PAIRING_TTL_SECS,
+        wrong: 0,
+        next_try_at: 0,
+        used: false,
+    })
 }
 
 #[cfg(test)]
@@ -492,7 +512,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pairing_code_voided_by_wrong_tries_stays_void_until_it_expires() {
+    fn wrong_pairing_codes_slow_the_next_try_down_and_never_void_the_code() {
         let now = 1_000;
         let mut auth = AuthState::new(RESOURCE.into(), now).unwrap();
         let request = AuthRequest {
@@ -510,12 +530,23 @@ mod tests {
         };
         assert_eq!(auth.renew_pairing(now, false), Ok(false), "a live code stays");
         let right = auth.pairing.code.clone();
-        for _ in 0..PAIRING_TRIES {
-            assert!(matches!(auth.pair(request.clone(), client.clone(), "AAAA-AAAA", now), Err(Refusal::Page(_))));
+        let page = |r: Result<String, Refusal>| match r {
+            Err(Refusal::Page(message)) => message,
+            other => panic!("expected the page again, got {other:?}"),
+        };
+        // Each wrong code doubles the wait; a try during it is not even checked.
+        let mut at = now;
+        for wait in [1, 2, 4, 8, 16, 32, 60, 60] {
+            let message = page(auth.pair(request.clone(), client.clone(), "AAAA-AAAA", at));
+            assert!(message.contains(&format!("Wait {wait} s")), "{message}");
+            let early = page(auth.pair(request.clone(), client.clone(), &right, at + wait - 1));
+            assert!(early.contains("try again in 1 s"), "{early}");
+            at += wait;
         }
-        assert!(!auth.pairing.usable(now), "five wrong codes void it");
-        assert!(auth.pair(request.clone(), client, &right, now).is_err(), "even the right code is refused");
-        assert_eq!(auth.renew_pairing(now + 1, false), Ok(false), "no new code for the guesser");
+        // Eight wrong codes later, the right one still works: guessing never voids it.
+        assert!(auth.pairing.usable(at));
+        assert_eq!(auth.renew_pairing(at, false), Ok(false), "no new code for the guesser");
+        assert!(auth.pair(request.clone(), client, &right, at).is_ok(), "the person's code was voided");
         let expiry = auth.pairing.expires_at;
         assert_eq!(auth.renew_pairing(expiry, false), Ok(true), "the next code comes when it expires");
         assert!(auth.pairing.usable(expiry));

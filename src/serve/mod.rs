@@ -160,7 +160,9 @@ async fn serve(ctx: Ctx, opts: ServeOptions) -> Result<()> {
         );
     }
     crate::output::line(&ctx.redactor, &line);
-    eprintln!("forgeloop serve: the pairing code is {code} (valid 10 minutes, used once)");
+    eprintln!(
+        "forgeloop serve: the pairing code is {code} (valid 10 minutes, used once; each wrong code typed makes the next try wait longer, up to a minute, and never voids it)"
+    );
 
     let mut renew = tokio::time::interval(Duration::from_secs(5));
     let mut usr1 = signal(tokio::signal::unix::SignalKind::user_defined1())?;

@@ -19,11 +19,11 @@ What it checks:
      second cycle whose sixth test_pr is blocked without GitHub being asked until the person
      raises it on their terminal;
   2. the refusals: no token, an expired, revoked or wrong-audience token, a wrong pairing
-     code and the bounded number of tries, a foreign Origin, a wrong Host, oversized bodies,
+     code and the growing wait before the next try, a foreign Origin, a wrong Host, oversized bodies,
      another grant's cycle, an unbound repository, a PR of another repository, arguments
      that try to pass commands or paths, a reused refresh token, the request budget, a
      non-loopback address without the person;
-  3. a batch of requests without a valid grant, five wrong pairing codes included, changes no
+  3. a batch of requests without a valid grant, wrong pairing codes included, changes no
      file (home, serving.json included, and registry are byte-identical before and after).
 """
 
@@ -380,6 +380,7 @@ def requests_without_a_grant(server, bad_tokens):
     assert status == 400 and b"S256" in page, page
     status, _, page = post_form(f"{server.url}/authorize", dict(query, pairing_code="AAAA-AAAA"))
     assert status == 403 and b"Wrong pairing code" in page, (status, page)
+    time.sleep(1.2)  # the wait a wrong code imposes on the next try
     status, _, page = post_form(f"{server.url}/authorize/consent", {"ticket": "forged", "decision": "allow"})
     assert status == 400, status
     status, _, body = post_form(f"{server.url}/token", {"grant_type": "authorization_code", "code": "forged",
@@ -768,20 +769,21 @@ async def refusals(work, server, first):
 
 
 def without_a_grant(work, server, dead_tokens):
-    """A fresh serve: requests without a valid grant change no file, five wrong pairing codes
-    included; the person's new code; the budget of requests without a grant."""
+    """A fresh serve: requests without a valid grant change no file, wrong pairing codes
+    included (they slow the next try down and never void the person's code); the person's new
+    code; the budget of requests without a grant."""
     before = snapshot(work / "home", work / "registry")
     requests_without_a_grant(server, dead_tokens + ["x" * 43, secrets.token_urlsafe(32)])
-    fields, void = pairing_tries(server, register(server, "guesser"))
+    fields, code = pairing_tries(server, register(server, "guesser"))
     after = snapshot(work / "home", work / "registry")
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     assert not changed, f"requests without a valid grant changed files: {changed}"
-    assert server.serving()["pairing_code"] == void, "a void code is not replaced for the guesser"
+    assert server.serving()["pairing_code"] == code, "a guesser got the code replaced"
 
     # Only the person gets a new code at once (SIGUSR1 to the running serve); it works.
-    code, answer = server.cli("serve", "--new-code")
-    assert code == 0 and answer["status"] == "OK", answer
-    renewed = server.code_other_than(void)
+    code_now, answer = server.cli("serve", "--new-code")
+    assert code_now == 0 and answer["status"] == "OK", answer
+    renewed = server.code_other_than(code)
     status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=renewed))
     assert status == 200 and b"Allow this client?" in page, (status, page)
 
@@ -809,8 +811,9 @@ def exposure_is_the_persons(server):
 
 
 def pairing_tries(server, client_id):
-    """Wrong codes on the pairing page until the code is void; returns the page's fields and
-    the void code."""
+    """Wrong codes on the pairing page: each makes the next try wait longer (a try during the
+    wait is not even checked), and the code stays the person's. Returns the page's fields and
+    the code, still in force."""
     code = server.serving()["pairing_code"]
     _, challenge = pkce()
     query = urllib.parse.urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT_URI,
@@ -819,17 +822,17 @@ def pairing_tries(server, client_id):
     fields = hidden_fields(page)
     wrong = "".join(secrets.choice("ABCDEFGHJKMNPQRSTUVWXYZ23456789") for _ in range(8))
     wrong = wrong if wrong != code.replace("-", "") else "AAAAAAAA"
-    counted = []
-    while not counted or counted[-1] > 0:
+    waits = []
+    for _ in range(2):
         status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=wrong))
-        left = re.search(rb"Wrong pairing code\. (\d) tries left\.", page)
-        assert status == 403 and left, (status, page)
-        counted.append(int(left.group(1)))
-    # Five wrong codes in all (earlier requests may have spent some); each one counted.
-    assert counted == list(range(counted[0], -1, -1)) and len(counted) <= 5, counted
-    # The code is void until it expires: even typed right, it is refused.
-    status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=code))
-    assert status == 403 and b"no longer valid" in page, (status, page)
+        wait = re.search(rb"Wrong pairing code\. Wait (\d+) s before the next try\.", page)
+        assert status == 403 and wait, (status, page)
+        waits.append(int(wait.group(1)))
+        # At once again, even with the right code: refused unchecked until the wait is over.
+        status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=code))
+        assert status == 403 and b"try again in" in page, (status, page)
+        time.sleep(waits[-1] + 0.2)
+    assert waits[1] == 2 * waits[0], waits
     return fields, code
 
 

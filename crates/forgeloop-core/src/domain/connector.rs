@@ -17,8 +17,10 @@ pub const REFRESH_TTL_SECS: i64 = 30 * 24 * 60 * 60;
 pub const CODE_TTL_SECS: i64 = 60;
 /// How long a pairing code lives (used once).
 pub const PAIRING_TTL_SECS: i64 = 10 * 60;
-/// Wrong pairing codes before the code is void.
-pub const PAIRING_TRIES: u32 = 5;
+/// The longest wait a wrong pairing code imposes before the next try (the waits double from
+/// one second): guessing one of 31⁸ codes in its ten minutes is hopeless, and no flood of
+/// wrong codes can void the person's code.
+pub const PAIRING_MAX_WAIT_SECS: i64 = 60;
 /// Characters of a pairing code: no look-alikes (0/O, 1/I/L), so it is read off a screen.
 pub const PAIRING_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 /// Characters in a pairing code.
