@@ -21,6 +21,7 @@ use crate::cycle::Ctx;
 use crate::cycle::connector;
 
 use crate::domain::client_document::{is_document_id, parse_url};
+use crate::domain::connector::RefreshCheck;
 
 use super::auth::{AuthRequest, AuthState, Client, Refusal, form_decode};
 use super::client_document::Documents;
@@ -135,8 +136,11 @@ impl Server {
         if path == "/mcp" {
             return self.mcp(request).await;
         }
-        // Everything else is reached without a grant: one budget for all of it.
-        if !self.limits.lock().map(|mut l| l.unauthenticated(Instant::now())).unwrap_or(false) {
+        // Everything else is reached without a grant: one budget for all of it. `/token` counts
+        // once its form is read: a refresh with a valid token is its grant's, so a flood of junk
+        // cannot starve a client's refresh.
+        let token_request = method == Method::POST && path == "/token";
+        if !token_request && !self.limits.lock().map(|mut l| l.unauthenticated(Instant::now())).unwrap_or(false) {
             tracing::info!(%method, %path, "refused: over the unauthenticated request budget");
             return text(StatusCode::TOO_MANY_REQUESTS, "too many requests; try again in a minute");
         }
@@ -254,6 +258,10 @@ impl Server {
                     Ok(form) => form,
                     Err(answer) => return answer,
                 };
+                if !self.token_budget(&form) {
+                    tracing::info!("refused: /token over the request budget");
+                    return text(StatusCode::TOO_MANY_REQUESTS, "too many requests; try again in a minute");
+                }
                 // Writing the grant takes the grants lock: off the async workers.
                 let server = self.clone();
                 let issued = tokio::task::spawn_blocking(move || match server.auth.lock() {
@@ -269,6 +277,27 @@ impl Server {
             }
             _ => text(StatusCode::NOT_FOUND, "not found"),
         }
+    }
+
+    /// Counts a `/token` request: against its grant's budget when it refreshes with that
+    /// grant's current refresh token, else against the budget of requests without a grant.
+    fn token_budget(&self, form: &HashMap<String, String>) -> bool {
+        let get = |k: &str| form.get(k).map(String::as_str).unwrap_or("");
+        let grant = (get("grant_type") == "refresh_token")
+            .then(|| connector::files(&self.ctx).load_grants().ok())
+            .flatten()
+            .and_then(|grants| match grants.check_refresh(get("refresh_token"), get("client_id"), unix_now()) {
+                RefreshCheck::Current(id) => Some(id),
+                _ => None,
+            });
+        let now = Instant::now();
+        self.limits
+            .lock()
+            .map(|mut limits| match &grant {
+                Some(id) => limits.granted(id, now),
+                None => limits.unauthenticated(now),
+            })
+            .unwrap_or(false)
     }
 
     /// Asks `serve` for the next pairing code when the one in force was spent on a grant.

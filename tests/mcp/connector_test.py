@@ -325,8 +325,10 @@ def person_on_a_terminal(binary, env, cwd, *args):
 def person_confirms_in_the_control_room(binary, env, cwd, cycle, server):
     tui = Tui(binary, env, cwd)
     try:
-        screen = tui.wait_for("CONFIRM BRIEF")
-        # The cycle the client started, with its repository and who asked.
+        tui.wait_for("CONFIRM BRIEF")
+        # The cycle the client started, with its repository and who asked (the detail pane may
+        # draw a frame after the list: wait for it rather than read the first screen).
+        screen = tui.wait_for(f"asked by {CLIENT_NAME} through forgeloop serve")
         for seen in (cycle, "acme/widget", f"asked by {CLIENT_NAME} through forgeloop serve"):
             assert seen in screen, (seen, screen)
         tui.keys("c")
@@ -786,6 +788,12 @@ def without_a_grant(work, server, dead_tokens):
     renewed = server.code_other_than(code)
     status, _, page = post_form(f"{server.url}/authorize", dict(fields, pairing_code=renewed))
     assert status == 200 and b"Allow this client?" in page, (status, page)
+    # The person completes a grant with it: a client that will refresh during the flood.
+    refresher = register(server, "refresher")
+    answer, verifier = authorize(server, refresher, renewed, "allow")
+    status, _, body = redeem(server, refresher, answer["code"][0], verifier)
+    assert status == 200, (status, body)
+    refresh = json.loads(body)["refresh_token"]
 
     # The budget: a flood of requests without a grant is answered 429, /mcp's refusals included.
     codes = []
@@ -794,6 +802,12 @@ def without_a_grant(work, server, dead_tokens):
         assert len(codes) <= 60, "the budget of requests without a grant never ran out"
     assert set(codes[:-1]) == {200}, codes
     status, _, _ = mcp_post(server.mcp_url, INITIALIZE)
+    assert status == 429, status
+    # A refresh with a valid token is its grant's: the flood does not starve it. Junk is 429.
+    refreshing = {"grant_type": "refresh_token", "client_id": refresher, "resource": server.mcp_url}
+    status, _, body = post_form(f"{server.url}/token", dict(refreshing, refresh_token=refresh))
+    assert status == 200 and json.loads(body)["refresh_token"] != refresh, (status, body)
+    status, _, _ = post_form(f"{server.url}/token", dict(refreshing, refresh_token="x" * 43))
     assert status == 429, status
 
 
