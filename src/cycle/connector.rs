@@ -331,6 +331,9 @@ pub struct GrantRow {
     pub grant: String,
     /// The client's registered name.
     pub client: String,
+    /// Where its authorization sends the browser back (each redirect URI's host): who gets
+    /// the grant, whatever the client calls itself.
+    pub redirect_hosts: Vec<String>,
     /// When the person allowed it.
     pub created_at: String,
     /// The cycles it started.
@@ -367,6 +370,7 @@ pub fn grant_rows(grants: &Grants, now: i64) -> Vec<GrantRow> {
         .map(|g| GrantRow {
             grant: g.id.clone(),
             client: g.client_name.clone(),
+            redirect_hosts: g.redirect_uris.iter().map(|u| crate::domain::connector::redirect_host(u)).collect(),
             created_at: g.created_at.clone(),
             cycles: g.cycles.clone(),
             live_access_tokens: g.access.iter().filter(|t| t.expires_at > now).count(),

@@ -157,6 +157,30 @@ impl AuthState {
         Ok(false)
     }
 
+    /// Other clients that call themselves what `client_id` does (registered here, or holding
+    /// a grant), each as the hosts it redirects to: a name is only a claim, so the pages warn.
+    pub fn namesakes(&self, ctx: &Ctx, client_id: &str, name: &str) -> Vec<String> {
+        let hosts = |uris: &[String]| uris.iter().map(|u| rules::redirect_host(u)).collect::<Vec<_>>().join(", ");
+        let mut found: Vec<String> = self
+            .clients
+            .iter()
+            .filter(|(id, c)| id.as_str() != client_id && c.name == name)
+            .map(|(_, c)| hosts(&c.redirect_uris))
+            .collect();
+        if let Ok(grants) = connector::files(ctx).load_grants() {
+            found.extend(
+                grants
+                    .grants
+                    .iter()
+                    .filter(|g| g.client_id != client_id && g.client_name == name && g.revoked.is_none())
+                    .map(|g| hosts(&g.redirect_uris)),
+            );
+        }
+        found.sort();
+        found.dedup();
+        found
+    }
+
     /// RFC 7591: registers a public client; answers the registration document.
     pub fn register(&mut self, body: &Value, now: i64) -> Result<Value, Refusal> {
         let claimed_name = body.get("client_name").and_then(Value::as_str).and_then(documents::clean_name);

@@ -216,19 +216,22 @@ impl Server {
                     Err(refusal) => return refusal_page(refusal),
                 };
                 let typed = form.get("pairing_code").cloned().unwrap_or_default();
-                let paired = match self.auth.lock() {
-                    Ok(mut auth) => auth.pair(request, client.clone(), &typed, unix_now()),
+                let (paired, namesakes) = match self.auth.lock() {
+                    Ok(mut auth) => {
+                        let namesakes = auth.namesakes(&self.ctx, &request.client_id, &client.name);
+                        (auth.pair(request, client.clone(), &typed, unix_now()), namesakes)
+                    }
                     Err(_) => return text(StatusCode::INTERNAL_SERVER_ERROR, "poisoned"),
                 };
                 match paired {
                     Ok(ticket) => {
                         tracing::warn!(client = %client.name, "the pairing code was entered: asking for consent");
                         let repositories = connector::repositories(&self.ctx);
-                        html(StatusCode::OK, pages::consent(&client, &ticket, &repositories))
+                        html(StatusCode::OK, pages::consent(&client, &namesakes, &ticket, &repositories))
                     }
                     Err(Refusal::Page(message)) => {
                         tracing::warn!(client = %client.name, "a wrong or spent pairing code was entered");
-                        html(StatusCode::FORBIDDEN, pages::pairing(&client, &form, Some(&message)))
+                        html(StatusCode::FORBIDDEN, pages::pairing(&client, &namesakes, &form, Some(&message)))
                     }
                     Err(refusal) => refusal_page(refusal),
                 }
@@ -324,7 +327,13 @@ impl Server {
 
     async fn authorize_page(&self, query: &HashMap<String, String>) -> Response<Body> {
         match self.check_request(query).await {
-            Ok((_, client)) => html(StatusCode::OK, pages::pairing(&client, query, None)),
+            Ok((request, client)) => {
+                let namesakes = match self.auth.lock() {
+                    Ok(auth) => auth.namesakes(&self.ctx, &request.client_id, &client.name),
+                    Err(_) => return text(StatusCode::INTERNAL_SERVER_ERROR, "poisoned"),
+                };
+                html(StatusCode::OK, pages::pairing(&client, &namesakes, query, None))
+            }
             Err(refusal) => refusal_page(refusal),
         }
     }

@@ -42,8 +42,9 @@ input{{font-size:1.4em;letter-spacing:.2em;width:10em}}button{{font-size:1.1em;m
 }
 
 /// Who asks, as the person should read it: the name the client gave itself, isolated from
-/// the text around it, and apart from it what forgeloop knows of where it came from.
-fn who(client: &Client) -> String {
+/// the text around it, and apart from it what forgeloop knows of where it came from, where
+/// the grant goes (the redirect's host), and the other clients that use the same name.
+fn who(client: &Client, namesakes: &[String]) -> String {
     let name = client
         .claimed_name
         .as_deref()
@@ -55,11 +56,34 @@ fn who(client: &Client) -> String {
         ),
         None => "It registered itself with this server under that name, which nobody has checked.".to_owned(),
     };
-    format!("<p><strong>{name}</strong> asks to use forgeloop on this machine.</p><p class=\"note\">{origin}</p>")
+    let hosts: Vec<String> = client
+        .redirect_uris
+        .iter()
+        .map(|u| format!("<code>{}</code>", escape(&crate::domain::connector::redirect_host(u))))
+        .collect();
+    let goes = match hosts.is_empty() {
+        true => String::new(),
+        false => format!("<p>If you go on, access goes to <strong>{}</strong>.</p>", hosts.join(", ")),
+    };
+    let warning = match namesakes.is_empty() {
+        true => String::new(),
+        false => format!(
+            "<p><strong>Careful:</strong> another client uses the same name and goes to {}. Check the host above is the one you meant.</p>",
+            namesakes.iter().map(|h| format!("<code>{}</code>", escape(h))).collect::<Vec<_>>().join("; ")
+        ),
+    };
+    format!(
+        "<p><strong>{name}</strong> asks to use forgeloop on this machine.</p><p class=\"note\">{origin}</p>{goes}{warning}"
+    )
 }
 
 /// Asks for the pairing code, carrying the authorization request's fields.
-pub fn pairing(client: &Client, query: &HashMap<String, String>, message: Option<&str>) -> String {
+pub fn pairing(
+    client: &Client,
+    namesakes: &[String],
+    query: &HashMap<String, String>,
+    message: Option<&str>,
+) -> String {
     let hidden: String = CARRIED
         .iter()
         .filter_map(|k| query.get(*k).map(|v| (k, v)))
@@ -74,13 +98,13 @@ pub fn pairing(client: &Client, query: &HashMap<String, String>, message: Option
 or in the control room). Nobody else can see it.</p>\
 <form method=\"post\" action=\"/authorize\">{hidden}<p><input name=\"pairing_code\" autocomplete=\"off\" \
 autofocus placeholder=\"XXXX-XXXX\"></p><p><button type=\"submit\">Continue</button></p></form>",
-            who(client)
+            who(client, namesakes)
         ),
     )
 }
 
 /// What the client will be able to do, with Allow and Deny.
-pub fn consent(client: &Client, ticket: &str, repositories: &[RepositoryRow]) -> String {
+pub fn consent(client: &Client, namesakes: &[String], ticket: &str, repositories: &[RepositoryRow]) -> String {
     let repos: String = if repositories.is_empty() {
         "<li>none yet: the person binds repositories with <code>forgeloop project bind</code></li>".to_owned()
     } else {
@@ -108,7 +132,7 @@ pub fn consent(client: &Client, ticket: &str, repositories: &[RepositoryRow]) ->
 <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
 <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>\
 <p class=\"note\">You can revoke it any time: <code>forgeloop serve --revoke GRANT</code> or the control room.</p>",
-            who = who(client),
+            who = who(client, namesakes),
             ticket = escape(ticket)
         ),
     )
@@ -137,7 +161,7 @@ mod tests {
     fn values_are_escaped() {
         let mut query = HashMap::new();
         query.insert("state".to_owned(), "\"><script>x</script>".to_owned());
-        let html = pairing(&client("<b>evil</b>", None), &query, Some("a & b"));
+        let html = pairing(&client("<b>evil</b>", None), &[], &query, Some("a & b"));
         assert!(!html.contains("<script>"), "{html}");
         assert!(!html.contains("<b>evil"), "{html}");
         assert!(html.contains("&quot;&gt;&lt;script&gt;"));
@@ -146,12 +170,25 @@ mod tests {
 
     #[test]
     fn the_page_says_where_a_client_comes_from_apart_from_its_name() {
-        let registered = pairing(&client("Claude (claude.ai)", None), &HashMap::new(), None);
+        let registered = pairing(&client("Claude (claude.ai)", None), &[], &HashMap::new(), None);
         assert!(registered.contains("<bdi>Claude (claude.ai)</bdi>"), "{registered}");
         assert!(registered.contains("registered itself with this server under that name, which nobody has checked"));
         let url = "https://files.example/u/c.json";
-        let known = consent(&client("Claude\u{202e}ia.edualc\u{2066}", Some(url)), "t", &[]);
+        let known = consent(&client("Claude\u{202e}ia.edualc\u{2066}", Some(url)), &[], "t", &[]);
         assert!(known.contains("<bdi>Claudeia.edualc</bdi>"), "bidi controls are dropped: {known}");
         assert!(known.contains(&format!("read from <code>{url}</code>, which is what identifies it")), "{known}");
+    }
+
+    #[test]
+    fn both_pages_say_where_access_goes_and_warn_of_a_namesake() {
+        let mut asking = client("ChatGPT", None);
+        asking.redirect_uris = vec!["https://ChatGPT.com/connector_platform_oauth_redirect".into()];
+        let namesakes = ["evil.example".to_owned()];
+        for html in [pairing(&asking, &namesakes, &HashMap::new(), None), consent(&asking, &namesakes, "t", &[])] {
+            assert!(html.contains("access goes to <strong><code>chatgpt.com</code>"), "{html}");
+            assert!(html.contains("another client uses the same name") && html.contains("evil.example"), "{html}");
+        }
+        let alone = pairing(&asking, &[], &HashMap::new(), None);
+        assert!(!alone.contains("Careful"), "{alone}");
     }
 }

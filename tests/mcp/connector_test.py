@@ -747,6 +747,8 @@ async def refusals(work, server, first):
     code, listed = server.cli("serve", "--grants")
     assert code == 0 and any(g["client"] == CLIENT_NAME and g["cycles"] for g in listed["grants"]), listed
     assert token_hash(access_a) not in json.dumps(listed), "no token hash is listed"
+    # Each grant says where it went (its redirect's host), whatever the client calls itself.
+    assert all(g["redirect_hosts"] == ["127.0.0.1"] for g in listed["grants"]), listed
     assert mcp_post(server.mcp_url, INITIALIZE, access_a)[0] == 200
     code, revoked = server.cli("serve", "--revoke", "all")
     assert code == 0 and revoked["status"] == "REVOKED", revoked

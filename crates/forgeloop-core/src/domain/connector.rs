@@ -92,6 +92,15 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), RedirectError> {
     }
 }
 
+/// Where a redirect URI sends the person's browser back to: its host (`chatgpt.com`), or the
+/// whole URI when it has none (a custom scheme).
+pub fn redirect_host(uri: &str) -> String {
+    match uri.split_once("://") {
+        Some((_, rest)) if !host_of(rest).is_empty() => host_of(rest).to_ascii_lowercase(),
+        _ => uri.to_owned(),
+    }
+}
+
 /// The host of `authority/path…` (the part after the scheme), without port or user info.
 fn host_of(rest: &str) -> &str {
     let authority = rest.split(['/', '?']).next().unwrap_or("");
