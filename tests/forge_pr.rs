@@ -35,7 +35,7 @@ fn reference_f6_f11_a_passing_pr_reaches_the_merge_gate_at_its_exact_head() {
     let run = w.forge_pr("c.json", &format!("acme/widget#{n}"), &["--post-comment"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let out = run.json();
-    assert_eq!(out["status"], "READY_TO_MERGE");
+    assert_eq!(out["status"], "READY_TO_MERGE", "{:#}", out["report"]);
     assert_eq!(out["iteration"], 1);
     assert_eq!(out["report"]["status"], "TEST_PASSED");
     assert_eq!(out["report"]["head_sha"], head.as_str());

@@ -69,7 +69,7 @@ every_way!(a_cycles_runs_build_on_the_base_layer_and_their_own_and_a_one_shot_le
     let main = lab.w.commit(&lab.repo, "main", &[("probe.sh", PROBE)], "probe");
     let n = lab.hostile_pr(&[("NOTES", "a change\n")], &[]);
     // The probe fails, so the cycle goes on to a second iteration.
-    let commands = r#"[["sh", "probe.sh"], ["sh", "-c", "git rev-parse --show-toplevel >/dev/null && git status --porcelain && echo git-ok"], ["false"]]"#;
+    let commands = r#"[["sh", "probe.sh"], ["sh", "-c", "git rev-parse HEAD^2 && git status --porcelain && echo git-ok"], ["false"]]"#;
     let first = forge(&lab, "c", n, commands);
     // git finds its working tree wherever the sandbox shows the checkout.
     assert!(first.log.contains("git-ok"), "{}", first.log);

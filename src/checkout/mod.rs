@@ -625,6 +625,19 @@ fn defuse(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Names `worktree` as the working tree of the checkout's git directory `gitdir` (whose
+/// config libgit2 gave the host path): where the sandbox shows the checkout at a path of its
+/// own (design §5.6). A kept checkout gets a git directory of its own afterwards.
+pub fn set_worktree(gitdir: &Path, worktree: &Path) -> Result<(), CheckoutError> {
+    let git = |step: &'static str| move |e: git2::Error| CheckoutError::Git { step, detail: e.message().to_owned() };
+    let path = worktree.to_str().ok_or_else(|| CheckoutError::Git {
+        step: "naming the working tree",
+        detail: format!("{} is not UTF-8", worktree.display()),
+    })?;
+    let mut config = git2::Config::open(&gitdir.join("config")).map_err(git("opening the checkout's git config"))?;
+    config.set_str("core.worktree", path).map_err(git("naming the working tree"))
+}
+
 fn touch_tree(path: &Path, now: std::time::SystemTime) -> std::io::Result<()> {
     let meta = path.symlink_metadata()?;
     if meta.file_type().is_symlink() {

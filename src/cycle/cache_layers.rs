@@ -147,7 +147,7 @@ async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -
     let prepared = layers.prepare_base(warm.person_cargo).map_err(|e| Error::io("cannot prepare the base layer", e))?;
     let mut paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
     use_cache(&mut paths, prepared);
-    let view = stable_checkout(warm.plan, layers);
+    let view = stable_checkout(warm.plan, layers, checkout.gitdir())?;
     if let Some(account) = warm.plan.run_as() {
         run_dir.hand_over(&paths, account).map_err(|left| {
             Error::Invalid(format!("cannot give the base layer's run directories to the account tests run as: {left}"))
@@ -192,10 +192,16 @@ async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -
 /// warming included), `<run root>/<owner>/<repo>/checkout`, which only the sandbox has.
 /// Compilers key their incremental caches and build tools their dependency files by source
 /// path: a new PR's first build on the base layer then reuses what the base branch's built.
-/// git inside finds the working tree from its `.git` file, wherever it is shown. Returns the
-/// path, for [`use_stable_checkout`] once the run's directories are handed over.
-pub(super) fn stable_checkout(plan: &sandbox::Plan, layers: &Layers) -> Option<PathBuf> {
-    (plan.tier() == Some(Tier::Namespaces)).then(|| plan.run_root().join(layers.base_key()).with_file_name("checkout"))
+/// The checkout's git directory names that path as its working tree (libgit2 wrote the host
+/// path there), so git inside finds it. Returns the path, for [`use_stable_checkout`] once the
+/// run's directories are handed over (they are host paths).
+pub(super) fn stable_checkout(plan: &sandbox::Plan, layers: &Layers, gitdir: &Path) -> Result<Option<PathBuf>> {
+    if plan.tier() != Some(Tier::Namespaces) {
+        return Ok(None);
+    }
+    let view = plan.run_root().join(layers.base_key()).with_file_name("checkout");
+    checkout::set_worktree(gitdir, &view).map_err(Error::Checkout)?;
+    Ok(Some(view))
 }
 
 /// Shows the checkout at `view` (from [`stable_checkout`]).

@@ -790,7 +790,10 @@ async fn execute(
         cache_layers::use_cache(&mut paths, prepared);
         cache_used = Some(cache_layers::provenance(layers, layers.runs(), base, warm_error));
     }
-    let view = layers.as_ref().and_then(|layers| cache_layers::stable_checkout(sandbox, layers));
+    let view = match &layers {
+        Some(layers) => cache_layers::stable_checkout(sandbox, layers, checkout.gitdir())?,
+        None => None,
+    };
     if let Some(account) = sandbox.run_as() {
         run_dir.hand_over(&paths, account).map_err(|left| {
             Error::Invalid(format!("cannot give the run's directories to the account tests run as: {left}"))
