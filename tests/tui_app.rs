@@ -1453,12 +1453,18 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
         "started_at": "2026-12-02T10:00:00Z",
     });
     std::fs::write(dir.join("serving.json"), serving.to_string()).unwrap();
+    // The real client, and another that calls itself the same but sends access elsewhere.
     let grant = serde_json::json!({ "grants": [{
-        "id": "g_0123456789ab", "client_id": "fl_x", "client_name": "ChatGPT", "redirect_uris": [],
+        "id": "g_0123456789ab", "client_id": "fl_x", "client_name": "ChatGPT",
+        "redirect_uris": ["https://chatgpt.com/connector_platform_oauth_redirect"],
         "resource": "https://forge.example.com/mcp", "created_at": "2026-12-02T10:01:00Z",
         "access": [{ "hash": "00", "expires_at": 4_102_444_800i64 }],
         "refresh": { "hash": "11", "expires_at": 4_102_444_800i64 },
         "cycles": ["widget-abc"],
+    }, {
+        "id": "g_ba9876543210", "client_id": "fl_y", "client_name": "ChatGPT",
+        "redirect_uris": ["https://evil.example/cb"],
+        "resource": "https://forge.example.com/mcp", "created_at": "2026-12-02T10:04:00Z",
     }]});
     std::fs::write(dir.join("grants.json"), grant.to_string()).unwrap();
     let call = serde_json::json!({"at": "2026-12-02T10:02:00Z", "kind": "tool", "grant": "g_0123456789ab",
@@ -1474,7 +1480,16 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     key(&mut app, &mut d, KeyCode::Char('S'));
     assert_eq!(app.screen, Screen::Connector);
     let shown = screen(&app, 120, 30);
-    for expected in ["https://forge.example.com/mcp", "ABCD-EFGH", "g_0123456789ab", "ChatGPT", "start_cycle ok"] {
+    for expected in [
+        "https://forge.example.com/mcp",
+        "ABCD-EFGH",
+        "g_0123456789ab",
+        "ChatGPT",
+        "start_cycle ok",
+        "chatgpt.com",
+        "evil.example",
+        "ChatGPT ⚠ same name",
+    ] {
         assert!(shown.contains(expected), "{expected:?} on the Connector screen:\n{shown}");
     }
     assert!(shown.contains("tools/"), "the client's method is shown:\n{shown}");

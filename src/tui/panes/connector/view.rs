@@ -72,9 +72,19 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
                 None if g.live_access_tokens > 0 => "live".to_owned(),
                 None => "allowed (no live token)".to_owned(),
             };
+            // A name is the client's own claim: two grants under one name deserve a look.
+            let namesake = overview
+                .grants
+                .iter()
+                .any(|o| o.grant != g.grant && o.client == g.client && o.revoked.is_none() && g.revoked.is_none());
+            let mut client = clean(&d.redactor.redact(&g.client));
+            if namesake {
+                client.push_str(" ⚠ same name");
+            }
             let row = Row::new(vec![
                 Cell::from(g.grant.clone()),
-                Cell::from(clean(&d.redactor.redact(&g.client))),
+                Cell::from(client),
+                Cell::from(clean(&g.redirect_hosts.join(", "))),
                 Cell::from(short_time(&g.created_at)),
                 Cell::from(g.cycles.len().to_string()),
                 Cell::from(state),
@@ -93,12 +103,13 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
             [
                 Constraint::Length(16),
                 Constraint::Min(12),
+                Constraint::Min(14),
                 Constraint::Length(17),
                 Constraint::Length(7),
                 Constraint::Min(10),
             ],
         )
-        .header(Row::new(vec!["Grant", "Client", "Allowed", "Cycles", "State"]).style(theme.header));
+        .header(Row::new(vec!["Grant", "Client", "Goes to", "Allowed", "Cycles", "State"]).style(theme.header));
         frame.render_widget(table, grants_area);
     }
 
