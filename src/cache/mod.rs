@@ -228,11 +228,6 @@ impl Layers {
         if self.throwaway { "throwaway" } else { "cycle" }
     }
 
-    /// How the writable layer sits on the base layer.
-    pub fn stack(&self) -> Stack {
-        self.stack
-    }
-
     fn own_dir(&self) -> PathBuf {
         self.repo_dir.join(&self.name)
     }

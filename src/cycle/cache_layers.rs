@@ -111,17 +111,12 @@ pub(super) async fn ready(
     Ok((prepared, base, warm_error))
 }
 
-/// The report's record of the cache a run used.
-pub(super) fn provenance(
-    layers: &Layers,
-    runs_before: u32,
-    base: Option<BaseLayer>,
-    warm_error: Option<String>,
-) -> CacheLayers {
+/// The report's record of the cache a run used, read before the run counts itself.
+pub(super) fn provenance(layers: &Layers, base: Option<BaseLayer>, warm_error: Option<String>) -> CacheLayers {
     CacheLayers {
         layer: layers.kind().to_owned(),
         stack: layers.stack_name().to_owned(),
-        layer_runs: runs_before,
+        layer_runs: layers.runs(),
         base,
         warm_error,
     }
@@ -219,9 +214,4 @@ pub(super) fn use_cache(paths: &mut RunPaths, prepared: Prepared) {
         Mount::Bind { source } => CacheMount::Bind { source },
         Mount::Overlay { lower, upper, work } => CacheMount::Overlay { lower, upper, work },
     });
-}
-
-/// Which layer a run gets: a cycle's own, or a throw-away one for a one-shot test.
-pub(super) fn scope_of(cycle_pr: Option<u64>) -> Scope {
-    cycle_pr.map_or(Scope::Throwaway, Scope::Cycle)
 }

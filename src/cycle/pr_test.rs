@@ -40,6 +40,7 @@ use super::integrity;
 use super::session::{self, Saved};
 use super::stop;
 use super::{cache_layers, sandboxed_run};
+use crate::cache::Scope;
 
 /// Kept here too: `Engine` was born in this file and callers outside the crate name it so.
 pub use super::context::Engine;
@@ -730,7 +731,7 @@ async fn execute(
     // The run's cache layer (its cycle's, or a throw-away one), unless asked to run cold; with
     // it, the run directory has the layer's stable name (design §5.6).
     let mut layers = if commands.cache && !opts.fresh {
-        let scope = cache_layers::scope_of((!opts.one_shot).then_some(pull.number));
+        let scope = if opts.one_shot { Scope::Throwaway } else { Scope::Cycle(pull.number) };
         Some(cache_layers::claim(ctx, pull, sandbox, scope)?)
     } else {
         None
@@ -788,7 +789,7 @@ async fn execute(
             checkout.touch_all().map_err(|e| Error::io("cannot mark the checkout newer than the base layer", e))?;
         }
         cache_layers::use_cache(&mut paths, prepared);
-        cache_used = Some(cache_layers::provenance(layers, layers.runs(), base, warm_error));
+        cache_used = Some(cache_layers::provenance(layers, base, warm_error));
     }
     let view = match &layers {
         Some(layers) => cache_layers::stable_checkout(sandbox, layers, checkout.gitdir())?,
