@@ -73,7 +73,13 @@ pub struct Edited {
 /// case is the one extended: the config refuses two.
 pub fn allow_for_repository(path: &Path, repository: &str, entries: &[String]) -> Result<Edited, ConfigEditError> {
     for entry in entries {
-        AllowEntry::parse(entry).map_err(|e| ConfigEditError::Entry(format!("{entry:?}: {e}")))?;
+        let parsed = AllowEntry::parse(entry).map_err(|e| ConfigEditError::Entry(format!("{entry:?}: {e}")))?;
+        // Never written for the person: such an entry is theirs to write by hand (design §5.6).
+        if let Some(class) = parsed.non_public() {
+            return Err(ConfigEditError::Entry(format!(
+                "{entry:?} is {class}: forgeloop writes no entry for an address that is not public"
+            )));
+        }
     }
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let lock_path = lock_path(&target);
@@ -158,13 +164,14 @@ mod tests {
         let before = "# my settings\n[runner]\nmax_processes = 512 # enough\n\n[network]\nallow = [\"registries\"]\n";
         std::fs::write(&path, before).unwrap();
         let edited =
-            allow_for_repository(&path, "Acme/Widget", &entries(&["127.0.0.1:8080", "pypi.example.com"])).unwrap();
-        assert_eq!(edited.added, ["127.0.0.1:8080", "pypi.example.com"]);
+            allow_for_repository(&path, "Acme/Widget", &entries(&["151.101.0.223:8080", "pypi.example.com"])).unwrap();
+        assert_eq!(edited.added, ["151.101.0.223:8080", "pypi.example.com"]);
         let after = std::fs::read_to_string(&path).unwrap();
         assert!(after.starts_with(before), "{after}");
         assert!(
-            after
-                .contains("[network.repositories.\"acme/widget\"]\nallow = [\"127.0.0.1:8080\", \"pypi.example.com\"]"),
+            after.contains(
+                "[network.repositories.\"acme/widget\"]\nallow = [\"151.101.0.223:8080\", \"pypi.example.com\"]"
+            ),
             "{after}"
         );
         let config = Config::load(&path, true).unwrap();
@@ -204,6 +211,13 @@ mod tests {
             allow_for_repository(&path, "acme/widget", &entries(&["*.com"])),
             Err(ConfigEditError::Entry(_))
         ));
+        // An address that is not public is the person's to write by hand, never forgeloop's.
+        for entry in ["169.254.169.254:80", "127.0.0.1:8080", "[fd00::1]:443"] {
+            assert!(matches!(
+                allow_for_repository(&path, "acme/widget", &entries(&["pypi.org", entry])),
+                Err(ConfigEditError::Entry(why)) if why.contains("not public")
+            ));
+        }
         assert!(matches!(
             allow_for_repository(&path, "acme/widget", &entries(&["x.example.com"])),
             Err(ConfigEditError::WouldNotLoad(_))

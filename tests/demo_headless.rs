@@ -176,7 +176,7 @@ fn connector_cycle(summary: &Value) -> &Value {
 
 /// Checks the summary: eight cycles, each ended where expected, with the scenario statuses of
 /// design §9 and the issues all present (the sixth tested on the repository's CI, design §5.7;
-/// the seventh refused network, allowed by the stand-in for the person, design §5.6; the eighth
+/// the seventh refused network by policy, its entry written by hand by the stand-in, design §5.6; the eighth
 /// driven through `forgeloop serve` by a scripted chat client, design §8.1).
 fn assert_summary_ok(summary: &Value) {
     assert_eq!(summary["status"], "DEMO_OK", "{summary:#}");
@@ -397,19 +397,19 @@ fn with_home_the_sandbox_is_kept_and_holds_what_the_summary_says() {
     assert_eq!(confirmed.actor, forgeloop::domain::state::Actor::System);
     assert_eq!(confirmed.data["via"], "demo");
 
-    // The dependency cycle: refused the package index (NEEDS_NETWORK, no iteration), then the
-    // stand-in for the person allowed it in the sandbox's config.toml, then it passed with
+    // The dependency cycle: the package index on 127.0.0.1 was refused by policy (NEEDS_NETWORK,
+    // no iteration, nothing proposed, nothing allowed with a key); the stand-in for the person
+    // wrote its exact entry into the sandbox's config.toml by hand; then it passed with
     // checklib cloned in its setup through the egress proxy.
     let journal = forgeloop::store::journal::verify(&home.join("cycles/add-average-with-deps.d/events.jsonl")).unwrap();
     let kinds: Vec<&str> = journal.events.iter().map(|e| e.kind.as_str()).collect();
     let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
-    assert!(at("run_needs_network") < at("network_allowed") && at("network_allowed") < at("run_finished"), "{kinds:?}");
-    let allowed = journal.events.iter().find(|e| e.kind == "network_allowed").unwrap();
-    assert_eq!(allowed.actor, forgeloop::domain::state::Actor::System, "the demo's stand-in is not a human");
-    let entry = allowed.data["allow"][0].as_str().unwrap().to_owned();
-    assert!(entry.starts_with("127.0.0.1:"), "{entry}");
+    assert!(at("run_needs_network") < at("run_finished"), "{kinds:?}");
+    assert!(!kinds.contains(&"network_allowed"), "a non-public address was allowed through forgeloop: {kinds:?}");
+    let needed = journal.events.iter().find(|e| e.kind == "run_needs_network").unwrap();
+    assert!(needed.data["allow"].as_array().is_none_or(|a| a.is_empty()), "proposed: {:?}", needed.data);
     let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
-    assert!(config.contains(&format!("allow = [\"{entry}\"]")), "{config}");
+    assert!(config.contains("# Written by hand") && config.contains("allow = [\"127.0.0.1:"), "{config}");
     let passed: Value =
         serde_json::from_slice(&std::fs::read(home.join("cycles/add-average-with-deps.json")).unwrap()).unwrap();
     let log = passed["report"]["network_log"].as_array().unwrap();

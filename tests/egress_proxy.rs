@@ -255,7 +255,7 @@ async fn a_listener_that_is_not_allowed_is_refused_at_once_and_never_connected_t
     let answer = exchange(port, format!("CONNECT 127.0.0.1:{refused_port} HTTP/1.1\r\n\r\n").as_bytes()).await;
     assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
     let line = format!(
-        "forgeloop refused 127.0.0.1:{refused_port}: 127.0.0.1:{refused_port} is loopback, which only an exact IP:port entry in [network] allow permits\n"
+        "forgeloop refused 127.0.0.1:{refused_port}: 127.0.0.1:{refused_port} is loopback: refused by policy (only an exact IP:port entry a person writes by hand in [network] allow permits that)\n"
     );
     assert!(answer.ends_with(&format!("\r\n\r\n{line}")), "{answer}");
     // Real clients get the same answer, for plain HTTP too.
@@ -271,7 +271,9 @@ async fn a_listener_that_is_not_allowed_is_refused_at_once_and_never_connected_t
     for event in &log {
         assert!(!event.allowed && event.port == refused_port && event.host == "127.0.0.1", "{event:?}");
         assert_eq!(event.reason.as_deref(), line.trim_end().split_once(": ").map(|(_, r)| r));
-        assert_eq!(event.allow_with.as_deref(), Some(format!("127.0.0.1:{refused_port}").as_str()));
+        // Loopback is refused by policy: named, with no entry proposed for it.
+        assert_eq!(event.allow_with, None);
+        assert_eq!(event.by_policy.as_deref(), Some(format!("127.0.0.1:{refused_port}").as_str()));
         assert_eq!((event.bytes_up, event.bytes_down, event.phase.as_str()), (0, 0, "commands"));
     }
     assert_eq!(origin.accepted.load(Ordering::SeqCst), 0);
@@ -289,15 +291,12 @@ async fn metadata_other_loopback_ports_and_names_resolving_to_loopback_are_refus
         ("CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n".to_owned(), "169.254.169.254:80 is link-local (cloud metadata)"),
         (
             "GET http://169.254.169.254/latest/meta-data/iam/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n".to_owned(),
-            "169.254.169.254:80 is link-local (cloud metadata), which only an exact IP:port entry",
+            "169.254.169.254:80 is link-local (cloud metadata): refused by policy",
         ),
         (format!("CONNECT 127.0.0.1:{refused_port} HTTP/1.1\r\n\r\n"), "is loopback"),
         (format!("CONNECT [::1]:{} HTTP/1.1\r\n\r\n", origin.port), "is loopback"),
         // Allowed by name, but it resolves to loopback (DNS rebinding): refused.
-        (
-            format!("CONNECT localhost:{refused_port} HTTP/1.1\r\n\r\n"),
-            "which is loopback; only an exact IP:port entry",
-        ),
+        (format!("CONNECT localhost:{refused_port} HTTP/1.1\r\n\r\n"), "which is loopback: refused by policy"),
         (format!("GET http://LOCALHOST:{refused_port}/ HTTP/1.1\r\n\r\n"), "it resolves to"),
         (
             format!("CONNECT localhost:{} HTTP/1.1\r\n\r\n", origin.port),
@@ -322,6 +321,14 @@ async fn metadata_other_loopback_ports_and_names_resolving_to_loopback_are_refus
     assert_eq!(log[3].host, "[::1]");
     assert_eq!(log[4].host, "localhost");
     assert_eq!(log[7].allow_with.as_deref(), Some("pypi.org"));
+    // What is not public is refused by policy and proposes no entry (a PR probing for the
+    // metadata endpoint must not get it offered to the person's one key); the rest name theirs.
+    for (i, event) in log.iter().enumerate() {
+        let policy = i <= 5;
+        assert_eq!(event.by_policy.is_some(), policy, "{i}: {event:?}");
+        assert_eq!(event.allow_with.is_none(), policy, "{i}: {event:?}");
+    }
+    assert_eq!(log[0].by_policy.as_deref(), Some("169.254.169.254:80"));
     let json = serde_json::to_string(&log).unwrap();
     assert!(!json.contains("meta-data") && !json.contains("latest"), "no path in the log: {json}");
     proxy.stop().await;

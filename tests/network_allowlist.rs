@@ -136,17 +136,33 @@ every_way!(a_run_that_fails_only_because_a_host_was_refused_needs_network_and_co
         "{next:#}"
     );
 
-    // With the allowlist naming another host only, the proxy refuses the index: the entry to
-    // allow is named exactly.
+    // With the allowlist naming another host only, the proxy refuses the index. It is on
+    // loopback, as a metadata endpoint or a service on the host's network would be not public:
+    // refused by policy, named exactly, and never proposed (an older release proposed it, and
+    // the control room's `A` added it; a PR asking for 169.254.169.254 then read the
+    // instance's credentials).
     lab.config("[network]\nallow = [\"registries\"]\n");
     let run = lab.run(&["forge", "--pr", &pr, "--state", "shared/c.json"]);
     let out = run.json();
     assert_eq!(out["status"], "NEEDS_NETWORK", "{out:#}");
-    assert_eq!(out["needs_network"]["allow"][0], index.addr().to_string(), "{out:#}");
-    let config = out["needs_network"]["config"].as_str().unwrap().to_owned();
+    let needs = &out["needs_network"];
+    assert!(needs["allow"].as_array().is_none_or(|a| a.is_empty()), "proposed: {out:#}");
+    assert_eq!(needs["refused_by_policy"][0], index.addr().to_string(), "{out:#}");
+    let config = needs["config"].as_str().unwrap().to_owned();
+    assert!(config.lines().all(|l| l.starts_with('#')), "{config}");
+    assert!(config.contains("by hand"), "{config}");
+    let next = lab.run(&["next", "--state", "shared/c.json"]).json();
+    let explanation = next["explanation"].as_str().unwrap();
+    assert!(explanation.contains(&format!("refused by policy {}", index.addr())), "{next:#}");
+    assert!(!explanation.contains("one key"), "{next:#}");
+    let state: serde_json::Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    assert_eq!(state["iteration"], 0, "counted as an iteration: {state:#}");
 
-    // The person adds exactly those lines: the run completes and counts.
-    lab.config(&format!("[network]\nallow = [\"registries\"]\n\n{config}"));
+    // The person trusts it and writes the exact entry by hand: the run completes and counts.
+    lab.config(&format!(
+        "[network]\nallow = [\"registries\"]\n\n[network.repositories.\"acme/widget\"]\nallow = [\"{}\"]\n",
+        index.addr()
+    ));
     let run = lab.run(&["forge", "--pr", &pr, "--state", "shared/c.json"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let state = run.json();

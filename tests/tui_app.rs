@@ -986,20 +986,26 @@ fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config
     fx.start("deps", false, 5);
     fx.sent("deps");
     fx.reply("deps", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
-    fx.needs_network("deps", "0123456789abcdef0123456789abcdef01234567", &["127.0.0.1:8931", "pypi.example.com"]);
+    fx.needs_network(
+        "deps",
+        "0123456789abcdef0123456789abcdef01234567",
+        &["index.example.com:8931", "pypi.example.com"],
+    );
     let (mut app, mut d) = fx.app("dark");
     select(&mut app, &mut d, "deps");
     cmd(&mut app, &mut d, Cmd::SwitchFocus);
     cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
     let text = screen(&app, 100, 24);
     assert!(text.contains("needs network"), "{text}");
-    assert!(text.contains("refused: 127.0.0.1:8931, pypi.example.com — A allows them"), "{text}");
+    assert!(text.contains("refused: index.example.com:8931, pypi.example.com — A allows them"), "{text}");
 
     key(&mut app, &mut d, KeyCode::Char('A'));
     let Some(Popup::YesNo { body, ask, .. }) = app.popups.last() else { panic!("no dialog") };
     assert_eq!(ask, &Ask::AllowHosts(fx.state_path("deps")));
     assert!(
-        body.contains("[network.repositories.\"acme/widget\"]\nallow = [\"127.0.0.1:8931\", \"pypi.example.com\"]"),
+        body.contains(
+            "[network.repositories.\"acme/widget\"]\nallow = [\"index.example.com:8931\", \"pypi.example.com\"]"
+        ),
         "{body}"
     );
     // No: nothing written.
@@ -1025,7 +1031,7 @@ fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config
     let events = forgeloop::store::journal::read(&fx.paths("deps").journal()).unwrap().events;
     let allowed = events.iter().find(|e| e.kind == "network_allowed").expect("journaled");
     assert_eq!(allowed.actor, forgeloop::domain::state::Actor::Human);
-    assert_eq!(allowed.data["allow"], serde_json::json!(["127.0.0.1:8931", "pypi.example.com"]));
+    assert_eq!(allowed.data["allow"], serde_json::json!(["index.example.com:8931", "pypi.example.com"]));
     assert!(!app.available(Cmd::AllowHosts), "allowed once");
     let text = screen(&app, 100, 24);
     assert!(text.contains("allowed by you"), "{text}");
@@ -1037,6 +1043,39 @@ fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config
         forgeloop::domain::state::Actor::Agent,
     );
     assert!(refused.is_err());
+}
+
+/// An attack the third hostile review found: a PR asked for the metadata endpoint, an older
+/// forgeloop proposed `169.254.169.254:80`, and `A`, `y` added it. A state file holding such an
+/// entry (written by that older release) offers no `A`; the key does nothing, the config stays.
+#[test]
+fn a_is_never_offered_for_an_address_that_is_not_public() {
+    let mut fx = Fixture::new();
+    let config = fx.root().join("config.toml");
+    std::fs::write(&config, "[network]\nallow = [\"registries\"]\n").unwrap();
+    fx.ctx.config_path = Some(config.clone());
+    fx.start("probe", false, 5);
+    fx.sent("probe");
+    fx.reply("probe", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.needs_network("probe", "0123456789abcdef0123456789abcdef01234567", &["169.254.169.254:80", "10.0.0.7:5432"]);
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "probe");
+    assert!(!app.available(Cmd::AllowHosts));
+    key(&mut app, &mut d, KeyCode::Char('A'));
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "[network]\nallow = [\"registries\"]\n");
+    cmd(&mut app, &mut d, Cmd::SwitchFocus);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
+    let text = screen(&app, 120, 24);
+    assert!(text.contains("refused: 169.254.169.254:80, 10.0.0.7:5432 — by policy"), "{text}");
+    // The use case refuses it whoever calls it.
+    let refused = forgeloop::cycle::allow_network::allow_refused_hosts(
+        &fx.ctx,
+        &fx.paths("probe"),
+        forgeloop::domain::state::Actor::Human,
+    );
+    assert!(refused.is_err());
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "[network]\nallow = [\"registries\"]\n");
 }
 
 /// A person reviewing a ready PR's diff (prompt sent, PR found, tests passed, diff cached).

@@ -369,7 +369,11 @@ fn a_run_refused_network_in_the_list_and_the_runs_tab() {
     fx.start("deps", false, 5);
     fx.sent("deps");
     fx.reply("deps", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
-    fx.needs_network("deps", "0123456789abcdef0123456789abcdef01234567", &["127.0.0.1:8931", "pypi.example.com"]);
+    fx.needs_network(
+        "deps",
+        "0123456789abcdef0123456789abcdef01234567",
+        &["index.example.com:8931", "pypi.example.com"],
+    );
     let (mut app, mut d) = fx.app("dark");
     cmd(&mut app, &mut d, Cmd::SwitchFocus);
     cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::config_edit;
 use crate::domain::event_data::EventData;
-use crate::domain::machine;
 use crate::domain::state::Actor;
+use crate::domain::{machine, needs_network};
 use crate::error::{Error, Result};
 use crate::store::journal::NewEvent;
 use crate::store::layout::CyclePaths;
@@ -34,9 +34,14 @@ pub struct Allowed {
 /// confirmation a person sees before [`allow_refused_hosts`]: `None` when there is nothing to
 /// allow.
 pub fn refused_hosts(state: &crate::domain::state::CycleState) -> Option<(String, Vec<String>)> {
-    let needs = state.needs_network.as_ref().filter(|n| !n.allow.is_empty() && n.allowed_at.is_none())?;
+    let needs = state.needs_network.as_ref().filter(|n| n.allowed_at.is_none())?;
+    // Never an address that is not public, whatever an older state file recorded.
+    let entries: Vec<String> = needs.allow.iter().filter(|e| needs_network::proposable(e)).cloned().collect();
+    if entries.is_empty() {
+        return None;
+    }
     let repository = needs.pr.split_once('#').map_or(needs.pr.as_str(), |(repo, _)| repo).to_owned();
-    Some((repository, needs.allow.clone()))
+    Some((repository, entries))
 }
 
 /// Adds the refused entries to `[network.repositories."owner/repo"] allow` in the person's

@@ -73,6 +73,7 @@ pub async fn diagnose(ctx: &Ctx, at_terminal: bool) -> Diagnosis {
     checks.push(permissions_check(ctx.home.root()));
     checks.push(registry_check(ctx));
     checks.push(sandbox_check(ctx));
+    checks.push(network_check(&ctx.network_config()));
     checks.push(mirrors_check(ctx));
     checks.push(caches_check(ctx));
     checks.extend(github_checks(ctx).await);
@@ -216,6 +217,38 @@ fn sandbox_check(ctx: &Ctx) -> Check {
             fixes.join("; "),
         ),
         Err(other) => problem("sandbox", other.to_string(), "see the message"),
+    }
+}
+
+/// The person's `[network]` entries for addresses that are not public (loopback, private,
+/// link-local, …): forgeloop never proposes one, so each was written by hand; still ok (the
+/// person may trust a local service), but named, since every PR's tests may reach it.
+fn network_check(network: &crate::config::NetworkConfig) -> Check {
+    let own = network.repositories.iter().map(|(repo, own)| (format!("[network.repositories.\"{repo}\"]"), &own.allow));
+    let mut named = Vec::new();
+    for (table, list) in std::iter::once(("[network]".to_owned(), &network.allow)).chain(own) {
+        for entry in list.entries() {
+            if let Some(class) = entry.non_public() {
+                named.push(format!("{entry} ({class}) in {table}"));
+            }
+        }
+    }
+    if named.is_empty() {
+        return ok("network", "no allow entry names an address that is not public");
+    }
+    Check {
+        name: "network",
+        ok: true,
+        info: false,
+        detail: format!(
+            "warning: {} allow {} an address that is not public, which the tests of every PR it covers may reach: {}",
+            named.len(),
+            if named.len() == 1 { "entry names" } else { "entries name" },
+            named.join("; ")
+        ),
+        fix: Some(
+            "keep only those you trust (forgeloop never proposes such an entry: each was written by hand)".into(),
+        ),
     }
 }
 
@@ -387,6 +420,28 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
+
+    #[test]
+    fn an_allow_entry_for_an_address_that_is_not_public_is_named() {
+        let config: crate::config::NetworkConfig = toml::from_str(
+            "allow = [\"registries\", \"151.101.0.223:443\"]\n[repositories.\"acme/widget\"]\nallow = [\"169.254.169.254:80\", \"127.0.0.1:5432\"]\n",
+        )
+        .unwrap();
+        let check = network_check(&config);
+        assert!(check.ok && check.fix.is_some(), "{check:?}");
+        assert!(check.detail.starts_with("warning: 2 allow entries"), "{}", check.detail);
+        assert!(
+            check
+                .detail
+                .contains("169.254.169.254:80 (link-local (cloud metadata)) in [network.repositories.\"acme/widget\"]"),
+            "{}",
+            check.detail
+        );
+        assert!(check.detail.contains("127.0.0.1:5432 (loopback)"), "{}", check.detail);
+        assert!(!check.detail.contains("151.101"), "{}", check.detail);
+        let clean = network_check(&toml::from_str("allow = [\"pypi.org\"]").unwrap());
+        assert!(clean.ok && clean.fix.is_none(), "{clean:?}");
+    }
 
     #[test]
     fn the_permissions_check_says_what_a_start_would_find() {

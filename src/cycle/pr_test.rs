@@ -498,6 +498,7 @@ fn needs_network(
         phase: needs.phase.clone(),
         allow: needs.allow.clone(),
         sign: needs.sign.clone(),
+        refused_by_policy: needs.refused_by_policy.clone(),
         log: log_rel.to_owned(),
         counted: false,
     };
@@ -508,11 +509,7 @@ fn needs_network(
 }
 
 fn needs_message(needs: &NeedsNetwork) -> String {
-    let what = match (&needs.sign, needs.allow.is_empty()) {
-        (_, false) => format!("its egress proxy refused {}", needs.allow.join(", ")),
-        (Some(sign), true) => format!("it had no network ({sign:?})"),
-        (None, true) => "it had no network".to_owned(),
-    };
+    let what = needs.what();
     // The tests themselves never have network: what they fetch belongs in a setup step.
     let or_setup = if needs.phase == "test" { " or install it in a \"setup\" step" } else { "" };
     format!(
@@ -960,23 +957,27 @@ fn needs_network_of(
         TestStatus::Failed => Phase::Test,
     };
     let allow = needs_net::refused_entries(log);
+    let refused_by_policy = needs_net::refused_by_policy(log);
     let sign = match plan.is_sandboxed() && plan.network(phase) == NetworkMode::Off {
         true => outcome.failure_output.as_deref().and_then(needs_net::sign_in).map(|(sign, _)| sign.to_owned()),
         false => None,
     };
-    if allow.is_empty() && sign.is_none() {
-        return None;
-    }
-    let entries = if allow.is_empty() { vec!["registries".to_owned()] } else { allow.clone() };
+    let config = match (allow.is_empty(), sign.is_some()) {
+        (false, _) => needs_net::config_lines(&pull.repository.full_name(), &allow),
+        (true, true) => needs_net::config_lines(&pull.repository.full_name(), &["registries".to_owned()]),
+        (true, false) if !refused_by_policy.is_empty() => needs_net::policy_lines(&refused_by_policy),
+        (true, false) => return None,
+    };
     Some(NeedsNetwork {
         pr: format!("{}#{}", pull.repository.full_name(), pull.number),
         head_sha: pull.head_sha.clone(),
         phase: phase.as_str().to_owned(),
-        config: needs_net::config_lines(&pull.repository.full_name(), &entries),
+        config,
         lockfiles: Vec::new(),
         allowed_at: None,
         allow,
         sign,
+        refused_by_policy,
         at: now.to_owned(),
     })
 }

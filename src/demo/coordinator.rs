@@ -255,7 +255,7 @@ impl Driver {
                 Ok(Flow::Continue)
             }
             Action::WaitForHuman if state.needs_network.is_some() => {
-                self.wait_for_allowed_hosts().await?;
+                self.wait_for_allowed_hosts(state).await?;
                 Ok(Flow::Continue)
             }
             Action::WaitForHuman => {
@@ -286,16 +286,25 @@ impl Driver {
         }
     }
 
-    /// `wait_for_human` after NEEDS_NETWORK: the stand-in allows the refused hosts (as the
-    /// person does with `A` in the control room, which then writes the sandbox's config.toml).
-    async fn wait_for_allowed_hosts(&mut self) -> Result<(), Failure> {
+    /// `wait_for_human` after NEEDS_NETWORK. The package index is on 127.0.0.1, which is not
+    /// public: refused by policy, so forgeloop proposes no entry and no key adds one (design
+    /// §5.6). The stand-in for the person trusts it and writes the exact entry into the
+    /// sandbox's config.toml by hand, then tells the agent to run again, as a person would.
+    async fn wait_for_allowed_hosts(&mut self, state: &CycleState) -> Result<(), Failure> {
         match self.demo.confirmer {
             Confirmer::StandIn => {
+                let needs = state.needs_network.clone().ok_or_else(|| Failure::Fatal("no NEEDS_NETWORK run".into()))?;
                 self.pause(2.0).await?;
-                self.blocking(|ctx, paths| {
-                    crate::cycle::allow_network::allow_refused_hosts(ctx, paths, Actor::System).map(|_| ())
-                })
-                .await
+                let entries: Vec<String> = needs
+                    .refused_by_policy
+                    .iter()
+                    .map(|line| line.rsplit(" → ").next().unwrap_or(line).to_owned())
+                    .chain(needs.allow.iter().cloned())
+                    .collect();
+                let repository = needs.pr.split_once('#').map_or(needs.pr.as_str(), |(r, _)| r).to_owned();
+                self.blocking(move |ctx, _| super::project::write_entries_by_hand(ctx, &repository, &entries)).await?;
+                self.pause(1.0).await?;
+                self.test(&needs.pr, false).await.map(|_| ())
             }
             Confirmer::Person => self.wait_for_change().await,
         }

@@ -103,13 +103,38 @@ pub fn dependency_commands_json(url: &str) -> String {
 }
 
 /// The person's config in the demo's sandbox: the public registries only, so the package index
-/// on 127.0.0.1 is refused until the person allows it; and the profile `forgeloop serve`'s
+/// on 127.0.0.1 is refused (by policy: it is not public) until the person writes its entry by hand; and the profile `forgeloop serve`'s
 /// `test_pr` runs for the demo repository (design §8.1).
 pub const CONFIG_TOML: &str = "# The demo's config.toml: what test runs may reach (design §5.6).\n\
 [network]\nallow = [\"registries\"]\n\n\
 # What forgeloop serve's test_pr runs (design §8.1): the person's profile, never the client's.\n\
 [mcp.profiles.calc-tests]\ncommands = [{ argv = [\"sh\", \"test.sh\"], timeout_s = 60 }]\n\n\
 [connector]\ndefault_profile = \"calc-tests\"\n";
+
+/// What a person does by hand for an address forgeloop will not propose: the exact entries in
+/// `[network.repositories."owner/repo"] allow` of the demo's config.toml (appended once).
+pub fn write_entries_by_hand(
+    ctx: &crate::cycle::Ctx,
+    repository: &str,
+    entries: &[String],
+) -> crate::error::Result<()> {
+    let Some(path) = &ctx.config_path else {
+        return Err(crate::error::Error::Invalid("the demo has no config file".into()));
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::error::Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
+    let table = format!("[network.repositories.\"{repository}\"]");
+    if text.contains(&table) {
+        return Ok(());
+    }
+    let quoted: Vec<String> = entries.iter().map(|e| format!("\"{e}\"")).collect();
+    let added = format!(
+        "{text}\n# Written by hand (forgeloop proposes no entry for an address that is not public).\n{table}\nallow = [{}]\n",
+        quoted.join(", ")
+    );
+    crate::store::atomic::write_atomic(path, added.as_bytes())
+        .map_err(|e| crate::error::Error::Invalid(format!("cannot write {}: {e}", path.display())))
+}
 
 /// The Project the demo repository is bound to in the demo's registry (a made-up address: the
 /// demo opens no ChatGPT page), so `forgeloop serve` may use it.

@@ -280,7 +280,7 @@ pub fn all() -> Vec<Scenario> {
     let mut dependency = scenario(
         &avg,
         "add-average-with-deps",
-        "its setup clones a test library from a package index the person's allowlist does not name: NEEDS_NETWORK (no iteration spent, nothing sent to WebGPT), the person allows it, passes",
+        "its setup clones a test library from a package index on this machine: refused by policy, NEEDS_NETWORK (no iteration spent, nothing sent to WebGPT, no entry proposed), the person writes the entry by hand, passes",
         persona,
         expect,
     );

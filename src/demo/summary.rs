@@ -161,7 +161,7 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
                 .and_then(|p| journal::read(&p.journal()).ok())
                 .map(|j| j.events.into_iter().map(|e| e.kind).collect())
                 .unwrap_or_default();
-            for kind in ["run_needs_network", "network_allowed"] {
+            for kind in ["run_needs_network", "run_finished"] {
                 if !kinds.iter().any(|k| k == kind) {
                     problems.push(format!("the journal has no {kind} event"));
                 }

@@ -146,6 +146,7 @@ impl Record<'_> {
             allowed,
             reason: None,
             allow_with: None,
+            by_policy: None,
             address: None,
             error: None,
             bytes_up: 0,
@@ -161,8 +162,8 @@ impl Record<'_> {
 
     async fn refuse(&self, client: TcpStream, refusal: Refusal) {
         let body = format!("forgeloop refused {}: {}\n", self.destination, refusal.reason);
-        let (reason, allow_with) = (Some(refusal.reason), refusal.allow_with);
-        self.shared.log.record(NetworkEvent { reason, allow_with, ..self.event(false) });
+        let (reason, allow_with, by_policy) = (Some(refusal.reason), refusal.allow_with, refusal.by_policy);
+        self.shared.log.record(NetworkEvent { reason, allow_with, by_policy, ..self.event(false) });
         answer_and_close(client, 403, "Forbidden", &body).await;
     }
 

@@ -85,6 +85,7 @@ mod tests {
             allowed: true,
             reason: None,
             allow_with: None,
+            by_policy: None,
             address: None,
             error: None,
             bytes_up: 99,

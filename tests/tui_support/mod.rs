@@ -230,6 +230,7 @@ impl Fixture {
                     config: forgeloop::domain::needs_network::config_lines("acme/widget", &allow),
                     allow: allow.clone(),
                     sign: None,
+                    refused_by_policy: Vec::new(),
                     lockfiles: vec!["requirements.txt".into()],
                     allowed_at: None,
                     at: now.into(),

@@ -48,10 +48,7 @@ impl Attention {
                 continue;
             }
             if network && before.is_none_or(|(_, was)| !was) {
-                fx.push(Effect::Notify(format!(
-                    "{} needs you: its tests were refused network (A allows the hosts)",
-                    entry.name()
-                )));
+                fx.push(Effect::Notify(format!("{} needs you: its tests were refused network", entry.name())));
             } else if status.needs_human() && before.is_none_or(|(was, _)| was != status) {
                 fx.push(Effect::Notify(format!("{} {}", entry.name(), what_it_needs(entry, status))));
             }

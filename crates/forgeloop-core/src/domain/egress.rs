@@ -188,6 +188,16 @@ impl AllowEntry {
         parse_entry(text).map_err(|reason| EntryError { entry: truncate_for_message(text), reason })
     }
 
+    /// The class of the address an `IP:port` entry names when it is not public (loopback,
+    /// private, link-local, CGNAT, reserved, …): forgeloop never proposes such an entry nor
+    /// adds one with a key; only a person writes it, by hand.
+    pub fn non_public(&self) -> Option<&'static str> {
+        match self {
+            AllowEntry::Address { ip, .. } if classify(*ip) != AddrClass::Public => Some(describe(*ip)),
+            _ => None,
+        }
+    }
+
     fn allows_name(&self, name: &str, port: u16) -> bool {
         let port_ok = |p: &Option<u16>| p.map_or(DEFAULT_PORTS.contains(&port), |p| p == port);
         match self {
@@ -442,6 +452,9 @@ pub struct Refusal {
     pub reason: String,
     /// The `[network] allow` entry that would permit it, when one would.
     pub allow_with: Option<String>,
+    /// The address (`IP:port`) refused by policy, not by the list: loopback, private,
+    /// link-local, CGNAT, reserved. No entry is proposed for it.
+    pub by_policy: Option<String>,
 }
 
 impl fmt::Display for Refusal {
@@ -525,7 +538,9 @@ impl Destination {
 fn decide_name(allowlist: &Allowlist, name: &str, port: u16) -> Result<(), Refusal> {
     let name = match check_name(name) {
         Ok(name) => name,
-        Err(why) => return Err(Refusal { reason: format!("not a valid host name: {why}"), allow_with: None }),
+        Err(why) => {
+            return Err(Refusal { reason: format!("not a valid host name: {why}"), allow_with: None, by_policy: None });
+        }
     };
     if allowlist.allows_name(&name, port) {
         return Ok(());
@@ -536,7 +551,7 @@ fn decide_name(allowlist: &Allowlist, name: &str, port: u16) -> Result<(), Refus
     } else {
         format!("{name} is not in [network] allow")
     };
-    Err(Refusal { reason, allow_with })
+    Err(Refusal { reason, allow_with, by_policy: None })
 }
 
 /// Whether the proxy may connect to `ip:port`. `requested_by_name`: the address came from
@@ -551,19 +566,23 @@ pub fn decide_addr(allowlist: &Allowlist, requested_by_name: bool, ip: IpAddr, p
         return Ok(());
     }
     let socket = socket_text(ip, port);
-    let allow_with = Some(socket.clone());
     let class = classify(ip);
     if class != AddrClass::Public {
+        // Refused by policy: no entry is proposed (a PR must not be able to get one added with
+        // a key, design §5.6); a person who trusts the address writes the entry by hand.
         let what = describe(ip);
         let reason = if requested_by_name {
             format!(
-                "it resolves to {socket}, which is {what}; only an exact IP:port entry in [network] allow permits that"
+                "it resolves to {socket}, which is {what}: refused by policy (only an exact IP:port entry a person writes by hand in [network] allow permits that)"
             )
         } else {
-            format!("{socket} is {what}, which only an exact IP:port entry in [network] allow permits")
+            format!(
+                "{socket} is {what}: refused by policy (only an exact IP:port entry a person writes by hand in [network] allow permits that)"
+            )
         };
-        return Err(Refusal { reason, allow_with });
+        return Err(Refusal { reason, allow_with: None, by_policy: Some(socket) });
     }
+    let allow_with = Some(socket.clone());
     if requested_by_name {
         return Ok(());
     }
@@ -572,6 +591,7 @@ pub fn decide_addr(allowlist: &Allowlist, requested_by_name: bool, ip: IpAddr, p
             "{socket} is an IP address, which only an exact IP:port entry in [network] allow permits (names are allowed by name)"
         ),
         allow_with,
+        by_policy: None,
     })
 }
 
@@ -639,6 +659,9 @@ pub struct NetworkEvent {
     /// The `[network] allow` entry that would have permitted a refused destination.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_with: Option<String>,
+    /// The address (`IP:port`) refused by policy: not public, so no entry is proposed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_policy: Option<String>,
     /// The address the proxy connected to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
@@ -884,7 +907,7 @@ mod tests {
             ("10.0.4.7", 3128, false, true, ""),
             ("fd00::1", 443, true, true, ""),
             // Another port of a listed address is another destination.
-            ("127.0.0.1", 9001, false, false, "127.0.0.1:9001 is loopback, which only an exact IP:port entry"),
+            ("127.0.0.1", 9001, false, false, "127.0.0.1:9001 is loopback: refused by policy"),
             ("10.0.4.7", 3129, true, false, "it resolves to 10.0.4.7:3129, which is private (RFC 1918)"),
             // DNS rebinding: `localhost:8080` is allowed by name, its address is not.
             ("127.0.0.1", 8080, true, false, "it resolves to 127.0.0.1:8080, which is loopback"),
@@ -894,7 +917,7 @@ mod tests {
                 80,
                 false,
                 false,
-                "169.254.169.254:80 is link-local (cloud metadata), which only an exact IP:port entry in [network] allow permits",
+                "169.254.169.254:80 is link-local (cloud metadata): refused by policy (only an exact IP:port entry a person writes by hand",
             ),
             ("169.254.169.254", 80, true, false, "link-local (cloud metadata)"),
             ("::ffff:169.254.169.254", 80, true, false, "it resolves to 169.254.169.254:80"),
@@ -924,8 +947,12 @@ mod tests {
                 Err(refusal) => {
                     assert!(!allowed, "{addr}:{port} (by name: {by_name}) was refused: {refusal}");
                     assert!(refusal.reason.contains(reason), "{addr}:{port}: {refusal}");
-                    let expected_entry = socket_text(ip(addr).to_canonical(), port);
-                    assert_eq!(refusal.allow_with.as_deref(), Some(expected_entry.as_str()));
+                    // What is not public is refused by policy, with no entry to propose; a
+                    // public literal proposes its exact entry.
+                    let public = classify(ip(addr)) == AddrClass::Public;
+                    let expected_entry = public.then(|| socket_text(ip(addr).to_canonical(), port));
+                    assert_eq!(refusal.allow_with, expected_entry, "{addr}:{port}");
+                    assert_eq!(refusal.reason.contains("refused by policy"), !public, "{refusal}");
                     assert!(!refusal.reason.contains('\n'));
                 }
             }
@@ -1038,6 +1065,7 @@ mod tests {
             allowed: true,
             reason: None,
             allow_with: None,
+            by_policy: None,
             address: Some("151.101.0.223:443".into()),
             error: None,
             bytes_up: 10,

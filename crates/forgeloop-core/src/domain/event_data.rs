@@ -261,6 +261,9 @@ pub enum EventData {
         /// Without network: the client message that showed it.
         #[serde(default)]
         sign: Option<String>,
+        /// What the proxy refused by policy (not public): never proposed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        refused_by_policy: Vec<String>,
         /// Its log.
         #[serde(default)]
         log: String,

@@ -447,10 +447,7 @@ pub fn record_infra_failure(state: &mut CycleState, message: &str, now: &str) {
 /// outbox stay as they were (nothing goes to WebGPT); the cycle remembers what to allow, for
 /// `next`, until a run completes.
 pub fn needs_network(state: &mut CycleState, needs: super::needs_network::NeedsNetwork, now: &str) {
-    state.last_error = Some(match needs.allow.is_empty() {
-        true => format!("the last run of {} needed network it did not have", needs.pr),
-        false => format!("the last run of {} was refused {}", needs.pr, needs.allow.join(", ")),
-    });
+    state.last_error = Some(format!("the last run of {} failed because {}", needs.pr, needs.what()));
     state.needs_network = Some(needs);
     touch(state, now);
 }
@@ -458,9 +455,16 @@ pub fn needs_network(state: &mut CycleState, needs: super::needs_network::NeedsN
 /// The person allowed the hosts the last run was refused (human-only, design §5.6).
 pub fn network_allowed(state: &mut CycleState, now: &str) -> Result<Vec<String>, Refusal> {
     let allow = match &mut state.needs_network {
-        Some(needs) if !needs.allow.is_empty() => {
+        Some(needs) if needs.has_proposal() => {
             needs.allowed_at = Some(now.to_owned());
             needs.allow.clone()
+        }
+        Some(needs) if !needs.refused_by_policy.is_empty() => {
+            let hint = format!(
+                "the last run was refused by policy only ({}): forgeloop adds no entry for an address that is not public; a person who trusts it writes the exact IP:port into config.toml by hand",
+                needs.refused_by_policy.join(", ")
+            );
+            return Err(refuse(state, "allowing hosts", hint));
         }
         Some(_) => {
             return Err(refuse(

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::egress::NetworkEvent;
+use super::egress::{AllowEntry, NetworkEvent};
 
 /// What clients print when the network is missing, with what prints it. Matched as plain
 /// substrings of the failing command's (redacted) output tail, case-sensitively: each is a
@@ -52,6 +52,10 @@ pub struct NeedsNetwork {
     /// Without network: the client message that showed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sign: Option<String>,
+    /// Destinations refused by policy (`host:port → IP:port`): not public, so nothing is
+    /// proposed for them and no key adds them; a person who trusts one writes it by hand.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_by_policy: Vec<String>,
     /// The exact lines for the person's config.toml.
     pub config: String,
     /// The lockfiles in the tested tree: `next` proposes setup from them when the commands
@@ -66,16 +70,80 @@ pub struct NeedsNetwork {
     pub at: String,
 }
 
-/// The entries to allow: those the proxy named for each refused destination, once each, in order.
+impl NeedsNetwork {
+    /// Why the run needed network, for `next`, the error and the journal: what the proxy
+    /// refused (and what it refused by policy), or the client message of a run without network.
+    pub fn what(&self) -> String {
+        let policy = match self.refused_by_policy.as_slice() {
+            [] => String::new(),
+            refused => format!(
+                "refused by policy {} (not a public address: forgeloop proposes no entry for it; a person who trusts it writes the exact IP:port by hand)",
+                refused.join(", ")
+            ),
+        };
+        match (&self.sign, self.allow.is_empty(), policy.is_empty()) {
+            (_, false, true) => format!("its egress proxy refused {}", self.allow.join(", ")),
+            (_, false, false) => format!("its egress proxy refused {}, and {policy}", self.allow.join(", ")),
+            (_, true, false) => format!("its egress proxy {policy}"),
+            (Some(sign), true, true) => format!("it ran without network and printed {sign:?}"),
+            (None, true, true) => "it had no network".to_owned(),
+        }
+    }
+
+    /// Whether a person can allow what was refused with one key: some entry is proposable.
+    pub fn has_proposal(&self) -> bool {
+        self.allow.iter().any(|e| proposable(e))
+    }
+}
+
+/// The entries to allow: those the proxy named for each refused destination, once each, in
+/// order. Never one for an address that is not public (design §5.6): a PR that asks for the
+/// metadata endpoint must not get it proposed, and then added with one key.
 pub fn refused_entries(log: &[NetworkEvent]) -> Vec<String> {
     let mut entries: Vec<String> = Vec::new();
-    for event in log.iter().filter(|e| !e.allowed) {
-        let entry = event.allow_with.clone().unwrap_or_else(|| format!("{}:{}", event.host, event.port));
-        if !entries.contains(&entry) {
-            entries.push(entry);
+    for event in log.iter().filter(|e| !e.allowed && e.by_policy.is_none()) {
+        let Some(entry) = event.allow_with.as_deref().filter(|e| proposable(e)) else { continue };
+        if !entries.iter().any(|e| e == entry) {
+            entries.push(entry.to_owned());
         }
     }
     entries
+}
+
+/// The destinations the proxy refused by policy, as `host:port` (and `→ IP:port` when a name
+/// resolved to it), once each, in order.
+pub fn refused_by_policy(log: &[NetworkEvent]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for event in log.iter().filter(|e| !e.allowed) {
+        let Some(socket) = &event.by_policy else { continue };
+        let asked = super::egress::Destination::parse_authority(&format!("{}:{}", event.host, event.port), None)
+            .map(|d| d.to_string())
+            .unwrap_or_else(|_| format!("{}:{}", event.host, event.port));
+        let line = if &asked == socket { asked } else { format!("{asked} → {socket}") };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// Whether forgeloop may propose `entry` (and the control room add it with a key): any entry
+/// but an `IP:port` of an address that is not public. Entries from state files an older
+/// forgeloop wrote go through this too.
+pub fn proposable(entry: &str) -> bool {
+    AllowEntry::parse(entry).is_ok_and(|e| e.non_public().is_none())
+}
+
+/// What the person's config.toml would need when the only refusals were by policy: no entry,
+/// a comment saying why and what they may write by hand.
+pub fn policy_lines(refused: &[String]) -> String {
+    let mut out = String::from(
+        "# Refused by policy: not a public address, so forgeloop proposes no entry and no key adds one.\n# If you trust it, write its exact \"IP:port\" into [network.repositories.\"OWNER/REPO\"] allow by hand.\n",
+    );
+    for line in refused {
+        out.push_str(&format!("#   {line}\n"));
+    }
+    out
 }
 
 /// The config.toml lines that allow `entries` for `repository`'s runs (TOML strings, escaped).
@@ -110,12 +178,47 @@ mod tests {
             allowed,
             reason: (!allowed).then(|| "not allowed".into()),
             allow_with: allow_with.map(str::to_owned),
+            by_policy: None,
             address: None,
             error: None,
             bytes_up: 0,
             bytes_down: 0,
             phase: "setup".into(),
         }
+    }
+
+    #[test]
+    fn what_is_not_public_is_refused_by_policy_and_never_proposed() {
+        let policy = |host: &str, port: u16, socket: &str| NetworkEvent {
+            by_policy: Some(socket.into()),
+            ..event(host, port, false, None)
+        };
+        let log = [
+            policy("169.254.169.254", 80, "169.254.169.254:80"),
+            policy("localhost", 9000, "127.0.0.1:9000"),
+            policy("169.254.169.254", 80, "169.254.169.254:80"),
+            // An older proxy's record, or a forged one: an entry for a private address.
+            event("10.0.0.7", 5432, false, Some("10.0.0.7:5432")),
+            event("pypi.org", 443, false, Some("pypi.org")),
+        ];
+        assert_eq!(refused_entries(&log), ["pypi.org"]);
+        assert_eq!(refused_by_policy(&log), ["169.254.169.254:80", "localhost:9000 → 127.0.0.1:9000"]);
+        for (entry, ok) in [
+            ("pypi.org", true),
+            ("151.101.0.223:443", true),
+            ("registries", true),
+            ("127.0.0.1:9000", false),
+            ("169.254.169.254:80", false),
+            ("[fd00::1]:443", false),
+            ("100.64.0.1:80", false),
+            ("[::ffff:10.0.0.1]:80", false),
+            ("not an entry!", false),
+        ] {
+            assert_eq!(proposable(entry), ok, "{entry}");
+        }
+        let lines = policy_lines(&refused_by_policy(&log));
+        assert!(lines.lines().all(|l| l.starts_with('#')), "{lines}");
+        assert!(lines.contains("169.254.169.254:80") && lines.contains("by hand"), "{lines}");
     }
 
     #[test]
@@ -132,13 +235,13 @@ mod tests {
             event("pypi.org", 443, false, Some("pypi.org")),
             event("files.pythonhosted.org", 443, true, None),
             event("pypi.org", 443, false, Some("pypi.org")),
-            event("127.0.0.1", 9000, false, Some("127.0.0.1:9000")),
+            event("151.101.0.223", 443, false, Some("151.101.0.223:443")),
         ];
         let entries = refused_entries(&log);
-        assert_eq!(entries, ["pypi.org", "127.0.0.1:9000"]);
+        assert_eq!(entries, ["pypi.org", "151.101.0.223:443"]);
         assert_eq!(
             config_lines("acme/widget", &entries),
-            "[network.repositories.\"acme/widget\"]\nallow = [\"pypi.org\", \"127.0.0.1:9000\"]\n"
+            "[network.repositories.\"acme/widget\"]\nallow = [\"pypi.org\", \"151.101.0.223:443\"]\n"
         );
         assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
     }

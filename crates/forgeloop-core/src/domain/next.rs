@@ -250,15 +250,18 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
             step.proposed_setup = Some(setup);
             " proposed_setup holds setup commands for the lockfiles the run found: to use them, run the command with --commands-json naming a commands file whose \"setup\" lists them beside the cycle's commands.".to_owned()
         };
-        let what = match (&needs.sign, needs.allow.is_empty()) {
-            (_, false) => format!("its egress proxy refused {}", needs.allow.join(", ")),
-            (Some(sign), true) => format!("it ran without network and printed {sign:?}"),
-            (None, true) => "it had no network".to_owned(),
-        };
-        step.explanation = format!(
-            "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not the PR's fault and not an iteration. Do not send this failure to WebGPT. Ask the person whether the tests may reach it: they allow hosts in their config.toml (needs_network.config holds the exact lines; `forgeloop tui` allows them with one key, and `forgeloop wait --state {state_ref}` returns when they do), or give the commands file a \"setup\" step that installs the dependencies through the allowlist. Then run the command again.{setup_hint}",
-            needs.pr, needs.phase
-        );
+        let what = needs.what();
+        if !needs.has_proposal() && !needs.refused_by_policy.is_empty() && needs.sign.is_none() {
+            step.explanation = format!(
+                "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not an iteration. Do not send this failure to WebGPT, and do not propose an entry for it: a PR asking for such an address may be probing for credentials. Tell the person what was refused; if they trust it, they write the exact IP:port into config.toml by hand and tell you (needs_network.config says where). Then run the command again.{setup_hint}",
+                needs.pr, needs.phase
+            );
+        } else {
+            step.explanation = format!(
+                "The last run of {} ({} phase) failed because {what}: NEEDS_NETWORK, not the PR's fault and not an iteration. Do not send this failure to WebGPT. Ask the person whether the tests may reach it: they allow hosts in their config.toml (needs_network.config holds the exact lines; `forgeloop tui` allows them with one key, and `forgeloop wait --state {state_ref}` returns when they do), or give the commands file a \"setup\" step that installs the dependencies through the allowlist. Then run the command again.{setup_hint}",
+                needs.pr, needs.phase
+            );
+        }
         step.command = cmd(&["forgeloop", "forge", "--pr", &needs.pr, "--state", state_ref, "--post-comment"]);
         step.pr = Some(needs.pr.clone());
         step.needs_network = Some(needs.clone());
@@ -627,11 +630,29 @@ mod tests {
             phase: "test".into(),
             allow: vec!["registries".into()],
             sign: None,
+            refused_by_policy: Vec::new(),
             config: String::new(),
             lockfiles,
             allowed_at: None,
             at: "t2".into(),
         }
+    }
+
+    #[test]
+    fn a_refusal_by_policy_is_named_and_nothing_is_proposed() {
+        let mut s = reported("`pytest`");
+        s.needs_network = Some(NeedsNetwork {
+            allow: Vec::new(),
+            refused_by_policy: vec!["169.254.169.254:80".into()],
+            ..refused_registries(Vec::new())
+        });
+        let step = next_step(&s, "x");
+        assert_eq!(step.action, Action::WaitForHuman);
+        assert!(step.explanation.contains("refused by policy 169.254.169.254:80"), "{}", step.explanation);
+        assert!(step.explanation.contains("by hand") && !step.explanation.contains("one key"), "{}", step.explanation);
+        let mut state = s.clone();
+        let refusal = crate::domain::machine::network_allowed(&mut state, "t3").unwrap_err();
+        assert!(refusal.hint.contains("refused by policy only (169.254.169.254:80)"), "{}", refusal.hint);
     }
 
     #[test]

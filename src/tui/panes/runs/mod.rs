@@ -253,7 +253,9 @@ impl RunsPane {
                 comment_url: None,
                 sandbox: None,
                 log: Some(file.path.clone()),
-                refused: needs.map(|n| n.allow.clone()).unwrap_or_default(),
+                refused: needs
+                    .map(|n| n.allow.iter().chain(&n.refused_by_policy).cloned().collect())
+                    .unwrap_or_default(),
                 allowed_at: needs.and_then(|n| n.allowed_at.clone()),
                 tests: None,
                 report: None,

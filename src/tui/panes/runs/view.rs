@@ -339,6 +339,10 @@ fn refused_line<'a>(d: &'a Draw, row: &RunRow) -> Option<Line<'a>> {
     match (&row.allowed_at, row.result == RunResult::NeedsNetwork && d.available(Cmd::AllowHosts)) {
         (Some(at), _) => spans.push(Span::styled(format!(" — allowed by you at {}", short_time(at)), theme.ok)),
         (None, true) => spans.push(Span::styled(" — A allows them for this repository", theme.muted)),
+        (None, false) if row.result == RunResult::NeedsNetwork => spans.push(Span::styled(
+            " — by policy: not public, so no key adds it (a person who trusts it writes it by hand)",
+            theme.muted,
+        )),
         (None, false) => {}
     }
     Some(Line::from(spans))
