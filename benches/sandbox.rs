@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
     let base_env = forgeloop::runner::build_env(&parent, &profile, &profile.commands[0]);
     let home = tempfile::tempdir().unwrap();
     let mut settings = Settings::new(home.path().join("run"));
-    settings.helper = PathBuf::from(env!("CARGO_BIN_EXE_forgeloop"));
+    settings.helper = PathBuf::from(env!("CARGO_BIN_EXE_forgeloop-sandbox"));
     let run_dir = RunDir::create(&settings.run_root).unwrap();
     let checkout = run_dir.path().join("checkout");
     std::fs::create_dir(&checkout).unwrap();

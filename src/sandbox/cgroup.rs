@@ -1,6 +1,6 @@
 //! Bounds on a whole run that `RLIMIT_NPROC` cannot give: the kernel never applies that limit
-//! to root, so a run started by root is moved (the helper, before it starts anything) into a
-//! cgroup of its own with `pids.max` (and `memory.max` when the profile asks for memory_mb).
+//! to root, so a run started by root is moved (the command's process, before it runs anything)
+//! into a cgroup of its own with `pids.max` (and `memory.max` when the profile asks for memory_mb).
 //! cgroup v2 at the hierarchy's root, or the v1 `pids`/`memory` hierarchies below the current
 //! group. Best effort: what could not be set is reported, never hidden.
 
@@ -37,8 +37,8 @@ fn alive(pid: i32) -> bool {
 }
 
 pub(super) struct Limits {
-    /// Directories created for this run, with the group each controller came from.
-    created: Vec<(PathBuf, PathBuf)>,
+    /// Groups created for this run.
+    created: Vec<PathBuf>,
     pids: bool,
     memory: bool,
     /// RLIMIT_NPROC means nothing: the command keeps root's uid, which the kernel exempts.
@@ -64,10 +64,9 @@ impl Limits {
         if root_dir.join("cgroup.controllers").exists() {
             let enabled = fs::read_to_string(root_dir.join("cgroup.subtree_control")).unwrap_or_default();
             if enabled.split_whitespace().any(|c| c == "pids") {
-                let origin = own_group("").map(|g| root_dir.join(g.trim_start_matches('/')));
                 let mut settings = vec![("pids.max", max_processes.to_string())];
                 settings.extend(memory_bytes.map(|b| ("memory.max", b.to_string())));
-                let took = limits.group(root_dir, &name, origin, &settings);
+                let took = limits.group(root_dir, &name, &settings);
                 limits.pids = took[0];
                 limits.memory = took.get(1).copied().unwrap_or(false);
             }
@@ -75,20 +74,22 @@ impl Limits {
             if let Some(group) = own_group("pids") {
                 let origin = root_dir.join("pids").join(group.trim_start_matches('/'));
                 let settings = [("pids.max", max_processes.to_string())];
-                limits.pids = limits.group(&origin, &name, Some(origin.clone()), &settings)[0];
+                limits.pids = limits.group(&origin, &name, &settings)[0];
             }
             if let (Some(bytes), Some(group)) = (memory_bytes, own_group("memory")) {
                 let origin = root_dir.join("memory").join(group.trim_start_matches('/'));
                 let settings = [("memory.limit_in_bytes", bytes.to_string())];
-                limits.memory = limits.group(&origin, &name, Some(origin.clone()), &settings)[0];
+                limits.memory = limits.group(&origin, &name, &settings)[0];
             }
         }
         limits
     }
 
-    /// Creates `<parent>/<name>` (after sweeping `parent`), writes `settings` into it and moves
-    /// this process in. Which settings took: none when the group could not be made or joined.
-    fn group(&mut self, parent: &Path, name: &str, origin: Option<PathBuf>, settings: &[(&str, String)]) -> Vec<bool> {
+    /// Creates `<parent>/<name>` (after sweeping `parent`) and writes `settings` into it.
+    /// Which settings took: none when the group could not be made. The command's process is
+    /// moved in by [`Limits::admit`]; the helper itself never joins, so it never has to move
+    /// back out (a migration costs a grace period of the kernel's cgroup lock, ~1 ms or more).
+    fn group(&mut self, parent: &Path, name: &str, settings: &[(&str, String)]) -> Vec<bool> {
         sweep(parent);
         let dir = parent.join(name);
         if fs::create_dir(&dir).is_err() {
@@ -96,17 +97,18 @@ impl Limits {
         }
         let written: Vec<bool> =
             settings.iter().map(|(file, value)| fs::write(dir.join(file), value).is_ok()).collect();
-        if self.join(dir, origin) { written } else { vec![false; settings.len()] }
+        self.created.push(dir);
+        written
     }
 
-    /// Moves this process into `dir`; on failure removes it again.
-    fn join(&mut self, dir: PathBuf, origin: Option<PathBuf>) -> bool {
-        if fs::write(dir.join("cgroup.procs"), std::process::id().to_string()).is_err() {
-            let _ = fs::remove_dir(&dir);
-            return false;
+    /// Moves `pid` (the command's process, before it runs anything) into every group made for
+    /// the run. Its children inherit them.
+    pub(super) fn admit(&self, pid: libc::pid_t) -> Result<(), String> {
+        for dir in &self.created {
+            fs::write(dir.join("cgroup.procs"), pid.to_string())
+                .map_err(|e| format!("cannot move the command into its cgroup {}: {e}", dir.display()))?;
         }
-        self.created.push((dir, origin.unwrap_or_else(|| PathBuf::from(V2_ROOT))));
-        true
+        Ok(())
     }
 
     pub(super) fn process_limit(&self) -> &'static str {
@@ -126,10 +128,10 @@ impl Limits {
         if self.memory { "cgroup" } else { "rlimit" }
     }
 
-    /// Moves the helper back and removes the run's groups (empty once the run is over).
+    /// Removes the run's groups, empty once the command's process and all it started are
+    /// gone (the kernel may take a moment to release them).
     pub(super) fn leave(self) {
-        for (dir, origin) in &self.created {
-            let _ = fs::write(origin.join("cgroup.procs"), std::process::id().to_string());
+        for dir in &self.created {
             for _ in 0..50 {
                 if fs::remove_dir(dir).is_ok() {
                     break;

@@ -52,7 +52,15 @@ pub(super) fn take_spec() -> Result<Spec, String> {
     let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     let mut text = String::new();
     std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| format!("reading the spec: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("the spec is not valid: {e}"))
+    let spec: Spec = serde_json::from_str(&text).map_err(|e| format!("the spec is not valid: {e}"))?;
+    if spec.version != super::spec::SPEC_VERSION {
+        return Err(format!(
+            "this sandbox helper is version {} and the spec was written by forgeloop {}: install both binaries of one release",
+            super::spec::SPEC_VERSION,
+            if spec.version.is_empty() { "of an older release" } else { &spec.version }
+        ));
+    }
+    Ok(spec)
 }
 
 /// The report pipe, when the runner passed one.

@@ -31,6 +31,10 @@ pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
             if libc::getppid() != helper {
                 libc::_exit(EXIT_SANDBOX_FAILED);
             }
+            // The run's cgroups, if any were made (this tier never runs for root, so none are).
+            if let Err(message) = limits.admit(libc::getpid()) {
+                libc::_exit(exec::fail(&message));
+            }
             libc::_exit(exec::exec_restricted(spec, limits.memory_by_cgroup()));
         }
     }

@@ -63,7 +63,9 @@ pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
     }
     let child = child as libc::pid_t;
     drop(ready_r);
-    if let Err(message) = write_maps(child, outside) {
+    // The command's process joins the run's cgroup before it runs anything (it waits for the
+    // ready byte), and its children inherit it.
+    if let Err(message) = write_maps(child, outside).and_then(|()| limits.admit(child)) {
         // SAFETY: kill/waitpid on our own child.
         unsafe {
             libc::kill(child, libc::SIGKILL);

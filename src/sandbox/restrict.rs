@@ -127,7 +127,15 @@ fn landlock(spec: &Spec, abi: u32) -> Result<(), String> {
 
     let mut rules: BTreeMap<std::path::PathBuf, BitFlags<AccessFs>> = BTreeMap::new();
     for dir in &spec.view.system {
-        grant_except_hidden(dir, read, &spec.view.hidden, &mut rules, 0);
+        match spec.tier {
+            // The first tier's root already covers each hidden entry with a mount (an empty
+            // tmpfs, `/dev/null`) the command cannot remove: the tree is granted whole. Entry by
+            // entry it was ~180 rules and ~1,500 system calls per command, half the setup.
+            Tier::Namespaces => {
+                rules.insert(dir.clone(), read);
+            }
+            Tier::Landlock => grant_except_hidden(dir, read, &spec.view.hidden, &mut rules, 0),
+        }
     }
     for path in &spec.view.read {
         rules.insert(path.clone(), read);
@@ -198,9 +206,10 @@ fn grant_except_hidden(
     if hidden.iter().any(|h| h == path) {
         return;
     }
+    // Only a directory that holds a hidden entry is expanded, so only such a path is looked at
+    // (one stat); every other entry is granted as it is listed.
     let holds_hidden = hidden.iter().any(|h| h.starts_with(path));
-    let is_dir = path.symlink_metadata().is_ok_and(|m| m.is_dir());
-    if !(holds_hidden && is_dir && depth < 16) {
+    if !(holds_hidden && depth < 16 && path.symlink_metadata().is_ok_and(|m| m.is_dir())) {
         rules.insert(path.to_path_buf(), access);
         return;
     }
@@ -224,11 +233,14 @@ fn pin_of<'a>(spec: &'a Spec, path: &Path) -> Option<&'a Pin> {
     spec.view.pins.iter().find(|pin| pin.path == path)
 }
 
-/// What an open `O_PATH` descriptor refers to.
+/// What an open `O_PATH` descriptor refers to: one `statx` on it (no duplicate descriptor to
+/// open and close, once per rule).
 fn fd_metadata(fd: &PathFd) -> std::io::Result<std::fs::Metadata> {
-    use std::os::fd::AsFd;
-    let owned = fd.as_fd().try_clone_to_owned()?;
-    std::fs::File::from(owned).metadata()
+    use std::os::fd::{AsFd, AsRawFd, FromRawFd};
+    // SAFETY: the File borrows the descriptor `fd` owns and is never dropped (ManuallyDrop),
+    // so the descriptor is neither closed here nor used after `fd` closes it.
+    let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd.as_fd().as_raw_fd()) });
+    file.metadata()
 }
 
 /// Brings up `lo` in the run's own network namespace, so a test can serve and reach itself.

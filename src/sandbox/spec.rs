@@ -126,9 +126,17 @@ pub enum CacheMount {
     },
 }
 
+/// The version a spec is written for: the helper refuses a spec of another build's version
+/// (a `forgeloop-sandbox` left beside a newer `forgeloop` must not silently ignore a defence
+/// the newer spec asks for).
+pub const SPEC_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Everything the sandbox helper needs to build the sandbox for one command and run it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spec {
+    /// [`SPEC_VERSION`] of the forgeloop that wrote it.
+    #[serde(default)]
+    pub version: String,
     /// Which defences to build.
     pub tier: Tier,
     /// What the command may see of the file system.
