@@ -69,13 +69,14 @@ impl World {
         World { dir, emulator: Arc::new(emulator), token, repo }
     }
 
-    /// A worker on `acme/calc` in forgeloop's sandbox (its helper is the forgeloop binary; here
-    /// `/proc/self/exe` is the test binary), with the emulator token in its redactor.
+    /// A worker on `acme/calc` in forgeloop's sandbox (its helper is `forgeloop-sandbox`, as
+    /// beside an installed forgeloop; here `/proc/self/exe` is the test binary), with the
+    /// emulator token in its redactor.
     fn config(&self) -> CiConfig {
         let home = self.dir.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
         let mut ctx = forgeloop::cycle::Ctx::for_home(home);
-        ctx.sandbox.helper = PathBuf::from(env!("CARGO_BIN_EXE_forgeloop"));
+        ctx.sandbox.helper = PathBuf::from(env!("CARGO_BIN_EXE_forgeloop-sandbox"));
         ctx.redactor = forgeloop::cycle::context::process_redactor(Some(&self.token));
         let mut config = CiConfig::from_ctx(&ctx, vec![self.repo.repo.clone()], self.dir.path().join("ci-mirrors"));
         config.poll_interval = Duration::from_millis(20);
@@ -238,7 +239,8 @@ async fn a_stop_cancels_a_running_job_promptly() {
         assert!(Instant::now() < deadline);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Long enough for the job's first line on a loaded machine (the sandbox starts in ms).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
 
     // The demo's stop signal ends it.
     let asked = Instant::now();

@@ -241,15 +241,30 @@ fn corrected_commands_are_used_by_the_next_run_even_on_the_same_head() {
     fs::write(w.path("commands.json"), r#"[["sh", "tests.sh"]]"#).unwrap();
     let pr = format!("acme/widget#{n}");
     assert_eq!(w.forge_pr("c.json", &pr, &[]).json()["report"]["status"], "TEST_FAILED");
+    // The failure's handoff is queued for WebGPT...
+    let next = w.run(&["next", "--state", "c.json"]).json();
+    assert_eq!(next["action"], "send", "{next:#}");
+    let handoff_sha = next["text_sha256"].as_str().unwrap().to_owned();
     fs::write(w.path("fixed.json"), r#"[["sh", "test.sh"]]"#).unwrap();
     let run = w.run(&["commands", "--state", "c.json", "--commands-json", "fixed.json"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // ...and the correction makes it moot: withdrawn unsent, journaled with why, and `next`
+    // says to run again instead of sending it.
+    assert!(run.json()["outbox"].is_null(), "{}", run.stdout);
+    let next = w.run(&["next", "--state", "c.json"]).json();
+    assert_eq!(next["action"], "run", "{next:#}");
+    assert!(next["explanation"].as_str().unwrap().contains("corrected the commands"), "{next:#}");
+    assert_eq!(next["command"][2], "--pr", "{next:#}");
     assert_eq!(run.json()["commands"]["commands"][0]["argv"], serde_json::json!(["sh", "test.sh"]));
     let log = w.run(&["log", "--state", "c.json"]).json();
     let changed = log["events"].as_array().unwrap().iter().find(|e| e["kind"] == "commands_changed").unwrap().clone();
     let (before, after) =
         (changed["data"]["before_sha256"].as_str().unwrap(), changed["data"]["after_sha256"].as_str().unwrap());
     assert!(before.len() == 64 && after.len() == 64 && before != after, "{changed:#}");
+    let withdrawn = log["events"].as_array().unwrap().iter().find(|e| e["kind"] == "message_withdrawn").unwrap();
+    assert_eq!(withdrawn["data"]["kind"], "handoff", "{withdrawn:#}");
+    assert_eq!(withdrawn["data"]["sha256"], handoff_sha.as_str(), "{withdrawn:#}");
+    assert!(withdrawn["data"]["why"].as_str().unwrap().contains("commands changed"), "{withdrawn:#}");
     // The same head with other commands is a new test, with the stored (corrected) commands.
     let out = w.run(&["forge", "--pr", &pr, "--state", "c.json"]).json();
     assert_eq!((out["status"].as_str(), out["iteration"].as_u64()), (Some("READY_TO_MERGE"), Some(2)), "{out:#}");

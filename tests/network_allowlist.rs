@@ -169,6 +169,34 @@ every_way!(a_run_that_fails_only_because_a_host_was_refused_needs_network_and_co
     assert_eq!(state["iteration"], 1);
     assert_eq!(state["report"]["status"], "TEST_PASSED", "{state:#}");
     assert!(state["needs_network"].is_null());
+
+    // Three runs of one head and one iteration, each with its own log: the two that needed
+    // network (journaled with their logs) and the one that counted (in the history). An older
+    // release wrote all three to `runs/1-<sha>.log`, so only the last was left.
+    let runs = lab.w.path("shared/c.d/runs");
+    let mut logs: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    logs.sort();
+    assert_eq!(logs.len(), 3, "{logs:?}");
+    let counted = state["history"][0]["log_path"].as_str().unwrap().to_owned();
+    let journal = std::fs::read_to_string(lab.w.path("shared/c.d/events.jsonl")).unwrap();
+    let needed: Vec<String> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["kind"] == "run_needs_network")
+        .map(|e| e["data"]["log"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(needed.len(), 2, "{journal}");
+    let mut named: Vec<String> =
+        needed.iter().chain([&counted]).map(|l| l.trim_start_matches("runs/").to_owned()).collect();
+    named.sort();
+    assert_eq!(named, logs);
+    for log in &logs {
+        assert!(std::fs::metadata(runs.join(log)).unwrap().len() > 0, "{log} is empty");
+    }
 });
 
 #[test]

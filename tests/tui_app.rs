@@ -1045,6 +1045,35 @@ fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config
     assert!(refused.is_err());
 }
 
+/// A run that ended NEEDS_NETWORK keeps its own log: after the next run of the same head
+/// counted, the Runs tab still has both, each with its own log.
+#[test]
+fn an_earlier_needs_network_run_keeps_its_row_and_log_after_the_run_that_counted() {
+    let fx = Fixture::new();
+    fx.start("deps", false, 5);
+    fx.sent("deps");
+    fx.reply("deps", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    let first = fx.needs_network("deps", sha, &["pypi.example.com"]);
+    let second = fx.run("deps", true, sha, "$ pytest -q\n3 passed\n");
+    assert_ne!(first, second, "the second run overwrote the first's log");
+    assert!(first.exists() && second.exists());
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "deps");
+    cmd(&mut app, &mut d, Cmd::SwitchFocus);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
+    let text = screen(&app, 120, 24);
+    assert!(text.contains("passed"), "{text}");
+    assert!(text.contains("needs network"), "{text}");
+    let logs: Vec<_> = app.run_rows().iter().map(|r| (r.result, r.log.clone())).collect();
+    use forgeloop::tui::app::RunResult;
+    assert_eq!(logs, [(RunResult::Passed, Some(second.clone())), (RunResult::NeedsNetwork, Some(first.clone()))]);
+    // The earlier run, selected, says what was refused.
+    cmd(&mut app, &mut d, Cmd::Down);
+    let text = screen(&app, 120, 24);
+    assert!(text.contains("refused: pypi.example.com"), "{text}");
+}
+
 /// An attack the third hostile review found: a PR asked for the metadata endpoint, an older
 /// forgeloop proposed `169.254.169.254:80`, and `A`, `y` added it. A state file holding such an
 /// entry (written by that older release) offers no `A`; the key does nothing, the config stays.

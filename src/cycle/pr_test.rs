@@ -241,7 +241,7 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     };
 
     let iteration = state.iteration + 1;
-    let log_rel = format!("runs/{iteration}-{}.log", &pull.head_sha[..12]);
+    let log_rel = run_log_name(&paths.sidecar(), iteration, &pull.head_sha[..12]);
     let log_path = paths.sidecar().join(&log_rel);
     // Listening for a person's stop request before the run shows as live (design §6.6).
     let listener = stop::Listener::arm(paths, iteration, opts.cancel.clone());
@@ -477,6 +477,18 @@ fn cancelled(
     }
     let saved = session::persist(ctx, paths, Some(before), &state, by, events, &now)?;
     Err(Error::RunCancelled { message, by, cycle_status: saved.state.status })
+}
+
+/// The log of a new run, relative to the cycle's sidecar: `runs/<iteration>-<sha12>.log` for
+/// the first run of that iteration and head, then `…-2.log`, `…-3.log`: a run that did not
+/// count (NEEDS_NETWORK, cancelled) and the run after it keep a log (and report) each.
+fn run_log_name(sidecar: &std::path::Path, iteration: u32, sha12: &str) -> String {
+    let taken = |rel: &str| sidecar.join(rel).exists() || sidecar.join(rel.replace(".log", ".json")).exists();
+    let first = format!("runs/{iteration}-{sha12}.log");
+    if !taken(&first) {
+        return first;
+    }
+    (2u32..).map(|n| format!("runs/{iteration}-{sha12}-{n}.log")).find(|rel| !taken(rel)).unwrap_or(first)
 }
 
 /// Records a run that failed for want of network: not an iteration, not an infra failure, no

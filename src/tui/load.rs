@@ -215,6 +215,11 @@ pub fn summarize(kind: &str, data: &Value) -> String {
             Some(kind) => format!("message for WebGPT, put before the pending {kind}"),
             None => "message for WebGPT".into(),
         },
+        Some(K::MessageWithdrawn) => format!(
+            "{} withdrawn unsent: {}",
+            text_field(data, "kind").unwrap_or("message"),
+            text_field(data, "why").unwrap_or("it was moot")
+        ),
         Some(K::CommandsChanged) => {
             let short = |key| {
                 let sha = text_field(data, key).unwrap_or("none");
@@ -332,14 +337,34 @@ pub fn list_runs(dir: &Path) -> Vec<RunFile> {
     runs
 }
 
-/// `<iteration>-<sha12>.log` sorts by iteration number.
-fn run_order(name: &str) -> u64 {
-    name.split(['-', '.']).next().and_then(|n| n.parse().ok()).unwrap_or(u64::MAX)
+/// `<iteration>-<sha12>[-<n>].log` sorts by iteration number, then by run (`n`, the first
+/// run of an iteration and head having none).
+fn run_order(name: &str) -> (u64, u64) {
+    let stem = name.trim_end_matches(".log");
+    let mut parts = stem.split('-');
+    let iteration = parts.next().and_then(|n| n.parse().ok()).unwrap_or(u64::MAX);
+    let run = parts.nth(1).and_then(|n| n.parse().ok()).unwrap_or(1);
+    (iteration, run)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn later_runs_of_one_iteration_and_head_sort_after_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in
+            ["2-abcdef012345.log", "1-abcdef012345-3.log", "1-abcdef012345.log", "1-abcdef012345-2.log", "10-0123.log"]
+        {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let names: Vec<String> = list_runs(dir.path()).into_iter().map(|f| f.name).collect();
+        assert_eq!(
+            names,
+            ["1-abcdef012345.log", "1-abcdef012345-2.log", "1-abcdef012345-3.log", "2-abcdef012345.log", "10-0123.log"]
+        );
+    }
 
     #[test]
     fn a_runs_integrity_is_read_from_its_report_and_its_absence_is_not_an_error() {

@@ -158,7 +158,13 @@ impl Fixture {
                 let pr = parse_pr_ref("acme/widget#7", &self.ctx.hosts)?;
                 let iteration = state.iteration + 1;
                 let sha12 = &sha[..12];
-                log_path = paths.runs().join(format!("{iteration}-{sha12}.log"));
+                // As the test use case names them: a later run of one iteration and head
+                // (after NEEDS_NETWORK) adds `-2`, so no log is overwritten.
+                let stem = match paths.runs().join(format!("{iteration}-{sha12}.log")).exists() {
+                    true => format!("{iteration}-{sha12}-2"),
+                    false => format!("{iteration}-{sha12}"),
+                };
+                log_path = paths.runs().join(format!("{stem}.log"));
                 let status = if passed { TestStatus::Passed } else { TestStatus::Failed };
                 let report: Report = serde_json::from_value(json!({
                 "status": status.as_str(),
@@ -173,7 +179,7 @@ impl Fixture {
                 "integrity": integrity.clone(),
             }))
             .unwrap();
-                let report_rel = format!("runs/{iteration}-{sha12}.json");
+                let report_rel = format!("runs/{stem}.json");
                 std::fs::create_dir_all(paths.runs()).unwrap();
                 std::fs::write(paths.sidecar().join(&report_rel), serde_json::to_vec(&report).unwrap()).unwrap();
                 let flag = report.integrity.as_ref().and_then(|i| i.flag);
@@ -236,7 +242,12 @@ impl Fixture {
                     at: now.into(),
                 };
                 machine::needs_network(state, needs, now);
-                events.push(NewEvent::new(EventKind::RunNeedsNetwork, Actor::System, json!({"allow": allow})));
+                let log = format!("runs/{}", log_path.file_name().unwrap().to_string_lossy());
+                events.push(NewEvent::new(
+                    EventKind::RunNeedsNetwork,
+                    Actor::System,
+                    json!({"allow": allow, "log": log}),
+                ));
                 Ok(())
             })
         });

@@ -59,11 +59,13 @@ pub enum EventKind {
     MessageWritten,
     /// The cycle's stored commands were replaced between runs (`forgeloop commands`).
     CommandsChanged,
+    /// A pending message was taken out of the outbox unsent: a person made it moot.
+    MessageWithdrawn,
 }
 
 impl EventKind {
     /// Every kind, in the order they were introduced.
-    pub const ALL: [EventKind; 27] = [
+    pub const ALL: [EventKind; 28] = [
         EventKind::Created,
         EventKind::BriefConfirmed,
         EventKind::PromptIssued,
@@ -91,6 +93,7 @@ impl EventKind {
         EventKind::PrUnchanged,
         EventKind::MessageWritten,
         EventKind::CommandsChanged,
+        EventKind::MessageWithdrawn,
     ];
 
     /// The name written to `events.jsonl` (part of each line's hash: never change one).
@@ -123,6 +126,7 @@ impl EventKind {
             EventKind::PrUnchanged => "pr_unchanged",
             EventKind::MessageWritten => "message_written",
             EventKind::CommandsChanged => "commands_changed",
+            EventKind::MessageWithdrawn => "message_withdrawn",
         }
     }
 
@@ -191,6 +195,7 @@ mod tests {
                 "pr_unchanged",
                 "message_written",
                 "commands_changed",
+                "message_withdrawn",
             ]
         );
     }

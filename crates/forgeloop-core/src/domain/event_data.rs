@@ -354,6 +354,15 @@ pub enum EventData {
         #[serde(default)]
         widened: Vec<String>,
     },
+    /// A pending message was taken out of the outbox unsent.
+    MessageWithdrawn {
+        /// What it was (`handoff`, …).
+        kind: super::state::OutboxKind,
+        /// The sha256 of its text.
+        sha256: String,
+        /// Why it was moot.
+        why: String,
+    },
 }
 
 impl EventData {
@@ -387,6 +396,7 @@ impl EventData {
             EventData::PrUnchanged { .. } => EventKind::PrUnchanged,
             EventData::MessageWritten { .. } => EventKind::MessageWritten,
             EventData::CommandsChanged { .. } => EventKind::CommandsChanged,
+            EventData::MessageWithdrawn { .. } => EventKind::MessageWithdrawn,
         }
     }
 

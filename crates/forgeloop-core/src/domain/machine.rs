@@ -781,6 +781,21 @@ pub fn replace_commands(
     Ok(before)
 }
 
+/// Takes a pending (unsent) failure handoff out of the outbox: the person made the run it
+/// reports moot (its commands changed), so WebGPT must not be asked to fix what the next run
+/// may not show. `next` then proposes the run again (the reported PR, the new commands).
+pub fn withdraw_pending_handoff(state: &mut CycleState, now: &str) -> Option<Outbox> {
+    let pending = state.outbox.as_ref().is_some_and(|o| o.kind == OutboxKind::Handoff && o.sent_at.is_none());
+    if !pending {
+        return None;
+    }
+    let withdrawn = state.outbox.take();
+    // The reference tool's copy of it too, or it would be adopted back as pending.
+    state.webgpt_handoff = None;
+    touch(state, now);
+    withdrawn
+}
+
 /// Only a cycle waiting for WebGPT takes a reply, and only once its last message was sent.
 fn accept_reply(state: &CycleState) -> Result<(), Refusal> {
     if !matches!(state.status, Status::AwaitingWebgptPr | Status::AwaitingWebgptFix) {

@@ -297,6 +297,10 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
         ),
     };
     let reported_pr = state.last_reply.as_ref().filter(|r| r.class == ReplyClass::PrFound).and_then(|r| r.pr.clone());
+    // The person corrected the commands after a failed run (its handoff was withdrawn): the
+    // tested PR runs again with them, whoever reported it.
+    let rerun_pr = state.pr_ref.clone().filter(|_| commands_changed_since_failure(state));
+    let reported_pr = reported_pr.or(rerun_pr);
     match &state.outbox {
         None if reported_pr.is_some() => {
             let pr = reported_pr.unwrap_or_default();
@@ -330,6 +334,10 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
                     step.proposed_setup = Some(setup);
                 }
                 step.not_proposed = proposal.not_proposed;
+            } else if commands_changed_since_failure(state) {
+                step.explanation = format!(
+                    "The person corrected the commands after the last run of {pr} failed: run it again with them (the same head is a new test). Send WebGPT nothing about the earlier failure; the failure handoff was withdrawn."
+                );
             } else {
                 step.explanation =
                     format!("Test {pr}, the PR WebGPT reported (the cycle's stored commands are reused).");
@@ -379,6 +387,15 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
             }
         },
     }
+}
+
+/// The last run failed and the stored commands are not the ones it ran (`forgeloop commands`
+/// since): the next run is a new test, not a fix for WebGPT to make.
+fn commands_changed_since_failure(state: &CycleState) -> bool {
+    let Some(last) = state.history.last() else { return false };
+    let failed = state.report.as_ref().is_some_and(|r| r.status.is_failure() && r.head_sha == last.head_sha);
+    let now = state.commands.as_ref().map(|c| c.sha256());
+    failed && last.commands_sha256.is_some() && last.commands_sha256 != now
 }
 
 /// The PR and the head of its failed run, when the step is to test that PR again (WebGPT

@@ -147,6 +147,32 @@ impl RunsPane {
             .collect()
     }
 
+    /// The logs of runs that ended NEEDS_NETWORK (file name → what was refused), from the
+    /// journal loaded when it is `entry`'s: each keeps its own log, so an earlier one still
+    /// reads as what it was after later runs.
+    fn needs_network_logs(loaded: &Loaded, entry: &CycleEntry) -> BTreeMap<String, Vec<String>> {
+        let Some((path, Ok(events))) = &loaded.journal else { return BTreeMap::new() };
+        if path != &entry.path {
+            return BTreeMap::new();
+        }
+        let strings = |value: Option<&serde_json::Value>| -> Vec<String> {
+            value
+                .and_then(|v| v.as_array())
+                .map_or_else(Vec::new, |a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+        };
+        events
+            .iter()
+            .filter(|e| e.event_kind() == Some(EventKind::RunNeedsNetwork))
+            .filter_map(|e| {
+                let log = e.data.get("log")?.as_str()?;
+                let name = log.rsplit('/').next()?.to_owned();
+                let mut refused = strings(e.data.get("allow"));
+                refused.extend(strings(e.data.get("refused_by_policy")));
+                Some((name, refused))
+            })
+            .collect()
+    }
+
     /// The `integrity` of run `iteration` of `entry`, when it is at hand: the last run's from
     /// the state's report, an earlier one's once its report was read. `Err` says why not.
     pub fn integrity<'a>(&'a self, entry: &'a CycleEntry, iteration: u32) -> Result<Option<&'a Integrity>, String> {
@@ -173,6 +199,7 @@ impl RunsPane {
             _ => &[],
         };
         let journaled = Self::journaled_flags(loaded, entry);
+        let needed_network = Self::needs_network_logs(loaded, entry);
         let sidecar = CyclePaths::new(entry.path.clone()).map(|p| p.sidecar()).ok();
         let mut rows: Vec<RunRow> = state
             .history
@@ -188,7 +215,13 @@ impl RunsPane {
                     .zip(sidecar.as_ref())
                     .map(|(rel, sidecar)| sidecar.join(crate::cycle::files::expand_tilde(rel)));
                 let sha12: String = run.head_sha.chars().take(12).collect();
-                let by_name = runs_dir.as_ref().map(|d| d.join(format!("{}-{sha12}.log", run.iteration)));
+                // The recorded log's own name in this cycle's `runs/` (a later run of one
+                // iteration and head is `…-2.log`), else the first run's name.
+                let recorded_name = run.log_path.as_deref().and_then(|p| std::path::Path::new(p).file_name());
+                let by_name = runs_dir.as_ref().map(|d| match recorded_name {
+                    Some(name) => d.join(name),
+                    None => d.join(format!("{}-{sha12}.log", run.iteration)),
+                });
                 let log = run
                     .log_path
                     .as_ref()
@@ -231,17 +264,22 @@ impl RunsPane {
                 continue;
             }
             let stem = file.name.trim_end_matches(".log");
-            let (iteration, sha) = stem.split_once('-').unwrap_or((stem, ""));
+            let (iteration, rest) = stem.split_once('-').unwrap_or((stem, ""));
+            // `<iteration>-<sha12>` or, for a later run of that iteration and head, `…-<n>`.
+            let sha = rest.split('-').next().unwrap_or("");
             let iteration: Option<u32> = iteration.parse().ok();
             // The run that ended NEEDS_NETWORK wrote the log of the iteration it would have been.
             let needs = state.needs_network.as_ref().filter(|n| {
                 !running && iteration == Some(state.iteration + 1) && !sha.is_empty() && n.head_sha.starts_with(sha)
             });
-            let live = running || (needs.is_none() && file.idle_secs.is_some_and(|s| s < LIVE_IDLE_SECS));
-            let result = match (live, needs) {
+            // An earlier NEEDS_NETWORK run, as its journal entry names its log.
+            let earlier = needed_network.get(&file.name).filter(|_| needs.is_none());
+            let live =
+                running || (needs.is_none() && earlier.is_none() && file.idle_secs.is_some_and(|s| s < LIVE_IDLE_SECS));
+            let result = match (live, needs.is_some() || earlier.is_some()) {
                 (true, _) => RunResult::Live,
-                (false, Some(_)) => RunResult::NeedsNetwork,
-                (false, None) => RunResult::Incomplete,
+                (false, true) => RunResult::NeedsNetwork,
+                (false, false) => RunResult::Incomplete,
             };
             rows.push(RunRow {
                 iteration,
@@ -253,9 +291,11 @@ impl RunsPane {
                 comment_url: None,
                 sandbox: None,
                 log: Some(file.path.clone()),
-                refused: needs
-                    .map(|n| n.allow.iter().chain(&n.refused_by_policy).cloned().collect())
-                    .unwrap_or_default(),
+                refused: match (needs, earlier) {
+                    (Some(n), _) => n.allow.iter().chain(&n.refused_by_policy).cloned().collect(),
+                    (None, Some(refused)) => refused.clone(),
+                    (None, None) => Vec::new(),
+                },
                 allowed_at: needs.and_then(|n| n.allowed_at.clone()),
                 tests: None,
                 report: None,
