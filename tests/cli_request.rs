@@ -72,6 +72,30 @@ fn reference_f17_f18_request_needs_a_confirmed_brief_and_question() {
     assert!(!sb.path("cycle.json").exists());
 }
 
+/// Without a question, with a person to confirm in the control room: forgeloop proposes one
+/// from the brief (Goal and Success), marked as proposed; nothing is sent before they confirm.
+#[test]
+fn without_a_question_a_person_confirms_one_proposed_from_the_brief() {
+    let sb = Sandbox::new();
+    let args = ["forge", "--request", "Add dark mode", "--intent-brief", BRIEF, "--state", "cycle.json"];
+    let run = sb.run(&[&args[..], &["--await-confirmation"]].concat());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let state = sb.read_json(&sb.path("cycle.json"));
+    assert_eq!(state["status"], "AWAITING_BRIEF_CONFIRMATION");
+    assert_eq!(state["webgpt_question_proposed"], true);
+    let question = state["webgpt_question"].as_str().unwrap();
+    assert!(question.starts_with("Implement this and open a pull request with it: "), "{question}");
+    let brief = forgeloop::domain::brief::Brief::parse(BRIEF).unwrap();
+    let goal = brief.goal.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(question.contains(goal.trim_end_matches('.')), "{question}");
+    assert!(state["outbox"].is_null(), "nothing to send before a person confirms: {state:#}");
+    // Without a person to confirm it, the question is still the agent's to bring.
+    let run = sb.run(&["forge", "--request", "Add dark mode", "--intent-brief", BRIEF, "--state", "other.json"]);
+    assert_eq!(run.code, 2);
+    assert!(run.json()["error"].as_str().unwrap().contains("--await-confirmation"), "{}", run.stdout);
+    assert!(!sb.path("other.json").exists());
+}
+
 #[test]
 fn reference_f19_f20_f23_blank_brief_question_and_bad_cap_are_refused() {
     let sb = Sandbox::new();

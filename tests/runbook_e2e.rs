@@ -187,6 +187,50 @@ fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
     assert_eq!(w.run(&["log", "--state", "dark-mode", "--verify"]).code, 0);
 }
 
+/// SKILL.md's one rule after a failure that was the environment's: the agent asked WebGPT,
+/// WebGPT answered with the same head (`PR_UNCHANGED`, a note queued), then the person
+/// corrected the commands: the note is withdrawn unsent, `next` says `run`, and the same head
+/// with the new commands is a new test.
+#[test]
+fn after_an_unchanged_head_corrected_commands_run_instead_of_the_note() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix-calc", CALC_FIXED);
+    let pr_url = format!("http://{}/acme/widget/pull/{n}", w.emu.web_host());
+    w.cycle("c", &[]);
+    reply(&w, "c", &format!("Opened.\n\nPR_URL: {pr_url}"));
+    // The first commands file names a script the repository does not have: the run fails.
+    fs::write(w.path("commands.json"), r#"[["sh", "tests.sh"]]"#).unwrap();
+    let step = next(&w, "c", "run");
+    let state = run_next_command(&w, &step);
+    assert_eq!(state["report"]["status"], "TEST_FAILED");
+    run_next_command(&w, &next(&w, "c", "send"));
+    // WebGPT pushed nothing: the same head again.
+    let r = reply(&w, "c", &format!("It works for me.\n\nPR_URL: {pr_url}"));
+    assert_eq!(r["classification"], "PR_UNCHANGED", "{r:#}");
+    let note = next(&w, "c", "send");
+    assert!(note["text"].as_str().unwrap().contains("nothing new was tested"), "{note:#}");
+    // The person sees the failure is the commands', not the PR's, and corrects them.
+    fs::write(w.path("fixed.json"), r#"[["sh", "test.sh"]]"#).unwrap();
+    let run = w.run(&["commands", "--state", "c", "--commands-json", "fixed.json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let step = next(&w, "c", "run");
+    assert!(step["explanation"].as_str().unwrap().contains("corrected the commands"), "{step:#}");
+    let state = run_next_command(&w, &step);
+    assert_eq!((state["status"].as_str(), state["iteration"].as_u64()), (Some("READY_TO_MERGE"), Some(2)), "{state:#}");
+    let log = w.run(&["log", "--state", "c"]).json();
+    let withdrawn: Vec<&Value> =
+        log["events"].as_array().unwrap().iter().filter(|e| e["kind"] == "message_withdrawn").collect();
+    assert_eq!(withdrawn.len(), 1, "{log:#}");
+    assert_eq!(withdrawn[0]["data"]["kind"], "followup");
+    assert_eq!(withdrawn[0]["data"]["sha256"], note["text_sha256"]);
+    // The rule is written once, in the runbook.
+    assert!(
+        SKILL.contains("The one rule: a failure handoff or `PR_UNCHANGED` note not yet sent is"),
+        "SKILL.md lost the rule"
+    );
+}
+
 #[test]
 fn the_runbook_stop_conditions_and_blocks() {
     let w = World::new();

@@ -1045,6 +1045,43 @@ fn a_run_refused_network_shows_its_hosts_and_a_allows_them_in_the_persons_config
     assert!(refused.is_err());
 }
 
+/// A cycle started without a question: the Brief tab says forgeloop proposed it from the
+/// brief, for the person to confirm or edit; confirming keeps it.
+#[test]
+fn a_question_proposed_from_the_brief_says_so_until_confirmed() {
+    let fx = Fixture::new();
+    let request = forgeloop::cycle::start::StartRequest {
+        state: "proposed".into(),
+        request: "Add dark mode".into(),
+        webgpt_question: None,
+        intent_brief: Some(tui_support::BRIEF.into()),
+        max_iterations: 5,
+        await_confirmation: true,
+        continue_from: None,
+        new_repository: None,
+        repository: None,
+        driver: None,
+    };
+    forgeloop::cycle::start::start(&fx.ctx, request).unwrap();
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "proposed");
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("proposed by forgeloop from the brief: confirm or edit it"), "{text}");
+    assert!(text.contains("Implement this and open a pull request with it"), "{text}");
+    let path = fx.state_path("proposed");
+    forgeloop::cycle::actions::confirm(
+        &fx.ctx,
+        &fx.paths("proposed"),
+        None,
+        "tui",
+        forgeloop::domain::state::Actor::Human,
+    )
+    .unwrap();
+    let state = read_state(&path);
+    assert_eq!(state["webgpt_question_proposed"], true, "{state:#}");
+    assert!(state["outbox"]["text"].as_str().unwrap().contains("Implement this and open a pull request with it"));
+}
+
 /// A run that ended NEEDS_NETWORK keeps its own log: after the next run of the same head
 /// counted, the Runs tab still has both, each with its own log.
 #[test]

@@ -25,8 +25,10 @@ pub(super) fn validate(args: &ForgeArgs) -> Result<()> {
             "--request needs --intent-brief: the brief (Goal, Success, Scope / non-goals, Constraints, Validation) confirmed with the user",
         );
     }
-    if request && !present(&args.webgpt_question) && !continuing {
-        return invalid("--request needs --webgpt-question: the exact question for WebGPT, confirmed with the user");
+    if request && !present(&args.webgpt_question) && !continuing && !args.await_confirmation {
+        return invalid(
+            "--request needs --webgpt-question: the exact question for WebGPT, confirmed with the user (or --await-confirmation: forgeloop proposes one from the brief for a person to confirm in the control room)",
+        );
     }
     if !request && args.intent_brief.is_some() {
         return invalid("--intent-brief is only valid with --request");

@@ -93,6 +93,19 @@ fn join_fields(fields: &[Field]) -> String {
 }
 
 impl Brief {
+    /// The question for WebGPT forgeloop proposes from the brief when none was given: what to
+    /// do (the Goal) and when it is done (Success), as a request for a pull request. Only ever
+    /// used with a person's confirmation in the control room (`--await-confirmation`), who may
+    /// edit it there.
+    pub fn proposed_question(&self) -> String {
+        let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let goal = one_line(&self.goal);
+        let goal = goal.trim_end_matches('.');
+        let success = one_line(&self.success);
+        let success = success.trim_end_matches('.');
+        format!("Implement this and open a pull request with it: {goal}. It is done when {success}.")
+    }
+
     /// The text of `field`.
     pub fn get(&self, field: Field) -> &str {
         match field {
@@ -235,6 +248,18 @@ fn match_label(text: &str, pos: usize) -> Option<(Field, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_proposed_question_asks_for_the_goal_as_a_pull_request_done_when_success_holds() {
+        let brief = Brief::parse(
+            "Goal: add dark mode.\nSuccess: preferences persist\n  across reloads.\nScope: the web app.\nConstraints: none.\nValidation: npm test.",
+        )
+        .unwrap();
+        assert_eq!(
+            brief.proposed_question(),
+            "Implement this and open a pull request with it: add dark mode. It is done when preferences persist across reloads."
+        );
+    }
 
     pub(super) const REFERENCE_BRIEF: &str = "Goal: add dark mode.\nSuccess: preferences persist across reloads.\nScope: existing web app only.\nConstraints: keep accessibility contrast.\nValidation: run the frontend test suite.";
 

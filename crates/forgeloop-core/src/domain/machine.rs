@@ -123,7 +123,9 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         return Err(StartError::Brief(BriefError::Empty));
     }
     let question = input.webgpt_question.map(str::trim).or(carry.map(|c| c.webgpt_question.trim())).unwrap_or("");
-    if question.is_empty() {
+    // No question, and a person confirms in the control room: forgeloop proposes one from the
+    // brief, shown (and editable) with it there. Otherwise the question is the agent's to bring.
+    if question.is_empty() && !input.await_confirmation {
         return Err(StartError::EmptyQuestion);
     }
     let max_iterations = carry.map_or(input.max_iterations, |c| c.max_iterations);
@@ -131,6 +133,8 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         return Err(StartError::MaxIterations);
     }
     let brief = Brief::parse(brief_text)?;
+    let proposed = question.is_empty().then(|| brief.proposed_question());
+    let question = proposed.as_deref().unwrap_or(question);
     // A carried brief that was confirmed stays confirmed; new wording needs the usual route.
     let carried_confirmation =
         carry.filter(|c| c.confirmed && input.intent_brief.is_none() && input.webgpt_question.is_none()).is_some();
@@ -141,6 +145,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         request: request.to_owned(),
         intent_brief: brief_text.to_owned(),
         webgpt_question: question.to_owned(),
+        webgpt_question_proposed: proposed.is_some(),
         pr_ref: carry.and_then(|c| c.pr_ref.clone()),
         iteration: carry.map_or(0, |c| c.iteration),
         max_iterations,
@@ -287,6 +292,8 @@ pub fn confirm_brief(
             return Err(ConfirmError::Start(StartError::EmptyQuestion));
         }
         let brief = Brief::parse(&brief_text).map_err(StartError::from)?;
+        // The person's words now, whatever forgeloop proposed.
+        state.webgpt_question_proposed &= state.webgpt_question == question;
         state.webgpt_question = question.to_owned();
         state.intent_brief = brief_text.trim().to_owned();
         state.brief = Some(brief);
@@ -781,16 +788,25 @@ pub fn replace_commands(
     Ok(before)
 }
 
-/// Takes a pending (unsent) failure handoff out of the outbox: the person made the run it
-/// reports moot (its commands changed), so WebGPT must not be asked to fix what the next run
-/// may not show. `next` then proposes the run again (the reported PR, the new commands).
+/// Takes a pending (unsent) message about the last failed run out of the outbox — its
+/// failure handoff, or the note that its head is unchanged (`PR_UNCHANGED`): the person made
+/// that run moot (its commands changed), so WebGPT must not be asked to fix what the next run
+/// may not show. `next` then proposes the run again (the tested PR, the new commands). An
+/// unchanged-head note never sent does not count toward the ask-once rule.
 pub fn withdraw_pending_handoff(state: &mut CycleState, now: &str) -> Option<Outbox> {
-    let pending = state.outbox.as_ref().is_some_and(|o| o.kind == OutboxKind::Handoff && o.sent_at.is_none());
-    if !pending {
+    let failed = state.report.as_ref().is_some_and(|r| r.status.is_failure());
+    let moot = |o: &Outbox| {
+        o.sent_at.is_none()
+            && (o.kind == OutboxKind::Handoff || (o.kind == OutboxKind::Followup && text::is_unchanged_note(&o.text)))
+    };
+    if !failed || !state.outbox.as_ref().is_some_and(moot) {
         return None;
     }
     let withdrawn = state.outbox.take();
-    // The reference tool's copy of it too, or it would be adopted back as pending.
+    if withdrawn.as_ref().is_some_and(|o| o.kind == OutboxKind::Followup) {
+        state.followups = state.followups.saturating_sub(1);
+    }
+    // The reference tool's copy of a handoff too, or it would be adopted back as pending.
     state.webgpt_handoff = None;
     touch(state, now);
     withdrawn

@@ -223,6 +223,10 @@ pub struct CycleState {
     /// The question WebGPT is asked (`--webgpt-question`).
     #[serde(default)]
     pub webgpt_question: String,
+    /// forgeloop proposed the question from the brief (none was given; a person confirms it
+    /// in the control room, where it says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub webgpt_question_proposed: bool,
     /// The PR the cycle works on: the raw `--pr` text in a reference state, `owner/repo#N` once forgeloop set it.
     #[serde(default)]
     pub pr_ref: Option<String>,

@@ -106,6 +106,11 @@ pub fn unchanged(pr: &str, head_sha: &str, branch: Option<&str>, failed: bool) -
     )
 }
 
+/// Whether `text` is the note [`unchanged`] writes after a failed run (its fixed words).
+pub fn is_unchanged_note(text: &str) -> bool {
+    text.starts_with("The head of ") && text.contains(", which failed as reported; nothing new was tested.")
+}
+
 /// A person's words put before a message that was waiting to be sent: one message, theirs first.
 pub fn before_pending(words: &str, pending: &str) -> String {
     format!("{}\n\n---\n\n{pending}", words.trim())

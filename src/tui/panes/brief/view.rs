@@ -46,7 +46,12 @@ pub fn render(pane: &super::BriefPane, d: &Draw, entry: &CycleEntry, frame: &mut
         lines.extend(wrapped_field(theme, "Last error", pad, error, theme.error, w));
     }
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled("WebGPT question", theme.header)));
+    let heading = match (state.webgpt_question_proposed, state.status == Status::AwaitingBriefConfirmation) {
+        (true, true) => "WebGPT question (proposed by forgeloop from the brief: confirm or edit it)",
+        (true, false) => "WebGPT question (proposed by forgeloop from the brief)",
+        (false, _) => "WebGPT question",
+    };
+    lines.push(Line::from(Span::styled(heading, theme.header)));
     for text in state.webgpt_question.lines() {
         lines.push(Line::from(Span::styled(format!("  {text}"), theme.text)));
     }
