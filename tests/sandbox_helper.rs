@@ -64,4 +64,12 @@ fn the_helper_refuses_a_spec_of_another_release_and_runs_nothing() {
         assert!(stderr.contains("install both binaries of one release"), "{stderr}");
         assert!(!witness.exists(), "the command ran under a helper of another release");
     }
+    // Of this release but another build: a field it does not know is refused, not skipped.
+    json.as_object_mut().unwrap().insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    json.as_object_mut().unwrap().insert("a_defence_from_a_later_build".into(), true.into());
+    let out = run_helper(&program, &started.args, &started.env, &serde_json::to_vec(&json).unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(stderr.contains("unknown field") && stderr.contains("another build"), "{stderr}");
+    assert!(!witness.exists(), "the command ran with a defence skipped");
 }

@@ -52,7 +52,11 @@ pub(super) fn take_spec() -> Result<Spec, String> {
     let mut file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     let mut text = String::new();
     std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| format!("reading the spec: {e}"))?;
-    let spec: Spec = serde_json::from_str(&text).map_err(|e| format!("the spec is not valid: {e}"))?;
+    // Unknown fields are refused: a helper of another build must not skip a defence it does
+    // not know (`cargo build` builds both binaries; `cargo run` only forgeloop).
+    let spec: Spec = serde_json::from_str(&text).map_err(|e| {
+        format!("the spec is not valid: {e} (a forgeloop-sandbox of another build? install both binaries of one build)")
+    })?;
     if spec.version != super::spec::SPEC_VERSION {
         return Err(format!(
             "this sandbox helper is version {} and the spec was written by forgeloop {}: install both binaries of one release",

@@ -62,6 +62,7 @@ impl Phase {
 
 /// An account of the host: who PR code runs as when forgeloop itself is root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Account {
     /// The account's user id.
     pub uid: u32,
@@ -72,6 +73,7 @@ pub struct Account {
 /// The directories of one run (see [`super::rundir`]), all beneath a directory only the
 /// person (and, when forgeloop is root, the run's account) can enter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunPaths {
     /// The checkout's working tree: read-write, and the working directory.
     pub checkout: PathBuf,
@@ -133,6 +135,7 @@ pub const SPEC_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Everything the sandbox helper needs to build the sandbox for one command and run it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Spec {
     /// [`SPEC_VERSION`] of the forgeloop that wrote it.
     #[serde(default)]

@@ -66,6 +66,7 @@ const CARGO_HOME_PARTS: &[&str] = &["bin", "registry", "git", "env"];
 
 /// The filesystem view of one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct View {
     /// Read-only system trees that exist here.
     pub system: Vec<PathBuf>,
@@ -90,6 +91,7 @@ pub struct View {
 
 /// A granted path and the file it was (device and inode) when the run was planned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Pin {
     /// The granted path as the profile gave it, resolved.
     pub path: PathBuf,
