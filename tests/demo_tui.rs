@@ -156,18 +156,30 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     assert_eq!(state["iteration"], 1);
 
     // The dependency cycle's setup was refused the team's package index: it waits for the
-    // person (NEEDS NET, right after briefs in the list); A shows what it would allow, y writes
-    // it into the sandbox's config.toml, and the cycle runs again and passes.
+    // person (NEEDS NET, right after briefs in the list). The index is on 127.0.0.1, not a
+    // public address: A proposes nothing and says what to write where; the person writes the
+    // entry into the sandbox's config.toml by hand, and the cycle runs again and passes.
     wait_for_line(&tmux, &["⚠ NEEDS NET", "add-average-with-deps"]);
     tmux.send_keys(&["g"]);
     wait_for_line(&tmux, &["add-average-with-deps", "NEEDS NET", "─"]);
     tmux.send_keys(&["A"]);
-    let dialog = tmux.wait_for("Allow these hosts for forgeloop-demo/calc?", LIMIT);
-    assert!(dialog.contains("[network.repositories.\"forgeloop-demo/calc\"]"), "{dialog}");
-    tmux.send_keys(&["y"]);
+    let toast = tmux.wait_for("is not public: no key allows it", LIMIT);
+    assert!(toast.contains("127.0.0.1:"), "{toast}");
+    assert!(!toast.contains("Allow these hosts"), "no dialog offers to add it: {toast}");
+    let cycle_path = sandbox.join("cycles/add-average-with-deps.json");
+    let state: Value = serde_json::from_slice(&std::fs::read(&cycle_path).unwrap()).unwrap();
+    let refused = state["needs_network"]["refused_by_policy"][0].as_str().unwrap().to_owned();
+    let entry = refused.rsplit(" → ").next().unwrap().to_owned();
+    assert!(entry.starts_with("127.0.0.1:"), "{refused}");
+    let config_path = sandbox.join("config.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    assert!(!config.contains("[network.repositories."), "A wrote nothing: {config}");
+    std::fs::write(
+        &config_path,
+        format!("{config}\n[network.repositories.\"forgeloop-demo/calc\"]\nallow = [\"{entry}\"]\n"),
+    )
+    .unwrap();
     wait_for_line(&tmux, &["✓ READY", "add-average-with-deps"]);
-    let config = std::fs::read_to_string(sandbox.join("config.toml")).unwrap();
-    assert!(config.contains("[network.repositories.\"forgeloop-demo/calc\"]\nallow = [\"127.0.0.1:"), "{config}");
     let state: Value =
         serde_json::from_slice(&std::fs::read(sandbox.join("cycles/add-average-with-deps.json")).unwrap()).unwrap();
     assert_eq!((state["iteration"].as_u64(), state["status"].as_str()), (Some(1), Some("READY_TO_MERGE")));

@@ -481,9 +481,15 @@ fn cancelled(
 
 /// The log of a new run, relative to the cycle's sidecar: `runs/<iteration>-<sha12>.log` for
 /// the first run of that iteration and head, then `…-2.log`, `…-3.log`: a run that did not
-/// count (NEEDS_NETWORK, cancelled) and the run after it keep a log (and report) each.
+/// count (NEEDS_NETWORK, cancelled) and the run after it keep a log (and report) each. A
+/// symbolic link planted at a name does not take it: the name is chosen and the log's
+/// `O_NOFOLLOW` open refuses it, naming the path, rather than the run quietly moving on.
 fn run_log_name(sidecar: &std::path::Path, iteration: u32, sha12: &str) -> String {
-    let taken = |rel: &str| sidecar.join(rel).exists() || sidecar.join(rel.replace(".log", ".json")).exists();
+    let present = |rel: &str| match sidecar.join(rel).symlink_metadata() {
+        Ok(meta) => !meta.file_type().is_symlink(),
+        Err(_) => false,
+    };
+    let taken = |rel: &str| present(rel) || present(&rel.replace(".log", ".json"));
     let first = format!("runs/{iteration}-{sha12}.log");
     if !taken(&first) {
         return first;

@@ -288,26 +288,48 @@ impl Driver {
 
     /// `wait_for_human` after NEEDS_NETWORK. The package index is on 127.0.0.1, which is not
     /// public: refused by policy, so forgeloop proposes no entry and no key adds one (design
-    /// §5.6). The stand-in for the person trusts it and writes the exact entry into the
-    /// sandbox's config.toml by hand, then tells the agent to run again, as a person would.
+    /// §5.6). The person trusts it and writes the exact entry into the sandbox's config.toml by
+    /// hand (the stand-in after a moment; with the control room, the person, whose `A` says
+    /// what to write where), then tells the agent, which runs again.
     async fn wait_for_allowed_hosts(&mut self, state: &CycleState) -> Result<(), Failure> {
+        let needs = state.needs_network.clone().ok_or_else(|| Failure::Fatal("no NEEDS_NETWORK run".into()))?;
+        let entries: Vec<String> = needs
+            .refused_by_policy
+            .iter()
+            .map(|line| line.rsplit(" → ").next().unwrap_or(line).to_owned())
+            .chain(needs.allow.iter().cloned())
+            .collect();
+        let repository = needs.pr.split_once('#').map_or(needs.pr.as_str(), |(r, _)| r).to_owned();
         match self.demo.confirmer {
             Confirmer::StandIn => {
-                let needs = state.needs_network.clone().ok_or_else(|| Failure::Fatal("no NEEDS_NETWORK run".into()))?;
                 self.pause(2.0).await?;
-                let entries: Vec<String> = needs
-                    .refused_by_policy
-                    .iter()
-                    .map(|line| line.rsplit(" → ").next().unwrap_or(line).to_owned())
-                    .chain(needs.allow.iter().cloned())
-                    .collect();
-                let repository = needs.pr.split_once('#').map_or(needs.pr.as_str(), |(r, _)| r).to_owned();
+                let (repository, entries) = (repository.clone(), entries.clone());
                 self.blocking(move |ctx, _| super::project::write_entries_by_hand(ctx, &repository, &entries)).await?;
                 self.pause(1.0).await?;
-                self.test(&needs.pr, false).await.map(|_| ())
             }
-            Confirmer::Person => self.wait_for_change().await,
+            // "Tell the agent": the stand-in agent sees the entries in config.toml; any other
+            // change to the cycle (an abort, say) hands back to the loop instead.
+            Confirmer::Person => loop {
+                let (repo, wanted) = (repository.clone(), entries.clone());
+                if self.blocking(move |ctx, _| Ok(super::project::entries_written(ctx, &repo, &wanted))).await? {
+                    break;
+                }
+                if *self.stop.borrow() {
+                    return Err(Failure::Stopped);
+                }
+                let changed = self
+                    .blocking(|_, paths| match crate::cycle::wait::wait(paths, &[], Some(Duration::from_secs(1))) {
+                        Ok(_) => Ok(true),
+                        Err(Error::WaitTimeout(_)) => Ok(false),
+                        Err(err) => Err(err),
+                    })
+                    .await?;
+                if changed {
+                    return Ok(());
+                }
+            },
         }
+        self.test(&needs.pr, false).await.map(|_| ())
     }
 
     /// `wait_for_human`: the stand-in confirms after a moment; with the control room, the

@@ -136,6 +136,17 @@ pub fn write_entries_by_hand(
         .map_err(|e| crate::error::Error::Invalid(format!("cannot write {}: {e}", path.display())))
 }
 
+/// Whether `entries` are all in `repository`'s allowlist in the demo's config.toml: what the
+/// stand-in agent checks for, where a person would tell it they wrote them.
+pub fn entries_written(ctx: &crate::cycle::Ctx, repository: &str, entries: &[String]) -> bool {
+    let Some(path) = &ctx.config_path else { return false };
+    let Ok(config) = crate::config::Config::load(path, true) else { return false };
+    let allow = config.network.for_repository(repository).allow;
+    entries.iter().all(|entry| {
+        crate::domain::egress::AllowEntry::parse(entry).is_ok_and(|parsed| allow.entries().contains(&parsed))
+    })
+}
+
 /// The Project the demo repository is bound to in the demo's registry (a made-up address: the
 /// demo opens no ChatGPT page), so `forgeloop serve` may use it.
 pub const PROJECT_URL: &str = "https://chatgpt.com/g/g-p-forgeloop-demo/project";

@@ -181,7 +181,19 @@ impl App {
     pub(super) fn ask_allow_hosts(&mut self) {
         let Some(state) = self.selected_state() else { return };
         let Some((repository, entries)) = allow_network::refused_hosts(state) else {
-            self.toast_error("no run of this cycle was refused a host (NEEDS_NETWORK) that is not allowed yet");
+            // An address that is not public is never proposed (design §5.6): say what to do.
+            match state.needs_network.as_ref().filter(|n| n.allowed_at.is_none() && !n.refused_by_policy.is_empty()) {
+                Some(needs) => {
+                    let repository = needs.pr.split_once('#').map_or(needs.pr.as_str(), |(repo, _)| repo);
+                    self.toast_error(format!(
+                        "{} is not public: no key allows it; if you trust it, write it by hand into [network.repositories.\"{repository}\"] allow in config.toml",
+                        needs.refused_by_policy.join(", ")
+                    ))
+                }
+                None => {
+                    self.toast_error("no run of this cycle was refused a host (NEEDS_NETWORK) that is not allowed yet")
+                }
+            }
             return;
         };
         let pr = state.needs_network.as_ref().map_or_else(String::new, |n| n.pr.clone());
