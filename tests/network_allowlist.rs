@@ -31,7 +31,7 @@ const TEST_PY: &str = "import sys\nsys.path.insert(0, 'vendor')\nimport tinydep\
 fn setup_commands(index: &PackageIndex) -> String {
     format!(
         r#"{{"setup": [["/usr/bin/python3", "-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check", "--index-url", "{}", "--target", "vendor", "tinydep"]],
-            "commands": [["python3", "test_tinydep.py"], ["sh", "-c", "python3 -m pip download --no-cache-dir --index-url {} -d /tmp/x tinydep 2>&1 | tail -1; echo tests-offline"]]}}"#,
+            "commands": [["python3", "test_tinydep.py"], ["sh", "-c", "python3 -m pip download --no-cache-dir --index-url {} -d dl tinydep 2>&1 | tail -1; echo tests-offline"]]}}"#,
         index.url(),
         index.url()
     )
@@ -59,7 +59,16 @@ every_way!(setup_installs_through_the_allowlist_and_the_tests_run_without_networ
             && format!("{}:{}", e["host"].as_str().unwrap(), e["port"]) == target),
         "{log:?}"
     );
-    assert!(log.iter().all(|e| e["phase"] == "setup"), "the tests reached the proxy: {log:?}");
+    // The tests' own try never reached the proxy: the sandbox recorded it, refused.
+    let recorded = |e: &serde_json::Value| {
+        e["allowed"] == false && e["reason"].as_str().is_some_and(|r| r.starts_with("recorded by the sandbox"))
+    };
+    assert!(log.iter().all(|e| e["phase"] == "setup" || recorded(e)), "the tests reached the proxy: {log:?}");
+    assert!(
+        log.iter().any(|e| e["phase"] == "test" && recorded(e) && e["by_policy"] == target.as_str()),
+        "the tests' try is not on the record: {log:?}\n{}",
+        attack.log
+    );
     assert!(index.served() >= 2, "the index served {}", index.served());
     assert!(attack.log.contains("tests-offline"), "{}", attack.log);
 });

@@ -644,6 +644,36 @@ every_way!(stream_sockets_of_any_protocol_but_tcp_are_refused, |lab: Lab| {
     }
 });
 
+/// TCP Fast Open: `sendto` with `MSG_FASTOPEN` connects inside the send, with no `connect`
+/// call for Landlock's port rules or the connection record to see.
+const FAST_OPEN: &str = r#"import socket, sys
+port = int(sys.argv[1])
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+try:
+    s.settimeout(5); s.sendto(b'fast-open-walked-past', socket.MSG_FASTOPEN, ('127.0.0.1', port)); print('fast open sent')
+except OSError as e:
+    print('fast open failed:', e)
+"#;
+
+// A connect past `connect`: refused in the second tier (seccomp), which has the host's network;
+// the first tier's own network namespace has no way to the host's loopback anyway.
+every_way!(tcp_fast_open_reaches_nothing_outside, |lab: Lab| {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    lab.config("[network]\nallow = [\"127.0.0.1:9\"]\n");
+    let n = lab.hostile_pr(&[("fastopen.py", FAST_OPEN)], &[]);
+    for network in ["allowlist", "off"] {
+        let commands = format!(r#"{{"commands": [["python3", "fastopen.py", "{port}"]], "network": "{network}"}}"#);
+        let attack = lab.test(n, &commands);
+        assert!(attack.log.contains("fast open failed"), "{network}:\n{}", attack.log);
+        if lab.tier == Tier::Landlock {
+            assert!(attack.log.contains("Operation not permitted"), "{network}: refused by seccomp:\n{}", attack.log);
+        }
+        assert!(listener.accept().is_err(), "{network}: the host's listener was reached:\n{}", attack.log);
+    }
+});
+
 /// A set-id file by `mknod`, and nested repositories whose config runs a command on `git status`.
 fn mknod_and_nested_repositories(marker: &Path) -> String {
     format!(

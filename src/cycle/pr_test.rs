@@ -17,7 +17,7 @@ use crate::domain::event_data::{EventData, Message};
 use crate::domain::integrity::Integrity;
 use crate::domain::machine;
 pub use crate::domain::machine::TestGate;
-use crate::domain::needs_network::{self as needs_net, NeedsNetwork};
+use crate::domain::needs_network::{self as needs_net, DecidedBy, NeedsNetwork};
 use crate::domain::pr_ref::{PrRef, RepoName, parse_pr_ref};
 use crate::domain::protect::ProtectMode;
 use crate::domain::report::{CheckResult, Environment, KEPT_CHECKOUT_WARNING, Report, TestStatus, TestedTree};
@@ -669,6 +669,7 @@ async fn execute_checks(
         cancelled: false,
         log_bytes_written: verdict.log_bytes,
         log_truncated: false,
+        tried: Vec::new(),
     };
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -833,7 +834,7 @@ async fn execute(
     {
         eprintln!("forgeloop: the cache layer {} was not cleaned after the run: {err}", layers.key().display());
     }
-    let sandboxed_run::Ran { outcome, network_log, network_log_dropped, plan: sandbox } = ran?;
+    let sandboxed_run::Ran { outcome, mut network_log, network_log_dropped, recorded, plan: sandbox } = ran?;
     let mut info = sandbox.info();
     info.cache = layers.as_ref().map(|l| l.key().display().to_string());
     info.cache_layers = cache_used;
@@ -846,7 +847,8 @@ async fn execute(
         hosts.dedup();
         info.network_hosts = Some(hosts.len());
     }
-    let mut needs = needs_network_of(&outcome, &network_log, &sandbox, pull, &ctx.now());
+    let mut needs = needs_network_of(&outcome, (&network_log, &recorded), &sandbox, pull, &ctx.now());
+    network_log.extend(recorded);
     if let Some(needs) = &mut needs {
         needs.lockfiles = checkout.lockfiles.clone();
     }
@@ -934,6 +936,7 @@ fn merge_conflict(
         cancelled: false,
         log_bytes_written: log.len() as u64,
         log_truncated: false,
+        tried: Vec::new(),
     };
     let environment = Environment {
         forgeloop_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -964,7 +967,7 @@ fn merge_conflict(
 /// — sandboxed without network — its failing command printed what clients print then.
 fn needs_network_of(
     outcome: &RunOutcome,
-    log: &[NetworkEvent],
+    (proxied, recorded): (&[NetworkEvent], &[NetworkEvent]),
     plan: &sandbox::Plan,
     pull: &PullInfo,
     now: &str,
@@ -974,8 +977,16 @@ fn needs_network_of(
         TestStatus::SetupFailed => Phase::Setup,
         TestStatus::Failed => Phase::Test,
     };
-    let allow = needs_net::refused_entries(log);
-    let refused_by_policy = needs_net::refused_by_policy(log);
+    // The proxy's refusals first, then the sandbox's record of connections; the printed signs
+    // only when neither has anything (whatever the run printed, a refused destination decides).
+    let refused = |log: &[NetworkEvent]| log.iter().any(|e| !e.allowed);
+    let (log, decided_by) = match (refused(proxied), refused(recorded)) {
+        (true, _) => ([proxied, recorded].concat(), DecidedBy::EgressProxy),
+        (false, true) => (recorded.to_vec(), DecidedBy::ConnectionRecord),
+        (false, false) => (Vec::new(), DecidedBy::PrintedSign),
+    };
+    let allow = needs_net::refused_entries(&log);
+    let refused_by_policy = needs_net::refused_by_policy(&log);
     let sign = match plan.is_sandboxed() && plan.network(phase) == NetworkMode::Off {
         true => outcome.failure_output.as_deref().and_then(needs_net::sign_in).map(|(sign, _)| sign.to_owned()),
         false => None,
@@ -996,6 +1007,7 @@ fn needs_network_of(
         allow,
         sign,
         refused_by_policy,
+        decided_by: Some(decided_by),
         at: now.to_owned(),
     })
 }

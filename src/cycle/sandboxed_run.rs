@@ -7,7 +7,7 @@ use std::path::Path;
 use tokio::sync::watch;
 
 use crate::domain::commands::CommandsProfile;
-use crate::domain::egress::{Allowlist, NetworkEvent};
+use crate::domain::egress::{self, Allowlist, NetworkEvent};
 use crate::egress::EgressProxy;
 use crate::error::{Error, Result};
 use crate::runner::{self, RunOutcome, RunRequest};
@@ -20,6 +20,9 @@ pub(super) struct Ran {
     pub outcome: RunOutcome,
     pub network_log: Vec<NetworkEvent>,
     pub network_log_dropped: u64,
+    /// The connections to destinations outside the sandbox the commands tried, as the
+    /// sandbox recorded them (not the proxy's log: design §5.6).
+    pub recorded: Vec<NetworkEvent>,
     /// The plan the commands ran under (with the checkout's object stores readable).
     pub plan: sandbox::Plan,
 }
@@ -70,5 +73,33 @@ pub(super) async fn run(ctx: &Ctx, job: Job<'_>, mut paths: RunPaths) -> Result<
         None => (Vec::new(), 0),
     };
     let outcome = ran.map_err(Error::Runner)?;
-    Ok(Ran { outcome, network_log, network_log_dropped, plan })
+    let recorded = outcome.tried.iter().map(recorded_event).collect();
+    Ok(Ran { outcome, network_log, network_log_dropped, recorded, plan })
 }
+
+/// A recorded connection as the report's `network_log` shows it: refused, with the entry that
+/// would allow it — none for an address that is not public, which only a person writes.
+fn recorded_event(tried: &runner::Tried) -> NetworkEvent {
+    let (ip, port) = (tried.addr.ip(), tried.addr.port());
+    let refusal = egress::decide_addr(&Allowlist::default(), false, ip, port).err();
+    let reason = refusal.as_ref().map_or_else(|| "outside the sandbox".to_owned(), |r| r.reason.clone());
+    NetworkEvent {
+        host: match ip {
+            std::net::IpAddr::V4(v4) => v4.to_string(),
+            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        },
+        port,
+        allowed: false,
+        reason: Some(format!("{RECORDED_BY_SANDBOX}: {reason}")),
+        allow_with: refusal.as_ref().and_then(|r| r.allow_with.clone()),
+        by_policy: refusal.and_then(|r| r.by_policy),
+        address: None,
+        error: None,
+        bytes_up: 0,
+        bytes_down: 0,
+        phase: tried.phase.as_str().to_owned(),
+    }
+}
+
+/// How a recorded connection's reason begins in the report.
+const RECORDED_BY_SANDBOX: &str = "recorded by the sandbox, whose network mode has no way there";

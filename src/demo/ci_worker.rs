@@ -739,6 +739,7 @@ mod tests {
                 cancelled: false,
                 log_bytes_written: 0,
                 log_truncated: false,
+                tried: Vec::new(),
             },
             output: output.to_owned(),
         }

@@ -153,6 +153,18 @@ pub struct RunOutcome {
     pub log_bytes_written: u64,
     /// Output was cut from the middle of the log to respect the cap.
     pub log_truncated: bool,
+    /// The destinations outside the sandbox the commands tried to reach, as the sandbox
+    /// recorded them (design §5.6), in order, each once per phase.
+    pub tried: Vec<Tried>,
+}
+
+/// A connection a sandboxed command tried to a destination outside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tried {
+    /// The phase of the command that tried.
+    pub phase: Phase,
+    /// Where to.
+    pub addr: std::net::SocketAddr,
 }
 
 /// Why the runner itself could not run the commands (a failing command is not an error).
@@ -212,6 +224,7 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
     let mut failed: Option<Phase> = req.profile.commands.is_empty().then_some(Phase::Test);
     let mut timed_out = false;
     let mut cancelled = false;
+    let mut tried: Vec<Tried> = Vec::new();
     let steps: Vec<(Phase, &CommandSpec)> = (req.profile.setup.iter().map(|c| (Phase::Setup, c)))
         .chain(req.profile.commands.iter().map(|c| (Phase::Test, c)))
         .collect();
@@ -275,7 +288,20 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             Ok(Outcome::Finished { sandbox_failure: Some(message), .. }) => {
                 return Err(RunnerError::Sandbox(message));
             }
-            Ok(Outcome::Finished { status, timed_out: hit_timeout, cancelled: was_cancelled, elapsed, .. }) => {
+            Ok(Outcome::Finished {
+                status,
+                timed_out: hit_timeout,
+                cancelled: was_cancelled,
+                elapsed,
+                tried: addrs,
+                ..
+            }) => {
+                for addr in addrs {
+                    let attempt = Tried { phase, addr };
+                    if !tried.contains(&attempt) {
+                        tried.push(attempt);
+                    }
+                }
                 let signal = status.and_then(|s| s.signal());
                 let code = status.and_then(|s| s.code().or(s.signal().map(|n| -n)));
                 timed_out |= hit_timeout;
@@ -321,6 +347,7 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         cancelled,
         log_bytes_written: summary.bytes,
         log_truncated: summary.cut > 0,
+        tried,
     })
 }
 

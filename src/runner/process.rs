@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -18,6 +19,7 @@ use tokio::time::{Instant, sleep_until};
 
 use super::output::OutputSink;
 use crate::egress::EgressProxy;
+use crate::sandbox::connects;
 use crate::sandbox::fdpass as sandbox_fdpass;
 use crate::sandbox::{EXIT_SANDBOX_FAILED, PROXY_FD_ENV, REPORT_FD_ENV, SPEC_FD_ENV, spec_fd};
 
@@ -59,6 +61,8 @@ pub(super) enum Outcome {
         /// What the sandbox helper reported on its pipe: the sandbox could not be built, so
         /// the command never ran.
         sandbox_failure: Option<String>,
+        /// The destinations outside the sandbox the command tried to reach (design §5.6).
+        tried: Vec<SocketAddr>,
     },
 }
 
@@ -307,9 +311,15 @@ pub(super) async fn execute(
         return Err(ExecError::Log(error));
     }
     let status = status.flatten();
+    let report = report.as_ref().map(read_report).unwrap_or_default();
+    let tried = report.lines().filter_map(connects::parse_report_line).collect();
     // Only a helper that ended with its own exit code can have failed to build the sandbox.
-    let sandbox_failure = match (&report, status.and_then(|s| s.code())) {
-        (Some(reader), Some(EXIT_SANDBOX_FAILED)) => read_report(reader),
+    let sandbox_failure = match status.and_then(|s| s.code()) {
+        Some(EXIT_SANDBOX_FAILED) => report
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && connects::parse_report_line(line).is_none())
+            .map(str::to_owned),
         _ => None,
     };
     Ok(Outcome::Finished {
@@ -318,12 +328,14 @@ pub(super) async fn execute(
         cancelled: stop == Some(Stop::Cancel),
         elapsed,
         sandbox_failure,
+        tried,
     })
 }
 
-/// The first line the helper wrote on its report pipe, without blocking (a writer left open
-/// would be a helper's fork that never reached `exec`; the group is gone by now).
-fn read_report(reader: &io::PipeReader) -> Option<String> {
+/// What the helper wrote on its report pipe, without blocking (a writer left open would be a
+/// helper's fork that never reached `exec`; the group is gone by now): a failure line, or the
+/// destinations the command tried ([`connects::report_lines`]).
+fn read_report(reader: &io::PipeReader) -> String {
     let fd = reader.as_raw_fd();
     // SAFETY: fcntl on a descriptor we own.
     unsafe {
@@ -333,14 +345,13 @@ fn read_report(reader: &io::PipeReader) -> Option<String> {
     let mut bytes = Vec::new();
     let mut reader = reader;
     let mut chunk = [0u8; 1024];
-    while bytes.len() < 4096 {
+    while bytes.len() < 16 * 1024 {
         match io::Read::read(&mut reader, &mut chunk) {
             Ok(0) | Err(_) => break,
             Ok(n) => bytes.extend_from_slice(&chunk[..n]),
         }
     }
-    let text = String::from_utf8_lossy(&bytes);
-    text.lines().map(str::trim).find(|line| !line.is_empty()).map(str::to_owned)
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 fn far_future() -> Instant {

@@ -18,6 +18,8 @@ pub(super) enum Ended {
 static REPORT_FD: AtomicI32 = AtomicI32::new(-1);
 /// The channel for the egress proxy's socket: -1 until [`adopt_report_fd`] finds one.
 static PROXY_FD: AtomicI32 = AtomicI32::new(-1);
+/// The command's end of the connection record's channel ([`super::connects`]): -1 without one.
+static CONNECTS_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// Takes over the report pipe the runner passed (its number in [`REPORT_FD_ENV`]): marked
 /// close-on-exec, so the command never holds it, and what [`fail`] writes there is known to
@@ -37,6 +39,16 @@ pub(super) fn adopt_report_fd() {
 /// The channel on which the egress proxy's socket goes to the runner, when it passed one.
 pub(super) fn proxy_fd() -> Option<i32> {
     Some(PROXY_FD.load(Ordering::Relaxed)).filter(|fd| *fd > 2)
+}
+
+/// Keeps the connection record's channel (close-on-exec) through [`close_inherited`].
+pub(super) fn keep_connects_fd(fd: i32) {
+    CONNECTS_FD.store(fd, Ordering::Relaxed);
+}
+
+/// The command's end of the connection record's channel, when the helper made one.
+pub(super) fn connects_fd() -> Option<i32> {
+    Some(CONNECTS_FD.load(Ordering::Relaxed)).filter(|fd| *fd > 2)
 }
 
 /// Reads the spec from the sealed memory file the runner passed (its number in
@@ -76,9 +88,14 @@ pub(super) fn report_fd() -> Option<i32> {
 /// runner) and gives the exit code.
 pub(super) fn fail(message: &str) -> i32 {
     eprintln!("forgeloop: the sandbox could not be built: {message}");
+    report(&format!("{message}\n"));
+    EXIT_SANDBOX_FAILED
+}
+
+/// Writes `text` on the report pipe, when the runner passed one.
+pub(super) fn report(text: &str) {
     if let Some(fd) = report_fd() {
-        let line = format!("{message}\n");
-        let mut rest = line.as_bytes();
+        let mut rest = text.as_bytes();
         while !rest.is_empty() {
             // SAFETY: writes from a live buffer of the given length.
             let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
@@ -89,7 +106,6 @@ pub(super) fn fail(message: &str) -> i32 {
             rest = &rest[n..];
         }
     }
-    EXIT_SANDBOX_FAILED
 }
 
 /// The last step of both tiers, in the command's own process: the restrictions, then `exec`
@@ -98,7 +114,7 @@ pub(super) fn fail(message: &str) -> i32 {
 /// was not found or could not be executed).
 pub(super) fn exec_restricted(spec: &Spec, memory_by_cgroup: bool) -> i32 {
     close_inherited();
-    if let Err(message) = restrict::apply(spec, memory_by_cgroup) {
+    if let Err(message) = restrict::apply(spec, memory_by_cgroup, connects_fd()) {
         return fail(&message);
     }
     let error = std::process::Command::new(&spec.argv[0])
@@ -112,13 +128,22 @@ pub(super) fn exec_restricted(spec: &Spec, memory_by_cgroup: bool) -> i32 {
 }
 
 /// Nothing of the helper's but stdin, stdout and stderr reaches the command. The report pipe
-/// stays until `exec` (it is close-on-exec), so a failure before then still reaches it.
+/// and the connection record's channel stay until `exec` (both are close-on-exec), so a
+/// failure before then still reaches the runner and the record's listener can be handed over.
 fn close_inherited() {
-    let keep = report_fd().and_then(|fd| u32::try_from(fd).ok());
-    let ranges = match keep {
-        Some(fd) => [(3, fd - 1), (fd + 1, u32::MAX)],
-        None => [(3, u32::MAX), (1, 0)],
-    };
+    let mut keep: Vec<u32> =
+        [report_fd(), connects_fd()].into_iter().flatten().filter_map(|fd| u32::try_from(fd).ok()).collect();
+    keep.sort_unstable();
+    keep.dedup();
+    let mut ranges = Vec::new();
+    let mut first = 3u32;
+    for fd in keep {
+        if fd > first {
+            ranges.push((first, fd - 1));
+        }
+        first = first.max(fd.saturating_add(1));
+    }
+    ranges.push((first, u32::MAX));
     for (first, last) in ranges.into_iter().filter(|(first, last)| first <= last) {
         // SAFETY: close_range with integer arguments.
         unsafe {

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use super::exec::{self, Ended, fail};
 use super::spec::{Built, Spec, Tier};
-use super::{cgroup, landlock_tier, ns_tier, restrict};
+use super::{cgroup, connects, landlock_tier, ns_tier, restrict};
 
 /// Entry point, when the process was started as `forgeloop __sandbox-exec`.
 pub fn main() -> i32 {
@@ -53,12 +53,22 @@ pub fn main() -> i32 {
         println!("{}", serde_json::to_string(&built).unwrap_or_default());
         let _ = std::io::stdout().flush();
     }
+    let channel = connects::channel(&spec);
+    if let Some(channel) = &channel {
+        exec::keep_connects_fd(channel.theirs());
+    }
     let ended = match spec.tier {
-        Tier::Namespaces => ns_tier::run(&spec, &limits),
-        Tier::Landlock => landlock_tier::run(&spec, &limits),
+        Tier::Namespaces => ns_tier::run(&spec, &limits, channel),
+        Tier::Landlock => landlock_tier::run(&spec, &limits, channel),
     };
     limits.leave();
-    match ended {
+    // What the command tried to reach, for the runner (read whatever the exit code).
+    if let Ok((_, tried)) = &ended
+        && !tried.is_empty()
+    {
+        exec::report(&connects::report_lines(tried));
+    }
+    match ended.map(|(ended, _)| ended) {
         Ok(Ended::Exited(code)) => code,
         Ok(Ended::Signalled(signal)) => die_by(signal),
         Err(message) => fail(&message),

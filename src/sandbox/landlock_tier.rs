@@ -4,12 +4,16 @@
 //! sockets), no capabilities and rlimits; the helper is its child subreaper and kills every
 //! descendant when the command ends or the runner stops the run.
 
+use std::net::SocketAddr;
+
 use super::cgroup::Limits;
+use super::connects::{Channel, Watcher};
 use super::exec::{self, Ended};
 use super::spec::Spec;
 use super::{EXIT_SANDBOX_FAILED, reaper};
 
-pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
+/// How the command ended, and the destinations it tried ([`super::connects`]).
+pub(super) fn run(spec: &Spec, limits: &Limits, channel: Option<Channel>) -> Result<(Ended, Vec<SocketAddr>), String> {
     // SAFETY: prctl on integers.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
         return Err(format!("cannot become a child subreaper: {}", std::io::Error::last_os_error()));
@@ -38,8 +42,10 @@ pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
             libc::_exit(exec::exec_restricted(spec, limits.memory_by_cgroup()));
         }
     }
-    // SAFETY: the stop signals are blocked in this thread.
+    let watcher = channel.map(|channel| channel.watch(spec));
+    // SAFETY: the stop signals are blocked in this thread (and in the watcher's, which
+    // inherited the mask).
     let ended = unsafe { exec::wait_for(child, &watched) };
     reaper::kill_descendants();
-    Ok(ended)
+    Ok((ended, watcher.map(Watcher::finish).unwrap_or_default()))
 }

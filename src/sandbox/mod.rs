@@ -23,6 +23,8 @@
 #[cfg(target_os = "linux")]
 mod cgroup;
 #[cfg(target_os = "linux")]
+pub mod connects;
+#[cfg(target_os = "linux")]
 mod exec;
 pub mod fdpass;
 #[cfg(target_os = "linux")]

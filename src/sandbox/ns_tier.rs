@@ -12,14 +12,17 @@
 //! command then holds nobody's files but its own and the world-readable ones.
 
 use std::io::{Read, Write};
+use std::net::SocketAddr;
 
 use super::cgroup::Limits;
+use super::connects::{Channel, Watcher};
 use super::exec::{self, Ended};
 use super::mounts;
 use super::spec::{Account, INSIDE_ID, INSIDE_PROXY_PORT, Spec};
 use crate::domain::egress::NetworkMode;
 
-pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
+/// How the command ended, and the destinations it tried ([`super::connects`]).
+pub(super) fn run(spec: &Spec, limits: &Limits, channel: Option<Channel>) -> Result<(Ended, Vec<SocketAddr>), String> {
     // SAFETY: getuid/getgid/geteuid have no arguments and cannot fail.
     let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
     let outside = match (euid, spec.run_as) {
@@ -74,10 +77,13 @@ pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
         exec::unblock(&watched);
         return Err(message);
     }
+    // No fork or clone after this: the watcher is a thread.
+    let watcher = channel.map(|channel| channel.watch(spec));
     let mut ready_w = ready_w;
     let _ = ready_w.write_all(&[1]);
     drop(ready_w);
-    // SAFETY: the stop signals are blocked in this thread (exec::stop_signals).
+    // SAFETY: the stop signals are blocked in this thread (exec::stop_signals) and in the
+    // watcher's, which inherited the mask.
     let ended = unsafe { exec::wait_for(child, &watched) };
     if matches!(ended, Ended::Signalled(_)) {
         // A stop signal: PID 1's death takes the whole namespace down.
@@ -87,7 +93,7 @@ pub(super) fn run(spec: &Spec, limits: &Limits) -> Result<Ended, String> {
             libc::waitpid(child, std::ptr::null_mut(), 0);
         }
     }
-    Ok(ended)
+    Ok((ended, watcher.map(Watcher::finish).unwrap_or_default()))
 }
 
 /// The helper's side of the user namespace: uid and gid 1000 inside are `outside` outside.

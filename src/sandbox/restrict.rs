@@ -9,6 +9,7 @@ use std::path::Path;
 use super::seccomp::{self, SocketFamilies, Sockets};
 use super::spec::{Spec, Tier};
 use super::view::Pin;
+use super::connects;
 use crate::domain::egress::NetworkMode;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
@@ -31,7 +32,8 @@ pub(super) fn landlock_abi() -> u32 {
 
 /// Everything of this module, in order. `Err` is a message for the log.
 /// `memory_by_cgroup`: the run's cgroup already caps memory (else a per-process rlimit does).
-pub(super) fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
+/// `connects`: the channel for the connection record's listener, when the helper made one.
+pub(super) fn apply(spec: &Spec, memory_by_cgroup: bool, connects: Option<i32>) -> Result<(), String> {
     set_limits(spec, memory_by_cgroup)?;
     fresh_session_keyring();
     drop_capabilities()?;
@@ -42,12 +44,21 @@ pub(super) fn apply(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
     // Without a network namespace, seccomp keeps the families Landlock's TCP rules cannot see
     // (UDP above all) away from an `allowlist` run, and every family but Unix from an `off` one.
     let second = spec.tier == Tier::Landlock;
+    // An `off` run may make TCP sockets where Landlock refuses every TCP connect and bind
+    // (ABI 4), so its attempts reach the connection record; before that, none at all.
     let network = match (second, spec.network) {
         (false, _) | (true, NetworkMode::Open) => SocketFamilies::Any,
         (true, NetworkMode::Allowlist) => SocketFamilies::TcpAndUnix,
+        (true, NetworkMode::Off) if abi >= 4 => SocketFamilies::TcpAndUnix,
         (true, NetworkMode::Off) => SocketFamilies::UnixOnly,
     };
-    seccomp::install(Sockets { network, unix: second && abi < 9 })
+    seccomp::install(Sockets { network, unix: second && abi < 9, refuse_fast_open: second })?;
+    // The record is evidence, not a fence: a kernel that cannot give it leaves the printed
+    // signs to decide (docs/sandbox.md).
+    if let Some(channel) = connects {
+        let _ = connects::install(channel);
+    }
+    Ok(())
 }
 
 /// Leaves the session keyring inherited from the person's login for a new, empty one, so even

@@ -11,7 +11,7 @@
 //! * io_uring, which can reach files and sockets without the calls above;
 //! * IPv4 and IPv6 stream sockets of any protocol but TCP (MPTCP, SCTP), in every tier;
 //! * in the second tier, other network sockets (and Unix sockets where Landlock cannot scope
-//!   them).
+//!   them), and TCP Fast Open's connect inside `sendto`/`sendmsg`.
 //!
 //! `openat2` is answered "not implemented" (its mode is inside a structure a filter cannot
 //! read); C libraries then use `openat`.
@@ -45,6 +45,9 @@ pub(super) struct Sockets {
     pub network: SocketFamilies,
     /// Unix sockets (second tier where Landlock cannot confine them by path).
     pub unix: bool,
+    /// `sendto`/`sendmsg` with `MSG_FASTOPEN`: TCP Fast Open connects inside the send, past the
+    /// `connect` the second tier's Landlock rules and connection record see.
+    pub refuse_fast_open: bool,
 }
 
 /// Installs the filters on this thread (inherited by the command). Needs no_new_privs.
@@ -142,6 +145,13 @@ fn refusals(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String>
     }
     if !socket.is_empty() {
         rules.insert(libc::SYS_socket, socket);
+    }
+    if sockets.refuse_fast_open {
+        let flags = [(libc::SYS_sendto, 3), (libc::SYS_sendmsg, 2), (libc::SYS_sendmmsg, 3)];
+        for (call, arg) in flags {
+            let fast_open = libc::MSG_FASTOPEN as u64;
+            rules.insert(call, vec![masked(arg, fast_open, fast_open)?]);
+        }
     }
     Ok(rules)
 }

@@ -239,6 +239,7 @@ impl Fixture {
                     refused_by_policy: Vec::new(),
                     lockfiles: vec!["requirements.txt".into()],
                     allowed_at: None,
+                    decided_by: None,
                     at: now.into(),
                 };
                 machine::needs_network(state, needs, now);

@@ -66,24 +66,53 @@ pub struct NeedsNetwork {
     /// config): the agent runs again instead of asking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_at: Option<String>,
+    /// What decided it; absent in state files of an older forgeloop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<DecidedBy>,
     /// When it was recorded (RFC 3339, UTC).
     pub at: String,
+}
+
+/// What showed that a run needed network, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// The run's egress proxy refused a destination (`allowlist`).
+    EgressProxy,
+    /// The sandbox recorded the run's connections and one went outside it.
+    ConnectionRecord,
+    /// Neither had anything; the failing command printed a sign ([`SIGNS`]), the fallback
+    /// where the record cannot be had (a kernel without Landlock's network rules).
+    PrintedSign,
+}
+
+impl DecidedBy {
+    /// As `needs_network.decided_by` says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::EgressProxy => "egress_proxy",
+            DecidedBy::ConnectionRecord => "connection_record",
+            DecidedBy::PrintedSign => "printed_sign",
+        }
+    }
 }
 
 impl NeedsNetwork {
     /// Why the run needed network, for `next`, the error and the journal: what the proxy
     /// refused (and what it refused by policy), or the client message of a run without network.
     pub fn what(&self) -> String {
-        let policy = match self.refused_by_policy.as_slice() {
-            [] => String::new(),
-            refused => format!(
-                "refused by policy {} (not a public address: forgeloop proposes no entry for it; a person who trusts it writes the exact IP:port by hand)",
-                refused.join(", ")
-            ),
-        };
-        match (&self.sign, self.allow.is_empty(), policy.is_empty()) {
-            (_, false, true) => format!("its egress proxy refused {}", self.allow.join(", ")),
-            (_, false, false) => format!("its egress proxy refused {}, and {policy}", self.allow.join(", ")),
+        const NOT_PUBLIC: &str = "not a public address: forgeloop proposes no entry for it; a person who trusts it writes the exact IP:port by hand";
+        let allow = self.allow.join(", ");
+        let policy = self.refused_by_policy.join(", ");
+        if self.decided_by == Some(DecidedBy::ConnectionRecord) {
+            let tried = [allow, policy.clone()].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(", ");
+            let note = if policy.is_empty() { String::new() } else { format!("; {policy}: {NOT_PUBLIC}") };
+            return format!("it tried to reach {tried}, outside its sandbox (recorded by the sandbox){note}");
+        }
+        let policy = if policy.is_empty() { policy } else { format!("refused by policy {policy} ({NOT_PUBLIC})") };
+        match (&self.sign, allow.is_empty(), policy.is_empty()) {
+            (_, false, true) => format!("its egress proxy refused {allow}"),
+            (_, false, false) => format!("its egress proxy refused {allow}, and {policy}"),
             (_, true, false) => format!("its egress proxy {policy}"),
             (Some(sign), true, true) => format!("it ran without network and printed {sign:?}"),
             (None, true, true) => "it had no network".to_owned(),

@@ -651,6 +651,7 @@ mod tests {
             config: String::new(),
             lockfiles,
             allowed_at: None,
+            decided_by: None,
             at: "t2".into(),
         }
     }
