@@ -24,6 +24,23 @@ pub enum CheckoutError {
         reason: String,
     },
 
+    /// `forgeloop show`: the path is not in the commit's tree.
+    #[error("{path} is not in the tree of {sha}; list its directory with --list")]
+    NotInTree {
+        /// The path asked for.
+        path: String,
+        /// The commit read (40 hex digits).
+        sha: String,
+    },
+    /// `forgeloop show`: the path is not what was asked for (a directory to read, a file to list).
+    #[error("{path} is {what}")]
+    WrongKind {
+        /// The path asked for.
+        path: String,
+        /// What it is, and what to do instead.
+        what: &'static str,
+    },
+
     /// The API's head SHA is not 40 hex digits.
     #[error("invalid head SHA {0:?}: expected 40 hexadecimal characters from the pull request API")]
     InvalidSha(String),

@@ -23,8 +23,8 @@ use git2::{
 };
 
 use super::FetchStats;
-use super::auth::Auth;
-use super::error::CheckoutError;
+use super::auth::{Auth, TokenScope};
+use super::error::{CheckoutError, scrub};
 use crate::domain::pr_ref::RepoName;
 use crate::store::{private, tighten};
 
@@ -208,6 +208,53 @@ pub(crate) fn pr_ref_name(pr_number: u64) -> String {
 /// Reads a ref's commit, if it exists.
 pub(crate) fn ref_target(repo: &Repository, name: &str) -> Option<Oid> {
     repo.find_reference(name).ok().and_then(|r| r.target())
+}
+
+/// Makes sure `wanted` is in the mirror: fetched by its SHA at depth 1 over the network (the
+/// whole history from a local path, which has no shallow support) when it is not. `None` for
+/// `clone_url` works offline and says the commit is missing.
+pub(crate) fn fetch_commit(
+    repo: &Repository,
+    wanted: Oid,
+    clone_url: Option<&str>,
+    token: Option<&str>,
+    step: &'static str,
+) -> Result<(), CheckoutError> {
+    if repo.find_commit(wanted).is_ok() {
+        return Ok(());
+    }
+    let Some(clone_url) = clone_url else {
+        return Err(CheckoutError::CommitMissing { sha: wanted.to_string() });
+    };
+    let network = clone_url.starts_with("https://") || clone_url.starts_with("http://");
+    let depth = if network { Depth::One } else { Depth::Full };
+    let refspec = format!("+{wanted}:refs/forgeloop/sha/{wanted}");
+    let auth = Auth::new(token, TokenScope::origin_of(clone_url));
+    let mut stats = FetchStats::default();
+    fetch(repo, clone_url, &[&refspec], depth, &auth, None, &mut stats)
+        .map_err(|e| CheckoutError::Git { step, detail: scrub(e.message(), token) })?;
+    repo.find_commit(wanted).map(|_| ()).map_err(|_| CheckoutError::Git {
+        step,
+        detail: format!("{wanted} is not on the server any more (a force-push and a garbage collection?)"),
+    })
+}
+
+/// What the server's `remote` ref points at now, fetched at depth 1 into `local`.
+pub(crate) fn fetch_ref_tip(
+    repo: &Repository,
+    (remote, local): (&str, &str),
+    clone_url: &str,
+    token: Option<&str>,
+    step: &'static str,
+) -> Result<Oid, CheckoutError> {
+    let network = clone_url.starts_with("https://") || clone_url.starts_with("http://");
+    let depth = if network { Depth::One } else { Depth::Full };
+    let refspec = format!("+{remote}:{local}");
+    let auth = Auth::new(token, TokenScope::origin_of(clone_url));
+    let mut stats = FetchStats::default();
+    fetch(repo, clone_url, &[&refspec], depth, &auth, None, &mut stats)
+        .map_err(|e| CheckoutError::Git { step, detail: scrub(e.message(), token) })?;
+    ref_target(repo, local).ok_or_else(|| CheckoutError::Git { step, detail: format!("no {remote} on the server") })
 }
 
 /// Fetches `refspecs` from `url` into the mirror; adds what was transferred to `stats`.

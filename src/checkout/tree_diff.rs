@@ -7,9 +7,8 @@ use std::path::Path;
 
 use git2::{Diff, DiffFindOptions, DiffFormat, DiffOptions, Oid, Repository, Tree};
 
-use super::auth::{Auth, TokenScope};
-use super::error::{CheckoutError, scrub};
-use super::{FetchStats, check_clone_url, init_git_early, mirror};
+use super::error::CheckoutError;
+use super::{check_clone_url, init_git_early, mirror};
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::normalize_sha;
 
@@ -47,23 +46,7 @@ pub fn tree_diff(req: &TreeDiffRequest<'_>) -> Result<String, CheckoutError> {
     mirror::touch_last_used(&paths.dir)?;
     let token = req.token.filter(|t| !t.is_empty());
     for wanted in [old, new] {
-        if repo.find_commit(wanted).is_ok() {
-            continue;
-        }
-        let Some(clone_url) = req.clone_url else {
-            return Err(CheckoutError::CommitMissing { sha: wanted.to_string() });
-        };
-        let network = clone_url.starts_with("https://") || clone_url.starts_with("http://");
-        let depth = if network { mirror::Depth::One } else { mirror::Depth::Full };
-        let refspec = format!("+{wanted}:refs/forgeloop/sha/{wanted}");
-        let auth = Auth::new(token, TokenScope::origin_of(clone_url));
-        let mut stats = FetchStats::default();
-        mirror::fetch(&repo, clone_url, &[&refspec], depth, &auth, None, &mut stats)
-            .map_err(|e| CheckoutError::Git { step: "fetch of a tested commit", detail: scrub(e.message(), token) })?;
-        repo.find_commit(wanted).map_err(|_| CheckoutError::Git {
-            step: "fetch of a tested commit",
-            detail: format!("{wanted} is not on the server any more (a force-push and a garbage collection?)"),
-        })?;
+        mirror::fetch_commit(&repo, wanted, req.clone_url, token, "fetch of a tested commit")?;
     }
     diff_text(&repo, old, new)
 }

@@ -46,6 +46,9 @@ pub enum Command {
     Status(StatusArgs),
     /// What WebGPT changed: a tested head's diff (redacted), or the change since the last run
     Diff(DiffArgs),
+    /// A file (or --list a directory) of a PR's head, its base, or a repository's default
+    /// branch, from the mirror: redacted, size-bounded
+    Show(ShowArgs),
     /// Test a PR's head SHA once, outside any cycle (exit 0 passed, 1 failed, 2 blocked)
     Test(TestArgs),
     /// Retry publishing the last run's PR comment of a cycle
@@ -137,6 +140,7 @@ impl Command {
             | Command::Completions(_) => false,
             Command::Status(_)
             | Command::Diff(_)
+            | Command::Show(_)
             | Command::Test(_)
             | Command::Comment(_)
             | Command::Doctor
@@ -156,6 +160,7 @@ impl Command {
             Command::Forge(args) => args.pr.is_some() || args.new_repo.is_some(),
             Command::Status(_)
             | Command::Diff(_)
+            | Command::Show(_)
             | Command::Test(_)
             | Command::Comment(_)
             | Command::Reply(_)
@@ -288,6 +293,30 @@ pub struct DiffArgs {
     /// One JSON document: the files with their counts, the SHAs, masked spots and the diff
     #[arg(long)]
     pub json: bool,
+}
+
+/// `forgeloop show`: one file or directory of a repository's tree, from the mirror.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("tree").required(true).args(["pr", "repository"])))]
+pub struct ShowArgs {
+    /// A PR: its head (or, with --base, the tip of the branch it targets)
+    #[arg(long, value_name = "REF")]
+    pub pr: Option<String>,
+    /// With --pr: the base branch's tip instead of the PR's head
+    #[arg(long, requires = "pr")]
+    pub base: bool,
+    /// A repository (OWNER/REPO): its default branch's tip
+    #[arg(long, value_name = "OWNER/REPO", conflicts_with = "pr")]
+    pub repository: Option<String>,
+    /// List the directory PATH (the root when PATH is left out)
+    #[arg(long)]
+    pub list: bool,
+    /// One JSON document: the repository, the commit, the path, and the text or the entries
+    #[arg(long)]
+    pub json: bool,
+    /// The file (or with --list the directory), relative to the repository's root
+    #[arg(value_name = "PATH", default_value = "")]
+    pub path: String,
 }
 
 /// `forgeloop test`: one run of a PR's head outside any cycle.

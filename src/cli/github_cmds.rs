@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 #[cfg(feature = "demo")]
 use super::args::EmulatorArgs;
-use super::args::{DiffArgs, ForgeArgs, StateArgs, StatusArgs, TestArgs};
+use super::args::{DiffArgs, ForgeArgs, ShowArgs, StateArgs, StatusArgs, TestArgs};
 use super::net;
 use crate::output;
 
@@ -174,6 +174,59 @@ pub(super) fn diff(ctx: &Ctx, args: &DiffArgs) -> Result<i32> {
     // takes, unless it holds control characters, which are shown as escapes instead.
     let body = if args.stat { crate::domain::diff::stat(&view.files, 80) } else { view.text.clone() };
     output::body(&ctx.redactor, &body);
+    Ok(0)
+}
+
+pub(super) fn show(ctx: &Ctx, args: &ShowArgs) -> Result<i32> {
+    use crate::cycle::show::{self, Content, Target};
+    let target = match (&args.pr, &args.repository) {
+        (Some(pr), _) => Target::Pr { pr: pr.clone(), base: args.base },
+        (None, Some(repository)) => Target::Repository(repository.clone()),
+        (None, None) => return Err(Error::Invalid("show needs --pr or --repository".into())),
+    };
+    if args.path.is_empty() && !args.list {
+        return Err(Error::Invalid("show needs a PATH (or --list for the root)".into()));
+    }
+    let net = net::connect(ctx)?;
+    let shown = net.runtime.block_on(show::show(ctx, &net.engine, &target, &args.path, args.list))?;
+    if args.json {
+        return Ok(output::json(&ctx.redactor, &shown));
+    }
+    let sha = &shown.commit[..12.min(shown.commit.len())];
+    let what = format!("{} {} at {} ({sha})", shown.repository, shown.path, shown.at);
+    match &shown.content {
+        Content::Dir { entries } => {
+            output::note(&ctx.redactor, &format!("forgeloop show: {what}; {} entries", entries.len()));
+            let lines: Vec<String> = entries
+                .iter()
+                .map(|e| match (e.kind, e.size) {
+                    ("dir", _) => format!("{}/", e.name),
+                    (_, Some(size)) => format!("{}\t{size}", e.name),
+                    (kind, None) => format!("{}\t{kind}", e.name),
+                })
+                .collect();
+            output::body(&ctx.redactor, &(lines.join("\n") + "\n"));
+        }
+        Content::File { size, truncated, binary, symlink, masked, text } => {
+            let mut notes = vec![format!("{size} bytes")];
+            if *symlink {
+                notes.push("a symbolic link: its target follows".into());
+            }
+            if *binary {
+                notes.push("binary: not shown".into());
+            }
+            if *truncated {
+                notes.push(format!("cut after {} KiB, at a line's end", show::MAX_BYTES / 1024));
+            }
+            notes.push(match masked {
+                0 => "redacted, nothing masked".to_owned(),
+                1 => "redacted: 1 spot masked as [REDACTED:…]".to_owned(),
+                n => format!("redacted: {n} spots masked as [REDACTED:…]"),
+            });
+            output::note(&ctx.redactor, &format!("forgeloop show: {what}; {}", notes.join("; ")));
+            output::body(&ctx.redactor, text);
+        }
+    }
     Ok(0)
 }
 

@@ -151,6 +151,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         }
         Command::Status(args) => github_cmds::status(ctx, &args),
         Command::Diff(args) => github_cmds::diff(ctx, &args),
+        Command::Show(args) => github_cmds::show(ctx, &args),
         Command::Test(args) => github_cmds::test(ctx, &args),
         Command::Comment(args) => github_cmds::comment(ctx, &args),
         #[cfg(feature = "demo")]

@@ -28,6 +28,7 @@ pub mod reply;
 mod sandboxed_run;
 pub mod say;
 pub mod session;
+pub mod show;
 pub mod start;
 pub mod stop;
 pub mod wait;

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::connects;
 use super::seccomp::{self, SocketFamilies, Sockets};
 use super::spec::{Spec, Tier};
 use super::view::Pin;
-use super::connects;
 use crate::domain::egress::NetworkMode;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,

@@ -22,6 +22,7 @@ pub mod next;
 pub mod pr_ref;
 pub mod protect;
 pub mod reply;
+pub mod repo_path;
 pub mod report;
 pub mod secret_names;
 pub mod state;
