@@ -123,7 +123,7 @@ fn the_keys_the_readme_names_do_what_it_says_where_it_says() {
         ("so `g` selects the first", &list, 'g', Cmd::Top),
         ("`c` opens its brief", &list, 'c', Cmd::ConfirmBrief),
         ("in that dialog `y` confirms", &[Context::ConfirmBrief], 'y', Cmd::Yes),
-        ("`A` allows that host", &list, 'A', Cmd::AllowHosts),
+        ("`A` says the index", &list, 'A', Cmd::AllowHosts),
         ("`c` on the cycle opens the brief; `y` there confirms", &list, 'c', Cmd::ConfirmBrief),
         ("`c` on the cycle opens the brief; `y` there confirms", &[Context::ConfirmBrief], 'y', Cmd::Yes),
         ("only you rerun one (`r` in the control", &detail, 'r', Cmd::Rerun),

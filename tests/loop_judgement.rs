@@ -349,3 +349,75 @@ fn continue_from_carries_the_commands_and_continues_on_the_pr() {
     let out = w.run(&["forge", "--pr", &format!("acme/widget#{n}"), "--state", "new.json"]).json();
     assert_eq!(out["status"], "READY_TO_MERGE", "{out:#}");
 }
+
+#[test]
+fn a_person_sees_and_drops_the_pending_handoff_and_next_waits_for_them() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix-calc", CALC_BUGGY);
+    w.cycle("c.json", &[]);
+    assert_eq!(w.forge_pr("c.json", &format!("acme/widget#{n}"), &[]).json()["report"]["status"], "TEST_FAILED");
+    let view = w.run(&["outbox", "--state", "c.json"]).json();
+    assert_eq!(view["pending"]["kind"], "handoff", "{view:#}");
+    let handoff_sha = view["pending"]["sha256"].as_str().unwrap().to_owned();
+    // Dropping is a person's: from an agent's pipe it is refused and nothing changes.
+    let before = fs::read(w.path("c.json")).unwrap();
+    let refused = w.run(&["outbox", "--state", "c.json", "--drop"]);
+    assert_eq!((refused.code, refused.json()["status"].as_str()), (2, Some("NOT_A_TERMINAL")), "{}", refused.stdout);
+    assert_eq!(fs::read(w.path("c.json")).unwrap(), before);
+
+    let tmux = Tmux::start(&w.terminal("outbox --state c.json --drop"), 160, 40);
+    let screen = tmux.wait_for("[y/N]", Duration::from_secs(20));
+    assert!(screen.contains("Drop it"), "{screen}");
+    tmux.send_keys(&["y", "Enter"]);
+    tmux.wait_for("EXIT=0", Duration::from_secs(20));
+    let view = w.run(&["outbox", "--state", "c.json"]).json();
+    assert!(view["pending"].is_null(), "{view:#}");
+    assert_eq!(view["withdrawn"]["sha256"], handoff_sha.as_str(), "{view:#}");
+    assert_eq!(view["withdrawn"]["by"], "human", "{view:#}");
+    // Nothing to send, nothing to run: the person decides what comes next.
+    let next = w.run(&["next", "--state", "c.json"]).json();
+    assert_eq!(next["action"], "wait_for_human", "{next:#}");
+    assert!(next["explanation"].as_str().unwrap().contains("a person dropped it"), "{next:#}");
+    let log = w.run(&["log", "--state", "c.json"]).json();
+    let withdrawn = log["events"].as_array().unwrap().iter().find(|e| e["kind"] == "message_withdrawn").unwrap();
+    assert_eq!(
+        (withdrawn["actor"].as_str(), withdrawn["data"]["sha256"].as_str()),
+        (Some("human"), Some(handoff_sha.as_str()))
+    );
+    // Their own words are what goes next.
+    fs::write(w.path("say.txt"), "Please keep the old behaviour for negative numbers.").unwrap();
+    assert_eq!(w.run(&["say", "--state", "c.json", "--file", "say.txt"]).code, 0);
+    let next = w.run(&["next", "--state", "c.json"]).json();
+    assert_eq!(next["action"], "send", "{next:#}");
+    assert!(w.run(&["outbox", "--state", "c.json"]).json()["withdrawn"].is_null());
+}
+
+#[test]
+fn a_rerun_a_person_asks_for_withdraws_the_handoff_it_makes_moot() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", false);
+    let n = w.pr(&repo, "fix-calc", CALC_BUGGY);
+    let pr = format!("acme/widget#{n}");
+    w.cycle("c.json", &[]);
+    assert_eq!(w.forge_pr("c.json", &pr, &[]).json()["report"]["status"], "TEST_FAILED");
+    let first = w.run(&["outbox", "--state", "c.json"]).json()["pending"]["sha256"].as_str().unwrap().to_owned();
+    let tmux = Tmux::start(&w.terminal(&format!("forge --pr {pr} --state c.json --rerun")), 160, 40);
+    tmux.wait_for("EXIT=", Duration::from_secs(60));
+    let log = w.run(&["log", "--state", "c.json"]).json();
+    let events = log["events"].as_array().unwrap();
+    let withdrawn = events.iter().position(|e| e["kind"] == "message_withdrawn").expect("withdrawn");
+    assert_eq!(events[withdrawn]["data"]["sha256"], first.as_str());
+    assert!(
+        events[withdrawn]["data"]["why"].as_str().unwrap().contains("asked for the run again"),
+        "{:#}",
+        events[withdrawn]
+    );
+    let started: Vec<usize> =
+        events.iter().enumerate().filter(|(_, e)| e["kind"] == "run_started").map(|(i, _)| i).collect();
+    assert!(started.len() == 2 && started[0] < withdrawn && withdrawn <= started[1] + 1, "{events:#?}");
+    // The rerun's own result is what is queued now.
+    let view = w.run(&["outbox", "--state", "c.json"]).json();
+    assert_eq!(view["pending"]["kind"], "handoff", "{view:#}");
+    assert_ne!(view["pending"]["sha256"], first.as_str());
+}

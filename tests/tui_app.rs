@@ -1613,3 +1613,70 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// A failure handoff still queued when the person allows the hosts a later run lacked is moot:
+/// withdrawn with why, and `next` says to run.
+#[test]
+fn allowing_the_hosts_withdraws_the_failure_handoff_still_queued() {
+    let mut fx = Fixture::new();
+    let config = fx.root().join("config.toml");
+    std::fs::write(&config, "[network]\nallow = []\n").unwrap();
+    fx.ctx.config_path = Some(config);
+    fx.start("deps", false, 5);
+    fx.sent("deps");
+    fx.reply("deps", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    fx.run("deps", false, sha, &failing_log());
+    let pending = read_state(&fx.state_path("deps"))["outbox"].clone();
+    assert_eq!((pending["kind"].as_str(), pending["sent_at"].is_null()), (Some("handoff"), true), "{pending:#}");
+    fx.needs_network("deps", sha, &["pypi.example.com"]);
+
+    forgeloop::cycle::allow_network::allow_refused_hosts(
+        &fx.ctx,
+        &fx.paths("deps"),
+        forgeloop::domain::state::Actor::Human,
+    )
+    .unwrap();
+    let state = read_state(&fx.state_path("deps"));
+    assert!(state["outbox"].is_null(), "{state:#}");
+    assert!(state["withdrawn"]["why"].as_str().unwrap().contains("allowed the hosts"), "{state:#}");
+    let events = forgeloop::store::journal::read(&fx.paths("deps").journal()).unwrap().events;
+    let withdrawn = events.iter().find(|e| e.kind == "message_withdrawn").expect("journaled");
+    assert_eq!(withdrawn.data["sha256"], pending["sha256"]);
+    let parsed: forgeloop::domain::state::CycleState = serde_json::from_value(state).unwrap();
+    let next = forgeloop::domain::next::next_step(&parsed, "deps");
+    assert_eq!(next.action, forgeloop::domain::next::Action::Run, "{}", next.explanation);
+}
+
+/// `X` drops the pending handoff after a yes: journaled as the person's, the Conversation tab
+/// says what was taken out and why; the first prompt is never dropped.
+#[test]
+fn x_drops_the_pending_handoff_and_the_conversation_says_so() {
+    let fx = Fixture::new();
+    fx.start("fail", false, 5);
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "fail");
+    assert!(!app.available(Cmd::DropMessage), "the prompt that starts the cycle is not droppable");
+    fx.sent("fail");
+    fx.reply("fail", "Done.\nPR_URL: https://github.com/acme/widget/pull/7");
+    fx.run("fail", false, "0123456789abcdef0123456789abcdef01234567", &failing_log());
+    let (mut app, mut d) = fx.app("dark");
+    select(&mut app, &mut d, "fail");
+    cmd(&mut app, &mut d, Cmd::SwitchFocus);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Conversation));
+    assert!(screen(&app, 120, 40).contains("X drops it"));
+    key(&mut app, &mut d, KeyCode::Char('X'));
+    let Some(Popup::YesNo { ask, title, .. }) = app.popups.last() else { panic!("no dialog") };
+    assert_eq!(ask, &Ask::DropMessage(fx.state_path("fail")));
+    assert!(title.contains("handoff"), "{title}");
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    let state = read_state(&fx.state_path("fail"));
+    assert!(state["outbox"].is_null(), "{state:#}");
+    assert_eq!(state["withdrawn"]["by"], "human");
+    let events = forgeloop::store::journal::read(&fx.paths("fail").journal()).unwrap().events;
+    let dropped = events.iter().find(|e| e.kind == "message_withdrawn").expect("journaled");
+    assert_eq!(dropped.actor, forgeloop::domain::state::Actor::Human);
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("the handoff was taken out unsent"), "{text}");
+    assert!(!app.available(Cmd::DropMessage));
+}

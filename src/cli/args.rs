@@ -63,6 +63,9 @@ pub enum Command {
     Next(StateArgs),
     /// Record that the pending message was typed into the chat (refused the second time)
     Sent(StateArgs),
+    /// The pending message, the last one sent, and what was withdrawn; --drop (human only, on a
+    /// terminal) takes the pending one out unsent
+    Outbox(OutboxArgs),
     /// Put a person's words to WebGPT in the outbox (review feedback, scope, a clarification)
     Say(SayArgs),
     /// Replace a cycle's stored commands between runs; widening the sandbox needs a terminal
@@ -123,6 +126,7 @@ impl Command {
             | Command::Reply(_)
             | Command::Next(_)
             | Command::Sent(_)
+            | Command::Outbox(_)
             | Command::Say(_)
             | Command::Commands(_)
             | Command::Wait(_)
@@ -293,6 +297,17 @@ pub struct DiffArgs {
     /// One JSON document: the files with their counts, the SHAs, masked spots and the diff
     #[arg(long)]
     pub json: bool,
+}
+
+/// `forgeloop outbox`: see, or as a person drop, the cycle's pending message.
+#[derive(Debug, Args)]
+pub struct OutboxArgs {
+    /// State file path, or a bare name for <home>/cycles/NAME.json
+    #[arg(long, value_name = "STATE")]
+    pub state: String,
+    /// Human only, on a terminal: take the pending message out unsent (not the first prompt)
+    #[arg(long)]
+    pub drop: bool,
 }
 
 /// `forgeloop show`: one file or directory of a repository's tree, from the mirror.

@@ -231,6 +231,24 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
                 &actions::block(ctx, &ctx.cycle(&args.state)?, status, &args.reason, Actor::Agent)?.state,
             ))
         }
+        Command::Outbox(args) => {
+            let paths = ctx.cycle(&args.state)?;
+            if !args.drop {
+                return Ok(output::json(r, &crate::cycle::outbox::view(&paths)?));
+            }
+            human::require_terminal("outbox --drop")?;
+            let view = crate::cycle::outbox::view(&paths)?;
+            let pending = view.pending.ok_or_else(|| Error::Invalid("no message is waiting to be sent".into()))?;
+            let summary = format!(
+                "Cycle {}: the pending {:?} message:\n\n{}\n",
+                paths.state.display(),
+                pending.kind,
+                pending.text
+            );
+            human::ask(r, &summary, "Drop it, so WebGPT is never sent it?")?;
+            let saved = crate::cycle::outbox::drop_pending(ctx, &paths, Actor::Human)?;
+            Ok(output::json(r, &crate::cycle::outbox::view_of(&saved.state)))
+        }
         Command::Confirm(args) => {
             human::require_terminal("confirm")?;
             let paths = ctx.cycle(&args.state)?;

@@ -65,6 +65,8 @@ pub fn allow_refused_hosts(ctx: &Ctx, paths: &CyclePaths, by: Actor) -> Result<A
         })?;
         let edited = config_edit::allow_for_repository(&config, &repository, &entries)?;
         machine::network_allowed(state, now)?;
+        let why = "the person allowed the hosts the last run lacked: the next run decides what WebGPT is told";
+        let withdrawn = super::outbox::withdraw_moot_handoff(state, why, by, now);
         events.push(NewEvent::of(
             by,
             EventData::NetworkAllowed {
@@ -75,6 +77,7 @@ pub fn allow_refused_hosts(ctx: &Ctx, paths: &CyclePaths, by: Actor) -> Result<A
                 table: edited.table.clone(),
             },
         ));
+        events.extend(withdrawn);
         allowed = Some(Allowed { repository, entries, config: edited.path, table: edited.table });
         Ok(())
     })?;

@@ -46,16 +46,8 @@ pub fn replace(
             EventData::CommandsChanged { before_sha256: before, after_sha256: after, widened: widened.clone() },
         ));
         // The failure handoff still queued reports a run of the old commands: moot now.
-        if let Some(withdrawn) = machine::withdraw_pending_handoff(state, now) {
-            events.push(NewEvent::of(
-                by,
-                EventData::MessageWithdrawn {
-                    kind: withdrawn.kind,
-                    sha256: withdrawn.sha256,
-                    why: "the commands changed after the run it reports: the next run, with the new commands, decides what WebGPT is told".into(),
-                },
-            ));
-        }
+        let why = "the commands changed after the run it reports: the next run, with the new commands, decides what WebGPT is told";
+        events.extend(super::outbox::withdraw_moot_handoff(state, why, by, now));
         Ok(())
     })
 }

@@ -21,6 +21,7 @@ pub mod list;
 pub mod live;
 pub mod log;
 pub mod next;
+pub mod outbox;
 pub mod pr_status;
 pub mod pr_test;
 pub mod projects;

@@ -249,6 +249,12 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     opts.cancel = Some(listener.cancel());
     // Show the run as live (control room, `list`) before the slow parts.
     let now = ctx.now();
+    // A person asked for the run again: the failure handoff still queued is moot.
+    let why = "a person asked for the run again: its result decides what WebGPT is told";
+    let withdrawn = match (opts.rerun, opts.actor) {
+        (true, Actor::Human) => super::outbox::withdraw_moot_handoff(&mut state, why, opts.actor, &now),
+        _ => None,
+    };
     let mut live = state.clone();
     live.running = Some(RunningInfo {
         pid: std::process::id(),
@@ -264,7 +270,8 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
         opts.actor,
         EventData::RunStarted { pr: pr.shorthand(), head_sha: pull.head_sha.clone(), iteration, log: log_rel.clone() },
     );
-    session::persist(ctx, paths, Some(&before), &live, opts.actor, vec![event], &now)?;
+    let events: Vec<NewEvent> = withdrawn.into_iter().chain([event]).collect();
+    session::persist(ctx, paths, Some(&before), &live, opts.actor, events, &now)?;
 
     let executed = match &sandbox {
         Some(sandbox) => execute(ctx, engine, &pull, &commands, sandbox, &log_path, &opts).await,

@@ -162,6 +162,8 @@ pub enum UseCase {
     Extend,
     /// Allow, in the config, the hosts a `NEEDS_NETWORK` run was refused.
     AllowHosts,
+    /// Drop the pending message (`forgeloop outbox --drop`).
+    DropMessage,
     /// A person's message for WebGPT (`forgeloop say`).
     Say,
     /// A person approves a `NEEDS_REVIEW` pass (`forgeloop approve`).
@@ -178,6 +180,7 @@ impl UseCase {
             UseCase::Unblock => "unblock",
             UseCase::Extend => "extend",
             UseCase::AllowHosts => "allow hosts",
+            UseCase::DropMessage => "drop message",
             UseCase::Say => "message",
             UseCase::Approve => "approve",
         }
@@ -301,6 +304,11 @@ pub enum Effect {
     },
     /// Add the hosts its last run was refused to the config (`cycle::allow_network`, as `human`).
     AllowHosts {
+        /// The cycle's state file.
+        path: PathBuf,
+    },
+    /// Drop the cycle's pending message (`cycle::outbox::drop_pending`, as `human`).
+    DropMessage {
         /// The cycle's state file.
         path: PathBuf,
     },

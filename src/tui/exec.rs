@@ -18,6 +18,7 @@ use crate::cycle::Ctx;
 use crate::cycle::actions::{self, EditedBrief};
 use crate::cycle::allow_network;
 use crate::cycle::files::CyclePaths;
+use crate::cycle::outbox;
 use crate::cycle::say;
 use crate::cycle::stop;
 use crate::domain::state::Actor;
@@ -224,6 +225,16 @@ impl Executor {
                         allowed.config.display(),
                         allowed.table
                     )
+                })
+            }),
+            Effect::DropMessage { path } => self.use_case(UseCase::DropMessage, path, |ctx, paths| {
+                outbox::drop_pending(ctx, paths, Actor::Human).map(|saved| {
+                    let kind = saved
+                        .state
+                        .withdrawn
+                        .as_ref()
+                        .map_or("message", |w| crate::tui::panes::conversation::outbox_kind_name(w.kind));
+                    format!("dropped the pending {kind}: WebGPT will not be sent it")
                 })
             }),
             Effect::Say { path, text } => self.use_case(UseCase::Say, path, move |ctx, paths| {

@@ -52,6 +52,7 @@ pub fn name(cmd: Cmd) -> Option<&'static str> {
         Cmd::Unblock => "unblock",
         Cmd::Extend => "extend",
         Cmd::AllowHosts => "allow_hosts",
+        Cmd::DropMessage => "drop_message",
         Cmd::MessageWebgpt => "message_webgpt",
         Cmd::CopyOutbox => "copy",
         Cmd::OpenPr => "open_pr",

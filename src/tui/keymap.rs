@@ -155,6 +155,8 @@ pub enum Cmd {
     Extend,
     /// Allow the hosts a NEEDS_NETWORK run was refused, for the repository (design §5.6).
     AllowHosts,
+    /// Drop the message waiting to be sent (`forgeloop outbox --drop`).
+    DropMessage,
     /// Write a message to WebGPT in `$EDITOR` (`forgeloop say`): review feedback, a scope
     /// breach, a clarification.
     MessageWebgpt,
@@ -654,6 +656,13 @@ pub static BINDINGS: &[Binding] = &[
         cmd: Cmd::OpenConversation,
         hint: "",
         help: "Open the ChatGPT conversation in the browser",
+    },
+    Binding {
+        contexts: &[C::Cycle],
+        keys: &[k('X')],
+        cmd: Cmd::DropMessage,
+        hint: "",
+        help: "Drop the message waiting to be sent (a handoff, a follow-up, your words), so WebGPT is never sent it; the agent then waits for you",
     },
     // Tabs and screens.
     Binding {

@@ -178,6 +178,26 @@ impl App {
         self.popups.push(Popup::YesNo { ask: Ask::Approve(path), title: format!("Approve {}?", entry.name()), body });
     }
 
+    pub(super) fn ask_drop_message(&mut self) {
+        let Some(outbox) = self.selected_state().and_then(super::droppable).cloned() else {
+            self.toast_error(
+                "no message is waiting to be sent (the first prompt is not dropped: abort the cycle instead)",
+            );
+            return;
+        };
+        let kind = crate::tui::panes::conversation::outbox_kind_name(outbox.kind);
+        let preview: Vec<&str> = outbox.text.lines().take(8).collect();
+        let path = self.list.selected.clone().unwrap_or_default();
+        self.popups.push(Popup::YesNo {
+            ask: Ask::DropMessage(path),
+            title: format!("Drop the pending {kind}?"),
+            body: format!(
+                "It was never sent, and WebGPT will never be sent it:\n\n{}\n\nThe agent then waits for you: rerun, correct the commands, or write your own message (m). Journaled as you (human).",
+                crate::tui::sanitize::clean(&preview.join("\n"))
+            ),
+        });
+    }
+
     pub(super) fn ask_allow_hosts(&mut self) {
         let Some(state) = self.selected_state() else { return };
         let Some((repository, entries)) = allow_network::refused_hosts(state) else {
@@ -350,6 +370,7 @@ impl App {
             },
             Ask::Unblock(path) => fx.push(Effect::Unblock { path }),
             Ask::AllowHosts(path) => fx.push(Effect::AllowHosts { path }),
+            Ask::DropMessage(path) => fx.push(Effect::DropMessage { path }),
             Ask::Approve(path) => fx.push(Effect::Approve { path }),
             Ask::RevokeGrant(id) => fx.push(Effect::RevokeGrant(id)),
         }

@@ -67,6 +67,8 @@ pub enum Ask {
     Unblock(PathBuf),
     /// Allow the hosts this cycle's last run was refused.
     AllowHosts(PathBuf),
+    /// Drop this cycle's pending message.
+    DropMessage(PathBuf),
     /// Approve a `NEEDS_REVIEW` pass.
     Approve(PathBuf),
     /// Revoke the remote connector's grant with this id.

@@ -388,6 +388,7 @@ impl App {
             Cmd::Unblock => status.is_some_and(Status::is_unblockable),
             Cmd::Approve => !running && status == Some(Status::NeedsReview),
             Cmd::AllowHosts => state.is_some_and(|s| allow_network::refused_hosts(s).is_some()),
+            Cmd::DropMessage => state.is_some_and(|s| droppable(s).is_some()),
             Cmd::MessageWebgpt => state.is_some_and(|s| say_refusal(s).is_none()),
             Cmd::Extend => status.is_some_and(|s| !s.is_final()),
             Cmd::CopyOutbox => state.is_some_and(|s| outbox_text(s).is_some()),
@@ -694,6 +695,7 @@ impl App {
             Cmd::Unblock => self.ask_unblock(),
             Cmd::Approve => self.ask_approve(),
             Cmd::AllowHosts => self.ask_allow_hosts(),
+            Cmd::DropMessage => self.ask_drop_message(),
             Cmd::MessageWebgpt => self.ask_message(fx),
             Cmd::Extend => self.ask_extend(),
             Cmd::CopyOutbox => match self.selected_state().and_then(outbox_text) {
@@ -943,6 +945,12 @@ fn selection<'a>(
 }
 
 /// The message the coordinator must send next, if any.
+/// The pending message a person may drop: not yet sent, and not the prompt that starts the
+/// cycle (the domain's rule, `machine::drop_pending`).
+pub(super) fn droppable(state: &CycleState) -> Option<&crate::domain::state::Outbox> {
+    state.outbox.as_ref().filter(|o| o.sent_at.is_none() && o.kind != crate::domain::state::OutboxKind::Prompt)
+}
+
 fn outbox_text(state: &CycleState) -> Option<String> {
     state.outbox.as_ref().map(|o| o.text.clone()).filter(|t| !t.is_empty())
 }

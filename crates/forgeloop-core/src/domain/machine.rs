@@ -11,7 +11,7 @@ use super::reply::ReplyClass;
 use super::report::{Report, TestStatus};
 use super::state::{
     AbortInfo, Actor, BriefConfirmation, CycleState, INFRA_FAILURE_LIMIT, LastReply, NewRepository, Outbox, OutboxKind,
-    RunSummary, SCHEMA_VERSION,
+    RunSummary, SCHEMA_VERSION, Withdrawn,
 };
 use super::status::Status;
 use super::text::{self, PromptInput};
@@ -172,6 +172,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         protected_paths: input.protected_paths,
         history: Vec::new(),
         outbox: None,
+        withdrawn: None,
         running: None,
         last_reply: None,
         followups: 0,
@@ -205,7 +206,7 @@ fn issue_prompt(state: &mut CycleState, via: &str, by: Actor, now: &str) {
         protected_paths: &state.protected_paths,
     });
     state.brief_confirmation = Some(BriefConfirmation { via: via.to_owned(), at: now.to_owned(), by });
-    state.outbox = Some(Outbox::new(OutboxKind::Prompt, prompt.clone(), now));
+    put_outbox(state, Outbox::new(OutboxKind::Prompt, prompt.clone(), now));
     state.webgpt_prompt = Some(prompt);
     state.status = Status::AwaitingWebgptPr;
 }
@@ -426,11 +427,12 @@ pub fn record_run(state: &mut CycleState, pr: &PrRef, report: Report, summary: R
             state.status = if review { Status::NeedsReview } else { Status::ReadyToMerge };
             state.webgpt_handoff = Some(String::new());
             state.outbox = None;
+            state.withdrawn = None;
         }
         TestStatus::Failed | TestStatus::SetupFailed | TestStatus::MergeConflict => {
             let handoff = text::handoff(&report.comment_markdown, report.status);
             state.status = Status::AwaitingWebgptFix;
-            state.outbox = Some(Outbox::new(OutboxKind::Handoff, handoff.clone(), now));
+            put_outbox(state, Outbox::new(OutboxKind::Handoff, handoff.clone(), now));
             state.webgpt_handoff = Some(handoff);
         }
     }
@@ -613,6 +615,7 @@ pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Resu
     let effect = match class {
         ReplyClass::PrFound => {
             state.outbox = None;
+            state.withdrawn = None;
             ReplyEffect::Test
         }
         // Decided by the use case from the PR's head (see `record_unchanged_reply`); a
@@ -643,7 +646,7 @@ pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Resu
                 }
                 _ => text::followup(),
             };
-            state.outbox = Some(Outbox::new(OutboxKind::Followup, text, now));
+            put_outbox(state, Outbox::new(OutboxKind::Followup, text, now));
             ReplyEffect::FollowUp
         }
     };
@@ -712,7 +715,7 @@ fn nudge(state: &mut CycleState, pr: &str, head: &str, branch: Option<&str>, fai
         return ReplyEffect::Blocked;
     }
     state.followups += 1;
-    state.outbox = Some(Outbox::new(OutboxKind::Followup, text::unchanged(pr, head, branch, failed), now));
+    put_outbox(state, Outbox::new(OutboxKind::Followup, text::unchanged(pr, head, branch, failed), now));
     ReplyEffect::FollowUp
 }
 
@@ -753,11 +756,11 @@ pub fn say(state: &mut CycleState, words: &str, now: &str) -> Result<Said, Refus
         Some(pending) if pending.sent_at.is_none() => {
             let kind = pending.kind;
             let combined = text::before_pending(words, &pending.text);
-            state.outbox = Some(Outbox::new(kind, combined, now));
+            put_outbox(state, Outbox::new(kind, combined, now));
             Said::BeforePending(kind)
         }
         _ => {
-            state.outbox = Some(Outbox::new(OutboxKind::Message, words.to_owned(), now));
+            put_outbox(state, Outbox::new(OutboxKind::Message, words.to_owned(), now));
             Said::Alone
         }
     };
@@ -788,12 +791,18 @@ pub fn replace_commands(
     Ok(before)
 }
 
+/// A new pending message: what was withdrawn before it is history now.
+fn put_outbox(state: &mut CycleState, outbox: Outbox) {
+    state.outbox = Some(outbox);
+    state.withdrawn = None;
+}
+
 /// Takes a pending (unsent) message about the last failed run out of the outbox — its
 /// failure handoff, or the note that its head is unchanged (`PR_UNCHANGED`): the person made
-/// that run moot (its commands changed), so WebGPT must not be asked to fix what the next run
-/// may not show. `next` then proposes the run again (the tested PR, the new commands). An
-/// unchanged-head note never sent does not count toward the ask-once rule.
-pub fn withdraw_pending_handoff(state: &mut CycleState, now: &str) -> Option<Outbox> {
+/// that run moot (its commands changed, the hosts it lacked allowed, a rerun asked for), so
+/// WebGPT must not be asked to fix what the next run may not show. `next` then proposes the
+/// run again. An unchanged-head note never sent does not count toward the ask-once rule.
+pub fn withdraw_pending_handoff(state: &mut CycleState, why: &str, by: Actor, now: &str) -> Option<Outbox> {
     let failed = state.report.as_ref().is_some_and(|r| r.status.is_failure());
     let moot = |o: &Outbox| {
         o.sent_at.is_none()
@@ -802,14 +811,37 @@ pub fn withdraw_pending_handoff(state: &mut CycleState, now: &str) -> Option<Out
     if !failed || !state.outbox.as_ref().is_some_and(moot) {
         return None;
     }
-    let withdrawn = state.outbox.take();
-    if withdrawn.as_ref().is_some_and(|o| o.kind == OutboxKind::Followup) {
+    take_pending(state, why, by, now)
+}
+
+/// A person drops the pending message (`forgeloop outbox --drop`, the control room): WebGPT
+/// is not sent it, and `next` waits for the person until something new is queued or run. The
+/// prompt that starts the cycle is not dropped (abort the cycle instead).
+pub fn drop_pending(state: &mut CycleState, by: Actor, now: &str) -> Result<Outbox, Refusal> {
+    let pending = state.outbox.as_ref().filter(|o| o.sent_at.is_none()).map(|o| o.kind);
+    match pending {
+        Some(OutboxKind::Prompt) => Err(refuse(
+            state,
+            "dropping the pending message",
+            "it is the prompt that starts the cycle; to stop the cycle, abort it",
+        )),
+        Some(_) => take_pending(state, "a person dropped it", by, now)
+            .ok_or_else(|| refuse(state, "dropping the pending message", "no message is waiting to be sent")),
+        None => Err(refuse(state, "dropping the pending message", "no message is waiting to be sent")),
+    }
+}
+
+fn take_pending(state: &mut CycleState, why: &str, by: Actor, now: &str) -> Option<Outbox> {
+    let taken = state.outbox.take()?;
+    if taken.kind == OutboxKind::Followup {
         state.followups = state.followups.saturating_sub(1);
     }
     // The reference tool's copy of a handoff too, or it would be adopted back as pending.
     state.webgpt_handoff = None;
+    state.withdrawn =
+        Some(Withdrawn { kind: taken.kind, sha256: taken.sha256.clone(), why: why.to_owned(), by, at: now.to_owned() });
     touch(state, now);
-    withdrawn
+    Some(taken)
 }
 
 /// Only a cycle waiting for WebGPT takes a reply, and only once its last message was sent.
@@ -852,7 +884,7 @@ pub fn reference_message(state: &CycleState) -> Option<(OutboxKind, &str)> {
 pub fn adopt_reference_outbox(state: &mut CycleState, now: &str) -> Option<OutboxKind> {
     let (kind, text) = reference_message(state)?;
     let text = text.to_owned();
-    state.outbox = Some(Outbox::new(kind, text, now));
+    put_outbox(state, Outbox::new(kind, text, now));
     touch(state, now);
     Some(kind)
 }

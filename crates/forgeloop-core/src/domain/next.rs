@@ -113,10 +113,20 @@ pub fn waits_for_person(state: &CycleState) -> bool {
     match state.status {
         Status::AwaitingBriefConfirmation | Status::NeedsReview => true,
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {
-            state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none())
+            state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()) || withdrawn_and_waiting(state)
         }
         _ => false,
     }
+}
+
+/// A pending message was taken out unsent (a person dropped it, or a rerun they asked for was
+/// stopped) and nothing replaced it: the person decides what comes next. Not after they
+/// corrected the commands, which says to run.
+fn withdrawn_and_waiting(state: &CycleState) -> bool {
+    state.outbox.is_none()
+        && state.withdrawn.is_some()
+        && state.needs_network.is_none()
+        && !commands_changed_since_failure(state)
 }
 
 /// [`next_step`], knowing the repository's `lockfiles` (as forgeloop last fetched it) for the
@@ -302,6 +312,15 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
     let rerun_pr = state.pr_ref.clone().filter(|_| commands_changed_since_failure(state));
     let reported_pr = reported_pr.or(rerun_pr);
     match &state.outbox {
+        None if withdrawn_and_waiting(state) => {
+            let withdrawn = state.withdrawn.as_ref().map(|w| (what(w.kind), w.why.as_str(), w.at.as_str()));
+            let (kind, why, at) = withdrawn.unwrap_or_default();
+            step.action = Action::WaitForHuman;
+            step.explanation = format!(
+                "The pending {kind} was taken out of the outbox unsent at {at} ({why}) and nothing replaced it. Send WebGPT nothing; wait for the person: they run the PR again, correct the commands, or put their own words in the outbox (`forgeloop say`)."
+            );
+            step.command = cmd(&["forgeloop", "wait", "--state", state_ref]);
+        }
         None if reported_pr.is_some() => {
             let pr = reported_pr.unwrap_or_default();
             step.action = Action::Run;

@@ -99,6 +99,21 @@ impl Outbox {
     }
 }
 
+/// A message taken out of the outbox before it was sent, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Withdrawn {
+    /// What it was.
+    pub kind: OutboxKind,
+    /// The sha256 of its text (the journal has the event).
+    pub sha256: String,
+    /// Why it was moot, or that a person dropped it.
+    pub why: String,
+    /// Who took it out.
+    pub by: Actor,
+    /// When.
+    pub at: String,
+}
+
 pub use super::hash::sha256_hex;
 
 /// One line of run history.
@@ -299,6 +314,10 @@ pub struct CycleState {
     /// The message the coordinator must type into the chat next, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outbox: Option<Outbox>,
+    /// The last pending message taken out of the outbox unsent, while nothing replaced it:
+    /// `next` waits for the person instead of guessing what to send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<Withdrawn>,
     /// The run in progress, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<RunningInfo>,

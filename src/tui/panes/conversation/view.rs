@@ -67,12 +67,24 @@ pub fn render(pane: &super::ConversationPane, d: &Draw, entry: &CycleEntry, fram
             let kind = outbox_kind_name(outbox.kind);
             let when = match &outbox.sent_at {
                 Some(at) => Span::styled(format!("sent at {}", short_time(at)), theme.ok),
-                None => Span::styled("waiting to be sent (y copies it)", theme.attention),
+                None => Span::styled("waiting to be sent (y copies it, X drops it)", theme.attention),
             };
             lines.push(Line::from(vec![Span::styled(format!("Outbox: {kind}, "), theme.header), when]));
             quote(&mut lines, theme, &outbox.text, usize::MAX, area.width);
         }
-        None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
+        None => match &state.withdrawn {
+            Some(w) => lines.push(Line::from(Span::styled(
+                format!(
+                    "Outbox: nothing to send; the {} was taken out unsent at {} by {} ({}).",
+                    outbox_kind_name(w.kind),
+                    short_time(&w.at),
+                    w.by.as_str(),
+                    w.why
+                ),
+                theme.muted,
+            ))),
+            None => lines.push(Line::from(Span::styled("Outbox: nothing to send.", theme.muted))),
+        },
     }
     frame.render_widget(pane.text.scrolled(Paragraph::new(lines).wrap(Wrap { trim: false }), area), area);
 }
