@@ -82,6 +82,11 @@ fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
     assert_eq!(state, "webgpt-orchestrator:dark-mode");
     assert_eq!(w.run(&["project", "attach", "--repository", "acme/widget", "--state", "dark-mode"]).code, 0);
 
+    // Reading the project: its test script from forgeloop's mirror, not a clone of the agent's.
+    let script = w.run(&["show", "--repository", "acme/widget", "test.sh"]);
+    assert_eq!(script.code, 0, "{}", script.stderr);
+    assert_eq!(script.stdout, support::world::TEST_SH);
+
     // 3. The loop. Send the prompt, record it, attach the conversation.
     let step = next(&w, "dark-mode", "send");
     assert!(step["text"].as_str().unwrap().contains("## Confirmed WebGPT question"));
@@ -115,8 +120,12 @@ fn the_runbook_drives_a_cycle_from_brief_to_ready_to_merge() {
     let r = reply(&w, "dark-mode", &format!("I opened the PR.\n\nPR_URL: {}", pr_url(n)));
     assert_eq!(r["classification"], "PR_FOUND");
     let step = next(&w, "dark-mode", "run");
+    let listing = w.run(&["show", "--pr", &format!("acme/widget#{n}"), "--list"]);
+    assert!(listing.stdout.lines().any(|l| l.starts_with("calc.sh\t")), "{}", listing.stdout);
     let state = run_next_command(&w, &step);
     assert_eq!(state["status"], "AWAITING_WEBGPT_FIX");
+    // What waits to be sent is the handoff, as `outbox` shows it.
+    assert_eq!(w.run(&["outbox", "--state", "dark-mode"]).json()["pending"]["kind"], "handoff");
     // The fields the runbook tells the agent to read are where it says they are.
     assert_eq!(
         (r["status"].as_str(), r["cycle_status"].as_str(), state["report"]["status"].as_str()),
@@ -326,9 +335,10 @@ fn every_command_the_runbook_names_exists() {
             }
         }
     }
-    for expected in
-        ["forge", "next", "sent", "reply", "wait", "project", "block", "status", "test", "extend", "unblock"]
-    {
+    for expected in [
+        "forge", "next", "sent", "reply", "wait", "project", "block", "status", "test", "extend", "unblock", "show",
+        "outbox",
+    ] {
         assert!(named.contains(expected), "the runbook should name `forgeloop {expected}`: {named:?}");
     }
     for sub in &named {
