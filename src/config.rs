@@ -59,6 +59,10 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectorConfig {
+    /// Repositories the connector may use without a ChatGPT Project bound in the registry
+    /// (`OWNER/REPO`, stored lowercase): for a person who only uses the connector.
+    #[serde(default, deserialize_with = "connector_repositories")]
+    pub repositories: Vec<String>,
     /// The profile for a bound repository not listed in `profiles`.
     #[serde(default)]
     pub default_profile: Option<String>,
@@ -74,7 +78,12 @@ pub struct ConnectorConfig {
 
 impl Default for ConnectorConfig {
     fn default() -> ConnectorConfig {
-        ConnectorConfig { default_profile: None, profiles: BTreeMap::new(), client_documents: true }
+        ConnectorConfig {
+            repositories: Vec::new(),
+            default_profile: None,
+            profiles: BTreeMap::new(),
+            client_documents: true,
+        }
     }
 }
 
@@ -83,6 +92,11 @@ fn yes() -> bool {
 }
 
 impl ConnectorConfig {
+    /// Whether `[connector] repositories` lists `repository` (`owner/repo`, any case).
+    pub fn lists(&self, repository: &str) -> bool {
+        self.repositories.iter().any(|r| r.eq_ignore_ascii_case(repository))
+    }
+
     /// The profile name for `repository` (`owner/repo`, any case), if one is configured.
     pub fn profile_for(&self, repository: &str) -> Option<&str> {
         self.profiles
@@ -244,6 +258,18 @@ fn repository_keys<'de, D: Deserializer<'de>>(
 }
 
 /// `[protect.repositories."owner/repo"]`, read as [`repository_keys`] reads the network's.
+fn connector_repositories<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    let mut out: Vec<String> = Vec::new();
+    for given in Vec::<String>::deserialize(deserializer)? {
+        let name = RepoName::parse(&given)
+            .map_err(|e| serde::de::Error::custom(format!("[connector] repositories: {given:?}: {e}")))?;
+        if !out.contains(&name.key()) {
+            out.push(name.key());
+        }
+    }
+    Ok(out)
+}
+
 fn protect_repository_keys<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<BTreeMap<String, ProtectedPaths>, D::Error> {

@@ -279,3 +279,47 @@ fn a_closed_stdout_is_no_panic() {
         assert_ne!(out.status.code(), Some(101), "{args:?}: {stderr}");
     }
 }
+
+/// `doctor` shows what shapes the runs — the allow lists, the protected paths, the cache bound,
+/// the connector's repositories and profiles — and a connector repository without a profile
+/// that exists is a problem with its fix.
+#[test]
+fn doctor_shows_the_persons_config_and_a_connector_without_a_profile_is_a_problem() {
+    let w = World::new();
+    let check = |out: &serde_json::Value, name: &str| {
+        out["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name}: {out:#}"))
+    };
+    let plain = w.run(&["doctor"]).json();
+    assert!(check(&plain, "network")["detail"].as_str().unwrap().contains("nothing is allowed"), "{plain:#}");
+    assert!(check(&plain, "connector")["detail"].as_str().unwrap().contains("not set up"), "{plain:#}");
+    assert_eq!(plain["status"], "OK");
+
+    w.config(
+        "[network]\nallow = [\"registries\"]\n[network.repositories.\"acme/widget\"]\nallow = [\"10.0.0.5:8080\"]\n\n\
+         [protect]\npaths = [\"tests/\"]\n[protect.repositories.\"acme/widget\"]\npaths = [\"*.snap\"]\nmode = \"flag\"\n\n\
+         [cache]\nmax_gb = 3\n\n[mcp.profiles.unit]\ncommands = [[\"sh\", \"test.sh\"]]\n\n\
+         [connector]\nrepositories = [\"acme/widget\", \"acme/other\"]\n[connector.profiles]\n\"acme/widget\" = \"unit\"\n",
+    );
+    let run = w.run(&["doctor"]);
+    let out = run.json();
+    let network = check(&out, "network")["detail"].as_str().unwrap().to_owned();
+    assert!(network.contains("[network] allow registries"), "{network}");
+    assert!(network.contains("[network.repositories.\"acme/widget\"] allow 10.0.0.5:8080"), "{network}");
+    assert!(network.contains("not public"), "the hand-written private address is flagged: {network}");
+    let protect = check(&out, "protect")["detail"].as_str().unwrap().to_owned();
+    assert!(protect.contains("tests/") && protect.contains("acme/widget adds *.snap (mode flag)"), "{protect}");
+    assert!(check(&out, "caches")["detail"].as_str().unwrap().contains("max_gb 3.0 GB"), "{out:#}");
+    let connector = check(&out, "connector");
+    assert_eq!(connector["ok"], false, "{connector:#}");
+    let detail = connector["detail"].as_str().unwrap();
+    assert!(detail.contains("acme/widget runs unit") && detail.contains("acme/other has no profile"), "{detail}");
+    assert!(connector["fix"].as_str().unwrap().contains("[connector] default_profile"), "{connector:#}");
+    assert_eq!((run.code, out["status"].as_str()), (2, Some("PROBLEMS")));
+    assert!(check(&out, "config")["detail"].as_str().unwrap().contains("config.toml"), "{out:#}");
+}

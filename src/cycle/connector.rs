@@ -40,27 +40,37 @@ pub struct RepositoryRow {
     pub profile: Option<String>,
 }
 
-/// The repositories bound in the registry (readable records only), with their profiles.
+/// The repositories the connector may use — bound in the registry (readable records only), or
+/// listed in `[connector] repositories` — each once, with its profile.
 pub fn repositories(ctx: &Ctx) -> Vec<RepositoryRow> {
     let listed = Registry::new(ctx.registry.clone()).list().unwrap_or_default();
-    listed
+    let mut names: Vec<String> = listed.into_iter().filter(|l| l.outcome.is_ok()).map(|l| l.repository).collect();
+    for configured in &ctx.config.connector.repositories {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(configured)) {
+            names.push(configured.clone());
+        }
+    }
+    names
         .into_iter()
-        .filter(|l| l.outcome.is_ok())
-        .map(|l| RepositoryRow {
-            profile: ctx.config.connector.profile_for(&l.repository).map(str::to_owned),
-            repository: l.repository,
+        .map(|repository| RepositoryRow {
+            profile: ctx.config.connector.profile_for(&repository).map(str::to_owned),
+            repository,
         })
         .collect()
 }
 
-/// Refuses a repository not bound in the registry (before anything is written).
+/// Refuses a repository the person did not allow: neither bound in the registry nor listed in
+/// `[connector] repositories` (before anything is written).
 fn bound(ctx: &Ctx, repository: &str) -> Result<RepoName> {
     let refused = || {
         Error::Invalid(format!(
-            "{repository} is not a repository this connector may use: only repositories the person bound in the Project registry are (list_repositories)"
+            "{repository} is not a repository this connector may use: only those the person listed in [connector] repositories or bound in the Project registry are (list_repositories)"
         ))
     };
     let repo = RepoName::parse(repository).map_err(|_| refused())?;
+    if ctx.config.connector.lists(&repo.full_name()) {
+        return Ok(repo);
+    }
     let key = RepoKey::parse(&repo.full_name()).map_err(|_| refused())?;
     match Registry::new(ctx.registry.clone()).lookup(&key) {
         Ok(Some(_)) => Ok(repo),

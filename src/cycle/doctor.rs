@@ -73,7 +73,10 @@ pub async fn diagnose(ctx: &Ctx, at_terminal: bool) -> Diagnosis {
     checks.push(permissions_check(ctx.home.root()));
     checks.push(registry_check(ctx));
     checks.push(sandbox_check(ctx));
+    checks.push(config_check(ctx));
     checks.push(network_check(&ctx.network_config()));
+    checks.push(protect_check(&ctx.config.protect));
+    checks.push(connector_check(ctx));
     checks.push(mirrors_check(ctx));
     checks.push(caches_check(ctx));
     checks.extend(github_checks(ctx).await);
@@ -223,25 +226,54 @@ fn sandbox_check(ctx: &Ctx) -> Check {
 /// The person's `[network]` entries for addresses that are not public (loopback, private,
 /// link-local, …): forgeloop never proposes one, so each was written by hand; still ok (the
 /// person may trust a local service), but named, since every PR's tests may reach it.
+/// Which config shapes the runs: information.
+fn config_check(ctx: &Ctx) -> Check {
+    let detail = match &ctx.config_path {
+        Some(path) if path.is_file() => {
+            format!("{} shapes the runs (below: network, protect, cache, connector)", path.display())
+        }
+        Some(path) => format!(
+            "no config file at {}: the defaults (tests without network, no protected paths, caches up to {:.0} GB, no connector)",
+            path.display(),
+            ctx.config.cache.max_bytes() as f64 / 1e9
+        ),
+        None => "no config file: the defaults".to_owned(),
+    };
+    Check { name: "config", ok: true, info: true, detail, fix: None }
+}
+
+/// What the tests may reach: every allow list, and a warning for an address that is not
+/// public (each was written by hand).
 fn network_check(network: &crate::config::NetworkConfig) -> Check {
     let own = network.repositories.iter().map(|(repo, own)| (format!("[network.repositories.\"{repo}\"]"), &own.allow));
     let mut named = Vec::new();
+    let mut lists = Vec::new();
     for (table, list) in std::iter::once(("[network]".to_owned(), &network.allow)).chain(own) {
+        let entries: Vec<String> = list.entries().iter().map(ToString::to_string).collect();
+        if !entries.is_empty() {
+            lists.push(format!("{table} allow {}", entries.join(", ")));
+        }
         for entry in list.entries() {
             if let Some(class) = entry.non_public() {
                 named.push(format!("{entry} ({class}) in {table}"));
             }
         }
     }
+    let open: Vec<&str> = network.repositories.iter().filter(|(_, r)| r.open).map(|(repo, _)| repo.as_str()).collect();
+    if !open.is_empty() {
+        lists.push(format!("\"open\" permitted for {}", open.join(", ")));
+    }
+    let shown =
+        if lists.is_empty() { "nothing is allowed: every run has no network".to_owned() } else { lists.join("; ") };
     if named.is_empty() {
-        return ok("network", "no allow entry names an address that is not public");
+        return ok("network", format!("{shown}; no allow entry names an address that is not public"));
     }
     Check {
         name: "network",
         ok: true,
         info: false,
         detail: format!(
-            "warning: {} allow {} an address that is not public, which the tests of every PR it covers may reach: {}",
+            "{shown}; warning: {} allow {} an address that is not public, which the tests of every PR it covers may reach: {}",
             named.len(),
             if named.len() == 1 { "entry names" } else { "entries name" },
             named.join("; ")
@@ -250,6 +282,65 @@ fn network_check(network: &crate::config::NetworkConfig) -> Check {
             "keep only those you trust (forgeloop never proposes such an entry: each was written by hand)".into(),
         ),
     }
+}
+
+/// What a passing PR may not change without a person's review: information.
+fn protect_check(protect: &crate::config::ProtectConfig) -> Check {
+    let mode = |m: Option<crate::domain::protect::ProtectMode>| match m.unwrap_or_default() {
+        crate::domain::protect::ProtectMode::Hold => "hold",
+        crate::domain::protect::ProtectMode::Flag => "flag",
+    };
+    let mut parts = vec![match protect.paths.as_slice() {
+        [] => "[protect] paths: none for every repository".to_owned(),
+        paths => format!("[protect] paths {} (mode {})", paths.join(", "), mode(protect.mode)),
+    }];
+    for (repo, own) in &protect.repositories {
+        parts.push(format!("{repo} adds {} (mode {})", own.paths.join(", "), mode(own.mode.or(protect.mode))));
+    }
+    Check { name: "protect", ok: true, info: true, detail: parts.join("; "), fix: None }
+}
+
+/// The remote connector (`forgeloop serve`): which repositories it may test and with which
+/// profile; a repository it may use without a profile that exists is a problem.
+fn connector_check(ctx: &Ctx) -> Check {
+    let connector = &ctx.config.connector;
+    let configured =
+        !connector.repositories.is_empty() || connector.default_profile.is_some() || !connector.profiles.is_empty();
+    if !configured {
+        return Check {
+            name: "connector",
+            ok: true,
+            info: true,
+            detail: "not set up: `forgeloop serve` tests nothing until [connector] lists repositories and names a profile (docs/connector.md)".into(),
+            fix: None,
+        };
+    }
+    let rows = super::connector::repositories(ctx);
+    let mut shown = Vec::new();
+    let mut missing = Vec::new();
+    for row in &rows {
+        match row.profile.as_deref() {
+            Some(name) if ctx.config.mcp.profiles.contains_key(name) => {
+                shown.push(format!("{} runs {name}", row.repository))
+            }
+            Some(name) => missing
+                .push(format!("{} names the profile {name:?}, which [mcp.profiles] does not define", row.repository)),
+            None => missing.push(format!("{} has no profile", row.repository)),
+        }
+    }
+    let detail = match (rows.is_empty(), shown.is_empty()) {
+        (true, _) => "no repository is allowed: list them in [connector] repositories".to_owned(),
+        (false, true) => String::new(),
+        (false, false) => shown.join("; "),
+    };
+    if missing.is_empty() {
+        return ok("connector", detail);
+    }
+    problem(
+        "connector",
+        [detail, missing.join("; ")].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; "),
+        "name a profile for each: [connector] default_profile = \"NAME\", or [connector.profiles] \"OWNER/REPO\" = \"NAME\", with [mcp.profiles.NAME] commands = [[...]] defined",
+    )
 }
 
 /// The git mirrors: information (they are a cache), with what `forgeloop gc` would free.
@@ -287,13 +378,14 @@ fn caches_check(ctx: &Ctx) -> Check {
         usage.slots.iter().filter_map(|s| s.slot.rsplit_once('/').map(|(repo, _)| repo)).collect();
     let base = usage.slots.iter().filter(|s| s.slot.ends_with("/base")).count();
     let detail = format!(
-        "{} in {} ({} repositories: {} base layers, {} cycle layers) of [cache] max_gb {:.1} GB: `forgeloop gc` trims the least recently used above that",
+        "{} in {} ({} repositories: {} base layers, {} cycle layers) of [cache] max_gb {:.1} GB: `forgeloop gc` trims the least recently used above that; a base layer is warmed again {} commits behind its branch ([cache] base_max_behind)",
         mebibytes(usage.bytes),
         root.display(),
         repositories.len(),
         base,
         usage.slots.len() - base,
         max as f64 / 1e9,
+        ctx.config.cache.base_max_behind(),
     );
     Check { name: "caches", ok: true, info: true, detail, fix: None }
 }

@@ -192,7 +192,7 @@ fn to_value<T: serde::Serialize>(value: &T) -> Result<Value> {
 #[tool_router]
 impl RemoteServer {
     #[tool(
-        description = "The repositories you may work in (bound by the person), each with whether tests can run there.",
+        description = "The repositories you may work in (allowed by the person), each with whether tests can run there.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_repositories(&self, context: RequestContext<RoleServer>) -> CallToolResult {
