@@ -194,10 +194,12 @@ fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
     assert_eq!(
         names,
         [
+            "forge_block",
             "forge_cycle",
             "forge_cycles",
             "forge_diff",
             "forge_next",
+            "forge_profiles",
             "forge_reply",
             "forge_sent",
             "forge_start",
@@ -212,7 +214,7 @@ fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
     assert_eq!(test_tool["inputSchema"]["required"], json!(["pr", "profile"]));
     assert!(test_tool["description"].as_str().unwrap().contains("Configured profiles: project, smoke."));
     let loop_test = tools.iter().find(|t| t["name"] == "forge_test").unwrap();
-    assert_eq!(loop_test["inputSchema"]["required"], json!(["state", "pr", "profile"]));
+    assert_eq!(loop_test["inputSchema"]["required"], json!(["state", "pr"]), "the profile only the first time");
     assert!(loop_test["description"].as_str().unwrap().contains("Configured profiles: project, smoke."));
     assert_eq!(loop_test["inputSchema"]["additionalProperties"], false, "{loop_test}");
 
@@ -718,7 +720,9 @@ fn a_whole_relay_loop_over_mcp_with_the_person_confirming_on_a_terminal() {
         "{:#?}",
         mcp.transcript
     );
-    assert!(w.comments(&repo, n).is_empty(), "the MCP server never posts comments");
+    // As the runbook's `forge --pr … --post-comment`: the result is on the PR.
+    let comments = w.comments(&repo, n);
+    assert!(comments.len() == 1 && comments[0].contains("TEST_FAILED"), "{comments:?}");
 
     let handoff = mcp.call(11, "forge_next", json!({"state": "calc"}));
     let step = &handoff["result"]["structuredContent"];
@@ -734,13 +738,14 @@ fn a_whole_relay_loop_over_mcp_with_the_person_confirming_on_a_terminal() {
     assert_eq!(doc["status"], "PR_FOUND", "{doc:#}");
     assert!(doc["head_check"].as_str().unwrap().starts_with(&format!("changed: {}", &fixed[..12])), "{doc:#}");
 
-    let passed =
-        mcp.call(14, "forge_test", json!({"state": "calc", "pr": format!("acme/widget#{n}"), "profile": "project"}));
+    // The second run names no profile: the cycle's stored commands are reused.
+    let passed = mcp.call(14, "forge_test", json!({"state": "calc", "pr": format!("acme/widget#{n}")}));
     assert!(!is_error(&passed), "{passed}");
     let state = &passed["result"]["structuredContent"];
     assert_eq!(state["status"], "READY_TO_MERGE", "{state:#}");
     assert_eq!((state["report"]["status"].as_str(), state["iteration"].as_u64()), (Some("TEST_PASSED"), Some(2)));
     assert_eq!(state["report"]["head_sha"], fixed.as_str());
+    assert!(w.comments(&repo, n).last().is_some_and(|c| c.contains("TEST_PASSED")), "{:?}", w.comments(&repo, n));
 
     // The same next step as the CLI's (one use case), and a passed cycle is not tested again.
     let next = mcp.call(15, "forge_next", json!({"state": "calc"}));
@@ -762,6 +767,58 @@ fn a_whole_relay_loop_over_mcp_with_the_person_confirming_on_a_terminal() {
     assert_eq!(actor("reply_recorded"), ["agent", "agent"]);
     assert_eq!(actor("message_sent"), ["agent", "agent"]);
     assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&w.token)), "the token never leaves the server");
+    assert_eq!(mcp.finish(), 0);
+}
+
+/// What a profile runs is readable before the first run: the agent picks the profile that runs
+/// the project's tests from its commands, not from its name.
+#[test]
+fn forge_profiles_says_what_each_profile_runs_and_where() {
+    let w = World::new();
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+    let listed = mcp.call(2, "forge_profiles", json!({}));
+    assert!(!is_error(&listed), "{listed}");
+    let doc = &listed["result"]["structuredContent"];
+    let project = doc["profiles"].as_array().unwrap().iter().find(|p| p["name"] == "project").unwrap().clone();
+    assert_eq!(project["commands"], json!([["sh", "test.sh"]]), "{doc:#}");
+    assert_eq!((project["network"].as_str(), project["setup"].clone()), (Some("off"), json!([])), "{doc:#}");
+    assert!(project["setup_network"].is_null(), "no setup, no setup network: {doc:#}");
+    assert_eq!(doc["repositories"], json!([{"repository": "acme/widget", "allowed_by": "config"}]), "{doc:#}");
+    assert_eq!(mcp.finish(), 0);
+}
+
+/// An agent without a shell stops a cycle for a reason the runbook names; the cap is never a
+/// reason it may give, and the person lifts the block.
+#[test]
+fn forge_block_stops_a_cycle_for_the_runbooks_reasons_only() {
+    let w = World::new();
+    w.project("acme", "widget", false);
+    w.cycle("blocked", &[]);
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+    let cap =
+        mcp.call(2, "forge_block", json!({"state": "blocked", "status": "BLOCKED_MAX_ITERATIONS", "reason": "tired"}));
+    assert_eq!(tool_text(&cap)["status"], "REFUSED", "{cap}");
+    assert!(tool_text(&cap)["error"].as_str().unwrap().contains("forgeloop extend"), "{cap}");
+    let silent =
+        mcp.call(3, "forge_block", json!({"state": "blocked", "status": "BLOCKED_MODEL_UNAVAILABLE", "reason": " "}));
+    assert!(is_error(&silent), "a block needs a reason: {silent}");
+    let blocked = mcp.call(
+        4,
+        "forge_block",
+        json!({"state": "blocked", "status": "BLOCKED_MODEL_UNAVAILABLE", "reason": "the model picker has no Pro model"}),
+    );
+    assert!(!is_error(&blocked), "{blocked}");
+    assert_eq!(blocked["result"]["structuredContent"]["status"], "BLOCKED_MODEL_UNAVAILABLE");
+    let log = w.run(&["log", "--state", "blocked"]).json();
+    let event = log["events"].as_array().unwrap().iter().find(|e| e["kind"] == "blocked").unwrap().clone();
+    assert_eq!(
+        (event["actor"].as_str(), event["data"]["reason"].as_str()),
+        (Some("agent"), Some("the model picker has no Pro model"))
+    );
+    // Only a person lifts it: no tool unblocks.
+    assert_eq!(w.run(&["unblock", "--state", "blocked"]).json()["status"], "NOT_A_TERMINAL");
     assert_eq!(mcp.finish(), 0);
 }
 

@@ -98,6 +98,49 @@ impl Policy {
         self.profiles.keys().cloned().collect()
     }
 
+    /// What the server may test and how (`forge_profiles`): each profile with what it runs —
+    /// setup and test commands as argv arrays, the tests' network mode, the timeout — and the
+    /// repositories allowed, with why.
+    pub fn describe(&self) -> serde_json::Value {
+        let argvs = |specs: &[crate::domain::commands::CommandSpec]| -> Vec<Vec<String>> {
+            specs.iter().map(|s| s.argv.clone()).collect()
+        };
+        let profiles: Vec<serde_json::Value> = self
+            .profiles
+            .iter()
+            .map(|(name, p)| {
+                serde_json::json!({
+                    "name": name,
+                    "setup": argvs(&p.setup),
+                    "setup_network": (!p.setup.is_empty())
+                        .then_some("allowlist: only the hosts the person allowed ([network] allow and the repository's own list)"),
+                    "commands": argvs(&p.commands),
+                    "network": p.network.as_str(),
+                    "timeout_s": p.timeout_s,
+                    "executor": p.executor.as_str(),
+                })
+            })
+            .collect();
+        let mut repositories: Vec<serde_json::Value> = self
+            .registry
+            .list()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|l| l.outcome.is_ok())
+            .map(|l| serde_json::json!({"repository": l.repository, "allowed_by": "registry"}))
+            .collect();
+        for entry in &self.allowed {
+            if let Ok(key) = RepoKey::parse(entry.trim())
+                && !repositories
+                    .iter()
+                    .any(|r| r["repository"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(entry.trim())))
+            {
+                repositories.push(serde_json::json!({"repository": key.to_string(), "allowed_by": "config"}));
+            }
+        }
+        serde_json::json!({ "profiles": profiles, "repositories": repositories })
+    }
+
     /// The commands of a configured profile (same formats as a commands file, accepted by the
     /// same rule: nothing in it that `redactor` would mask).
     pub fn profile(&self, name: &str, redactor: &Redactor) -> Result<CommandsProfile, PolicyError> {

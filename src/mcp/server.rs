@@ -31,8 +31,8 @@ use crate::redact::Redactor;
 use super::policy::Policy;
 use super::progress::{self, Reporter};
 use super::tools::{
-    self, CycleInput, CycleTestInput, DiffInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput, ReplyInput,
-    StartInput, StateInput,
+    self, BlockInput, CycleInput, CycleTestInput, DiffInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput,
+    ReplyInput, StartInput, StateInput,
 };
 
 const INSTRUCTIONS: &str = "forgeloop: the WebGPT pull-request loop. webgpt_pr_status reads a PR; \
@@ -42,8 +42,9 @@ webgpt_pr_handoff turns a failed report into the text to send WebGPT; forge_cycl
 forge_next read the cycles on this machine; forge_diff shows what a cycle's PR changed (redacted). \
 The relay loop: forge_start (a person confirms the brief), then repeat forge_next and do what it says: \
 send its text in the ChatGPT chat and call forge_sent, give WebGPT's reply to forge_reply, run the \
-tests with forge_test and a configured profile; on wait_for_human tell the person and ask forge_next \
-again later; stop on stop or done. \
+tests with forge_test (a configured profile the first time; it posts the result comment); on \
+wait_for_human tell the person and ask forge_next again later; when the chat cannot go on (the model \
+or the connector is not available) forge_block with the reason; stop on stop or done. \
 Nothing here merges, pushes, runs caller-given commands, confirms a brief, approves, unblocks or raises the cap.";
 
 /// GitHub access, built on first use: finding the token may run `gh auth token`.
@@ -188,6 +189,23 @@ impl ForgeServer {
         Ok((pr, commands))
     }
 
+    /// A cycle's test without a profile: the commands the cycle stored (a profile's, or the
+    /// person's correction), never the caller's; the first run needs a profile.
+    fn check_stored(
+        &self,
+        pr_text: &str,
+        stored: Option<CommandsProfile>,
+    ) -> Result<(PrRef, CommandsProfile), Failure> {
+        let pr = self.pr(pr_text)?;
+        let commands = stored.ok_or_else(|| {
+            Failure::from(Error::Invalid(
+                "the cycle has no stored commands yet: the first forge_test names a profile".into(),
+            ))
+        })?;
+        self.shared.policy.repository(&pr.repo)?;
+        Ok((pr, commands))
+    }
+
     /// The checks of a test run that ask GitHub, after [`Self::check_locally`]: the PR's
     /// metadata, its repository again (renamed or transferred) and its head repository.
     /// Reports the first two progress steps.
@@ -264,15 +282,19 @@ impl ForgeServer {
         // Every refusal is decided before any network call: the cycle, the policy, then what
         // `forge_pr` decides first (status, binding, cap).
         let (ctx, state, pr) = (self.shared.ctx.clone(), input.state.clone(), input.pr.clone());
-        let (paths, gate) = tokio::task::spawn_blocking(move || {
+        let (paths, gate, stored) = tokio::task::spawn_blocking(move || {
             let path = tools::known_cycle(&ctx, Some(state), None)?;
             let paths = crate::cycle::files::CyclePaths::new(path).map_err(Error::from)?;
             let gate = pr_test::gate(&ctx, &paths, &pr, false)?;
-            Ok::<_, Failure>((paths, gate))
+            let stored = crate::store::state_file::load(&paths.state).map_err(Error::from)?.commands;
+            Ok::<_, Failure>((paths, gate, stored))
         })
         .await
         .map_err(|e| Failure::new(Word::Blocked, e.to_string()))??;
-        let checked = self.check_locally(&input.pr, &input.profile)?;
+        let checked = match input.profile.as_deref() {
+            Some(profile) => self.check_locally(&input.pr, profile)?,
+            None => self.check_stored(&input.pr, stored)?,
+        };
         if gate == TestGate::CapReached {
             // `forge_pr` records the block and asks GitHub nothing.
             let github = self.github().await?;
@@ -285,6 +307,7 @@ impl ForgeServer {
         let follower = tokio::spawn(progress::forward(progress_rx, run.reporter.clone(), 2.0, run.total));
         let mut opts = RunOptions::new(input.pr.clone(), Actor::Agent);
         opts.commands = Some(run.commands.clone());
+        opts.post_comment = input.post_comment.unwrap_or(true);
         opts.cancel = Some(run.cancel.clone());
         opts.progress = run.reporter.wanted().then_some(progress_tx);
         let result = forge_pr(&run.github.ctx, &run.github.engine, &paths, opts).await;
@@ -439,6 +462,30 @@ impl ForgeServer {
     }
 
     #[tool(
+        description = "What this server may test and how: each test profile the person configured with what it runs (setup and test commands as argv arrays, the tests' network mode, setup's network, the timeout) and the repositories it may test (bound in the Project registry or listed in config mcp.allowed_repositories). Read it before the first forge_test to pick the profile that runs the project's tests.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn forge_profiles(&self) -> CallToolResult {
+        let policy = self.shared.policy.clone();
+        let outcome = self.blocking(move |_| Ok(policy.describe())).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Stop the cycle for a reason the runbook names (as `forgeloop block`): the model or the connector is not available in the chat, the Project or its sources are missing, no PR came. The status is a BLOCKED_* word and the reason is journaled for the person, who lifts it (`forgeloop unblock` or the control room). Never BLOCKED_MAX_ITERATIONS: the cap is forgeloop's. Returns the cycle's state.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_block(&self, Parameters(input): Parameters<BlockInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::block(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
         description = "The message forge_next said to send was typed into the ChatGPT chat (as `forgeloop sent`). A second call for the same message is refused with ALREADY_SENT. Returns the cycle's state.",
         annotations(
             read_only_hint = false,
@@ -463,7 +510,7 @@ impl ForgeServer {
     }
 
     #[tool(
-        description = "Test the cycle's PR and advance the cycle (as `forgeloop forge --pr … --state …`), with a test profile from the forgeloop config (never caller-given commands): only repositories bound in the Project registry or listed in config mcp.allowed_repositories, within the cycle's iteration cap, journaled as the agent. Never posts a comment. Returns the cycle's state (report.status is the verdict; a failure's handoff is in the outbox: forge_next), or ALREADY_TESTED; an error when the cycle ends up blocked. Send progressToken for progress, cancel to stop the run.",
+        description = "Test the cycle's PR and advance the cycle (as `forgeloop forge --pr … --state … --post-comment`), with a test profile from the forgeloop config (never caller-given commands; left out after the first run, the cycle's stored commands): only repositories bound in the Project registry or listed in config mcp.allowed_repositories, within the cycle's iteration cap, journaled as the agent. Posts the result comment on the PR unless post_comment is false. Returns the cycle's state (report.status is the verdict; a failure's handoff is in the outbox: forge_next), or ALREADY_TESTED; an error when the cycle ends up blocked. Send progressToken for progress, cancel to stop the run.",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
     )]
     async fn forge_test(

@@ -112,8 +112,24 @@ pub(crate) struct CycleTestInput {
     pub(crate) state: String,
     /// The cycle's pull request: https://github.com/OWNER/REPO/pull/N or OWNER/REPO#N
     pub(crate) pr: String,
-    /// A test profile named in the forgeloop config under [mcp.profiles.NAME] (never caller-given commands)
-    pub(crate) profile: String,
+    /// A test profile named in the forgeloop config under [mcp.profiles.NAME] (never caller-given commands); leave it out after the first run to reuse the cycle's stored commands
+    #[serde(default)]
+    pub(crate) profile: Option<String>,
+    /// Post the result as a comment on the PR, as the runbook's `forge --pr … --post-comment` does (default true)
+    #[serde(default)]
+    pub(crate) post_comment: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BlockInput {
+    /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
+    pub(crate) state: String,
+    /// The BLOCKED_* status the runbook names for why: BLOCKED_MODEL_UNAVAILABLE, BLOCKED_CONNECTOR_DENIED, BLOCKED_PROJECT_UNAVAILABLE, BLOCKED_PROJECT_SOURCES, BLOCKED_NO_PR (never BLOCKED_MAX_ITERATIONS: the cap is forgeloop's)
+    pub(crate) status: String,
+    /// Why, in a sentence the person reads (journaled)
+    pub(crate) reason: String,
 }
 
 /// `forge_diff`'s input: a cycle, and whether to show the change since its previous run.
@@ -212,6 +228,23 @@ pub(crate) fn start(ctx: &Ctx, input: &StartInput) -> Outcome {
     }
     let request = StartRequest::awaiting_person(name, &input.request, &input.webgpt_question, &input.intent_brief);
     to_value(&crate::cycle::start::start(ctx, request)?.state)
+}
+
+/// `forge_block`: the cycle stops for a reason the runbook names (`forgeloop block`), as the
+/// agent; a person unblocks it. The cap is not a reason anyone may give (the domain refuses).
+pub(crate) fn block(ctx: &Ctx, input: &BlockInput) -> Outcome {
+    let paths = paths(known_cycle(ctx, Some(input.state.clone()), None)?)?;
+    let status = input
+        .status
+        .trim()
+        .parse::<crate::domain::status::Status>()
+        .map_err(|e| Failure::from(Error::Invalid(e.to_string())))?;
+    let reason = input.reason.trim();
+    if reason.is_empty() {
+        return Err(Failure::from(Error::Invalid("forge_block needs a reason the person can read".into())));
+    }
+    let by = crate::domain::state::Actor::Agent;
+    to_value(&crate::cycle::actions::block(ctx, &paths, status, reason, by)?.state)
 }
 
 /// `forge_sent`: the outbox message was typed into the chat (`forgeloop sent`).

@@ -180,7 +180,8 @@ async def sdk_checks(binary, work, emu, token, env, version):
             assert info.version == version, (info.version, version)
 
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["forge_cycle", "forge_cycles", "forge_diff", "forge_next", "forge_reply", "forge_sent",
+            assert tools == ["forge_block", "forge_cycle", "forge_cycles", "forge_diff", "forge_next", "forge_profiles",
+                             "forge_reply", "forge_sent",
                              "forge_start", "forge_test", "webgpt_pr_handoff", "webgpt_pr_status",
                              "webgpt_pr_test"], tools
 
