@@ -204,6 +204,9 @@ fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
             "forge_sent",
             "forge_start",
             "forge_test",
+            "project_attach",
+            "project_bind",
+            "project_lookup",
             "webgpt_pr_handoff",
             "webgpt_pr_status",
             "webgpt_pr_test"

@@ -1,5 +1,5 @@
 //! One file or one directory of a commit, read from the repository's mirror (`forgeloop show`,
-//! design §6.8): how an agent reads a project's README, test scripts and lockfiles without a
+//! design §5.3): how an agent reads a project's README, test scripts and lockfiles without a
 //! clone of its own (and without handling the token). What the mirror lacks is fetched at depth
 //! 1 first: a PR's head by its SHA, a branch's tip by name.
 

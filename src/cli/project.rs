@@ -8,9 +8,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use crate::cycle::Ctx;
-use crate::cycle::attach::{AttachRequest, attach};
 use crate::cycle::projects::sources::{self, NewSource, Observation, Origin, SourceStatus};
-use crate::cycle::projects::{Record, Registry, RegistryError, RepoKey};
+use crate::cycle::projects::{self, Record, Registry, RegistryError, RepoKey, linked};
 use crate::domain::word::Word;
 use crate::error::{Error, Result};
 
@@ -180,35 +179,10 @@ pub struct SourceSupersedeArgs {
     pub by: Option<String>,
 }
 
-/// What to do when a repository has no record (design §12.9), as `next_action`.
-fn not_linked_advice(key: &RepoKey) -> String {
-    format!(
-        "No ChatGPT Project is recorded for {key} yet; that does not mean none exists. Search the account's existing ChatGPT Projects thoroughly first (descriptive names, references in Project instructions or sources, and Projects beyond the pinned sidebar all count) and reuse a Project the user names or an unambiguous match, keeping its name. Only if a complete search finds nothing, create a Project named {key}; if the search is ambiguous or the Project cannot be created or opened, stop with BLOCKED_PROJECT_UNAVAILABLE. Verify the account, workspace and Project identity in the browser, then record what you observed: forgeloop project bind --repository {key} --project-url <Project home URL> --project-name <Project name>"
-    )
-}
-
-fn linked(status: Word, record: &Record) -> Map<String, Value> {
-    let mut doc = Map::new();
-    doc.insert("status".into(), Value::from(status.as_str()));
-    doc.extend(fields(record));
-    doc
-}
-
 fn fields(record: &Record) -> Map<String, Value> {
-    let mut doc = Map::new();
-    doc.insert("repository".into(), Value::from(record.repository.as_str()));
-    doc.insert("project_url".into(), Value::from(record.project_url.as_str()));
-    doc.insert("project_name".into(), Value::from(record.project_name.as_str()));
+    let mut doc = linked(Word::ProjectLinked, record);
+    doc.remove("status");
     doc
-}
-
-/// The key, or (for a name GitHub never allows that the registry nevertheless holds, from the
-/// reference tool) an error that says what is wrong with the stored record and how to fix it.
-fn parse_or_unusable(registry: &Registry, text: &str) -> std::result::Result<RepoKey, RegistryError> {
-    RepoKey::parse(text).map_err(|key_error| match registry.unusable_file(text) {
-        Some(path) => RegistryError::unusable(key_error, path),
-        None => RegistryError::Key(key_error),
-    })
 }
 
 /// Runs one `forgeloop project …` subcommand, printing its JSON; returns the exit code.
@@ -216,25 +190,9 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
     let registry = Registry::new(&ctx.registry);
     let r = &ctx.redactor;
     match args.command {
-        ProjectCommand::Lookup(args) => {
-            let key = parse_or_unusable(&registry, &args.repository)?;
-            match registry.lookup(&key)? {
-                Some(record) => Ok(output::json(r, &linked(Word::ProjectLinked, &record))),
-                None => Ok(output::json(
-                    r,
-                    &json!({"status": Word::ProjectNotLinked, "repository": key.to_string(), "next_action": not_linked_advice(&key)}),
-                )),
-            }
-        }
+        ProjectCommand::Lookup(args) => Ok(output::json(r, &projects::lookup(ctx, &args.repository)?)),
         ProjectCommand::Bind(args) => {
-            let key = RepoKey::parse(&args.repository).map_err(RegistryError::from)?;
-            let name = r.redact(&args.project_name).into_owned();
-            let bound = registry.bind(&key, &args.project_url, &name)?;
-            let mut doc = linked(Word::ProjectLinked, &bound.record);
-            if let Some(note) = bound.note {
-                doc.insert("note".into(), Value::from(note));
-            }
-            Ok(output::json(r, &doc))
+            Ok(output::json(r, &projects::bind(ctx, &args.repository, &args.project_url, &args.project_name)?))
         }
         ProjectCommand::Unbind(args) => {
             // A record the reference tool accepted but forgeloop cannot use (a name GitHub never
@@ -263,26 +221,10 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<i32> {
             );
             Ok(output::json(r, &doc))
         }
-        ProjectCommand::Attach(args) => {
-            let attached = attach(
-                ctx,
-                &AttachRequest {
-                    repository: &args.repository,
-                    state: &args.state,
-                    conversation_url: args.conversation_url.as_deref(),
-                },
-            )?;
-            let mut doc = linked(Word::ProjectLinked, &attached.record);
-            doc.insert("state".into(), Value::from(attached.state.display().to_string()));
-            if let Some(conversation) = attached.conversation_url {
-                doc.insert("conversation_url".into(), Value::from(conversation));
-            }
-            doc.insert("changed".into(), Value::from(attached.changed));
-            if let Some(warning) = attached.warning {
-                doc.insert("warning".into(), Value::from(warning));
-            }
-            Ok(output::json(r, &doc))
-        }
+        ProjectCommand::Attach(args) => Ok(output::json(
+            r,
+            &projects::attach(ctx, &args.repository, &args.state, args.conversation_url.as_deref())?,
+        )),
         ProjectCommand::List => list(ctx, &registry),
         ProjectCommand::Sources(args) => run_sources(ctx, &registry, args.command),
     }
@@ -414,6 +356,7 @@ mod tests {
     use clap::{Args, Command};
 
     use super::*;
+    use crate::cycle::projects::not_linked_advice;
 
     #[test]
     fn the_subcommands_pass_clap_debug_asserts_under_a_versioned_parent() {

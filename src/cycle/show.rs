@@ -1,4 +1,4 @@
-//! `forgeloop show` (design §6.8): a file (or a directory's listing) of a PR's head, its base
+//! `forgeloop show` (design §5.3): a file (or a directory's listing) of a PR's head, its base
 //! branch, or a repository's default branch, from forgeloop's mirror — redacted and
 //! size-bounded — so an agent learns a project's test command from its README, scripts and
 //! lockfiles without cloning it with the token itself.

@@ -31,8 +31,8 @@ use crate::redact::Redactor;
 use super::policy::Policy;
 use super::progress::{self, Reporter};
 use super::tools::{
-    self, BlockInput, CycleInput, CycleTestInput, DiffInput, Failure, HandoffInput, Outcome, PrInput, PrTestInput,
-    ReplyInput, StartInput, StateInput,
+    self, AttachInput, BindInput, BlockInput, CycleInput, CycleTestInput, DiffInput, Failure, HandoffInput, Outcome,
+    PrInput, PrTestInput, ReplyInput, RepositoryInput, StartInput, StateInput,
 };
 
 const INSTRUCTIONS: &str = "forgeloop: the WebGPT pull-request loop. webgpt_pr_status reads a PR; \
@@ -458,6 +458,33 @@ impl ForgeServer {
     )]
     async fn forge_start(&self, Parameters(input): Parameters<StartInput>) -> CallToolResult {
         let outcome = self.blocking(move |ctx| tools::start(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "The ChatGPT Project linked to a repository (as `forgeloop project lookup`): PROJECT_LINKED with its URL and name, or PROJECT_NOT_LINKED with next_action, what to search for in the browser before binding one.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn project_lookup(&self, Parameters(input): Parameters<RepositoryInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::project_lookup(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Record the Project you saw in the browser for a repository (as `forgeloop project bind`): its home URL (https://chatgpt.com/g/g-p-<id>/project) and name, checked as the CLI checks them. A repository bound to another Project is refused, never overwritten; nothing here unbinds.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn project_bind(&self, Parameters(input): Parameters<BindInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::project_bind(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Put the repository's Project into a cycle (as `forgeloop project attach`), and once the prompt was sent the conversation's URL (conversation_url), so forge_next names the chat to use. Only cycles forge_cycles lists.",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn project_attach(&self, Parameters(input): Parameters<AttachInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| tools::project_attach(ctx, &input)).await;
         self.finish(outcome)
     }
 

@@ -123,6 +123,39 @@ pub(crate) struct CycleTestInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
+pub(crate) struct RepositoryInput {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    pub(crate) repository: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BindInput {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    pub(crate) repository: String,
+    /// Project home URL as seen in the browser: https://chatgpt.com/g/g-p-<id>/project
+    pub(crate) project_url: String,
+    /// Project name as shown in the browser
+    pub(crate) project_name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AttachInput {
+    /// GitHub repository OWNER/REPO (stored lowercase)
+    pub(crate) repository: String,
+    /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
+    pub(crate) state: String,
+    /// The task's conversation: https://chatgpt.com/g/g-p-<id>/c/<id> (or /c/<id>)
+    #[serde(default)]
+    pub(crate) conversation_url: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
 pub(crate) struct BlockInput {
     /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
     pub(crate) state: String,
@@ -228,6 +261,27 @@ pub(crate) fn start(ctx: &Ctx, input: &StartInput) -> Outcome {
     }
     let request = StartRequest::awaiting_person(name, &input.request, &input.webgpt_question, &input.intent_brief);
     to_value(&crate::cycle::start::start(ctx, request)?.state)
+}
+
+/// `project_lookup`: the repository's Project, or what to do (`forgeloop project lookup`).
+pub(crate) fn project_lookup(ctx: &Ctx, input: &RepositoryInput) -> Outcome {
+    Ok(Value::Object(crate::cycle::projects::lookup(ctx, &input.repository)?))
+}
+
+/// `project_bind`: the Project the agent saw in the browser (`forgeloop project bind`); the
+/// registry never overwrites another Project's binding, and nothing here unbinds.
+pub(crate) fn project_bind(ctx: &Ctx, input: &BindInput) -> Outcome {
+    let doc = crate::cycle::projects::bind(ctx, &input.repository, &input.project_url, &input.project_name)?;
+    Ok(Value::Object(doc))
+}
+
+/// `project_attach`: the Project, and the conversation, into a cycle the server knows
+/// (`forgeloop project attach`); never another task file.
+pub(crate) fn project_attach(ctx: &Ctx, input: &AttachInput) -> Outcome {
+    let path = known_cycle(ctx, Some(input.state.clone()), None)?;
+    let state = path.display().to_string();
+    let doc = crate::cycle::projects::attach(ctx, &input.repository, &state, input.conversation_url.as_deref())?;
+    Ok(Value::Object(doc))
 }
 
 /// `forge_block`: the cycle stops for a reason the runbook names (`forgeloop block`), as the

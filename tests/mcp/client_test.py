@@ -182,7 +182,8 @@ async def sdk_checks(binary, work, emu, token, env, version):
             tools = sorted(t.name for t in (await session.list_tools()).tools)
             assert tools == ["forge_block", "forge_cycle", "forge_cycles", "forge_diff", "forge_next", "forge_profiles",
                              "forge_reply", "forge_sent",
-                             "forge_start", "forge_test", "webgpt_pr_handoff", "webgpt_pr_status",
+                             "forge_start", "forge_test", "project_attach", "project_bind", "project_lookup",
+                             "webgpt_pr_handoff", "webgpt_pr_status",
                              "webgpt_pr_test"], tools
 
             status = await session.call_tool("webgpt_pr_status", {"pr": f"acme/widget#{failing}"})
@@ -276,16 +277,38 @@ def confirm_on_a_terminal(binary, env, cwd, state):
 
 
 async def relay_loop(session, binary, work, emu, env):
-    """The relay loop with MCP tools only: start, the person confirms, next, sent, reply, a
-    failing test, a fix pushed, a passing test: READY_TO_MERGE."""
+    """The relay loop with MCP tools only: the Project looked up and bound, start, the person
+    confirms, attach, next, sent, reply, a failing test (its comment posted), a fix pushed, a
+    passing test with the stored commands: READY_TO_MERGE."""
+    lookup = structured(await session.call_tool("project_lookup", {"repository": "acme/widget"}))
+    assert lookup["status"] == "PROJECT_NOT_LINKED" and "project bind" in lookup["next_action"], lookup
+    project = "https://chatgpt.com/g/g-p-widget/project"
+    bound = structured(await session.call_tool("project_bind", {"repository": "acme/widget", "project_url": project,
+                                                                "project_name": "acme/widget"}))
+    assert bound["status"] == "PROJECT_LINKED" and bound["project_url"] == project, bound
+    other = await session.call_tool("project_bind", {"repository": "acme/widget",
+                                                     "project_url": "https://chatgpt.com/g/g-p-other/project",
+                                                     "project_name": "other"})
+    assert is_error(other), "a binding another Project holds is never overwritten"
+    profiles = structured(await session.call_tool("forge_profiles", {}))
+    project_profile = next(p for p in profiles["profiles"] if p["name"] == "project")
+    assert project_profile["commands"] == [["sh", "test.sh"]], profiles
     started = await session.call_tool("forge_start", {"state": "calc", "request": "Make calc.sh add",
                                                       "webgpt_question": "Fix calc.sh and open a PR.",
                                                       "intent_brief": BRIEF})
     assert structured(started)["status"] == "AWAITING_BRIEF_CONFIRMATION", started
     confirm_on_a_terminal(binary, env, str(work), "calc")
+    attached = structured(await session.call_tool("project_attach", {"repository": "acme/widget", "state": "calc"}))
+    assert attached["status"] == "PROJECT_LINKED" and attached["state"].endswith("calc.json"), attached
+    outside = await session.call_tool("project_attach", {"repository": "acme/widget", "state": "/etc/passwd.json"})
+    assert is_error(outside), "only cycles the server knows"
     step = structured(await session.call_tool("forge_next", {"state": "calc"}))
     assert step["action"] == "send" and "## Confirmed user intent" in step["text"], step
     assert not is_error(await session.call_tool("forge_sent", {"state": "calc"}))
+    conversation = "https://chatgpt.com/g/g-p-widget/c/calc-1"
+    attached = structured(await session.call_tool("project_attach", {"repository": "acme/widget", "state": "calc",
+                                                                     "conversation_url": conversation}))
+    assert attached["conversation_url"] == conversation, attached
     number = emu.pr("acme", "widget", "calc-fix", CALC_BUGGY)
     pr = f"acme/widget#{number}"
     reply = structured(await session.call_tool(
@@ -296,6 +319,7 @@ async def relay_loop(session, binary, work, emu, env):
     assert is_error(smuggled) and "unknown field" in smuggled.content[0].text, smuggled
     failed = structured(await session.call_tool("forge_test", {"state": "calc", "pr": pr, "profile": "project"}))
     assert failed["status"] == "AWAITING_WEBGPT_FIX" and failed["report"]["status"] == "TEST_FAILED", failed
+    assert failed["report"].get("comment_published") is True, failed["report"]
     step = structured(await session.call_tool("forge_next", {"state": "calc"}))
     assert step["action"] == "send" and "TEST_FAILED" in step["text"], step
     assert not is_error(await session.call_tool("forge_sent", {"state": "calc"}))
@@ -303,7 +327,7 @@ async def relay_loop(session, binary, work, emu, env):
               {"branch": "calc-fix", "files": {"calc.sh": CALC_FIXED}, "message": "fix: add"})
     reply = structured(await session.call_tool("forge_reply", {"state": "calc", "text": f"Pushed.\nPR_URL: {pr}"}))
     assert reply["status"] == "PR_FOUND" and reply["head_check"].startswith("changed:"), reply
-    passed = structured(await session.call_tool("forge_test", {"state": "calc", "pr": pr, "profile": "project"}))
+    passed = structured(await session.call_tool("forge_test", {"state": "calc", "pr": pr}))
     assert passed["status"] == "READY_TO_MERGE" and passed["report"]["status"] == "TEST_PASSED", passed
     assert passed["iteration"] == 2, passed
 
