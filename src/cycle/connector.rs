@@ -38,6 +38,31 @@ pub struct RepositoryRow {
     pub repository: String,
     /// The profile `test_pr` runs for it; `None`: none is configured, so `test_pr` refuses.
     pub profile: Option<String>,
+    /// What that profile runs; `None` when there is no profile or `[mcp.profiles]` lacks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<ProfileRuns>,
+}
+
+/// What a profile runs, as a client reads it before its first `test_pr`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProfileRuns {
+    /// Setup commands, as argv arrays, run first through the person's allowlist.
+    pub setup: Vec<Vec<String>>,
+    /// The test commands, as argv arrays.
+    pub commands: Vec<Vec<String>>,
+    /// The tests' network: `off`, `allowlist` or `open`.
+    pub network: String,
+}
+
+impl ProfileRuns {
+    fn of(profile: &CommandsProfile) -> ProfileRuns {
+        let argvs = |specs: &[crate::domain::commands::CommandSpec]| specs.iter().map(|s| s.argv.clone()).collect();
+        ProfileRuns {
+            setup: argvs(&profile.setup),
+            commands: argvs(&profile.commands),
+            network: profile.network.as_str().to_owned(),
+        }
+    }
 }
 
 /// The repositories the connector may use — bound in the registry (readable records only), or
@@ -52,9 +77,10 @@ pub fn repositories(ctx: &Ctx) -> Vec<RepositoryRow> {
     }
     names
         .into_iter()
-        .map(|repository| RepositoryRow {
-            profile: ctx.config.connector.profile_for(&repository).map(str::to_owned),
-            repository,
+        .map(|repository| {
+            let profile = ctx.config.connector.profile_for(&repository).map(str::to_owned);
+            let runs = profile.as_deref().and_then(|name| ctx.config.mcp.profiles.get(name)).map(ProfileRuns::of);
+            RepositoryRow { profile, runs, repository }
         })
         .collect()
 }
@@ -133,20 +159,23 @@ impl CycleAnswer {
             iteration: state.iteration,
             max_iterations: state.max_iterations,
             pr: state.pr_ref.clone(),
-            waiting_for: ctx.redactor.redact(&waiting_for(state, &step.explanation)).into_owned(),
+            waiting_for: ctx.redactor.redact(&waiting_for(name, state, &step.explanation)).into_owned(),
         }
     }
 }
 
 /// What the cycle waits for, said to the remote client: a brief waits for the person.
-fn waiting_for(state: &CycleState, explanation: &str) -> String {
+/// What the person does is named (the control room's keys, or the command), so the client can
+/// tell them.
+fn waiting_for(name: &str, state: &CycleState, explanation: &str) -> String {
     use crate::domain::status::Status;
     match state.status {
-        Status::AwaitingBriefConfirmation => {
-            "the person to confirm the brief in forgeloop's control room; call wait, then test_pr once it is confirmed"
-                .to_owned()
-        }
-        Status::NeedsReview => "the person to review the tests this PR changed (the control room)".to_owned(),
+        Status::AwaitingBriefConfirmation => format!(
+            "the person to confirm the brief in forgeloop's control room: tell them to run `forgeloop tui`, select the cycle {name}, press c and then y (or run `forgeloop confirm --state {name}` in a terminal); call wait, then test_pr once it is confirmed"
+        ),
+        Status::NeedsReview => format!(
+            "the person to review the tests this PR changed: in the control room (`forgeloop tui`) they select the cycle {name} and press v to approve, or tell you what to change (or run `forgeloop approve --state {name}` in a terminal)"
+        ),
         Status::AwaitingWebgptPr => format!(
             "you: open a pull request in {} for this change, then call test_pr with the cycle and the PR",
             state.repository.as_deref().unwrap_or("the cycle's repository")

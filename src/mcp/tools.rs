@@ -69,7 +69,7 @@ pub(crate) struct CycleInput {
 pub(crate) struct StartInput {
     /// The new cycle's name: a bare name (letters, digits, dashes), created in the cycles directory
     pub(crate) state: String,
-    /// What to implement, in the user's words
+    /// Your own short statement of the task in the repository (which repository and branch, what to change): the working context the confirmed wording may leave out, nothing the user did not agree to
     pub(crate) request: String,
     /// The exact question for WebGPT, as agreed with the user (a person confirms it before it is sent)
     pub(crate) webgpt_question: String,

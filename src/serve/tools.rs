@@ -192,7 +192,7 @@ fn to_value<T: serde::Serialize>(value: &T) -> Result<Value> {
 #[tool_router]
 impl RemoteServer {
     #[tool(
-        description = "The repositories you may work in (allowed by the person), each with whether tests can run there.",
+        description = "The repositories you may work in (allowed by the person), each with the test profile test_pr runs there and what it runs (runs: setup and test commands as argv arrays, the tests' network); no profile means tests cannot run there yet.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_repositories(&self, context: RequestContext<RoleServer>) -> CallToolResult {

@@ -495,13 +495,15 @@ async def whole_cycle(binary, env, work, server, emu):
                 assert storage.tokens is not None and storage.tokens.refresh_token, "the SDK holds its tokens"
 
                 repos = (await call(session, "list_repositories", {}))["repositories"]
-                assert repos == [{"repository": "acme/widget", "profile": "project"}], repos
+                assert repos == [{"repository": "acme/widget", "profile": "project",
+                                  "runs": {"setup": [], "commands": [["sh", "test.sh"]], "network": "off"}}], repos
 
                 started = await call(session, "start_cycle", dict(FIVE, repository="acme/widget",
                                                                   question="Fix calc.sh and open a PR."))
                 cycle = started["cycle"]
                 assert started["status"] == "AWAITING_BRIEF_CONFIRMATION", started
                 assert "control room" in started["waiting_for"], started
+                assert "forgeloop tui" in started["waiting_for"] and "press c" in started["waiting_for"], started
                 out["cycle"] = cycle
                 status = await call(session, "cycle_status", {"cycle": cycle})
                 assert status["status"] == "AWAITING_BRIEF_CONFIRMATION" and status["max_iterations"] == 5, status
