@@ -286,7 +286,7 @@ impl ForgeServer {
             let path = tools::known_cycle(&ctx, Some(state), None)?;
             let paths = crate::cycle::files::CyclePaths::new(path).map_err(Error::from)?;
             let gate = pr_test::gate(&ctx, &paths, &pr, false)?;
-            let stored = crate::store::state_file::load(&paths.state).map_err(Error::from)?.commands;
+            let stored = crate::cycle::files::load_state(&paths.state).map_err(Error::from)?.commands;
             Ok::<_, Failure>((paths, gate, stored))
         })
         .await
