@@ -226,13 +226,7 @@ pub(crate) fn fetch_commit(
     let Some(clone_url) = clone_url else {
         return Err(CheckoutError::CommitMissing { sha: wanted.to_string() });
     };
-    let network = clone_url.starts_with("https://") || clone_url.starts_with("http://");
-    let depth = if network { Depth::One } else { Depth::Full };
-    let refspec = format!("+{wanted}:refs/forgeloop/sha/{wanted}");
-    let auth = Auth::new(token, TokenScope::origin_of(clone_url));
-    let mut stats = FetchStats::default();
-    fetch(repo, clone_url, &[&refspec], depth, &auth, None, &mut stats)
-        .map_err(|e| CheckoutError::Git { step, detail: scrub(e.message(), token) })?;
+    fetch_at_depth_one(repo, &format!("+{wanted}:refs/forgeloop/sha/{wanted}"), clone_url, token, step)?;
     repo.find_commit(wanted).map(|_| ()).map_err(|_| CheckoutError::Git {
         step,
         detail: format!("{wanted} is not on the server any more (a force-push and a garbage collection?)"),
@@ -247,14 +241,24 @@ pub(crate) fn fetch_ref_tip(
     token: Option<&str>,
     step: &'static str,
 ) -> Result<Oid, CheckoutError> {
+    fetch_at_depth_one(repo, &format!("+{remote}:{local}"), clone_url, token, step)?;
+    ref_target(repo, local).ok_or_else(|| CheckoutError::Git { step, detail: format!("no {remote} on the server") })
+}
+
+/// One refspec at depth 1 over the network (the whole history from a local path, which has no
+/// shallow support), the token only to the clone URL's origin.
+fn fetch_at_depth_one(
+    repo: &Repository,
+    refspec: &str,
+    clone_url: &str,
+    token: Option<&str>,
+    step: &'static str,
+) -> Result<(), CheckoutError> {
     let network = clone_url.starts_with("https://") || clone_url.starts_with("http://");
     let depth = if network { Depth::One } else { Depth::Full };
-    let refspec = format!("+{remote}:{local}");
     let auth = Auth::new(token, TokenScope::origin_of(clone_url));
-    let mut stats = FetchStats::default();
-    fetch(repo, clone_url, &[&refspec], depth, &auth, None, &mut stats)
-        .map_err(|e| CheckoutError::Git { step, detail: scrub(e.message(), token) })?;
-    ref_target(repo, local).ok_or_else(|| CheckoutError::Git { step, detail: format!("no {remote} on the server") })
+    fetch(repo, clone_url, &[refspec], depth, &auth, None, &mut FetchStats::default())
+        .map_err(|e| CheckoutError::Git { step, detail: scrub(e.message(), token) })
 }
 
 /// Fetches `refspecs` from `url` into the mirror; adds what was transferred to `stats`.
