@@ -13,6 +13,7 @@ use crate::domain::commands::CommandsProfile;
 use crate::domain::connector::{Grant, Grants};
 use crate::domain::pr_ref::RepoName;
 use crate::domain::state::{Actor, CycleState, DEFAULT_MAX_ITERATIONS};
+use crate::domain::status::Status;
 use crate::error::{Error, Result};
 use crate::registry::{Registry, RepoKey};
 pub use crate::store::connector::{ConnectorFiles, Serving};
@@ -146,30 +147,77 @@ pub struct CycleAnswer {
     /// The PR it tests, once known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pr: Option<String>,
-    /// What it waits for, in a sentence (the next step's explanation, as the CLI's `next`).
+    /// What it waits for, in a sentence: who acts next and what they do.
     pub waiting_for: String,
 }
 
 impl CycleAnswer {
     fn of(ctx: &Ctx, name: &str, state: &CycleState) -> CycleAnswer {
-        let step = ctx.next_step(state, name);
         CycleAnswer {
             cycle: name.to_owned(),
-            status: state.status.to_string(),
+            status: client_status(state.status).to_owned(),
             iteration: state.iteration,
             max_iterations: state.max_iterations,
             pr: state.pr_ref.clone(),
-            waiting_for: ctx.redactor.redact(&waiting_for(name, state, &step.explanation)).into_owned(),
+            waiting_for: ctx.redactor.redact(&waiting_for(name, state)).into_owned(),
         }
+    }
+
+    /// What the client has now seen of the cycle, for a later `wait`.
+    pub fn seen(&self) -> Option<Seen> {
+        Some(Seen { status: parse_client_status(&self.status)?, iteration: Some(self.iteration) })
     }
 }
 
-/// What the cycle waits for, said to the remote client: a brief waits for the person.
-/// What the person does is named (the control room's keys, or the command), so the client can
-/// tell them.
-fn waiting_for(name: &str, state: &CycleState, explanation: &str) -> String {
-    use crate::domain::status::Status;
+/// A status word as the connector's client reads it. The cycle's own words speak of "WebGPT",
+/// the chat as the coordinator agent sees it; to the chat itself the PR and the fix are its own.
+pub fn client_status(status: Status) -> &'static str {
+    match status {
+        Status::AwaitingWebgptPr => "AWAITING_PR",
+        Status::AwaitingWebgptFix => "AWAITING_FIX",
+        other => other.as_str(),
+    }
+}
+
+/// The status a client names (`wait`'s `since`): its own words, or the cycle's.
+pub fn parse_client_status(word: &str) -> Option<Status> {
+    match word.trim() {
+        "AWAITING_PR" => Some(Status::AwaitingWebgptPr),
+        "AWAITING_FIX" => Some(Status::AwaitingWebgptFix),
+        other => other.parse().ok(),
+    }
+}
+
+/// What a client last saw of a cycle: `wait` answers `changed` against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    /// The status it saw.
+    pub status: Status,
+    /// The iteration it saw, when known (a `since` the client passes names only a status).
+    pub iteration: Option<u32>,
+}
+
+impl Seen {
+    fn differs_from(&self, state: &CycleState) -> bool {
+        self.status != state.status || self.iteration.is_some_and(|k| k != state.iteration)
+    }
+}
+
+/// What the cycle waits for, said to the remote client: every status has its own sentence
+/// (the agent's explanations speak of WebGPT and of commands the client cannot run). What the
+/// person does is named (the control room's keys, or the command), so the client can tell them.
+fn waiting_for(name: &str, state: &CycleState) -> String {
+    let pr = state.pr_ref.as_deref().unwrap_or("the pull request");
+    let network_pending = state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none());
     match state.status {
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix if network_pending => format!(
+            "the person: the last run of {pr} needed a network address the tests may not reach (not your PR's fault; no run was counted). Tell them; they decide whether to allow it in their config.toml (the control room shows the run). Call wait, then test_pr again once they have"
+        ),
+        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix if crate::domain::next::waits_for_person(state) => {
+            format!(
+                "the person: a message for you was taken back and they decide what comes next (the control room, `forgeloop tui`, cycle {name}); call wait"
+            )
+        }
         Status::AwaitingBriefConfirmation => format!(
             "the person to confirm the brief in forgeloop's control room: tell them to run `forgeloop tui`, select the cycle {name}, press c and then y (or run `forgeloop confirm --state {name}` in a terminal); call wait, then test_pr once it is confirmed"
         ),
@@ -181,12 +229,22 @@ fn waiting_for(name: &str, state: &CycleState, explanation: &str) -> String {
             state.repository.as_deref().unwrap_or("the cycle's repository")
         ),
         Status::AwaitingWebgptFix => format!(
-            "you: push a fix to {} (read the report or get_handoff), then call test_pr again; {} of {} runs used",
-            state.pr_ref.as_deref().unwrap_or("the same pull request"),
-            state.iteration,
+            "you: push a fix to {pr} (read the report or get_handoff), then call test_pr again; {} of {} runs used",
+            state.iteration, state.max_iterations
+        ),
+        Status::ReadyToMerge => format!(
+            "nothing more from you: the tests passed on {pr}; the person reviews and merges it (forgeloop never merges)"
+        ),
+        Status::BlockedMaxIterations => format!(
+            "the person: all {} runs of this cycle are used and only they can allow more (`forgeloop extend --state {name} --by N` in a terminal); tell them, then call wait",
             state.max_iterations
         ),
-        _ => explanation.to_owned(),
+        Status::Aborted => "nothing: the person stopped this cycle; start a new cycle for further work".to_owned(),
+        Status::Superseded => "nothing: another cycle replaced this one".to_owned(),
+        blocked => format!(
+            "the person: the cycle is blocked ({}); they see why in the control room (`forgeloop tui`, cycle {name}) and can unblock it (`forgeloop unblock --state {name}`); call wait",
+            blocked.as_str()
+        ),
     }
 }
 
@@ -256,24 +314,46 @@ pub fn status(ctx: &Ctx, name: &str, paths: &CyclePaths) -> Result<CycleAnswer> 
     Ok(CycleAnswer::of(ctx, name, &state))
 }
 
-/// `wait`: returns when the status or the iteration changes, or at `timeout` (bounded to a
-/// minute by the caller). Polls the state file: it is small and local.
-pub async fn wait(ctx: &Ctx, name: &str, paths: &CyclePaths, timeout: Duration) -> Result<(CycleAnswer, bool)> {
+/// `wait`'s answer: the cycle, and whether it differs from what the client saw before.
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitAnswer {
+    /// The cycle now.
+    #[serde(flatten)]
+    pub cycle: CycleAnswer,
+    /// The status now differs from `since` (or the iteration from the one seen with it).
+    pub changed: bool,
+    /// The status the answer compares with: the client's `since`, else the last status this
+    /// client was told, else the status when `wait` was called.
+    pub since: String,
+}
+
+/// `wait`: returns at once when the cycle differs from `seen` (what the client last saw, or
+/// its `since`) or waits for nothing from the person; else when it changes, or at `timeout`
+/// (bounded to a minute by the caller). Polls the state file: it is small and local.
+pub async fn wait(
+    ctx: &Ctx,
+    name: &str,
+    paths: &CyclePaths,
+    timeout: Duration,
+    seen: Option<Seen>,
+) -> Result<WaitAnswer> {
     let first = state_file::load(&paths.state)?;
-    // Nothing the person owes: the answer at once (they may have acted before this call).
-    if !crate::domain::next::waits_for_person(&first) {
-        return Ok((CycleAnswer::of(ctx, name, &first), false));
+    let baseline = seen.unwrap_or(Seen { status: first.status, iteration: Some(first.iteration) });
+    let answer = |state: &CycleState| WaitAnswer {
+        cycle: CycleAnswer::of(ctx, name, state),
+        changed: baseline.differs_from(state),
+        since: client_status(baseline.status).to_owned(),
+    };
+    // Changed already, or nothing the person owes (the client acts next): the answer at once.
+    if baseline.differs_from(&first) || !crate::domain::next::waits_for_person(&first) {
+        return Ok(answer(&first));
     }
-    let key = |s: &CycleState| (s.status, s.iteration);
     let deadline = Instant::now() + timeout;
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let now = state_file::load(&paths.state)?;
-        if key(&now) != key(&first) {
-            return Ok((CycleAnswer::of(ctx, name, &now), true));
-        }
-        if Instant::now() >= deadline {
-            return Ok((CycleAnswer::of(ctx, name, &now), false));
+        if baseline.differs_from(&now) || Instant::now() >= deadline {
+            return Ok(answer(&now));
         }
     }
 }
@@ -281,7 +361,13 @@ pub async fn wait(ctx: &Ctx, name: &str, paths: &CyclePaths, timeout: Duration) 
 /// `test_pr`: `forge --pr` on the cycle with the person's profile for its repository, within
 /// the cap and in the sandbox, as the agent's CLI run is. Returns the answer and the report,
 /// redacted and bounded.
-pub async fn test_pr(ctx: &Ctx, engine: &Engine, name: &str, paths: &CyclePaths, pr: &str) -> Result<Value> {
+pub async fn test_pr(
+    ctx: &Ctx,
+    engine: &Engine,
+    name: &str,
+    paths: &CyclePaths,
+    pr: &str,
+) -> Result<(CycleAnswer, Value)> {
     let state = state_file::load(&paths.state)?;
     let repository = state.repository.clone().unwrap_or_default();
     let (profile_name, profile) = profile_for(ctx, &repository)?;
@@ -289,9 +375,12 @@ pub async fn test_pr(ctx: &Ctx, engine: &Engine, name: &str, paths: &CyclePaths,
     opts.commands = Some(profile);
     let outcome = pr_test::forge_pr(ctx, engine, paths, opts).await?;
     let answer = CycleAnswer::of(ctx, name, &outcome.saved.state);
-    let mut out = json!({ "cycle": answer, "profile": profile_name });
+    let mut out = json!({ "cycle": &answer, "profile": profile_name });
     if let Some(report) = &outcome.report {
         out["report"] = bounded_report(ctx, report);
+        if let Some(tail) = output_tail(paths, report) {
+            out["report"]["output_tail"] = json!(ctx.redactor.redact(&tail));
+        }
     }
     if let Some(already) = &outcome.already_tested {
         out["already_tested"] = json!(format!(
@@ -302,7 +391,7 @@ pub async fn test_pr(ctx: &Ctx, engine: &Engine, name: &str, paths: &CyclePaths,
     if let Some(handoff) = &outcome.saved.state.webgpt_handoff {
         out["handoff"] = json!(bound_text(&ctx.redactor.redact(handoff)));
     }
-    Ok(out)
+    Ok((answer, out))
 }
 
 /// A report for the chat: its status, head, each command's argv and exit code, and the failure
@@ -324,6 +413,34 @@ fn bounded_report(ctx: &Ctx, report: &crate::domain::report::Report) -> Value {
     });
     ctx.redactor.redact_json(&mut value);
     value
+}
+
+/// How much of a run's log `output_tail` carries: what a person reads as evidence, not the log.
+const OUTPUT_TAIL_BYTES: u64 = 4 * 1024;
+
+/// The last lines of the run's log (already redacted when written; redacted again by the
+/// caller), so a pass shows its evidence too. `None` when the run kept no log.
+fn output_tail(paths: &CyclePaths, report: &crate::domain::report::Report) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let relative = std::path::Path::new(report.log_path.as_deref()?);
+    // A log name from a report is the cycle's own: nothing that climbs out of `NAME.d/`.
+    if relative.is_absolute() || relative.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+        return None;
+    }
+    let mut file = std::fs::File::open(paths.sidecar().join(relative)).ok()?;
+    let len = file.metadata().ok()?.len();
+    let start = len.saturating_sub(OUTPUT_TAIL_BYTES);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(OUTPUT_TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    // Cut inside a line: start at the next whole one.
+    let text = match (start > 0, text.find('\n')) {
+        (true, Some(at)) => &text[at + 1..],
+        _ => &text[..],
+    };
+    let text = text.trim_end();
+    (!text.is_empty()).then(|| text.to_owned())
 }
 
 /// `text` cut to [`MAX_ANSWER_BYTES`] (at a character boundary), saying so.

@@ -570,7 +570,7 @@ impl Run {
             let tested = chat.call("test_pr", json!({"cycle": cycle, "pr": pr}), TEST_LIMIT).await?;
             self.steps += 1;
             match tested.pointer("/cycle/status").and_then(Value::as_str) {
-                Some("AWAITING_WEBGPT_FIX") => {
+                Some("AWAITING_FIX") => {
                     let handoff = tested["handoff"].as_str().unwrap_or_default().to_owned();
                     self.pause(2.0).await?;
                     webgpt.push_fix(&handoff).await.map_err(|e| ClientError::Demo(e.to_string()))?;

@@ -471,7 +471,7 @@ impl ForgeServer {
     }
 
     #[tool(
-        description = "Record the Project you saw in the browser for a repository (as `forgeloop project bind`): its home URL (https://chatgpt.com/g/g-p-<id>/project) and name, checked as the CLI checks them. A repository bound to another Project is refused, never overwritten; nothing here unbinds.",
+        description = "Record the Project you saw in the browser for a repository (as `forgeloop project bind`): its home URL (https://chatgpt.com/g/g-p-ID/project) and name, checked as the CLI checks them. A repository bound to another Project is refused, never overwritten; nothing here unbinds.",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn project_bind(&self, Parameters(input): Parameters<BindInput>) -> CallToolResult {

@@ -134,7 +134,7 @@ pub(crate) struct RepositoryInput {
 pub(crate) struct BindInput {
     /// GitHub repository OWNER/REPO (stored lowercase)
     pub(crate) repository: String,
-    /// Project home URL as seen in the browser: https://chatgpt.com/g/g-p-<id>/project
+    /// Project home URL as seen in the browser: https://chatgpt.com/g/g-p-ID/project
     pub(crate) project_url: String,
     /// Project name as shown in the browser
     pub(crate) project_name: String,
@@ -148,7 +148,7 @@ pub(crate) struct AttachInput {
     pub(crate) repository: String,
     /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
     pub(crate) state: String,
-    /// The task's conversation: https://chatgpt.com/g/g-p-<id>/c/<id> (or /c/<id>)
+    /// The task's conversation: https://chatgpt.com/g/g-p-ID/c/ID (or /c/ID)
     #[serde(default)]
     pub(crate) conversation_url: Option<String>,
 }
@@ -173,7 +173,7 @@ pub struct DiffInput {
     /// The cycle's state: a bare name in the cycles directory or the path forge_cycles lists
     #[serde(default)]
     pub state: Option<String>,
-    /// The cycle's task space (give this or state)
+    /// The cycle's task space, e.g. webgpt-orchestrator:add-dark-mode (give this or state)
     #[serde(default)]
     pub task_space: Option<String>,
     /// The change from the previous tested head to the last one, instead of the whole PR

@@ -8,6 +8,7 @@ pub mod client_document;
 pub mod http;
 pub mod limits;
 pub mod pages;
+mod schemas;
 pub mod tools;
 
 use std::convert::Infallible;

@@ -2,7 +2,8 @@
 //! for the grant the HTTP layer checked (it travels in the request's extensions). Inputs refuse
 //! unknown fields, so a caller cannot slip in commands, paths, profiles or a cap.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -17,7 +18,7 @@ use tokio::sync::OnceCell;
 
 use crate::cycle::Ctx;
 use crate::cycle::connector::CyclePaths;
-use crate::cycle::connector::{self, StartInput};
+use crate::cycle::connector::{self, CycleAnswer, Seen, StartInput};
 use crate::cycle::context::Engine;
 use crate::domain::connector::Grant;
 use crate::error::{Error, Result};
@@ -42,6 +43,10 @@ struct Github {
 struct Shared {
     ctx: Ctx,
     github: OnceCell<Arc<Github>>,
+    /// What each grant was last told of each of its cycles, so `wait` answers `changed`
+    /// against what the client saw, not against the moment it called. In memory: after a
+    /// restart a client passes `since`.
+    seen: Mutex<HashMap<(String, String), Seen>>,
 }
 
 /// The remote MCP server: one per session, sharing the context.
@@ -90,6 +95,9 @@ pub struct WaitArgs {
     pub cycle: String,
     /// Seconds to wait for a change (1 to 60; default 30)
     pub timeout_seconds: Option<u64>,
+    /// The status you last saw (a status word from an earlier answer): wait returns at once
+    /// when the cycle's differs. Without it, the last status forgeloop told you
+    pub since: Option<String>,
 }
 
 /// `test_pr`'s arguments.
@@ -106,7 +114,10 @@ pub struct TestArgs {
 impl RemoteServer {
     /// A server acting in `ctx`.
     pub fn new(ctx: Ctx) -> RemoteServer {
-        RemoteServer { shared: Arc::new(Shared { ctx, github: OnceCell::new() }), tool_router: Self::tool_router() }
+        RemoteServer {
+            shared: Arc::new(Shared { ctx, github: OnceCell::new(), seen: Mutex::new(HashMap::new()) }),
+            tool_router: Self::tool_router(),
+        }
     }
 
     async fn github(&self) -> Result<Arc<Github>> {
@@ -139,6 +150,18 @@ impl RemoteServer {
 
     fn cycle(&self, grant: &Grant, name: &str) -> Result<CyclePaths> {
         connector::cycle_of(&self.shared.ctx, grant, name)
+    }
+
+    /// Remembers what `grant` was told of a cycle.
+    fn saw(&self, grant: &Grant, answer: &CycleAnswer) {
+        if let (Some(seen), Ok(mut map)) = (answer.seen(), self.shared.seen.lock()) {
+            map.insert((grant.id.clone(), answer.cycle.clone()), seen);
+        }
+    }
+
+    /// What `grant` was last told of `cycle`.
+    fn last_seen(&self, grant: &Grant, cycle: &str) -> Option<Seen> {
+        self.shared.seen.lock().ok()?.get(&(grant.id.clone(), cycle.to_owned())).copied()
     }
 
     /// The tool's answer, redacted, journaled with the client's name.
@@ -207,6 +230,7 @@ impl RemoteServer {
 
     #[tool(
         description = "Start a cycle for one change in a repository: the brief's five fields and your question. The cycle waits for the person to confirm the brief in forgeloop's control room; this returns at once with the cycle's name. Then call wait or cycle_status until it is confirmed.",
+        output_schema = super::schemas::cycle(),
         annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
     async fn start_cycle(
@@ -216,7 +240,8 @@ impl RemoteServer {
     ) -> CallToolResult {
         let grant = self.grant(&context);
         let outcome = async {
-            let grant = known(&grant)?.clone();
+            let granted = known(&grant)?;
+            let grant = granted.clone();
             self.blocking(move |ctx| {
                 let random = crate::serve::auth::random_token(6).map_err(Error::Invalid)?;
                 let input = StartInput {
@@ -224,9 +249,11 @@ impl RemoteServer {
                     fields: [args.goal, args.success, args.scope, args.constraints, args.validation],
                     question: args.question,
                 };
-                to_value(&connector::start_cycle(ctx, &grant, input, &random)?)
+                connector::start_cycle(ctx, &grant, input, &random)
             })
             .await
+            .inspect(|answer| self.saw(granted, answer))
+            .and_then(|answer| to_value(&answer))
         }
         .await;
         self.finish("start_cycle", grant.as_ref().ok(), outcome)
@@ -234,6 +261,7 @@ impl RemoteServer {
 
     #[tool(
         description = "A cycle's status, iteration k of N, its PR, and what it waits for.",
+        output_schema = super::schemas::cycle(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn cycle_status(
@@ -243,15 +271,19 @@ impl RemoteServer {
     ) -> CallToolResult {
         let grant = self.grant(&context);
         let outcome = async {
-            let paths = self.cycle(known(&grant)?, &args.cycle)?;
-            self.blocking(move |ctx| to_value(&connector::status(ctx, &args.cycle, &paths)?)).await
+            let granted = known(&grant)?;
+            let paths = self.cycle(granted, &args.cycle)?;
+            let answer = self.blocking(move |ctx| connector::status(ctx, &args.cycle, &paths)).await?;
+            self.saw(granted, &answer);
+            to_value(&answer)
         }
         .await;
         self.finish("cycle_status", grant.as_ref().ok(), outcome)
     }
 
     #[tool(
-        description = "Wait until a cycle's status or iteration changes (at most timeout_seconds, 1 to 60). Returns the status and whether it changed.",
+        description = "Wait until the cycle differs from what you last saw (the last answer forgeloop gave you about it, or `since`): at once when it already does or when it waits for nothing from the person, else when it changes, or after timeout_seconds (1 to 60). Returns the cycle, `changed`, and the `since` it compared with.",
+        output_schema = super::schemas::wait(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn wait(
@@ -261,20 +293,32 @@ impl RemoteServer {
     ) -> CallToolResult {
         let grant = self.grant(&context);
         let outcome = async {
-            let paths = self.cycle(known(&grant)?, &args.cycle)?;
+            let granted = known(&grant)?;
+            let paths = self.cycle(granted, &args.cycle)?;
             let secs = args.timeout_seconds.unwrap_or(30).clamp(1, 60);
-            let (answer, changed) =
-                connector::wait(&self.shared.ctx, &args.cycle, &paths, Duration::from_secs(secs)).await?;
-            let mut value = to_value(&answer)?;
-            value["changed"] = json!(changed);
-            Ok(value)
+            let since = match args.since.as_deref() {
+                Some(word) => Some(Seen {
+                    status: connector::parse_client_status(word).ok_or_else(|| {
+                        Error::Invalid(format!(
+                            "since {word:?} is not a status: pass a status word an earlier answer gave"
+                        ))
+                    })?,
+                    iteration: None,
+                }),
+                None => self.last_seen(granted, &args.cycle),
+            };
+            let answer =
+                connector::wait(&self.shared.ctx, &args.cycle, &paths, Duration::from_secs(secs), since).await?;
+            self.saw(granted, &answer.cycle);
+            to_value(&answer)
         }
         .await;
         self.finish("wait", grant.as_ref().ok(), outcome)
     }
 
     #[tool(
-        description = "Test the PR of a cycle you started: forgeloop runs the person's test profile for the cycle's repository on the PR's head, in a sandbox, counting one iteration (up to the cap). Returns the redacted report; when it failed, the failure output and the handoff to act on.",
+        description = "Test the PR of a cycle you started: forgeloop runs the person's test profile for the cycle's repository on the PR's head, in a sandbox, counting one iteration (up to the cap). Returns the redacted report (the end of the run's output, a pass's too, and `integrity`: what the PR did to its own tests); when it failed, the failure output and the handoff to act on.",
+        output_schema = super::schemas::test_pr(),
         annotations(read_only_hint = false, destructive_hint = false, open_world_hint = true)
     )]
     async fn test_pr(
@@ -284,9 +328,13 @@ impl RemoteServer {
     ) -> CallToolResult {
         let grant = self.grant(&context);
         let outcome = async {
-            let paths = self.cycle(known(&grant)?, &args.cycle)?;
+            let granted = known(&grant)?;
+            let paths = self.cycle(granted, &args.cycle)?;
             let github = self.github().await?;
-            connector::test_pr(&github.ctx, &github.engine, &args.cycle, &paths, &args.pr).await
+            let (answer, value) =
+                connector::test_pr(&github.ctx, &github.engine, &args.cycle, &paths, &args.pr).await?;
+            self.saw(granted, &answer);
+            Ok(value)
         }
         .await;
         self.finish("test_pr", grant.as_ref().ok(), outcome)

@@ -257,29 +257,59 @@ async def sdk_checks(binary, work, emu, token, env, version):
     assert token not in json.dumps(report), "the token never appears in a result"
 
 
-def confirm_on_a_terminal(binary, env, cwd, state):
-    """The person's `forgeloop confirm`, on a pseudo-terminal: no MCP tool confirms a brief."""
-    import pty
-    import select
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([binary, "confirm", "--state", state], stdin=slave, stdout=subprocess.DEVNULL,
-                            stderr=slave, env=env, cwd=cwd)
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + HANG_GUARD
-    while b"[y/N]" not in seen:
-        assert time.monotonic() < deadline, f"confirm never asked: {seen!r}"
-        if select.select([master], [], [], 0.1)[0]:
-            seen += os.read(master, 4096)
-    os.write(master, b"y\n")
-    assert proc.wait(timeout=HANG_GUARD) == 0, seen
-    os.close(master)
+class ControlRoom:
+    """The person at the control room (`forgeloop tui` in a private tmux server): what no MCP
+    tool does (confirm a brief) is done here, by keys, as a person does it."""
+
+    def __init__(self, binary, env, cwd):
+        import shlex
+        self.socket = f"forgeloop-mcp-{os.getpid()}-{secrets.token_hex(4)}"
+        command = f"cd {shlex.quote(str(cwd))} && {shlex.quote(binary)} tui; echo EXIT=$?; sleep 30"
+        # The session inherits the tmux server's environment: the token is on no command line.
+        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
+                        "-x", "200", "-y", "50", command], env=dict(env, TERM="xterm-256color"), check=True)
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "-L", self.socket, "send-keys", "-t", "t", *keys], check=True)
+
+    def screen(self):
+        return subprocess.run(["tmux", "-L", self.socket, "capture-pane", "-p", "-t", "t"], capture_output=True,
+                              text=True).stdout
+
+    def wait_until(self, predicate, what):
+        deadline = time.monotonic() + HANG_GUARD
+        while True:
+            screen = self.screen()
+            if predicate(screen):
+                return screen
+            assert time.monotonic() < deadline, f"{what} never showed on the control room:\n{screen}"
+            time.sleep(0.05)
+
+    def stop(self):
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def person_confirms_in_the_control_room(binary, env, cwd):
+    """The cycle waiting for its brief comes first in the list: `c` opens the brief, `y` confirms."""
+    room = ControlRoom(binary, env, cwd)
+    try:
+        room.wait_until(lambda s: "CONFIRM BRIEF" in s, "the cycle waiting for its brief")
+        room.keys("c")
+        dialog = room.wait_until(lambda s: "Confirm the delegation brief" in s, "the brief's dialog")
+        assert "add dark mode" in dialog, dialog
+        room.keys("y")
+        room.wait_until(lambda s: "CONFIRM BRIEF" not in s, "the confirmation")
+        room.keys("q")
+        room.wait_until(lambda s: "EXIT=0" in s, "the control room's exit")
+    finally:
+        room.stop()
 
 
 async def relay_loop(session, binary, work, emu, env):
-    """The relay loop with MCP tools only: the Project looked up and bound, start, the person
-    confirms, attach, next, sent, reply, a failing test (its comment posted), a fix pushed, a
-    passing test with the stored commands: READY_TO_MERGE."""
+    """A whole cycle with MCP tools only, no CLI call: the Project looked up and bound, start,
+    the person confirms in the control room, attach, next, sent, reply, a failing test (its
+    comment posted), a fix pushed, a passing test with the stored commands (its comment posted):
+    READY_TO_MERGE. What is the person's is refused over MCP before and after."""
     lookup = structured(await session.call_tool("project_lookup", {"repository": "acme/widget"}))
     assert lookup["status"] == "PROJECT_NOT_LINKED" and "project bind" in lookup["next_action"], lookup
     project = "https://chatgpt.com/g/g-p-widget/project"
@@ -297,7 +327,14 @@ async def relay_loop(session, binary, work, emu, env):
                                                       "webgpt_question": "Fix calc.sh and open a PR.",
                                                       "intent_brief": BRIEF})
     assert structured(started)["status"] == "AWAITING_BRIEF_CONFIRMATION", started
-    confirm_on_a_terminal(binary, env, str(work), "calc")
+    step = structured(await session.call_tool("forge_next", {"state": "calc"}))
+    assert step["action"] == "wait_for_human", step
+    await human_only_refused(session)
+    import anyio
+    await anyio.to_thread.run_sync(person_confirms_in_the_control_room, binary, env, str(work))
+    confirmed = structured(await session.call_tool("forge_cycle", {"state": "calc"}))
+    assert confirmed["status"] == "AWAITING_WEBGPT_PR", confirmed
+    assert confirmed["brief_confirmation"]["via"] == "tui", confirmed["brief_confirmation"]
     attached = structured(await session.call_tool("project_attach", {"repository": "acme/widget", "state": "calc"}))
     assert attached["status"] == "PROJECT_LINKED" and attached["state"].endswith("calc.json"), attached
     outside = await session.call_tool("project_attach", {"repository": "acme/widget", "state": "/etc/passwd.json"})
@@ -320,6 +357,8 @@ async def relay_loop(session, binary, work, emu, env):
     failed = structured(await session.call_tool("forge_test", {"state": "calc", "pr": pr, "profile": "project"}))
     assert failed["status"] == "AWAITING_WEBGPT_FIX" and failed["report"]["status"] == "TEST_FAILED", failed
     assert failed["report"].get("comment_published") is True, failed["report"]
+    comments = emu.admin("GET", f"repos/acme/widget/issues/{number}/comments")
+    assert len(comments) == 1 and "TEST_FAILED" in comments[0]["body"], comments
     step = structured(await session.call_tool("forge_next", {"state": "calc"}))
     assert step["action"] == "send" and "TEST_FAILED" in step["text"], step
     assert not is_error(await session.call_tool("forge_sent", {"state": "calc"}))
@@ -330,6 +369,39 @@ async def relay_loop(session, binary, work, emu, env):
     passed = structured(await session.call_tool("forge_test", {"state": "calc", "pr": pr}))
     assert passed["status"] == "READY_TO_MERGE" and passed["report"]["status"] == "TEST_PASSED", passed
     assert passed["iteration"] == 2, passed
+    comments = emu.admin("GET", f"repos/acme/widget/issues/{number}/comments")
+    assert len(comments) == 2 and "TEST_PASSED" in comments[1]["body"], comments
+    assert not emu.admin("GET", f"repos/acme/widget/pulls/{number}").get("merged"), "nothing merges"
+    await human_only_refused(session)
+
+
+async def human_only_refused(session):
+    """What is the person's has no tool, and no argument turns a tool into one: each call is
+    refused (an unknown tool, or an unknown field) and changes nothing."""
+    from mcp.shared.exceptions import MCPError
+    before = structured(await session.call_tool("forge_cycle", {"state": "calc"}))
+    for tool in ("forge_confirm", "forge_approve", "forge_unblock", "forge_extend", "forge_allow_hosts",
+                 "forge_rerun", "forge_merge"):
+        try:
+            result = await session.call_tool(tool, {"state": "calc"})
+        except MCPError as e:
+            assert "tool" in str(e).lower(), (tool, e)
+            continue
+        assert is_error(result), (tool, result)
+    for tool, args in [
+        ("forge_start", {"state": "calc2", "request": "r", "webgpt_question": "q", "intent_brief": BRIEF,
+                         "await_confirmation": False}),
+        ("forge_start", {"state": "calc2", "request": "r", "webgpt_question": "q", "intent_brief": BRIEF,
+                         "max_iterations": 99}),
+        ("forge_test", {"state": "calc", "pr": "acme/widget#1", "allow_hosts": ["127.0.0.1:1"]}),
+        ("forge_test", {"state": "calc", "pr": "acme/widget#1", "rerun": True}),
+        ("forge_block", {"state": "calc", "status": "BLOCKED_MAX_ITERATIONS", "reason": "skip the cap"}),
+    ]:
+        result = await session.call_tool(tool, args)
+        assert is_error(result), (tool, args, result)
+    after = structured(await session.call_tool("forge_cycle", {"state": "calc"}))
+    assert (after["status"], after["iteration"], after["max_iterations"]) == \
+        (before["status"], before["iteration"], before["max_iterations"]), (before, after)
 
 
 class Raw:

@@ -450,9 +450,14 @@ def oauth_provider(server, storage, person, code, **more):
 
 
 async def call(session, tool, args):
+    """A call that succeeds. The SDK has checked its structured content against the tool's
+    output schema; and nothing said to the chat calls it anything but itself."""
     result = await session.call_tool(tool, args)
     assert not is_error(result), (tool, args, result)
-    return structured(result)
+    doc = structured(result)
+    # (A handoff's first line is the reference tool's machine marker, an HTML comment.)
+    assert "webgpt" not in re.sub(r"<!--.*?-->", "", json.dumps(doc)).lower(), (tool, doc)
+    return doc
 
 
 async def refused(session, tool, args, needle):
@@ -490,8 +495,15 @@ async def whole_cycle(binary, env, work, server, emu):
                 init = await session.initialize()
                 info = getattr(init, "server_info", None) or getattr(init, "serverInfo")
                 assert info.name == "forgeloop", info
-                tools = sorted(t.name for t in (await session.list_tools()).tools)
+                listed = (await session.list_tools()).tools
+                tools = sorted(t.name for t in listed)
                 assert tools == TOOLS, tools
+                schemas = {t.name: (getattr(t, "output_schema", None) or getattr(t, "outputSchema", None)) for t in listed}
+                integrity = schemas["test_pr"]["properties"]["report"]["properties"]["integrity"]
+                for word in ("own tests", "protect", "NEEDS_REVIEW", "assertions_removed"):
+                    assert word in json.dumps(integrity), (word, integrity)
+                assert "AWAITING_FIX" in schemas["cycle_status"]["properties"]["status"]["description"], schemas
+                assert {"changed", "since"} <= set(schemas["wait"]["required"]), schemas["wait"]
                 assert storage.tokens is not None and storage.tokens.refresh_token, "the SDK holds its tokens"
 
                 repos = (await call(session, "list_repositories", {}))["repositories"]
@@ -520,7 +532,9 @@ async def whole_cycle(binary, env, work, server, emu):
                         waited.append(await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60}))
                     group.start_soon(waiter)
                     await anyio.to_thread.run_sync(person_confirms_in_the_control_room, binary, env, work, cycle, server)
-                assert waited[0]["changed"] is True and waited[0]["status"] == "AWAITING_WEBGPT_PR", waited
+                assert waited[0]["changed"] is True and waited[0]["status"] == "AWAITING_PR", waited
+                assert waited[0]["since"] == "AWAITING_BRIEF_CONFIRMATION", waited
+                assert waited[0]["waiting_for"].startswith("you: open a pull request"), waited
                 unchanged = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 1})
                 assert unchanged["changed"] is False, unchanged
 
@@ -528,7 +542,9 @@ async def whole_cycle(binary, env, work, server, emu):
                 assert failed["profile"] == "project", failed
                 assert failed["report"]["status"] == "TEST_FAILED", failed
                 assert "expected 5, got -1" in failed["report"]["failure_output"], failed
-                assert failed["cycle"]["status"] == "AWAITING_WEBGPT_FIX" and failed["cycle"]["iteration"] == 1, failed
+                assert "not ok - expected 5, got -1" in failed["report"]["output_tail"], failed
+                assert failed["cycle"]["waiting_for"].startswith("you: push a fix"), failed
+                assert failed["cycle"]["status"] == "AWAITING_FIX" and failed["cycle"]["iteration"] == 1, failed
                 assert "TEST_FAILED" in failed["handoff"], failed
                 handoff = (await call(session, "get_handoff", {"cycle": cycle}))["handoff"]
                 assert "expected 5, got -1" in handoff, handoff
@@ -541,6 +557,10 @@ async def whole_cycle(binary, env, work, server, emu):
                 push(emu, "calc-fix", CALC_FIXED, "fix: add")
                 passed = await call(session, "test_pr", {"cycle": cycle, "pr": pr})
                 assert passed["report"]["status"] == "TEST_PASSED", passed
+                # A pass carries its evidence: the tests' own words, redacted.
+                assert passed["report"]["failure_output"] is None, passed
+                assert "ok - 2+3=5" in passed["report"]["output_tail"], passed
+                assert "integrity" in passed["report"], passed
                 assert passed["cycle"]["status"] == "READY_TO_MERGE" and passed["cycle"]["iteration"] == 2, passed
                 diff = await call(session, "get_diff", {"cycle": cycle})
                 assert diff["kind"] == "since_last_run" and "+echo $(($1 + $2))" in diff["diff"], diff
@@ -593,6 +613,16 @@ async def the_cap(binary, env, work, session, emu):
     started = await call(session, "start_cycle", dict(FIVE, repository="acme/widget", question="Try again."))
     cycle = started["cycle"]
     await anyio.to_thread.run_sync(person_on_a_terminal, binary, env, str(work), "confirm", "--state", cycle)
+    # The person confirmed before the client asked: wait compares with what the client was
+    # told (start_cycle's answer), so it says "changed" at once, and from what.
+    waited = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60})
+    assert waited["changed"] is True and waited["status"] == "AWAITING_PR", waited
+    assert waited["since"] == "AWAITING_BRIEF_CONFIRMATION", waited
+    again = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60, "since": "AWAITING_BRIEF_CONFIRMATION"})
+    assert again["changed"] is True and again["since"] == "AWAITING_BRIEF_CONFIRMATION", again
+    same = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60, "since": "AWAITING_PR"})
+    assert same["changed"] is False and same["since"] == "AWAITING_PR", same
+    await refused(session, "wait", {"cycle": cycle, "since": "DONE_SOON"}, "is not a status")
     number = emu.pr("acme", "widget", "cap", CALC_BUGGY)
     pr = f"acme/widget#{number}"
     foreign = emu.pr("stranger", "tool", "x", CALC_BUGGY)
@@ -609,6 +639,7 @@ async def the_cap(binary, env, work, session, emu):
     asked = len(emu.requests_to(f"/repos/acme/widget/pulls/{number}"))
     blocked = await call(session, "test_pr", {"cycle": cycle, "pr": pr})
     assert blocked["cycle"]["status"] == "BLOCKED_MAX_ITERATIONS" and blocked["cycle"]["iteration"] == 5, blocked
+    assert f"forgeloop extend --state {cycle}" in blocked["cycle"]["waiting_for"], blocked
     assert "report" not in blocked, blocked
     assert len(emu.requests_to(f"/repos/acme/widget/pulls/{number}")) == asked, "past the cap GitHub is not asked"
     await refused(session, "test_pr", {"cycle": cycle, "pr": pr}, "the iteration cap is reached")
