@@ -373,7 +373,23 @@ pub async fn test_pr(
     let (profile_name, profile) = profile_for(ctx, &repository)?;
     let mut opts = RunOptions::new(pr, Actor::Agent);
     opts.commands = Some(profile);
-    let outcome = pr_test::forge_pr(ctx, engine, paths, opts).await?;
+    let outcome = match pr_test::forge_pr(ctx, engine, paths, opts).await {
+        Ok(outcome) => outcome,
+        // Not the PR's fault and not an iteration: an answer, not an error, whose cycle says
+        // the person decides (the agent's message speaks of config files the client cannot see).
+        Err(Error::NeedsNetwork { needs, .. }) => {
+            let state = state_file::load(&paths.state)?;
+            let answer = CycleAnswer::of(ctx, name, &state);
+            let mut out = json!({ "cycle": &answer, "profile": profile_name, "needs_network": {
+                "phase": needs.phase,
+                "destinations": needs.allow.iter().chain(&needs.refused_by_policy).collect::<Vec<_>>(),
+                "counted": false,
+            }});
+            ctx.redactor.redact_json(&mut out);
+            return Ok((answer, out));
+        }
+        Err(e) => return Err(e),
+    };
     let answer = CycleAnswer::of(ctx, name, &outcome.saved.state);
     let mut out = json!({ "cycle": &answer, "profile": profile_name });
     if let Some(report) = &outcome.report {

@@ -103,6 +103,15 @@ pub(super) fn test_pr() -> Arc<JsonObject> {
                 },
                 "required": ["status", "head_sha", "commands"]
             },
+            "needs_network": {
+                "type": "object",
+                "description": "Present when the run needed network access its tests may not have: not your PR's fault, and no run was counted. The person decides whether to allow it; waiting_for says so. Call wait, then test_pr again.",
+                "properties": {
+                    "phase": {"type": "string", "description": "setup or test: the phase that needed it."},
+                    "destinations": {"type": "array", "items": {"type": "string"}, "description": "What it tried to reach."},
+                    "counted": {"type": "boolean"}
+                }
+            },
             "already_tested": {"type": "string", "description": "Present when this head was tested already: nothing ran and no run was counted; push a new commit to test again."},
             "handoff": {"type": "string", "description": "After a failure: what to fix, as forgeloop would type it to you."}
         },

@@ -590,6 +590,7 @@ async def whole_cycle(binary, env, work, server, emu):
                               "is not a repository this connector may use")
 
                 out["cap"] = await the_cap(binary, env, work, session, emu)
+                await network_needed(binary, env, work, session, emu)
                 out["client_id"] = storage.client_info.client_id
                 out["pr"] = pr
 
@@ -650,6 +651,23 @@ async def the_cap(binary, env, work, session, emu):
     passed = await call(session, "test_pr", {"cycle": cycle, "pr": pr})
     assert passed["cycle"]["status"] == "READY_TO_MERGE" and passed["cycle"]["iteration"] == 6, passed
     return cycle
+
+
+async def network_needed(binary, env, work, session, emu):
+    """A PR whose tests reach for the network: the answer is not an error but the cycle, which
+    says the person decides, with what was tried; no run is counted."""
+    import anyio
+    cycle = (await call(session, "start_cycle", dict(FIVE, repository="acme/widget", question="Net.")))["cycle"]
+    await anyio.to_thread.run_sync(person_on_a_terminal, binary, env, str(work), "confirm", "--state", cycle)
+    reach = "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9), timeout=5)\" && echo $(($1 + $2))\n"
+    number = emu.pr("acme", "widget", "net", reach)
+    answer = await call(session, "test_pr", {"cycle": cycle, "pr": f"acme/widget#{number}"})
+    assert "report" not in answer and answer["needs_network"]["counted"] is False, answer
+    assert "127.0.0.1:9" in json.dumps(answer["needs_network"]["destinations"]), answer
+    assert answer["cycle"]["iteration"] == 0 and answer["cycle"]["status"] == "AWAITING_PR", answer
+    assert answer["cycle"]["waiting_for"].startswith("the person: the last run"), answer
+    waited = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 1})
+    assert waited["changed"] is False and waited["waiting_for"] == answer["cycle"]["waiting_for"], waited
 
 
 # ---------------------------------------------------------------------------------------------
