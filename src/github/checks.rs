@@ -309,18 +309,13 @@ impl WireRun {
 /// A URL path segment: unreserved characters as they are, everything else percent-encoded
 /// (a branch `feature/x` becomes `feature%2Fx`).
 pub(super) fn path_segment(text: &str) -> String {
+    /// Every byte but the unreserved ones (RFC 3986): a `/`, `?` or `#` cannot leave the segment.
+    const SEGMENT: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
     if text == "." || text == ".." {
         return text.replace('.', "%2E");
     }
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(text, SEGMENT).to_string()
 }
 
 #[cfg(test)]

@@ -59,14 +59,20 @@ pub struct Server {
     mcp: StreamableHttpService<RemoteServer, LocalSessionManager>,
 }
 
-/// The authority (`host[:port]`) and origin (`scheme://authority`) of a URL.
+/// The authority (`host[:port]`, the port only when it is not the scheme's default) and origin
+/// (`scheme://authority`) of an http(s) URL, as a browser and the `Host` header would say them:
+/// from the parsed URL, so user information (`https://a@b`) cannot pass for a host.
 pub fn authority_and_origin(url: &str) -> Option<(String, String)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?.to_ascii_lowercase();
-    if authority.is_empty() || authority.contains('@') {
+    let parsed = url::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") || !parsed.username().is_empty() || parsed.password().is_some() {
         return None;
     }
-    Some((authority.clone(), format!("{}://{authority}", scheme.to_ascii_lowercase())))
+    let host = parsed.host_str().filter(|h| !h.is_empty())?;
+    let authority = match parsed.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    Some((authority.clone(), format!("{}://{authority}", parsed.scheme())))
 }
 
 impl Server {

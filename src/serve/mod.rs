@@ -60,35 +60,39 @@ pub fn exposure(listen: &SocketAddr, public_url: Option<&str>) -> Result<bool> {
 }
 
 /// Checks `--public-url`: an absolute https URL with no path, query or user. Plain http only
-/// for a loopback host (a local test): ChatGPT's tokens cross the tunnel in that URL.
+/// for a loopback host (a local test): ChatGPT's tokens cross the tunnel in that URL. The
+/// answer is the parsed URL's origin (the host lowercased, a default port dropped).
 pub fn check_public_url(url: &str) -> Result<String> {
     let trimmed = url.trim().trim_end_matches('/');
-    let valid = (trimmed.starts_with("https://") || trimmed.starts_with("http://"))
-        && http::authority_and_origin(trimmed).is_some()
-        && trimmed.splitn(4, '/').nth(3).is_none()
-        && !trimmed.contains(['?', '#']);
-    if !valid {
+    let parsed = url::Url::parse(trimmed)
+        .ok()
+        .filter(|u| u.path() == "/" && u.query().is_none() && u.fragment().is_none() && !u.cannot_be_a_base());
+    let Some((parsed, (_, origin))) = parsed.and_then(|u| http::authority_and_origin(u.as_str()).map(|a| (u, a)))
+    else {
         return Err(Error::Invalid(format!(
             "--public-url {url:?} is not a base URL like https://forge.example.com (no path, query or user)"
         )));
-    }
-    if trimmed.starts_with("http://") && !is_loopback_url(trimmed) {
+    };
+    if parsed.scheme() == "http" && !is_loopback(&parsed) {
         return Err(Error::Invalid(format!(
             "--public-url {url:?} is not https: ChatGPT's tokens would cross the tunnel in the clear; give the tunnel's https URL"
         )));
     }
-    Ok(trimmed.to_owned())
+    Ok(origin)
 }
 
 /// Whether `url`'s host is a loopback address or `localhost`: only this machine reaches it.
 pub fn is_loopback_url(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
-    };
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    url::Url::parse(url).is_ok_and(|u| is_loopback(&u))
+}
+
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 /// `serve --grants`: every grant, without its token hashes.

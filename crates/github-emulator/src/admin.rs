@@ -76,7 +76,8 @@ pub(crate) fn refusal(core: &Core, method: &Method, headers: &HeaderMap) -> Opti
 
 /// Compares without stopping at the first difference, so timing does not reveal a prefix.
 fn same_secret(given: &str, secret: &str) -> bool {
-    given.len() == secret.len() && given.bytes().zip(secret.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    use subtle::ConstantTimeEq;
+    given.as_bytes().ct_eq(secret.as_bytes()).into()
 }
 
 pub(crate) async fn handle(core: &Arc<Core>, method: &Method, path: &str, _query: &str, body: Bytes) -> Resp {

@@ -79,27 +79,9 @@ pub(crate) fn bytes_response(status: StatusCode, content_type: &'static str, bod
 /// `%XX` decoded (and `+` as a space in a query), leaving a malformed escape as it is: a client
 /// may encode a `/` in a branch name or a space in a check name, or not.
 pub(crate) fn percent_decode(raw: &str, plus_is_space: bool) -> String {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' if plus_is_space => out.push(b' '),
-            b'%' => match bytes
-                .get(i + 1..i + 3)
-                .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok())
-            {
-                Some(b) => {
-                    out.push(b);
-                    i += 2;
-                }
-                None => out.push(b'%'),
-            },
-            other => out.push(other),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    // `+` first, so an encoded plus (`%2B`) stays a plus.
+    let raw = if plus_is_space { raw.replace('+', " ") } else { raw.to_owned() };
+    percent_encoding::percent_decode_str(&raw).decode_utf8_lossy().into_owned()
 }
 
 /// The whole body, or the 413 to answer when it is larger than `limit` (or unreadable).

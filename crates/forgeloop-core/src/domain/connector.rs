@@ -50,12 +50,12 @@ pub fn token_hash(token: &str) -> String {
     sha256_hex(token.as_bytes())
 }
 
-/// Compares without stopping at the first difference, so timing says nothing of a secret.
+/// Compares without stopping at the first difference, so timing says nothing of a secret
+/// (`subtle`'s comparison, which the optimizer is kept from shortening; a length differs in
+/// the open).
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
 }
 
 /// Why a redirect URI cannot be registered.
@@ -73,42 +73,37 @@ pub enum RedirectError {
 }
 
 /// A redirect URI a client may register: https anywhere, or http to a loopback host (a
-/// native client's local listener, RFC 8252 §7.3); never a fragment.
+/// native client's local listener, RFC 8252 §7.3); never a fragment. Judged on the parsed URI,
+/// as the browser that follows it will read it (`http://127.0.0.1@evil.example` goes to
+/// evil.example).
 pub fn check_redirect_uri(uri: &str) -> Result<(), RedirectError> {
     if uri.contains('#') {
         return Err(RedirectError::Fragment(uri.to_owned()));
     }
-    let rest = if let Some(rest) = uri.strip_prefix("https://") {
-        return if host_of(rest).is_empty() { Err(RedirectError::NotAbsolute(uri.to_owned())) } else { Ok(()) };
-    } else if let Some(rest) = uri.strip_prefix("http://") {
-        rest
-    } else {
+    let Ok(parsed) = url::Url::parse(uri) else {
         return Err(RedirectError::NotAbsolute(uri.to_owned()));
     };
-    match host_of(rest) {
-        "localhost" | "127.0.0.1" | "[::1]" => Ok(()),
-        "" => Err(RedirectError::NotAbsolute(uri.to_owned())),
-        _ => Err(RedirectError::PlainHttp(uri.to_owned())),
+    let loopback = match parsed.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => return Err(RedirectError::NotAbsolute(uri.to_owned())),
+    };
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        "http" => Err(RedirectError::PlainHttp(uri.to_owned())),
+        _ => Err(RedirectError::NotAbsolute(uri.to_owned())),
     }
 }
 
 /// Where a redirect URI sends the person's browser back to: its host (`chatgpt.com`), or the
 /// whole URI when it has none (a custom scheme).
 pub fn redirect_host(uri: &str) -> String {
-    match uri.split_once("://") {
-        Some((_, rest)) if !host_of(rest).is_empty() => host_of(rest).to_ascii_lowercase(),
-        _ => uri.to_owned(),
+    match url::Url::parse(uri).ok().and_then(|u| u.host_str().filter(|h| !h.is_empty()).map(str::to_owned)) {
+        Some(host) => host,
+        None => uri.to_owned(),
     }
-}
-
-/// The host of `authority/path…` (the part after the scheme), without port or user info.
-fn host_of(rest: &str) -> &str {
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let authority = authority.rsplit('@').next().unwrap_or("");
-    if authority.starts_with('[') {
-        return authority.split_inclusive(']').next().unwrap_or("");
-    }
-    authority.split(':').next().unwrap_or("")
 }
 
 /// A pairing code as typed (any case, spaces and dashes ignored), in its canonical form.
@@ -317,8 +312,18 @@ mod tests {
         assert!(matches!(check_redirect_uri("http://evil.example/cb"), Err(RedirectError::PlainHttp(_))));
         assert!(matches!(check_redirect_uri("http://localhost.evil.example/cb"), Err(RedirectError::PlainHttp(_))));
         assert!(matches!(check_redirect_uri("http://127.0.0.1@evil.example/cb"), Err(RedirectError::PlainHttp(_))));
+        // What the browser will reach is what is judged and shown: the parsed host.
+        assert_eq!(redirect_host("https://127.0.0.1@Evil.Example/cb"), "evil.example");
+        assert_eq!(redirect_host("https://chatgpt.com/connector_platform_oauth_redirect"), "chatgpt.com");
+        assert_eq!(redirect_host("com.example.app:/cb"), "com.example.app:/cb");
+        assert!(check_redirect_uri("HTTP://LOCALHOST:9/cb").is_ok());
         assert!(matches!(check_redirect_uri("javascript:alert(1)"), Err(RedirectError::NotAbsolute(_))));
-        assert!(matches!(check_redirect_uri("https:///x"), Err(RedirectError::NotAbsolute(_))));
+        // A browser reads `https:///x` as https://x/ (the WHATWG parser skips the extra
+        // slash): judged, and shown to the person, as that host.
+        assert!(check_redirect_uri("https:///x").is_ok());
+        assert_eq!(redirect_host("https:///x"), "x");
+        assert!(matches!(check_redirect_uri("https://"), Err(RedirectError::NotAbsolute(_))));
+        assert!(matches!(check_redirect_uri("http:///127.0.0.1.evil.example/cb"), Err(RedirectError::PlainHttp(_))));
         assert!(matches!(check_redirect_uri("https://a.example/cb#x"), Err(RedirectError::Fragment(_))));
     }
 

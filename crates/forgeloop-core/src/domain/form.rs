@@ -3,58 +3,25 @@
 
 use std::collections::HashMap;
 
-/// `k=v&k=v`, each byte outside the unreserved set as `%XX` and a space as `+`.
+/// `k=v&k=v`: `form_urlencoded`'s serializer (a space as `+`, every byte outside
+/// `A-Z a-z 0-9 * - . _` as `%XX`).
 pub fn encode(pairs: &[(&str, &str)]) -> String {
-    pairs.iter().map(|(k, v)| format!("{}={}", escape(k), escape(v))).collect::<Vec<_>>().join("&")
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(char::from(b)),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs.iter().copied()).finish()
 }
 
 /// The pairs of a query string or a form body; a name given twice keeps its first value
 /// (`+` is a space, `%XX` a byte, a bad escape stays as it is, bad UTF-8 is replaced).
 pub fn decode(text: &str) -> HashMap<String, String> {
     let mut out = HashMap::new();
-    for pair in text.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.entry(unescape(k)).or_insert_with(|| unescape(v));
+    for (k, v) in form_urlencoded::parse(text.as_bytes()) {
+        out.entry(k.into_owned()).or_insert_with(|| v.into_owned());
     }
     out
 }
 
-/// The value of `name` in a query string, if it is there.
+/// The value of `name` in a query string, if it is there (its first).
 pub fn value(text: &str, name: &str) -> Option<String> {
-    text.split('&').filter_map(|pair| pair.split_once('=')).find(|(k, _)| unescape(k) == name).map(|(_, v)| unescape(v))
-}
-
-fn unescape(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => match text.get(i + 1..i + 3).and_then(|hex| u8::from_str_radix(hex, 16).ok()) {
-                Some(b) => {
-                    out.push(b);
-                    i += 2;
-                }
-                None => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    form_urlencoded::parse(text.as_bytes()).find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
 }
 
 #[cfg(test)]
