@@ -35,9 +35,13 @@ impl Env {
         env
     }
 
-    /// An environment whose demo runs as the ordinary test account.
+    /// An environment whose demo runs as the ordinary test account (as the developer
+    /// themselves when they are not root: they are the ordinary user).
     fn as_ordinary_user() -> Env {
         let mut env = Env::new();
+        if unsafe { libc::geteuid() } != 0 {
+            return env;
+        }
         let (uid, gid) = accounts::account(accounts::TEST_USER);
         let bin = env.path("forgeloop");
         std::fs::copy(env!("CARGO_BIN_EXE_forgeloop"), &bin).unwrap();

@@ -375,8 +375,8 @@ fn rerun_asks_github_to_rerun_the_failed_jobs_or_says_why_it_cannot() {
             };
             // It starts in a later second than the failed run (GitHub's times have whole
             // seconds; the test's job id is larger than the emulator's new ids, so a tie would
-            // keep the old run).
-            thread::sleep(Duration::from_millis(1100));
+            // keep the old run): the emulator's clock moves on, no sleep.
+            w.emu.advance_clock(2);
             w.emu.update_check_run(queued, "completed", Some("success")).unwrap();
         });
         rerun(&w)

@@ -48,6 +48,10 @@ fn a_rerun_from_the_control_room_tests_the_current_head() {
     };
     assert_eq!(state["iteration"], 2);
     assert_eq!(state["history"][1]["actor"], "human");
+    // The verdict is saved before its comment is posted: wait for the comment, not a moment.
+    while w.comments(&repo, n).len() < 2 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     assert_eq!(w.comments(&repo, n).len(), 2, "the rerun publishes its own comment");
     tmux.wait_for("rerun finished", Duration::from_secs(10));
     tmux.send_keys(&["q"]);

@@ -114,9 +114,10 @@ fn ordinary_user() -> (u32, u32) {
     crate::support::accounts::account(TEST_USER)
 }
 
-/// [`OTHER_USER`]'s ids, creating it when running as root.
-pub fn other_user() -> (u32, u32) {
-    crate::support::accounts::account(OTHER_USER)
+/// [`OTHER_USER`]'s ids, creating it when running as root; `None` (the test skips, saying
+/// why) for an ordinary user, who cannot act as another account.
+pub fn other_user() -> Option<(u32, u32)> {
+    crate::support::accounts::account_if_root(OTHER_USER)
 }
 
 /// Root's Rust toolchain (the real `cargo` and `rustc`, not rustup's proxies) hard-linked into

@@ -17,11 +17,46 @@ pub fn account(name: &str) -> (u32, u32) {
         let out = Command::new("id").args([flag, name]).output().ok()?;
         String::from_utf8_lossy(&out.stdout).trim().parse().ok()
     };
+    let mut why = String::new();
     if id("-u").is_none() {
-        // Several test binaries may race to create it; a second useradd failing is fine.
-        let _ = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", name]).output();
+        // Several test binaries may race to create it; a second useradd failing is fine (the
+        // account is there afterwards), so its error is kept only to say why when it is not.
+        match Command::new(useradd()).args(["--no-create-home", "--shell", "/bin/sh", name]).output() {
+            Ok(out) => why = String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            Err(e) => why = format!("cannot run {}: {e}", useradd().display()),
+        }
     }
-    (id("-u").expect("could not create the test account"), id("-g").expect("no gid for the test account"))
+    match (id("-u"), id("-g")) {
+        (Some(uid), Some(gid)) => (uid, gid),
+        _ => panic!(
+            "the test account {name} is missing and could not be created ({why}); these tests run forgeloop as \
+             another account: run them as root (which creates {TEST_USER} and {OTHER_USER}), or create the \
+             accounts once: useradd --no-create-home --shell /bin/sh {name}"
+        ),
+    }
+}
+
+/// `useradd`, also where a root shell with a short `PATH` (no `/usr/sbin`) would not look.
+fn useradd() -> std::path::PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).map(|dir| dir.join("useradd")).collect::<Vec<_>>())
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .chain(["/usr/sbin/useradd", "/sbin/useradd"].map(std::path::PathBuf::from))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| "useradd".into())
+}
+
+/// [`account`] for a test that acts as another account (`setpriv` to another uid needs root):
+/// for an ordinary user, `None`, and the test says why it skips rather than fail.
+pub fn account_if_root(name: &str) -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return Some(account(name));
+    }
+    eprintln!("skipped: this test acts as the account {name}, which takes root (setpriv to another uid)");
+    None
 }
 
 /// `program` run as `uid:gid` with no supplementary groups.

@@ -12,7 +12,7 @@ use crate::http_util::{DOCS, Resp, error_json, json_response, json_response_etag
 use crate::model::{ActionsJob, ActionsRun, CheckRun, Fault, RequiredChecksSource, WorkflowDispatch};
 use crate::names::{RepoName, normalize_sha};
 use crate::ops::{Core, RunRefusal};
-use crate::state::{CommentRec, Render, now};
+use crate::state::{CommentRec, Render};
 
 mod changes;
 
@@ -334,7 +334,7 @@ fn create_comment(ctx: &Ctx<'_>, owner: &str, name: &str, number: &str, body: &B
         return not_found();
     }
     let id = state.new_id();
-    let at = now();
+    let at = ctx.core.now();
     let author = ctx.core.login.clone();
     state.comments.insert(
         id,
@@ -358,7 +358,7 @@ fn update_comment(ctx: &Ctx<'_>, owner: &str, name: &str, id: &str, body: &Bytes
     match state.comments.get_mut(&id) {
         Some(comment) if comment.repo_key == key => {
             comment.body = text;
-            comment.updated_at = now();
+            comment.updated_at = ctx.core.now();
         }
         _ => return not_found(),
     }

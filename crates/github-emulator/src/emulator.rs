@@ -249,6 +249,12 @@ impl Emulator {
         self.core.update_check_run(id, status, conclusion)
     }
 
+    /// Moves the emulator's clock `seconds` on (GitHub's times have whole seconds: a test that
+    /// needs a later time says so rather than sleeping).
+    pub fn advance_clock(&self, seconds: i64) {
+        self.core.advance_clock(seconds);
+    }
+
     /// Replaces the steps of Actions job `job_id` (a step numbered 0 gets its place, from 1),
     /// so a scripted CI can say which step failed.
     pub fn set_job_steps(&self, job_id: u64, steps: Vec<JobStep>) -> Result<(), EmulatorError> {

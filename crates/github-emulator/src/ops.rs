@@ -13,7 +13,7 @@ use crate::model::{
     ActionsJob, ActionsRun, CheckRun, EmulatedComment, Fault, JobStep, LoggedRequest, RepoHandle, RequiredChecksSource,
 };
 use crate::names::{RepoName, normalize_sha, validate_login};
-use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, RequiredRec, RunRec, State, merge_json, now};
+use crate::state::{ActiveFault, CommentRec, PullRec, PullState, RepoRec, RequiredRec, RunRec, State, merge_json};
 
 /// At most this many requests are kept in the log.
 const MAX_LOGGED: usize = 100_000;
@@ -30,6 +30,9 @@ pub(crate) struct Core {
     pub log_base: String,
     state: Mutex<State>,
     git_lock: tokio::sync::Mutex<()>,
+    /// Seconds the emulator's clock runs ahead of the system's: a test moves it on instead of
+    /// sleeping until the next whole second (GitHub's times have whole seconds).
+    clock_ahead: std::sync::atomic::AtomicI64,
 }
 
 fn not_found(what: impl std::fmt::Display) -> EmulatorError {
@@ -114,7 +117,19 @@ impl Core {
             log_base,
             state: Mutex::new(State::default()),
             git_lock: tokio::sync::Mutex::new(()),
+            clock_ahead: std::sync::atomic::AtomicI64::new(0),
         }
+    }
+
+    /// The emulator's time, as GitHub writes times: whole seconds, UTC.
+    pub fn now(&self) -> String {
+        let ahead = chrono::Duration::seconds(self.clock_ahead.load(std::sync::atomic::Ordering::SeqCst));
+        (chrono::Utc::now() + ahead).format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
+
+    /// Moves the emulator's clock `seconds` on.
+    pub fn advance_clock(&self, seconds: i64) {
+        self.clock_ahead.fetch_add(seconds, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn state(&self) -> MutexGuard<'_, State> {
@@ -168,7 +183,7 @@ impl Core {
             default_branch: "main".to_owned(),
             fork_of: None,
             next_number: 1,
-            created_at: now(),
+            created_at: self.now(),
             dir,
         };
         let handle = self.handle(&rec);
@@ -199,7 +214,7 @@ impl Core {
             default_branch: branch,
             fork_of: Some(source.key()),
             next_number: 1,
-            created_at: now(),
+            created_at: self.now(),
             dir,
         };
         let handle = self.handle(&rec);
@@ -285,7 +300,7 @@ impl Core {
         let head_id =
             state.repos.get(&head.key()).map(|r| r.id).ok_or_else(|| not_found(format!("repository {head}")))?;
         let id = state.new_id();
-        let created = now();
+        let created = self.now();
         state.pulls.insert(
             (base.key(), number),
             PullRec {
@@ -356,7 +371,7 @@ impl Core {
         let mut state = self.state();
         if let Some(pr) = state.pulls.get_mut(&(repo.key(), number)) {
             pr.head_sha = sha;
-            pr.updated_at = now();
+            pr.updated_at = self.now();
         }
         Ok(())
     }
@@ -394,7 +409,7 @@ impl Core {
             }
             if let Some(pr) = self.state().pulls.get_mut(&(base_key, number)) {
                 pr.head_sha = tip;
-                pr.updated_at = now();
+                pr.updated_at = self.now();
             }
         }
         Ok(())
@@ -425,7 +440,7 @@ impl Core {
             .get_mut(&(repo.key(), number))
             .ok_or_else(|| not_found(format!("pull request {repo}#{number}")))?;
         let result = f(pr);
-        pr.updated_at = now();
+        pr.updated_at = self.now();
         Ok(result)
     }
 
@@ -435,7 +450,7 @@ impl Core {
 
     pub fn close_pr(&self, repo: &RepoName, number: u64, merged: bool) -> Result<(), EmulatorError> {
         self.with_pull(repo, number, |pr| {
-            let at = now();
+            let at = self.now();
             pr.state = PullState::Closed;
             pr.closed_at = Some(at.clone());
             if merged {
@@ -449,7 +464,8 @@ impl Core {
         let sha =
             normalize_sha(sha).ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
         let mut state = self.state();
-        let runs = runs.into_iter().map(|run| stamp(&mut state, run)).collect();
+        let now = self.now();
+        let runs = runs.into_iter().map(|run| stamp(&mut state, run, &now)).collect();
         state.check_runs.insert(sha, runs);
         Ok(())
     }
@@ -459,7 +475,7 @@ impl Core {
         let sha =
             normalize_sha(sha).ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
         let mut state = self.state();
-        let run = stamp(&mut state, run);
+        let run = stamp(&mut state, run, &self.now());
         let id = run.id.unwrap_or_default();
         state.check_runs.entry(sha).or_default().push(run);
         Ok(id)
@@ -496,7 +512,7 @@ impl Core {
                 job_id: Some(job_id),
                 ..CheckRun::default()
             };
-            let check = stamp(&mut state, check);
+            let check = stamp(&mut state, check, &self.now());
             job.started_at = check.started_at.clone();
             job.completed_at = check.completed_at.clone();
             state.check_runs.entry(sha.clone()).or_default().push(check);
@@ -519,10 +535,10 @@ impl Core {
         run.status = status.to_owned();
         run.conclusion = conclusion.map(str::to_owned);
         if status != "queued" && run.started_at.is_none() {
-            run.started_at = Some(now());
+            run.started_at = Some(self.now());
         }
         if status == "completed" && run.completed_at.is_none() {
-            run.completed_at = Some(now());
+            run.completed_at = Some(self.now());
         }
         let (job_id, started_at, completed_at) = (run.job_id, run.started_at.clone(), run.completed_at.clone());
         if let Some((actions_run, index)) = job_id.and_then(|job_id| find_job(&mut state, job_id)) {
@@ -605,7 +621,7 @@ impl Core {
         if rec.run.status == "completed" {
             return Err(RunRefusal::Completed);
         }
-        let at = now();
+        let at = self.now();
         let mut cancelled = Vec::new();
         for job in rec.run.jobs.iter_mut().filter(|job| job.status != "completed") {
             job.status = "completed".to_owned();
@@ -678,7 +694,7 @@ impl Core {
             return Err(not_found(format!("pull request {repo}#{number}")));
         }
         let id = state.new_id();
-        let at = now();
+        let at = self.now();
         state.comments.insert(
             id,
             CommentRec {
@@ -792,7 +808,7 @@ impl Core {
 }
 
 /// A check run as stored: its id (the job's, for an Actions job) and its times filled in.
-fn stamp(state: &mut State, mut run: CheckRun) -> CheckRun {
+fn stamp(state: &mut State, mut run: CheckRun, now: &str) -> CheckRun {
     if run.id.is_none() {
         run.id = Some(match run.job_id {
             Some(job) => job,
@@ -800,10 +816,10 @@ fn stamp(state: &mut State, mut run: CheckRun) -> CheckRun {
         });
     }
     if run.status != "queued" && run.started_at.is_none() {
-        run.started_at = Some(now());
+        run.started_at = Some(now.to_owned());
     }
     if run.status == "completed" && run.completed_at.is_none() {
-        run.completed_at = Some(now());
+        run.completed_at = Some(now.to_owned());
     }
     run
 }

@@ -12,10 +12,6 @@ use crate::model::{
 };
 use crate::names::RepoName;
 
-pub(crate) fn now() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
 pub(crate) struct RepoRec {
     pub id: u64,
     pub repo: RepoName,
