@@ -465,24 +465,27 @@ fn profiles<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<Strin
 
 /// The config file could not be read or is not valid (a bad redaction rule included).
 #[derive(Debug, thiserror::Error)]
-#[error("invalid config {path}: {reason}")]
+#[error("{} {path}: {reason}", if *.unreadable { "cannot read the config" } else { "invalid config" })]
 pub struct ConfigError {
     /// The config file that was read.
     pub path: PathBuf,
     /// What is wrong with it (I/O error, TOML error, bad rule or profile).
     pub reason: String,
+    /// It could not be read (missing, a directory, no permission): nothing is wrong with
+    /// what it says.
+    pub unreadable: bool,
 }
 
 impl Config {
     /// Loads `path`; a missing file is the default config only when it was not asked for.
     pub fn load(path: &Path, explicit: bool) -> Result<Config, ConfigError> {
-        let fail = |reason: String| ConfigError { path: path.to_path_buf(), reason };
+        let fail = |reason: String, unreadable: bool| ConfigError { path: path.to_path_buf(), reason, unreadable };
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(Config::default()),
-            Err(err) => return Err(fail(err.to_string())),
+            Err(err) => return Err(fail(err.to_string(), true)),
         };
-        toml::from_str(&text).map_err(|e| fail(e.to_string()))
+        toml::from_str(&text).map_err(|e| fail(e.to_string(), false))
     }
 }
 
@@ -600,6 +603,17 @@ entropy = 3.5
         let (min, max) = odd.poll_bounds();
         assert_eq!((secs(min), secs(max)), (0.01, 60.0));
         assert!(toml::from_str::<Config>("[checks]\npoll_every = 1").is_err());
+    }
+
+    #[test]
+    fn a_config_that_cannot_be_read_is_not_called_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("confg.toml");
+        let err = Config::load(&missing, true).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("cannot read the config {}: ", missing.display())), "{err}");
+        std::fs::write(&missing, "[mcp\n").unwrap();
+        let err = Config::load(&missing, true).unwrap_err().to_string();
+        assert!(err.starts_with("invalid config "), "{err}");
     }
 
     #[test]

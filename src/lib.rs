@@ -2,10 +2,10 @@
 //!
 //! Layers (docs/design.md §2): the core crate (`forgeloop-core`, re-exported here as
 //! [`domain`], [`redact`], [`store`] and [`registry`]) is below everything; the adapters
-//! ([`config`], [`sandbox`], [`egress`], [`runner`], [`checkout`], [`github`], [`cache`]) do the
-//! I/O; [`cycle`] holds
-//! the use cases every front end calls; [`cli`], [`tui`], [`mcp`] and [`demo`] are the front
-//! ends. `tests/layers.rs` keeps the table of who may use whom.
+//! ([`config`], [`config_edit`], [`sandbox`], [`egress`], [`runner`], [`checkout`], [`github`],
+//! [`cache`]) do the I/O; [`cycle`] holds the use cases every front end calls; [`cli`],
+//! [`tui`], [`mcp`], [`serve`] and [`demo`] are the front ends. `tests/layers.rs` keeps the
+//! table of who may use whom, and design §2.2 is generated from it.
 
 pub use forgeloop_core::{domain, redact, registry, store};
 

@@ -176,3 +176,16 @@ fn a_reply_killed_at_any_moment_is_recorded_fully_or_not_at_all() {
     }
     let _ = recorded;
 }
+
+#[test]
+fn a_reply_file_that_cannot_be_read_is_named_and_nothing_changes() {
+    let sb = Sandbox::new();
+    started_and_sent(&sb);
+    let before = std::fs::read(sb.path("c.json")).unwrap();
+    let missing = sb.path("replyy.txt");
+    let run = sb.run(&["reply", "--state", "c.json", "--file", missing.to_str().unwrap()]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    let error = run.json()["error"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains(&format!("cannot read the reply {}", missing.display())), "{}", run.stdout);
+    assert_eq!(std::fs::read(sb.path("c.json")).unwrap(), before);
+}

@@ -218,7 +218,15 @@ fn the_demo_runs_live_and_the_person_confirms_the_waiting_brief() {
     // with the demo.
     let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     tmux.send_keys(&["q"]);
-    tmux.wait_for("EXIT=0", LIMIT);
+    let screen = tmux.wait_for("EXIT=0", LIMIT);
+    // A few lines in the person's terminal, not the headless JSON; cycles the quit cut short
+    // are said to be stopped, never unreadable.
+    assert!(
+        screen.contains("forgeloop demo: DEMO_") && screen.contains("cycles ended as their scenario says"),
+        "{screen}"
+    );
+    assert!(screen.contains("--headless` runs it to the end"), "{screen}");
+    assert!(!screen.contains("\"cycles\"") && !screen.contains("UNREADABLE"), "{screen}");
     assert!(!pid_alive(pid), "the demo process is still running");
     let left = processes_in(&tmp);
     assert!(left.is_empty(), "still running: {left:?}");

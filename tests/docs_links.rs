@@ -421,3 +421,12 @@ fn broken_files_and_anchors_are_reported_with_their_line() {
     assert!(broken[0].ends_with("docs/missing.md does not exist"), "{}", broken[0]);
     assert!(broken[1].contains("no heading of docs/cli.md has the anchor `#the-control-room`"), "{}", broken[1]);
 }
+
+/// The README is what a newcomer reads first, in five minutes: at most 200 lines, everything
+/// else one link away in docs/.
+#[test]
+fn the_readme_stays_short() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines: move a section to docs/ and link it");
+}

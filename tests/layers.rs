@@ -8,6 +8,9 @@
 //! cannot be fooled by a path written in a comment or a string.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
+#[path = "docs_support/files.rs"]
+mod files;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -534,6 +537,67 @@ fn src() -> PathBuf {
 /// compiler already keeps them from reaching up, the table keeps them in order among themselves.
 fn core_src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/forgeloop-core/src")
+}
+
+/// The layer each top-level module belongs to, as design §2.2's table names it.
+const LAYER: &[(&str, &str)] = &[
+    ("domain", "pure"),
+    ("redact", "pure"),
+    ("store", "files"),
+    ("registry", "adapter"),
+    ("config", "adapter"),
+    ("config_edit", "adapter"),
+    ("sandbox", "adapter"),
+    ("egress", "adapter"),
+    ("runner", "adapter"),
+    ("checkout", "adapter"),
+    ("github", "adapter"),
+    ("cache", "adapter"),
+    ("error", "use cases"),
+    ("cycle", "use cases"),
+    ("output", "shared by front ends"),
+    ("signals", "shared by front ends"),
+    ("tui", "front end"),
+    ("mcp", "front end"),
+    ("serve", "front end"),
+    ("demo", "front end"),
+    ("cli", "front end"),
+];
+
+const DESIGN_BEGIN: &str =
+    "<!-- layers:begin (generated from tests/layers.rs' ALLOWED; UPDATE_DOCS=1 cargo test --test layers) -->";
+const DESIGN_END: &str = "<!-- layers:end -->";
+
+/// Design §2.2's table, made from [`ALLOWED`]: modules that may use the same modules share a
+/// row, in the table's order.
+fn design_table() -> String {
+    let layer =
+        |m: &str| LAYER.iter().find(|(n, _)| *n == m).map(|(_, l)| *l).unwrap_or_else(|| panic!("{m} has no layer"));
+    let mut rows: Vec<(Vec<&str>, &[&str])> = Vec::new();
+    for (module, deps) in ALLOWED {
+        match rows.iter_mut().find(|(modules, d)| d == deps && layer(modules[0]) == layer(module)) {
+            Some((modules, _)) => modules.push(module),
+            None => rows.push((vec![module], deps)),
+        }
+    }
+    let mut out = String::from("\n| module | may use | layer |\n|---|---|---|\n");
+    for (modules, deps) in rows {
+        let names: Vec<String> = modules.iter().map(|m| format!("`{m}`")).collect();
+        let uses = if deps.is_empty() { "—".to_owned() } else { deps.join(", ") };
+        out.push_str(&format!("| {} | {uses} | {} |\n", names.join(", "), layer(modules[0])));
+    }
+    out.push('\n');
+    out
+}
+
+/// The design's table is this test's: a module added or allowed more without the design
+/// following fails here.
+#[test]
+fn the_designs_layer_table_is_the_tests() {
+    for (module, _) in ALLOWED {
+        assert!(LAYER.iter().any(|(m, _)| m == module), "{module} has no layer in LAYER");
+    }
+    files::check_generated("docs/design.md", DESIGN_BEGIN, DESIGN_END, &design_table(), "layers");
 }
 
 #[test]

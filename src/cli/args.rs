@@ -193,9 +193,9 @@ impl Command {
 /// `forgeloop forge`: start a cycle, or test its PR and advance it.
 #[derive(Debug, Args)]
 pub struct ForgeArgs {
-    /// State file path, or a bare name for <home>/cycles/NAME.json
-    #[arg(long, value_name = "STATE")]
-    pub state: String,
+    /// The cycle (`--state`).
+    #[command(flatten)]
+    pub cycle: StateArgs,
     /// What to implement (request mode)
     #[arg(long)]
     pub request: Option<String>,
@@ -250,8 +250,8 @@ pub struct ForgeArgs {
 /// `forgeloop say`: a person's words for WebGPT.
 #[derive(Debug, Args)]
 pub struct SayArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     /// The message; `-` or omitted reads stdin
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
@@ -260,8 +260,8 @@ pub struct SayArgs {
 /// `forgeloop commands`: replace a cycle's stored commands.
 #[derive(Debug, Args)]
 pub struct CommandsArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     /// The corrected commands file; a change that widens the sandbox needs a terminal
     #[arg(long, value_name = "FILE")]
     pub commands_json: PathBuf,
@@ -302,9 +302,9 @@ pub struct DiffArgs {
 /// `forgeloop outbox`: see, or as a person drop, the cycle's pending message.
 #[derive(Debug, Args)]
 pub struct OutboxArgs {
-    /// State file path, or a bare name for <home>/cycles/NAME.json
-    #[arg(long, value_name = "STATE")]
-    pub state: String,
+    /// The cycle (`--state`).
+    #[command(flatten)]
+    pub cycle: StateArgs,
     /// Human only, on a terminal: take the pending message out unsent (not the first prompt)
     #[arg(long)]
     pub drop: bool,
@@ -403,7 +403,8 @@ pub struct ResultArgs {
     pub result: PathBuf,
 }
 
-/// The commands that name only a cycle (`next`, `sent`, `confirm`, …).
+/// `--state`, declared once: the commands that name only a cycle (`next`, `sent`, `confirm`,
+/// …) take it alone, the others flatten it in.
 #[derive(Debug, Args)]
 pub struct StateArgs {
     /// State file path, or a bare name for <home>/cycles/NAME.json
@@ -414,8 +415,8 @@ pub struct StateArgs {
 /// `forgeloop reply`: classify WebGPT's reply.
 #[derive(Debug, Args)]
 pub struct ReplyArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     /// The reply text; `-` or omitted reads stdin
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
@@ -434,8 +435,8 @@ pub struct ReplyArgs {
 /// `forgeloop wait`: block until the cycle changes.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     /// Return when the status is one of these (repeatable); default: any change
     #[arg(long, value_name = "STATUS")]
     pub until: Vec<String>,
@@ -455,8 +456,8 @@ pub struct ListArgs {
 /// `forgeloop log`: a cycle's journal.
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     /// Check the hash chain instead of printing events
     #[arg(long)]
     pub verify: bool,
@@ -465,8 +466,8 @@ pub struct LogArgs {
 /// `forgeloop abort`: stop a cycle for good.
 #[derive(Debug, Args)]
 pub struct AbortArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     #[arg(long, value_name = "TEXT")]
     pub(crate) reason: String,
 }
@@ -474,8 +475,8 @@ pub struct AbortArgs {
 /// `forgeloop block`: move a cycle to a `BLOCKED_*` status.
 #[derive(Debug, Args)]
 pub struct BlockArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     /// A BLOCKED_* status, e.g. BLOCKED_MODEL_UNAVAILABLE, BLOCKED_CONNECTOR_DENIED
     #[arg(long, value_name = "STATUS")]
     pub status: String,
@@ -486,8 +487,8 @@ pub struct BlockArgs {
 /// `forgeloop extend`: raise a cycle's iteration cap.
 #[derive(Debug, Args)]
 pub struct ExtendArgs {
-    #[arg(long, value_name = "STATE")]
-    pub(crate) state: String,
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
     /// How many more iterations to allow
     #[arg(long, value_name = "N")]
     pub by: u32,

@@ -97,7 +97,7 @@ pub(super) fn start_request(args: &ForgeArgs) -> StartRequest {
         Some(_) => 0, // refused by the domain with its max_iterations message
     };
     StartRequest {
-        state: args.state.clone(),
+        state: args.cycle.state.clone(),
         request: args.request.clone().unwrap_or_default(),
         webgpt_question: args.webgpt_question.clone(),
         intent_brief: args.intent_brief.clone(),

@@ -19,7 +19,7 @@ use crate::output;
 
 /// `forge --pr`: exit 0 when a run was recorded, 2 when the cycle ended up blocked.
 pub(super) fn forge_pr(ctx: &Ctx, args: &ForgeArgs) -> Result<i32> {
-    let paths = ctx.cycle(&args.state)?;
+    let paths = ctx.cycle(&args.cycle.state)?;
     // Refusals that need no network come first, so they never wait for GitHub.
     let commands = args.commands_json.as_deref().map(|path| commands::load(&ctx.redactor, path)).transpose()?;
     let pr = args.pr.clone().unwrap_or_default();

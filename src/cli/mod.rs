@@ -175,14 +175,14 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         }
         Command::Sent(args) => Ok(output::json(r, &actions::sent(ctx, &ctx.cycle(&args.state)?)?.state)),
         Command::Say(args) => {
-            let paths = ctx.cycle(&args.state)?;
+            let paths = ctx.cycle(&args.cycle.state)?;
             let words = read_text(args.file.as_deref(), crate::cycle::say::MAX_MESSAGE_CHARS as u64 * 4, "message")?;
             // Typed by a person at a terminal, else relayed by the agent (with the person's words).
             let by = if human::at_terminal() { Actor::Human } else { Actor::Agent };
             Ok(output::json(r, &crate::cycle::say::say(ctx, &paths, &words, by)?.state))
         }
         Command::Commands(args) => {
-            let paths = ctx.cycle(&args.state)?;
+            let paths = ctx.cycle(&args.cycle.state)?;
             let commands = crate::cycle::commands::load(r, &args.commands_json)?;
             let widened = crate::cycle::correct_commands::widening(&paths, &commands)?;
             let (by, confirmed) = if widened.is_empty() {
@@ -206,12 +206,12 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         }
         Command::Wait(args) => {
             let until = args.until.iter().map(|s| parse_status(s)).collect::<Result<Vec<_>>>()?;
-            let state = wait::wait(&ctx.cycle(&args.state)?, &until, args.timeout.map(Duration::from_secs))?;
+            let state = wait::wait(&ctx.cycle(&args.cycle.state)?, &until, args.timeout.map(Duration::from_secs))?;
             Ok(output::json(r, &state))
         }
         Command::List(args) => Ok(output::json(r, &list::list(ctx, &args.dir))),
         Command::Log(args) => {
-            let paths = ctx.cycle(&args.state)?;
+            let paths = ctx.cycle(&args.cycle.state)?;
             match args.verify {
                 true => Ok(output::json(r, &crate::cycle::log::verify(&paths)?)),
                 false => Ok(output::json(r, &crate::cycle::log::read(&paths)?)),
@@ -221,18 +221,18 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             // A run in progress elsewhere is asked to stop first (design §6.6).
             Ok(output::json(
                 r,
-                &crate::cycle::stop::abort(ctx, &ctx.cycle(&args.state)?, &args.reason, Actor::Agent)?.state,
+                &crate::cycle::stop::abort(ctx, &ctx.cycle(&args.cycle.state)?, &args.reason, Actor::Agent)?.state,
             ))
         }
         Command::Block(args) => {
             let status = parse_status(&args.status)?;
             Ok(output::json(
                 r,
-                &actions::block(ctx, &ctx.cycle(&args.state)?, status, &args.reason, Actor::Agent)?.state,
+                &actions::block(ctx, &ctx.cycle(&args.cycle.state)?, status, &args.reason, Actor::Agent)?.state,
             ))
         }
         Command::Outbox(args) => {
-            let paths = ctx.cycle(&args.state)?;
+            let paths = ctx.cycle(&args.cycle.state)?;
             if !args.drop {
                 return Ok(output::json(r, &crate::cycle::outbox::view(&paths)?));
             }
@@ -273,7 +273,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         }
         Command::Extend(args) => {
             human::require_terminal("extend")?;
-            let paths = ctx.cycle(&args.state)?;
+            let paths = ctx.cycle(&args.cycle.state)?;
             let state = files::load_state(&paths.state)?;
             let summary = format!(
                 "Cycle {} has used {} of {} iterations.",
@@ -332,7 +332,10 @@ fn read_text(file: Option<&std::path::Path>, limit: u64, what: &str) -> Result<S
         Some(path) => std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)),
         None => std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes),
     };
-    read.map_err(|e| Error::io(format!("cannot read the {what}"), e))?;
+    read.map_err(|e| match source {
+        Some(path) => Error::io(format!("cannot read the {what} {}", path.display()), e),
+        None => Error::io(format!("cannot read the {what} from stdin"), e),
+    })?;
     if bytes.len() as u64 > limit {
         return Err(Error::Invalid(format!("the {what} is larger than {limit} bytes")));
     }
@@ -341,7 +344,7 @@ fn read_text(file: Option<&std::path::Path>, limit: u64, what: &str) -> Result<S
 
 fn reply(ctx: &Ctx, args: args::ReplyArgs) -> Result<i32> {
     use crate::cycle::reply::{MAX_REPLY_BYTES, Override};
-    let paths = ctx.cycle(&args.state)?;
+    let paths = ctx.cycle(&args.cycle.state)?;
     let text = read_text(args.file.as_deref(), MAX_REPLY_BYTES, "reply")?;
     let correction = Override::from_parts(args.as_class.as_deref(), args.reason, args.pr)?;
     let lookup = |pr: &crate::domain::pr_ref::PrRef| net::pull_head(ctx, pr);

@@ -139,9 +139,9 @@ impl DemoError {
     }
 }
 
-/// Runs the demo and prints its JSON summary (or error); returns the exit code: 0 when every
-/// cycle ended where expected (with the control room: whenever the person quit normally),
-/// 2 otherwise.
+/// Runs the demo and prints its JSON summary (headless) or a few lines of it (after the
+/// control room), or its error; returns the exit code: 0 when every cycle ended where expected
+/// (with the control room: whenever the person quit normally), 2 otherwise.
 pub fn main(mut opts: DemoOptions) -> i32 {
     // Only an explicit `--home` keeps a sandbox: `FORGELOOP_HOME` names the person's real
     // forgeloop home, which must never become (or be refused as) a demo sandbox.
@@ -150,9 +150,14 @@ pub fn main(mut opts: DemoOptions) -> i32 {
         opts.home = None;
     }
     match run(&opts) {
-        Ok((redactor, summary)) => {
+        Ok((redactor, summary)) if opts.headless => {
             crate::output::json(&redactor, &summary);
-            if opts.headless && !summary.all_ok() { 2 } else { 0 }
+            if summary.all_ok() { 0 } else { 2 }
+        }
+        // Back from the control room: a few lines, not a page of JSON, in the person's terminal.
+        Ok((redactor, summary)) => {
+            print!("{}", redactor.redact(&summary.brief()));
+            0
         }
         Err(err) => {
             let redactor = process_redactor(None);

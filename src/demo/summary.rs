@@ -71,6 +71,32 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The few lines the control-room demo leaves in the terminal when the person quits (the
+    /// JSON summary is `--headless`'s): how it ended and each cycle in a line.
+    pub fn brief(&self) -> String {
+        let ok = self.cycles.iter().filter(|c| c.ok).count();
+        let mut out = format!(
+            "forgeloop demo: {} after {:.1} s; {ok} of {} cycles ended as their scenario says.\n",
+            self.status.as_str(),
+            self.elapsed_seconds,
+            self.cycles.len()
+        );
+        for cycle in &self.cycles {
+            let mark = if cycle.ok { "✓" } else { "·" };
+            out.push_str(&format!("  {mark} {:<28} {:<24} {}\n", cycle.name, cycle.status, cycle.scenario));
+        }
+        out.push_str(if self.sandbox_kept {
+            "The sandbox is kept: "
+        } else {
+            "The sandbox was removed (--home DIR keeps one): "
+        });
+        out.push_str(&format!(
+            "{}\n`forgeloop demo --headless` runs it to the end and prints the JSON summary.\n",
+            self.sandbox
+        ));
+        out
+    }
+
     /// Whether every cycle ended as its scenario says (and there was at least one).
     pub fn all_ok(&self) -> bool {
         !self.cycles.is_empty() && self.cycles.iter().all(|c| c.ok)
@@ -90,6 +116,28 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
     let mut problems = Vec::new();
     let name = finished.and_then(|f| f.cycle.clone()).unwrap_or_else(|| scenario.name.to_owned());
     let paths = demo.ctx.cycle(&name).ok();
+    // Stopped before its scenario began: nothing to read, and nothing is wrong with a file.
+    let never_started = finished.is_none_or(|f| f.stopped) && paths.as_ref().is_some_and(|p| !p.state.exists());
+    if never_started {
+        return CycleSummary {
+            name,
+            scenario: scenario.shows.to_owned(),
+            expected: scenario.expect.status.as_str().to_owned(),
+            status: Word::NotStarted.as_str().to_owned(),
+            iteration: 0,
+            max_iterations: 0,
+            pr: None,
+            pr_url: None,
+            comments: 0,
+            brief_confirmation: None,
+            driver: None,
+            journal_ok: false,
+            sandboxes: Vec::new(),
+            state: String::new(),
+            ok: false,
+            problems: vec!["the demo was stopped before this cycle started".into()],
+        };
+    }
     let state = paths.as_ref().map(|p| state_file::load(&p.state));
     let state = match state {
         Some(Ok(state)) => Some(state),

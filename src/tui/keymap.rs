@@ -343,7 +343,9 @@ pub static BINDINGS: &[Binding] = &[
         hint: "cancel",
         help: "Close without changing anything",
     },
-    Binding { contexts: &[C::ConfirmBrief, C::Say, C::YesNo], keys: &[k('n')], cmd: Cmd::No, hint: "", help: "No" },
+    Binding { contexts: &[C::ConfirmBrief, C::Say], keys: &[k('n')], cmd: Cmd::No, hint: "", help: "No" },
+    // A yes/no dialog's body offers `[y] yes  [n] no`: its footer says both.
+    Binding { contexts: &[C::YesNo], keys: &[k('n')], cmd: Cmd::No, hint: "no", help: "No" },
     Binding {
         contexts: &[C::YesNo],
         keys: &[k('y'), code(KeyCode::Enter)],

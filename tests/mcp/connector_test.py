@@ -334,6 +334,7 @@ def person_confirms_in_the_control_room(binary, env, cwd, cycle, server):
         tui.keys("c")
         dialog = tui.wait_for("Confirm the delegation brief")
         assert "make calc.sh add" in dialog, dialog
+        assert "Confirming lets" in dialog and "coordinator" not in dialog, dialog
         tui.keys("y")
         tui.wait_for("AWAIT PR")
         # The Connector screen: serve runs, the next pairing code, the client and its calls.

@@ -39,6 +39,7 @@ impl App {
             name: entry.name(),
             question: state.webgpt_question.clone(),
             fields,
+            driver: state.driver.clone(),
             edited: None,
             draft: None,
             error: None,

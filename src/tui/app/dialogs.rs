@@ -20,6 +20,9 @@ pub struct ConfirmDialog {
     pub question: String,
     /// Label and text of the five fields, as they will be confirmed.
     pub fields: Vec<(&'static str, String)>,
+    /// Who sends the prompt once it is confirmed: the coordinator agent, or the remote client
+    /// that drives the cycle itself (`connector:<client>`, design §8.1).
+    pub driver: Option<String>,
     /// The wording after an edit (question, brief text); `None` confirms as proposed.
     pub edited: Option<(String, String)>,
     /// The last text from the editor, reopened on the next edit so no work is lost.

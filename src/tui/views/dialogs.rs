@@ -123,10 +123,15 @@ fn confirm(app: &App, dialog: &ConfirmDialog, frame: &mut Frame, area: Rect) {
         }));
     }
     lines.push(Line::from(""));
-    for part in wrap_words(
-        "Confirming issues the prompt for the coordinator to send; it is journaled as you (human, via tui).",
-        usize::from(inner),
-    ) {
+    let what = match dialog.driver.as_deref().and_then(|d| d.strip_prefix("connector:")) {
+        Some(client) => format!(
+            "Confirming lets {} (through forgeloop serve) open its PR and test it with your profile; it is journaled as you (human, via tui).",
+            crate::tui::sanitize::clean(client)
+        ),
+        None => "Confirming issues the prompt for the coordinator to send; it is journaled as you (human, via tui)."
+            .to_owned(),
+    };
+    for part in wrap_words(&what, usize::from(inner)) {
         lines.push(Line::from(Span::styled(part, theme.muted)));
     }
     if let Some(error) = &dialog.error {

@@ -69,7 +69,8 @@ pub(super) fn status_line(app: &App, frame: &mut Frame, area: Rect) {
         }
         None => {
             let (dirs, problems) = &app.watching;
-            let mut text = format!(" watching {dirs} dirs: {}", app.shown(&app.roots.cycles_dir));
+            let noun = if *dirs == 1 { "dir" } else { "dirs" };
+            let mut text = format!(" watching {dirs} {noun}: {}", app.shown(&app.roots.cycles_dir));
             if !app.roots.extra_dirs.is_empty() {
                 text.push_str(&format!(" +{} extra", app.roots.extra_dirs.len()));
             }
@@ -87,14 +88,28 @@ pub(super) fn status_line(app: &App, frame: &mut Frame, area: Rect) {
 pub(super) fn hints(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let mut spans = Vec::new();
-    let mut used = 0usize;
     let width = usize::from(area.width);
-    for (key, label) in app.hints() {
-        let cost = key.chars().count() + label.chars().count() + 3;
-        if used + cost > width {
+    let cost = |key: &str, label: &str| key.chars().count() + label.chars().count() + 3;
+    let mut hints = app.hints();
+    // The help hint is the way to every other key: when the row is too narrow it is the one
+    // kept, at the end, and the others give way (marked with an ellipsis).
+    let help = hints.iter().position(|(_, label)| *label == "help").map(|at| hints.remove(at));
+    let reserved = help.as_ref().map_or(0, |(key, label)| cost(key, label));
+    let mut used = 0usize;
+    let mut cut = false;
+    for (key, label) in &hints {
+        if used + cost(key, label) + reserved > width {
+            cut = true;
             break;
         }
-        used += cost;
+        used += cost(key, label);
+        spans.push(Span::styled(format!(" {key}"), theme.key));
+        spans.push(Span::styled(format!(" {label} "), theme.muted));
+    }
+    if cut && used + 2 + reserved <= width {
+        spans.push(Span::styled(" …", theme.muted));
+    }
+    if let Some((key, label)) = help.filter(|_| reserved <= width) {
         spans.push(Span::styled(format!(" {key}"), theme.key));
         spans.push(Span::styled(format!(" {label} "), theme.muted));
     }

@@ -134,6 +134,8 @@ words! {
     DemoFailed => "DEMO_FAILED",
     /// A demo cycle whose state could not be read, in the demo's summary.
     Unreadable => "UNREADABLE",
+    /// A demo cycle the demo was stopped before it started, in the demo's summary.
+    NotStarted => "NOT_STARTED",
 }
 
 impl Word {

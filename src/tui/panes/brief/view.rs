@@ -12,7 +12,7 @@ use crate::domain::status::Status;
 use crate::tui::model::CycleEntry;
 use crate::tui::panes::Draw;
 
-use crate::tui::widgets::{field, short_time, status_badge, wrapped_field};
+use crate::tui::widgets::{entry_badge, field, short_time, wrapped_field};
 
 /// Draws the Brief tab of `entry`: its question and brief, how they were confirmed, the next step.
 pub fn render(pane: &super::BriefPane, d: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect) {
@@ -20,7 +20,8 @@ pub fn render(pane: &super::BriefPane, d: &Draw, entry: &CycleEntry, frame: &mut
     let Some(state) = &entry.state else { return };
     let pad = 18;
     let mut lines: Vec<Line> = Vec::new();
-    let (glyph, word, style) = status_badge(Some(state.status), theme);
+    // The row's badge, so the two never disagree (a run refused network shows NEEDS NET in both).
+    let (glyph, word, style) = entry_badge(entry, theme);
     lines.push(field(theme, "Status", pad, format!("{glyph} {word} ({})", state.status), style));
     let next = next_step(state, &entry.path.display().to_string());
     let w = area.width;

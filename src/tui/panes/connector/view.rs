@@ -115,8 +115,18 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
 
     let mut calls: Vec<Line> = vec![Line::from(Span::styled("Last calls", theme.header))];
     let room = usize::from(calls_area.height.saturating_sub(1));
-    let start = overview.calls.len().saturating_sub(room);
-    for call in &overview.calls[start..] {
+    // A `tools/call` request is journaled twice, as the request and as the tool it named: the
+    // tool's line says more (which tool, ok or refused), so the bare request is not shown.
+    let shown: Vec<&serde_json::Value> = overview
+        .calls
+        .iter()
+        .filter(|call| {
+            !(call.get("kind").and_then(|v| v.as_str()) == Some("request")
+                && call.get("method").and_then(|v| v.as_str()) == Some("tools/call"))
+        })
+        .collect();
+    let start = shown.len().saturating_sub(room);
+    for call in &shown[start..] {
         let field = |k: &str| call.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
         let what = match field("kind").as_str() {
             "tool" => {

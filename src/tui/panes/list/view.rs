@@ -2,7 +2,7 @@
 //! gauge, age and last event; what needs the person first.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
@@ -63,18 +63,6 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
     let width = inner.width;
     let wide = width >= 100;
     let medium = width >= 60;
-    let rows: Vec<Row> = d.list.visible[offset..(offset + height).min(d.list.visible.len())]
-        .iter()
-        .enumerate()
-        .map(|(i, &index)| {
-            let entry = &d.list.cycles[index];
-            if offset + i == selected {
-                row(d, entry, wide, medium, &theme.on_selection()).style(theme.selection)
-            } else {
-                row(d, entry, wide, medium, theme)
-            }
-        })
-        .collect();
     let (header, widths): (Vec<&str>, Vec<Constraint>) = if wide {
         (
             vec!["Status", "Task space", "Repository#PR", "Iteration", "Age", "Last event"],
@@ -101,12 +89,28 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
     } else {
         (vec!["Status", "Task space", "Iter"], vec![Constraint::Length(12), Constraint::Fill(1), Constraint::Length(5)])
     };
+    // The last column's width, as the table will lay it out: its text is cut there with an
+    // ellipsis rather than mid-word by the table.
+    let columns = Layout::horizontal(widths.clone()).spacing(1).split(Rect { x: 0, y: 0, width, height: 1 });
+    let last_width = columns.last().map_or(usize::from(width), |c| usize::from(c.width));
+    let rows: Vec<Row> = d.list.visible[offset..(offset + height).min(d.list.visible.len())]
+        .iter()
+        .enumerate()
+        .map(|(i, &index)| {
+            let entry = &d.list.cycles[index];
+            if offset + i == selected {
+                row(d, entry, wide, medium, last_width, &theme.on_selection()).style(theme.selection)
+            } else {
+                row(d, entry, wide, medium, last_width, theme)
+            }
+        })
+        .collect();
     let header = Row::new(header.into_iter().map(Cell::from)).style(theme.header);
     let table = Table::new(rows, widths).header(header).column_spacing(1);
     frame.render_widget(table, inner);
 }
 
-fn row<'a>(d: &Draw, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Theme) -> Row<'a> {
+fn row<'a>(d: &Draw, entry: &'a CycleEntry, wide: bool, medium: bool, last_width: usize, theme: &Theme) -> Row<'a> {
     let running = d.is_running(&entry.path);
     let (glyph, word, style) = entry_badge(entry, theme);
     // A run in progress, whoever started it (design §6.6): `▶ TESTING 1:05`.
@@ -124,12 +128,20 @@ fn row<'a>(d: &Draw, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Th
     };
     let name = Span::styled(entry.name(), if entry.error.is_some() { theme.error } else { theme.text });
     let view = entry.view.as_ref();
+    // The PR WebGPT's reply named (recorded by `reply`), before a run records it as the cycle's.
+    let reported = entry
+        .state
+        .as_ref()
+        .and_then(|s| s.last_reply.as_ref())
+        .filter(|r| r.class == crate::domain::reply::ReplyClass::PrFound)
+        .and_then(|r| r.pr.clone());
     let repo = match view {
-        Some(v) => match (&v.pr_ref, &v.repository) {
-            (Some(pr), _) => pr.clone(),
-            (None, Some(repo)) => repo.clone(),
+        Some(v) => match (&v.pr_ref, reported, &v.repository) {
+            (Some(pr), _, _) => pr.clone(),
+            (None, Some(pr), _) => pr,
+            (None, None, Some(repo)) => repo.clone(),
             // A first run has not recorded its PR yet; the live run knows it.
-            (None, None) => entry.live.as_ref().map_or_else(|| "—".into(), |run| run.info.pr.clone()),
+            (None, None, None) => entry.live.as_ref().map_or_else(|| "—".into(), |run| run.info.pr.clone()),
         },
         None => "—".into(),
     };
@@ -162,7 +174,7 @@ fn row<'a>(d: &Draw, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Th
         spans.push(Span::styled(format!("{size} · "), theme.text));
     }
     spans.push(last);
-    let last = Line::from(spans);
+    let last = Line::from(fit_spans(spans, last_width));
     let age = Span::styled(age(d.now, entry.updated_at()), theme.muted);
     if wide {
         Row::new(vec![
@@ -186,6 +198,7 @@ fn row<'a>(d: &Draw, entry: &'a CycleEntry, wide: bool, medium: bool, theme: &Th
             },
             theme.muted,
         ));
+        let spans = fit_spans(spans, last_width);
         Row::new(vec![
             Cell::from(status),
             Cell::from(name),
@@ -223,4 +236,23 @@ fn gauge(iteration: Option<(u32, u32)>, theme: &Theme) -> Line<'static> {
             if full { theme.gauge_full.add_modifier(Modifier::BOLD) } else { theme.text },
         ),
     ])
+}
+
+/// `spans` cut to `width` columns, the cut marked with an ellipsis (what [`truncate`] does to
+/// one string, across several styled ones).
+fn fit_spans(spans: Vec<Span<'_>>, width: usize) -> Vec<Span<'_>> {
+    use unicode_width::UnicodeWidthStr;
+    let mut left = width;
+    let mut out = Vec::with_capacity(spans.len());
+    for span in spans {
+        let w = span.content.width();
+        if w <= left {
+            left -= w;
+            out.push(span);
+            continue;
+        }
+        out.push(Span::styled(truncate(&span.content, left), span.style));
+        break;
+    }
+    out
 }
