@@ -86,10 +86,20 @@ Running `forgeloop demo --home {}` again replaces what the demo made in it.\n",
         self.root.join("github")
     }
 
-    /// Removes a temporary sandbox; keeps one given with `--home`.
+    /// Removes a temporary sandbox; keeps one given with `--home`. Through the sandbox's own
+    /// remover: the warm caches' overlay work directories are `0000` (overlayfs makes them so),
+    /// which a plain recursive remove by anyone but root stops at.
     pub fn finish(self) -> Result<(), DemoError> {
         match self.temp {
-            Some(temp) => temp.close().map_err(|e| DemoError::io("cannot remove the temporary sandbox", e)),
+            Some(temp) => {
+                let path = temp.keep();
+                crate::store::tree::remove_tree(&path).map_err(|left| {
+                    DemoError::io(
+                        format!("cannot remove the temporary sandbox {} ({left})", path.display()),
+                        left.error,
+                    )
+                })
+            }
             None => Ok(()),
         }
     }
