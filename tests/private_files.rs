@@ -79,7 +79,8 @@ fn not_private(root: &Path, home: bool) -> Vec<String> {
         if !fine {
             wrong.push(format!("{} ({mode:o})", path.display()));
         }
-        if meta.is_dir() {
+        // overlayfs's scratch directory is its own (mode 000: only root may look inside).
+        if meta.is_dir() && !overlay_scratch {
             stack.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
         }
     }

@@ -259,7 +259,8 @@ async def sdk_checks(binary, work, emu, token, env, version):
 
 class ControlRoom:
     """The person at the control room (`forgeloop tui` in a private tmux server): what no MCP
-    tool does (confirm a brief) is done here, by keys, as a person does it."""
+    tool does (confirm a brief) is done here, by keys, as a person does it. connector_test
+    drives it too."""
 
     def __init__(self, binary, env, cwd):
         import shlex
@@ -275,6 +276,9 @@ class ControlRoom:
     def screen(self):
         return subprocess.run(["tmux", "-L", self.socket, "capture-pane", "-p", "-t", "t"], capture_output=True,
                               text=True).stdout
+
+    def wait_for(self, needle):
+        return self.wait_until(lambda screen: needle in screen, repr(needle))
 
     def wait_until(self, predicate, what):
         deadline = time.monotonic() + HANG_GUARD

@@ -37,7 +37,6 @@ import os
 import pathlib
 import re
 import secrets
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -53,7 +52,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 # The emulator world and the small helpers are client_test's: the same repository with a
 # failing test, the same fix.
 from client_test import (  # noqa: E402
-    CALC_BUGGY, CALC_FIXED, HANG_GUARD, Emulator, ensure_sdk, forgeloop_env, fresh_token, is_error, structured, wait_for,
+    CALC_BUGGY, CALC_FIXED, HANG_GUARD, ControlRoom, Emulator, ensure_sdk, forgeloop_env, fresh_token, is_error,
+    structured, wait_for,
 )
 
 CLIENT_NAME = "connector-test"
@@ -270,37 +270,6 @@ def second_grant(server):
     return client_id, tokens, code
 
 
-class Tui:
-    """The control room in a private tmux server, as tests/tui_e2e.rs drives it."""
-
-    def __init__(self, binary, env, cwd):
-        self.socket = f"forgeloop-connector-{os.getpid()}-{secrets.token_hex(4)}"
-        command = f"cd {shlex.quote(str(cwd))} && {shlex.quote(binary)} tui; echo EXIT=$?; sleep 30"
-        # The tmux server starts with this environment, and its session inherits it: the token
-        # never appears on a command line.
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
-                        "-x", "200", "-y", "50", command], env=dict(env, TERM="xterm-256color"), check=True)
-
-    def keys(self, *keys):
-        subprocess.run(["tmux", "-L", self.socket, "send-keys", "-t", "t", *keys], check=True)
-
-    def screen(self):
-        return subprocess.run(["tmux", "-L", self.socket, "capture-pane", "-p", "-t", "t"], capture_output=True,
-                              text=True).stdout
-
-    def wait_for(self, needle):
-        deadline = time.monotonic() + HANG_GUARD
-        while True:
-            screen = self.screen()
-            if needle in screen:
-                return screen
-            assert time.monotonic() < deadline, f"{needle!r} never appeared on the control room:\n{screen}"
-            time.sleep(0.05)
-
-    def stop(self):
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
-
-
 def person_on_a_terminal(binary, env, cwd, *args):
     """The person's own command on a pseudo-terminal, answering its [y/N] with y: what no tool
     of the connector can do (confirm a brief, raise a cap)."""
@@ -323,7 +292,7 @@ def person_on_a_terminal(binary, env, cwd, *args):
 
 
 def person_confirms_in_the_control_room(binary, env, cwd, cycle, server):
-    tui = Tui(binary, env, cwd)
+    tui = ControlRoom(binary, env, cwd)
     try:
         tui.wait_for("CONFIRM BRIEF")
         # The cycle the client started, with its repository and who asked (the detail pane may
