@@ -4,6 +4,7 @@
 //! commands. Logs go to stderr; stdout carries only protocol messages.
 
 pub mod framing;
+pub mod host;
 pub mod policy;
 pub mod progress;
 pub mod server;

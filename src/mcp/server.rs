@@ -9,16 +9,16 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, ErrorCode,
-    Implementation, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode, Implementation,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
-use tokio::sync::{Notify, OnceCell, watch};
+use tokio::sync::{Notify, watch};
 
 use crate::cycle::Ctx;
 use crate::cycle::pr_status::pr_status;
-use crate::cycle::pr_test::{self, Engine, OneShot, RunOptions, TestGate, forge_pr, test_once};
+use crate::cycle::pr_test::{self, OneShot, RunOptions, TestGate, forge_pr, test_once};
 use crate::cycle::projects::Registry;
 use crate::cycle::reply::{PullHead, pull_head};
 use crate::domain::commands::CommandsProfile;
@@ -27,6 +27,8 @@ use crate::domain::state::Actor;
 use crate::domain::word::Word;
 use crate::error::Error;
 use crate::redact::Redactor;
+
+use super::host::{Github, Host};
 
 use super::policy::Policy;
 use super::progress::{self, Reporter};
@@ -46,13 +48,6 @@ tests with forge_test (a configured profile the first time; it posts the result 
 wait_for_human tell the person and ask forge_next again later; when the chat cannot go on (the model \
 or the connector is not available) forge_block with the reason; stop on stop or done. \
 Nothing here merges, pushes, runs caller-given commands, confirms a brief, approves, unblocks or raises the cap.";
-
-/// GitHub access, built on first use: finding the token may run `gh auth token`.
-struct Github {
-    /// The server's context with the discovered token added to its redactor.
-    ctx: Ctx,
-    engine: Engine,
-}
 
 /// How many test runs are in flight, so shutdown can wait for their process groups to go.
 #[derive(Default)]
@@ -83,9 +78,8 @@ struct PreparedRun {
 }
 
 struct Shared {
-    ctx: Ctx,
+    host: Host,
     policy: Policy,
-    github: OnceCell<Arc<Github>>,
     runs: Runs,
     /// Fires when the client is gone (stdin EOF): every run is cancelled at once.
     shutdown: watch::Sender<bool>,
@@ -113,8 +107,7 @@ impl ForgeServer {
                 route.attr.description = Some(description.into());
             }
         }
-        let shared =
-            Shared { ctx, policy, github: OnceCell::new(), runs: Runs::default(), shutdown: watch::channel(false).0 };
+        let shared = Shared { host: Host::new(ctx), policy, runs: Runs::default(), shutdown: watch::channel(false).0 };
         ForgeServer { shared: Arc::new(shared), tool_router }
     }
 
@@ -136,35 +129,20 @@ impl ForgeServer {
 
     /// The redactor that knows the most secrets so far (the discovered token once known).
     fn redactor(&self) -> Redactor {
-        match self.shared.github.get() {
-            Some(github) => github.ctx.redactor.clone(),
-            None => self.shared.ctx.redactor.clone(),
-        }
+        self.shared.host.redactor()
     }
 
     async fn github(&self) -> Result<Arc<Github>, Failure> {
-        let github = self
-            .shared
-            .github
-            .get_or_try_init(|| async {
-                let ctx = self.shared.ctx.clone();
-                let (engine, _) = Engine::discover(&ctx).map_err(Failure::from)?;
-                Ok::<_, Failure>(Arc::new(Github { ctx, engine }))
-            })
-            .await?;
-        Ok(github.clone())
+        self.shared.host.github().await.map_err(Failure::from)
     }
 
     fn pr(&self, text: &str) -> Result<PrRef, Failure> {
-        parse_pr_ref(text, &self.shared.ctx.hosts).map_err(|e| Failure::from(Error::from(e)))
+        parse_pr_ref(text, &self.shared.host.ctx().hosts).map_err(|e| Failure::from(Error::from(e)))
     }
 
     /// Runs a blocking read-only body off the async workers.
     async fn blocking(&self, body: impl FnOnce(&Ctx) -> Outcome + Send + 'static) -> Outcome {
-        let ctx = self.shared.ctx.clone();
-        tokio::task::spawn_blocking(move || body(&ctx))
-            .await
-            .unwrap_or_else(|e| Err(Failure::new(Word::Blocked, format!("the tool failed: {e}"))))
+        self.shared.host.blocking(body).await.unwrap_or_else(|e| Err(Failure::from(e)))
     }
 
     fn finish(&self, outcome: Outcome) -> CallToolResult {
@@ -175,9 +153,8 @@ impl ForgeServer {
     }
 
     /// A tool's document as its result, redacted; `failed` flags it `isError`.
-    fn result(&self, mut value: serde_json::Value, failed: bool) -> CallToolResult {
-        self.redactor().redact_json(&mut value);
-        tool_result(value, failed)
+    fn result(&self, value: serde_json::Value, failed: bool) -> CallToolResult {
+        self.shared.host.result(value, failed)
     }
 
     /// The checks of a test run that need no network, made before any GitHub request: the PR
@@ -281,7 +258,7 @@ impl ForgeServer {
     ) -> Result<(serde_json::Value, bool), Failure> {
         // Every refusal is decided before any network call: the cycle, the policy, then what
         // `forge_pr` decides first (status, binding, cap).
-        let (ctx, state, pr) = (self.shared.ctx.clone(), input.state.clone(), input.pr.clone());
+        let (ctx, state, pr) = (self.shared.host.ctx().clone(), input.state.clone(), input.pr.clone());
         let (paths, gate, stored) = tokio::task::spawn_blocking(move || {
             let path = tools::known_cycle(&ctx, Some(state), None)?;
             let paths = crate::cycle::files::CyclePaths::new(path).map_err(Error::from)?;
@@ -420,7 +397,7 @@ impl ForgeServer {
     )]
     async fn forge_diff(&self, Parameters(input): Parameters<DiffInput>) -> CallToolResult {
         let outcome = async {
-            let ctx = self.shared.ctx.clone();
+            let ctx = self.shared.host.ctx().clone();
             let (state, task_space) = (input.state.clone(), input.task_space.clone());
             let path = tokio::task::spawn_blocking(move || tools::known_cycle(&ctx, state, task_space))
                 .await
@@ -582,20 +559,4 @@ impl ServerHandler for ForgeServer {
         let message = format!("Method not found: {}", request.method);
         Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, self.redactor().redact(&message).into_owned(), None))
     }
-}
-
-/// A tool's document, already redacted, as its MCP result: pretty text and, for an object,
-/// structured content; `failed` flags it `isError`. The remote connector's tools answer the
-/// same way.
-pub(crate) fn tool_result(value: serde_json::Value, failed: bool) -> CallToolResult {
-    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
-    let mut result = if failed {
-        CallToolResult::error(vec![ContentBlock::text(text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
-    };
-    if value.is_object() {
-        result.structured_content = Some(value);
-    }
-    result
 }

@@ -14,14 +14,13 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::OnceCell;
 
 use crate::cycle::Ctx;
 use crate::cycle::connector::CyclePaths;
 use crate::cycle::connector::{self, CycleAnswer, Seen, StartInput};
-use crate::cycle::context::Engine;
 use crate::domain::connector::Grant;
 use crate::error::{Error, Result};
+use crate::mcp::host::Host;
 
 const INSTRUCTIONS: &str = "forgeloop tests your pull requests on the person's machine. \
 list_repositories shows where you may work. start_cycle opens a cycle for one change; it waits until \
@@ -34,15 +33,8 @@ it passes or the cycle's iteration cap is reached. Nothing here merges; the pers
 #[derive(Debug, Clone)]
 pub struct Authed(pub Grant);
 
-/// GitHub access, built on first use (finding the token may run `gh auth token`).
-struct Github {
-    ctx: Ctx,
-    engine: Engine,
-}
-
 struct Shared {
-    ctx: Ctx,
-    github: OnceCell<Arc<Github>>,
+    host: Host,
     /// What each grant was last told of each of its cycles, so `wait` answers `changed`
     /// against what the client saw, not against the moment it called. In memory: after a
     /// restart a client passes `since`.
@@ -115,22 +107,13 @@ impl RemoteServer {
     /// A server acting in `ctx`.
     pub fn new(ctx: Ctx) -> RemoteServer {
         RemoteServer {
-            shared: Arc::new(Shared { ctx, github: OnceCell::new(), seen: Mutex::new(HashMap::new()) }),
+            shared: Arc::new(Shared { host: Host::new(ctx), seen: Mutex::new(HashMap::new()) }),
             tool_router: Self::tool_router(),
         }
     }
 
-    async fn github(&self) -> Result<Arc<Github>> {
-        let github = self
-            .shared
-            .github
-            .get_or_try_init(|| async {
-                let ctx = self.shared.ctx.clone();
-                let (engine, _) = Engine::discover(&ctx)?;
-                Ok::<_, Error>(Arc::new(Github { ctx, engine }))
-            })
-            .await?;
-        Ok(github.clone())
+    fn ctx(&self) -> &Ctx {
+        self.shared.host.ctx()
     }
 
     /// The grant of this request, read again (its cycles change, it may have been revoked).
@@ -140,7 +123,7 @@ impl RemoteServer {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Authed>())
             .ok_or_else(|| Error::Invalid("this request carries no grant".into()))?;
-        let grants = connector::files(&self.shared.ctx).load_grants().map_err(|e| Error::Invalid(e.to_string()))?;
+        let grants = connector::files(self.ctx()).load_grants().map_err(|e| Error::Invalid(e.to_string()))?;
         grants
             .get(&authed.0.id)
             .filter(|g| g.revoked.is_none())
@@ -149,7 +132,7 @@ impl RemoteServer {
     }
 
     fn cycle(&self, grant: &Grant, name: &str) -> Result<CyclePaths> {
-        connector::cycle_of(&self.shared.ctx, grant, name)
+        connector::cycle_of(self.ctx(), grant, name)
     }
 
     /// Remembers what `grant` was told of a cycle.
@@ -164,48 +147,44 @@ impl RemoteServer {
         self.shared.seen.lock().ok()?.get(&(grant.id.clone(), cycle.to_owned())).copied()
     }
 
-    /// The tool's answer, redacted, journaled with the client's name.
-    fn finish(&self, tool: &str, grant: Option<&Grant>, outcome: Result<Value>) -> CallToolResult {
-        let ctx = &self.shared.ctx;
-        let redactor = match self.shared.github.get() {
-            Some(github) => github.ctx.redactor.clone(),
-            None => ctx.redactor.clone(),
+    /// One tool call: the request's grant (nothing runs without a valid one), the tool's body
+    /// with it, and the answer journaled with the client's name and redacted.
+    async fn call<'a, Fut>(
+        &'a self,
+        tool: &str,
+        context: &RequestContext<RoleServer>,
+        body: impl FnOnce(Grant) -> Fut,
+    ) -> CallToolResult
+    where
+        Fut: std::future::Future<Output = Result<Value>> + 'a,
+    {
+        let grant = self.grant(context);
+        let outcome = match &grant {
+            Ok(granted) => body(granted.clone()).await,
+            Err(e) => Err(Error::Invalid(e.to_string())),
         };
-        let (mut value, failed) = match outcome {
+        let (value, failed) = match outcome {
             Ok(value) => (value, false),
             Err(err) => (err.document(), true),
         };
-        redactor.redact_json(&mut value);
-        if let Some(grant) = grant {
+        if let Ok(grant) = &grant {
             let line = json!({
-                "at": ctx.now(),
+                "at": self.ctx().now(),
                 "kind": "tool",
                 "grant": grant.id,
                 "client": grant.client_name,
                 "tool": tool,
                 "ok": !failed,
-                // A tool's own status, else its cycle's (test_pr answers with the cycle).
+                // A tool's own status, else its cycle's (test_pr answers with the cycle):
+                // status words, nothing the redactor would mask.
                 "status": value.get("status").or_else(|| value.pointer("/cycle/status")).cloned().unwrap_or(Value::Null),
             });
-            if let Err(e) = connector::files(ctx).journal(&line) {
+            if let Err(e) = connector::files(self.ctx()).journal(&line) {
                 tracing::error!("cannot journal a connector call: {e}");
             }
         }
-        crate::mcp::server::tool_result(value, failed)
+        self.shared.host.result(value, failed)
     }
-
-    /// Runs a blocking body off the async workers.
-    async fn blocking<T: Send + 'static>(&self, body: impl FnOnce(&Ctx) -> Result<T> + Send + 'static) -> Result<T> {
-        let ctx = self.shared.ctx.clone();
-        tokio::task::spawn_blocking(move || body(&ctx))
-            .await
-            .map_err(|e| Error::Invalid(format!("the tool failed: {e}")))?
-    }
-}
-
-/// The request's grant, or why it has none (its error is not `Clone`: said again).
-fn known(grant: &Result<Grant>) -> Result<&Grant> {
-    grant.as_ref().map_err(|e| Error::Invalid(e.to_string()))
 }
 
 fn to_value<T: serde::Serialize>(value: &T) -> Result<Value> {
@@ -219,13 +198,10 @@ impl RemoteServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_repositories(&self, context: RequestContext<RoleServer>) -> CallToolResult {
-        let grant = self.grant(&context);
-        let outcome = async {
-            known(&grant)?;
-            self.blocking(|ctx| to_value(&json!({ "repositories": connector::repositories(ctx) }))).await
-        }
-        .await;
-        self.finish("list_repositories", grant.as_ref().ok(), outcome)
+        self.call("list_repositories", &context, |_| async {
+            self.shared.host.blocking(|ctx| to_value(&json!({ "repositories": connector::repositories(ctx) }))).await?
+        })
+        .await
     }
 
     #[tool(
@@ -238,25 +214,25 @@ impl RemoteServer {
         Parameters(args): Parameters<StartArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let grant = self.grant(&context);
-        let outcome = async {
-            let granted = known(&grant)?;
-            let grant = granted.clone();
-            self.blocking(move |ctx| {
-                let random = crate::serve::auth::random_token(6).map_err(Error::Invalid)?;
-                let input = StartInput {
-                    repository: args.repository,
-                    fields: [args.goal, args.success, args.scope, args.constraints, args.validation],
-                    question: args.question,
-                };
-                connector::start_cycle(ctx, &grant, input, &random)
-            })
-            .await
-            .inspect(|answer| self.saw(granted, answer))
-            .and_then(|answer| to_value(&answer))
-        }
-        .await;
-        self.finish("start_cycle", grant.as_ref().ok(), outcome)
+        self.call("start_cycle", &context, move |grant| async move {
+            let owner = grant.clone();
+            let answer = self
+                .shared
+                .host
+                .blocking(move |ctx| {
+                    let random = crate::serve::auth::random_token(6).map_err(Error::Invalid)?;
+                    let input = StartInput {
+                        repository: args.repository,
+                        fields: [args.goal, args.success, args.scope, args.constraints, args.validation],
+                        question: args.question,
+                    };
+                    connector::start_cycle(ctx, &owner, input, &random)
+                })
+                .await??;
+            self.saw(&grant, &answer);
+            to_value(&answer)
+        })
+        .await
     }
 
     #[tool(
@@ -269,16 +245,13 @@ impl RemoteServer {
         Parameters(args): Parameters<CycleArg>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let grant = self.grant(&context);
-        let outcome = async {
-            let granted = known(&grant)?;
-            let paths = self.cycle(granted, &args.cycle)?;
-            let answer = self.blocking(move |ctx| connector::status(ctx, &args.cycle, &paths)).await?;
-            self.saw(granted, &answer);
+        self.call("cycle_status", &context, move |grant| async move {
+            let paths = self.cycle(&grant, &args.cycle)?;
+            let answer = self.shared.host.blocking(move |ctx| connector::status(ctx, &args.cycle, &paths)).await??;
+            self.saw(&grant, &answer);
             to_value(&answer)
-        }
-        .await;
-        self.finish("cycle_status", grant.as_ref().ok(), outcome)
+        })
+        .await
     }
 
     #[tool(
@@ -291,10 +264,8 @@ impl RemoteServer {
         Parameters(args): Parameters<WaitArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let grant = self.grant(&context);
-        let outcome = async {
-            let granted = known(&grant)?;
-            let paths = self.cycle(granted, &args.cycle)?;
+        self.call("wait", &context, move |grant| async move {
+            let paths = self.cycle(&grant, &args.cycle)?;
             let secs = args.timeout_seconds.unwrap_or(30).clamp(1, 60);
             let since = match args.since.as_deref() {
                 Some(word) => Some(Seen {
@@ -305,15 +276,13 @@ impl RemoteServer {
                     })?,
                     iteration: None,
                 }),
-                None => self.last_seen(granted, &args.cycle),
+                None => self.last_seen(&grant, &args.cycle),
             };
-            let answer =
-                connector::wait(&self.shared.ctx, &args.cycle, &paths, Duration::from_secs(secs), since).await?;
-            self.saw(granted, &answer.cycle);
+            let answer = connector::wait(self.ctx(), &args.cycle, &paths, Duration::from_secs(secs), since).await?;
+            self.saw(&grant, &answer.cycle);
             to_value(&answer)
-        }
-        .await;
-        self.finish("wait", grant.as_ref().ok(), outcome)
+        })
+        .await
     }
 
     #[tool(
@@ -326,18 +295,15 @@ impl RemoteServer {
         Parameters(args): Parameters<TestArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let grant = self.grant(&context);
-        let outcome = async {
-            let granted = known(&grant)?;
-            let paths = self.cycle(granted, &args.cycle)?;
-            let github = self.github().await?;
+        self.call("test_pr", &context, move |grant| async move {
+            let paths = self.cycle(&grant, &args.cycle)?;
+            let github = self.shared.host.github().await?;
             let (answer, value) =
                 connector::test_pr(&github.ctx, &github.engine, &args.cycle, &paths, &args.pr).await?;
-            self.saw(granted, &answer);
+            self.saw(&grant, &answer);
             Ok(value)
-        }
-        .await;
-        self.finish("test_pr", grant.as_ref().ok(), outcome)
+        })
+        .await
     }
 
     #[tool(
@@ -349,14 +315,12 @@ impl RemoteServer {
         Parameters(args): Parameters<CycleArg>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let grant = self.grant(&context);
-        let outcome = async {
-            let paths = self.cycle(known(&grant)?, &args.cycle)?;
-            let github = self.github().await?;
+        self.call("get_diff", &context, move |grant| async move {
+            let paths = self.cycle(&grant, &args.cycle)?;
+            let github = self.shared.host.github().await?;
             connector::diff(&github.ctx, &github.engine, &paths).await
-        }
-        .await;
-        self.finish("get_diff", grant.as_ref().ok(), outcome)
+        })
+        .await
     }
 
     #[tool(
@@ -368,13 +332,11 @@ impl RemoteServer {
         Parameters(args): Parameters<CycleArg>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let grant = self.grant(&context);
-        let outcome = async {
-            let paths = self.cycle(known(&grant)?, &args.cycle)?;
-            self.blocking(move |ctx| Ok(json!({ "handoff": connector::handoff(ctx, &paths)? }))).await
-        }
-        .await;
-        self.finish("get_handoff", grant.as_ref().ok(), outcome)
+        self.call("get_handoff", &context, move |grant| async move {
+            let paths = self.cycle(&grant, &args.cycle)?;
+            self.shared.host.blocking(move |ctx| Ok(json!({ "handoff": connector::handoff(ctx, &paths)? }))).await?
+        })
+        .await
     }
 }
 
