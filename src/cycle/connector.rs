@@ -6,12 +6,13 @@
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::domain::brief::Field;
 use crate::domain::commands::CommandsProfile;
 use crate::domain::connector::{Grant, Grants};
 use crate::domain::pr_ref::RepoName;
+use crate::domain::report::Report;
 use crate::domain::state::{Actor, CycleState, DEFAULT_MAX_ITERATIONS};
 use crate::domain::status::Status;
 use crate::error::{Error, Result};
@@ -23,9 +24,6 @@ use crate::store::state_file;
 use super::context::{Ctx, Engine};
 use super::pr_test::{self, RunOptions};
 use super::start::{self, StartRequest};
-
-/// The most a tool's text answer carries (a failure output, a diff): a chat's context is small.
-pub const MAX_ANSWER_BYTES: usize = 24 * 1024;
 
 /// The connector's files in this home.
 pub fn files(ctx: &Ctx) -> ConnectorFiles {
@@ -358,77 +356,77 @@ pub async fn wait(
     }
 }
 
+/// What `test_pr` found: the cycle after the call and what the run left, redacted; `serve`
+/// shapes it for the client and bounds its text.
+#[derive(Debug, Clone)]
+pub struct TestAnswer {
+    /// The cycle after the call.
+    pub cycle: CycleAnswer,
+    /// The profile that ran.
+    pub profile: String,
+    /// The run's report, when a run was made.
+    pub report: Option<Report>,
+    /// The last lines of the run's log, a pass's too.
+    pub output_tail: Option<String>,
+    /// The iteration that tested this head already: nothing ran.
+    pub already_tested: Option<u32>,
+    /// After a failure: what forgeloop would type to the chat.
+    pub handoff: Option<String>,
+    /// The run needed network its tests may not have: nothing was counted.
+    pub needs_network: Option<NetworkNeeded>,
+}
+
+/// A run that needed the network, as the client is told of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct NetworkNeeded {
+    /// `setup` or `test`.
+    pub phase: String,
+    /// What it tried to reach.
+    pub destinations: Vec<String>,
+    /// Always false: such a run is not an iteration.
+    pub counted: bool,
+}
+
 /// `test_pr`: `forge --pr` on the cycle with the person's profile for its repository, within
-/// the cap and in the sandbox, as the agent's CLI run is. Returns the answer and the report,
-/// redacted and bounded.
-pub async fn test_pr(
-    ctx: &Ctx,
-    engine: &Engine,
-    name: &str,
-    paths: &CyclePaths,
-    pr: &str,
-) -> Result<(CycleAnswer, Value)> {
+/// the cap and in the sandbox, as the agent's CLI run is.
+pub async fn test_pr(ctx: &Ctx, engine: &Engine, name: &str, paths: &CyclePaths, pr: &str) -> Result<TestAnswer> {
     let state = state_file::load(&paths.state)?;
     let repository = state.repository.clone().unwrap_or_default();
-    let (profile_name, profile) = profile_for(ctx, &repository)?;
+    let (profile, commands) = profile_for(ctx, &repository)?;
     let mut opts = RunOptions::new(pr, Actor::Agent);
-    opts.commands = Some(profile);
+    opts.commands = Some(commands);
+    let redact = |text: &str| ctx.redactor.redact(text).into_owned();
     let outcome = match pr_test::forge_pr(ctx, engine, paths, opts).await {
         Ok(outcome) => outcome,
         // Not the PR's fault and not an iteration: an answer, not an error, whose cycle says
         // the person decides (the agent's message speaks of config files the client cannot see).
         Err(Error::NeedsNetwork { needs, .. }) => {
             let state = state_file::load(&paths.state)?;
-            let answer = CycleAnswer::of(ctx, name, &state);
-            let mut out = json!({ "cycle": &answer, "profile": profile_name, "needs_network": {
-                "phase": needs.phase,
-                "destinations": needs.allow.iter().chain(&needs.refused_by_policy).collect::<Vec<_>>(),
-                "counted": false,
-            }});
-            ctx.redactor.redact_json(&mut out);
-            return Ok((answer, out));
+            return Ok(TestAnswer {
+                cycle: CycleAnswer::of(ctx, name, &state),
+                profile,
+                report: None,
+                output_tail: None,
+                already_tested: None,
+                handoff: None,
+                needs_network: Some(NetworkNeeded {
+                    phase: needs.phase.clone(),
+                    destinations: needs.allow.iter().chain(&needs.refused_by_policy).map(|d| redact(d)).collect(),
+                    counted: false,
+                }),
+            });
         }
         Err(e) => return Err(e),
     };
-    let answer = CycleAnswer::of(ctx, name, &outcome.saved.state);
-    let mut out = json!({ "cycle": &answer, "profile": profile_name });
-    if let Some(report) = &outcome.report {
-        out["report"] = bounded_report(ctx, report);
-        if let Some(tail) = output_tail(paths, report) {
-            out["report"]["output_tail"] = json!(ctx.redactor.redact(&tail));
-        }
-    }
-    if let Some(already) = &outcome.already_tested {
-        out["already_tested"] = json!(format!(
-            "this head was tested already (iteration {}): push a new commit to test again",
-            already.iteration
-        ));
-    }
-    if let Some(handoff) = &outcome.saved.state.webgpt_handoff {
-        out["handoff"] = json!(bound_text(&ctx.redactor.redact(handoff)));
-    }
-    Ok((answer, out))
-}
-
-/// A report for the chat: its status, head, each command's argv and exit code, and the failure
-/// output, bounded.
-fn bounded_report(ctx: &Ctx, report: &crate::domain::report::Report) -> Value {
-    let commands: Vec<Value> = report
-        .commands
-        .iter()
-        .map(|c| json!({ "argv": c.argv, "exit_code": c.exit_code, "duration_seconds": c.duration_seconds }))
-        .collect();
-    let mut value = json!({
-        "status": report.status.as_str(),
-        "repository": report.repository,
-        "pull_request": report.pull_request,
-        "head_sha": report.head_sha,
-        "commands": commands,
-        "failure_output": report.failure_output.as_deref().map(bound_text),
-        "integrity": report.integrity,
-    });
-    ctx.redactor.redact_json(&mut value);
-    value
+    Ok(TestAnswer {
+        cycle: CycleAnswer::of(ctx, name, &outcome.saved.state),
+        profile,
+        output_tail: outcome.report.as_ref().and_then(|r| output_tail(paths, r)).map(|t| redact(&t)),
+        report: outcome.report,
+        already_tested: outcome.already_tested.map(|a| a.iteration),
+        handoff: outcome.saved.state.webgpt_handoff.as_deref().map(redact),
+        needs_network: None,
+    })
 }
 
 /// How much of a run's log `output_tail` carries: what a person reads as evidence, not the log.
@@ -436,7 +434,7 @@ const OUTPUT_TAIL_BYTES: u64 = 4 * 1024;
 
 /// The last lines of the run's log (already redacted when written; redacted again by the
 /// caller), so a pass shows its evidence too. `None` when the run kept no log.
-fn output_tail(paths: &CyclePaths, report: &crate::domain::report::Report) -> Option<String> {
+fn output_tail(paths: &CyclePaths, report: &Report) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let relative = std::path::Path::new(report.log_path.as_deref()?);
     // A log name from a report is the cycle's own: nothing that climbs out of `NAME.d/`.
@@ -459,39 +457,38 @@ fn output_tail(paths: &CyclePaths, report: &crate::domain::report::Report) -> Op
     (!text.is_empty()).then(|| text.to_owned())
 }
 
-/// `text` cut to [`MAX_ANSWER_BYTES`] (at a character boundary), saying so.
-pub fn bound_text(text: &str) -> String {
-    if text.len() <= MAX_ANSWER_BYTES {
-        return text.to_owned();
-    }
-    let mut end = MAX_ANSWER_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[… {} more bytes cut: the whole log is on the person's machine]", &text[..end], text.len() - end)
+/// What `get_diff` found: the change of the last tested head, redacted.
+#[derive(Debug, Clone)]
+pub struct DiffAnswer {
+    /// The change since the run before (`true`), or the whole PR after a first run.
+    pub since_last_run: bool,
+    /// Each file with its added and removed lines.
+    pub files: Vec<(String, u64, u64)>,
+    /// The unified diff, redacted.
+    pub text: String,
 }
 
 /// `get_diff`: what the last tested run's head changed since the run before (the whole PR
-/// after a first run), redacted, bounded.
-pub async fn diff(ctx: &Ctx, engine: &Engine, paths: &CyclePaths) -> Result<Value> {
+/// after a first run), redacted.
+pub async fn diff(ctx: &Ctx, engine: &Engine, paths: &CyclePaths) -> Result<DiffAnswer> {
     let state = state_file::load(&paths.state)?;
     if state.history.is_empty() {
         return Err(Error::Invalid("no run was tested yet: call test_pr first".into()));
     }
     let since_last = state.history.len() > 1;
     let view = super::diff::of_cycle(ctx, engine, paths, None, since_last).await?;
-    Ok(json!({
-        "kind": if since_last { "since_last_run" } else { "whole_pr" },
-        "files": view.files.iter().map(|f| json!({"path": f.path, "additions": f.additions, "deletions": f.deletions})).collect::<Vec<_>>(),
-        "diff": bound_text(&view.text),
-    }))
+    Ok(DiffAnswer {
+        since_last_run: since_last,
+        files: view.files.iter().map(|f| (f.path.clone(), f.additions, f.deletions)).collect(),
+        text: view.text,
+    })
 }
 
-/// `get_handoff`: the text the last failed run hands WebGPT.
+/// `get_handoff`: the text the last failed run hands the chat, redacted.
 pub fn handoff(ctx: &Ctx, paths: &CyclePaths) -> Result<String> {
     let state = state_file::load(&paths.state)?;
     match &state.webgpt_handoff {
-        Some(text) if !text.is_empty() => Ok(bound_text(&ctx.redactor.redact(text))),
+        Some(text) if !text.is_empty() => Ok(ctx.redactor.redact(text).into_owned()),
         _ => Err(Error::Invalid(format!("there is no handoff: the cycle is {}", state.status))),
     }
 }

@@ -3,6 +3,7 @@
 //! OAuth 2.1 and a pairing code only the person sees; the sandbox, the cap, redaction and the
 //! journal stay forgeloop's. Front end: it parses, calls `cycle::connector`, and prints.
 
+pub mod answers;
 pub mod auth;
 pub mod client_document;
 pub mod http;

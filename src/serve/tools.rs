@@ -298,10 +298,9 @@ impl RemoteServer {
         self.call("test_pr", &context, move |grant| async move {
             let paths = self.cycle(&grant, &args.cycle)?;
             let github = self.shared.host.github().await?;
-            let (answer, value) =
-                connector::test_pr(&github.ctx, &github.engine, &args.cycle, &paths, &args.pr).await?;
-            self.saw(&grant, &answer);
-            Ok(value)
+            let answer = connector::test_pr(&github.ctx, &github.engine, &args.cycle, &paths, &args.pr).await?;
+            self.saw(&grant, &answer.cycle);
+            Ok(super::answers::test_pr(&answer))
         })
         .await
     }
@@ -318,7 +317,7 @@ impl RemoteServer {
         self.call("get_diff", &context, move |grant| async move {
             let paths = self.cycle(&grant, &args.cycle)?;
             let github = self.shared.host.github().await?;
-            connector::diff(&github.ctx, &github.engine, &paths).await
+            Ok(super::answers::diff(&connector::diff(&github.ctx, &github.engine, &paths).await?))
         })
         .await
     }
@@ -334,7 +333,8 @@ impl RemoteServer {
     ) -> CallToolResult {
         self.call("get_handoff", &context, move |grant| async move {
             let paths = self.cycle(&grant, &args.cycle)?;
-            self.shared.host.blocking(move |ctx| Ok(json!({ "handoff": connector::handoff(ctx, &paths)? }))).await?
+            let text = self.shared.host.blocking(move |ctx| connector::handoff(ctx, &paths)).await??;
+            Ok(super::answers::handoff(&text))
         })
         .await
     }
