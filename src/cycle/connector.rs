@@ -6,11 +6,10 @@
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::domain::brief::Field;
 use crate::domain::commands::CommandsProfile;
-use crate::domain::connector::{Grant, Grants};
+use crate::domain::connector::{CallRecord, Grant, Grants};
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::Report;
 use crate::domain::state::{Actor, CycleState, DEFAULT_MAX_ITERATIONS};
@@ -521,7 +520,7 @@ pub struct Overview {
     /// Every grant, newest last.
     pub grants: Vec<GrantRow>,
     /// The journal's last lines, oldest first.
-    pub calls: Vec<Value>,
+    pub calls: Vec<CallRecord>,
     /// Why the grants could not be read, if they could not.
     pub error: Option<String>,
 }

@@ -416,14 +416,13 @@ impl Server {
         let method = serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned));
-        let line = json!({
-            "at": self.ctx.now(),
-            "kind": "request",
-            "grant": grant.id,
-            "client": grant.client_name,
-            "http": parts.method.as_str(),
-            "method": method,
-        });
+        let line = crate::domain::connector::CallRecord::Request {
+            at: self.ctx.now(),
+            grant: grant.id.clone(),
+            client: grant.client_name.clone(),
+            http: parts.method.as_str().to_owned(),
+            method,
+        };
         if let Err(e) = connector::files(&self.ctx).journal(&line) {
             tracing::error!("cannot journal a connector request: {e}");
         }

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::cycle::Ctx;
 use crate::cycle::connector::CyclePaths;
 use crate::cycle::connector::{self, CycleAnswer, Seen, StartInput};
-use crate::domain::connector::Grant;
+use crate::domain::connector::{CallRecord, Grant};
 use crate::error::{Error, Result};
 use crate::mcp::host::Host;
 
@@ -168,17 +168,20 @@ impl RemoteServer {
             Err(err) => (err.document(), true),
         };
         if let Ok(grant) = &grant {
-            let line = json!({
-                "at": self.ctx().now(),
-                "kind": "tool",
-                "grant": grant.id,
-                "client": grant.client_name,
-                "tool": tool,
-                "ok": !failed,
+            let line = CallRecord::Tool {
+                at: self.ctx().now(),
+                grant: grant.id.clone(),
+                client: grant.client_name.clone(),
+                tool: tool.to_owned(),
+                ok: !failed,
                 // A tool's own status, else its cycle's (test_pr answers with the cycle):
                 // status words, nothing the redactor would mask.
-                "status": value.get("status").or_else(|| value.pointer("/cycle/status")).cloned().unwrap_or(Value::Null),
-            });
+                status: value
+                    .get("status")
+                    .or_else(|| value.pointer("/cycle/status"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
             if let Err(e) = connector::files(self.ctx()).journal(&line) {
                 tracing::error!("cannot journal a connector call: {e}");
             }

@@ -311,6 +311,8 @@ def person_confirms_in_the_control_room(binary, env, cwd, cycle, server):
         tui.wait_for(server.serving()["pairing_code"])
         screen = tui.wait_for("start_cycle ok")
         assert CLIENT_NAME in screen, screen
+        # The request line of a tool call says less than the tool's own line: not shown.
+        assert "tools/call" not in screen, screen
         tui.keys("q")
         tui.wait_for("EXIT=0")
     finally:

@@ -58,6 +58,41 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.ct_eq(b).into()
 }
 
+/// One line of the connector's journal (`connector/journal.jsonl`), typed as a cycle's journal
+/// is: what `serve` writes and the control room's Connector screen reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CallRecord {
+    /// An MCP request made with a valid grant.
+    Request {
+        /// When.
+        at: String,
+        /// The grant's id.
+        grant: String,
+        /// The client's registered name.
+        client: String,
+        /// The HTTP method.
+        http: String,
+        /// The JSON-RPC method, when the body had one (the client's own text).
+        method: Option<String>,
+    },
+    /// A tool's answer.
+    Tool {
+        /// When.
+        at: String,
+        /// The grant's id.
+        grant: String,
+        /// The client's registered name.
+        client: String,
+        /// The tool.
+        tool: String,
+        /// It answered without an error.
+        ok: bool,
+        /// The answer's status word (the tool's, else its cycle's).
+        status: Option<String>,
+    },
+}
+
 /// Why a redirect URI cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RedirectError {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::connector::Grants;
+use crate::domain::connector::{CallRecord, Grants};
 
 use super::atomic::write_atomic;
 use super::lock::{FileLock, LockError};
@@ -107,17 +107,18 @@ impl ConnectorFiles {
     }
 
     /// Appends one line (already redacted by the caller) to the journal.
-    pub fn journal(&self, line: &serde_json::Value) -> Result<(), ConnectorFileError> {
+    pub fn journal(&self, line: &CallRecord) -> Result<(), ConnectorFileError> {
         let path = self.journal_path();
         let io_err = |source| ConnectorFileError::Io { path: path.clone(), source };
         let mut file = private::open(std::fs::OpenOptions::new().create(true).append(true), &path).map_err(io_err)?;
-        let mut text = line.to_string();
+        let mut text = serde_json::to_string(line).map_err(|e| io_err(std::io::Error::other(e)))?;
         text.push('\n');
         file.write_all(text.as_bytes()).map_err(io_err)
     }
 
-    /// The journal's last `max` lines that parse (oldest first).
-    pub fn journal_tail(&self, max: usize) -> Vec<serde_json::Value> {
+    /// The journal's last `max` lines that parse (oldest first); a line of a kind this version
+    /// does not know is left out.
+    pub fn journal_tail(&self, max: usize) -> Vec<CallRecord> {
         let Ok(text) = std::fs::read_to_string(self.journal_path()) else { return Vec::new() };
         let lines: Vec<&str> = text.lines().collect();
         let start = lines.len().saturating_sub(max);
@@ -184,13 +185,30 @@ mod tests {
     }
 
     #[test]
-    fn the_journal_appends_and_reads_its_tail() {
+    fn the_journal_appends_and_reads_its_tail_typed() {
         let dir = tempfile::tempdir().unwrap();
         let files = ConnectorFiles::new(dir.path().to_path_buf());
+        let tool = |i: usize| CallRecord::Tool {
+            at: format!("2026-12-05T00:00:0{i}Z"),
+            grant: "g1".into(),
+            client: "c".into(),
+            tool: "wait".into(),
+            ok: i.is_multiple_of(2),
+            status: Some("AWAITING_PR".into()),
+        };
         for i in 0..5 {
-            files.journal(&serde_json::json!({ "i": i })).unwrap();
+            files.journal(&tool(i)).unwrap();
         }
-        let tail = files.journal_tail(2);
-        assert_eq!(tail, vec![serde_json::json!({"i": 3}), serde_json::json!({"i": 4})]);
+        // A line of a kind this version does not know is left out, not an error.
+        std::fs::write(
+            files.journal_path(),
+            std::fs::read_to_string(files.journal_path()).unwrap() + "{\"kind\":\"future\"}\n",
+        )
+        .unwrap();
+        assert_eq!(files.journal_tail(3), vec![tool(3), tool(4)]);
+        let written = std::fs::read_to_string(files.journal_path()).unwrap();
+        let first: serde_json::Value = serde_json::from_str(written.lines().next().unwrap()).unwrap();
+        assert_eq!(first["kind"], "tool", "{first}");
+        assert_eq!(first["status"], "AWAITING_PR", "{first}");
     }
 }

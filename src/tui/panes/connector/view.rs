@@ -5,6 +5,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
+use crate::domain::connector::CallRecord;
 use crate::tui::panes::Draw;
 use crate::tui::sanitize::clean;
 use crate::tui::widgets::{pane_block, short_time};
@@ -117,25 +118,22 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
     let room = usize::from(calls_area.height.saturating_sub(1));
     // A `tools/call` request is journaled twice, as the request and as the tool it named: the
     // tool's line says more (which tool, ok or refused), so the bare request is not shown.
-    let shown: Vec<&serde_json::Value> = overview
+    let shown: Vec<&CallRecord> = overview
         .calls
         .iter()
-        .filter(|call| {
-            !(call.get("kind").and_then(|v| v.as_str()) == Some("request")
-                && call.get("method").and_then(|v| v.as_str()) == Some("tools/call"))
-        })
+        .filter(|call| !matches!(call, CallRecord::Request { method: Some(m), .. } if m == "tools/call"))
         .collect();
     let start = shown.len().saturating_sub(room);
     for call in &shown[start..] {
-        let field = |k: &str| call.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
-        let what = match field("kind").as_str() {
-            "tool" => {
-                let ok = call.get("ok").and_then(|v| v.as_bool()).unwrap_or(false);
-                format!("{} {}", field("tool"), if ok { "ok" } else { "refused" })
+        let (at, client, what) = match call {
+            CallRecord::Tool { at, client, tool, ok, .. } => {
+                (at, client, format!("{tool} {}", if *ok { "ok" } else { "refused" }))
             }
-            _ => field("method"),
+            CallRecord::Request { at, client, method, http, .. } => {
+                (at, client, method.clone().unwrap_or_else(|| http.clone()))
+            }
         };
-        let line = format!("{}  {}  {}", short_time(&field("at")), field("client"), what);
+        let line = format!("{}  {client}  {what}", short_time(at));
         // The method name is the client's own text: no control sequence reaches the terminal.
         let line = clean(&d.redactor.redact(&line));
         calls.push(Line::from(Span::styled(line, theme.text)));
