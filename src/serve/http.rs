@@ -27,7 +27,7 @@ use super::auth::{AuthRequest, AuthState, Client, Refusal, form_decode};
 use super::client_document::Documents;
 use super::limits::Limits;
 use super::pages;
-use super::tools::{Authed, RemoteServer};
+use super::tools::{Authed, RemoteServer, SeenByGrant};
 
 /// The body of every answer.
 pub type Body = BoxBody<Bytes, Infallible>;
@@ -93,9 +93,12 @@ impl Server {
         }
         let documents = ctx.config.connector.client_documents.then(Documents::new);
         let server_ctx = ctx.clone();
+        // What each grant was told of its cycles outlives a session: a client may open a new
+        // MCP session for every call, and `wait` must still compare with what it last saw.
+        let seen = SeenByGrant::default();
         let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone());
         let mcp = StreamableHttpService::new(
-            move || Ok(RemoteServer::new(server_ctx.clone())),
+            move || Ok(RemoteServer::new(server_ctx.clone(), seen.clone())),
             Arc::new(LocalSessionManager::default()),
             config,
         );

@@ -33,12 +33,15 @@ it passes or the cycle's iteration cap is reached. Nothing here merges; the pers
 #[derive(Debug, Clone)]
 pub struct Authed(pub Grant);
 
+/// What each grant was last told of each of its cycles, so `wait` answers `changed` against
+/// what the client saw, not against the moment it called. Shared by every session of one
+/// `serve` (a client may open a session per call); in memory: after a restart a client passes
+/// `since`.
+pub type SeenByGrant = Arc<Mutex<HashMap<(String, String), Seen>>>;
+
 struct Shared {
     host: Host,
-    /// What each grant was last told of each of its cycles, so `wait` answers `changed`
-    /// against what the client saw, not against the moment it called. In memory: after a
-    /// restart a client passes `since`.
-    seen: Mutex<HashMap<(String, String), Seen>>,
+    seen: SeenByGrant,
 }
 
 /// The remote MCP server: one per session, sharing the context.
@@ -104,12 +107,10 @@ pub struct TestArgs {
 }
 
 impl RemoteServer {
-    /// A server acting in `ctx`.
-    pub fn new(ctx: Ctx) -> RemoteServer {
-        RemoteServer {
-            shared: Arc::new(Shared { host: Host::new(ctx), seen: Mutex::new(HashMap::new()) }),
-            tool_router: Self::tool_router(),
-        }
+    /// A session's server acting in `ctx`, remembering what grants saw in `seen` (the whole
+    /// `serve`'s).
+    pub fn new(ctx: Ctx, seen: SeenByGrant) -> RemoteServer {
+        RemoteServer { shared: Arc::new(Shared { host: Host::new(ctx), seen }), tool_router: Self::tool_router() }
     }
 
     fn ctx(&self) -> &Ctx {

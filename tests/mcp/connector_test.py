@@ -561,7 +561,10 @@ async def whole_cycle(binary, env, work, server, emu):
                 await refused(session, "start_cycle", dict(FIVE, repository="../../etc", question="q"),
                               "is not a repository this connector may use")
 
-                out["cap"] = await the_cap(binary, env, work, session, emu)
+                # A client may open a session per call: another session of the same grant.
+                def another_session():
+                    return streamable_http_client(server.mcp_url, http_client=client)
+                out["cap"] = await the_cap(binary, env, work, session, emu, another_session)
                 await network_needed(binary, env, work, session, emu)
                 out["client_id"] = storage.client_info.client_id
                 out["pr"] = pr
@@ -580,15 +583,20 @@ async def whole_cycle(binary, env, work, server, emu):
     return out
 
 
-async def the_cap(binary, env, work, session, emu):
+async def the_cap(binary, env, work, session, emu, another_session):
     """A second cycle: five failing heads, then the sixth test_pr is blocked without asking GitHub."""
     import anyio
     started = await call(session, "start_cycle", dict(FIVE, repository="acme/widget", question="Try again."))
     cycle = started["cycle"]
     await anyio.to_thread.run_sync(person_on_a_terminal, binary, env, str(work), "confirm", "--state", cycle)
     # The person confirmed before the client asked: wait compares with what the client was
-    # told (start_cycle's answer), so it says "changed" at once, and from what.
-    waited = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60})
+    # told (start_cycle's answer), so it says "changed" at once, and from what, even in a new
+    # MCP session of the same grant.
+    from mcp import ClientSession
+    async with another_session() as (read, write):
+        async with ClientSession(read, write) as second:
+            await second.initialize()
+            waited = await call(second, "wait", {"cycle": cycle, "timeout_seconds": 60})
     assert waited["changed"] is True and waited["status"] == "AWAITING_PR", waited
     assert waited["since"] == "AWAITING_BRIEF_CONFIRMATION", waited
     again = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 60, "since": "AWAITING_BRIEF_CONFIRMATION"})
