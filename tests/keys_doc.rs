@@ -37,11 +37,11 @@ fn the_docs_key_reference_is_the_keymap() {
 /// line), once per command.
 fn names() -> String {
     use forgeloop::tui::key_overrides::name;
-    use forgeloop::tui::keymap::{BINDINGS, KeySpec};
+    use forgeloop::tui::keymap::{KeySpec, bindings};
     let cell = |s: &str| s.replace('|', "\\|");
     let mut seen = Vec::new();
     let mut out = String::from("\n| name | built-in keys | |\n|---|---|---|\n");
-    for binding in BINDINGS {
+    for binding in bindings() {
         let Some(name) = name(binding.cmd) else { continue };
         if seen.contains(&name) {
             continue;
@@ -78,7 +78,7 @@ fn the_reference_has_the_keys_a_newcomer_needs() {
 fn the_first_keys_the_docs_name_do_what_they_say() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use forgeloop::tui::keymap::{Cmd, Context as C, resolve};
-    use forgeloop::tui::tab::Tab;
+    use forgeloop::tui::registry::Tab;
 
     let list = [C::List, C::Cycle, C::Global];
     let log = [C::Log, C::Detail, C::Cycle, C::Global];

@@ -6,12 +6,12 @@ mod tui_support;
 
 use crossterm::event::KeyCode;
 use forgeloop::domain::status::Status;
-use forgeloop::tui::app::{
-    Ask, DIFF_MARGIN, DiffState, Effect, Event, Focus, InputPurpose, Popup, Screen, SearchState, Tab,
-};
+use forgeloop::tui::app::{Ask, Effect, Event, Focus, InputPurpose, Popup, Screen, SearchState, Tab};
 use forgeloop::tui::keymap::Cmd;
 use forgeloop::tui::pager::diff::DiffEvent;
 use forgeloop::tui::pager::log::LogRequest;
+use forgeloop::tui::panes::diff::{DiffLoad, DiffState, MARGIN as DIFF_MARGIN};
+use forgeloop::tui::panes::{PaneLoad, PaneMsg};
 use tui_support::*;
 
 /// await-fix (failed run), ready (passed), confirm, await-pr, blocked, aborted.
@@ -150,7 +150,7 @@ fn tabs_switch_and_load_what_they_show() {
     assert!(
         effects
             .iter()
-            .any(|e| matches!(e, Effect::Log(LogRequest::Open { path, .. }) if path.ends_with("1-0123456789ab.log")))
+            .any(|e| matches!(e, Effect::Pane(PaneLoad::Log(LogRequest::Open { path, .. })) if path.ends_with("1-0123456789ab.log")))
     );
     d.settle(&mut app, effects);
     assert_eq!(app.tabs.tab, Tab::Log);
@@ -787,8 +787,11 @@ fn a_diff_not_cached_yet_is_made_through_github_and_its_error_is_shown() {
     d.unhandled.clear();
     open_diff(&mut app, &mut d, "ready");
     assert_eq!(app.tabs.diff.state, DiffState::Making);
-    let made: Vec<&Effect> = d.unhandled.iter().filter(|e| matches!(e, Effect::MakeDiff { .. })).collect();
-    let [Effect::MakeDiff { generation, path, iteration: 1, since_last: false }] = made.as_slice() else {
+    let made: Vec<&Effect> =
+        d.unhandled.iter().filter(|e| matches!(e, Effect::Pane(PaneLoad::Diff(DiffLoad::Make { .. })))).collect();
+    let [Effect::Pane(PaneLoad::Diff(DiffLoad::Make { generation, path, iteration: 1, since_last: false }))] =
+        made.as_slice()
+    else {
         panic!("{:?}", d.unhandled)
     };
     assert_eq!(path, &fx.state_path("ready"));
@@ -797,14 +800,21 @@ fn a_diff_not_cached_yet_is_made_through_github_and_its_error_is_shown() {
     let generation = *generation;
     d.apply(
         &mut app,
-        Event::Diff(DiffEvent::Opened { generation, result: Err("GitHub answered 404: no such PR".into()) }),
+        Event::Pane(PaneMsg::Diff(DiffEvent::Opened {
+            generation,
+            result: Err("GitHub answered 404: no such PR".into()),
+        })),
     );
     assert_eq!(app.tabs.diff.state, DiffState::Failed("GitHub answered 404: no such PR".into()));
     assert!(screen(&app, 120, 40).contains("GitHub answered 404: no such PR"));
     // Showing the tab again tries again.
     d.unhandled.clear();
     key(&mut app, &mut d, KeyCode::Char('5'));
-    assert!(d.unhandled.iter().any(|e| matches!(e, Effect::MakeDiff { .. })), "{:?}", d.unhandled);
+    assert!(
+        d.unhandled.iter().any(|e| matches!(e, Effect::Pane(PaneLoad::Diff(DiffLoad::Make { .. })))),
+        "{:?}",
+        d.unhandled
+    );
 }
 
 #[test]
@@ -817,7 +827,7 @@ fn d_in_the_runs_tab_opens_the_diff_at_that_run() {
     let hints: Vec<&str> = app.hints().iter().map(|(_, h)| *h).collect();
     assert!(hints.contains(&"show diff"), "{hints:?}");
     key(&mut app, &mut d, KeyCode::Char('j'));
-    assert_eq!(app.run_rows()[app.tabs.runs.sel].iteration, Some(1));
+    assert_eq!(app.run_rows()[app.tabs.loaded.run].iteration, Some(1));
     key(&mut app, &mut d, KeyCode::Char('d'));
     assert_eq!(app.tabs.tab, Tab::Diff);
     let target = app.tabs.diff.target.clone().unwrap();
@@ -1377,14 +1387,17 @@ fn the_runs_tab_has_each_runs_flag_and_reads_an_earlier_runs_report_when_selecte
     use forgeloop::domain::integrity::Flag;
     assert_eq!(flags, [(Some(2), Some(Flag::AssertionsRemoved)), (Some(1), None)]);
     let entry = app.selected_entry().unwrap().clone();
-    let integrity = app.tabs.runs.integrity(&entry, 2).unwrap().unwrap().clone();
+    let integrity = forgeloop::tui::panes::run_rows::integrity(&app.tabs.loaded, &entry, 2).unwrap().unwrap().clone();
     assert_eq!(integrity.protected, ["test.sh"]);
     // The earlier run: its report is read once, from the file the run saved.
     let effects = app.update(Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char('j'))));
     let [Effect::LoadRunReport { iteration: 1, report, .. }] = effects.as_slice() else { panic!("{effects:?}") };
     assert!(report.ends_with("runs/1-111111111111.json"), "{report:?}");
     d.settle(&mut app, effects);
-    assert_eq!(app.tabs.runs.reports.get(&1), Some(&forgeloop::tui::app::RunReport::Loaded(Some(Default::default()))));
+    assert_eq!(
+        app.tabs.loaded.reports.get(&1),
+        Some(&forgeloop::tui::app::RunReport::Loaded(Some(Default::default())))
+    );
     let effects = app.update(Event::Cmd(Cmd::Up));
     assert!(effects.is_empty(), "{effects:?}");
     let effects = app.update(Event::Cmd(Cmd::Down));

@@ -8,7 +8,7 @@ use crossterm::event::KeyCode;
 use forgeloop::domain::status::Status;
 use forgeloop::tui::Theme;
 use forgeloop::tui::keymap::Cmd;
-use forgeloop::tui::tab::Tab;
+use forgeloop::tui::registry::Tab;
 use ratatui::style::{Color, Modifier};
 use tui_support::*;
 

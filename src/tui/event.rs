@@ -2,7 +2,6 @@
 //! executor's whole vocabulary with it.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -11,8 +10,7 @@ use crate::cycle::files::Event as JournalEvent;
 use crate::domain::integrity::Integrity;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::{CycleEntry, ProjectRecord, RunFile, Sources};
-use crate::tui::pager::diff::DiffEvent;
-use crate::tui::pager::log::{LogEvent, LogRequest};
+use crate::tui::panes::{PaneLoad, PaneMsg};
 use crate::tui::watch::WatchDir;
 
 /// Everything that can happen to the app: raw input (keys, mouse, paste, resize), the clock,
@@ -74,10 +72,8 @@ pub enum Event {
         /// Its manifest, as far as it could be read.
         sources: Sources,
     },
-    /// What the log reader found (a window, a match, an error).
-    Log(LogEvent),
-    /// What the diff reader found (design §6.7).
-    Diff(DiffEvent),
+    /// An answer to a pane's load (`Effect::Pane`), for that pane only.
+    Pane(PaneMsg),
     /// An earlier run's report was read for the Runs tab: its `integrity` (design §5.2), if
     /// it has one.
     RunReportLoaded {
@@ -214,57 +210,8 @@ pub enum Effect {
     LoadSources(String),
     /// Watch exactly these directories from now on (`Event::Watching`).
     Watch(Vec<WatchDir>),
-    /// A request for the log reader, answered with `Event::Log`.
-    Log(LogRequest),
-    /// Open the cached diff at `cache` (design §6.7): a file read, no network.
-    OpenDiff {
-        /// The Diff tab's generation when asked: an answer for an older one is dropped.
-        generation: u64,
-        /// The cached diff file.
-        cache: PathBuf,
-    },
-    /// Make the diff of run `iteration` of the cycle at `path` (GitHub, and the mirror for
-    /// since the last run; cached by `cycle::diff::of_cycle`), then open it.
-    MakeDiff {
-        /// The Diff tab's generation when asked: an answer for an older one is dropped.
-        generation: u64,
-        /// The cycle's state file.
-        path: PathBuf,
-        /// The run whose head the diff is taken at.
-        iteration: u32,
-        /// From the previous run's head rather than from the base branch.
-        since_last: bool,
-    },
-    /// Read `count` lines of the diff at `path` from line `from`, starting at the checkpoint
-    /// `(line, byte offset)` at or before it.
-    DiffWindow {
-        /// The Diff tab's generation when asked: an answer for an older one is dropped.
-        generation: u64,
-        /// The diff file.
-        path: PathBuf,
-        /// The nearest checkpoint at or before `from`: `(line, byte offset)`.
-        checkpoint: (usize, u64),
-        /// The first line wanted.
-        from: usize,
-        /// How many lines.
-        count: usize,
-    },
-    /// Find the next (or previous) match of `query` in the diff at `path` from line `from`,
-    /// wrapping around once (`DiffEvent::Found`).
-    DiffSearch {
-        /// The Diff tab's generation when asked: an answer for an older one is dropped.
-        generation: u64,
-        /// The diff file.
-        path: PathBuf,
-        /// The diff's checkpoints (`DiffDoc::checkpoints`), to turn lines into offsets and back.
-        checkpoints: Arc<[u64]>,
-        /// What to find (smart case).
-        query: String,
-        /// The line the search starts from.
-        from: usize,
-        /// Towards the end (`true`) or the start.
-        forward: bool,
-    },
+    /// A pane's own load, answered with `Event::Pane` to that pane.
+    Pane(PaneLoad),
     /// Read the `integrity` of run `iteration` from its report file (the Runs tab, for a run
     /// before the last: the state holds only the last run's report).
     LoadRunReport {

@@ -1,6 +1,7 @@
 //! The one effect executor. [`Executor::plan`] turns each [`Effect`] into [`Work`]: the file
-//! reads, use cases (with the messages the person sees), log and diff requests, the rerun,
-//! making a diff and the browser, as closures and futures that end in the [`Event`] the app
+//! reads, use cases (with the messages the person sees), the panes' own loads (each pane says
+//! what its loads take; the answer goes back to it as `Event::Pane`), the rerun, sizing a
+//! diff and the browser, as closures and futures that end in the [`Event`] the app
 //! gets back. Where that work runs is the driver's choice: the runtime (`runtime.rs`) uses its
 //! loader thread, `spawn_blocking`, tasks and the terminal; the synchronous driver of tests
 //! and benches (`sync.rs`) runs the same closures at once. So what tests exercise is what
@@ -28,8 +29,8 @@ use super::clipboard;
 use super::effects;
 use super::load;
 use super::watch::WatchDir;
-use crate::tui::pager::diff::{self as diff_view, DiffEvent};
 use crate::tui::pager::log::LogRequest;
+use crate::tui::panes::PaneWork;
 
 /// Blocking work whose outcome is an event.
 pub type Job = Box<dyn FnOnce() -> Event + Send>;
@@ -151,35 +152,12 @@ impl Executor {
                 let result = load::load_integrity(&redactor, &report);
                 Event::RunReportLoaded { path, iteration, result }
             })),
-            Effect::OpenDiff { generation, cache } => Work::Load(Box::new(move || {
-                let result = diff_view::open_cached(&cache, &redactor);
-                Event::Diff(DiffEvent::Opened { generation, result })
-            })),
-            Effect::MakeDiff { generation, path, iteration, since_last } => {
-                let ctx = self.ctx.clone();
-                Work::Task(Box::pin(async move {
-                    let result = match CyclePaths::new(path) {
-                        Ok(paths) => effects::make_diff(ctx, paths, iteration, since_last).await.map(Some),
-                        Err(e) => Err(e.to_string()),
-                    };
-                    Event::Diff(DiffEvent::Opened { generation, result })
-                }))
-            }
-            Effect::DiffWindow { generation, path, checkpoint, from, count } => Work::Load(Box::new(move || {
-                Event::Diff(match diff_view::read_lines(&path, checkpoint, from, count, &redactor) {
-                    Ok(lines) => DiffEvent::Window { generation, first: from, lines },
-                    Err(e) => DiffEvent::Failed { generation, error: format!("cannot read the diff: {e}") },
-                })
-            })),
-            // A search scans the whole diff: not on the loader, whose reads must stay quick.
-            Effect::DiffSearch { generation, path, checkpoints, query, from, forward } => {
-                Work::Blocking(Box::new(move || {
-                    Event::Diff(match diff_view::search(&path, &checkpoints, &query, from, forward) {
-                        Ok(found) => DiffEvent::Found { generation, found },
-                        Err(e) => DiffEvent::Failed { generation, error: format!("cannot search the diff: {e}") },
-                    })
-                }))
-            }
+            Effect::Pane(load) => match load.work(&self.ctx) {
+                PaneWork::Load(job) => Work::Load(Box::new(move || Event::Pane(job()))),
+                PaneWork::Blocking(job) => Work::Blocking(Box::new(move || Event::Pane(job()))),
+                PaneWork::Task(task) => Work::Task(Box::pin(async move { Event::Pane(task.await) })),
+                PaneWork::Reader(request) => Work::Log(request),
+            },
             Effect::SizeDiff { path, iteration } => {
                 let ctx = self.ctx.clone();
                 Work::Task(Box::pin(async move {
@@ -191,7 +169,6 @@ impl Executor {
                 }))
             }
             Effect::Watch(dirs) => Work::Watch(dirs),
-            Effect::Log(request) => Work::Log(request),
             Effect::Confirm { path, edited } => self.use_case(UseCase::Confirm, path, move |ctx, paths| {
                 let edited =
                     edited.map(|(webgpt_question, intent_brief)| EditedBrief { webgpt_question, intent_brief });
@@ -233,7 +210,7 @@ impl Executor {
                         .state
                         .withdrawn
                         .as_ref()
-                        .map_or("message", |w| crate::tui::panes::conversation::outbox_kind_name(w.kind));
+                        .map_or("message", |w| crate::tui::widgets::outbox_kind_name(w.kind));
                     format!("dropped the pending {kind}: WebGPT will not be sent it")
                 })
             }),

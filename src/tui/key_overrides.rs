@@ -11,7 +11,6 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use crate::config::KeyList;
 
 use super::keymap::{Cmd, Context, KeySpec, Keymap, STACKS};
-use super::tab::Tab;
 
 /// The name a person writes for `cmd` (snake case, as the help says it); `None` for typing.
 pub fn name(cmd: Cmd) -> Option<&'static str> {
@@ -25,12 +24,7 @@ pub fn name(cmd: Cmd) -> Option<&'static str> {
         Cmd::NewPairingCode => "new_pairing_code",
         Cmd::SwitchFocus => "switch_focus",
         Cmd::Zoom => "zoom",
-        Cmd::Tab(Tab::Brief) => "tab_brief",
-        Cmd::Tab(Tab::Conversation) => "tab_conversation",
-        Cmd::Tab(Tab::Runs) => "tab_runs",
-        Cmd::Tab(Tab::Log) => "tab_log",
-        Cmd::Tab(Tab::Diff) => "tab_diff",
-        Cmd::Tab(Tab::Project) => "tab_project",
+        Cmd::Tab(tab) => tab.override_name(),
         Cmd::PrevTab => "prev_tab",
         Cmd::NextTab => "next_tab",
         Cmd::Up => "up",
@@ -183,7 +177,7 @@ mod tests {
     use crossterm::event::KeyEvent;
 
     use super::*;
-    use crate::tui::keymap::BINDINGS;
+    use crate::tui::keymap::bindings;
 
     fn overrides(pairs: &[(&str, &[&str])]) -> BTreeMap<String, KeyList> {
         pairs
@@ -200,7 +194,7 @@ mod tests {
 
     #[test]
     fn every_command_a_key_means_has_a_name_and_every_label_reads_back() {
-        for binding in BINDINGS {
+        for binding in bindings() {
             assert!(name(binding.cmd).is_some(), "{:?}", binding.cmd);
             for spec in binding.keys {
                 assert_eq!(parse_key(&spec.label()).as_ref(), Ok(spec), "{}", spec.label());

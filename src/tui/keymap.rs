@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::tab::Tab;
+use super::registry::Tab;
 
 /// Where the keyboard is: the top popup, an input line, or the focused view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -304,6 +304,28 @@ pub const STACKS: &[&[Context]] =
     &[LIST_STACK, LOG_STACK, RUNS_STACK, DIFF_STACK, DETAIL_STACK, PROJECTS_STACK, CONNECTOR_STACK];
 
 const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Connector, C::Help, C::ConfirmBrief, C::Say];
+
+/// Each tab's number key, from the registry (`tui/registry.rs`).
+macro_rules! tab_rows {
+    ($( $variant:ident $module:ident :: $pane:ident $title:literal $key:literal $name:literal; )*) => {
+        &[$(Binding {
+            contexts: &[C::List, C::Detail],
+            keys: &[k($key)],
+            cmd: Cmd::Tab(Tab::$variant),
+            hint: "",
+            help: concat!($title, " tab"),
+        }),*]
+    };
+}
+
+/// The tabs' number keys.
+pub static TAB_BINDINGS: &[Binding] = crate::tui::registry::for_each_tab!(tab_rows);
+
+/// Every built-in row, in the help's order: the tabs' number keys come after switching focus.
+pub fn bindings() -> impl Iterator<Item = &'static Binding> {
+    let at = BINDINGS.iter().position(|b| b.cmd == Cmd::SwitchFocus).map_or(0, |i| i + 1);
+    BINDINGS[..at].iter().chain(TAB_BINDINGS).chain(&BINDINGS[at..])
+}
 
 /// The built-in keymap; the help lists each context's rows in this order.
 pub static BINDINGS: &[Binding] = &[
@@ -674,30 +696,6 @@ pub static BINDINGS: &[Binding] = &[
         hint: "",
         help: "Switch focus between the list and the detail",
     },
-    Binding {
-        contexts: &[C::List, C::Detail],
-        keys: &[k('1')],
-        cmd: Cmd::Tab(Tab::Brief),
-        hint: "",
-        help: "Brief tab",
-    },
-    Binding {
-        contexts: &[C::List, C::Detail],
-        keys: &[k('2')],
-        cmd: Cmd::Tab(Tab::Conversation),
-        hint: "",
-        help: "Conversation tab",
-    },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('3')], cmd: Cmd::Tab(Tab::Runs), hint: "", help: "Runs tab" },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('4')], cmd: Cmd::Tab(Tab::Log), hint: "", help: "Log tab" },
-    Binding { contexts: &[C::List, C::Detail], keys: &[k('5')], cmd: Cmd::Tab(Tab::Diff), hint: "", help: "Diff tab" },
-    Binding {
-        contexts: &[C::List, C::Detail],
-        keys: &[k('6')],
-        cmd: Cmd::Tab(Tab::Project),
-        hint: "",
-        help: "Project tab",
-    },
     Binding { contexts: &[C::List, C::Detail], keys: &[k('[')], cmd: Cmd::PrevTab, hint: "", help: "Previous tab" },
     Binding { contexts: &[C::List, C::Detail], keys: &[k(']')], cmd: Cmd::NextTab, hint: "", help: "Next tab" },
     Binding {
@@ -795,7 +793,7 @@ impl std::fmt::Debug for Binding {
 impl Keymap {
     /// The built-in table as it is.
     pub fn builtin() -> Keymap {
-        Keymap { rows: BINDINGS.iter().map(|binding| Row { binding, keys: binding.keys.to_vec() }).collect() }
+        Keymap { rows: bindings().map(|binding| Row { binding, keys: binding.keys.to_vec() }).collect() }
     }
 
     /// Every row's command and keys, for the overrides to rewrite and check.
@@ -930,7 +928,7 @@ mod tests {
     fn no_key_is_bound_twice_in_one_context() {
         for context in Context::ALL {
             let mut keys = Vec::new();
-            for binding in BINDINGS.iter().filter(|b| b.contexts.contains(&context)) {
+            for binding in bindings().filter(|b| b.contexts.contains(&context)) {
                 for spec in binding.keys {
                     assert!(!keys.contains(spec), "{spec:?} twice in {context:?}");
                     keys.push(*spec);
@@ -945,7 +943,7 @@ mod tests {
         assert!(hints.iter().any(|(k, h)| k == "/" && *h == "filter"));
         assert!(!hints.iter().any(|(_, h)| *h == "rerun"));
         let help = help_sections();
-        for binding in BINDINGS {
+        for binding in bindings() {
             let keys = binding.keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" ");
             assert!(help.iter().any(|(_, rows)| rows.contains(&(keys.clone(), binding.help))), "{keys} is in the help");
         }
@@ -959,11 +957,8 @@ mod tests {
     #[test]
     fn each_tab_has_one_number_key_matching_the_tab_bar() {
         for tab in Tab::ALL {
-            let keys: Vec<KeyCode> = BINDINGS
-                .iter()
-                .filter(|b| b.cmd == Cmd::Tab(*tab))
-                .flat_map(|b| b.keys.iter().map(|k| k.code))
-                .collect();
+            let keys: Vec<KeyCode> =
+                bindings().filter(|b| b.cmd == Cmd::Tab(*tab)).flat_map(|b| b.keys.iter().map(|k| k.code)).collect();
             let digit = char::from_digit(tab.index() as u32 + 1, 10);
             assert_eq!(keys, digit.map(KeyCode::Char).into_iter().collect::<Vec<_>>(), "{tab:?}");
         }

@@ -27,6 +27,7 @@ use super::terminal;
 use super::views;
 use super::watch::{self as dirwatch, DirWatcher, WatchEvent};
 use crate::tui::pager::log::LogWorker;
+use crate::tui::panes::PaneMsg;
 
 /// At most one frame per this interval (~60 fps).
 pub const FRAME: Duration = Duration::from_millis(16);
@@ -117,8 +118,10 @@ impl<B: Backend> Runtime<B> {
         let log_out = tx.clone();
         let log = LogWorker::spawn(
             ctx.redactor.clone(),
-            Box::new(move |event| {
-                let _ = log_out.send(Event::Log(event));
+            Box::new(move |answer| {
+                if let Some(msg) = PaneMsg::from_reader(&answer) {
+                    let _ = log_out.send(Event::Pane(msg));
+                }
             }),
         );
         let loader = Loader::spawn(tx.clone());

@@ -12,6 +12,7 @@ use crate::cycle::Ctx;
 use super::app::{App, Effect, Event};
 use super::exec::{Executor, Work};
 use crate::tui::pager::log::LogReader;
+use crate::tui::panes::PaneMsg;
 
 /// Carries out an app's effects at once, on the calling thread (tests and benches).
 pub struct SyncDriver {
@@ -64,7 +65,11 @@ impl SyncDriver {
         match self.exec.plan(effect) {
             Work::Done | Work::Watch(_) => None,
             Work::Load(job) | Work::Blocking(job) => Some(job()),
-            Work::Log(request) => self.log.handle(request, &mut |_| false).map(Event::Log),
+            Work::Log(request) => self
+                .log
+                .handle(request, &mut |_| false)
+                .and_then(|answer| PaneMsg::from_reader(&answer))
+                .map(Event::Pane),
             Work::Task(_) | Work::Copy(_) | Work::Notify(_) | Work::Terminal(_) => {
                 self.unhandled.push(kept);
                 None

@@ -260,3 +260,13 @@ pub fn empty_text(theme: &Theme, watching: String) -> Vec<Line<'static>> {
         Line::from(Span::styled("New cycles appear here by themselves.", theme.muted)),
     ]
 }
+
+/// What an outbox holds, as the control room names it.
+pub fn outbox_kind_name(kind: crate::domain::state::OutboxKind) -> &'static str {
+    match kind {
+        crate::domain::state::OutboxKind::Prompt => "prompt",
+        crate::domain::state::OutboxKind::Handoff => "handoff",
+        crate::domain::state::OutboxKind::Followup => "follow-up",
+        crate::domain::state::OutboxKind::Message => "the person's message",
+    }
+}

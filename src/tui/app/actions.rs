@@ -186,7 +186,7 @@ impl App {
             );
             return;
         };
-        let kind = crate::tui::panes::conversation::outbox_kind_name(outbox.kind);
+        let kind = crate::tui::widgets::outbox_kind_name(outbox.kind);
         let preview: Vec<&str> = outbox.text.lines().take(8).collect();
         let path = self.list.selected.clone().unwrap_or_default();
         self.popups.push(Popup::YesNo {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::tui::model::{CycleEntry, RunFile};
 
-use super::{App, Effect, Tab};
+use super::{App, Effect};
 
 impl App {
     pub(super) fn files_changed(&mut self, paths: Vec<PathBuf>, fx: &mut Vec<Effect>) {
@@ -14,7 +14,7 @@ impl App {
         let mut load = BTreeSet::new();
         let mut journal = false;
         let mut runs = false;
-        let mut log = false;
+        let mut run_files: Vec<PathBuf> = Vec::new();
         let mut registry = false;
         let mut sources = BTreeSet::new();
         let selected = self.list.selected.clone();
@@ -53,7 +53,7 @@ impl App {
                 }
                 if rel.starts_with("runs") || rel.as_os_str().is_empty() {
                     runs |= Some(&state) == selected.as_ref();
-                    log |= self.tabs.log.path.as_ref().is_some_and(|l| l == &path || !l.exists());
+                    run_files.push(path.clone());
                 }
                 continue;
             }
@@ -82,8 +82,8 @@ impl App {
                 fx.push(Effect::ListRuns(path));
             }
         }
-        if log && self.tabs.log.is_open() {
-            fx.push(self.tabs.log.refresh_request());
+        if !run_files.is_empty() {
+            self.with_tabs(fx, |tabs, sel, asked| tabs.run_files_changed(&run_files, sel, asked));
         }
         if registry {
             fx.push(Effect::LoadRegistry);
@@ -120,9 +120,7 @@ impl App {
         self.list.merge(loaded, &gone);
         self.reselected(had_selection, fx);
         // A new run may change the diff the tab shows (the last run's).
-        if self.tabs.tab == Tab::Diff {
-            self.ensure_diff(false, fx);
-        }
+        self.with_tabs(fx, |tabs, sel, asked| tabs.cycle_reloaded(sel, asked));
         self.size_next(fx);
         // The set of cycles changed: watch their directories (the watcher skips no-ops).
         if self.list.cycles.len() != before || !gone.is_empty() {
@@ -140,20 +138,10 @@ impl App {
             loaded.runs.as_ref().map(|(_, r)| r.iter().map(|f| f.path.clone()).collect()).unwrap_or_default();
         let fresh = loaded.runs.is_some() && runs.iter().any(|f| !before.contains(&f.path));
         loaded.runs = Some((path.clone(), runs));
-        let tab = self.tabs.tab;
-        // A run started here (or one being followed) just created its log: show it live.
-        if fresh && (self.is_running(&path) || (self.tabs.log.follow && tab == Tab::Log)) {
-            self.tabs.runs.sel = 0;
-            self.tabs.log.follow = true;
-            if tab == Tab::Log || tab == Tab::Runs {
-                fx.push(self.tabs.log.close());
-                self.tabs.tab = Tab::Log;
-            }
-        }
-        // The Log tab opens the run now listed; the Runs tab reads the selected run's report.
-        if matches!(self.tabs.tab, Tab::Log | Tab::Runs) {
-            self.tab_shown(fx);
-        }
+        // A run started here (or one being followed) just created its log: a tab may follow it;
+        // a tab that shows runs looks again (the log of the run now listed, its report).
+        let running = self.is_running(&path);
+        self.with_tabs(fx, |tabs, sel, asked| tabs.runs_listed(fresh, running, sel, asked));
         self.dirty = true;
     }
 }

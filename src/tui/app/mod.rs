@@ -18,10 +18,10 @@ use crate::domain::status::Status;
 
 use super::keymap::{self, Cmd, Context};
 use super::model::CycleEntry;
-pub use super::tab::Tab;
+use super::panes::run_rows;
+pub use super::registry::Tab;
 use super::theme::Theme;
 pub use super::watch::WatchDir;
-use crate::tui::pager::log::Anchor;
 
 mod actions;
 mod attention;
@@ -29,15 +29,15 @@ mod dialogs;
 mod files;
 
 pub use super::event::{Effect, Event, UseCase};
-pub use super::panes::conversation::outbox_kind_name;
-pub use super::panes::diff::{DiffPane, DiffState, DiffTarget, MARGIN as DIFF_MARGIN};
 pub use super::panes::list::CycleList;
 pub use super::panes::list::StatusGroup;
-pub use super::panes::log::{LogPane, LogSearch, SearchState};
 pub use super::panes::projects::ProjectsPane;
-pub use super::panes::runs::{LIVE_IDLE_SECS, RunReport, RunResult, RunRow, RunsPane, run_result_word};
-pub use super::panes::{Draw, Focus, Pane, Reply, Selection, Tabs};
+pub use super::panes::run_rows::{LIVE_IDLE_SECS, RunReport, RunResult, RunRow, run_result_word};
+use super::panes::tabs::Asked;
+pub use super::panes::{Draw, Focus, Pane, Reply, Selection, SharedLoad, Tabs};
+pub use super::panes::{SearchLine, SearchState};
 pub use super::widgets::Hits;
+pub use super::widgets::outbox_kind_name;
 pub use attention::Attention;
 pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups, SayDialog};
 
@@ -242,10 +242,7 @@ impl App {
     pub fn animating(&self) -> bool {
         !self.live_runs.is_empty()
             || self.list.cycles.iter().any(|c| c.live.is_some())
-            || self.tabs.log.search.state == SearchState::Searching
-            || self.tabs.log.finding_error
-            || self.tabs.diff.state == DiffState::Making
-            || self.tabs.diff.search.state == SearchState::Searching
+            || self.tabs.busy()
             || self.popups.busy()
     }
 
@@ -256,12 +253,12 @@ impl App {
 
     /// The shown tab has the keys and its search line is open.
     fn searching(&self) -> bool {
-        self.focus == Focus::Detail && self.tabs.current().editing()
+        self.focus == Focus::Detail && self.tabs.editing()
     }
 
-    /// The search of the tab shown (the Log tab's when it has none).
-    pub fn search(&self) -> &LogSearch {
-        self.tabs.current().search().unwrap_or(&self.tabs.log.search)
+    /// The search line of the tab shown, if it has one.
+    pub fn search(&self) -> Option<&SearchLine> {
+        self.tabs.search()
     }
 
     /// What the panes draw with this frame (see [`Draw`]), its runs and the app's answers given.
@@ -294,44 +291,50 @@ impl App {
 
     /// What the tabs see of the selected cycle, its runs given (see [`App::run_rows`]).
     fn selection<'a>(&'a self, rows: &'a [RunRow]) -> Selection<'a> {
-        selection(&self.list, &self.live_runs, &self.projects, rows, self.tabs.runs.sel)
+        selection(&self.list, &self.live_runs, &self.projects, rows)
     }
 
-    /// Hands the shown tab a command (or shows it, with `cmd` `None`) and does what it asks
-    /// of the app.
-    fn route(&mut self, cmd: Option<Cmd>, fx: &mut Vec<Effect>) -> Reply {
+    /// Calls the tabs with the selection (its run rows made now) and turns what the panes
+    /// asked for into effects.
+    fn with_tabs<R>(&mut self, fx: &mut Vec<Effect>, f: impl FnOnce(&mut Tabs, &Selection, &mut Asked) -> R) -> R {
         let rows = self.run_rows();
         // A run that went away cannot stay selected.
-        self.tabs.runs.sel = self.tabs.runs.sel.min(rows.len().saturating_sub(1));
-        let sel = selection(&self.list, &self.live_runs, &self.projects, &rows, self.tabs.runs.sel);
-        let pane = self.tabs.pane_mut(self.tabs.tab);
-        let reply = match cmd {
-            Some(cmd) => pane.command(cmd, &sel, fx),
-            None => {
-                pane.shown(&sel, fx);
-                Reply::Done
-            }
-        };
+        self.tabs.loaded.run = self.tabs.loaded.run.min(rows.len().saturating_sub(1));
+        let sel = selection(&self.list, &self.live_runs, &self.projects, &rows);
+        let mut asked = Asked::default();
+        let out = f(&mut self.tabs, &sel, &mut asked);
+        fx.extend(asked.own.into_iter().map(Effect::Pane));
+        fx.extend(asked.shared.into_iter().map(|load| match load {
+            SharedLoad::Report { path, iteration, report } => Effect::LoadRunReport { path, iteration, report },
+            SharedLoad::Sources(repository) => Effect::LoadSources(repository),
+        }));
+        out
+    }
+
+    /// Hands the shown tab a command and does what its reply leaves to the app.
+    fn route(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) -> Reply {
+        let reply = self.with_tabs(fx, |tabs, sel, asked| tabs.command(cmd, sel, asked));
+        self.replied(&reply, fx);
+        reply
+    }
+
+    /// What a tab's reply leaves to the app: the status line, a row to read again.
+    fn replied(&mut self, reply: &Reply, fx: &mut Vec<Effect>) {
         match reply {
-            Reply::NotMine | Reply::Done => {}
-            Reply::Show(tab) => self.set_tab(tab, fx),
-            Reply::RunChosen => {
-                let log = &mut self.tabs.log;
-                if log.is_open() {
-                    fx.push(log.close());
+            Reply::Refused(why) => self.toast_error(*why),
+            Reply::Note(text) => self.toast = Some(Toast { text: (*text).to_owned(), error: false }),
+            // A whole-PR diff just opened may be one the row of a ready cycle lacked.
+            Reply::DiffMade(cycle) => {
+                if self.list.cycles.iter().any(|c| {
+                    &c.path == cycle
+                        && c.diff_size.is_none()
+                        && matches!(c.status(), Some(Status::ReadyToMerge | Status::NeedsReview))
+                }) {
+                    fx.push(Effect::LoadCycles(vec![cycle.clone()]));
                 }
             }
-            Reply::DiffOf(iteration) => {
-                self.tabs.diff.iteration = iteration;
-                self.set_tab(Tab::Diff, fx);
-            }
-            Reply::Reload => self.tab_shown(fx),
-            Reply::Refused(why) => self.toast_error(why),
+            Reply::NotMine | Reply::Done | Reply::Ask(_) | Reply::ShowMe | Reply::Reload => {}
         }
-        if self.tabs.tab == Tab::Diff && cmd.is_none() {
-            self.diff_tests(fx);
-        }
-        reply
     }
 
     /// Active keyboard contexts, most specific first.
@@ -353,7 +356,7 @@ impl App {
         }
         match self.focus {
             Focus::List => keymap::LIST_STACK.to_vec(),
-            Focus::Detail => self.tabs.current().contexts().to_vec(),
+            Focus::Detail => self.tabs.contexts().to_vec(),
         }
     }
 
@@ -375,7 +378,7 @@ impl App {
         let status = state.map(|s| s.status);
         let running = self.list.selected.as_ref().is_some_and(|p| self.is_running(p));
         if self.detail_has_keys()
-            && let Some(answer) = self.tabs.current().available(cmd, &self.selection(rows))
+            && let Some(answer) = self.tabs.available(cmd, &self.selection(rows))
         {
             return answer;
         }
@@ -411,7 +414,7 @@ impl App {
     /// Rows of the Runs tab for the selected cycle, newest first.
     pub fn run_rows(&self) -> Vec<RunRow> {
         match self.selected_entry() {
-            Some(entry) => self.tabs.run_rows(entry, self.is_running(&entry.path)),
+            Some(entry) => run_rows::rows(entry, &self.tabs.loaded, self.is_running(&entry.path)),
             None => Vec::new(),
         }
     }
@@ -467,10 +470,7 @@ impl App {
             Event::Mouse(mouse) => self.mouse_event(mouse, &mut fx),
             Event::Resize => {
                 self.dirty = true;
-                if self.tabs.log.follow && self.tabs.log.is_open() {
-                    fx.push(self.tabs.log.window_request(Anchor::Tail));
-                }
-                fx.extend(self.tabs.diff.window_request());
+                self.with_tabs(&mut fx, |tabs, sel, asked| tabs.resized(sel, asked));
             }
             Event::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
@@ -505,8 +505,8 @@ impl App {
                         Ok(integrity) => RunReport::Loaded(integrity),
                         Err(error) => RunReport::Failed(error),
                     };
-                    self.tabs.runs.reports.insert(iteration, report);
-                    self.diff_tests(&mut fx);
+                    self.tabs.loaded.reports.insert(iteration, report);
+                    self.with_tabs(&mut fx, |tabs, sel, asked| tabs.loaded_changed(sel, asked));
                     self.dirty = true;
                 }
             }
@@ -530,31 +530,10 @@ impl App {
                 self.projects.sources.insert(repository, sources);
                 self.dirty = true;
             }
-            Event::Log(event) => {
-                if let Some(reply) = self.tabs.log.reply(event) {
-                    self.dirty = true;
-                    if reply.no_error_line {
-                        self.toast = Some(Toast { text: "no error line in this log".into(), error: false });
-                    }
-                    fx.extend(reply.effect);
-                }
-            }
-            Event::Diff(event) => {
+            Event::Pane(msg) => {
                 self.dirty = true;
-                let made = matches!(&event, crate::tui::pager::diff::DiffEvent::Opened { result: Ok(Some(_)), .. });
-                fx.extend(self.tabs.diff.reply(event));
-                // A whole-PR diff just opened may be one the row of a ready cycle lacked.
-                if made
-                    && let Some(target) = &self.tabs.diff.target
-                    && target.old.is_none()
-                    && self.list.cycles.iter().any(|c| {
-                        c.path == target.cycle
-                            && c.diff_size.is_none()
-                            && matches!(c.status(), Some(Status::ReadyToMerge | Status::NeedsReview))
-                    })
-                {
-                    fx.push(Effect::LoadCycles(vec![target.cycle.clone()]));
-                }
+                let reply = self.with_tabs(&mut fx, |tabs, sel, asked| tabs.receive(msg, sel, asked));
+                self.replied(&reply, &mut fx);
             }
             Event::DiffSized { path, result } => {
                 if self.sizing.as_ref() == Some(&path) {
@@ -630,7 +609,7 @@ impl App {
             return;
         }
         if self.searching() {
-            self.tabs.pane_mut(self.tabs.tab).input(cmd, fx);
+            self.with_tabs(fx, |tabs, sel, asked| tabs.input(cmd, sel, asked));
             return;
         }
         if self.screen == Screen::Projects {
@@ -642,7 +621,7 @@ impl App {
             return;
         }
         // The shown tab has the keys: its own commands first.
-        if self.focus == Focus::Detail && self.route(Some(cmd), fx) != Reply::NotMine {
+        if self.focus == Focus::Detail && self.route(cmd, fx) != Reply::NotMine {
             return;
         }
         match cmd {
@@ -769,40 +748,13 @@ impl App {
 
     /// A new cycle is selected: drop its predecessor's detail and load what the tab needs.
     fn selection_changed(&mut self, fx: &mut Vec<Effect>) {
-        self.tabs.forget(fx);
+        self.with_tabs(fx, |tabs, sel, asked| tabs.forget(sel, asked));
         if let Some(path) = self.list.selected.clone() {
             fx.push(Effect::LoadJournal(path.clone()));
             fx.push(Effect::ListRuns(path));
         }
         self.tab_shown(fx);
         self.dirty = true;
-    }
-
-    /// Opens the diff the Diff tab should show for the selected cycle, unless it is shown.
-    fn ensure_diff(&mut self, retry: bool, fx: &mut Vec<Effect>) {
-        let cycle = self.list.selected.clone();
-        let state = self.list.selected_state();
-        fx.extend(self.tabs.diff.ensure(cycle.as_deref(), state, retry));
-        self.diff_tests(fx);
-    }
-
-    /// Tells the Diff tab which files of the diff it shows count as tests (design §5.2): those
-    /// the run's `integrity` names, when it is at hand, and whatever the rules and the cycle's
-    /// commands say of each path.
-    fn diff_tests(&mut self, fx: &mut Vec<Effect>) {
-        let entry = self.list.selected_entry();
-        let commands = entry.and_then(|e| e.state.as_ref()).and_then(|s| s.commands.clone());
-        let mut known = BTreeSet::new();
-        if let (Some(entry), Some(target)) = (entry, &self.tabs.diff.target)
-            && let Ok(Some(integrity)) = self.tabs.runs.integrity(entry, target.iteration)
-        {
-            let files = match &target.old {
-                None => Some(&integrity.against_base),
-                Some((_, old)) => integrity.since_last.as_ref().filter(|s| &s.head_sha == old).map(|s| &s.files),
-            };
-            known.extend(files.into_iter().flatten().map(|f| f.path.clone()));
-        }
-        fx.extend(self.tabs.diff.set_tests(known, commands));
     }
 
     /// Starts making the whole-PR diff of the next `READY_TO_MERGE` cycle whose row has no
@@ -847,7 +799,7 @@ impl App {
             self.list.refilter();
             self.reselected(before, fx);
         } else if self.searching() {
-            self.tabs.pane_mut(self.tabs.tab).paste(&clean);
+            self.tabs.paste(&clean);
         } else {
             self.popups.paste(&clean);
         }
@@ -862,7 +814,7 @@ impl App {
                 }
             }
             Focus::Detail => {
-                self.route(Some(cmd), fx);
+                self.route(cmd, fx);
             }
         }
     }
@@ -874,7 +826,7 @@ impl App {
 
     /// Loads what the visible tab needs.
     fn tab_shown(&mut self, fx: &mut Vec<Effect>) {
-        self.route(None, fx);
+        self.with_tabs(fx, |tabs, sel, asked| tabs.shown(sel, asked));
     }
 
     fn mouse_event(&mut self, event: MouseEvent, fx: &mut Vec<Effect>) {
@@ -937,11 +889,10 @@ fn selection<'a>(
     live_runs: &'a BTreeMap<PathBuf, LiveRun>,
     projects: &'a ProjectsPane,
     rows: &'a [RunRow],
-    run: usize,
 ) -> Selection<'a> {
     let entry = list.selected_entry();
     let running = entry.is_some_and(|e| live_runs.contains_key(&e.path) || e.live.is_some());
-    Selection { entry, running, rows, run, sources: &projects.sources }
+    Selection { entry, running, rows, sources: &projects.sources }
 }
 
 /// The message the coordinator must send next, if any.

@@ -1,13 +1,15 @@
-//! The control room's panes, one folder each: its state (`mod.rs`), its key handling (its
-//! [`Pane`] implementation) and its drawing (`view.rs`). Panes do no I/O: what they need
-//! read they ask for with an [`Effect`] (the log and diff windows come from `tui::pager`).
+//! The control room's panes, one folder each: its state and its [`Pane`] implementation
+//! (`mod.rs`: keys, loads, what it does with their answers), its loads (`load.rs`, where it has
+//! any) and its drawing (`view.rs`). Panes do no I/O: they ask for loads through their
+//! [`Cx`], the executor carries them out, and the answer comes back to the pane that asked, as
+//! its own message type.
 //!
-//! The detail tabs sit behind the [`Pane`] trait: the app asks the shown tab for its keyboard
-//! contexts, hands it the commands those contexts resolve, and draws it, without knowing
-//! which tab it is. Adding a tab is a folder here, its variant in [`Tab`] and its field in
-//! [`Tabs`], and one keymap row for its number key. The cycle list, the Projects screen and
-//! the help overlay have folders too, but they are not tabs: the app owns what they change
-//! (the selection, the screen, the popups).
+//! The detail tabs are listed once, in `tui/registry.rs`; `tabs.rs` generates from that list
+//! the struct holding them and the dispatch to the one concerned, so the app never names a
+//! tab. What tabs share sits here: the selection ([`Selection`]), the caches of the selected
+//! cycle ([`Loaded`]), the run rows (`run_rows.rs`), the search line (`search.rs`). The cycle
+//! list, the Projects and Connector screens and the help overlay have folders too, but they
+//! are not tabs: the app owns what they change (the selection, the screen, the popups).
 
 pub mod brief;
 pub mod connector;
@@ -18,25 +20,34 @@ pub mod list;
 pub mod log;
 pub mod project;
 pub mod projects;
+pub mod run_rows;
 pub mod runs;
+pub mod search;
+pub mod tabs;
 pub mod text;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
+use crate::cycle::Ctx;
 use crate::cycle::files::Event as JournalEvent;
 use crate::redact::Redactor;
-use crate::tui::event::Effect;
 use crate::tui::keymap::{Cmd, Context};
 use crate::tui::model::{CycleEntry, RunFile, Sources};
-use crate::tui::tab::Tab;
+use crate::tui::pager::log::{LogEvent, LogRequest};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::Hits;
+
+pub use self::run_rows::{RunReport, RunRow};
+pub use self::search::{SearchLine, SearchState};
+pub use self::tabs::{PaneLoad, PaneMsg, Tabs};
 
 /// Which half of the cycles screen has the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +58,8 @@ pub enum Focus {
     Detail,
 }
 
-use self::log::LogSearch;
-use self::runs::RunRow;
-
-/// What a tab sees of the rest of the control room when it acts: the selected cycle, its
-/// runs as the Runs tab lists them, and the one the Runs tab selected (the Log tab opens it).
+/// What a tab sees of the rest of the control room when it acts: the selected cycle and its
+/// runs as the tabs list them.
 pub struct Selection<'a> {
     /// The selected cycle, if any.
     pub entry: Option<&'a CycleEntry>,
@@ -59,65 +67,209 @@ pub struct Selection<'a> {
     pub running: bool,
     /// Its runs, newest first.
     pub rows: &'a [RunRow],
-    /// The Runs tab's selected row (an index into `rows`).
-    pub run: usize,
     /// The repositories whose sources were read already (the Project tab asks once).
     pub sources: &'a HashMap<String, Sources>,
 }
 
-impl Selection<'_> {
-    /// The run the Runs tab selected.
-    pub fn selected_run(&self) -> Option<&RunRow> {
-        self.rows.get(self.run)
-    }
+/// A pane's wish that another pane acts, by purpose rather than by name (gitui's internal
+/// events): the tabs offer it to every pane, and the one that takes it may ask to be shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Open the selected run's log (the Runs tab's Enter).
+    OpenRunLog,
+    /// Another run was selected: what showed the last one's is stale.
+    RunChosen,
+    /// Show the change run `iteration` tested (the Runs tab's `d`).
+    DiffOf(Option<u32>),
 }
 
-/// What a tab asks of the app after a command: what only the app can do, because it spans
-/// tabs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a tab asks of the app after a command or a message: what only the app can do,
+/// because it spans tabs.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     /// The command is not this tab's: the app's own keys get it.
     NotMine,
     /// Done here.
     Done,
-    /// Show another tab (the Runs tab's Enter opens the run's log).
-    Show(Tab),
-    /// The Runs tab's selection moved: the log shown is another run's now.
-    RunChosen,
-    /// Show the diff of run `iteration` (the Runs tab's `d`).
-    DiffOf(Option<u32>),
-    /// The command cannot be done here, and why (a toast).
+    /// Another pane should act (see [`Request`]).
+    Ask(Request),
+    /// Show this pane (it took a request, or a live run's log it follows).
+    ShowMe,
+    /// The command cannot be done here, and why (an error in the status line).
     Refused(&'static str),
+    /// Something to tell the person (the status line).
+    Note(&'static str),
     /// What this tab shows changed in a way that needs loading again (the Diff tab's "since
     /// the last run").
     Reload,
+    /// A whole-PR diff of this cycle exists now: its row may show the change's size.
+    DiffMade(PathBuf),
 }
 
-/// A detail tab.
+/// A read several tabs share the result of, kept in [`Loaded`] by the app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SharedLoad {
+    /// An earlier run's report, for its `integrity` (the state holds only the last run's).
+    Report {
+        /// The cycle's state file.
+        path: PathBuf,
+        /// The run.
+        iteration: u32,
+        /// Its report file.
+        report: PathBuf,
+    },
+    /// The sources manifest of a repository, `owner/repo`.
+    Sources(String),
+}
+
+/// The message or load type of a pane that has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Nothing {}
+
+/// Blocking work whose outcome is `M`.
+pub type Job<M> = Box<dyn FnOnce() -> M + Send>;
+
+/// The work a pane's load takes; where it runs is the executor's choice, and its outcome goes
+/// back to that pane only.
+pub enum PaneWork<M> {
+    /// A quick file read, in order with the others.
+    Load(Job<M>),
+    /// A long scan or a use case.
+    Blocking(Job<M>),
+    /// Waits on the network or a process.
+    Task(Pin<Box<dyn Future<Output = M> + Send>>),
+    /// A request for the log reader, which keeps the open file between requests; its answers
+    /// come back through [`Pane::from_reader`].
+    Reader(LogRequest),
+}
+
+impl<M: Send + 'static> PaneWork<M> {
+    /// The same work, its outcome wrapped (into the message of the pane that asked).
+    pub fn map<N: Send + 'static>(self, wrap: fn(M) -> N) -> PaneWork<N> {
+        match self {
+            PaneWork::Load(job) => PaneWork::Load(Box::new(move || wrap(job()))),
+            PaneWork::Blocking(job) => PaneWork::Blocking(Box::new(move || wrap(job()))),
+            PaneWork::Task(task) => PaneWork::Task(Box::pin(async move { wrap(task.await) })),
+            PaneWork::Reader(request) => PaneWork::Reader(request),
+        }
+    }
+}
+
+/// What a pane acts with: the selection, the caches the tabs share, and where its loads go.
+pub struct Cx<'a, L> {
+    /// The selected cycle and its runs.
+    pub sel: &'a Selection<'a>,
+    /// What was read for the selected cycle that several tabs use.
+    pub loaded: &'a mut Loaded,
+    /// This pane's own loads, carried out by the executor and answered to it.
+    pub(crate) own: Vec<L>,
+    /// Reads the tabs share.
+    pub(crate) shared: Vec<SharedLoad>,
+}
+
+impl<'a, L> Cx<'a, L> {
+    /// A context for one call.
+    pub fn new(sel: &'a Selection<'a>, loaded: &'a mut Loaded) -> Self {
+        Cx { sel, loaded, own: Vec::new(), shared: Vec::new() }
+    }
+
+    /// Asks for one of this pane's loads.
+    pub fn load(&mut self, load: L) {
+        self.own.push(load);
+    }
+
+    /// Asks for a read the tabs share.
+    pub fn read(&mut self, load: SharedLoad) {
+        self.shared.push(load);
+    }
+
+    /// The run the Runs tab selected.
+    pub fn selected_run(&self) -> Option<&'a RunRow> {
+        self.sel.rows.get(self.loaded.run)
+    }
+}
+
+/// What changed under the runs of the selected cycle (the app lists `runs/` again).
+#[derive(Debug, Clone, Copy)]
+pub struct RunsListed {
+    /// A log appeared that was not there before.
+    pub fresh: bool,
+    /// A test of the cycle runs now.
+    pub running: bool,
+    /// This pane is the one shown.
+    pub shown: bool,
+    /// The tab shown is one that shows runs ([`Pane::follows_runs`]).
+    pub runs_shown: bool,
+}
+
+/// A detail tab: its state, keys, loads and drawing. The app never names a tab; the registry
+/// (`tui/registry.rs`) lists them and `tabs.rs` dispatches to the one concerned.
 pub trait Pane {
+    /// What its loads answer.
+    type Msg: std::fmt::Debug + Clone + Send + 'static;
+    /// What it asks to be read or made.
+    type Load: std::fmt::Debug + Clone + PartialEq + Send + 'static;
+
     /// Its keyboard contexts while it has the keys, most specific first.
     fn contexts(&self) -> &'static [Context];
 
     /// A command its contexts resolved (and the movement keys, the mouse wheel).
-    fn command(&mut self, cmd: Cmd, sel: &Selection, fx: &mut Vec<Effect>) -> Reply;
+    fn command(&mut self, cmd: Cmd, cx: &mut Cx<Self::Load>) -> Reply;
 
     /// Whether one of its commands makes sense now (the footer hides the others); `None` for a
     /// command it leaves to the app.
-    fn available(&self, _cmd: Cmd, _sel: &Selection) -> Option<bool> {
+    fn available(&self, _cmd: Cmd, _sel: &Selection, _loaded: &Loaded) -> Option<bool> {
         None
     }
 
     /// It became visible (its tab chosen, or the detail focused): ask for what it needs.
-    fn shown(&mut self, _sel: &Selection, _fx: &mut Vec<Effect>) {}
+    fn shown(&mut self, _cx: &mut Cx<Self::Load>) {}
 
     /// Its tab was chosen from another: start at the top.
     fn opened(&mut self) {}
 
     /// Another cycle was selected: forget what it held of the last one.
-    fn forget(&mut self, _fx: &mut Vec<Effect>) {}
+    fn forget(&mut self, _cx: &mut Cx<Self::Load>) {}
+
+    /// One of its loads answered.
+    fn receive(&mut self, _msg: Self::Msg, _cx: &mut Cx<Self::Load>) -> Reply {
+        Reply::Done
+    }
+
+    /// Another pane's [`Request`]: `NotMine` unless it takes it.
+    fn request(&mut self, _request: &Request, _cx: &mut Cx<Self::Load>) -> Reply {
+        Reply::NotMine
+    }
+
+    /// The terminal's size changed.
+    fn resized(&mut self, _cx: &mut Cx<Self::Load>) {}
+
+    /// Files of runs changed on disk (logs written, created, removed).
+    fn run_files_changed(&mut self, _paths: &[PathBuf], _cx: &mut Cx<Self::Load>) {}
+
+    /// The selected cycle's `runs/` was listed again.
+    fn runs_listed(&mut self, _what: RunsListed, _cx: &mut Cx<Self::Load>) -> Reply {
+        Reply::Done
+    }
+
+    /// The selected cycle's state was read again, and this pane is shown.
+    fn cycle_reloaded(&mut self, _cx: &mut Cx<Self::Load>) {}
+
+    /// A cache in [`Loaded`] changed (a report read).
+    fn loaded_changed(&mut self, _cx: &mut Cx<Self::Load>) {}
+
+    /// It shows runs, so a live run's log may take its place.
+    fn follows_runs(&self) -> bool {
+        false
+    }
+
+    /// It waits for something (the spinner turns).
+    fn busy(&self) -> bool {
+        false
+    }
 
     /// Its search line, when it has one.
-    fn search(&self) -> Option<&LogSearch> {
+    fn search(&self) -> Option<&SearchLine> {
         None
     }
 
@@ -127,13 +279,21 @@ pub trait Pane {
     }
 
     /// A key while its search line is open.
-    fn input(&mut self, _cmd: Cmd, _fx: &mut Vec<Effect>) {}
+    fn input(&mut self, _cmd: Cmd, _cx: &mut Cx<Self::Load>) {}
 
     /// Text pasted while its search line is open.
     fn paste(&mut self, _text: &str) {}
 
     /// Draws it for the selected cycle.
     fn render(&self, draw: &Draw, entry: &CycleEntry, frame: &mut Frame, area: Rect);
+
+    /// The work one of its loads takes.
+    fn work(load: Self::Load, ctx: &Ctx) -> PaneWork<Self::Msg>;
+
+    /// Its message for an answer of the log reader, if it reads logs.
+    fn from_reader(_answer: &LogEvent) -> Option<Self::Msg> {
+        None
+    }
 }
 
 /// What a pane draws with besides its own state, made from the app by the screen's layout
@@ -193,99 +353,17 @@ impl Draw<'_> {
     }
 }
 
-/// What was read for the selected cycle that more than one tab draws from.
+/// What was read for the selected cycle that more than one tab uses, and the run selected.
 #[derive(Debug, Default)]
 pub struct Loaded {
-    /// The selected cycle's journal (the Conversation tab; the Runs tab's test flags).
+    /// The selected cycle's journal (the Conversation tab; the run rows' test flags).
     pub journal: Option<(PathBuf, Result<Vec<JournalEvent>, String>)>,
-    /// The files of the selected cycle's `runs/` (the Runs and Log tabs).
+    /// The files of the selected cycle's `runs/` (the run rows).
     pub runs: Option<(PathBuf, Vec<RunFile>)>,
-}
-
-/// The detail pane: which tab is shown, and each tab's pane.
-#[derive(Debug)]
-pub struct Tabs {
-    /// The tab shown.
-    pub tab: Tab,
-    /// What the selected cycle's tabs share.
-    pub loaded: Loaded,
-    /// The Brief tab.
-    pub brief: brief::BriefPane,
-    /// The Conversation tab.
-    pub conversation: conversation::ConversationPane,
-    /// The Runs tab.
-    pub runs: runs::RunsPane,
-    /// The Log tab.
-    pub log: log::LogPane,
-    /// The Diff tab (design §6.7).
-    pub diff: diff::DiffPane,
-    /// The Project tab.
-    pub project: project::ProjectPane,
-}
-
-impl Default for Tabs {
-    fn default() -> Self {
-        Tabs {
-            tab: Tab::Brief,
-            loaded: Loaded::default(),
-            brief: Default::default(),
-            conversation: Default::default(),
-            runs: Default::default(),
-            log: Default::default(),
-            diff: Default::default(),
-            project: Default::default(),
-        }
-    }
-}
-
-impl Tabs {
-    /// The pane of `tab`.
-    pub fn pane(&self, tab: Tab) -> &dyn Pane {
-        match tab {
-            Tab::Brief => &self.brief,
-            Tab::Conversation => &self.conversation,
-            Tab::Runs => &self.runs,
-            Tab::Log => &self.log,
-            Tab::Diff => &self.diff,
-            Tab::Project => &self.project,
-        }
-    }
-
-    /// The pane of `tab`, to act on.
-    pub fn pane_mut(&mut self, tab: Tab) -> &mut dyn Pane {
-        match tab {
-            Tab::Brief => &mut self.brief,
-            Tab::Conversation => &mut self.conversation,
-            Tab::Runs => &mut self.runs,
-            Tab::Log => &mut self.log,
-            Tab::Diff => &mut self.diff,
-            Tab::Project => &mut self.project,
-        }
-    }
-
-    /// The pane shown.
-    pub fn current(&self) -> &dyn Pane {
-        self.pane(self.tab)
-    }
-
-    /// Shows `tab`; a tab chosen from another starts at its top.
-    pub fn set_tab(&mut self, tab: Tab) {
-        if self.tab != tab {
-            self.tab = tab;
-            self.pane_mut(tab).opened();
-        }
-    }
-
-    /// Another cycle is selected: every tab forgets the last one's.
-    pub fn forget(&mut self, fx: &mut Vec<Effect>) {
-        self.loaded = Loaded::default();
-        for &tab in Tab::ALL {
-            self.pane_mut(tab).forget(fx);
-        }
-    }
-
-    /// The Runs tab's rows for `entry`, newest first.
-    pub fn run_rows(&self, entry: &CycleEntry, running: bool) -> Vec<RunRow> {
-        self.runs.rows(entry, &self.loaded, running)
-    }
+    /// The run selected (an index into the run rows): the Runs tab moves it, the Log tab opens
+    /// its log.
+    pub run: usize,
+    /// Earlier runs' `integrity`, read from their report files when selected (the state holds
+    /// only the last run's report).
+    pub reports: BTreeMap<u32, RunReport>,
 }

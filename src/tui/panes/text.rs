@@ -59,9 +59,13 @@ impl TextScroll {
 
 /// The [`Pane`](super::Pane) methods every text tab shares (its keys are the detail's own, the
 /// movement keys scroll it, it starts at the top when chosen or when another cycle is
-/// selected): used inside `impl Pane for X`, where `X` has a `text: TextScroll`.
+/// selected, it loads nothing of its own): used inside `impl Pane for X`, where `X` has a
+/// `text: TextScroll`.
 macro_rules! text_pane {
     () => {
+        type Msg = $crate::tui::panes::Nothing;
+        type Load = $crate::tui::panes::Nothing;
+
         fn contexts(&self) -> &'static [$crate::tui::keymap::Context] {
             $crate::tui::panes::text::TextScroll::CONTEXTS
         }
@@ -69,8 +73,7 @@ macro_rules! text_pane {
         fn command(
             &mut self,
             cmd: $crate::tui::keymap::Cmd,
-            _sel: &$crate::tui::panes::Selection,
-            _fx: &mut Vec<$crate::tui::event::Effect>,
+            _cx: &mut $crate::tui::panes::Cx<Self::Load>,
         ) -> $crate::tui::panes::Reply {
             if self.text.scroll_by(cmd) { $crate::tui::panes::Reply::Done } else { $crate::tui::panes::Reply::NotMine }
         }
@@ -79,8 +82,12 @@ macro_rules! text_pane {
             self.text.scroll = 0;
         }
 
-        fn forget(&mut self, _fx: &mut Vec<$crate::tui::event::Effect>) {
+        fn forget(&mut self, _cx: &mut $crate::tui::panes::Cx<Self::Load>) {
             self.text.scroll = 0;
+        }
+
+        fn work(load: Self::Load, _ctx: &$crate::cycle::Ctx) -> $crate::tui::panes::PaneWork<Self::Msg> {
+            match load {}
         }
     };
 }

@@ -118,5 +118,5 @@ fn detail(app: &App, d: &Draw, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: false }), content);
         return;
     }
-    app.tabs.current().render(d, entry, frame, content);
+    app.tabs.render(d, entry, frame, content);
 }

@@ -3,21 +3,10 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::domain::state::OutboxKind;
 use crate::tui::model::CycleEntry;
 
 use super::Pane;
 use super::text::TextScroll;
-
-/// What an outbox holds, as the control room names it.
-pub fn outbox_kind_name(kind: OutboxKind) -> &'static str {
-    match kind {
-        OutboxKind::Prompt => "prompt",
-        OutboxKind::Handoff => "handoff",
-        OutboxKind::Followup => "follow-up",
-        OutboxKind::Message => "the person's message",
-    }
-}
 
 pub mod view;
 

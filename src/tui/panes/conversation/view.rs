@@ -9,13 +9,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use serde_json::Value;
 
-use super::outbox_kind_name;
 use crate::domain::event::EventKind;
 use crate::domain::state::Actor;
 use crate::tui::load::summarize;
 use crate::tui::model::CycleEntry;
 use crate::tui::panes::Draw;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::outbox_kind_name;
 
 use crate::tui::widgets::short_time;
 

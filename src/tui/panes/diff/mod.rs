@@ -1,9 +1,9 @@
 //! The Diff tab (design §6.7): which run's change is shown — the whole PR at that run's head,
 //! or the change since the run before —, the diff's table of contents, the selected file and
-//! hunk, the window of lines read around the viewport, wrapping and search. Its requests go
-//! to the executor ([`Effect::OpenDiff`] first: the cache on disk; [`Effect::MakeDiff`] only
-//! when the diff was never made, which needs GitHub) and its replies ([`DiffEvent`]s) come
-//! back here; replies about another diff than the one shown are dropped.
+//! hunk, the window of lines read around the viewport, wrapping and search. Its loads
+//! (`load.rs`: [`DiffLoad::Open`] first, the cache on disk; [`DiffLoad::Make`] only when the
+//! diff was never made, which needs GitHub) are answered here as [`DiffEvent`]s; answers
+//! about another diff than the one shown are dropped.
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -21,10 +21,11 @@ use ratatui::layout::Rect;
 use crate::tui::keymap::{self, Cmd, Context};
 use crate::tui::model::CycleEntry;
 use crate::tui::pager::diff::{DiffDoc, DiffEvent, DiffLine};
-use crate::tui::panes::{Pane, Reply, Selection};
+use crate::tui::panes::run_rows::integrity;
+use crate::tui::panes::{Cx, Loaded, Pane, PaneWork, Reply, Request, SearchLine, SearchState, Selection};
 
-use crate::tui::event::Effect;
-use crate::tui::panes::log::{LogSearch, SearchState};
+pub mod load;
+pub use load::DiffLoad;
 
 /// Lines read beyond the viewport on each side, so scrolling rarely waits for the disk.
 pub const MARGIN: usize = 64;
@@ -107,7 +108,7 @@ pub struct DiffPane {
     /// Columns scrolled sideways past the +/- column, when not wrapping.
     pub hscroll: usize,
     /// `current` holds the line number of the current match.
-    pub search: LogSearch,
+    pub search: SearchLine,
     /// Lines of the hunk pane at the last draw (set by the renderer).
     pub height: Cell<u16>,
 }
@@ -135,7 +136,7 @@ impl Default for DiffPane {
             asked: None,
             wrap: false,
             hscroll: 0,
-            search: LogSearch::default(),
+            search: SearchLine::default(),
             height: Cell::new(20),
         }
     }
@@ -215,7 +216,7 @@ impl DiffPane {
 
     /// Shows the diff of the cycle at `cycle` as asked (`iteration`, `since_last`): opens it
     /// unless it is the one shown. `retry` asks again after a failure (the tab shown anew).
-    pub fn ensure(&mut self, cycle: Option<&Path>, state: Option<&CycleState>, retry: bool) -> Option<Effect> {
+    pub fn ensure(&mut self, cycle: Option<&Path>, state: Option<&CycleState>, retry: bool) -> Option<DiffLoad> {
         let resolved = match (cycle, state) {
             (Some(cycle), Some(state)) => resolve(cycle, state, self.iteration, self.since_last),
             _ => Err("This cycle's state cannot be read.".to_owned()),
@@ -240,7 +241,7 @@ impl DiffPane {
                 let cache = target.cache.clone();
                 self.target = Some(target);
                 self.state = DiffState::Loading;
-                Some(Effect::OpenDiff { generation: self.generation, cache })
+                Some(DiffLoad::Open { generation: self.generation, cache })
             }
         }
     }
@@ -251,14 +252,14 @@ impl DiffPane {
     }
 
     /// Every file ⇄ only the test files; a file the filter hides gives way to the first shown.
-    pub fn toggle_tests_only(&mut self) -> Option<Effect> {
+    pub fn toggle_tests_only(&mut self) -> Option<DiffLoad> {
         self.tests_only = !self.tests_only;
         self.keep_shown()
     }
 
     /// What counts as a test file in the diff shown: the paths the run's `integrity` names
     /// (its whole-PR or since-last list, as shown) and the cycle's commands.
-    pub fn set_tests(&mut self, known: BTreeSet<String>, commands: Option<CommandsProfile>) -> Option<Effect> {
+    pub fn set_tests(&mut self, known: BTreeSet<String>, commands: Option<CommandsProfile>) -> Option<DiffLoad> {
         if known == self.known_tests && commands == self.commands {
             return None;
         }
@@ -313,7 +314,7 @@ impl DiffPane {
     }
 
     /// With the filter on, a selected file it hides gives way to the first one shown.
-    fn keep_shown(&mut self) -> Option<Effect> {
+    fn keep_shown(&mut self) -> Option<DiffLoad> {
         if self.doc.is_none() || self.is_shown(self.file) {
             return None;
         }
@@ -344,7 +345,7 @@ impl DiffPane {
     }
 
     /// A read of the lines around the viewport, unless they were asked for already.
-    pub fn window_request(&mut self) -> Option<Effect> {
+    pub fn window_request(&mut self) -> Option<DiffLoad> {
         let doc = self.doc.as_ref()?;
         let (start, end) = self.section();
         let need = (self.top, (self.top + self.page()).min(end));
@@ -357,7 +358,7 @@ impl DiffPane {
         let margin = self.page().max(MARGIN);
         let from = self.top.saturating_sub(margin).max(start);
         let to = (need.1 + margin).min(end).max(from);
-        let effect = Effect::DiffWindow {
+        let effect = DiffLoad::Window {
             generation: self.generation,
             path: doc.path.clone(),
             checkpoint: doc.checkpoint(from),
@@ -439,7 +440,7 @@ impl DiffPane {
     }
 
     /// Files, hunks and scrolling; a read of new lines when the viewport moved off them.
-    pub fn command(&mut self, cmd: Cmd) -> Option<Effect> {
+    pub fn command(&mut self, cmd: Cmd) -> Option<DiffLoad> {
         if !self.is_ready() || self.nothing_shown() {
             return None;
         }
@@ -490,24 +491,24 @@ impl DiffPane {
     }
 
     /// Edits the search line; submitting starts the search.
-    pub fn search_command(&mut self, cmd: Cmd) -> Option<Effect> {
+    pub fn search_command(&mut self, cmd: Cmd) -> Option<DiffLoad> {
         if !self.search.edit(cmd) {
             return None;
         }
         self.start_search(self.top, true)
     }
 
-    fn start_search(&mut self, from: usize, forward: bool) -> Option<Effect> {
+    fn start_search(&mut self, from: usize, forward: bool) -> Option<DiffLoad> {
         self.search.wrapped = false;
         self.skipped = 0;
         self.search_forward = forward;
         self.search_from(from, forward)
     }
 
-    fn search_from(&mut self, from: usize, forward: bool) -> Option<Effect> {
+    fn search_from(&mut self, from: usize, forward: bool) -> Option<DiffLoad> {
         let doc = self.doc.as_ref()?;
         self.search.state = SearchState::Searching;
-        Some(Effect::DiffSearch {
+        Some(DiffLoad::Search {
             generation: self.generation,
             path: doc.path.clone(),
             checkpoints: doc.checkpoints.clone(),
@@ -518,7 +519,7 @@ impl DiffPane {
     }
 
     /// The next (or previous) match after the current one.
-    pub fn search_again(&mut self, forward: bool) -> Option<Effect> {
+    pub fn search_again(&mut self, forward: bool) -> Option<DiffLoad> {
         if self.search.query.is_empty() || !self.is_ready() || self.nothing_shown() {
             return None;
         }
@@ -532,7 +533,7 @@ impl DiffPane {
 
     /// Takes a reply from the diff reader; effects it leads to (making the diff when it is not
     /// cached, reading lines).
-    pub fn reply(&mut self, event: DiffEvent) -> Vec<Effect> {
+    pub fn reply(&mut self, event: DiffEvent) -> Vec<DiffLoad> {
         let mut fx = Vec::new();
         match event {
             DiffEvent::Opened { generation, result } if generation == self.generation => match result {
@@ -546,7 +547,7 @@ impl DiffPane {
                 Ok(None) => {
                     if let Some(target) = &self.target {
                         self.state = DiffState::Making;
-                        fx.push(Effect::MakeDiff {
+                        fx.push(DiffLoad::Make {
                             generation,
                             path: target.cycle.clone(),
                             iteration: target.iteration,
@@ -667,11 +668,11 @@ diff --git a/c b/c\n--- a/c\n@@ -1 +1,2 @@\n+1\n+2\n";
     #[test]
     fn windows_are_asked_once_and_only_around_the_viewport() {
         let mut pane = ready(2);
-        let Some(Effect::DiffWindow { from, count, .. }) = pane.window_request() else { panic!() };
+        let Some(DiffLoad::Window { from, count, .. }) = pane.window_request() else { panic!() };
         assert_eq!((from, count), (0, 8), "file a's section only");
         assert!(pane.window_request().is_none(), "in flight: not asked again");
         assert!(pane.command(Cmd::Down).is_none(), "still inside what was asked for");
-        assert!(matches!(pane.command(Cmd::NextFile), Some(Effect::DiffWindow { from: 8, count: 2, .. })));
+        assert!(matches!(pane.command(Cmd::NextFile), Some(DiffLoad::Window { from: 8, count: 2, .. })));
     }
 
     #[test]
@@ -687,13 +688,45 @@ diff --git a/c b/c\n--- a/c\n@@ -1 +1,2 @@\n+1\n+2\n";
     }
 }
 
+impl DiffPane {
+    /// Opens the diff it should show for the selected cycle, unless it is shown (`retry`: again
+    /// after a failure), and says which of its files are tests.
+    fn ensure_shown(&mut self, retry: bool, cx: &mut Cx<DiffLoad>) {
+        let entry = cx.sel.entry;
+        cx.own.extend(self.ensure(entry.map(|e| e.path.as_path()), entry.and_then(|e| e.state.as_ref()), retry));
+        self.tests(cx);
+    }
+
+    /// Which files of the diff shown count as tests (design §5.2): those the run's `integrity`
+    /// names, when it is at hand, and whatever the rules and the cycle's commands say of each
+    /// path.
+    fn tests(&mut self, cx: &mut Cx<DiffLoad>) {
+        let entry = cx.sel.entry;
+        let commands = entry.and_then(|e| e.state.as_ref()).and_then(|s| s.commands.clone());
+        let mut known = BTreeSet::new();
+        if let (Some(entry), Some(target)) = (entry, &self.target)
+            && let Ok(Some(integrity)) = integrity(cx.loaded, entry, target.iteration)
+        {
+            let files = match &target.old {
+                None => Some(&integrity.against_base),
+                Some((_, old)) => integrity.since_last.as_ref().filter(|s| &s.head_sha == old).map(|s| &s.files),
+            };
+            known.extend(files.into_iter().flatten().map(|f| f.path.clone()));
+        }
+        cx.own.extend(self.set_tests(known, commands));
+    }
+}
+
 impl Pane for DiffPane {
+    type Msg = DiffEvent;
+    type Load = DiffLoad;
+
     fn contexts(&self) -> &'static [Context] {
         keymap::DIFF_STACK
     }
 
-    fn command(&mut self, cmd: Cmd, _sel: &Selection, fx: &mut Vec<Effect>) -> Reply {
-        match cmd {
+    fn command(&mut self, cmd: Cmd, cx: &mut Cx<DiffLoad>) -> Reply {
+        let load = match cmd {
             Cmd::Up
             | Cmd::Down
             | Cmd::PageUp
@@ -705,21 +738,28 @@ impl Pane for DiffPane {
             | Cmd::NextFile
             | Cmd::PrevFile
             | Cmd::NextHunk
-            | Cmd::PrevHunk => fx.extend(DiffPane::command(self, cmd)),
-            Cmd::Wrap => self.toggle_wrap(),
-            Cmd::Search => self.start_search_input(),
-            Cmd::NextMatch | Cmd::PrevMatch => fx.extend(self.search_again(cmd == Cmd::NextMatch)),
+            | Cmd::PrevHunk => DiffPane::command(self, cmd),
+            Cmd::Wrap => {
+                self.toggle_wrap();
+                None
+            }
+            Cmd::Search => {
+                self.start_search_input();
+                None
+            }
+            Cmd::NextMatch | Cmd::PrevMatch => self.search_again(cmd == Cmd::NextMatch),
             Cmd::ToggleSinceLast => {
                 self.toggle_since_last();
                 return Reply::Reload;
             }
-            Cmd::TestsOnly => fx.extend(self.toggle_tests_only()),
+            Cmd::TestsOnly => self.toggle_tests_only(),
             _ => return Reply::NotMine,
-        }
+        };
+        cx.own.extend(load);
         Reply::Done
     }
 
-    fn available(&self, cmd: Cmd, sel: &Selection) -> Option<bool> {
+    fn available(&self, cmd: Cmd, sel: &Selection, _loaded: &Loaded) -> Option<bool> {
         match cmd {
             Cmd::NextHunk | Cmd::PrevHunk | Cmd::Search | Cmd::Wrap => Some(self.is_ready()),
             Cmd::NextFile | Cmd::PrevFile => Some(self.doc.is_some() && self.shown_count() > 1),
@@ -731,22 +771,59 @@ impl Pane for DiffPane {
         }
     }
 
-    /// Opens the diff it should show for the selected cycle, unless it is shown.
-    fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
-        let entry = sel.entry;
-        fx.extend(self.ensure(entry.map(|e| e.path.as_path()), entry.and_then(|e| e.state.as_ref()), true));
+    fn shown(&mut self, cx: &mut Cx<DiffLoad>) {
+        self.ensure_shown(true, cx);
     }
 
-    fn forget(&mut self, _fx: &mut Vec<Effect>) {
+    /// A new run may change the diff shown (the last run's).
+    fn cycle_reloaded(&mut self, cx: &mut Cx<DiffLoad>) {
+        self.ensure_shown(false, cx);
+    }
+
+    /// A report read may name the test files of the diff shown.
+    fn loaded_changed(&mut self, cx: &mut Cx<DiffLoad>) {
+        self.tests(cx);
+    }
+
+    fn forget(&mut self, _cx: &mut Cx<DiffLoad>) {
         self.close();
     }
 
-    fn search(&self) -> Option<&LogSearch> {
+    fn receive(&mut self, answer: DiffEvent, cx: &mut Cx<DiffLoad>) -> Reply {
+        let made = matches!(&answer, DiffEvent::Opened { result: Ok(Some(_)), .. });
+        cx.own.extend(self.reply(answer));
+        self.tests(cx);
+        // A whole-PR diff just opened may be one the row of a ready cycle lacked.
+        match &self.target {
+            Some(target) if made && target.old.is_none() => Reply::DiffMade(target.cycle.clone()),
+            _ => Reply::Done,
+        }
+    }
+
+    fn request(&mut self, request: &Request, _cx: &mut Cx<DiffLoad>) -> Reply {
+        match request {
+            Request::DiffOf(iteration) => {
+                self.iteration = *iteration;
+                Reply::ShowMe
+            }
+            Request::OpenRunLog | Request::RunChosen => Reply::NotMine,
+        }
+    }
+
+    fn resized(&mut self, cx: &mut Cx<DiffLoad>) {
+        cx.own.extend(self.window_request());
+    }
+
+    fn busy(&self) -> bool {
+        self.state == DiffState::Making || self.search.state == SearchState::Searching
+    }
+
+    fn search(&self) -> Option<&SearchLine> {
         Some(&self.search)
     }
 
-    fn input(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
-        fx.extend(self.search_command(cmd));
+    fn input(&mut self, cmd: Cmd, cx: &mut Cx<DiffLoad>) {
+        cx.own.extend(self.search_command(cmd));
     }
 
     fn paste(&mut self, text: &str) {
@@ -755,6 +832,10 @@ impl Pane for DiffPane {
 
     fn render(&self, draw: &super::Draw, _entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         view::render(self, draw, frame, area);
+    }
+
+    fn work(load: DiffLoad, ctx: &crate::cycle::Ctx) -> PaneWork<DiffEvent> {
+        load::work(load, ctx)
     }
 }
 

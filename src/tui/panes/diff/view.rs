@@ -14,9 +14,9 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::domain::diff::{FileDiff, FileStatus};
-use crate::tui::panes::log::SearchState;
+use crate::tui::panes::SearchState;
 use crate::tui::panes::{Draw, Focus};
-use crate::tui::tab::Tab;
+use crate::tui::registry::Tab;
 
 use super::{DiffPane, DiffState};
 use crate::tui::keymap::{Cmd, Context, key_for};
@@ -47,7 +47,7 @@ pub fn render(pane: &DiffPane, d: &Draw, frame: &mut Frame, area: Rect) {
             return;
         }
         (DiffState::Failed(error), _) => {
-            let key = Tab::Diff.index() + 1;
+            let key = Tab::Diff.key();
             let text = vec![
                 Line::from(Span::styled(error.clone(), theme.error)),
                 Line::from(""),

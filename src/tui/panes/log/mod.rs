@@ -11,70 +11,10 @@ use ratatui::layout::Rect;
 use crate::tui::keymap::{self, Cmd, Context};
 use crate::tui::model::CycleEntry;
 use crate::tui::pager::log::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
-use crate::tui::panes::runs::{RunResult, run_result_word};
-use crate::tui::panes::{self as panes, Pane, Selection};
-
-use crate::tui::event::Effect;
-
-/// Where a search of the Log or Diff tab stands (the search line says it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SearchState {
-    /// No search, or an empty query.
-    #[default]
-    Idle,
-    /// Asked; the reader scans (the spinner turns).
-    Searching,
-    /// The last search found a match.
-    Found,
-    /// The last search found none, anywhere.
-    NotFound,
-}
-
-/// A tab's search: the line being typed and the query searched.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LogSearch {
-    /// The query searched (smart case); empty for none.
-    pub query: String,
-    /// The search line as typed, before `Submit`.
-    pub input: String,
-    /// The search line is open and takes the keys.
-    pub editing: bool,
-    /// Offset of the line with the current match.
-    pub current: Option<u64>,
-    /// Where the search stands.
-    pub state: SearchState,
-    /// The last match was found past the end (or start), from the other side.
-    pub wrapped: bool,
-}
-
-impl LogSearch {
-    /// Edits the search line (the Log and Diff tabs share it); true when a non-empty query
-    /// was just submitted and the search should start.
-    pub fn edit(&mut self, cmd: Cmd) -> bool {
-        match cmd {
-            Cmd::Insert(c) => self.input.push(c),
-            Cmd::Backspace => {
-                self.input.pop();
-            }
-            Cmd::Cancel => {
-                self.editing = false;
-                self.input.clear();
-            }
-            Cmd::Submit => {
-                self.editing = false;
-                self.query = std::mem::take(&mut self.input);
-                self.current = None;
-                if self.query.is_empty() {
-                    self.state = SearchState::Idle;
-                } else {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-        false
-    }
-}
+use crate::tui::panes::run_rows::{RunResult, run_result_word};
+use crate::tui::panes::{
+    self as panes, Cx, Loaded, Pane, PaneWork, Request, RunsListed, SearchLine, SearchState, Selection,
+};
 
 /// The Log tab: the run log open, the window read around the viewport, following, wrapping, search.
 #[derive(Debug, Clone)]
@@ -98,7 +38,7 @@ pub struct LogPane {
     /// Columns scrolled sideways, when not wrapping.
     pub hscroll: usize,
     /// The tab's search.
-    pub search: LogSearch,
+    pub search: SearchLine,
     /// A look for the first error line is under way.
     pub finding_error: bool,
     /// Why the log could not be read.
@@ -119,7 +59,7 @@ impl Default for LogPane {
             follow: false,
             wrap: false,
             hscroll: 0,
-            search: LogSearch::default(),
+            search: SearchLine::default(),
             finding_error: false,
             error: None,
             height: Cell::new(20),
@@ -127,11 +67,11 @@ impl Default for LogPane {
     }
 }
 
-/// What a reply from the log reader asks of the app.
+/// What an answer of the log reader leads to.
 #[derive(Debug, Default)]
 pub struct Reply {
     /// A window to read (to show a match).
-    pub effect: Option<Effect>,
+    pub effect: Option<LogRequest>,
     /// The first-error search found none: say so.
     pub no_error_line: bool,
 }
@@ -143,22 +83,18 @@ impl LogPane {
     }
 
     /// A request for the window at `anchor`, as tall as the viewport.
-    pub fn window_request(&self, anchor: Anchor) -> Effect {
-        Effect::Log(LogRequest::Window {
-            generation: self.generation,
-            anchor,
-            height: usize::from(self.height.get().max(1)),
-        })
+    pub fn window_request(&self, anchor: Anchor) -> LogRequest {
+        LogRequest::Window { generation: self.generation, anchor, height: usize::from(self.height.get().max(1)) }
     }
 
     /// The window to read again after the file changed: its end when following.
-    pub fn refresh_request(&self) -> Effect {
+    pub fn refresh_request(&self) -> LogRequest {
         let anchor = if self.follow { Anchor::Tail } else { Anchor::Offset(self.window.top) };
         self.window_request(anchor)
     }
 
     /// Forgets the open file; late replies about it are dropped.
-    pub fn close(&mut self) -> Effect {
+    pub fn close(&mut self) -> LogRequest {
         self.generation += 1;
         self.path = None;
         self.cycle = None;
@@ -168,11 +104,11 @@ impl LogPane {
         self.search.current = None;
         self.search.state = SearchState::Idle;
         self.finding_error = false;
-        Effect::Log(LogRequest::Close)
+        LogRequest::Close
     }
 
     /// Opens `path` (a log of `cycle`); a live run's log is followed.
-    pub fn open(&mut self, path: PathBuf, cycle: Option<PathBuf>, title: String, live: bool) -> Vec<Effect> {
+    pub fn open(&mut self, path: PathBuf, cycle: Option<PathBuf>, title: String, live: bool) -> Vec<LogRequest> {
         self.generation += 1;
         self.path = Some(path.clone());
         self.cycle = cycle;
@@ -187,11 +123,11 @@ impl LogPane {
             self.follow = true;
         }
         let anchor = if self.follow { Anchor::Tail } else { Anchor::Offset(0) };
-        vec![Effect::Log(LogRequest::Open { generation: self.generation, path }), self.window_request(anchor)]
+        vec![LogRequest::Open { generation: self.generation, path }, self.window_request(anchor)]
     }
 
     /// Scrolls by a movement command: the window to read, if any (sideways scrolling reads none).
-    pub fn movement(&mut self, cmd: Cmd) -> Option<Effect> {
+    pub fn movement(&mut self, cmd: Cmd) -> Option<LogRequest> {
         if !self.is_open() {
             return None;
         }
@@ -224,7 +160,7 @@ impl LogPane {
     }
 
     /// Starts or stops following; starting reads the end.
-    pub fn toggle_follow(&mut self) -> Option<Effect> {
+    pub fn toggle_follow(&mut self) -> Option<LogRequest> {
         self.follow = !self.follow;
         (self.follow && self.is_open()).then(|| self.window_request(Anchor::Tail))
     }
@@ -242,7 +178,7 @@ impl LogPane {
     }
 
     /// Edits the search line; submitting starts the search.
-    pub fn search_command(&mut self, cmd: Cmd) -> Option<Effect> {
+    pub fn search_command(&mut self, cmd: Cmd) -> Option<LogRequest> {
         if !self.search.edit(cmd) {
             return None;
         }
@@ -251,14 +187,14 @@ impl LogPane {
         Some(self.start_search(from, true))
     }
 
-    fn start_search(&mut self, from: u64, forward: bool) -> Effect {
+    fn start_search(&mut self, from: u64, forward: bool) -> LogRequest {
         self.search.state = SearchState::Searching;
         self.search.wrapped = false;
-        Effect::Log(LogRequest::Search { generation: self.generation, query: self.search.query.clone(), from, forward })
+        LogRequest::Search { generation: self.generation, query: self.search.query.clone(), from, forward }
     }
 
     /// The next (or previous) match after the current one.
-    pub fn search_again(&mut self, forward: bool) -> Option<Effect> {
+    pub fn search_again(&mut self, forward: bool) -> Option<LogRequest> {
         if self.search.query.is_empty() || !self.is_open() {
             return None;
         }
@@ -274,12 +210,12 @@ impl LogPane {
     }
 
     /// Asks for the first line that reports a failure.
-    pub fn find_first_error(&mut self) -> Option<Effect> {
+    pub fn find_first_error(&mut self) -> Option<LogRequest> {
         if !self.is_open() {
             return None;
         }
         self.finding_error = true;
-        Some(Effect::Log(LogRequest::FirstError { generation: self.generation }))
+        Some(LogRequest::FirstError { generation: self.generation })
     }
 
     /// Takes a reply from the log reader; `None` when it was about a file no longer open.
@@ -332,26 +268,36 @@ impl LogPane {
 }
 
 impl Pane for LogPane {
+    type Msg = LogEvent;
+    type Load = LogRequest;
+
     fn contexts(&self) -> &'static [Context] {
         keymap::LOG_STACK
     }
 
-    fn command(&mut self, cmd: Cmd, _sel: &Selection, fx: &mut Vec<Effect>) -> panes::Reply {
-        match cmd {
+    fn command(&mut self, cmd: Cmd, cx: &mut Cx<LogRequest>) -> panes::Reply {
+        let load = match cmd {
             Cmd::Up | Cmd::Down | Cmd::PageUp | Cmd::PageDown | Cmd::Top | Cmd::Bottom | Cmd::Left | Cmd::Right => {
-                fx.extend(self.movement(cmd))
+                self.movement(cmd)
             }
-            Cmd::Follow => fx.extend(self.toggle_follow()),
-            Cmd::Wrap => self.toggle_wrap(),
-            Cmd::Search => self.start_search_input(),
-            Cmd::NextMatch | Cmd::PrevMatch => fx.extend(self.search_again(cmd == Cmd::NextMatch)),
-            Cmd::FirstError => fx.extend(self.find_first_error()),
+            Cmd::Follow => self.toggle_follow(),
+            Cmd::Wrap => {
+                self.toggle_wrap();
+                None
+            }
+            Cmd::Search => {
+                self.start_search_input();
+                None
+            }
+            Cmd::NextMatch | Cmd::PrevMatch => self.search_again(cmd == Cmd::NextMatch),
+            Cmd::FirstError => self.find_first_error(),
             _ => return panes::Reply::NotMine,
-        }
+        };
+        cx.own.extend(load);
         panes::Reply::Done
     }
 
-    fn available(&self, cmd: Cmd, _sel: &Selection) -> Option<bool> {
+    fn available(&self, cmd: Cmd, _sel: &Selection, _loaded: &Loaded) -> Option<bool> {
         match cmd {
             Cmd::NextMatch | Cmd::PrevMatch => Some(!self.search.query.is_empty()),
             _ => None,
@@ -359,8 +305,8 @@ impl Pane for LogPane {
     }
 
     /// Opens the run the Runs tab selected, unless it is open already.
-    fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
-        let Some(row) = sel.selected_run() else { return };
+    fn shown(&mut self, cx: &mut Cx<LogRequest>) {
+        let Some(row) = cx.selected_run() else { return };
         let Some(path) = row.log.clone() else { return };
         if self.path.as_ref() == Some(&path) {
             return;
@@ -370,21 +316,76 @@ impl Pane for LogPane {
             None => path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         };
         let live = row.result == RunResult::Live;
-        fx.extend(self.open(path, sel.entry.map(|e| e.path.clone()), title, live));
+        let cycle = cx.sel.entry.map(|e| e.path.clone());
+        cx.own.extend(self.open(path, cycle, title, live));
     }
 
-    fn forget(&mut self, fx: &mut Vec<Effect>) {
+    fn forget(&mut self, cx: &mut Cx<LogRequest>) {
         if self.is_open() {
-            fx.push(self.close());
+            cx.load(self.close());
         }
     }
 
-    fn search(&self) -> Option<&LogSearch> {
+    fn receive(&mut self, answer: LogEvent, cx: &mut Cx<LogRequest>) -> panes::Reply {
+        let Some(reply) = self.reply(answer) else { return panes::Reply::Done };
+        cx.own.extend(reply.effect);
+        if reply.no_error_line { panes::Reply::Note("no error line in this log") } else { panes::Reply::Done }
+    }
+
+    fn request(&mut self, request: &Request, cx: &mut Cx<LogRequest>) -> panes::Reply {
+        match request {
+            Request::OpenRunLog => panes::Reply::ShowMe,
+            // The log shown is another run's now.
+            Request::RunChosen => {
+                if self.is_open() {
+                    cx.load(self.close());
+                }
+                panes::Reply::Done
+            }
+            Request::DiffOf(_) => panes::Reply::NotMine,
+        }
+    }
+
+    fn resized(&mut self, cx: &mut Cx<LogRequest>) {
+        if self.follow && self.is_open() {
+            cx.load(self.window_request(Anchor::Tail));
+        }
+    }
+
+    /// The open log grew, or went: read its window again.
+    fn run_files_changed(&mut self, paths: &[std::path::PathBuf], cx: &mut Cx<LogRequest>) {
+        if self.path.as_ref().is_some_and(|l| paths.contains(l) || !l.exists()) {
+            cx.load(self.refresh_request());
+        }
+    }
+
+    /// A run started here (or one being followed) just created its log: show it live.
+    fn runs_listed(&mut self, what: RunsListed, cx: &mut Cx<LogRequest>) -> panes::Reply {
+        if what.fresh && (what.running || (self.follow && what.shown)) {
+            cx.loaded.run = 0;
+            self.follow = true;
+            if what.runs_shown {
+                cx.load(self.close());
+                return panes::Reply::ShowMe;
+            }
+        }
+        panes::Reply::Done
+    }
+
+    fn follows_runs(&self) -> bool {
+        true
+    }
+
+    fn busy(&self) -> bool {
+        self.search.state == SearchState::Searching || self.finding_error
+    }
+
+    fn search(&self) -> Option<&SearchLine> {
         Some(&self.search)
     }
 
-    fn input(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
-        fx.extend(self.search_command(cmd));
+    fn input(&mut self, cmd: Cmd, cx: &mut Cx<LogRequest>) {
+        cx.own.extend(self.search_command(cmd));
     }
 
     fn paste(&mut self, text: &str) {
@@ -393,6 +394,14 @@ impl Pane for LogPane {
 
     fn render(&self, draw: &super::Draw, _entry: &CycleEntry, frame: &mut Frame, area: Rect) {
         view::render(self, draw, frame, area);
+    }
+
+    fn work(load: LogRequest, _ctx: &crate::cycle::Ctx) -> PaneWork<LogEvent> {
+        PaneWork::Reader(load)
+    }
+
+    fn from_reader(answer: &LogEvent) -> Option<LogEvent> {
+        Some(answer.clone())
     }
 }
 

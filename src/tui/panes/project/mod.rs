@@ -3,11 +3,10 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::tui::event::Effect;
 use crate::tui::model::CycleEntry;
 
 use super::text::TextScroll;
-use super::{Pane, Selection};
+use super::{Cx, Pane, SharedLoad};
 
 pub mod view;
 
@@ -22,11 +21,11 @@ impl Pane for ProjectPane {
     super::text::text_pane!();
 
     /// The repository's sources are read once, when first shown.
-    fn shown(&mut self, sel: &Selection, fx: &mut Vec<Effect>) {
-        if let Some(repo) = sel.entry.and_then(|e| e.state.as_ref()).and_then(|s| s.repository.clone())
-            && !sel.sources.contains_key(&repo)
+    fn shown(&mut self, cx: &mut Cx<Self::Load>) {
+        if let Some(repo) = cx.sel.entry.and_then(|e| e.state.as_ref()).and_then(|s| s.repository.clone())
+            && !cx.sel.sources.contains_key(&repo)
         {
-            fx.push(Effect::LoadSources(repo));
+            cx.read(SharedLoad::Sources(repo));
         }
     }
 

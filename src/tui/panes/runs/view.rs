@@ -17,7 +17,7 @@ use crate::domain::status::Status;
 use crate::domain::test_files::TestFileKind;
 use crate::tui::keymap::{Cmd, Context, key_for};
 use crate::tui::model::CycleEntry;
-use crate::tui::panes::runs::{RunResult, RunRow, run_result_word};
+use crate::tui::panes::run_rows::{RunResult, RunRow, integrity, run_result_word};
 use crate::tui::panes::{Draw, Focus};
 use crate::tui::sanitize::clean;
 use crate::tui::theme::Theme;
@@ -26,7 +26,7 @@ use crate::tui::widgets::{short_tests_badge, short_time, tests_badge, wrap_words
 
 /// Draws the Runs tab: the runs table, and under it the selected run's refused hosts and
 /// `integrity`.
-pub fn render(pane: &super::RunsPane, d: &Draw, frame: &mut Frame, area: Rect) {
+pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let rows = d.sel.rows;
     if rows.is_empty() {
@@ -40,12 +40,12 @@ pub fn render(pane: &super::RunsPane, d: &Draw, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(text), area);
         return;
     }
-    let selected = pane.sel.min(rows.len() - 1);
+    let selected = d.loaded.run.min(rows.len() - 1);
     // Under the table: the selected run's refused destinations (design §5.6), then what it did
     // to the PR's tests and protected paths (design §5.2), below a rule.
     let mut below: Vec<Line> = refused_line(d, &rows[selected]).into_iter().collect();
     let tests = match d.sel.entry {
-        Some(entry) => integrity_lines(pane, d, entry, &rows[selected], area.width),
+        Some(entry) => integrity_lines(d, entry, &rows[selected], area.width),
         None => Vec::new(),
     };
     let rule = !tests.is_empty();
@@ -152,19 +152,13 @@ pub fn render(pane: &super::RunsPane, d: &Draw, frame: &mut Frame, area: Rect) {
 
 /// The selected run's `integrity`, when it is at hand (the last run's report is in the state;
 /// an earlier run's is read from its file): nothing for a run forgeloop did not check.
-fn integrity_lines(
-    pane: &super::RunsPane,
-    d: &Draw,
-    entry: &CycleEntry,
-    row: &RunRow,
-    width: u16,
-) -> Vec<Line<'static>> {
+fn integrity_lines(d: &Draw, entry: &CycleEntry, row: &RunRow, width: u16) -> Vec<Line<'static>> {
     let theme = d.theme;
     let Some(iteration) = row.iteration.filter(|_| matches!(row.result, RunResult::Passed | RunResult::Failed)) else {
         return Vec::new();
     };
     let head = || Span::styled("Tests: ", theme.header);
-    let integrity = match pane.integrity(entry, iteration) {
+    let integrity = match integrity(d.loaded, entry, iteration) {
         Ok(Some(integrity)) => integrity,
         Ok(None) => {
             // Not checked (a report from before), or only the journal's word on it.
