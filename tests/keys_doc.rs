@@ -7,7 +7,8 @@
 mod files;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use forgeloop::tui::keymap::{Cmd, Context, help_sections, resolve};
+use forgeloop::tui::keymap::{Cmd, Context};
+use forgeloop::tui::keys::{help_sections, resolve};
 
 const BEGIN: &str = "<!-- keys:begin (generated from src/tui/keymap.rs; UPDATE_DOCS=1 cargo test --test keys_doc) -->";
 const END: &str = "<!-- keys:end -->";
@@ -37,7 +38,8 @@ fn the_docs_key_reference_is_the_keymap() {
 /// line), once per command.
 fn names() -> String {
     use forgeloop::tui::key_overrides::name;
-    use forgeloop::tui::keymap::{KeySpec, bindings};
+    use forgeloop::tui::keymap::KeySpec;
+    use forgeloop::tui::keys::rows as bindings;
     let cell = |s: &str| s.replace('|', "\\|");
     let mut seen = Vec::new();
     let mut out = String::from("\n| name | built-in keys | |\n|---|---|---|\n");
@@ -77,11 +79,12 @@ fn the_reference_has_the_keys_a_newcomer_needs() {
 #[test]
 fn the_first_keys_the_docs_name_do_what_they_say() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    use forgeloop::tui::keymap::{Cmd, Context as C, resolve};
+    use forgeloop::tui::keymap::{Cmd, Context as C};
+    use forgeloop::tui::keys::resolve;
     use forgeloop::tui::registry::Tab;
 
     let list = [C::List, C::Cycle, C::Global];
-    let log = [C::Log, C::Detail, C::Cycle, C::Global];
+    let log = [C::Tab(Tab::Log), C::Detail, C::Cycle, C::Global];
     let key = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
     let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
     let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
@@ -95,7 +98,7 @@ fn the_first_keys_the_docs_name_do_what_they_say() {
     assert_eq!(resolve(&[C::ConfirmBrief], &key('e')), Some(Cmd::Edit));
     assert_eq!(resolve(&[C::ConfirmBrief], &esc), Some(Cmd::Cancel));
     assert_eq!(resolve(&list, &key('r')), Some(Cmd::Rerun));
-    let diff = [C::Diff, C::Detail, C::Cycle, C::Global];
+    let diff = [C::Tab(Tab::Diff), C::Detail, C::Cycle, C::Global];
     assert_eq!(resolve(&list, &key('m')), Some(Cmd::MessageWebgpt));
     assert_eq!(resolve(&diff, &key('m')), Some(Cmd::MessageWebgpt), "m works while reviewing the diff");
     assert_eq!(resolve(&[C::Say], &key('y')), Some(Cmd::Yes));
@@ -106,7 +109,7 @@ fn the_first_keys_the_docs_name_do_what_they_say() {
     assert_eq!(resolve(&list, &key('y')), Some(Cmd::CopyOutbox));
     assert_eq!(resolve(&log, &key('n')), Some(Cmd::NextMatch));
     assert_eq!(resolve(&list, &key('v')), Some(Cmd::Approve));
-    assert_eq!(resolve(&[C::Runs, C::Detail, C::Cycle, C::Global], &key('v')), Some(Cmd::Approve));
+    assert_eq!(resolve(&[C::Tab(Tab::Runs), C::Detail, C::Cycle, C::Global], &key('v')), Some(Cmd::Approve));
     assert_eq!(resolve(&diff, &key('t')), Some(Cmd::TestsOnly));
     assert_eq!(resolve(&[C::YesNo], &key('y')), Some(Cmd::Yes), "y approves in the dialog `v` opens");
 }

@@ -10,7 +10,8 @@ use crossterm::event::{KeyCode, KeyModifiers};
 
 use crate::config::KeyList;
 
-use super::keymap::{Cmd, Context, KeySpec, Keymap, STACKS};
+use super::keymap::{Cmd, Context, KeySpec, Keymap};
+use super::keys;
 
 /// The name a person writes for `cmd` (snake case, as the help says it); `None` for typing.
 pub fn name(cmd: Cmd) -> Option<&'static str> {
@@ -112,7 +113,7 @@ fn parse_key(text: &str) -> Result<KeySpec, String> {
 
 /// The built-in keymap with `overrides` (command name → its keys) applied and checked.
 pub fn keymap(overrides: &BTreeMap<String, KeyList>) -> Result<Keymap, String> {
-    let mut keymap = Keymap::builtin();
+    let mut keymap = keys::builtin();
     let mut changed: Vec<Cmd> = Vec::new();
     for (wanted, keys) in overrides {
         let specs = keys.as_slice().iter().map(|k| parse_key(k)).collect::<Result<Vec<_>, _>>();
@@ -145,8 +146,10 @@ pub fn keymap(overrides: &BTreeMap<String, KeyList>) -> Result<Keymap, String> {
 /// would hide the other). The built-in table shadows on purpose (`←` scrolls the log and
 /// elsewhere goes to the previous tab); only what the person changed is checked.
 fn clash(keymap: &Keymap, changed: &[Cmd]) -> Option<String> {
-    let alone = Context::ALL.iter().filter(|c| !STACKS.iter().any(|s| s.contains(c))).map(std::slice::from_ref);
-    for stack in STACKS.iter().copied().chain(alone) {
+    let stacks = keys::stacks();
+    let alone: Vec<Vec<Context>> =
+        Context::all().into_iter().filter(|c| !stacks.iter().any(|s| s.contains(c))).map(|c| vec![c]).collect();
+    for stack in stacks.iter().copied().chain(alone.iter().map(Vec::as_slice)) {
         let mut seen: Vec<(KeySpec, Cmd, Context)> = Vec::new();
         for context in stack {
             for (binding, keys) in keymap.rows().filter(|(b, _)| b.contexts.contains(context)) {
@@ -177,7 +180,7 @@ mod tests {
     use crossterm::event::KeyEvent;
 
     use super::*;
-    use crate::tui::keymap::bindings;
+    use crate::tui::keys::rows;
 
     fn overrides(pairs: &[(&str, &[&str])]) -> BTreeMap<String, KeyList> {
         pairs
@@ -189,12 +192,12 @@ mod tests {
     #[test]
     fn no_overrides_is_the_built_in_keymap() {
         let keymap = keymap(&BTreeMap::new()).unwrap();
-        assert_eq!(keymap.help_sections(), Keymap::builtin().help_sections());
+        assert_eq!(keymap.help_sections(), keys::builtin().help_sections());
     }
 
     #[test]
     fn every_command_a_key_means_has_a_name_and_every_label_reads_back() {
-        for binding in bindings() {
+        for binding in rows() {
             assert!(name(binding.cmd).is_some(), "{:?}", binding.cmd);
             for spec in binding.keys {
                 assert_eq!(parse_key(&spec.label()).as_ref(), Ok(spec), "{}", spec.label());

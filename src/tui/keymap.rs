@@ -16,12 +16,8 @@ pub enum Context {
     Cycle,
     /// A detail tab has the keys.
     Detail,
-    /// The Runs tab has the keys.
-    Runs,
-    /// The Log tab has the keys.
-    Log,
-    /// The Diff tab (design §6.7).
-    Diff,
+    /// A tab's own keys (each tab's folder declares its rows).
+    Tab(Tab),
     /// The Projects screen.
     Projects,
     /// The Connector screen (`forgeloop serve`).
@@ -45,26 +41,24 @@ pub enum Context {
 }
 
 impl Context {
-    /// Every context, in the order the help overlay lists them.
-    pub const ALL: [Context; 17] = [
-        Context::Global,
-        Context::List,
-        Context::Cycle,
-        Context::Detail,
-        Context::Runs,
-        Context::Log,
-        Context::Diff,
-        Context::Projects,
-        Context::Connector,
-        Context::FilterInput,
-        Context::SearchInput,
-        Context::ConfirmBrief,
-        Context::Say,
-        Context::YesNo,
-        Context::TextInput,
-        Context::Message,
-        Context::Help,
-    ];
+    /// Every context, in the order the help overlay lists them (each tab's after the detail's).
+    pub fn all() -> Vec<Context> {
+        let mut all = vec![Context::Global, Context::List, Context::Cycle, Context::Detail];
+        all.extend(Tab::ALL.iter().map(|&tab| Context::Tab(tab)));
+        all.extend([
+            Context::Projects,
+            Context::Connector,
+            Context::FilterInput,
+            Context::SearchInput,
+            Context::ConfirmBrief,
+            Context::Say,
+            Context::YesNo,
+            Context::TextInput,
+            Context::Message,
+            Context::Help,
+        ]);
+        all
+    }
 
     /// Its heading in the help overlay.
     pub fn title(self) -> &'static str {
@@ -73,9 +67,7 @@ impl Context {
             Context::List => "Cycle list",
             Context::Cycle => "Selected cycle",
             Context::Detail => "Detail tabs",
-            Context::Runs => "Runs tab",
-            Context::Log => "Log tab",
-            Context::Diff => "Diff tab",
+            Context::Tab(tab) => tab.help(),
             Context::Projects => "Projects view",
             Context::Connector => "Connector view",
             Context::FilterInput => "Filter input",
@@ -220,13 +212,16 @@ pub struct KeySpec {
     pub mods: KeyModifiers,
 }
 
-const fn k(c: char) -> KeySpec {
+/// A character key.
+pub const fn k(c: char) -> KeySpec {
     KeySpec { code: KeyCode::Char(c), mods: KeyModifiers::NONE }
 }
-const fn ctrl(c: char) -> KeySpec {
+/// Ctrl and a character.
+pub const fn ctrl(c: char) -> KeySpec {
     KeySpec { code: KeyCode::Char(c), mods: KeyModifiers::CONTROL }
 }
-const fn code(code: KeyCode) -> KeySpec {
+/// A key that is not a character.
+pub const fn code(code: KeyCode) -> KeySpec {
     KeySpec { code, mods: KeyModifiers::NONE }
 }
 
@@ -287,21 +282,15 @@ use Context as C;
 /// The contexts active together, first first: the list, each detail tab, the Projects view.
 /// A popup or an input line is active alone.
 pub const LIST_STACK: &[Context] = &[C::List, C::Cycle, C::Global];
-/// The Log tab's contexts, first first.
-pub const LOG_STACK: &[Context] = &[C::Log, C::Detail, C::Cycle, C::Global];
-/// The Runs tab's contexts, first first.
-pub const RUNS_STACK: &[Context] = &[C::Runs, C::Detail, C::Cycle, C::Global];
-/// The Diff tab's contexts, first first.
-pub const DIFF_STACK: &[Context] = &[C::Diff, C::Detail, C::Cycle, C::Global];
 /// Any other detail tab's contexts, first first.
 pub const DETAIL_STACK: &[Context] = &[C::Detail, C::Cycle, C::Global];
 /// The Projects screen's contexts, first first.
 pub const PROJECTS_STACK: &[Context] = &[C::Projects, C::Global];
 /// The Connector screen's contexts, first first.
 pub const CONNECTOR_STACK: &[Context] = &[C::Connector, C::Global];
-/// Every stack: a key overridden in `[tui.keys]` must not clash within any of them.
-pub const STACKS: &[&[Context]] =
-    &[LIST_STACK, LOG_STACK, RUNS_STACK, DIFF_STACK, DETAIL_STACK, PROJECTS_STACK, CONNECTOR_STACK];
+/// The stacks outside the tabs' own (a key overridden in `[tui.keys]` must not clash within
+/// any stack; `tui::keys::stacks` adds each tab's).
+pub const STACKS: &[&[Context]] = &[LIST_STACK, DETAIL_STACK, PROJECTS_STACK, CONNECTOR_STACK];
 
 const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Connector, C::Help, C::ConfirmBrief, C::Say];
 
@@ -321,7 +310,8 @@ macro_rules! tab_rows {
 /// The tabs' number keys.
 pub static TAB_BINDINGS: &[Binding] = crate::tui::registry::for_each_tab!(tab_rows);
 
-/// Every built-in row, in the help's order: the tabs' number keys come after switching focus.
+/// The rows outside the tabs' own, in the help's order: the tabs' number keys come after
+/// switching focus (`tui::keys::rows` adds each tab's own rows).
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     let at = BINDINGS.iter().position(|b| b.cmd == Cmd::SwitchFocus).map_or(0, |i| i + 1);
     BINDINGS[..at].iter().chain(TAB_BINDINGS).chain(&BINDINGS[at..])
@@ -442,20 +432,6 @@ pub static BINDINGS: &[Binding] = &[
         hint: "",
         help: "Go to the bottom (Log: end of file)",
     },
-    Binding {
-        contexts: &[C::Log],
-        keys: &[k('h'), code(KeyCode::Left)],
-        cmd: Cmd::Left,
-        hint: "",
-        help: "Scroll left (when not wrapping)",
-    },
-    Binding {
-        contexts: &[C::Log],
-        keys: &[k('l'), code(KeyCode::Right)],
-        cmd: Cmd::Right,
-        hint: "",
-        help: "Scroll right (when not wrapping)",
-    },
     // List.
     Binding {
         contexts: &[C::List],
@@ -480,112 +456,8 @@ pub static BINDINGS: &[Binding] = &[
     },
     Binding { contexts: &[C::List], keys: &[code(KeyCode::Esc)], cmd: Cmd::Back, hint: "", help: "Clear the filter" },
     // Log.
-    Binding {
-        contexts: &[C::Log],
-        keys: &[k('/')],
-        cmd: Cmd::Search,
-        hint: "search",
-        help: "Search the log (smart case)",
-    },
-    Binding { contexts: &[C::Log], keys: &[k('n')], cmd: Cmd::NextMatch, hint: "next", help: "Next match" },
-    Binding { contexts: &[C::Log], keys: &[k('N')], cmd: Cmd::PrevMatch, hint: "prev", help: "Previous match" },
-    Binding {
-        contexts: &[C::Log],
-        keys: &[k('e')],
-        cmd: Cmd::FirstError,
-        hint: "first error",
-        help: "Jump to the first error line (error, FAILED, panicked, Traceback, non-zero exit)",
-    },
-    Binding {
-        contexts: &[C::Log],
-        keys: &[k('f')],
-        cmd: Cmd::Follow,
-        hint: "follow",
-        help: "Follow the end of the log as it grows",
-    },
-    Binding { contexts: &[C::Log], keys: &[k('w')], cmd: Cmd::Wrap, hint: "wrap", help: "Toggle line wrapping" },
     // Diff (design §6.7).
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('J')],
-        cmd: Cmd::NextFile,
-        hint: "next file",
-        help: "Next file of the diff",
-    },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('K')],
-        cmd: Cmd::PrevFile,
-        hint: "prev file",
-        help: "Previous file of the diff",
-    },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('}')],
-        cmd: Cmd::NextHunk,
-        hint: "next hunk",
-        help: "Next hunk (on into the next file after the last)",
-    },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('{')],
-        cmd: Cmd::PrevHunk,
-        hint: "prev hunk",
-        help: "Previous hunk (back into the previous file before the first)",
-    },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('s')],
-        cmd: Cmd::ToggleSinceLast,
-        hint: "whole PR/since last",
-        help: "Toggle between the whole PR and the change since the run before",
-    },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('t')],
-        cmd: Cmd::TestsOnly,
-        hint: "tests only",
-        help: "Show only the test and validation files (tests, scripts the commands run, runner and CI config, fixtures) or every file",
-    },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('/')],
-        cmd: Cmd::Search,
-        hint: "search",
-        help: "Search the diff, every file (smart case)",
-    },
-    Binding { contexts: &[C::Diff], keys: &[k('n')], cmd: Cmd::NextMatch, hint: "next", help: "Next match" },
-    Binding { contexts: &[C::Diff], keys: &[k('N')], cmd: Cmd::PrevMatch, hint: "prev", help: "Previous match" },
-    Binding { contexts: &[C::Diff], keys: &[k('w')], cmd: Cmd::Wrap, hint: "wrap", help: "Toggle line wrapping" },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('h'), code(KeyCode::Left)],
-        cmd: Cmd::Left,
-        hint: "",
-        help: "Scroll left (when not wrapping; the +/- column stays)",
-    },
-    Binding {
-        contexts: &[C::Diff],
-        keys: &[k('l'), code(KeyCode::Right)],
-        cmd: Cmd::Right,
-        hint: "",
-        help: "Scroll right (when not wrapping)",
-    },
     // Runs.
-    Binding {
-        contexts: &[C::Runs],
-        keys: &[code(KeyCode::Enter)],
-        cmd: Cmd::Open,
-        hint: "show log",
-        help: "Show the selected run's log",
-    },
-    Binding {
-        contexts: &[C::Runs],
-        keys: &[k('d')],
-        cmd: Cmd::ShowDiff,
-        hint: "show diff",
-        help: "Show the change the selected run tested (the Diff tab at that run)",
-    },
     // Detail.
     Binding {
         contexts: &[C::Detail],
@@ -791,9 +663,9 @@ impl std::fmt::Debug for Binding {
 }
 
 impl Keymap {
-    /// The built-in table as it is.
-    pub fn builtin() -> Keymap {
-        Keymap { rows: bindings().map(|binding| Row { binding, keys: binding.keys.to_vec() }).collect() }
+    /// A table of these rows, each with its built-in keys.
+    pub fn of(rows: impl Iterator<Item = &'static Binding>) -> Keymap {
+        Keymap { rows: rows.map(|binding| Row { binding, keys: binding.keys.to_vec() }).collect() }
     }
 
     /// Every row's command and keys, for the overrides to rewrite and check.
@@ -859,7 +731,7 @@ impl Keymap {
             |(b, keys): (&Binding, &[KeySpec])| (keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" "), b.help);
         let mut sections =
             vec![("Moving (lists, tabs, dialogs)", self.rows().filter(|(b, _)| b.contexts == MOVE).map(row).collect())];
-        for context in Context::ALL {
+        for context in Context::all() {
             let rows: Vec<_> =
                 self.rows().filter(|(b, _)| b.contexts != MOVE && b.contexts.contains(&context)).map(row).collect();
             if !rows.is_empty() {
@@ -867,100 +739,5 @@ impl Keymap {
             }
         }
         sections
-    }
-}
-
-static ACTIVE: std::sync::OnceLock<Keymap> = std::sync::OnceLock::new();
-
-/// Makes `keymap` the one the control room uses, once per process (the config is read once
-/// when `forgeloop tui` starts); a second call changes nothing.
-pub fn install(keymap: Keymap) {
-    let _ = ACTIVE.set(keymap);
-}
-
-/// The keymap in force: the installed one, else the built-in table (tests, the docs).
-pub fn active() -> &'static Keymap {
-    ACTIVE.get_or_init(Keymap::builtin)
-}
-
-/// [`Keymap::resolve`] of the keymap in force.
-pub fn resolve(contexts: &[Context], key: &KeyEvent) -> Option<Cmd> {
-    active().resolve(contexts, key)
-}
-
-/// [`Keymap::hints`] of the keymap in force.
-pub fn hints(contexts: &[Context], available: impl Fn(Cmd) -> bool) -> Vec<(String, &'static str)> {
-    active().hints(contexts, available)
-}
-
-/// The first key that means `cmd` in `context` in the keymap in force: for prose that names a
-/// key (the status line's nudges), so it cannot name a key that does something else.
-pub fn key_for(context: Context, cmd: Cmd) -> Option<String> {
-    active().key_for(context, cmd)
-}
-
-/// [`Keymap::help_sections`] of the keymap in force.
-pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
-    active().help_sections()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
-        KeyEvent::new(code, mods)
-    }
-
-    #[test]
-    fn keys_resolve_by_context_order() {
-        let n = key(KeyCode::Char('n'), KeyModifiers::NONE);
-        assert_eq!(resolve(&[C::List, C::Cycle, C::Global], &n), Some(Cmd::NextAttention));
-        assert_eq!(resolve(&[C::Log, C::Detail, C::Cycle, C::Global], &n), Some(Cmd::NextMatch));
-        assert_eq!(resolve(&[C::FilterInput], &n), Some(Cmd::Insert('n')));
-        let shifted = key(KeyCode::Char('G'), KeyModifiers::SHIFT);
-        assert_eq!(resolve(&[C::List], &shifted), Some(Cmd::Bottom));
-        assert_eq!(resolve(&[C::Global], &key(KeyCode::Char('c'), KeyModifiers::CONTROL)), Some(Cmd::Quit));
-        assert_eq!(resolve(&[C::YesNo], &key(KeyCode::Char('q'), KeyModifiers::NONE)), None);
-    }
-
-    #[test]
-    fn no_key_is_bound_twice_in_one_context() {
-        for context in Context::ALL {
-            let mut keys = Vec::new();
-            for binding in bindings().filter(|b| b.contexts.contains(&context)) {
-                for spec in binding.keys {
-                    assert!(!keys.contains(spec), "{spec:?} twice in {context:?}");
-                    keys.push(*spec);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn hints_and_help_come_from_the_same_table() {
-        let hints = hints(&[C::List, C::Cycle, C::Global], |cmd| cmd != Cmd::Rerun);
-        assert!(hints.iter().any(|(k, h)| k == "/" && *h == "filter"));
-        assert!(!hints.iter().any(|(_, h)| *h == "rerun"));
-        let help = help_sections();
-        for binding in bindings() {
-            let keys = binding.keys.iter().map(KeySpec::label).collect::<Vec<_>>().join(" ");
-            assert!(help.iter().any(|(_, rows)| rows.contains(&(keys.clone(), binding.help))), "{keys} is in the help");
-        }
-        // A key shared by dialogs is listed in each: Esc leaves the confirmation dialog too.
-        let section = |title: &str| help.iter().find(|(t, _)| *t == title).map(|(_, rows)| rows.clone());
-        let yes_no = section("Confirmation dialog").unwrap_or_default();
-        assert!(yes_no.iter().any(|(k, _)| k == "Esc") && yes_no.iter().any(|(k, _)| k == "n"), "{yes_no:?}");
-        assert!(section("Search input (Log and Diff tabs)").is_some_and(|rows| rows.iter().any(|(k, _)| k == "Esc")));
-    }
-
-    #[test]
-    fn each_tab_has_one_number_key_matching_the_tab_bar() {
-        for tab in Tab::ALL {
-            let keys: Vec<KeyCode> =
-                bindings().filter(|b| b.cmd == Cmd::Tab(*tab)).flat_map(|b| b.keys.iter().map(|k| k.code)).collect();
-            let digit = char::from_digit(tab.index() as u32 + 1, 10);
-            assert_eq!(keys, digit.map(KeyCode::Char).into_iter().collect::<Vec<_>>(), "{tab:?}");
-        }
     }
 }

@@ -17,6 +17,7 @@ pub mod event;
 pub mod exec;
 pub mod key_overrides;
 pub mod keymap;
+pub mod keys;
 pub mod load;
 pub mod model;
 pub mod notify;
@@ -75,7 +76,7 @@ pub enum TuiError {
 pub fn prepare(ctx: &Ctx, opts: &TuiOptions) -> Result<(Roots, Theme, bool), TuiError> {
     // The person's keys are checked before the terminal is taken over, and then are the
     // keymap the keys, the footer and the help use.
-    keymap::install(key_overrides::keymap(&ctx.config.tui.keys).map_err(TuiError::Keys)?);
+    keys::install(key_overrides::keymap(&ctx.config.tui.keys).map_err(TuiError::Keys)?);
     let spec = opts.theme.clone().or_else(|| ctx.config.tui.theme.clone());
     let mut theme = Theme::select(spec.as_deref())?;
     if Theme::no_color_requested() {

@@ -9,7 +9,8 @@ use crate::domain::machine;
 use crate::domain::state::{CycleState, OutboxKind};
 use crate::domain::status::Status;
 use crate::tui::editor;
-use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::keymap::{Cmd, Context};
+use crate::tui::keys::key_for;
 use crate::tui::sanitize;
 
 use super::{

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::domain::status::Status;
-use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::keymap::{Cmd, Context};
+use crate::tui::keys::key_for;
 use crate::tui::model::CycleEntry;
 
 use super::Effect;

@@ -17,6 +17,7 @@ use crate::domain::state::CycleState;
 use crate::domain::status::Status;
 
 use super::keymap::{self, Cmd, Context};
+use super::keys;
 use super::model::CycleEntry;
 use super::panes::run_rows;
 pub use super::registry::Tab;
@@ -270,6 +271,7 @@ impl App {
     ) -> Draw<'a> {
         Draw {
             theme: &self.theme,
+            keys: keys::active(),
             redactor: &self.redactor,
             now: self.now,
             spinner: self.spinner_frame(),
@@ -408,7 +410,7 @@ impl App {
     /// The footer's hints: the key and label of each command that makes sense now.
     pub fn hints(&self) -> Vec<(String, &'static str)> {
         let rows = if self.detail_has_keys() { self.run_rows() } else { Vec::new() };
-        keymap::hints(&self.contexts(), |cmd| self.available_with(cmd, &rows))
+        keys::hints(&self.contexts(), |cmd| self.available_with(cmd, &rows))
     }
 
     /// Rows of the Runs tab for the selected cycle, newest first.
@@ -458,7 +460,7 @@ impl App {
             Event::Key(key) => {
                 self.toast = None;
                 self.dirty = true;
-                if let Some(cmd) = keymap::resolve(&self.contexts(), &key) {
+                if let Some(cmd) = keys::resolve(&self.contexts(), &key) {
                     self.command(cmd, &mut fx);
                 }
             }

@@ -39,7 +39,7 @@ use ratatui::layout::Rect;
 use crate::cycle::Ctx;
 use crate::cycle::files::Event as JournalEvent;
 use crate::redact::Redactor;
-use crate::tui::keymap::{Cmd, Context};
+use crate::tui::keymap::{Binding, Cmd, Context, Keymap};
 use crate::tui::model::{CycleEntry, RunFile, Sources};
 use crate::tui::pager::log::{LogEvent, LogRequest};
 use crate::tui::theme::Theme;
@@ -211,7 +211,15 @@ pub trait Pane {
     type Load: std::fmt::Debug + Clone + PartialEq + Send + 'static;
 
     /// Its keyboard contexts while it has the keys, most specific first.
-    fn contexts(&self) -> &'static [Context];
+    const CONTEXTS: &'static [Context];
+
+    /// Its own rows of the keymap (for its own context), if it has keys of its own.
+    const KEYS: &'static [Binding] = &[];
+
+    /// Its keyboard contexts while it has the keys.
+    fn contexts(&self) -> &'static [Context] {
+        Self::CONTEXTS
+    }
 
     /// A command its contexts resolved (and the movement keys, the mouse wheel).
     fn command(&mut self, cmd: Cmd, cx: &mut Cx<Self::Load>) -> Reply;
@@ -302,6 +310,8 @@ pub trait Pane {
 pub struct Draw<'a> {
     /// The colours.
     pub theme: &'a Theme,
+    /// The keymap in force, for text that names a key.
+    pub keys: &'a Keymap,
     /// Everything drawn passes through it (design §7: the screen is an output channel).
     pub redactor: &'a Redactor,
     /// The clock, for ages and elapsed times.

@@ -9,7 +9,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use crate::cycle::Ctx;
-use crate::tui::keymap::{Cmd, Context};
+use crate::tui::keymap::{Binding, Cmd, Context};
 use crate::tui::model::CycleEntry;
 use crate::tui::pager::log::LogEvent;
 use crate::tui::registry::{Tab, for_each_tab};
@@ -102,6 +102,16 @@ macro_rules! tabs_struct {
         }
 
         impl Tabs {
+            /// Each tab's stack of keyboard contexts.
+            pub fn stacks() -> Vec<&'static [Context]> {
+                vec![$(<super::$module::$pane as Pane>::CONTEXTS),*]
+            }
+
+            /// Each tab's own rows of the keymap.
+            pub fn keys() -> impl Iterator<Item = &'static Binding> {
+                [$(<super::$module::$pane as Pane>::KEYS),*].into_iter().flatten()
+            }
+
             /// The shown tab's keyboard contexts.
             pub fn contexts(&self) -> &'static [Context] {
                 match self.tab { $(Tab::$variant => self.$module.contexts(),)* }

@@ -66,9 +66,7 @@ macro_rules! text_pane {
         type Msg = $crate::tui::panes::Nothing;
         type Load = $crate::tui::panes::Nothing;
 
-        fn contexts(&self) -> &'static [$crate::tui::keymap::Context] {
-            $crate::tui::panes::text::TextScroll::CONTEXTS
-        }
+        const CONTEXTS: &'static [$crate::tui::keymap::Context] = $crate::tui::panes::text::TextScroll::CONTEXTS;
 
         fn command(
             &mut self,

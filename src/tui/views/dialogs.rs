@@ -14,7 +14,9 @@ use super::{centered, popup_block, wrap_words, wrapped_field};
 pub(super) fn render(app: &App, frame: &mut Frame, area: Rect) {
     for popup in &app.popups {
         match popup {
-            Popup::Help { scroll } => crate::tui::panes::help::view::render(&app.theme, frame, area, *scroll),
+            Popup::Help { scroll } => {
+                crate::tui::panes::help::view::render(&app.theme, crate::tui::keys::active(), frame, area, *scroll)
+            }
             Popup::ConfirmBrief(dialog) => confirm(app, dialog, frame, area),
             Popup::Say(dialog) => say(app, dialog, frame, area),
             Popup::YesNo { title, body, .. } => {

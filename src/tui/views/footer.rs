@@ -8,7 +8,8 @@ use ratatui::widgets::Paragraph;
 
 use crate::domain::status::Status;
 use crate::tui::app::{App, StatusGroup};
-use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::keymap::{Cmd, Context};
+use crate::tui::keys::key_for;
 
 use super::truncate;
 

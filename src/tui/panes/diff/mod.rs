@@ -18,11 +18,12 @@ use crate::domain::test_files::{Judges, classify};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::tui::keymap::{self, Cmd, Context};
+use crate::tui::keymap::{Cmd, Context};
 use crate::tui::model::CycleEntry;
 use crate::tui::pager::diff::{DiffDoc, DiffEvent, DiffLine};
 use crate::tui::panes::run_rows::integrity;
 use crate::tui::panes::{Cx, Loaded, Pane, PaneWork, Reply, Request, SearchLine, SearchState, Selection};
+use crate::tui::registry::Tab;
 
 pub mod load;
 pub use load::DiffLoad;
@@ -721,9 +722,8 @@ impl Pane for DiffPane {
     type Msg = DiffEvent;
     type Load = DiffLoad;
 
-    fn contexts(&self) -> &'static [Context] {
-        keymap::DIFF_STACK
-    }
+    const CONTEXTS: &'static [Context] = &[Context::Tab(Tab::Diff), Context::Detail, Context::Cycle, Context::Global];
+    const KEYS: &'static [crate::tui::keymap::Binding] = keys::KEYS;
 
     fn command(&mut self, cmd: Cmd, cx: &mut Cx<DiffLoad>) -> Reply {
         let load = match cmd {
@@ -839,4 +839,5 @@ impl Pane for DiffPane {
     }
 }
 
+pub mod keys;
 pub mod view;

@@ -19,7 +19,7 @@ use crate::tui::panes::{Draw, Focus};
 use crate::tui::registry::Tab;
 
 use super::{DiffPane, DiffState};
-use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::keymap::{Cmd, Context};
 use crate::tui::pager::diff::{DiffDoc, DiffLine};
 use crate::tui::panes::log::view::{LineView, styled_line};
 use crate::tui::theme::Theme;
@@ -66,7 +66,7 @@ pub fn render(pane: &DiffPane, d: &Draw, frame: &mut Frame, area: Rect) {
         return;
     }
     if pane.nothing_shown() {
-        let key = key_for(Context::Diff, Cmd::TestsOnly).unwrap_or_default();
+        let key = d.keys.key_for(Context::Tab(Tab::Diff), Cmd::TestsOnly).unwrap_or_default();
         let n = doc.files.len();
         let text = vec![
             Line::from(Span::styled("Tests only: no test file here.", theme.title)),

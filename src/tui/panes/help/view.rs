@@ -5,16 +5,16 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::tui::keymap::help_sections;
+use crate::tui::keymap::Keymap;
 use crate::tui::theme::Theme;
 
 use crate::tui::widgets::{centered, wrap_words};
 
 /// Draws the `?` overlay from the keymap in force, scrolled by `scroll` lines.
-pub fn render(theme: &Theme, frame: &mut Frame, area: Rect, scroll: u16) {
+pub fn render(theme: &Theme, keys: &Keymap, frame: &mut Frame, area: Rect, scroll: u16) {
     let rect = centered(area, 84, area.height.saturating_sub(2).max(6));
     let mut lines = Vec::new();
-    for (title, rows) in help_sections() {
+    for (title, rows) in keys.help_sections() {
         lines.push(Line::from(Span::styled(title, theme.header)));
         for (keys, help) in rows {
             let room = usize::from(rect.width.saturating_sub(2)).saturating_sub(22).max(10);

@@ -8,13 +8,14 @@ use std::path::PathBuf;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::tui::keymap::{self, Cmd, Context};
+use crate::tui::keymap::{Cmd, Context};
 use crate::tui::model::CycleEntry;
 use crate::tui::pager::log::{Anchor, FindKind, LogEvent, LogRequest, LogWindow};
 use crate::tui::panes::run_rows::{RunResult, run_result_word};
 use crate::tui::panes::{
     self as panes, Cx, Loaded, Pane, PaneWork, Request, RunsListed, SearchLine, SearchState, Selection,
 };
+use crate::tui::registry::Tab;
 
 /// The Log tab: the run log open, the window read around the viewport, following, wrapping, search.
 #[derive(Debug, Clone)]
@@ -271,9 +272,8 @@ impl Pane for LogPane {
     type Msg = LogEvent;
     type Load = LogRequest;
 
-    fn contexts(&self) -> &'static [Context] {
-        keymap::LOG_STACK
-    }
+    const CONTEXTS: &'static [Context] = &[Context::Tab(Tab::Log), Context::Detail, Context::Cycle, Context::Global];
+    const KEYS: &'static [crate::tui::keymap::Binding] = keys::KEYS;
 
     fn command(&mut self, cmd: Cmd, cx: &mut Cx<LogRequest>) -> panes::Reply {
         let load = match cmd {
@@ -405,4 +405,5 @@ impl Pane for LogPane {
     }
 }
 
+pub mod keys;
 pub mod view;

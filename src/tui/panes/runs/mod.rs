@@ -5,12 +5,14 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::tui::keymap::{self, Cmd, Context};
+use crate::tui::keymap::{Cmd, Context};
 use crate::tui::model::CycleEntry;
+use crate::tui::registry::Tab;
 
 use super::run_rows::{RunReport, RunResult};
 use super::{Cx, Loaded, Nothing, Pane, PaneWork, Reply, Request, Selection, SharedLoad};
 
+pub mod keys;
 pub mod view;
 
 /// The Runs tab. The run it selects is shared ([`Loaded::run`]): the Log tab opens its log.
@@ -49,9 +51,8 @@ impl Pane for RunsPane {
     type Msg = Nothing;
     type Load = Nothing;
 
-    fn contexts(&self) -> &'static [Context] {
-        keymap::RUNS_STACK
-    }
+    const CONTEXTS: &'static [Context] = &[Context::Tab(Tab::Runs), Context::Detail, Context::Cycle, Context::Global];
+    const KEYS: &'static [crate::tui::keymap::Binding] = keys::KEYS;
 
     fn command(&mut self, cmd: Cmd, cx: &mut Cx<Nothing>) -> Reply {
         match cmd {

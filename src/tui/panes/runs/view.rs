@@ -15,7 +15,7 @@ use crate::domain::diff::FileStatus;
 use crate::domain::integrity::{Flag, TestFileChange};
 use crate::domain::status::Status;
 use crate::domain::test_files::TestFileKind;
-use crate::tui::keymap::{Cmd, Context, key_for};
+use crate::tui::keymap::{Cmd, Context};
 use crate::tui::model::CycleEntry;
 use crate::tui::panes::run_rows::{RunResult, RunRow, integrity, run_result_word};
 use crate::tui::panes::{Draw, Focus};
@@ -175,10 +175,11 @@ fn integrity_lines(d: &Draw, entry: &CycleEntry, row: &RunRow, width: u16) -> Ve
     let last = entry.state.as_ref().and_then(|s| s.history.last()).map(|r| r.iteration);
     let waits = entry.status() == Some(Status::NeedsReview) && last == Some(iteration);
     if let Some(reason) = integrity.review_reason().filter(|_| waits) {
-        let keys = match (key_for(Context::Cycle, Cmd::Approve), key_for(Context::Cycle, Cmd::MessageWebgpt)) {
-            (Some(approve), Some(answer)) => format!(" — {approve} approve · {answer} answer WebGPT"),
-            _ => String::new(),
-        };
+        let keys =
+            match (d.keys.key_for(Context::Cycle, Cmd::Approve), d.keys.key_for(Context::Cycle, Cmd::MessageWebgpt)) {
+                (Some(approve), Some(answer)) => format!(" — {approve} approve · {answer} answer WebGPT"),
+                _ => String::new(),
+            };
         let label = "◆ Waits for your review: ";
         wrapped(
             &mut lines,
