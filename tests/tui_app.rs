@@ -10,8 +10,9 @@ use forgeloop::tui::app::{Ask, Effect, Event, Focus, InputPurpose, Popup, Screen
 use forgeloop::tui::keymap::Cmd;
 use forgeloop::tui::pager::diff::DiffEvent;
 use forgeloop::tui::pager::log::LogRequest;
+use forgeloop::tui::panes::connector::ConnectorLoad;
 use forgeloop::tui::panes::diff::{DiffLoad, DiffState, MARGIN as DIFF_MARGIN};
-use forgeloop::tui::panes::{PaneLoad, PaneMsg};
+use forgeloop::tui::panes::{PaneLoad, PaneMsg, ScreenLoad};
 use tui_support::*;
 
 /// await-fix (failed run), ready (passed), confirm, await-pr, blocked, aborted.
@@ -1548,7 +1549,7 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
         "pairing_code": "ABCD-EFGH", "started_at": "2026-12-02T10:00:00Z"});
     std::fs::write(dir.join("serving.json"), stale.to_string()).unwrap();
     let (app, _) = fx.app("dark");
-    assert!(!app.connector.serving(), "a pid that is not forgeloop serve is not serving");
+    assert!(!app.screens.connector.serving(), "a pid that is not forgeloop serve is not serving");
     // A real `forgeloop serve` (on a home of its own), which this record names.
     let other_home = tempfile::tempdir().unwrap();
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_forgeloop"))
@@ -1593,7 +1594,7 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     std::fs::write(dir.join("journal.jsonl"), format!("{call}\n{hostile}\n")).unwrap();
 
     let (mut app, mut d) = fx.app("dark");
-    assert!(app.connector.serving(), "serving.json names a live process");
+    assert!(app.screens.connector.serving(), "serving.json names a live process");
     assert!(screen(&app, 120, 30).contains("⇄ serving"), "the header says serve runs");
     key(&mut app, &mut d, KeyCode::Char('S'));
     assert_eq!(app.screen, Screen::Connector);
@@ -1614,7 +1615,7 @@ fn the_connector_screen_shows_serve_and_revokes_a_grant() {
     assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "no control character reaches the screen");
     key(&mut app, &mut d, KeyCode::Char('x'));
     assert!(
-        matches!(app.popups.last(), Some(Popup::YesNo { ask: Ask::RevokeGrant(id), .. }) if id == "g_0123456789ab")
+        matches!(app.popups.last(), Some(Popup::YesNo { ask: Ask::Screen(ScreenLoad::Connector(ConnectorLoad::Revoke(id))), .. }) if id == "g_0123456789ab")
     );
     key(&mut app, &mut d, KeyCode::Char('y'));
     let written: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("grants.json")).unwrap()).unwrap();

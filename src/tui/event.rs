@@ -10,7 +10,7 @@ use crate::cycle::files::Event as JournalEvent;
 use crate::domain::integrity::Integrity;
 use crate::tui::keymap::Cmd;
 use crate::tui::model::{CycleEntry, ProjectRecord, RunFile, Sources};
-use crate::tui::panes::{PaneLoad, PaneMsg};
+use crate::tui::panes::{PaneLoad, PaneMsg, ScreenLoad, ScreenMsg};
 use crate::tui::watch::WatchDir;
 
 /// Everything that can happen to the app: raw input (keys, mouse, paste, resize), the clock,
@@ -61,10 +61,8 @@ pub enum Event {
     },
     /// The registry's records (`Effect::LoadRegistry`), valid or not.
     RegistryLoaded(Vec<ProjectRecord>),
-    /// The connector's files, read (`Effect::LoadConnector`).
-    ConnectorLoaded(crate::cycle::connector::Overview),
-    /// A connector action finished (revoke, new pairing code): what to say, or why it failed.
-    ConnectorDone(Result<String, String>),
+    /// An answer to a screen's load (`Effect::Screen`), for that screen only.
+    Screen(ScreenMsg),
     /// A repository's sources manifest (`Effect::LoadSources`), for the Project tab.
     SourcesLoaded {
         /// The repository, `owner/repo`.
@@ -200,12 +198,8 @@ pub enum Effect {
     ListRuns(PathBuf),
     /// Read the registry's records (`Event::RegistryLoaded`).
     LoadRegistry,
-    /// Read the connector's files (`Event::ConnectorLoaded`).
-    LoadConnector,
-    /// Revoke a grant (`forgeloop serve --revoke`).
-    RevokeGrant(String),
-    /// Ask the running `serve` for a new pairing code.
-    NewPairingCode,
+    /// A screen's own load, answered with `Event::Screen` to that screen.
+    Screen(ScreenLoad),
     /// Read the sources manifest of this repository, `owner/repo` (`Event::SourcesLoaded`).
     LoadSources(String),
     /// Watch exactly these directories from now on (`Event::Watching`).

@@ -113,30 +113,12 @@ impl Executor {
                 let runs = CyclePaths::new(path.clone()).map(|p| load::list_runs(&p.runs())).unwrap_or_default();
                 Event::RunsListed { path, runs }
             })),
-            Effect::LoadConnector => {
-                let dir = self.ctx.home.connector_dir();
-                Work::Load(Box::new(move || Event::ConnectorLoaded(crate::cycle::connector::overview(&dir, 200))))
-            }
-            Effect::RevokeGrant(id) => {
-                let ctx = self.ctx.clone();
-                Work::Blocking(Box::new(move || {
-                    Event::ConnectorDone(
-                        crate::cycle::connector::revoke(&ctx, &id)
-                            .map(|ids| format!("revoked {}: its tokens no longer work", ids.join(", ")))
-                            .map_err(|e| ctx.redactor.redact(&e.to_string()).into_owned()),
-                    )
-                }))
-            }
-            Effect::NewPairingCode => {
-                let ctx = self.ctx.clone();
-                Work::Blocking(Box::new(move || {
-                    Event::ConnectorDone(
-                        crate::cycle::connector::new_pairing_code(&ctx)
-                            .map(|()| "forgeloop serve is making a new pairing code".to_owned())
-                            .map_err(|e| ctx.redactor.redact(&e.to_string()).into_owned()),
-                    )
-                }))
-            }
+            Effect::Screen(load) => match load.work(&self.ctx) {
+                PaneWork::Load(job) => Work::Load(Box::new(move || Event::Screen(job()))),
+                PaneWork::Blocking(job) => Work::Blocking(Box::new(move || Event::Screen(job()))),
+                PaneWork::Task(task) => Work::Task(Box::pin(async move { Event::Screen(task.await) })),
+                PaneWork::Reader(request) => Work::Log(request),
+            },
             Effect::LoadRegistry => {
                 let registry = self.ctx.registry.clone();
                 Work::Load(Box::new(move || Event::RegistryLoaded(load::load_registry(&redactor, &registry))))

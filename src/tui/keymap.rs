@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::registry::Tab;
+use super::registry::{Screen, Tab};
 
 /// Where the keyboard is: the top popup, an input line, or the focused view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,10 +18,10 @@ pub enum Context {
     Detail,
     /// A tab's own keys (each tab's folder declares its rows).
     Tab(Tab),
-    /// The Projects screen.
-    Projects,
-    /// The Connector screen (`forgeloop serve`).
-    Connector,
+    /// A screen's own keys (each screen's folder declares its rows).
+    Screen(Screen),
+    /// Any screen besides the cycles: moving through what it lists.
+    Browse,
     /// The list's filter line is open: printable keys type.
     FilterInput,
     /// The Log or Diff tab's search line is open: printable keys type.
@@ -45,9 +45,9 @@ impl Context {
     pub fn all() -> Vec<Context> {
         let mut all = vec![Context::Global, Context::List, Context::Cycle, Context::Detail];
         all.extend(Tab::ALL.iter().map(|&tab| Context::Tab(tab)));
+        all.extend(Screen::OTHERS.iter().map(|&screen| Context::Screen(screen)));
+        all.push(Context::Browse);
         all.extend([
-            Context::Projects,
-            Context::Connector,
             Context::FilterInput,
             Context::SearchInput,
             Context::ConfirmBrief,
@@ -68,8 +68,8 @@ impl Context {
             Context::Cycle => "Selected cycle",
             Context::Detail => "Detail tabs",
             Context::Tab(tab) => tab.help(),
-            Context::Projects => "Projects view",
-            Context::Connector => "Connector view",
+            Context::Screen(screen) => screen.help(),
+            Context::Browse => "Screens",
             Context::FilterInput => "Filter input",
             Context::SearchInput => "Search input (Log and Diff tabs)",
             Context::ConfirmBrief => "Confirm-brief dialog",
@@ -91,10 +91,8 @@ pub enum Cmd {
     Help,
     /// Suspend to the shell.
     Suspend,
-    /// Show the Projects screen, or leave it.
-    Projects,
-    /// Show the Connector screen (`forgeloop serve`), or leave it.
-    Connector,
+    /// Show a screen, or leave it for the cycles.
+    Screen(Screen),
     /// Revoke the selected grant (the Connector screen).
     RevokeGrant,
     /// Ask the running `serve` for a new pairing code.
@@ -284,15 +282,11 @@ use Context as C;
 pub const LIST_STACK: &[Context] = &[C::List, C::Cycle, C::Global];
 /// Any other detail tab's contexts, first first.
 pub const DETAIL_STACK: &[Context] = &[C::Detail, C::Cycle, C::Global];
-/// The Projects screen's contexts, first first.
-pub const PROJECTS_STACK: &[Context] = &[C::Projects, C::Global];
-/// The Connector screen's contexts, first first.
-pub const CONNECTOR_STACK: &[Context] = &[C::Connector, C::Global];
 /// The stacks outside the tabs' own (a key overridden in `[tui.keys]` must not clash within
 /// any stack; `tui::keys::stacks` adds each tab's).
-pub const STACKS: &[&[Context]] = &[LIST_STACK, DETAIL_STACK, PROJECTS_STACK, CONNECTOR_STACK];
+pub const STACKS: &[&[Context]] = &[LIST_STACK, DETAIL_STACK];
 
-const MOVE: &[Context] = &[C::List, C::Detail, C::Projects, C::Connector, C::Help, C::ConfirmBrief, C::Say];
+const MOVE: &[Context] = &[C::List, C::Detail, C::Browse, C::Help, C::ConfirmBrief, C::Say];
 
 /// Each tab's number key, from the registry (`tui/registry.rs`).
 macro_rules! tab_rows {
@@ -310,11 +304,33 @@ macro_rules! tab_rows {
 /// The tabs' number keys.
 pub static TAB_BINDINGS: &[Binding] = crate::tui::registry::for_each_tab!(tab_rows);
 
+/// Each screen's key, from the registry.
+macro_rules! screen_rows {
+    ($( $variant:ident $module:ident :: $pane:ident $title:literal $key:literal $name:literal $hint:literal $help:literal; )*) => {
+        &[$(Binding {
+            contexts: &[C::Global],
+            keys: &[k($key)],
+            cmd: Cmd::Screen(Screen::$variant),
+            hint: $hint,
+            help: $help,
+        }),*]
+    };
+}
+
+/// The keys that show the screens.
+pub static SCREEN_BINDINGS: &[Binding] = crate::tui::registry::for_each_screen!(screen_rows);
+
 /// The rows outside the tabs' own, in the help's order: the tabs' number keys come after
 /// switching focus (`tui::keys::rows` adds each tab's own rows).
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     let at = BINDINGS.iter().position(|b| b.cmd == Cmd::SwitchFocus).map_or(0, |i| i + 1);
-    BINDINGS[..at].iter().chain(TAB_BINDINGS).chain(&BINDINGS[at..])
+    let global = BINDINGS.iter().position(|b| b.contexts == [C::Global]).unwrap_or(BINDINGS.len());
+    BINDINGS[..at]
+        .iter()
+        .chain(TAB_BINDINGS)
+        .chain(&BINDINGS[at..global])
+        .chain(SCREEN_BINDINGS)
+        .chain(&BINDINGS[global..])
 }
 
 /// The built-in keymap; the help lists each context's rows in this order.
@@ -576,55 +592,6 @@ pub static BINDINGS: &[Binding] = &[
         cmd: Cmd::Zoom,
         hint: "",
         help: "Zoom the focused pane to the full screen",
-    },
-    Binding {
-        contexts: &[C::Projects],
-        keys: &[code(KeyCode::Esc), k('p')],
-        cmd: Cmd::Projects,
-        hint: "back",
-        help: "Back to the cycles",
-    },
-    Binding {
-        contexts: &[C::Projects],
-        keys: &[k('o'), code(KeyCode::Enter)],
-        cmd: Cmd::Open,
-        hint: "open Project",
-        help: "Open the selected Project in the browser",
-    },
-    Binding {
-        contexts: &[C::Connector],
-        keys: &[code(KeyCode::Esc), k('S')],
-        cmd: Cmd::Connector,
-        hint: "back",
-        help: "Back to the cycles",
-    },
-    Binding {
-        contexts: &[C::Connector],
-        keys: &[k('x')],
-        cmd: Cmd::RevokeGrant,
-        hint: "revoke",
-        help: "Revoke the selected grant (asks first): its tokens stop working at once",
-    },
-    Binding {
-        contexts: &[C::Connector],
-        keys: &[k('n')],
-        cmd: Cmd::NewPairingCode,
-        hint: "new code",
-        help: "Ask forgeloop serve for a new pairing code",
-    },
-    Binding {
-        contexts: &[C::Global],
-        keys: &[k('S')],
-        cmd: Cmd::Connector,
-        hint: "",
-        help: "Show the remote connector (forgeloop serve): pairing code, grants, calls",
-    },
-    Binding {
-        contexts: &[C::Global],
-        keys: &[k('p')],
-        cmd: Cmd::Projects,
-        hint: "projects",
-        help: "Show the Project registry",
     },
     Binding { contexts: &[C::Global], keys: &[k('?')], cmd: Cmd::Help, hint: "help", help: "Show this help" },
     Binding {

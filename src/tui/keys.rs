@@ -6,11 +6,11 @@
 use crossterm::event::KeyEvent;
 
 use super::keymap::{self, Binding, Cmd, Context, Keymap};
-use super::panes::Tabs;
+use super::panes::{Screens, Tabs};
 
 /// Every built-in row: the keymap's, then each tab's own.
 pub fn rows() -> impl Iterator<Item = &'static Binding> {
-    keymap::bindings().chain(Tabs::keys())
+    keymap::bindings().chain(Tabs::keys()).chain(Screens::keys())
 }
 
 /// The built-in table as it is.
@@ -22,7 +22,7 @@ pub fn builtin() -> Keymap {
 /// within any of them.
 pub fn stacks() -> Vec<&'static [Context]> {
     let mut stacks: Vec<&'static [Context]> = keymap::STACKS.to_vec();
-    for stack in Tabs::stacks() {
+    for stack in Tabs::stacks().into_iter().chain(Screens::stacks()) {
         if !stacks.contains(&stack) {
             stacks.push(stack);
         }

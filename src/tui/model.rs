@@ -147,3 +147,18 @@ pub struct RunFile {
     /// Seconds since it was last written, as measured when listed.
     pub idle_secs: Option<u64>,
 }
+
+/// Where the control room looks, fixed at start.
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    /// `<home>/cycles/`, where a bare `--state NAME` lives.
+    pub cycles_dir: PathBuf,
+    /// `<home>/task-spaces/`, the task-space index: the states it names are shown too.
+    pub task_spaces_dir: PathBuf,
+    /// The Project registry's directory (the Projects screen, the Project tab).
+    pub registry: PathBuf,
+    /// More directories of state files (`--dir`, config `tui.watch`), absolute.
+    pub extra_dirs: Vec<PathBuf>,
+    /// The remote connector's files (`<home>/connector`): the Connector screen.
+    pub connector_dir: PathBuf,
+}

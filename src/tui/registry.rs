@@ -1,14 +1,18 @@
-//! The registry of the detail pane's tabs: one line per tab, in the tab bar's order. Everything
-//! that lists tabs is generated from it: the [`Tab`] enum (titles, the tab bar's numbers, each
-//! tab's number key and its `[tui.keys]` name, here), and the panes' side (`panes::tabs`: the
-//! struct holding every tab's pane, the dispatch of keys, loads and messages to the pane that
-//! owns them, the wrapper enums over each pane's own message and load types).
+//! The registry of the control room's panes: the detail pane's tabs, in the tab bar's order,
+//! and the screens besides the cycles, one line each. Everything that lists them is generated
+//! from it: the [`Tab`] and [`Screen`] enums (titles, number keys, the key that shows a screen,
+//! their `[tui.keys]` names, here), the keymap rows that choose them (`keymap.rs`), and the
+//! panes' side (`panes::tabs`, `panes::screens`: the structs holding every pane, the dispatch
+//! of keys, loads and messages to the pane that owns them, the wrapper enums over each pane's
+//! own message and load types).
 //!
-//! A line reads `Variant module::PaneType "Title" 'number key' "override_name"`. Adding a tab is
-//! its folder under `tui/panes/`, its line here and its snapshot test (CONTRIBUTING).
+//! A tab's line reads `Variant module::PaneType "Title" 'number key' "override_name"`; a
+//! screen's `Variant module::PaneType "Title" 'key' "override_name" "hint" "help"`. Adding a
+//! tab or a screen is its folder under `tui/panes/`, its line here and its snapshot test
+//! (CONTRIBUTING).
 //!
-//! The list is a macro that hands itself to another macro, so the tab enum (which the keymap
-//! needs) and the panes' struct (which needs the keymap) come from one list without either
+//! Each list is a macro that hands itself to another macro, so the enums (which the keymap
+//! needs) and the panes' structs (which need the keymap) come from one list without either
 //! module importing the other.
 
 /// Calls `$then!` with the list of tabs.
@@ -74,6 +78,65 @@ macro_rules! tab_enum {
 }
 
 for_each_tab!(tab_enum);
+
+/// Calls `$then!` with the list of screens besides the cycles.
+macro_rules! for_each_screen {
+    ($then:ident) => {
+        $then! {
+            Projects projects::ProjectsPane "Projects" 'p' "projects" "projects" "Show the Project registry";
+            Connector connector::ConnectorPane "Connector" 'S' "connector" "" "Show the remote connector (forgeloop serve): pairing code, grants, calls";
+        }
+    };
+}
+pub(crate) use for_each_screen;
+
+/// The [`Screen`] enum and what the keymap reads of each screen.
+macro_rules! screen_enum {
+    ($( $variant:ident $module:ident :: $pane:ident $title:literal $key:literal $name:literal $hint:literal $help:literal; )*) => {
+        /// Which screen is shown: the cycles (the list and the selected cycle's tabs), or one
+        /// of the registry's screens.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Screen {
+            /// The cycle list and the selected cycle's tabs.
+            Cycles,
+            $(
+                #[doc = concat!("The ", $title, " screen.")]
+                $variant,
+            )*
+        }
+
+        impl Screen {
+            /// Every screen besides the cycles, in the registry's order.
+            pub const OTHERS: &'static [Screen] = &[$(Screen::$variant),*];
+
+            /// Its name in the help overlay.
+            pub fn title(self) -> &'static str {
+                match self {
+                    Screen::Cycles => "Cycles",
+                    $(Screen::$variant => $title,)*
+                }
+            }
+
+            /// The name of the command that shows it in `[tui.keys]`.
+            pub fn override_name(self) -> &'static str {
+                match self {
+                    Screen::Cycles => "cycles",
+                    $(Screen::$variant => $name,)*
+                }
+            }
+
+            /// Its heading in the help overlay.
+            pub fn help(self) -> &'static str {
+                match self {
+                    Screen::Cycles => "Cycles view",
+                    $(Screen::$variant => concat!($title, " view"),)*
+                }
+            }
+        }
+    };
+}
+
+for_each_screen!(screen_enum);
 
 impl Tab {
     /// Position in [`Tab::ALL`].

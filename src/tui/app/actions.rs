@@ -374,7 +374,7 @@ impl App {
             Ask::AllowHosts(path) => fx.push(Effect::AllowHosts { path }),
             Ask::DropMessage(path) => fx.push(Effect::DropMessage { path }),
             Ask::Approve(path) => fx.push(Effect::Approve { path }),
-            Ask::RevokeGrant(id) => fx.push(Effect::RevokeGrant(id)),
+            Ask::Screen(load) => fx.push(Effect::Screen(load)),
         }
     }
 

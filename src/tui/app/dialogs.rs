@@ -58,7 +58,7 @@ pub struct SayDialog {
 }
 
 /// The action a yes-or-no question asks about; `Yes` carries it out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Ask {
     /// Quit although reruns started here are running (they are cancelled).
     Quit,
@@ -74,8 +74,8 @@ pub enum Ask {
     DropMessage(PathBuf),
     /// Approve a `NEEDS_REVIEW` pass.
     Approve(PathBuf),
-    /// Revoke the remote connector's grant with this id.
-    RevokeGrant(String),
+    /// A screen's load the person is asked about first (a grant revoked).
+    Screen(crate::tui::panes::ScreenLoad),
 }
 
 /// What an input dialog's line is for; `Submit` checks and uses it.

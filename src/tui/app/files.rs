@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::tui::model::{CycleEntry, RunFile};
 
-use super::{App, Effect};
+use super::{App, Effect, Screens};
 
 impl App {
     pub(super) fn files_changed(&mut self, paths: Vec<PathBuf>, fx: &mut Vec<Effect>) {
@@ -18,10 +18,11 @@ impl App {
         let mut registry = false;
         let mut sources = BTreeSet::new();
         let selected = self.list.selected.clone();
-        let mut connector = false;
+        let watched = Screens::watched(&self.roots);
+        let mut screens_changed = Vec::new();
         for path in paths {
-            if !self.roots.connector_dir.as_os_str().is_empty() && path.starts_with(&self.roots.connector_dir) {
-                connector = true;
+            if watched.iter().any(|dir| path.starts_with(dir)) {
+                screens_changed.push(path);
                 continue;
             }
             if path.starts_with(&self.roots.registry) {
@@ -91,8 +92,11 @@ impl App {
         for repo in sources {
             fx.push(Effect::LoadSources(repo));
         }
-        if connector {
-            fx.push(Effect::LoadConnector);
+        if !screens_changed.is_empty() {
+            let roots = self.roots.clone();
+            self.with_screens(fx, |screens, registry, asked| {
+                screens.files_changed(&roots, &screens_changed, registry, asked)
+            });
         }
     }
 

@@ -32,10 +32,10 @@ mod files;
 pub use super::event::{Effect, Event, UseCase};
 pub use super::panes::list::CycleList;
 pub use super::panes::list::StatusGroup;
-pub use super::panes::projects::ProjectsPane;
 pub use super::panes::run_rows::{LIVE_IDLE_SECS, RunReport, RunResult, RunRow, run_result_word};
+use super::panes::screens::ScreenAsked;
 use super::panes::tabs::Asked;
-pub use super::panes::{Draw, Focus, Pane, Reply, Selection, SharedLoad, Tabs};
+pub use super::panes::{Draw, Focus, Pane, RegistryRead, Reply, Screens, Selection, SharedLoad, Tabs};
 pub use super::panes::{SearchLine, SearchState};
 pub use super::widgets::Hits;
 pub use super::widgets::outbox_kind_name;
@@ -46,31 +46,8 @@ pub use dialogs::{Answer, Ask, ConfirmDialog, InputPurpose, Popup, Popups, SayDi
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const DEFAULT_ABORT_REASON: &str = "aborted by a person in the control room";
 
-/// Which screen is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
-    /// The cycle list and the selected cycle's tabs.
-    Cycles,
-    /// The Project registry.
-    Projects,
-    /// The remote connector (`forgeloop serve`).
-    Connector,
-}
-
-/// Where the control room looks, fixed at start.
-#[derive(Debug, Clone, Default)]
-pub struct Roots {
-    /// `<home>/cycles/`, where a bare `--state NAME` lives.
-    pub cycles_dir: PathBuf,
-    /// `<home>/task-spaces/`, the task-space index: the states it names are shown too.
-    pub task_spaces_dir: PathBuf,
-    /// The Project registry's directory (the Projects screen, the Project tab).
-    pub registry: PathBuf,
-    /// More directories of state files (`--dir`, config `tui.watch`), absolute.
-    pub extra_dirs: Vec<PathBuf>,
-    /// The remote connector's files (`<home>/connector`): the Connector screen.
-    pub connector_dir: PathBuf,
-}
+pub use super::model::Roots;
+pub use super::registry::Screen;
 
 /// Ready rows whose size the control room makes by itself in one session (design §6.7).
 pub const SIZE_BUDGET: usize = 32;
@@ -119,10 +96,10 @@ pub struct App {
     pub list: CycleList,
     /// The detail pane's tabs.
     pub tabs: Tabs,
-    /// The Projects screen: the registry's records and the sources read.
-    pub projects: ProjectsPane,
-    /// The Connector screen (`forgeloop serve`).
-    pub connector: super::panes::connector::ConnectorPane,
+    /// What was read of the Project registry (the Projects screen, the Project tab).
+    pub registry: RegistryRead,
+    /// The screens besides the cycles.
+    pub screens: Screens,
     /// The dialogs open over the screen.
     pub popups: Popups,
     /// The last file edited for a message to WebGPT, per cycle, until it is sent or emptied:
@@ -172,8 +149,8 @@ impl App {
             unsandboxed: false,
             list: CycleList::default(),
             tabs: Tabs::default(),
-            projects: ProjectsPane::default(),
-            connector: Default::default(),
+            registry: RegistryRead::default(),
+            screens: Screens::default(),
             popups: Popups::default(),
             message_drafts: BTreeMap::new(),
             focus: Focus::List,
@@ -194,8 +171,10 @@ impl App {
     }
 
     /// What the runtime does first.
-    pub fn init(&self) -> Vec<Effect> {
-        vec![Effect::Watch(self.watch_dirs()), Effect::Discover, Effect::LoadRegistry, Effect::LoadConnector]
+    pub fn init(&mut self) -> Vec<Effect> {
+        let mut fx = vec![Effect::Watch(self.watch_dirs()), Effect::Discover, Effect::LoadRegistry];
+        self.with_screens(&mut fx, |screens, registry, asked| screens.started(registry, asked));
+        fx
     }
 
     // ----- queries used by views and tests -----
@@ -279,13 +258,12 @@ impl App {
             sel: self.selection(rows),
             loaded: &self.tabs.loaded,
             list: &self.list,
-            projects: &self.projects,
-            connector: &self.connector,
+            registry: &self.registry,
             hits: &self.hits,
             discovered: self.discovered,
             unsandboxed: self.unsandboxed,
             cycles_dir: &self.roots.cycles_dir,
-            registry: &self.roots.registry,
+            registry_dir: &self.roots.registry,
             running,
             available,
         }
@@ -293,7 +271,7 @@ impl App {
 
     /// What the tabs see of the selected cycle, its runs given (see [`App::run_rows`]).
     fn selection<'a>(&'a self, rows: &'a [RunRow]) -> Selection<'a> {
-        selection(&self.list, &self.live_runs, &self.projects, rows)
+        selection(&self.list, &self.live_runs, &self.registry, rows)
     }
 
     /// Calls the tabs with the selection (its run rows made now) and turns what the panes
@@ -302,14 +280,11 @@ impl App {
         let rows = self.run_rows();
         // A run that went away cannot stay selected.
         self.tabs.loaded.run = self.tabs.loaded.run.min(rows.len().saturating_sub(1));
-        let sel = selection(&self.list, &self.live_runs, &self.projects, &rows);
+        let sel = selection(&self.list, &self.live_runs, &self.registry, &rows);
         let mut asked = Asked::default();
         let out = f(&mut self.tabs, &sel, &mut asked);
         fx.extend(asked.own.into_iter().map(Effect::Pane));
-        fx.extend(asked.shared.into_iter().map(|load| match load {
-            SharedLoad::Report { path, iteration, report } => Effect::LoadRunReport { path, iteration, report },
-            SharedLoad::Sources(repository) => Effect::LoadSources(repository),
-        }));
+        fx.extend(asked.shared.into_iter().map(shared_effect));
         out
     }
 
@@ -323,8 +298,9 @@ impl App {
     /// What a tab's reply leaves to the app: the status line, a row to read again.
     fn replied(&mut self, reply: &Reply, fx: &mut Vec<Effect>) {
         match reply {
-            Reply::Refused(why) => self.toast_error(*why),
-            Reply::Note(text) => self.toast = Some(Toast { text: (*text).to_owned(), error: false }),
+            Reply::Refused(why) => self.toast_error(why.clone()),
+            Reply::Note(text) => self.toast = Some(Toast { text: text.clone(), error: false }),
+            Reply::OpenUrl(url) => fx.push(Effect::OpenUrl(url.clone())),
             // A whole-PR diff just opened may be one the row of a ready cycle lacked.
             Reply::DiffMade(cycle) => {
                 if self.list.cycles.iter().any(|c| {
@@ -344,11 +320,8 @@ impl App {
         if let Some(context) = self.popups.context() {
             return vec![context];
         }
-        if self.screen == Screen::Projects {
-            return keymap::PROJECTS_STACK.to_vec();
-        }
-        if self.screen == Screen::Connector {
-            return keymap::CONNECTOR_STACK.to_vec();
+        if self.screen != Screen::Cycles {
+            return Screens::contexts(self.screen).to_vec();
         }
         if self.list.filter_editing {
             return vec![Context::FilterInput];
@@ -384,6 +357,9 @@ impl App {
         {
             return answer;
         }
+        if let Some(answer) = self.screens.available(self.screen, cmd, &self.registry) {
+            return answer;
+        }
         match cmd {
             Cmd::ConfirmBrief => state.is_some_and(|s| machine::can_confirm(s).is_ok()),
             // Status only (like the key's help): the dialog then says what else is missing.
@@ -400,9 +376,6 @@ impl App {
             Cmd::OpenPr => state.is_some_and(|s| s.pr_ref.is_some()),
             Cmd::OpenConversation => state.is_some_and(|s| s.conversation_url.is_some()),
             Cmd::NextAttention => self.list.cycles.iter().any(CycleEntry::needs_human),
-            Cmd::Open if self.screen == Screen::Projects => self.projects.selected_url().is_some(),
-            Cmd::RevokeGrant => self.connector.selected_live_grant().is_some(),
-            Cmd::NewPairingCode => self.connector.serving(),
             _ => true,
         }
     }
@@ -436,8 +409,8 @@ impl App {
             dirs.insert(flat(dir.clone()));
         }
         dirs.insert(WatchDir { path: self.roots.registry.clone(), recursive: true });
-        if !self.roots.connector_dir.as_os_str().is_empty() {
-            dirs.insert(flat(self.roots.connector_dir.clone()));
+        for dir in Screens::watched(&self.roots) {
+            dirs.insert(flat(dir));
         }
         for entry in &self.list.cycles {
             if let Some(parent) = entry.path.parent() {
@@ -512,24 +485,20 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Event::ConnectorLoaded(overview) => {
-                self.connector.loaded(overview);
+            Event::Screen(msg) => {
                 self.dirty = true;
-            }
-            Event::ConnectorDone(result) => {
-                self.toast = Some(match result {
-                    Ok(text) => Toast { text, error: false },
-                    Err(text) => Toast { text, error: true },
-                });
-                fx.push(Effect::LoadConnector);
-                self.dirty = true;
+                let reply =
+                    self.with_screens(&mut fx, |screens, registry, asked| screens.receive(msg, registry, asked));
+                self.replied(&reply, &mut fx);
             }
             Event::RegistryLoaded(records) => {
-                self.projects.loaded(records);
+                self.registry.records = records;
+                self.registry.read = true;
+                self.screens.registry_read(&self.registry);
                 self.dirty = true;
             }
             Event::SourcesLoaded { repository, sources } => {
-                self.projects.sources.insert(repository, sources);
+                self.registry.sources.insert(repository, sources);
                 self.dirty = true;
             }
             Event::Pane(msg) => {
@@ -614,12 +583,8 @@ impl App {
             self.with_tabs(fx, |tabs, sel, asked| tabs.input(cmd, sel, asked));
             return;
         }
-        if self.screen == Screen::Projects {
-            self.projects_command(cmd, fx);
-            return;
-        }
-        if self.screen == Screen::Connector {
-            self.connector_command(cmd, fx);
+        if self.screen != Screen::Cycles {
+            self.screen_command(cmd, fx);
             return;
         }
         // The shown tab has the keys: its own commands first.
@@ -630,14 +595,7 @@ impl App {
             Cmd::Quit => self.ask_quit(fx),
             Cmd::Help => self.popups.push(Popup::Help { scroll: 0 }),
             Cmd::Suspend => fx.push(Effect::Suspend),
-            Cmd::Projects => {
-                self.screen = Screen::Projects;
-                fx.push(Effect::LoadRegistry);
-            }
-            Cmd::Connector => {
-                self.screen = Screen::Connector;
-                fx.push(Effect::LoadConnector);
-            }
+            Cmd::Screen(screen) => self.show_screen(screen, fx),
             Cmd::SwitchFocus => {
                 self.focus = if self.focus == Focus::List { Focus::Detail } else { Focus::List };
                 self.zoom = false;
@@ -697,40 +655,47 @@ impl App {
         }
     }
 
-    fn connector_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
+    /// A command while a screen besides the cycles is shown: the screen's own first; its key
+    /// again, or Esc, goes back to the cycles.
+    fn screen_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
+        let screen = self.screen;
+        let reply = self.with_screens(fx, |screens, registry, asked| screens.command(screen, cmd, registry, asked));
+        if reply != Reply::NotMine {
+            self.replied(&reply, fx);
+            return;
+        }
         match cmd {
-            Cmd::Connector | Cmd::Back => self.screen = Screen::Cycles,
+            Cmd::Back => self.screen = Screen::Cycles,
+            Cmd::Screen(other) if other == screen => self.screen = Screen::Cycles,
+            Cmd::Screen(other) => self.show_screen(other, fx),
             Cmd::Quit => self.ask_quit(fx),
             Cmd::Help => self.popups.push(Popup::Help { scroll: 0 }),
             Cmd::Suspend => fx.push(Effect::Suspend),
-            Cmd::RevokeGrant => match self.connector.selected_live_grant() {
-                Some((id, client)) => self.popups.push(Popup::YesNo {
-                    ask: Ask::RevokeGrant(id.clone()),
-                    title: format!("Revoke {client}'s grant?"),
-                    body: format!(
-                        "Grant {id} ({client}) stops working at once: its access and refresh tokens are refused, and the client must pair again with a new code to reach forgeloop. Its cycles stay as they are."
-                    ),
-                }),
-                None => self.toast_error("no live grant selected"),
-            },
-            Cmd::NewPairingCode => fx.push(Effect::NewPairingCode),
-            other => {
-                self.connector.movement(other);
-            }
+            _ => {}
         }
     }
 
-    fn projects_command(&mut self, cmd: Cmd, fx: &mut Vec<Effect>) {
-        match cmd {
-            Cmd::Projects | Cmd::Back => self.screen = Screen::Cycles,
-            Cmd::Quit => self.ask_quit(fx),
-            Cmd::Help => self.popups.push(Popup::Help { scroll: 0 }),
-            Cmd::Suspend => fx.push(Effect::Suspend),
-            Cmd::Open => fx.extend(self.projects.selected_url().map(Effect::OpenUrl)),
-            other => {
-                self.projects.movement(other);
-            }
+    /// Shows `screen`, which asks for what it shows.
+    fn show_screen(&mut self, screen: Screen, fx: &mut Vec<Effect>) {
+        self.screen = screen;
+        self.with_screens(fx, |screens, registry, asked| screens.shown(screen, registry, asked));
+    }
+
+    /// Calls the screens and turns what they asked for into effects (and a question, into a
+    /// dialog).
+    fn with_screens<R>(
+        &mut self,
+        fx: &mut Vec<Effect>,
+        f: impl FnOnce(&mut Screens, &RegistryRead, &mut ScreenAsked) -> R,
+    ) -> R {
+        let mut asked = ScreenAsked::default();
+        let out = f(&mut self.screens, &self.registry, &mut asked);
+        fx.extend(asked.own.into_iter().map(Effect::Screen));
+        fx.extend(asked.shared.into_iter().map(shared_effect));
+        if let Some((title, body, load)) = asked.confirm {
+            self.popups.push(Popup::YesNo { ask: Ask::Screen(load), title, body });
         }
+        out
     }
 
     // ----- selection and tabs -----
@@ -885,16 +850,25 @@ impl App {
     }
 }
 
+/// The effect that carries out a read the panes share.
+fn shared_effect(load: SharedLoad) -> Effect {
+    match load {
+        SharedLoad::Report { path, iteration, report } => Effect::LoadRunReport { path, iteration, report },
+        SharedLoad::Sources(repository) => Effect::LoadSources(repository),
+        SharedLoad::Registry => Effect::LoadRegistry,
+    }
+}
+
 /// What the tabs see, built from the app's fields so the shown tab can be borrowed beside it.
 fn selection<'a>(
     list: &'a CycleList,
     live_runs: &'a BTreeMap<PathBuf, LiveRun>,
-    projects: &'a ProjectsPane,
+    registry: &'a RegistryRead,
     rows: &'a [RunRow],
 ) -> Selection<'a> {
     let entry = list.selected_entry();
     let running = entry.is_some_and(|e| live_runs.contains_key(&e.path) || e.live.is_some());
-    Selection { entry, running, rows, sources: &projects.sources }
+    Selection { entry, running, rows, sources: &registry.sources }
 }
 
 /// The message the coordinator must send next, if any.

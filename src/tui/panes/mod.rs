@@ -22,6 +22,7 @@ pub mod project;
 pub mod projects;
 pub mod run_rows;
 pub mod runs;
+pub mod screens;
 pub mod search;
 pub mod tabs;
 pub mod text;
@@ -40,12 +41,13 @@ use crate::cycle::Ctx;
 use crate::cycle::files::Event as JournalEvent;
 use crate::redact::Redactor;
 use crate::tui::keymap::{Binding, Cmd, Context, Keymap};
-use crate::tui::model::{CycleEntry, RunFile, Sources};
+use crate::tui::model::{CycleEntry, ProjectRecord, Roots, RunFile, Sources};
 use crate::tui::pager::log::{LogEvent, LogRequest};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::Hits;
 
 pub use self::run_rows::{RunReport, RunRow};
+pub use self::screens::{ScreenLoad, ScreenMsg, Screens};
 pub use self::search::{SearchLine, SearchState};
 pub use self::tabs::{PaneLoad, PaneMsg, Tabs};
 
@@ -96,9 +98,11 @@ pub enum Reply {
     /// Show this pane (it took a request, or a live run's log it follows).
     ShowMe,
     /// The command cannot be done here, and why (an error in the status line).
-    Refused(&'static str),
+    Refused(String),
     /// Something to tell the person (the status line).
-    Note(&'static str),
+    Note(String),
+    /// Open this page in the browser.
+    OpenUrl(String),
     /// What this tab shows changed in a way that needs loading again (the Diff tab's "since
     /// the last run").
     Reload,
@@ -120,6 +124,20 @@ pub enum SharedLoad {
     },
     /// The sources manifest of a repository, `owner/repo`.
     Sources(String),
+    /// The Project registry's records.
+    Registry,
+}
+
+/// What was read of the Project registry: its records (the Projects screen, the Project tab)
+/// and the sources manifests read per repository (the Project tab).
+#[derive(Debug, Default)]
+pub struct RegistryRead {
+    /// The registry's records, valid or not.
+    pub records: Vec<ProjectRecord>,
+    /// The registry has been read at least once (until then "loading", not "empty").
+    pub read: bool,
+    /// `owner/repo` → its sources manifest.
+    pub sources: HashMap<String, Sources>,
 }
 
 /// The message or load type of a pane that has none.
@@ -304,6 +322,102 @@ pub trait Pane {
     }
 }
 
+/// What a screen acts with: the registry read, and where its loads go.
+pub struct ScreenCx<'a, L> {
+    /// What was read of the Project registry.
+    pub registry: &'a RegistryRead,
+    /// This screen's own loads.
+    pub(crate) own: Vec<L>,
+    /// Reads the panes share.
+    pub(crate) shared: Vec<SharedLoad>,
+    /// A question for the person, and the load a yes carries out.
+    pub(crate) confirm: Option<(String, String, L)>,
+}
+
+impl<'a, L> ScreenCx<'a, L> {
+    /// A context for one call.
+    pub fn new(registry: &'a RegistryRead) -> Self {
+        ScreenCx { registry, own: Vec::new(), shared: Vec::new(), confirm: None }
+    }
+
+    /// Asks for one of this screen's loads.
+    pub fn load(&mut self, load: L) {
+        self.own.push(load);
+    }
+
+    /// Asks for a read the panes share.
+    pub fn read(&mut self, load: SharedLoad) {
+        self.shared.push(load);
+    }
+
+    /// Asks the person `title` (explained by `body`) first; a yes carries out `load`.
+    pub fn confirm(&mut self, title: String, body: String, load: L) {
+        self.confirm = Some((title, body, load));
+    }
+}
+
+/// A screen besides the cycles: its state, keys, loads and drawing, as a tab's (see [`Pane`]),
+/// but over the whole body and without a selected cycle. The registry lists them; `screens.rs`
+/// dispatches to the one concerned.
+pub trait ScreenPane {
+    /// What its loads answer.
+    type Msg: std::fmt::Debug + Clone + Send + 'static;
+    /// What it asks to be read or done.
+    type Load: std::fmt::Debug + Clone + PartialEq + Send + 'static;
+
+    /// Its keyboard contexts while shown, most specific first.
+    const CONTEXTS: &'static [Context];
+
+    /// Its own rows of the keymap.
+    const KEYS: &'static [Binding] = &[];
+
+    /// A command while it is shown; `NotMine` leaves it to the app (quit, help, leaving).
+    fn command(&mut self, cmd: Cmd, cx: &mut ScreenCx<Self::Load>) -> Reply;
+
+    /// Whether one of its commands makes sense now; `None` for one it leaves to the app.
+    fn available(&self, _cmd: Cmd) -> Option<bool> {
+        None
+    }
+
+    /// As [`ScreenPane::available`], for a screen that looks at the registry read.
+    fn available_with(&self, cmd: Cmd, _registry: &RegistryRead) -> Option<bool> {
+        self.available(cmd)
+    }
+
+    /// The control room starts.
+    fn started(&mut self, _cx: &mut ScreenCx<Self::Load>) {}
+
+    /// It is shown.
+    fn shown(&mut self, _cx: &mut ScreenCx<Self::Load>) {}
+
+    /// The directory whose changes concern it, if any.
+    fn watched(_roots: &Roots) -> Option<PathBuf> {
+        None
+    }
+
+    /// Something changed in its directory.
+    fn files_changed(&mut self, _cx: &mut ScreenCx<Self::Load>) {}
+
+    /// The registry was read again.
+    fn registry_read(&mut self, _registry: &RegistryRead) {}
+
+    /// One of its loads answered.
+    fn receive(&mut self, _msg: Self::Msg, _cx: &mut ScreenCx<Self::Load>) -> Reply {
+        Reply::Done
+    }
+
+    /// What the header shows of it from any screen, `(compact, full)`, if anything.
+    fn badge(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    /// Draws it.
+    fn render(&self, draw: &Draw, frame: &mut Frame, area: Rect);
+
+    /// The work one of its loads takes.
+    fn work(load: Self::Load, ctx: &Ctx) -> PaneWork<Self::Msg>;
+}
+
 /// What a pane draws with besides its own state, made from the app by the screen's layout
 /// once a frame: the look, the clock, the selection and what the app knows of it. Panes never
 /// see the app itself.
@@ -326,10 +440,8 @@ pub struct Draw<'a> {
     pub loaded: &'a Loaded,
     /// The cycle list.
     pub list: &'a list::CycleList,
-    /// The registry's projects and the sources read.
-    pub projects: &'a projects::ProjectsPane,
-    /// The connector's last look.
-    pub connector: &'a connector::ConnectorPane,
+    /// What was read of the Project registry.
+    pub registry: &'a RegistryRead,
     /// Where the last frame put the list and the tabs (mouse hits).
     pub hits: &'a Hits,
     /// The first look for cycles is done (before it, an empty list is "Loading…").
@@ -339,7 +451,7 @@ pub struct Draw<'a> {
     /// Where the control room looks for cycles, and the registry.
     pub cycles_dir: &'a Path,
     /// The registry's directory.
-    pub registry: &'a Path,
+    pub registry_dir: &'a Path,
     /// A test of this cycle runs now (here or in another process).
     pub running: &'a dyn Fn(&Path) -> bool,
     /// Whether a command makes sense now (the app's answer, as the footer's).

@@ -49,8 +49,8 @@ pub(super) fn header(app: &App, frame: &mut Frame, area: Rect) {
             theme.running,
         ));
     }
-    if app.connector.serving() {
-        spans.push(Span::styled(if compact { " ⇄".to_owned() } else { " ⇄ serving (S) ".to_owned() }, theme.info));
+    for (short, full) in app.screens.badges() {
+        spans.push(Span::styled(if compact { short } else { full }, theme.info));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.status_bar), area);
 }

@@ -3,7 +3,7 @@
 
 mod dialogs;
 
-use super::panes::{list, projects};
+use super::panes::list;
 pub use super::widgets::*;
 mod footer;
 
@@ -36,9 +36,8 @@ pub fn render(app: &App, frame: &mut Frame) {
     let available = |cmd| app.available_with(cmd, &rows);
     let d = app.draw(&rows, &running, &available);
     match app.screen {
-        Screen::Projects => projects::view::render(&d, frame, body),
-        Screen::Connector => super::panes::connector::view::render(&d, frame, body),
         Screen::Cycles => cycles_screen(app, &d, frame, body),
+        other => app.screens.render(other, &d, frame, body),
     }
     footer::status_line(app, frame, status);
     footer::hints(app, frame, hints);

@@ -11,9 +11,8 @@ use crate::tui::sanitize::clean;
 use crate::tui::widgets::{pane_block, short_time};
 
 /// Draws the Connector screen.
-pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
+pub fn render(pane: &super::ConnectorPane, d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
-    let pane = d.connector;
     let block = pane_block(theme, true).title(Span::styled(" Connector (forgeloop serve) ", theme.title));
     let inner = block.inner(area);
     frame.render_widget(block, area);

@@ -329,7 +329,7 @@ impl Pane for LogPane {
     fn receive(&mut self, answer: LogEvent, cx: &mut Cx<LogRequest>) -> panes::Reply {
         let Some(reply) = self.reply(answer) else { return panes::Reply::Done };
         cx.own.extend(reply.effect);
-        if reply.no_error_line { panes::Reply::Note("no error line in this log") } else { panes::Reply::Done }
+        if reply.no_error_line { panes::Reply::Note("no error line in this log".into()) } else { panes::Reply::Done }
     }
 
     fn request(&mut self, request: &Request, cx: &mut Cx<LogRequest>) -> panes::Reply {

@@ -36,10 +36,8 @@ pub fn render(pane: &super::ProjectPane, d: &Draw, entry: &CycleEntry, frame: &m
         ))),
         Some(repo) => {
             let key = repo.to_ascii_lowercase();
-            match d.projects.records.iter().find(|p| p.key == key) {
-                None if !d.projects.loaded => {
-                    lines.push(Line::from(Span::styled("Reading the registry…", theme.muted)))
-                }
+            match d.registry.records.iter().find(|p| p.key == key) {
+                None if !d.registry.read => lines.push(Line::from(Span::styled("Reading the registry…", theme.muted))),
                 None => lines.push(field(theme, "Registry", pad, format!("no record for {key}"), theme.muted)),
                 Some(record) if record.error.is_some() => lines.push(field(
                     theme,
@@ -79,7 +77,7 @@ pub fn render(pane: &super::ProjectPane, d: &Draw, entry: &CycleEntry, frame: &m
             }
             lines.push(Line::from(""));
             lines.push(Line::from(Span::styled("Sources", theme.header)));
-            match d.projects.sources.get(repo) {
+            match d.registry.sources.get(repo) {
                 None => lines.push(Line::from(Span::styled("  reading…", theme.muted))),
                 Some(Sources::Missing) => {
                     lines.push(Line::from(Span::styled("  no sources.json for this repository", theme.muted)))

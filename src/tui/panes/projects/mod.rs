@@ -1,41 +1,33 @@
-//! The Projects screen (the registry's records) and the sources manifests the Project tab
-//! shows, loaded per repository.
+//! The Projects screen: the registry's records (read by the app, which the Project tab shares:
+//! [`RegistryRead`]) and the one selected, opened in the browser.
 
-use std::collections::HashMap;
+use ratatui::Frame;
+use ratatui::layout::Rect;
 
-use crate::tui::keymap::Cmd;
-use crate::tui::model::{ProjectRecord, Sources};
+use crate::tui::keymap::{Binding, Cmd, Context};
+use crate::tui::registry::Screen;
 
-/// The Projects screen: the registry's records and the selection, and the sources manifests
-/// read for the Project tab.
+use super::{Draw, Nothing, PaneWork, RegistryRead, Reply, ScreenCx, ScreenPane, SharedLoad};
+
+pub mod keys;
+pub mod view;
+
+/// The Projects screen: the selected record.
 #[derive(Debug, Default)]
 pub struct ProjectsPane {
-    /// The registry's records, valid or not.
-    pub records: Vec<ProjectRecord>,
-    /// The registry has been read at least once (until then "loading", not "empty").
-    pub loaded: bool,
-    /// The selected record (an index into `records`).
+    /// The selected record (an index into the registry's records).
     pub selected: usize,
-    /// `owner/repo` → its sources manifest.
-    pub sources: HashMap<String, Sources>,
 }
 
 impl ProjectsPane {
-    /// Takes a fresh read of the registry; the selection stays in range.
-    pub fn loaded(&mut self, records: Vec<ProjectRecord>) {
-        self.records = records;
-        self.loaded = true;
-        self.selected = self.selected.min(self.records.len().saturating_sub(1));
-    }
-
     /// The selected Project's home page.
-    pub fn selected_url(&self) -> Option<String> {
-        self.records.get(self.selected).and_then(|p| p.project_url.clone())
+    pub fn selected_url(&self, registry: &RegistryRead) -> Option<String> {
+        registry.records.get(self.selected).and_then(|p| p.project_url.clone())
     }
 
-    /// Moves the selection; `false` for a command that is not movement.
-    pub fn movement(&mut self, cmd: Cmd) -> bool {
-        let last = self.records.len().saturating_sub(1);
+    /// Moves the selection among `count` records; `false` for a command that is not movement.
+    pub fn movement(&mut self, cmd: Cmd, count: usize) -> bool {
+        let last = count.saturating_sub(1);
         self.selected = match cmd {
             Cmd::Up => self.selected.saturating_sub(1),
             Cmd::Down => (self.selected + 1).min(last),
@@ -47,4 +39,46 @@ impl ProjectsPane {
     }
 }
 
-pub mod view;
+impl ScreenPane for ProjectsPane {
+    type Msg = Nothing;
+    type Load = Nothing;
+
+    const CONTEXTS: &'static [Context] = &[Context::Screen(Screen::Projects), Context::Browse, Context::Global];
+    const KEYS: &'static [Binding] = keys::KEYS;
+
+    fn command(&mut self, cmd: Cmd, cx: &mut ScreenCx<Nothing>) -> Reply {
+        match cmd {
+            Cmd::Open => match self.selected_url(cx.registry) {
+                Some(url) => Reply::OpenUrl(url),
+                None => Reply::Done,
+            },
+            other if self.movement(other, cx.registry.records.len()) => Reply::Done,
+            _ => Reply::NotMine,
+        }
+    }
+
+    /// The registry is read again each time the screen is shown.
+    fn shown(&mut self, cx: &mut ScreenCx<Nothing>) {
+        cx.read(SharedLoad::Registry);
+    }
+
+    /// The selection stays in range of what was read.
+    fn registry_read(&mut self, registry: &RegistryRead) {
+        self.selected = self.selected.min(registry.records.len().saturating_sub(1));
+    }
+
+    fn available_with(&self, cmd: Cmd, registry: &RegistryRead) -> Option<bool> {
+        match cmd {
+            Cmd::Open => Some(self.selected_url(registry).is_some()),
+            _ => None,
+        }
+    }
+
+    fn render(&self, draw: &Draw, frame: &mut Frame, area: Rect) {
+        view::render(self, draw, frame, area);
+    }
+
+    fn work(load: Nothing, _ctx: &crate::cycle::Ctx) -> PaneWork<Nothing> {
+        match load {}
+    }
+}

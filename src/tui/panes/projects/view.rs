@@ -24,16 +24,16 @@ pub fn conflict(d: &Draw, record: &ProjectRecord) -> Option<String> {
 
 /// Draws the Projects screen: every registry record, flagged when invalid or contradicted by a
 /// cycle.
-pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
+pub fn render(pane: &super::ProjectsPane, d: &Draw, frame: &mut Frame, area: Rect) {
     let theme = d.theme;
     let block = pane_block(theme, true).title(Line::from(vec![
-        Span::styled(format!(" Projects ({}) ", d.projects.records.len()), theme.title),
-        Span::styled(format!(" {} ", d.shown(d.registry)), theme.muted),
+        Span::styled(format!(" Projects ({}) ", d.registry.records.len()), theme.title),
+        Span::styled(format!(" {} ", d.shown(d.registry_dir)), theme.muted),
     ]));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    if d.projects.records.is_empty() {
-        let text = if d.projects.loaded {
+    if d.registry.records.is_empty() {
+        let text = if d.registry.read {
             vec![
                 Line::from(Span::styled("The registry has no records.", theme.muted)),
                 Line::from(Span::styled(
@@ -48,9 +48,9 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
         return;
     }
     let height = usize::from(inner.height.saturating_sub(1)).max(1);
-    let offset = d.projects.selected.saturating_sub(height - 1);
+    let offset = pane.selected.saturating_sub(height - 1);
     let rows: Vec<Row> = d
-        .projects
+        .registry
         .records
         .iter()
         .enumerate()
@@ -58,7 +58,7 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
         .take(height)
         .map(|(i, record)| {
             let on_bar;
-            let theme = if i == d.projects.selected {
+            let theme = if i == pane.selected {
                 on_bar = theme.on_selection();
                 &on_bar
             } else {
@@ -87,7 +87,7 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
                 Cell::from(bound.to_string()),
                 Cell::from(Span::styled(check, style)),
             ]);
-            if i == d.projects.selected { row.style(theme.selection) } else { row }
+            if i == pane.selected { row.style(theme.selection) } else { row }
         })
         .collect();
     let header = Row::new(["Repository", "Project", "URL", "Cycles", "Check"]).style(theme.header);

@@ -70,7 +70,7 @@ impl Pane for RunsPane {
                 Some(row) if matches!(row.result, RunResult::Passed | RunResult::Failed) => {
                     Reply::Ask(Request::DiffOf(row.iteration))
                 }
-                Some(_) => Reply::Refused("this run did not finish: it has no diff"),
+                Some(_) => Reply::Refused("this run did not finish: it has no diff".into()),
                 None => Reply::Done,
             },
             _ => Reply::NotMine,
