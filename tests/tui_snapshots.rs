@@ -174,6 +174,15 @@ fn projects_view() {
     snap("projects", &app);
 }
 
+/// The Connector screen before `forgeloop serve` ever ran: what to run, no grant, no call.
+#[test]
+fn connector_view() {
+    let fx = every_status_home();
+    let (mut app, mut d) = fx.app("dark");
+    key(&mut app, &mut d, KeyCode::Char('S'));
+    snap("connector", &app);
+}
+
 #[test]
 fn themes() {
     let fx = every_status_home();

@@ -73,9 +73,10 @@ pub struct Toast {
     pub error: bool,
 }
 
-/// The control room: its settings, one struct per pane (each owning its state and the logic
-/// that touches only it), and what spans panes (focus, runs started here, the status line).
-/// `update` routes each event to the panes it concerns.
+/// The control room: its settings, the panes (the tabs and the screens, each owning its state,
+/// loads and logic; the app never names one), and what spans panes (the cycle list, popups,
+/// focus, runs started here, the status line, the caches several panes read). `update` routes
+/// each event to the panes it concerns.
 pub struct App {
     /// Where it looks, fixed at start.
     pub roots: Roots,

@@ -3,4 +3,5 @@
 //! Log and Diff panes (pure state, in `panes/`) ask for.
 
 pub mod diff;
+pub mod lines;
 pub mod log;

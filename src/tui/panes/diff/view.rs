@@ -21,7 +21,7 @@ use crate::tui::registry::Tab;
 use super::{DiffPane, DiffState};
 use crate::tui::keymap::{Cmd, Context};
 use crate::tui::pager::diff::{DiffDoc, DiffLine};
-use crate::tui::panes::log::view::{LineView, styled_line};
+use crate::tui::pager::lines::{LineView, styled_line};
 use crate::tui::theme::Theme;
 
 /// From this width the file list sits beside the lines; below it, above them.

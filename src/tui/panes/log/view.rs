@@ -6,11 +6,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
-use unicode_width::UnicodeWidthChar;
 
-use crate::tui::pager::log::{LogLine, highlight_ranges};
+use crate::tui::pager::lines::{LineView, styled_line};
+use crate::tui::pager::log::LogLine;
 use crate::tui::panes::Draw;
-use crate::tui::panes::log::SearchState;
+use crate::tui::panes::SearchState;
 use crate::tui::theme::Theme;
 
 /// Draws the Log tab: its title and search line over the window read; notes the height it had,
@@ -109,51 +109,6 @@ fn render_line(
     let base = if is_footer(&line.text) { footer_style(&line.text, theme) } else { theme.text };
     let view = LineView { query, current, hscroll, wrap, pinned: 0 };
     styled_line(&line.text, line.truncated, base, &view, theme)
-}
-
-/// How a Log or Diff line is shown: the search to highlight (`current` when it holds the
-/// current match), the sideways scroll unless wrapping, and how many leading characters stay
-/// put when scrolled (the Diff tab's `+`/`-` column).
-pub(crate) struct LineView<'q> {
-    pub query: Option<&'q str>,
-    pub current: bool,
-    pub hscroll: usize,
-    pub wrap: bool,
-    pub pinned: usize,
-}
-
-/// A line of text in `base` with its search matches highlighted and a cut line marked.
-pub(crate) fn styled_line(text: &str, truncated: bool, base: Style, view: &LineView, theme: &Theme) -> Line<'static> {
-    let chars: Vec<char> = text.chars().collect();
-    let ranges = view.query.map(|q| highlight_ranges(text, q)).unwrap_or_default();
-    let pinned = view.pinned.min(chars.len());
-    let rest_from = if view.wrap { pinned } else { pinned + skip_columns(&chars[pinned..], view.hscroll) };
-    let match_style = if view.current { theme.match_current } else { theme.r#match };
-    let style_at = |i: usize| if ranges.iter().any(|&(s, e)| s <= i && i < e) { match_style } else { base };
-    let mut spans: Vec<Span<'static>> = Vec::new();
-    for i in (0..pinned).chain(rest_from..chars.len()) {
-        let style = style_at(i);
-        match spans.last_mut() {
-            Some(last) if last.style == style => last.content.to_mut().push(chars[i]),
-            _ => spans.push(Span::styled(chars[i].to_string(), style)),
-        }
-    }
-    if truncated {
-        spans.push(Span::styled(" …[line cut]", theme.muted));
-    }
-    Line::from(spans)
-}
-
-/// The index of the first char after `columns` display columns.
-fn skip_columns(chars: &[char], columns: usize) -> usize {
-    let mut used = 0;
-    for (i, c) in chars.iter().enumerate() {
-        if used >= columns {
-            return i;
-        }
-        used += c.width().unwrap_or(0);
-    }
-    chars.len()
 }
 
 /// The runner's section lines: `$ argv`, `[exit N after Ts]`, `[not run] …`.
