@@ -173,6 +173,19 @@ impl<M: Send + 'static> PaneWork<M> {
     }
 }
 
+/// Where a movement command takes the selection `sel` of a list of `count` rows; `None` for a
+/// command that is not a movement.
+pub fn moved(sel: usize, cmd: Cmd, count: usize) -> Option<usize> {
+    let last = count.saturating_sub(1);
+    Some(match cmd {
+        Cmd::Up => sel.saturating_sub(1),
+        Cmd::Down => (sel + 1).min(last),
+        Cmd::Top | Cmd::PageUp => 0,
+        Cmd::Bottom | Cmd::PageDown => last,
+        _ => return None,
+    })
+}
+
 /// What a pane acts with: the selection, the caches the tabs share, and where its loads go.
 pub struct Cx<'a, L> {
     /// The selected cycle and its runs.
@@ -488,4 +501,20 @@ pub struct Loaded {
     /// Earlier runs' `integrity`, read from their report files when selected (the state holds
     /// only the last run's report).
     pub reports: BTreeMap<u32, RunReport>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_selection_moves_within_the_rows() {
+        assert_eq!(moved(0, Cmd::Up, 3), Some(0));
+        assert_eq!(moved(0, Cmd::Down, 3), Some(1));
+        assert_eq!(moved(2, Cmd::Down, 3), Some(2));
+        assert_eq!(moved(1, Cmd::Bottom, 3), Some(2));
+        assert_eq!(moved(2, Cmd::PageUp, 3), Some(0));
+        assert_eq!(moved(0, Cmd::Down, 0), Some(0), "no rows, no move");
+        assert_eq!(moved(1, Cmd::Open, 3), None, "not a movement");
+    }
 }

@@ -295,7 +295,13 @@ fn parse_entry(text: &str) -> Result<AllowEntry, String> {
     if host.contains('*') {
         return Err("a wildcard may only be a leading \"*.\", as in \"*.corp.example\"".into());
     }
-    Ok(AllowEntry::Host { name: check_name(host)?, port })
+    let name = check_name(host)?;
+    // "registries." is the keyword's name with the root's dot: as a host it would read back as
+    // the keyword, which allows other hosts than the one written.
+    if name == "registries" {
+        return Err("\"registries\" is the built-in list of package registries, not a host name".into());
+    }
+    Ok(AllowEntry::Host { name, port })
 }
 
 /// Splits `host[:port]` and `[v6][:port]`; a bare IPv6 address (colons, no brackets) is an
@@ -772,6 +778,7 @@ mod tests {
             ("pypi.org:65536", "not a number from 1 to 65535"),
             ("pypi.org:99999999999", "not a number"),
             ("registries:443", "takes no port"),
+            ("registries.", "not a host name"),
             ("10.0.4.7", "needs a port: \"10.0.4.7:PORT\""),
             ("[fd00::1]", "needs a port: \"[fd00::1]:PORT\""),
             ("fd00::1", "in brackets"),

@@ -50,15 +50,7 @@ impl ConnectorPane {
     /// Moves the selection; `false` for a command that is not movement.
     pub fn movement(&mut self, cmd: Cmd) -> bool {
         let count = self.overview.as_ref().map_or(0, |o| o.grants.len());
-        let last = count.saturating_sub(1);
-        self.selected = match cmd {
-            Cmd::Up => self.selected.saturating_sub(1),
-            Cmd::Down => (self.selected + 1).min(last),
-            Cmd::Top | Cmd::PageUp => 0,
-            Cmd::Bottom | Cmd::PageDown => last,
-            _ => return false,
-        };
-        true
+        super::moved(self.selected, cmd, count).map(|at| self.selected = at).is_some()
     }
 }
 

@@ -27,15 +27,7 @@ impl ProjectsPane {
 
     /// Moves the selection among `count` records; `false` for a command that is not movement.
     pub fn movement(&mut self, cmd: Cmd, count: usize) -> bool {
-        let last = count.saturating_sub(1);
-        self.selected = match cmd {
-            Cmd::Up => self.selected.saturating_sub(1),
-            Cmd::Down => (self.selected + 1).min(last),
-            Cmd::Top | Cmd::PageUp => 0,
-            Cmd::Bottom | Cmd::PageDown => last,
-            _ => return false,
-        };
-        true
+        super::moved(self.selected, cmd, count).map(|at| self.selected = at).is_some()
     }
 }
 

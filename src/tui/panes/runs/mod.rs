@@ -10,7 +10,7 @@ use crate::tui::model::CycleEntry;
 use crate::tui::registry::Tab;
 
 use super::run_rows::{RunReport, RunResult};
-use super::{Cx, Loaded, Nothing, Pane, PaneWork, Reply, Request, Selection, SharedLoad};
+use super::{Cx, Loaded, Nothing, Pane, PaneWork, Reply, Request, Selection, SharedLoad, moved};
 
 pub mod keys;
 pub mod view;
@@ -18,20 +18,6 @@ pub mod view;
 /// The Runs tab. The run it selects is shared ([`Loaded::run`]): the Log tab opens its log.
 #[derive(Debug, Default)]
 pub struct RunsPane;
-
-/// Moves the selection `sel` among `count` rows by a movement command.
-fn moved(sel: usize, cmd: Cmd, count: usize) -> usize {
-    if count == 0 {
-        return sel;
-    }
-    match cmd {
-        Cmd::Up => sel.saturating_sub(1),
-        Cmd::Down => (sel + 1).min(count - 1),
-        Cmd::Top | Cmd::PageUp => 0,
-        Cmd::Bottom | Cmd::PageDown => count - 1,
-        _ => sel,
-    }
-}
 
 /// Reads the selected run's report for its `integrity` when it is an earlier run's (the last
 /// run's is in the state), once per selection of the cycle.
@@ -58,7 +44,7 @@ impl Pane for RunsPane {
         match cmd {
             Cmd::Up | Cmd::Down | Cmd::PageUp | Cmd::PageDown | Cmd::Top | Cmd::Bottom => {
                 let before = cx.loaded.run;
-                cx.loaded.run = moved(before, cmd, cx.sel.rows.len());
+                cx.loaded.run = moved(before, cmd, cx.sel.rows.len()).unwrap_or(before);
                 if cx.loaded.run != before {
                     read_report(cx);
                     return Reply::Ask(Request::RunChosen);
@@ -101,20 +87,5 @@ impl Pane for RunsPane {
 
     fn work(load: Nothing, _ctx: &crate::cycle::Ctx) -> PaneWork<Nothing> {
         match load {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_selection_moves_within_the_rows() {
-        assert_eq!(moved(0, Cmd::Up, 3), 0);
-        assert_eq!(moved(0, Cmd::Down, 3), 1);
-        assert_eq!(moved(2, Cmd::Down, 3), 2);
-        assert_eq!(moved(1, Cmd::Bottom, 3), 2);
-        assert_eq!(moved(2, Cmd::PageUp, 3), 0);
-        assert_eq!(moved(0, Cmd::Down, 0), 0, "no rows, no move");
     }
 }
