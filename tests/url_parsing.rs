@@ -22,8 +22,6 @@ const KNOWN: &[(&str, &str)] = &[
         "src/checkout/url_policy.rs",
         "clone URLs from the API and .gitmodules: refuses scp-style and ext:: forms the URL parser does not see; to move with its refusal reasons kept",
     ),
-    ("src/egress/head.rs", "the proxy's absolute-form request target; moves with the httparse request head"),
-    ("src/demo/http.rs", "the demo's own HTTP client; goes when it moves to hyper's client"),
     ("src/github/model.rs", "a PR's URL from the API, checked against the API base"),
     (
         "crates/forgeloop-core/src/domain/pr_ref.rs",

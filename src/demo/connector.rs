@@ -300,10 +300,12 @@ impl Chat {
             (302, Some(location)) => location.to_owned(),
             (status, _) => return Err(ClientError::Protocol(format!("the consent did not redirect (HTTP {status})"))),
         };
-        let query = location
-            .strip_prefix(REDIRECT_URI)
-            .and_then(|rest| rest.strip_prefix('?'))
+        // Where the browser was sent, read by the URL parser: the registered redirect, and its query.
+        let redirected = url::Url::parse(&location)
+            .ok()
+            .filter(|url| url[..url::Position::AfterPath] == *REDIRECT_URI)
             .ok_or_else(|| ClientError::Protocol(format!("redirected elsewhere: {location}")))?;
+        let query = redirected.query().unwrap_or_default();
         if http::query_value(query, "state").as_deref() != Some(state.as_str()) {
             return Err(ClientError::Protocol("the redirect's state is not the one sent".into()));
         }

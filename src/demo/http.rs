@@ -1,26 +1,41 @@
 //! A small HTTP/1.1 client for the demo's scripted chat client: one request per connection
-//! (`Connection: close`), the answer read to its end (chunked or by length), loopback
-//! `http://` URLs only. Enough to talk to `forgeloop serve` as a remote client would, without a
-//! client crate.
+//! (`Connection: close`) on hyper's client connection, the answer read to its end, loopback
+//! `http://` URLs only. Enough to talk to `forgeloop serve` as a remote client would.
+//!
+//! Why not rmcp's client transport: `transport-streamable-http-client` (with `client`) adds no
+//! crate, but only a trait; its one TCP implementation, `-client-reqwest`, adds reqwest 0.13 and
+//! ipnet to the build and wasm-streams to Cargo.lock (measured with `cargo tree`, rmcp 3.11).
+//! The chat client's OAuth steps (the 401, registration, the pairing page) are plain HTTP
+//! anyway, so its few JSON-RPC POSTs go through this client too.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use url::{Position, Url};
 
 /// The most an answer may be: the connector's answers are bounded far below this.
-const MAX_RESPONSE: u64 = 4 * 1024 * 1024;
+const MAX_RESPONSE: usize = 4 * 1024 * 1024;
 
 /// Why a request failed before an answer was read.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    /// The connection or the transfer failed.
+    /// The connection failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
     /// The URL is not a loopback `http://host:port/path`.
     #[error("not a loopback http URL the demo's client can reach: {0}")]
     Url(String),
-    /// The answer is not HTTP/1.1 as this client reads it.
+    /// The request could not be put together (a header name or value HTTP does not allow).
+    #[error("the request cannot be sent: {0}")]
+    Request(#[from] http::Error),
+    /// The exchange failed, or the answer is not HTTP/1.1 as hyper reads it.
+    #[error("{0}")]
+    Http(#[from] hyper::Error),
+    /// The answer is not one this client reads.
     #[error("the server's answer is malformed: {0}")]
     Malformed(&'static str),
 }
@@ -35,18 +50,25 @@ pub struct Target {
 }
 
 impl Target {
-    /// `http://127.0.0.1:PORT/path?query`.
-    pub fn parse(url: &str) -> Result<Target, HttpError> {
-        let rest = url.strip_prefix("http://").ok_or_else(|| HttpError::Url(url.to_owned()))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        let addr: SocketAddr = authority.parse().map_err(|_| HttpError::Url(url.to_owned()))?;
-        if !addr.ip().is_loopback() {
-            return Err(HttpError::Url(url.to_owned()));
+    /// `http://127.0.0.1:PORT/path?query`, read by the URL parser: the host must be a loopback
+    /// IP literal (the demo talks only to the processes it started), with no user information.
+    pub fn parse(text: &str) -> Result<Target, HttpError> {
+        let refused = || HttpError::Url(text.to_owned());
+        let url = Url::parse(text).map_err(|_| refused())?;
+        if url.scheme() != "http" || !url.username().is_empty() || url.password().is_some() {
+            return Err(refused());
         }
-        Ok(Target { addr, path: path.to_owned() })
+        let ip = match url.host() {
+            Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+            Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+            _ => return Err(refused()),
+        };
+        let port = url.port_or_known_default().ok_or_else(refused)?;
+        if !ip.is_loopback() {
+            return Err(refused());
+        }
+        let path = url[Position::BeforePath..Position::AfterQuery].to_owned();
+        Ok(Target { addr: SocketAddr::new(ip, port), path })
     }
 }
 
@@ -93,82 +115,57 @@ pub struct Request<'a> {
 /// Sends `request` and reads the whole answer.
 pub async fn send(request: Request<'_>) -> Result<Response, HttpError> {
     let target = request.target;
-    let mut head =
-        format!("{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", request.method, target.path, target.addr);
+    let mut builder = hyper::Request::builder()
+        .method(request.method)
+        .uri(target.path.as_str())
+        .header(HOST, target.addr.to_string())
+        .header(CONNECTION, "close");
     for (name, value) in &request.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        builder = builder.header(*name, value.as_str());
     }
-    let body = match &request.body {
+    let body = match request.body {
         Some((content_type, bytes)) => {
-            head.push_str(&format!("Content-Type: {content_type}\r\nContent-Length: {}\r\n", bytes.len()));
-            bytes.as_slice()
+            builder = builder.header(CONTENT_TYPE, content_type).header(CONTENT_LENGTH, bytes.len());
+            Bytes::from(bytes)
         }
         None if request.method == "POST" => {
-            head.push_str("Content-Length: 0\r\n");
-            &[][..]
+            builder = builder.header(CONTENT_LENGTH, 0);
+            Bytes::new()
         }
-        None => &[][..],
+        None => Bytes::new(),
     };
-    head.push_str("\r\n");
-    let mut stream = TcpStream::connect(target.addr).await?;
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body).await?;
-    stream.flush().await?;
-    let mut raw = Vec::new();
-    (&mut stream).take(MAX_RESPONSE + 1).read_to_end(&mut raw).await?;
-    if raw.len() as u64 > MAX_RESPONSE {
-        return Err(HttpError::Malformed("the answer is larger than the client reads"));
-    }
-    parse(&raw)
+    let request = builder.body(Full::new(body))?;
+    let stream = TcpStream::connect(target.addr).await?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    // The connection is driven beside the exchange and ends with it (the server closes it).
+    let driver = tokio::spawn(connection);
+    let answer = exchange(&mut sender, request).await;
+    driver.abort();
+    answer
 }
 
-/// Reads a whole HTTP/1.1 answer.
-pub fn parse(raw: &[u8]) -> Result<Response, HttpError> {
-    let end = find(raw, b"\r\n\r\n").ok_or(HttpError::Malformed("no end of headers"))?;
-    let head = std::str::from_utf8(&raw[..end]).map_err(|_| HttpError::Malformed("headers are not UTF-8"))?;
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().ok_or(HttpError::Malformed("no status line"))?;
-    let status = status_line
-        .strip_prefix("HTTP/1.1 ")
-        .or_else(|| status_line.strip_prefix("HTTP/1.0 "))
-        .and_then(|rest| rest.get(..3))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or(HttpError::Malformed("no status code"))?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+async fn exchange(
+    sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    request: hyper::Request<Full<Bytes>>,
+) -> Result<Response, HttpError> {
+    let answer = sender.send_request(request).await?;
+    let status = answer.status().as_u16();
+    let headers = answer
+        .headers()
+        .iter()
+        .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
         .collect();
-    let rest = &raw[end + 4..];
-    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
-    let body = if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-        dechunk(rest)?
-    } else if let Some(length) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        rest.get(..length).ok_or(HttpError::Malformed("the body is shorter than its length"))?.to_vec()
-    } else {
-        rest.to_vec()
+    let body = match Limited::new(answer.into_body(), MAX_RESPONSE).collect().await {
+        Ok(collected) => collected.to_bytes().to_vec(),
+        Err(error) if error.is::<LengthLimitError>() => {
+            return Err(HttpError::Malformed("the answer is larger than the client reads"));
+        }
+        Err(error) => match error.downcast::<hyper::Error>() {
+            Ok(error) => return Err(HttpError::Http(*error)),
+            Err(_) => return Err(HttpError::Malformed("the body could not be read")),
+        },
     };
     Ok(Response { status, headers, body })
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, HttpError> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = find(rest, b"\r\n").ok_or(HttpError::Malformed("a chunk has no size line"))?;
-        let size_text = std::str::from_utf8(&rest[..line_end]).map_err(|_| HttpError::Malformed("chunk size"))?;
-        let size_text = size_text.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size_text, 16).map_err(|_| HttpError::Malformed("chunk size"))?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        let chunk = rest.get(..size).ok_or(HttpError::Malformed("a chunk is cut short"))?;
-        out.extend_from_slice(chunk);
-        rest = rest.get(size + 2..).ok_or(HttpError::Malformed("a chunk is cut short"))?;
-    }
 }
 
 /// `application/x-www-form-urlencoded` (also a query string).
@@ -244,15 +241,60 @@ pub fn sse_messages(body: &str) -> Vec<serde_json::Value> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn answers_are_read_by_length_or_chunks() {
-        let raw = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhelloEXTRA";
-        let answer = parse(raw).unwrap();
+    /// Answers one request on a loopback port with `raw`; the request's head comes back on the
+    /// channel.
+    async fn serve_once(raw: &'static [u8]) -> (Target, tokio::sync::oneshot::Receiver<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = stream.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the client closed before its head");
+                seen.extend_from_slice(&buf[..n]);
+            }
+            let _ = tx.send(String::from_utf8_lossy(&seen).into_owned());
+            stream.write_all(raw).await.unwrap();
+            let _ = stream.shutdown().await;
+        });
+        (Target { addr, path: "/x?y=1".into() }, rx)
+    }
+
+    async fn get(raw: &'static [u8]) -> Result<Response, HttpError> {
+        let (target, _) = serve_once(raw).await;
+        let request = Request { method: "GET", target: &target, headers: Vec::new(), body: None };
+        tokio::time::timeout(std::time::Duration::from_secs(10), send(request)).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn answers_are_read_by_length_or_chunks() {
+        let answer = get(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhelloEXTRA").await.unwrap();
         assert_eq!((answer.status, answer.text().as_str(), answer.header("x-a")), (200, "hello", Some("b")));
         let raw = b"HTTP/1.1 201 Created\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n";
-        assert_eq!(parse(raw).unwrap().text(), "abcde");
-        assert!(parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab").is_err());
-        assert!(parse(b"nonsense").is_err());
+        assert_eq!(get(raw).await.unwrap().text(), "abcde");
+        assert!(get(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab").await.is_err());
+        assert!(get(b"nonsense").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn requests_carry_their_host_body_and_close() {
+        let (target, head) = serve_once(b"HTTP/1.1 204 No Content\r\n\r\n").await;
+        let body = Some(("application/json", b"{}".to_vec()));
+        let request = Request { method: "POST", target: &target, headers: vec![("Mcp-Session-Id", "s1".into())], body };
+        assert_eq!(send(request).await.unwrap().status, 204);
+        let head = head.await.unwrap().to_ascii_lowercase();
+        assert!(head.starts_with("post /x?y=1 http/1.1\r\n"), "{head}");
+        for line in [format!("host: {}", target.addr), "connection: close".into(), "content-length: 2".into()] {
+            assert!(head.contains(&format!("\r\n{line}\r\n")), "{line}: {head}");
+        }
+        assert!(
+            head.contains("\r\nmcp-session-id: s1\r\n") && head.contains("content-type: application/json"),
+            "{head}"
+        );
     }
 
     #[test]
@@ -260,9 +302,13 @@ mod tests {
         let target = Target::parse("http://127.0.0.1:8787/authorize?x=1").unwrap();
         assert_eq!((target.addr.port(), target.path.as_str()), (8787, "/authorize?x=1"));
         assert_eq!(Target::parse("http://127.0.0.1:9").unwrap().path, "/");
+        assert_eq!(Target::parse("http://[::1]:9/a#b").unwrap().path, "/a");
         assert!(Target::parse("https://127.0.0.1:9/").is_err());
         assert!(Target::parse("http://example.com/").is_err());
         assert!(Target::parse("http://10.0.0.1:80/").is_err());
+        // Judged by the host the URL names, not by what precedes an `@`.
+        assert!(Target::parse("http://127.0.0.1@10.0.0.1:80/").is_err());
+        assert!(Target::parse("http://user@127.0.0.1:80/").is_err());
         let encoded = form_encode(&[("a b", "c&d=e/é")]);
         assert_eq!(encoded, "a+b=c%26d%3De%2F%C3%A9");
         assert_eq!(query_value("code=x%2By&state=s+t", "code").as_deref(), Some("x+y"));

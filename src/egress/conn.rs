@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout, timeout_at};
 
 use super::Shared;
-use super::head::{self, MAX_REQUEST_HEAD, MAX_RESPONSE_HEAD, Request, Response, Target};
+use super::head::{self, MAX_REQUEST_HEAD, MAX_RESPONSE_HEAD, Parsed, Request, Response, Target};
 use super::log::Counters;
 use crate::domain::egress::{self, Destination, Host, NetworkEvent, Refusal, socket_text};
 
@@ -26,27 +26,26 @@ enum HeadRead {
     /// The client closed, or the connection failed, before a complete head.
     Gone,
     TooLarge,
+    /// Not a request this proxy serves: the reason, for a 400.
+    Bad(String),
 }
 
 pub(super) async fn handle(mut client: TcpStream, shared: &Shared, phase: &str) {
     let _ = client.set_nodelay(true);
-    let (buf, end) = match timeout(shared.limits.head_timeout, read_head(&mut client)).await {
+    let (request, leftover) = match timeout(shared.limits.head_timeout, read_head(&mut client)).await {
         Ok(Ok(found)) => found,
         Ok(Err(HeadRead::TooLarge)) => {
             let body = format!("forgeloop: the request head is larger than {MAX_REQUEST_HEAD} bytes\n");
             return answer_and_close(client, 431, "Request Header Fields Too Large", &body).await;
         }
-        // A silent client, or one that went away: nothing to answer.
-        Ok(Err(HeadRead::Gone)) | Err(_) => return,
-    };
-    let request = match head::parse_request(&buf[..end]) {
-        Ok(request) => request,
-        Err(why) => {
+        Ok(Err(HeadRead::Bad(why))) => {
             return answer_and_close(client, 400, "Bad Request", &format!("forgeloop: bad proxy request: {why}\n"))
                 .await;
         }
+        // A silent client, or one that went away: nothing to answer.
+        Ok(Err(HeadRead::Gone)) | Err(_) => return,
     };
-    let leftover = &buf[end..];
+    let leftover = leftover.as_slice();
     let record = Record { shared, phase, destination: &request.destination };
     if let Err(refusal) = egress::decide(&shared.policy, &request.destination) {
         return record.refuse(client, refusal).await;
@@ -65,7 +64,8 @@ pub(super) async fn handle(mut client: TcpStream, shared: &Shared, phase: &str) 
     };
 }
 
-async fn read_head(client: &mut TcpStream) -> Result<(Vec<u8>, usize), HeadRead> {
+/// Reads until the head is whole; returns it parsed, and the bytes the client sent after it.
+async fn read_head(client: &mut TcpStream) -> Result<(Request, Vec<u8>), HeadRead> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
@@ -73,10 +73,19 @@ async fn read_head(client: &mut TcpStream) -> Result<(Vec<u8>, usize), HeadRead>
         if n == 0 {
             return Err(HeadRead::Gone);
         }
-        let from = buf.len().saturating_sub(3);
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.get(from..).and_then(head::head_end).map(|end| end + from) {
-            return if end > MAX_REQUEST_HEAD { Err(HeadRead::TooLarge) } else { Ok((buf, end)) };
+        let fresh = chunk.get(..n).unwrap_or_default();
+        buf.extend_from_slice(fresh);
+        // A head ends with a line end, and every line is checked when it ends: parsed again
+        // only then, so a client trickling bytes does not make the proxy parse on each one.
+        if fresh.contains(&b'\n') {
+            match head::parse_request(&buf) {
+                Ok(Parsed::Complete { len, .. }) if len > MAX_REQUEST_HEAD => return Err(HeadRead::TooLarge),
+                Ok(Parsed::Complete { request, len }) => {
+                    return Ok((request, buf.get(len..).unwrap_or_default().to_vec()));
+                }
+                Ok(Parsed::Partial) => {}
+                Err(why) => return Err(HeadRead::Bad(why)),
+            }
         }
         if buf.len() >= MAX_REQUEST_HEAD {
             return Err(HeadRead::TooLarge);

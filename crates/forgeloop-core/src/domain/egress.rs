@@ -537,6 +537,21 @@ impl Destination {
         };
         Ok(Destination { host, port })
     }
+
+    /// A destination from a host the `url` crate parsed (the proxy's request targets), held to
+    /// the rules [`Destination::parse_authority`] applies: a name must be a DNS name, an IPv6
+    /// address is made canonical, and port 0 is refused.
+    pub fn from_url_host(host: url::Host<&str>, port: u16) -> Result<Destination, String> {
+        if port == 0 {
+            return Err("port 0 is not a number from 1 to 65535".into());
+        }
+        let host = match host {
+            url::Host::Domain(name) => Host::Name(check_name(name)?),
+            url::Host::Ipv4(v4) => Host::Ip(IpAddr::V4(v4)),
+            url::Host::Ipv6(v6) => Host::Ip(IpAddr::V6(v6).to_canonical()),
+        };
+        Ok(Destination { host, port })
+    }
 }
 
 /// Whether `name` (not an IP literal; see [`decide`]) may be asked for on `port`, before it is
@@ -998,6 +1013,16 @@ mod tests {
         assert!(decide(&allow, &dest("127.0.0.1:9001", None).unwrap()).is_err());
         assert!(decide(&allow, &dest("pypi.org:443", None).unwrap()).is_ok());
         assert!(decide(&allow, &dest("files.pythonhosted.org:443", None).unwrap()).is_err());
+
+        // A host the url crate parsed is held to the same rules.
+        let parsed = |text: &str| url::Url::parse(text).unwrap();
+        let from = |url: &url::Url| Destination::from_url_host(url.host().unwrap(), url.port().unwrap_or(80));
+        assert_eq!(from(&parsed("http://PyPI.org./")).unwrap(), name("pypi.org", 80));
+        assert_eq!(from(&parsed("http://[::ffff:127.0.0.1]:8080/")).unwrap().host, Host::Ip(ip("127.0.0.1")));
+        assert_eq!(from(&parsed("http://0x7f.1/")).unwrap().host, Host::Ip(ip("127.0.0.1")));
+        for bad in ["http://bad_name/", "http://a.example:0/", "http://a..b/"] {
+            assert!(from(&parsed(bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
