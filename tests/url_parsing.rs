@@ -20,9 +20,8 @@ const SLICING: &[&str] = &[
 const KNOWN: &[(&str, &str)] = &[
     (
         "src/checkout/url_policy.rs",
-        "clone URLs from the API and .gitmodules: refuses scp-style and ext:: forms the URL parser does not see; to move with its refusal reasons kept",
+        "clone URLs from the API and .gitmodules, checked before libgit2 reads them: libgit2, not `url`, is the reader this check must agree with, so it keeps a grammar stricter than both (no empty port, a host of letters, digits, '.' and '-', no credentials, no scp-style or ext:: forms) and refuses what either might read differently",
     ),
-    ("src/github/model.rs", "a PR's URL from the API, checked against the API base"),
     (
         "crates/forgeloop-core/src/domain/pr_ref.rs",
         "a PR reference typed by a person or a model (owner/repo#N or its URL)",
@@ -30,10 +29,6 @@ const KNOWN: &[(&str, &str)] = &[
     (
         "crates/forgeloop-core/src/registry/sources.rs",
         "a Project source URL, compared as the reference tool compares it",
-    ),
-    (
-        "crates/forgeloop-core/src/domain/client_document.rs",
-        "a client_id document URL, checked with its own destination parser",
     ),
     (
         "crates/forgeloop-core/src/redact/known.rs",

@@ -221,24 +221,24 @@ pub(crate) fn web_url(field: &str, text: &str, web_host: &str) -> Result<String,
     if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return bad("contains whitespace or control characters");
     }
-    let Some((scheme, rest)) = text.split_once("://") else { return bad("is not an absolute URL") };
-    if !scheme.eq_ignore_ascii_case("https") && !scheme.eq_ignore_ascii_case("http") {
+    let Ok(url) = url::Url::parse(text) else { return bad("is not an absolute URL") };
+    if !matches!(url.scheme(), "https" | "http") {
         return bad("is not http(s)");
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.contains('@') {
+    if !url.username().is_empty() || url.password().is_some() {
         return bad("carries credentials");
     }
-    if !same_host(authority, scheme, web_host) {
+    if !same_host(&url, web_host) {
         return bad(&format!("is not on {web_host}, the web host of the configured GitHub API"));
     }
     Ok(text.to_owned())
 }
 
-fn same_host(authority: &str, scheme: &str, web_host: &str) -> bool {
-    let default_port = if scheme.eq_ignore_ascii_case("https") { ":443" } else { ":80" };
-    let strip = |h: &str| h.strip_suffix(default_port).unwrap_or(h).to_ascii_lowercase();
-    strip(authority) == strip(web_host)
+/// Whether `url` is on `web_host` (`host[:port]`, the port the scheme's default when none is
+/// written): both read by the same parser, so `GitHub.com:443` is `github.com`.
+fn same_host(url: &url::Url, web_host: &str) -> bool {
+    let Ok(web) = url::Url::parse(&format!("{}://{web_host}/", url.scheme())) else { return false };
+    url.host().is_some() && url.host() == web.host() && url.port_or_known_default() == web.port_or_known_default()
 }
 
 /// A branch name GitHub reported: shown to people and used in refspecs by nobody but git.

@@ -68,33 +68,48 @@ pub fn parse_url(url: &str) -> Result<DocumentUrl, String> {
     if !url.is_ascii() || url.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
         return Err("the URL is not printable ASCII".into());
     }
-    let Some(rest) = url.strip_prefix("https://") else {
+    if !url.starts_with("https:") {
         return Err("the URL is not https".into());
-    };
+    }
     if url.contains('#') {
         return Err("the URL has a fragment".into());
     }
-    let split = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, target) = rest.split_at(split);
-    if authority.contains('@') {
+    if url.starts_with("https:///") {
+        return Err("the host: the URL has none".into());
+    }
+    // Dot segments as written (plain or percent-encoded): the parser would resolve them, and the
+    // document would then be fetched from another path than the one the client named.
+    let written_path = url.split('?').next().unwrap_or_default().split('/').skip(3);
+    if written_path.map(|s| s.to_ascii_lowercase().replace("%2e", ".")).any(|s| s == "." || s == "..") {
+        return Err("the URL's path has a \".\" or \"..\" segment".into());
+    }
+    let parsed = url::Url::parse(url).map_err(|e| format!("the host: {e}"))?;
+    if parsed.scheme() != "https" {
+        return Err("the URL is not https".into());
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err("the URL has user information".into());
     }
-    let destination = Destination::parse_authority(authority, Some(443)).map_err(|e| format!("the host: {e}"))?;
+    let host = parsed.host().ok_or("the host: the URL has none")?;
+    let destination =
+        Destination::from_url_host(host, parsed.port().unwrap_or(443)).map_err(|e| format!("the host: {e}"))?;
     if matches!(&destination.host, Host::Name(name) if !name.contains('.')) {
         return Err("the host is a single name without a dot, a name of the local network".into());
     }
-    let path = target.split('?').next().unwrap_or_default();
-    if path.is_empty() || path == "/" {
+    if parsed.path() == "/" {
         return Err("the URL has no path (a document lives at a path, not at the site's root)".into());
     }
-    let dot_segment = path.split('/').any(|segment| {
-        let lower = segment.to_ascii_lowercase().replace("%2e", ".");
-        lower == "." || lower == ".."
-    });
-    if dot_segment {
-        return Err("the URL's path has a \".\" or \"..\" segment".into());
+    // What is checked and fetched is the parsed URL; the client must have written it that way
+    // (the document names its URL byte for byte), so a host or path the parser reads otherwise
+    // than it is written (`https:///x`, `0x7f.1`, a default port spelled out) is refused.
+    if parsed.as_str() != url {
+        return Err(format!("the host or path is read otherwise than written: {parsed}"));
     }
-    Ok(DocumentUrl { url: url.to_owned(), destination, target: target.to_owned() })
+    let target = match parsed.query() {
+        Some(query) => format!("{}?{query}", parsed.path()),
+        None => parsed.path().to_owned(),
+    };
+    Ok(DocumentUrl { url: url.to_owned(), destination, target })
 }
 
 /// Whether the document may be fetched from `ip`: only a public address. A name that resolves to
