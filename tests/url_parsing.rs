@@ -23,14 +23,6 @@ const KNOWN: &[(&str, &str)] = &[
         "clone URLs from the API and .gitmodules, checked before libgit2 reads them: libgit2, not `url`, is the reader this check must agree with, so it keeps a grammar stricter than both (no empty port, a host of letters, digits, '.' and '-', no credentials, no scp-style or ext:: forms) and refuses what either might read differently",
     ),
     (
-        "crates/forgeloop-core/src/domain/pr_ref.rs",
-        "a PR reference typed by a person or a model (owner/repo#N or its URL)",
-    ),
-    (
-        "crates/forgeloop-core/src/registry/sources.rs",
-        "a Project source URL, compared as the reference tool compares it",
-    ),
-    (
         "crates/forgeloop-core/src/redact/known.rs",
         "the redactor scanning text for credentials in URLs: not a URL check",
     ),

@@ -189,8 +189,8 @@ impl WebHosts {
 /// or `OWNER/REPO#N`.
 pub fn parse_pr_ref(input: &str, hosts: &WebHosts) -> Result<PrRef, PrRefError> {
     let text = input.trim();
-    if let Some(rest) = strip_scheme(text) {
-        return parse_url(text, rest, hosts);
+    if let Some(url) = web_url(text) {
+        return parse_url(text, &url, hosts);
     }
     if let Some((repo, number)) = text.rsplit_once('#')
         && repo.contains('/')
@@ -202,19 +202,21 @@ pub fn parse_pr_ref(input: &str, hosts: &WebHosts) -> Result<PrRef, PrRefError> 
     Err(PrRefError::Unrecognized(input.to_owned()))
 }
 
-fn strip_scheme(text: &str) -> Option<&str> {
-    let (scheme, rest) = text.split_once("://")?;
-    (scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http")).then_some(rest)
+/// `text` as an http(s) URL, read by the `url` crate (what a browser reads).
+fn web_url(text: &str) -> Option<url::Url> {
+    url::Url::parse(text).ok().filter(|url| matches!(url.scheme(), "https" | "http"))
 }
 
-fn parse_url(original: &str, rest: &str, hosts: &WebHosts) -> Result<PrRef, PrRefError> {
-    let end = rest.find(['?', '#']).unwrap_or(rest.len());
-    let without_query = &rest[..end];
-    let (authority, path) = without_query.split_once('/').unwrap_or((without_query, ""));
-    if authority.contains('@') || !hosts.contains(authority) {
-        return Err(PrRefError::Host { host: authority.to_owned(), expected: hosts.0.join(" or ") });
+fn parse_url(original: &str, url: &url::Url, hosts: &WebHosts) -> Result<PrRef, PrRefError> {
+    let host = url.host_str().unwrap_or_default();
+    let authority = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    if !url.username().is_empty() || url.password().is_some() || !hosts.contains(&authority) {
+        return Err(PrRefError::Host { host: authority, expected: hosts.0.join(" or ") });
     }
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let segments: Vec<&str> = url.path_segments().into_iter().flatten().filter(|s| !s.is_empty()).collect();
     match segments.as_slice() {
         [owner, repo, "pull", number] => Ok(PrRef { repo: RepoName::new(owner, repo)?, number: parse_number(number)? }),
         _ => Err(PrRefError::NotPullUrl(original.to_owned())),
@@ -276,7 +278,6 @@ mod tests {
             "github.com/acme/widget/pull/1",
             "https://www.github.com/acme/widget/pull/1",
             "https://github.com.evil/acme/widget/pull/1",
-            "https://github.com:443/acme/widget/pull/1",
             "https://user@github.com/acme/widget/pull/1",
             "https://github.com/acme/widget/pull/42/files",
             "https://github.com/acme/widget/pull/abc",
@@ -302,6 +303,13 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    /// The URL parser reads the scheme's default port as none written, as a browser does.
+    #[test]
+    fn a_default_port_written_out_is_the_same_host() {
+        assert_eq!(parse("https://github.com:443/acme/widget/pull/1").unwrap().to_string(), "acme/widget#1");
+        assert!(parse("https://github.com:8443/acme/widget/pull/1").is_err());
     }
 
     #[test]

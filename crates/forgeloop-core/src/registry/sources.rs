@@ -299,18 +299,24 @@ fn optional(flag: &str, text: Option<&str>, redactor: &Redactor) -> Result<Optio
 /// A web reference: http(s), a host, no credentials, no whitespace.
 fn check_url(url: &str) -> Result<(), SourcesError> {
     let bad = |why: &str| Err(SourcesError::Input(format!("invalid source URL {url:?}: {why}")));
-    let lower = url.to_ascii_lowercase();
-    let Some(rest) = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://")) else {
-        return bad("it must start with https:// or http://");
-    };
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return bad("it contains whitespace or control characters");
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.is_empty() {
+    // `https:///x` would be read as the host `x`: a slash where the host goes is no host.
+    if url.contains(":///") {
         return bad("it has no host");
     }
-    if authority.contains('@') {
+    let parsed = match url::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "https" | "http") => parsed,
+        Ok(_) => return bad("it must start with https:// or http://"),
+        Err(url::ParseError::EmptyHost) => return bad("it has no host"),
+        Err(_) if !url.contains("://") => return bad("it must start with https:// or http://"),
+        Err(e) => return bad(&format!("it cannot be read as a URL ({e})")),
+    };
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return bad("it has no host");
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
         return bad("it carries credentials; record the URL without them");
     }
     Ok(())
