@@ -174,6 +174,18 @@ fn projects_view() {
     snap("projects", &app);
 }
 
+/// The Files tab: where the cycle's state, journal, runs, last log and report are.
+#[test]
+fn files_tab() {
+    let fx = every_status_home();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "await-fix" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Char('7'));
+    snap("files_tab", &app);
+}
+
 /// The Connector screen before `forgeloop serve` ever ran: what to run, no grant, no call.
 #[test]
 fn connector_view() {

@@ -25,6 +25,7 @@ macro_rules! for_each_tab {
             Log log::LogPane "Log" '4' "tab_log";
             Diff diff::DiffPane "Diff" '5' "tab_diff";
             Project project::ProjectPane "Project" '6' "tab_project";
+            Files files::FilesPane "Files" '7' "tab_files";
         }
     };
 }

@@ -15,6 +15,7 @@ pub mod brief;
 pub mod connector;
 pub mod conversation;
 pub mod diff;
+pub mod files;
 pub mod help;
 pub mod list;
 pub mod log;
