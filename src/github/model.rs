@@ -221,6 +221,9 @@ pub(crate) fn web_url(field: &str, text: &str, web_host: &str) -> Result<String,
     if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return bad("contains whitespace or control characters");
     }
+    if !text.contains("://") {
+        return bad("is not an absolute URL");
+    }
     let Ok(url) = url::Url::parse(text) else { return bad("is not an absolute URL") };
     if !matches!(url.scheme(), "https" | "http") {
         return bad("is not http(s)");
