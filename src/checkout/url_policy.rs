@@ -38,7 +38,10 @@ impl AllowedUrl {
     }
 }
 
-/// Accepts or refuses `url` as a fetch source.
+/// Accepts or refuses `url` as a fetch source. A URL is read by the `url` crate and every check
+/// is on what it read; it must also be written as it is read (only the case of its scheme and
+/// host may differ), so that libgit2, which reads it with its own parser, has no other reading
+/// to find: no empty port, no dot segments, no backslashes, no percent-encoded host.
 pub fn check_clone_url(url: &str, allow_insecure_local: bool) -> Result<AllowedUrl, CheckoutError> {
     let refuse = |reason: &str| CheckoutError::UrlRefused { url: display_url(url), reason: reason.to_owned() };
 
@@ -54,8 +57,7 @@ pub fn check_clone_url(url: &str, allow_insecure_local: bool) -> Result<AllowedU
     if url.starts_with('-') {
         return Err(refuse("it starts with '-' and would look like an option"));
     }
-
-    let Some((scheme, rest)) = url.split_once("://") else {
+    if !url.contains("://") {
         if url.starts_with('/') {
             return if allow_insecure_local {
                 Ok(AllowedUrl::Local)
@@ -67,15 +69,16 @@ pub fn check_clone_url(url: &str, allow_insecure_local: bool) -> Result<AllowedU
             return Err(refuse("git transport helpers (such as ext::) are never allowed; use an https:// URL"));
         }
         return Err(refuse("scp-style (user@host:path) and relative URLs are not allowed; use an https:// URL"));
-    };
-
-    match scheme.to_ascii_lowercase().as_str() {
-        "https" => Ok(AllowedUrl::Https { host: parse_host(rest).map_err(|r| refuse(&r))? }),
+    }
+    let parsed =
+        url::Url::parse(url).map_err(|e| refuse(&format!("it is not a URL git would read as written ({e})")))?;
+    match parsed.scheme() {
+        "https" => Ok(AllowedUrl::Https { host: web_host(&parsed, url).map_err(|r| refuse(&r))? }),
         "http" => {
             if !allow_insecure_local {
                 return Err(refuse("plain http is only allowed to a loopback host in tests and the demo; use https"));
             }
-            let host = parse_host(rest).map_err(|r| refuse(&r))?;
+            let host = web_host(&parsed, url).map_err(|r| refuse(&r))?;
             if is_loopback(&host) {
                 Ok(AllowedUrl::HttpLoopback { host })
             } else {
@@ -86,7 +89,7 @@ pub fn check_clone_url(url: &str, allow_insecure_local: bool) -> Result<AllowedU
             if !allow_insecure_local {
                 return Err(refuse("file:// URLs are only allowed when the GitHub API is a loopback address"));
             }
-            if rest.starts_with('/') {
+            if parsed.host_str().is_none_or(str::is_empty) {
                 Ok(AllowedUrl::Local)
             } else {
                 Err(refuse("file URLs must be file:///absolute/path"))
@@ -98,39 +101,29 @@ pub fn check_clone_url(url: &str, allow_insecure_local: bool) -> Result<AllowedU
     }
 }
 
-/// The host of the authority after `scheme://`, lowercase; refuses credentials in the URL.
-fn parse_host(rest: &str) -> Result<String, String> {
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..end];
-    if authority.contains('@') {
+/// The host of an http(s) URL as read, lowercase, without brackets; refuses credentials, a
+/// host of other characters than letters, digits, '.' and '-', and a URL not written as read.
+fn web_host(parsed: &url::Url, written: &str) -> Result<String, String> {
+    if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err("it carries credentials (user@ or user:password@); pass the token separately".to_owned());
     }
-    let (host, port) = if let Some(inner) = authority.strip_prefix('[') {
-        let Some((v6, after)) = inner.split_once(']') else {
-            return Err("its IPv6 host has no closing ']'".to_owned());
-        };
-        if v6.parse::<Ipv6Addr>().is_err() {
-            return Err("its IPv6 host is not a valid address".to_owned());
-        }
-        (v6, after.strip_prefix(':'))
-    } else {
-        match authority.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return Err("it has no host".to_owned());
+    let host = host_of(parsed).ok_or("it has no host")?;
+    if !parsed.as_str().eq_ignore_ascii_case(written) {
+        return Err(format!("it is not written as it is read ({parsed}): write it that way"));
     }
-    if !authority.starts_with('[') && !host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-') {
-        return Err("its host has characters other than letters, digits, '.' and '-'".to_owned());
+    Ok(host)
+}
+
+/// The host `url` names, lowercase and without brackets, when it is a name of letters,
+/// digits, '.' and '-' or an IP address.
+fn host_of(url: &url::Url) -> Option<String> {
+    match url.host()? {
+        url::Host::Domain(name) => (!name.is_empty()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-'))
+        .then(|| name.to_ascii_lowercase()),
+        url::Host::Ipv4(ip) => Some(ip.to_string()),
+        url::Host::Ipv6(ip) => Some(ip.to_string()),
     }
-    if let Some(port) = port
-        && (port.is_empty() || port.parse::<u16>().is_err())
-    {
-        return Err("its port is not a number from 0 to 65535".to_owned());
-    }
-    Ok(host.to_ascii_lowercase())
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -157,41 +150,36 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// The origin of an `http(s)://` URL libgit2 hands to the credentials callback; `None` for
-/// other schemes, local paths and anything unparsable (the token is then never offered).
+/// The origin of an `http(s)://` URL libgit2 hands to the credentials callback, as `url` reads
+/// it; `None` for other schemes, local paths, credentials in the URL and anything unparsable
+/// (the token is then never offered).
 pub(crate) fn origin_of(url: &str) -> Option<Origin> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let default_port = match scheme.as_str() {
-        "https" => 443,
-        "http" => 80,
-        _ => return None,
-    };
-    let host = parse_host(rest).ok()?;
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let after_host = match authority.strip_prefix('[') {
-        Some(inner) => inner.split_once(']').map_or("", |(_, after)| after),
-        None => authority.split_once(':').map_or("", |(_, port)| port),
-    };
-    let port = match after_host.strip_prefix(':').unwrap_or(after_host) {
-        "" => default_port,
-        text => text.parse().ok()?,
-    };
-    Some(Origin { scheme, host, port })
+    let parsed = url::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "https" | "http") || !parsed.username().is_empty() || parsed.password().is_some() {
+        return None;
+    }
+    let host = host_of(&parsed)?;
+    Some(Origin { scheme: parsed.scheme().to_owned(), host, port: parsed.port_or_known_default()? })
+}
+
+/// An http(s) URL written as `url` reads it (only the case of its scheme and host may differ):
+/// its path then has no dot segment, backslash or percent-encoded dot a server could resolve
+/// to another owner than the one read. `None` otherwise.
+fn as_read(url: &str) -> Option<url::Url> {
+    let parsed = url::Url::parse(url).ok()?;
+    let plain = matches!(parsed.scheme(), "https" | "http")
+        && parsed.as_str().eq_ignore_ascii_case(url)
+        && !parsed.path().contains(['%', '\\']);
+    plain.then_some(parsed)
 }
 
 /// The first path segment of an `http(s)://` URL — the owner of `https://HOST/OWNER/REPO.git` —
-/// lowercase (GitHub owners are case-insensitive). `None` when the path has none, or has a
-/// segment a server could resolve to another owner (`.`, `..`, percent-escapes, backslashes).
+/// lowercase (GitHub owners are case-insensitive). `None` when the path has none, or when the
+/// URL is not written as it is read (see [`as_read`]).
 pub(crate) fn owner_of(url: &str) -> Option<String> {
-    let (_, rest) = url.split_once("://")?;
-    let path = &rest[rest.find('/')?..];
-    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
-    if path.split('/').any(|segment| segment == "." || segment == ".." || segment.contains(['%', '\\'])) {
-        return None;
-    }
-    let owner = path.trim_start_matches('/').split('/').next()?;
-    (!owner.is_empty()).then(|| owner.to_ascii_lowercase())
+    let parsed = as_read(url)?;
+    let owner = parsed.path_segments()?.find(|s| !s.is_empty())?;
+    Some(owner.to_ascii_lowercase())
 }
 
 /// A repository URL as compared for the submodule token scope: origin, then the path without
@@ -199,10 +187,8 @@ pub(crate) fn owner_of(url: &str) -> Option<String> {
 pub(crate) fn repository_key(url: &str) -> Option<String> {
     let origin = origin_of(url)?;
     owner_of(url)?;
-    let (_, rest) = url.split_once("://")?;
-    let path = &rest[rest.find('/')?..];
-    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
-    let path = path.trim_end_matches('/').to_ascii_lowercase();
+    let parsed = as_read(url)?;
+    let path = parsed.path().trim_end_matches('/').to_ascii_lowercase();
     let path = path.strip_suffix(".git").unwrap_or(&path).trim_end_matches('/');
     Some(format!("{origin}{path}"))
 }
@@ -232,17 +218,17 @@ pub(crate) fn resolve_submodule_url(remote: &str, url: &str) -> String {
     format!("{base}/{rest}")
 }
 
-/// A URL safe to show: credentials in the authority are masked, long input is cut.
+/// A URL safe to show: credentials in the authority are masked (as `url` reads them; a URL it
+/// cannot read that has an '@' is not shown at all), long input is cut.
 fn display_url(url: &str) -> String {
-    let masked = match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            match rest[..end].rfind('@') {
-                Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
-                None => url.to_owned(),
-            }
+    let masked = match url::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_password(None);
+            let _ = parsed.set_username("***");
+            parsed.to_string()
         }
-        None => url.to_owned(),
+        Err(_) if url.contains('@') => "(a URL with an '@' that cannot be read; not shown)".to_owned(),
+        _ => url.to_owned(),
     };
     let cut: String = masked.chars().take(200).collect();
     let cut = if cut.len() < masked.len() { format!("{cut}…") } else { cut };
@@ -316,6 +302,22 @@ mod tests {
         assert!(msg.contains("***@github.com"), "{msg}");
         let msg = refused("http://user:pw@127.0.0.1/r", true);
         assert!(!msg.contains("pw"), "{msg}");
+    }
+
+    /// What `url` reads otherwise than it is written is refused: libgit2 might read it as
+    /// written, and the check would have judged another URL.
+    #[test]
+    fn a_url_must_be_written_as_it_is_read() {
+        for url in [
+            "https://github.com/acme/../mallory/w.git",
+            "https://github.com/./acme/w.git",
+            "https://github.com\\acme/w.git",
+            "https:///github.com/acme/w.git",
+            "https://github.com:/acme/w.git",
+        ] {
+            assert!(refused(url, false).contains("written") || refused(url, false).contains("host"), "{url}");
+        }
+        assert!(check_clone_url("HTTPS://GitHub.com/acme/w.git", false).is_ok(), "scheme and host case only");
     }
 
     #[test]
