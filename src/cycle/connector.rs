@@ -238,6 +238,10 @@ fn waiting_for(name: &str, state: &CycleState) -> String {
         ),
         Status::Aborted => "nothing: the person stopped this cycle; start a new cycle for further work".to_owned(),
         Status::Superseded => "nothing: another cycle replaced this one".to_owned(),
+        review if crate::domain::review::is_review_status(review) => format!(
+            "nothing from you here: {name} is a review cycle ({}) that the local coordinator drives in the chat",
+            review.as_str()
+        ),
         blocked => format!(
             "the person: the cycle is blocked ({}); they see why in the control room (`forgeloop tui`, cycle {name}) and can unblock it (`forgeloop unblock --state {name}`); call wait",
             blocked.as_str()

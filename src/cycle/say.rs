@@ -38,5 +38,7 @@ fn kind_name(kind: OutboxKind) -> &'static str {
         OutboxKind::Handoff => "handoff",
         OutboxKind::Followup => "follow-up",
         OutboxKind::Message => "message",
+        OutboxKind::Challenge => "challenge",
+        OutboxKind::Review => "review request",
     }
 }

@@ -54,6 +54,11 @@ pub fn status_badge(status: Option<Status>, theme: &Theme) -> (&'static str, &'s
             Status::BlockedPrClosed => ("✗", "PR CLOSED", theme.error),
             Status::Aborted => ("⊘", "ABORTED", theme.muted),
             Status::Superseded => ("↷", "SUPERSEDED", theme.muted),
+            Status::AwaitingAttestation => ("?", "ATTEST", theme.info),
+            Status::AwaitingPacket => ("◇", "PACKET", theme.attention),
+            Status::AwaitingWebgptReview => ("○", "AWAIT REVIEW", theme.info),
+            Status::AwaitingTriage => ("◆", "TRIAGE", theme.attention),
+            Status::ReviewDone => ("✓", "REVIEWED", theme.ok),
         },
     }
 }
@@ -103,6 +108,7 @@ pub fn short_word(word: &'static str) -> &'static str {
         "UNCONFIRMED" => "UNCONFIRM",
         "UNREADABLE" => "UNREADABLE",
         "SUPERSEDED" => "SUPERSEDED",
+        "AWAIT REVIEW" => "REVIEW?",
         other => other,
     }
 }
@@ -268,5 +274,7 @@ pub fn outbox_kind_name(kind: crate::domain::state::OutboxKind) -> &'static str 
         crate::domain::state::OutboxKind::Handoff => "handoff",
         crate::domain::state::OutboxKind::Followup => "follow-up",
         crate::domain::state::OutboxKind::Message => "the person's message",
+        crate::domain::state::OutboxKind::Challenge => "challenge",
+        crate::domain::state::OutboxKind::Review => "review request",
     }
 }

@@ -184,6 +184,7 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         new_repository: input.new_repository,
         predecessor: carry.map(|c| c.predecessor.clone()),
         successor: None,
+        review: None,
         extra: Map::new(),
     };
     if carried_confirmation {
@@ -328,6 +329,13 @@ pub enum TestGate {
 /// call. `human_override` is the control room's rerun, which may re-test a passed PR.
 pub fn gate_test(state: &CycleState, pr: &PrRef, human_override: bool) -> Result<TestGate, Refusal> {
     let action = "testing a PR";
+    if state.review.is_some() {
+        return Err(refuse(
+            state,
+            action,
+            "this is a review cycle: it tests nothing; `forgeloop forge --request-from-review` starts a PR cycle for its FIX findings",
+        ));
+    }
     match state.status {
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {}
         Status::ReadyToMerge | Status::NeedsReview if human_override => {}

@@ -3,6 +3,7 @@
 
 pub mod address;
 pub mod brief;
+pub mod challenge;
 pub mod checks;
 pub mod client_document;
 pub mod commands;
@@ -12,6 +13,7 @@ pub mod egress;
 pub mod environment;
 pub mod event;
 pub mod event_data;
+pub mod findings;
 pub mod form;
 pub mod hash;
 pub mod integrity;
@@ -22,6 +24,7 @@ pub mod next;
 pub mod pr_ref;
 pub mod protect;
 pub mod reply;
+pub mod review;
 pub mod repo_path;
 pub mod report;
 pub mod secret_names;

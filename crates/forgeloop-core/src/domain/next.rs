@@ -88,6 +88,12 @@ pub struct NextStep {
     /// `could not check: …`), when the step would test that PR again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head_check: Option<String>,
+    /// A review cycle's route: `CONNECTOR` (a verified attestation) or `LOCAL_BUNDLE`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<&'static str>,
+    /// A file to upload into the chat with `text` (a review packet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upload: Option<String>,
 }
 
 /// The `next_action` sentence a state stores (the reference tool's field): exactly what `next`
@@ -112,6 +118,8 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
 pub fn waits_for_person(state: &CycleState) -> bool {
     match state.status {
         Status::AwaitingBriefConfirmation | Status::NeedsReview => true,
+        Status::AwaitingTriage => state.review.is_some(),
+        Status::AwaitingPacket => super::review::packet_waits_for_yes(state),
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {
             state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()) || withdrawn_and_waiting(state)
         }
@@ -151,7 +159,13 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
         needs_network: None,
         conversation_url: None,
         head_check: None,
+        route: None,
+        upload: None,
     };
+    if state.review.is_some() && super::review::is_review_status(state.status) {
+        super::review::next_step(state, state_ref, &mut step);
+        return step;
+    }
     // A cycle a remote client drives itself (`forgeloop serve`, design §8.1): it tests its own
     // PR; a coordinator relays nothing.
     if let Some(driver) = state.driver.as_deref().filter(|d| d.starts_with("connector:"))
@@ -282,6 +296,8 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
         OutboxKind::Handoff => "the failure handoff",
         OutboxKind::Followup => "the follow-up",
         OutboxKind::Message => "the person's message",
+        OutboxKind::Challenge => "the challenge",
+        OutboxKind::Review => "the review request",
     };
     // Where to type: the recorded conversation, else a new chat in the repository's Project.
     let send = |kind: OutboxKind| match &state.conversation_url {

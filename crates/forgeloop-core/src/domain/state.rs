@@ -73,6 +73,10 @@ pub enum OutboxKind {
     /// A person's own words (`forgeloop say`, the control room's `m`): review feedback, a
     /// scope breach, a clarification. Not an iteration.
     Message,
+    /// A review cycle's challenge: questions only a reader of the commit can answer.
+    Challenge,
+    /// A review cycle's request for findings (or questions about them).
+    Review,
 }
 
 /// The message the coordinator must type into the chat next.
@@ -353,6 +357,9 @@ pub struct CycleState {
     /// The state that continued this one (`--continue-from`), once one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub successor: Option<String>,
+    /// A review cycle's own record (`forgeloop review start`); `None` for a PR cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::review::Review>,
     /// Keys forgeloop does not know, kept in order on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

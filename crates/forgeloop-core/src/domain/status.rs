@@ -41,11 +41,22 @@ pub enum Status {
     Aborted,
     /// Carried on in a successor (`--continue-from`); final.
     Superseded,
+    /// A review cycle (docs/review.md): the chat's connector is being attested (a challenge).
+    AwaitingAttestation,
+    /// A review cycle without a valid attestation: the review packet is made, or awaits the
+    /// person's yes.
+    AwaitingPacket,
+    /// A review cycle: the review request was issued; waiting for WebGPT's findings.
+    AwaitingWebgptReview,
+    /// A review cycle: findings were recorded; each awaits a decision (`triage`).
+    AwaitingTriage,
+    /// A review cycle whose every finding is triaged and whose questions are answered.
+    ReviewDone,
 }
 
 impl Status {
     /// Every status, in declaration order.
-    pub const ALL: [Status; 16] = [
+    pub const ALL: [Status; 21] = [
         Status::AwaitingBriefConfirmation,
         Status::AwaitingWebgptPr,
         Status::AwaitingWebgptFix,
@@ -62,6 +73,11 @@ impl Status {
         Status::BlockedPrClosed,
         Status::Aborted,
         Status::Superseded,
+        Status::AwaitingAttestation,
+        Status::AwaitingPacket,
+        Status::AwaitingWebgptReview,
+        Status::AwaitingTriage,
+        Status::ReviewDone,
     ];
 
     /// The string state files hold (shared with the reference tool).
@@ -83,6 +99,11 @@ impl Status {
             Status::BlockedPrClosed => "BLOCKED_PR_CLOSED",
             Status::Aborted => "ABORTED",
             Status::Superseded => "SUPERSEDED",
+            Status::AwaitingAttestation => "AWAITING_ATTESTATION",
+            Status::AwaitingPacket => "AWAITING_PACKET",
+            Status::AwaitingWebgptReview => "AWAITING_WEBGPT_REVIEW",
+            Status::AwaitingTriage => "AWAITING_TRIAGE",
+            Status::ReviewDone => "REVIEW_DONE",
         }
     }
 
@@ -104,19 +125,22 @@ impl Status {
 
     /// Whether the cycle is waiting for the human rather than for the agent or WebGPT.
     pub fn needs_human(self) -> bool {
-        matches!(self, Status::AwaitingBriefConfirmation | Status::ReadyToMerge | Status::NeedsReview)
-            || self.is_blocked()
+        matches!(
+            self,
+            Status::AwaitingBriefConfirmation | Status::ReadyToMerge | Status::NeedsReview | Status::AwaitingTriage
+        ) || self.is_blocked()
     }
 
     /// Sort rank for "who needs attention first" (lower comes first).
     pub fn attention_rank(self) -> u8 {
         match self {
             Status::AwaitingBriefConfirmation => 0,
-            Status::BlockedMaxIterations | Status::NeedsReview => 1,
+            Status::BlockedMaxIterations | Status::NeedsReview | Status::AwaitingTriage => 1,
             s if s.is_blocked() => 2,
             Status::ReadyToMerge => 3,
             Status::AwaitingWebgptFix => 4,
-            Status::AwaitingWebgptPr => 5,
+            Status::AwaitingWebgptPr | Status::AwaitingPacket => 5,
+            Status::AwaitingAttestation | Status::AwaitingWebgptReview => 5,
             _ => 6,
         }
     }
