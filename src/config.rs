@@ -52,6 +52,23 @@ pub struct Config {
     /// `[connector]`: the profile `forgeloop serve`'s `test_pr` runs for each repository.
     #[serde(default)]
     pub connector: ConnectorConfig,
+    /// `[review]`: what a review packet keeps out, and how long an attestation holds.
+    #[serde(default)]
+    pub review: ReviewConfig,
+}
+
+/// `[review]` (docs/review.md): the person's own exclusions from a review packet (globs as
+/// `domain::protect::glob_matches` reads them, over the built-in rules) and how long a verified
+/// attestation stays valid.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewConfig {
+    /// Globs kept out of every packet.
+    #[serde(default, deserialize_with = "patterns")]
+    pub exclude: Vec<String>,
+    /// Minutes an attestation stays valid (default 60).
+    #[serde(default)]
+    pub attestation_ttl_minutes: Option<u32>,
 }
 
 /// `[connector]` (design §8.1): which of the `[mcp.profiles]` the remote connector's `test_pr`

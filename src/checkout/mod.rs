@@ -19,6 +19,7 @@ pub mod lockfiles;
 mod mirror;
 mod objects;
 mod prune;
+pub mod review_change;
 pub mod show;
 mod submodules;
 pub mod test_script;

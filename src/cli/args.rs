@@ -88,6 +88,13 @@ pub enum Command {
     Extend(ExtendArgs),
     /// Human only, on a terminal: approve a pass that changed protected paths (NEEDS_REVIEW)
     Approve(StateArgs),
+    /// Review cycles: WebGPT reviews a change (start, prepare the packet, approve it, reply, show, fixed)
+    Review(super::review_cmds::ReviewArgs),
+    /// A review's connector attestation: what the browser shows and a challenge bound to the
+    /// commit; --answer checks the chat's reply against the mirror
+    Attest(super::review_cmds::AttestArgs),
+    /// Decide a review finding: FIX, DEFER, DISMISS or QUESTION (--note is the question)
+    Triage(super::review_cmds::TriageArgs),
     /// The ChatGPT Project registry: lookup, bind, unbind, attach, list, sources
     Project(super::project::ProjectArgs),
     /// Redact secrets and local paths from a file or stdin (a filter for any log)
@@ -141,7 +148,9 @@ impl Command {
             | Command::Project(_)
             | Command::Redact(_)
             | Command::Gc(_)
-            | Command::Completions(_) => false,
+            | Command::Completions(_)
+            | Command::Triage(_) => false,
+            Command::Review(_) | Command::Attest(_) => true,
             Command::Status(_)
             | Command::Diff(_)
             | Command::Show(_)
@@ -162,6 +171,7 @@ impl Command {
     pub fn may_use_github(&self) -> bool {
         match self {
             Command::Forge(args) => args.pr.is_some() || args.new_repo.is_some(),
+            Command::Review(args) => args.needs_github(),
             Command::Status(_)
             | Command::Diff(_)
             | Command::Show(_)
@@ -197,8 +207,11 @@ pub struct ForgeArgs {
     #[command(flatten)]
     pub cycle: StateArgs,
     /// What to implement (request mode)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "request_from_review")]
     pub request: Option<String>,
+    /// Request mode with the FIX findings of a finished review cycle as the request
+    #[arg(long, value_name = "REVIEW_STATE")]
+    pub request_from_review: Option<String>,
     /// The exact question for WebGPT, confirmed with the user
     #[arg(long, value_name = "TEXT")]
     pub webgpt_question: Option<String>,

@@ -8,6 +8,7 @@ mod human;
 pub(crate) mod net;
 pub mod project;
 mod redact_cmd;
+pub mod review_cmds;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -137,9 +138,18 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
     let r = &ctx.redactor;
     match command {
         Command::Forge(args) => {
+            let mut args = args;
+            if let Some(review) = args.request_from_review.clone() {
+                // The FIX findings become the request, bound to the reviewed repository.
+                let (request, _) = crate::cycle::review::fix_request_of(ctx, &review)?;
+                args.request = Some(request);
+            }
             forge::validate(&args)?;
             if args.request.as_deref().is_some_and(|r| !r.is_empty()) {
-                let request = forge::start_request(&args);
+                let mut request = forge::start_request(&args);
+                if let Some(review) = args.request_from_review.as_deref() {
+                    request.repository = Some(crate::cycle::review::fix_request_of(ctx, review)?.1);
+                }
                 if args.new_repo.is_some() {
                     return github_cmds::new_repo_request(ctx, &args, request);
                 }
@@ -157,6 +167,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         #[cfg(feature = "demo")]
         Command::GithubEmulator(args) => github_cmds::emulator(&args),
         Command::Redact(args) => redact_cmd::run(ctx, &args),
+        Command::Review(args) => review_cmds::review(ctx, args),
+        Command::Attest(args) => review_cmds::attest(ctx, args),
+        Command::Triage(args) => review_cmds::triage(ctx, args),
         Command::Doctor => {
             use std::io::IsTerminal;
             let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

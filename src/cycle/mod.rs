@@ -26,6 +26,7 @@ pub mod pr_status;
 pub mod pr_test;
 pub mod projects;
 pub mod reply;
+pub mod review;
 mod sandboxed_run;
 pub mod say;
 pub mod session;

@@ -140,7 +140,8 @@ pub fn start(ctx: &Ctx, req: StartRequest) -> Result<Started> {
         Some((old, _)) => Some(session::lock(old)?),
         None => None,
     };
-    create(ctx, &paths, &state, &now)?;
+    let events = first_events(&state);
+    create(ctx, &paths, &state, &now, events)?;
     if let (Some((old_paths, _)), Some(_guard)) = (&predecessor, predecessor_lock) {
         supersede(ctx, old_paths, &paths, &now)?;
     }
@@ -163,7 +164,15 @@ fn load_predecessor(ctx: &Ctx, old: &str, new: &CyclePaths) -> Result<(CyclePath
     Ok((old_paths, old_state))
 }
 
-fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Result<()> {
+/// Creates the state exclusively (never overwriting), claims its task space, and journals
+/// `events`. Refuses an existing state or a task space another live cycle holds.
+pub(super) fn create(
+    ctx: &Ctx,
+    paths: &CyclePaths,
+    state: &CycleState,
+    now: &str,
+    events: Vec<NewEvent>,
+) -> Result<()> {
     let index = ctx.home.task_spaces_dir();
     let _index_lock = task_index::lock(&index)?;
     if let Some(owner) = task_index::live_owner(&index, &paths.stem, &paths.state) {
@@ -176,6 +185,11 @@ fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Resul
         return Err(Error::StateExists(paths.state.clone()));
     }
     task_index::record(&index, &paths.stem, &paths.task_space(), &paths.state, now)?;
+    journal::append(&paths.journal(), &events, now)?;
+    Ok(())
+}
+
+fn first_events(state: &CycleState) -> Vec<NewEvent> {
     let mut events = vec![NewEvent::of(
         Actor::Agent,
         EventData::Created {
@@ -197,8 +211,7 @@ fn create(ctx: &Ctx, paths: &CyclePaths, state: &CycleState, now: &str) -> Resul
     if let Some(outbox) = &state.outbox {
         events.push(NewEvent::of(Actor::System, EventData::PromptIssued(Message::of(outbox))));
     }
-    journal::append(&paths.journal(), &events, now)?;
-    Ok(())
+    events
 }
 
 fn supersede(ctx: &Ctx, old: &CyclePaths, new: &CyclePaths, now: &str) -> Result<()> {

@@ -243,6 +243,49 @@ pub fn summarize(kind: &str, data: &Value) -> String {
             (None, Some(error)) => format!("could not run: {error}"),
             (_, None) => "could not run".into(),
         },
+        Some(K::ReviewStarted) => {
+            let target = data.get("target");
+            let field = |k| target.and_then(|t| t.get(k)).and_then(Value::as_str).unwrap_or("?");
+            let head = field("head");
+            format!("review started: {} at {}", field("repository"), &head[..head.len().min(12)])
+        }
+        Some(K::AttestationRecorded) => {
+            let seen = data.get("seen");
+            let attached = seen.and_then(|s| s.get("connector_attached")).and_then(Value::as_bool).unwrap_or(false);
+            let model = seen.and_then(|s| s.get("model")).and_then(Value::as_str).unwrap_or("?");
+            if attached {
+                format!("attestation: {model}, connector attached; challenge issued")
+            } else {
+                format!("attestation: {model}, no connector")
+            }
+        }
+        Some(K::AttestationJudged) => {
+            let verdict = data.get("verdict");
+            match verdict.and_then(|v| v.get("verdict")).and_then(Value::as_str) {
+                Some("valid") => "challenge passed: route CONNECTOR".into(),
+                _ => format!(
+                    "challenge failed: {}",
+                    verdict.and_then(|v| v.get("why")).and_then(Value::as_str).unwrap_or("?")
+                ),
+            }
+        }
+        Some(K::PacketPrepared) => format!(
+            "packet made: {} files, {} bytes, {} risks",
+            data.get("files").unwrap_or(&Value::Null),
+            data.get("bytes").unwrap_or(&Value::Null),
+            data.get("risks").unwrap_or(&Value::Null)
+        ),
+        Some(K::PacketApproved) => format!("person approved the packet ({})", s("via")),
+        Some(K::ReviewRequested) => format!("review request issued ({})", s("route")),
+        Some(K::FindingsRecorded) => format!(
+            "reply: {} finding(s), {} unparsed",
+            data.get("added").unwrap_or(&Value::Null),
+            data.get("unparsed").unwrap_or(&Value::Null)
+        ),
+        Some(K::FindingTriaged) => {
+            format!("finding {} triaged {}", data.get("finding").unwrap_or(&Value::Null), s("decision"))
+        }
+        Some(K::FindingFixed) => format!("finding {} fixed", data.get("finding").unwrap_or(&Value::Null)),
         Some(K::HandoffIssued | K::OutboxAdopted | K::RunCancelled | K::CommentFailed) | None => kind.replace('_', " "),
     }
 }

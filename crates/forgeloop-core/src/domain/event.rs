@@ -61,11 +61,29 @@ pub enum EventKind {
     CommandsChanged,
     /// A pending message was taken out of the outbox unsent: a person made it moot.
     MessageWithdrawn,
+    /// A review cycle was started (`review start`).
+    ReviewStarted,
+    /// What the agent saw in the browser, with the challenge issued (`attest`).
+    AttestationRecorded,
+    /// The challenge's answer was checked against the mirror (`attest --answer`).
+    AttestationJudged,
+    /// A review packet was made (`review prepare`).
+    PacketPrepared,
+    /// A person said yes to the packet leaving the machine.
+    PacketApproved,
+    /// The review request (or questions about findings) went into the outbox.
+    ReviewRequested,
+    /// The reviewer's reply was parsed into findings (`review reply`).
+    FindingsRecorded,
+    /// A finding was decided (`triage`).
+    FindingTriaged,
+    /// A `FIX` finding was fixed by a PR cycle's passing run (`review fixed`).
+    FindingFixed,
 }
 
 impl EventKind {
     /// Every kind, in the order they were introduced.
-    pub const ALL: [EventKind; 28] = [
+    pub const ALL: [EventKind; 37] = [
         EventKind::Created,
         EventKind::BriefConfirmed,
         EventKind::PromptIssued,
@@ -94,6 +112,15 @@ impl EventKind {
         EventKind::MessageWritten,
         EventKind::CommandsChanged,
         EventKind::MessageWithdrawn,
+        EventKind::ReviewStarted,
+        EventKind::AttestationRecorded,
+        EventKind::AttestationJudged,
+        EventKind::PacketPrepared,
+        EventKind::PacketApproved,
+        EventKind::ReviewRequested,
+        EventKind::FindingsRecorded,
+        EventKind::FindingTriaged,
+        EventKind::FindingFixed,
     ];
 
     /// The name written to `events.jsonl` (part of each line's hash: never change one).
@@ -127,6 +154,15 @@ impl EventKind {
             EventKind::MessageWritten => "message_written",
             EventKind::CommandsChanged => "commands_changed",
             EventKind::MessageWithdrawn => "message_withdrawn",
+            EventKind::ReviewStarted => "review_started",
+            EventKind::AttestationRecorded => "attestation_recorded",
+            EventKind::AttestationJudged => "attestation_judged",
+            EventKind::PacketPrepared => "packet_prepared",
+            EventKind::PacketApproved => "packet_approved",
+            EventKind::ReviewRequested => "review_requested",
+            EventKind::FindingsRecorded => "findings_recorded",
+            EventKind::FindingTriaged => "finding_triaged",
+            EventKind::FindingFixed => "finding_fixed",
         }
     }
 
@@ -139,7 +175,12 @@ impl EventKind {
     pub fn issues_message(self) -> bool {
         matches!(
             self,
-            EventKind::PromptIssued | EventKind::FollowupIssued | EventKind::HandoffIssued | EventKind::MessageWritten
+            EventKind::PromptIssued
+                | EventKind::FollowupIssued
+                | EventKind::HandoffIssued
+                | EventKind::MessageWritten
+                | EventKind::AttestationRecorded
+                | EventKind::ReviewRequested
         )
     }
 }
@@ -196,6 +237,15 @@ mod tests {
                 "message_written",
                 "commands_changed",
                 "message_withdrawn",
+                "review_started",
+                "attestation_recorded",
+                "attestation_judged",
+                "packet_prepared",
+                "packet_approved",
+                "review_requested",
+                "findings_recorded",
+                "finding_triaged",
+                "finding_fixed",
             ]
         );
     }

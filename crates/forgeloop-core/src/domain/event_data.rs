@@ -363,6 +363,105 @@ pub enum EventData {
         /// Why it was moot.
         why: String,
     },
+    /// A review cycle was started.
+    ReviewStarted {
+        /// The change, bound to its commits.
+        target: super::review::Target,
+        /// The person's question for the reviewer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question: Option<String>,
+        /// The browser conversation key.
+        #[serde(default)]
+        task_space: String,
+    },
+    /// What the agent saw, and the challenge issued (its questions; never their answers).
+    AttestationRecorded {
+        /// What the agent saw in the browser.
+        seen: super::review::Seen,
+        /// The repository asked about.
+        repository: String,
+        /// The commit asked about.
+        commit: String,
+        /// The questions.
+        #[serde(default)]
+        questions: Vec<super::challenge::Question>,
+        /// When it stops being valid.
+        expires_at: String,
+        /// The sha256 of the challenge message, when one was issued (no connector: none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha256: Option<String>,
+    },
+    /// The challenge's answer was judged against the mirror.
+    AttestationJudged {
+        /// The verdict.
+        verdict: super::review::Verdict,
+        /// The conversation the answer was read in.
+        from: String,
+        /// Each answer's judgement (what was given; never what was expected).
+        #[serde(default)]
+        judged: Vec<super::challenge::Judged>,
+        /// The sha256 of the answer file's text.
+        answer_sha256: String,
+    },
+    /// A review packet was made.
+    PacketPrepared {
+        /// The packet file.
+        path: String,
+        /// Its sha256.
+        sha256: String,
+        /// Files in it.
+        files: u32,
+        /// Its bytes.
+        bytes: u64,
+        /// Risks found.
+        risks: u32,
+        /// Whether it waits for the person's yes.
+        needs_approval: bool,
+    },
+    /// A person said yes to the packet.
+    PacketApproved {
+        /// The sha256 of the packet approved.
+        sha256: String,
+        /// Where (`terminal`, `tui`).
+        via: String,
+    },
+    /// The review request (or the questions about findings) went into the outbox.
+    ReviewRequested {
+        /// The sha256 of the message's (redacted) text.
+        #[serde(default)]
+        sha256: String,
+        /// The route: `CONNECTOR` or `LOCAL_BUNDLE`.
+        route: super::review::Route,
+    },
+    /// The reviewer's reply was parsed.
+    FindingsRecorded {
+        /// The sha256 of the reply's text.
+        reply_sha256: String,
+        /// Findings it added.
+        added: usize,
+        /// Parts it held that are not findings.
+        unparsed: usize,
+        /// It said `NO FINDINGS`.
+        #[serde(default)]
+        no_findings: bool,
+    },
+    /// A finding was decided.
+    FindingTriaged {
+        /// The finding's number.
+        finding: u32,
+        /// The decision.
+        decision: super::review::Decision,
+        /// The note (a `QUESTION`'s question).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// A `FIX` finding was fixed by a PR cycle's passing run.
+    FindingFixed {
+        /// The finding's number.
+        finding: u32,
+        /// The run that says so.
+        fixed: super::review::Fixed,
+    },
 }
 
 impl EventData {
@@ -397,6 +496,15 @@ impl EventData {
             EventData::MessageWritten { .. } => EventKind::MessageWritten,
             EventData::CommandsChanged { .. } => EventKind::CommandsChanged,
             EventData::MessageWithdrawn { .. } => EventKind::MessageWithdrawn,
+            EventData::ReviewStarted { .. } => EventKind::ReviewStarted,
+            EventData::AttestationRecorded { .. } => EventKind::AttestationRecorded,
+            EventData::AttestationJudged { .. } => EventKind::AttestationJudged,
+            EventData::PacketPrepared { .. } => EventKind::PacketPrepared,
+            EventData::PacketApproved { .. } => EventKind::PacketApproved,
+            EventData::ReviewRequested { .. } => EventKind::ReviewRequested,
+            EventData::FindingsRecorded { .. } => EventKind::FindingsRecorded,
+            EventData::FindingTriaged { .. } => EventKind::FindingTriaged,
+            EventData::FindingFixed { .. } => EventKind::FindingFixed,
         }
     }
 

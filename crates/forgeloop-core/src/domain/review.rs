@@ -504,7 +504,10 @@ pub fn judge_attestation(
     } else if passes {
         Verdict::Valid { at: now.to_owned() }
     } else if judged.is_empty() || wrong == judged.len() && judged.iter().all(|j| j.given.is_none()) {
-        Verdict::Invalid { at: now.to_owned(), why: "the chat did not answer the challenge (or could not read the commit)".into() }
+        Verdict::Invalid {
+            at: now.to_owned(),
+            why: "the chat did not answer the challenge (or could not read the commit)".into(),
+        }
     } else {
         Verdict::Invalid {
             at: now.to_owned(),
@@ -587,7 +590,11 @@ fn file_name(path: &str) -> &str {
 pub fn approve_packet(state: &mut CycleState, now: &str) -> Result<(), Refusal> {
     let waiting = state.review.as_ref().and_then(|r| r.packet.as_ref()).is_some_and(|p| p.approved.is_none());
     if state.status != Status::AwaitingPacket || !waiting {
-        return Err(refuse(state, "approving the packet", "no packet waits for a yes (`forgeloop review prepare` makes one)"));
+        return Err(refuse(
+            state,
+            "approving the packet",
+            "no packet waits for a yes (`forgeloop review prepare` makes one)",
+        ));
     }
     let review = review_mut(state, "approving the packet")?;
     if let Some(packet) = review.packet.as_mut() {
@@ -716,7 +723,8 @@ pub fn fix_request(review: &Review) -> Option<String> {
     let items: Vec<String> = review
         .fixes()
         .map(|f| {
-            let note = f.triage.as_ref().and_then(|t| t.note.as_deref()).map(|n| format!(" (note: {n})")).unwrap_or_default();
+            let note =
+                f.triage.as_ref().and_then(|t| t.note.as_deref()).map(|n| format!(" (note: {n})")).unwrap_or_default();
             format!("{}. [{}] {} — {}{note}", f.number, f.severity.as_str(), f.location(), f.text)
         })
         .collect();
@@ -843,10 +851,15 @@ pub fn next_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
         },
         Status::AwaitingWebgptReview => match (pending, sent) {
             (Some(outbox), _) => {
-                if review.route == Some(Route::LocalBundle) && outbox.kind == OutboxKind::Review && review.replies == 0 {
+                if review.route == Some(Route::LocalBundle) && outbox.kind == OutboxKind::Review && review.replies == 0
+                {
                     step.upload = review.packet.as_ref().map(|p| p.path.clone());
                 }
-                let what = if step.upload.is_some() { "the review request with the packet (upload)" } else { "the review request" };
+                let what = if step.upload.is_some() {
+                    "the review request with the packet (upload)"
+                } else {
+                    "the review request"
+                };
                 send(step, outbox, state_ref, what);
             }
             (None, Some(outbox)) => {
@@ -884,8 +897,12 @@ pub fn next_step(state: &CycleState, state_ref: &str, step: &mut NextStep) {
 fn send(step: &mut NextStep, outbox: &Outbox, state_ref: &str, what: &str) {
     step.action = Action::Send;
     step.explanation = match &step.conversation_url {
-        Some(url) => format!("Type {what} (text) into the review's conversation {url}, submit it, then record it with the command."),
-        None => format!("Type {what} (text) into the review's conversation, submit it, then record it with the command."),
+        Some(url) => format!(
+            "Type {what} (text) into the review's conversation {url}, submit it, then record it with the command."
+        ),
+        None => {
+            format!("Type {what} (text) into the review's conversation, submit it, then record it with the command.")
+        }
     };
     step.text = Some(outbox.text.clone());
     step.text_sha256 = Some(outbox.sha256.clone());
@@ -911,8 +928,13 @@ mod tests {
     const CHAT: &str = "https://chatgpt.com/c/abc";
 
     fn cycle() -> CycleState {
-        let target =
-            Target { repository: "o/r".into(), base: BASE.into(), head: HEAD.into(), pr: Some("o/r#1".into()), range: None };
+        let target = Target {
+            repository: "o/r".into(),
+            base: BASE.into(),
+            head: HEAD.into(),
+            pr: Some("o/r#1".into()),
+            range: None,
+        };
         start(NewReview { target, question: Some("is it safe?".into()), task_space: "ts".into() }, NOW)
     }
 
@@ -1043,8 +1065,7 @@ mod tests {
 
     #[test]
     fn findings_wait_for_triage_and_questions_go_back_to_the_chat() {
-        let mut state =
-            replied("FINDING 1: [high] src/a.rs:3 — unchecked index\nFINDING 2: [low] src/b.rs — naming");
+        let mut state = replied("FINDING 1: [high] src/a.rs:3 — unchecked index\nFINDING 2: [low] src/b.rs — naming");
         assert_eq!(state.status, Status::AwaitingTriage);
         triage(&mut state, 1, Decision::Fix, None, Actor::Human, NOW).unwrap();
         assert_eq!(state.status, Status::AwaitingTriage);

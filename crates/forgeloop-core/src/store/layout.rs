@@ -51,6 +51,11 @@ impl Home {
         self.root.join("connector")
     }
 
+    /// Review cycles' shared records: the repositories a person already let a packet go out for.
+    pub fn reviews_dir(&self) -> PathBuf {
+        self.root.join("reviews")
+    }
+
     /// Where `--keep-checkout` leaves checkouts.
     pub fn kept_dir(&self) -> PathBuf {
         self.root.join("kept")
