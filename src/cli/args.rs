@@ -89,12 +89,12 @@ pub enum Command {
     /// Human only, on a terminal: approve a pass that changed protected paths (NEEDS_REVIEW)
     Approve(StateArgs),
     /// Review cycles: WebGPT reviews a change (start, prepare the packet, approve it, reply, show, fixed)
-    Review(super::review_cmds::ReviewArgs),
+    Review(ReviewArgs),
     /// A review's connector attestation: what the browser shows and a challenge bound to the
     /// commit; --answer checks the chat's reply against the mirror
-    Attest(super::review_cmds::AttestArgs),
+    Attest(AttestArgs),
     /// Decide a review finding: FIX, DEFER, DISMISS or QUESTION (--note is the question)
-    Triage(super::review_cmds::TriageArgs),
+    Triage(TriageArgs),
     /// The ChatGPT Project registry: lookup, bind, unbind, attach, list, sources
     Project(super::project::ProjectArgs),
     /// Redact secrets and local paths from a file or stdin (a filter for any log)
@@ -591,4 +591,129 @@ mod tests {
         assert!(!may_use_git(&["next", "--state", "c.json"]));
         assert!(!may_use_git(&["list"]));
     }
+}
+
+/// `forgeloop review`.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[command(subcommand)]
+    pub(crate) command: ReviewCommand,
+}
+
+impl ReviewArgs {
+    /// Only `start` talks to GitHub (the rest read the mirror `start` filled).
+    pub fn needs_github(&self) -> bool {
+        matches!(self.command, ReviewCommand::Start(_))
+    }
+}
+
+/// The review subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ReviewCommand {
+    /// Start a review cycle of a PR (--pr) or of BASE..HEAD of a repository
+    Start(ReviewStartArgs),
+    /// The packet for the chat when its connector is not proven; --dry-run says what it would hold
+    Prepare(ReviewPrepareArgs),
+    /// Human only, on a terminal: let the packet leave the machine
+    Approve(StateArgs),
+    /// Record the reviewer's reply: its findings wait for triage
+    Reply(ReviewReplyArgs),
+    /// The review: attestation, packet, findings and their triage, the FIX list
+    Show(StateArgs),
+    /// Record that a FIX finding was fixed by a PR cycle whose last run passed
+    Fixed(ReviewFixedArgs),
+}
+
+/// `review start`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("change").required(true).args(["pr", "repository"])))]
+pub struct ReviewStartArgs {
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
+    /// The PR to review: its head against its base branch's tip
+    #[arg(long, value_name = "REF")]
+    pub pr: Option<String>,
+    /// The repository of --range (OWNER/REPO)
+    #[arg(long, value_name = "OWNER/REPO", requires = "range")]
+    pub repository: Option<String>,
+    /// BASE..HEAD: branch names or 40-hex commits
+    #[arg(long, value_name = "BASE..HEAD", requires = "repository")]
+    pub range: Option<String>,
+    /// What the person most wants the reviewer to look at
+    #[arg(long, value_name = "TEXT")]
+    pub question: Option<String>,
+}
+
+/// `review prepare`.
+#[derive(Debug, Args)]
+pub struct ReviewPrepareArgs {
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
+    /// Say what the packet would hold (each file in or out and why, bytes, tokens, risks); write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `review reply`.
+#[derive(Debug, Args)]
+pub struct ReviewReplyArgs {
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
+    /// The reviewer's whole reply; `-` or omitted reads stdin
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+/// `review fixed`.
+#[derive(Debug, Args)]
+pub struct ReviewFixedArgs {
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
+    /// The finding's number
+    #[arg(long, value_name = "N")]
+    pub finding: u32,
+    /// The PR cycle whose last passing run fixed it
+    #[arg(long = "by", value_name = "STATE")]
+    pub by_cycle: String,
+}
+
+/// `forgeloop attest`.
+#[derive(Debug, Args)]
+pub struct AttestArgs {
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
+    /// The model picker's text, as shown
+    #[arg(long, value_name = "TEXT", required_unless_present = "answer")]
+    pub model: Option<String>,
+    /// The reasoning mode shown, if the surface shows one
+    #[arg(long, value_name = "TEXT", conflicts_with = "answer")]
+    pub mode: Option<String>,
+    /// Where the chat runs
+    #[arg(long, value_name = "NAME", default_value = "chatgpt-web", conflicts_with = "answer")]
+    pub surface: String,
+    /// Whether the GitHub connector shows as attached to the conversation: attached or absent
+    #[arg(long, value_name = "attached|absent", required_unless_present = "answer")]
+    pub connector: Option<String>,
+    /// The conversation's URL (with --answer: the conversation the answer was read in)
+    #[arg(long, value_name = "URL")]
+    pub conversation_url: String,
+    /// The chat's reply to the challenge: check it against the commit (`-` reads stdin)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["model", "connector"])]
+    pub answer: Option<PathBuf>,
+}
+
+/// `forgeloop triage`.
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    #[command(flatten)]
+    pub(crate) cycle: StateArgs,
+    /// The finding's number
+    #[arg(long, value_name = "N")]
+    pub finding: u32,
+    /// FIX, DEFER, DISMISS or QUESTION
+    #[arg(long = "as", value_name = "DECISION")]
+    pub decision: String,
+    /// Why; for QUESTION, the question to ask the reviewer
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
 }

@@ -238,7 +238,7 @@ fn waiting_for(name: &str, state: &CycleState) -> String {
         ),
         Status::Aborted => "nothing: the person stopped this cycle; start a new cycle for further work".to_owned(),
         Status::Superseded => "nothing: another cycle replaced this one".to_owned(),
-        review if crate::domain::review::is_review_status(review) => format!(
+        review if crate::domain::review_step::is_review_status(review) => format!(
             "nothing from you here: {name} is a review cycle ({}) that the local coordinator drives in the chat",
             review.as_str()
         ),

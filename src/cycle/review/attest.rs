@@ -6,7 +6,8 @@ use chrono::{Duration, SecondsFormat};
 use crate::domain::challenge::{self, Judged, QUESTIONS, Question};
 use crate::domain::event_data::EventData;
 use crate::domain::hash::sha256_hex;
-use crate::domain::review::{self, DEFAULT_ATTESTATION_TTL_MINUTES, Route, Seen, Verdict};
+use crate::domain::review::{DEFAULT_ATTESTATION_TTL_MINUTES, Route, Seen, Verdict};
+use crate::domain::review_machine;
 use crate::domain::state::Actor;
 use crate::error::{Error, Result};
 use crate::store::journal::NewEvent;
@@ -73,7 +74,14 @@ pub fn attest(ctx: &Ctx, paths: &CyclePaths, seen: Seen) -> Result<(Saved, Attes
     let expires_at =
         (ctx.clock.now() + Duration::minutes(i64::from(minutes))).to_rfc3339_opts(SecondsFormat::Secs, true);
     let saved = mutate(ctx, paths, Actor::Agent, |state, events, now| {
-        review::record_attestation(state, seen.clone(), questions.clone(), text.clone(), expires_at.clone(), now)?;
+        review_machine::record_attestation(
+            state,
+            seen.clone(),
+            questions.clone(),
+            text.clone(),
+            expires_at.clone(),
+            now,
+        )?;
         events.push(NewEvent::of(
             Actor::Agent,
             EventData::AttestationRecorded {
@@ -123,7 +131,7 @@ pub fn answer(ctx: &Ctx, paths: &CyclePaths, reply: &str, from: &str) -> Result<
     let passes = challenge::passes(&judged, &answers);
     let from = from.trim().to_owned();
     let saved = mutate(ctx, paths, Actor::Agent, |state, events, now| {
-        let verdict = review::judge_attestation(state, judged.clone(), passes, &from, now)?;
+        let verdict = review_machine::judge_attestation(state, judged.clone(), passes, &from, now)?;
         events.push(NewEvent::of(
             Actor::Agent,
             EventData::AttestationJudged {

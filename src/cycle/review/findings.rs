@@ -6,7 +6,8 @@ use crate::domain::event_data::EventData;
 use crate::domain::findings::parse_findings;
 use crate::domain::hash::sha256_hex;
 use crate::domain::report::TestStatus;
-use crate::domain::review::{self, Decision, Fixed, Route};
+use crate::domain::review::{Decision, Fixed, Route};
+use crate::domain::review_machine;
 use crate::domain::state::{Actor, OutboxKind};
 use crate::domain::status::Status;
 use crate::error::{Error, Result};
@@ -48,7 +49,7 @@ pub fn reply(ctx: &Ctx, paths: &CyclePaths, text: &str) -> Result<(Saved, Replie
     let no_findings = parsed.no_findings;
     let mut added = 0;
     let saved = mutate(ctx, paths, Actor::Agent, |state, events, now| {
-        added = review::record_findings(state, parsed, now)?;
+        added = review_machine::record_findings(state, parsed, now)?;
         events.push(NewEvent::of(
             Actor::Agent,
             EventData::FindingsRecorded {
@@ -75,7 +76,7 @@ pub fn triage(
     by: Actor,
 ) -> Result<Saved> {
     mutate(ctx, paths, by, |state, events, now| {
-        review::triage(state, number, decision, note, by, now)?;
+        review_machine::triage(state, number, decision, note, by, now)?;
         let note = note.map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned);
         events.push(NewEvent::of(by, EventData::FindingTriaged { finding: number, decision, note }));
         requested(state, events);
@@ -113,7 +114,7 @@ pub fn fixed(ctx: &Ctx, paths: &CyclePaths, number: u32, by_cycle: &str) -> Resu
     };
     mutate(ctx, paths, Actor::Agent, |state, events, now| {
         let fixed = Fixed { at: now.to_owned(), ..fixed.clone() };
-        review::mark_fixed(state, number, fixed.clone(), now)?;
+        review_machine::mark_fixed(state, number, fixed.clone(), now)?;
         events.push(NewEvent::of(Actor::Agent, EventData::FindingFixed { finding: number, fixed }));
         Ok(())
     })

@@ -21,7 +21,8 @@ use crate::domain::event_data::EventData;
 use crate::domain::packet::{self as dlp, Changed, EntryKind, MAX_FILE_BYTES};
 use crate::domain::pr_ref::{RepoName, parse_pr_ref};
 use crate::domain::report::normalize_sha;
-use crate::domain::review::{self, NewReview, Review, Target};
+use crate::domain::review::{Review, Target};
+use crate::domain::review_machine::{self, NewReview};
 use crate::domain::state::{Actor, CycleState};
 use crate::error::{Error, Result};
 use crate::store::journal::NewEvent;
@@ -151,7 +152,8 @@ pub async fn start(ctx: &Ctx, engine: &Engine, req: StartReview) -> Result<Start
     let target =
         Target { repository: repo.full_name().to_ascii_lowercase(), base: change.base, head: change.head, pr, range };
     let now = ctx.now();
-    let state = review::start(NewReview { target: target.clone(), question, task_space: paths.task_space() }, &now);
+    let state =
+        review_machine::start(NewReview { target: target.clone(), question, task_space: paths.task_space() }, &now);
     let mut state = redact_state(ctx, &state);
     session::refresh_next_action(ctx, &paths, &mut state);
     let event = NewEvent::of(
@@ -261,7 +263,7 @@ pub fn show(paths: &CyclePaths) -> Result<Shown> {
     Ok(Shown {
         state: paths.state.clone(),
         status: state.status,
-        fix_request: review::fix_request(&review),
+        fix_request: review_machine::fix_request(&review),
         untriaged: review.untriaged().map(|f| f.number).collect(),
         review,
     })
@@ -279,7 +281,7 @@ pub fn fix_request_of(ctx: &Ctx, state_arg: &str) -> Result<(String, String)> {
             state.status
         )));
     }
-    let request = review::fix_request(&review)
+    let request = review_machine::fix_request(&review)
         .ok_or_else(|| Error::Invalid("the review has no finding triaged FIX: nothing to implement".into()))?;
     Ok((request, review.target.repository))
 }

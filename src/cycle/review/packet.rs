@@ -12,7 +12,8 @@ use serde::Serialize;
 use crate::domain::event_data::EventData;
 use crate::domain::hash::sha256_hex;
 use crate::domain::packet::{self as dlp, EntryKind, MAX_PACKET_BYTES};
-use crate::domain::review::{self, Packet, Route, Target};
+use crate::domain::review::{Packet, Route, Target};
+use crate::domain::review_machine;
 use crate::domain::state::Actor;
 use crate::error::{Error, Result};
 use crate::store::atomic::write_atomic;
@@ -239,7 +240,7 @@ fn plan(ctx: &Ctx, target: &Target) -> Result<Plan> {
 /// recorded in the cycle (and the request that carries it issued, when no yes is needed).
 pub fn prepare(ctx: &Ctx, paths: &CyclePaths, dry_run: bool) -> Result<(Option<Saved>, Prepared)> {
     let (state, review) = load(paths)?;
-    review::can_prepare(&state)?;
+    review_machine::can_prepare(&state)?;
     let plan = plan(ctx, &review.target)?;
     if plan.included == 0 {
         return Err(Error::Invalid(
@@ -289,7 +290,7 @@ pub fn prepare(ctx: &Ctx, paths: &CyclePaths, dry_run: bool) -> Result<(Option<S
     let saved = mutate(ctx, paths, Actor::Agent, |state, events, now| {
         let mut packet = packet.clone();
         packet.prepared_at = now.to_owned();
-        review::record_packet(state, packet.clone(), now)?;
+        review_machine::record_packet(state, packet.clone(), now)?;
         events.push(NewEvent::of(
             Actor::Agent,
             EventData::PacketPrepared {
@@ -329,7 +330,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// issued, and later packets for the repository need a yes only when they carry risks.
 pub fn approve(ctx: &Ctx, paths: &CyclePaths, via: &str) -> Result<Saved> {
     let saved = mutate(ctx, paths, Actor::Human, |state, events, now| {
-        review::approve_packet(state, now)?;
+        review_machine::approve_packet(state, now)?;
         let sha256 =
             state.review.as_ref().and_then(|r| r.packet.as_ref()).map(|p| p.sha256.clone()).unwrap_or_default();
         events.push(NewEvent::of(Actor::Human, EventData::PacketApproved { sha256, via: via.to_owned() }));

@@ -1,6 +1,7 @@
 //! The pure core: no I/O, no clock, no network. Everything here is decided from its
 //! arguments, so it is tested exhaustively with plain unit tests.
 
+pub mod actor;
 pub mod address;
 pub mod brief;
 pub mod challenge;
@@ -28,9 +29,12 @@ pub mod reply;
 pub mod repo_path;
 pub mod report;
 pub mod review;
+pub mod review_machine;
+pub mod review_step;
 pub mod secret_names;
 pub mod state;
 pub mod status;
+pub mod step;
 pub mod stop;
 pub mod task_space;
 pub mod terminal;

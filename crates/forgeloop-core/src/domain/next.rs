@@ -1,100 +1,15 @@
 //! The single deterministic next step of a cycle (`forgeloop next`, design §5.3): what to
 //! send, what to run, or why to stop. The coordinator agent follows it instead of judging.
 
-use serde::Serialize;
-
 use super::brief::Brief;
 use super::lockfiles;
-use super::needs_network::NeedsNetwork;
 use super::reply::ReplyClass;
+use super::review_step;
 use super::state::{CycleState, OutboxKind};
 use super::status::Status;
-use super::validation::{self, NotProposed};
+use super::validation;
 
-/// What the coordinator does next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// Type `text` into the cycle's chat, then run `command` (`forgeloop sent`).
-    Send,
-    /// The message was sent; wait for WebGPT's reply to finish, then run `command`.
-    WaitForReply,
-    /// Run `command` (test the PR WebGPT reported).
-    Run,
-    /// A person must act (confirm the brief); `command` blocks until the state changes.
-    WaitForHuman,
-    /// Stop the loop and report `explanation` to the user.
-    Stop,
-    /// The cycle has ended; nothing to do.
-    Done,
-}
-
-/// `forgeloop next`'s answer: one action, with what it needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NextStep {
-    /// The cycle's status.
-    pub status: Status,
-    /// What to do.
-    pub action: Action,
-    /// Why, in a sentence or two (also stored as the state's `next_action`).
-    pub explanation: String,
-    /// The forgeloop command to run, as argv.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<Vec<String>>,
-    /// The exact message to type into the chat (`send`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The hash of `text`, which `sent` checks.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text_sha256: Option<String>,
-    /// When the message was sent (`wait_for_reply`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waiting_since: Option<String>,
-    /// Completed runs so far.
-    pub iteration: u32,
-    /// The iteration cap.
-    pub max_iterations: u32,
-    /// The PR the cycle works on (`owner/repo#N`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pr: Option<String>,
-    /// `"unsandboxed"` when the person turned the sandbox off: the agent must see it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<&'static str>,
-    /// The first `run` (no stored commands): the commands the brief's Validation names in
-    /// backticks, as argv arrays for the commands file. The agent checks them; none is run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proposed_commands: Option<Vec<Vec<String>>>,
-    /// Setup commands for the commands file's `"setup"` (run first, through the person's
-    /// allowlist): the Validation's install commands, then installs for the lockfiles in
-    /// `lockfiles`. The agent checks them; none is run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proposed_setup: Option<Vec<Vec<String>>>,
-    /// The lockfiles the proposals come from (repository-relative paths).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub lockfiles: Vec<String>,
-    /// Backticked Validation spans that are not proposed, each with why (a shell operator, …).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub not_proposed: Vec<NotProposed>,
-    /// The last run needed network the person has not allowed: what to allow, and the exact
-    /// lines for their config.toml (design §5.6).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub needs_network: Option<NeedsNetwork>,
-    /// The cycle's ChatGPT conversation, on every step that types into it or reads from it
-    /// (`send`, `wait_for_reply`): with several cycles at once, the chat to open. `None` there
-    /// means none is recorded yet (the explanation says how to attach it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conversation_url: Option<String>,
-    /// Whether the PR's head moved since its failed run (`unchanged: …`, `changed: …`, or
-    /// `could not check: …`), when the step would test that PR again.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head_check: Option<String>,
-    /// A review cycle's route: `CONNECTOR` (a verified attestation) or `LOCAL_BUNDLE`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub route: Option<&'static str>,
-    /// A file to upload into the chat with `text` (a review packet).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub upload: Option<String>,
-}
+pub use super::step::{Action, NextStep};
 
 /// The `next_action` sentence a state stores (the reference tool's field): exactly what `next`
 /// says now. The use cases set it on every write (design §3), so it is never stale.
@@ -119,7 +34,7 @@ pub fn waits_for_person(state: &CycleState) -> bool {
     match state.status {
         Status::AwaitingBriefConfirmation | Status::NeedsReview => true,
         Status::AwaitingTriage => state.review.is_some(),
-        Status::AwaitingPacket => super::review::packet_waits_for_yes(state),
+        Status::AwaitingPacket => review_step::packet_waits_for_yes(state),
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {
             state.needs_network.as_ref().is_some_and(|n| n.allowed_at.is_none()) || withdrawn_and_waiting(state)
         }
@@ -162,8 +77,8 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
         route: None,
         upload: None,
     };
-    if state.review.is_some() && super::review::is_review_status(state.status) {
-        super::review::next_step(state, state_ref, &mut step);
+    if state.review.is_some() && review_step::is_review_status(state.status) {
+        review_step::next_step(state, state_ref, &mut step);
         return step;
     }
     // A cycle a remote client drives itself (`forgeloop serve`, design §8.1): it tests its own
@@ -509,6 +424,7 @@ fn validation_commands(state: &CycleState) -> validation::Proposal {
 mod tests {
     use super::*;
     use crate::domain::machine::{self, NewCycle};
+    use crate::domain::needs_network::NeedsNetwork;
 
     const BRIEF: &str = "Goal: a\nSuccess: b\nScope: c\nConstraints: d\nValidation: e";
 
@@ -771,6 +687,47 @@ mod tests {
         for mut driven in [state(true), refused] {
             driven.driver = Some("connector:ChatGPT".into());
             assert!(waits_for_person(&driven), "{}", driven.status);
+        }
+    }
+}
+
+#[cfg(test)]
+mod review_tests {
+    use super::*;
+    use crate::domain::review_machine::fixtures::*;
+    use crate::domain::review_machine::{approve_packet, record_packet};
+
+    #[test]
+    fn a_packet_with_risks_waits_for_the_persons_yes() {
+        let mut state = cycle();
+        record_packet(&mut state, packet(true), NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingPacket);
+        let mut step = next_step(&state, "s.json");
+        assert_eq!(step.action, Action::WaitForHuman);
+        approve_packet(&mut state, NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingWebgptReview);
+        step = next_step(&state, "s.json");
+        assert_eq!(step.action, Action::Send);
+        assert_eq!(step.upload.as_deref(), Some("/home/x/review.txt"));
+        assert!(step.text.unwrap().contains("review.txt"));
+    }
+
+    #[test]
+    fn a_review_waits_for_a_person_exactly_when_next_says_so() {
+        let mut cases = vec![cycle()];
+        let mut s = cycle();
+        attested(&mut s);
+        cases.push(s.clone());
+        for needs in [true, false] {
+            let mut p = cycle();
+            record_packet(&mut p, packet(needs), NOW).unwrap();
+            cases.push(p);
+        }
+        cases.push(replied("FINDING 1: [low] a.rs — x"));
+        cases.push(replied("NO FINDINGS"));
+        for case in &cases {
+            let says = next_step(case, "x").action == Action::WaitForHuman;
+            assert_eq!(waits_for_person(case), says, "{}", case.status);
         }
     }
 }

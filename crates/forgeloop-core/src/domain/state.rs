@@ -25,28 +25,7 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// Who performed an action; human-only actions must say `human`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Actor {
-    /// The coordinator agent driving the browser.
-    Agent,
-    /// A person at a terminal or in the control room.
-    Human,
-    /// forgeloop itself, as a consequence of another action.
-    System,
-}
-
-impl Actor {
-    /// The name written to state files and the journal.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Actor::Agent => "agent",
-            Actor::Human => "human",
-            Actor::System => "system",
-        }
-    }
-}
+pub use super::actor::Actor;
 
 /// Who confirmed the delegation brief, where and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
