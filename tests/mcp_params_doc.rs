@@ -86,6 +86,7 @@ fn rendered(tools: &[Value]) -> String {
 fn a_parameter_has_one_description_across_tools() {
     let differs = [
         ("forge_start", "state"),
+        ("forge_review_start", "state"),
         ("forge_test", "profile"),
         ("forge_test", "pr"),
         ("forge_reply", "reason"),

@@ -194,6 +194,8 @@ fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
     assert_eq!(
         names,
         [
+            "forge_attest",
+            "forge_attest_answer",
             "forge_block",
             "forge_cycle",
             "forge_cycles",
@@ -201,9 +203,14 @@ fn protocol_errors_have_the_right_codes_and_the_server_outlives_bad_input() {
             "forge_next",
             "forge_profiles",
             "forge_reply",
+            "forge_review",
+            "forge_review_prepare",
+            "forge_review_reply",
+            "forge_review_start",
             "forge_sent",
             "forge_start",
             "forge_test",
+            "forge_triage",
             "project_attach",
             "project_bind",
             "project_lookup",
@@ -617,6 +624,47 @@ fn forge_diff_shows_a_cycles_change_redacted_as_the_cli_does() {
     // One run: nothing to compare with, said as an error document.
     let since = mcp.call(3, "forge_diff", json!({"state": "dark-mode", "since_last": true}));
     assert!(is_error(&since) && tool_text(&since)["error"].as_str().unwrap().contains("first"), "{since}");
+    assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&secret)));
+    assert_eq!(mcp.finish(), 0);
+}
+
+/// A review cycle over MCP, as the runbook drives it: start, attest (no connector), the dry
+/// run, the packet waiting for the person (no tool says yes), the findings, a triage.
+#[test]
+fn a_review_cycle_over_mcp_waits_for_the_person_before_its_packet_leaves() {
+    let w = World::new();
+    let repo = w.project("acme", "widget", true);
+    let secret = fresh_secret("ghp_");
+    w.commit(
+        &repo,
+        "feature",
+        &[("src/app.py", "def main():\n    return 'widget'\n"), (".env", &format!("TOKEN={secret}\n"))],
+        "feature",
+    );
+    let n = w.rt.block_on(w.emu.open_pr(&repo, "feature", "main", "feature")).unwrap();
+    let mut mcp = Mcp::start(&w, CONFIG);
+    mcp.initialize();
+    let started = mcp.call(2, "forge_review_start", json!({"state": "rv", "pr": format!("acme/widget#{n}")}));
+    assert!(!is_error(&started), "{started}");
+    assert_eq!(started["result"]["structuredContent"]["status"], "AWAITING_ATTESTATION");
+    let attested = mcp.call(
+        3,
+        "forge_attest",
+        json!({"state": "rv", "model": "GPT-5", "connector_attached": false, "conversation_url": "https://chatgpt.com/c/x"}),
+    );
+    assert_eq!(attested["result"]["structuredContent"]["status"], "AWAITING_PACKET", "{attested}");
+    let dry = mcp.call(4, "forge_review_prepare", json!({"state": "rv", "dry_run": true}));
+    let doc = &dry["result"]["structuredContent"];
+    let env = doc["files"].as_array().unwrap().iter().find(|f| f["path"] == ".env").unwrap();
+    assert_eq!(env["included"], false, "{doc}");
+    let made = mcp.call(5, "forge_review_prepare", json!({"state": "rv"}));
+    assert!(!is_error(&made), "{made}");
+    let next = mcp.call(6, "forge_next", json!({"state": "rv"}));
+    assert_eq!(next["result"]["structuredContent"]["action"], "wait_for_human", "{next}");
+    let early = mcp.call(7, "forge_review_reply", json!({"state": "rv", "text": "NO FINDINGS"}));
+    assert!(is_error(&early), "a reply before the request was sent: {early}");
+    let review = mcp.call(8, "forge_review", json!({"state": "rv"}));
+    assert_eq!(review["result"]["structuredContent"]["review"]["route"], "LOCAL_BUNDLE", "{review}");
     assert!(!mcp.transcript.iter().any(|m| m.to_string().contains(&secret)));
     assert_eq!(mcp.finish(), 0);
 }

@@ -7,6 +7,7 @@ pub mod framing;
 pub mod host;
 pub mod policy;
 pub mod progress;
+pub mod review_tools;
 pub mod server;
 pub mod tools;
 

@@ -32,6 +32,9 @@ use super::host::{Github, Host};
 
 use super::policy::Policy;
 use super::progress::{self, Reporter};
+use super::review_tools::{
+    self, AttestAnswerInput, AttestInput, PrepareInput, ReviewReplyInput, ReviewStartInput, TriageInput,
+};
 use super::tools::{
     self, AttachInput, BindInput, BlockInput, CycleInput, CycleTestInput, DiffInput, Failure, HandoffInput, Outcome,
     PrInput, PrTestInput, ReplyInput, RepositoryInput, StartInput, StateInput,
@@ -47,7 +50,8 @@ send its text in the ChatGPT chat and call forge_sent, give WebGPT's reply to fo
 tests with forge_test (a configured profile the first time; it posts the result comment); on \
 wait_for_human tell the person and ask forge_next again later; when the chat cannot go on (the model \
 or the connector is not available) forge_block with the reason; stop on stop or done. \
-Nothing here merges, pushes, runs caller-given commands, confirms a brief, approves, unblocks or raises the cap.";
+Review cycles (forge_review_start, then forge_next as above): WebGPT reviews a change; the connector is proven with a challenge or the change goes as a DLP-checked packet; findings are triaged with the person's decisions. \
+Nothing here merges, pushes, runs caller-given commands, confirms a brief, approves, unblocks, raises the cap or lets a packet leave the machine.";
 
 /// How many test runs are in flight, so shutdown can wait for their process groups to go.
 #[derive(Default)]
@@ -526,6 +530,105 @@ impl ForgeServer {
             Ok((document, blocked)) => self.result(document, blocked),
             Err(failure) => self.result(failure.document(), true),
         }
+    }
+
+    #[tool(
+        description = "Start a review cycle (as `forgeloop review start`): WebGPT reviews a change someone else wrote. Give pr, or repository with range BASE..HEAD; the change is fetched into forgeloop's mirror and the cycle is bound to its two commits. Then repeat forge_next: attest the connector (forge_attest), send the challenge, check its answer (forge_attest_answer); without a proven connector make the packet (forge_review_prepare, dry_run first), which waits for the person's yes in a terminal or the control room; record the reply (forge_review_reply); triage with the person's decisions (forge_triage).",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
+    )]
+    async fn forge_review_start(&self, Parameters(input): Parameters<ReviewStartInput>) -> CallToolResult {
+        let outcome = async {
+            let change = review_tools::change(&input)?;
+            let github = self.github().await?;
+            let req = crate::cycle::review::StartReview {
+                state: input.state.clone(),
+                change,
+                question: input.question.clone(),
+            };
+            let started = crate::cycle::review::start(&github.ctx, &github.engine, req).await?;
+            tools::to_value(&started.state)
+        }
+        .await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Record what the browser shows for a review cycle's conversation (as `forgeloop attest`): the model picker's text, the reasoning mode, whether the GitHub connector is attached, the conversation URL. Returns the challenge to send (questions only a reader of the reviewed commit can answer) and its expiry; without a connector the review goes to the packet at once.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_attest(&self, Parameters(input): Parameters<AttestInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| review_tools::attest(ctx, input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Check the chat's answer to a review's challenge against the commit in forgeloop's mirror (as `forgeloop attest --answer`), with the URL of the conversation it was read in. Valid only for that conversation, mode, repository and commit, until it expires: the route is then CONNECTOR, else LOCAL_BUNDLE. Returns the verdict and each answer's judgement (never the expected answers).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_attest_answer(&self, Parameters(input): Parameters<AttestAnswerInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| review_tools::answer(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "The review packet for a chat whose connector is not proven (as `forgeloop review prepare`): with dry_run, each changed file in or out and why, bytes, a token estimate and the risks (secrets masked, files the DLP rules keep out, binary or generated files, links outside the change); without, the packet and its manifest are written and the request that carries it is issued, or it waits for the person's yes (the first packet for a repository, or any with risks).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_review_prepare(&self, Parameters(input): Parameters<PrepareInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| review_tools::prepare(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Record the reviewer's whole reply (as `forgeloop review reply`): its `FINDING n: [severity] path:line — text` lines become findings that wait for triage; what cannot be read as one is kept and named.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_review_reply(&self, Parameters(input): Parameters<ReviewReplyInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| review_tools::reply(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "Decide a review finding with the person's decision and words (as `forgeloop triage`, journaled as the agent): FIX, DEFER, DISMISS, or QUESTION with the question as note (it becomes the next message to the chat). Returns the review.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forge_triage(&self, Parameters(input): Parameters<TriageInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| review_tools::triage(ctx, &input)).await;
+        self.finish(outcome)
+    }
+
+    #[tool(
+        description = "A review cycle's review (as `forgeloop review show`): target commits, route, attestation, packet, findings with their triage, and the FIX findings as one request.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn forge_review(&self, Parameters(input): Parameters<StateInput>) -> CallToolResult {
+        let outcome = self.blocking(move |ctx| review_tools::show(ctx, &input.state)).await;
+        self.finish(outcome)
     }
 }
 

@@ -224,7 +224,7 @@ impl From<PolicyError> for Failure {
 /// What a tool body returns: its JSON document, or why it failed.
 pub type Outcome = Result<Value, Failure>;
 
-fn to_value<T: serde::Serialize>(value: &T) -> Outcome {
+pub(crate) fn to_value<T: serde::Serialize>(value: &T) -> Outcome {
     serde_json::to_value(value).map_err(|e| Failure::new(Word::Blocked, format!("cannot encode the result: {e}")))
 }
 
@@ -319,7 +319,7 @@ pub(crate) fn reply(ctx: &Ctx, input: ReplyInput, lookup: Option<HeadLookup<'_>>
     to_value(&outcome)
 }
 
-fn paths(path: PathBuf) -> Result<files::CyclePaths, Failure> {
+pub(crate) fn paths(path: PathBuf) -> Result<files::CyclePaths, Failure> {
     files::CyclePaths::new(path).map_err(|e| Failure::from(Error::from(e)))
 }
 
