@@ -5,7 +5,8 @@
 //! concurrently by a scripted coordinator through the same use cases as the CLI — real fetches,
 //! checkouts, test processes and PR comments — and one driven through `forgeloop serve` (the
 //! remote connector, run as its own process on the demo's home) by a scripted chat client over
-//! HTTP. The control room opens on the sandbox; with `--headless` the same runs to the end and a
+//! HTTP, and two review cycles ([`reviewer`], docs/review.md): one whose chat proves its
+//! connector, one that gets the packet. The control room opens on the sandbox; with `--headless` the same runs to the end and a
 //! JSON summary says whether each cycle ended where it should.
 //!
 //! Layout: [`sandbox`] (the directory and the token), [`project`] (the calculator),
@@ -20,6 +21,7 @@ pub mod http;
 pub mod pace;
 pub mod package_index;
 pub mod project;
+pub mod reviewer;
 pub mod sandbox;
 pub mod scenarios;
 pub mod summary;
@@ -267,7 +269,9 @@ fn run_on(
     let handles: Vec<JoinHandle<Finished>> = scenarios
         .iter()
         .map(|s| {
-            if s.connector {
+            if s.review.is_some() {
+                runtime.spawn(reviewer::drive(demo.clone(), s.clone(), stop_rx.clone()))
+            } else if s.connector {
                 runtime.spawn(connector::drive(demo.clone(), s.clone(), serving.clone(), stop_rx.clone()))
             } else {
                 runtime.spawn(coordinator::drive(demo.clone(), s.clone(), stop_rx.clone()))

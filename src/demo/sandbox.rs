@@ -28,6 +28,7 @@ const OWNED: &[&str] = &[
     "kept",
     "caches",
     "connector",
+    "reviews",
     "serve.log",
     "commands.json",
     "config.toml",

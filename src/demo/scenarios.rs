@@ -1,7 +1,8 @@
-//! The eight cycles of the demo: what each asks WebGPT for, how the scripted WebGPT behaves,
+//! The ten cycles of the demo: what each asks WebGPT for, how the scripted WebGPT behaves,
 //! what the demo's stand-in for the user does, and where each must end. Seven are driven by the
 //! scripted coordinator through the relay loop; one by a scripted chat client through
-//! `forgeloop serve` (the remote connector, design §8.1).
+//! `forgeloop serve` (the remote connector, design §8.1); two are review cycles (docs/review.md),
+//! one whose chat proves its connector and one whose chat gets the packet.
 
 use crate::domain::status::Status;
 
@@ -48,10 +49,23 @@ pub struct Scenario {
     /// its driver `connector:<client name>`, and its runs post no PR comment (the client reads
     /// the report itself).
     pub connector: bool,
+    /// A review cycle (docs/review.md) instead of a PR cycle: the scripted WebGPT reviews the
+    /// branch of `persona.attempts[0]`, proving its connector or not.
+    pub review: Option<ReviewRoute>,
     /// When it starts, in steps after the demo began (so cycles appear one by one).
     pub start_after: f64,
     /// Where the cycle must end.
     pub expect: Expect,
+}
+
+/// How a review scenario's chat reads the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewRoute {
+    /// Its connector reads the commit: the challenge passes, the route is CONNECTOR.
+    ConnectorVerified,
+    /// Its connector shows as attached but reads nothing: the challenge fails, the route is
+    /// LOCAL_BUNDLE and the packet goes out after the person's yes.
+    ConnectorFails,
 }
 
 /// Where a scenario must end.
@@ -133,6 +147,7 @@ fn scenario(task: &Task, name: &'static str, shows: &'static str, persona: Perso
         on_ci: false,
         dependency: false,
         connector: false,
+        review: None,
         start_after: 0.0,
         expect,
     }
@@ -315,6 +330,49 @@ pub fn all() -> Vec<Scenario> {
     connector.start_after = 3.5;
     out.push(connector);
 
+    let shows = [
+        (
+            "review-with-connector",
+            "review/notes",
+            ReviewRoute::ConnectorVerified,
+            "WebGPT reviews a branch: its connector answers the challenge from the commit (route CONNECTOR), two findings, triaged FIX and DISMISS",
+        ),
+        (
+            "review-with-packet",
+            "review/usage",
+            ReviewRoute::ConnectorFails,
+            "WebGPT reviews a branch, but its connector cannot read the commit: the challenge fails, the change goes as a DLP-checked packet after the person's yes, two findings triaged",
+        ),
+    ];
+    for (i, (name, branch, route, shows)) in shows.into_iter().enumerate() {
+        let change: Attempt = vec![
+            (
+                "NOTES.md".to_owned(),
+                format!(
+                    "# Notes on calc.sh\n\nEach operation reads two integers: `sh calc.sh OP A B`.\nThis branch is {branch}, written for a review.\n"
+                ),
+            ),
+            (
+                "scripts/usage.sh".to_owned(),
+                "#!/bin/sh\n# Prints how to call calc.sh.\necho 'usage: sh calc.sh add|sub A B'\nexit 2\n".to_owned(),
+            ),
+        ];
+        let persona = Persona {
+            branch: branch.to_owned(),
+            title: format!("{branch}: notes and a usage script"),
+            summary: String::new(),
+            attempts: vec![change],
+            forgets_link_once: false,
+        };
+        let expect = Expect { status: Status::ReviewDone, iteration: 0, comments: 0, needs_network: false };
+        let mut review = scenario(&sub, name, shows, persona, expect);
+        review.request = format!("Review {LOGIN}/{REPO_NAME} main..{branch}");
+        review.question = "Is the usage script's exit status right for a usage error?".into();
+        review.review = Some(route);
+        review.start_after = 4.0 + i as f64 * 0.5;
+        out.push(review);
+    }
+
     out
 }
 
@@ -341,13 +399,15 @@ mod tests {
     use crate::domain::brief::Brief;
 
     #[test]
-    fn eight_distinct_cycles_with_complete_briefs() {
+    fn ten_distinct_cycles_with_complete_briefs() {
         let all = all();
-        assert_eq!(all.len(), 8);
+        assert_eq!(all.len(), 10);
         let mut names: Vec<_> = all.iter().map(|s| s.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 8);
+        assert_eq!(names.len(), 10);
+        let reviews: Vec<_> = all.iter().filter_map(|s| s.review).collect();
+        assert_eq!(reviews, [ReviewRoute::ConnectorVerified, ReviewRoute::ConnectorFails]);
         // One through the connector: a brief awaiting confirmation, as every connector cycle.
         let connector: Vec<_> = all.iter().filter(|s| s.connector).collect();
         assert_eq!(connector.len(), 1);

@@ -215,7 +215,19 @@ fn cycle(demo: &Demo, scenario: &Scenario, finished: Option<&Finished>) -> Cycle
                 }
             }
         }
+        if let Some(route) = scenario.review {
+            let want = match route {
+                super::scenarios::ReviewRoute::ConnectorVerified => crate::domain::review::Route::Connector,
+                super::scenarios::ReviewRoute::ConnectorFails => crate::domain::review::Route::LocalBundle,
+            };
+            let got = state.review.as_ref().and_then(|r| r.route);
+            if got != Some(want) {
+                problems.push(format!("its route is {got:?} instead of {want:?}"));
+            }
+        }
         match confirmation {
+            // A review cycle has no brief: the person decides its packet and findings instead.
+            _ if scenario.review.is_some() => {}
             None if state.status != Status::AwaitingBriefConfirmation => {
                 problems.push("the brief was never confirmed".into())
             }

@@ -10,7 +10,7 @@ mod packet;
 
 pub use attest::{Answered, Attested, MAX_ANSWER_BYTES, answer, attest};
 pub use findings::{MAX_REPLY_BYTES, Replied, fixed, reply, triage};
-pub use packet::{Plan, PlannedFile, Prepared, Risk, approve, prepare};
+pub use packet::{Plan, PlannedFile, Prepared, Risk, approve, approve_as, prepare};
 
 use std::path::PathBuf;
 

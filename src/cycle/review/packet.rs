@@ -329,11 +329,16 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// A person's yes to the packet (`via`: `terminal`, `tui`): the request that carries it is
 /// issued, and later packets for the repository need a yes only when they carry risks.
 pub fn approve(ctx: &Ctx, paths: &CyclePaths, via: &str) -> Result<Saved> {
-    let saved = mutate(ctx, paths, Actor::Human, |state, events, now| {
-        review_machine::approve_packet(state, now)?;
+    approve_as(ctx, paths, Actor::Human, via)
+}
+
+/// [`approve`] by `by`: the demo's stand-in for the person says yes as `System`, via `demo`.
+pub fn approve_as(ctx: &Ctx, paths: &CyclePaths, by: Actor, via: &str) -> Result<Saved> {
+    let saved = mutate(ctx, paths, by, |state, events, now| {
+        review_machine::approve_packet(state, by, now)?;
         let sha256 =
             state.review.as_ref().and_then(|r| r.packet.as_ref()).map(|p| p.sha256.clone()).unwrap_or_default();
-        events.push(NewEvent::of(Actor::Human, EventData::PacketApproved { sha256, via: via.to_owned() }));
+        events.push(NewEvent::of(by, EventData::PacketApproved { sha256, via: via.to_owned() }));
         events.push(NewEvent::of(
             Actor::System,
             EventData::ReviewRequested { sha256: String::new(), route: Route::LocalBundle },

@@ -704,7 +704,7 @@ mod review_tests {
         assert_eq!(state.status, Status::AwaitingPacket);
         let mut step = next_step(&state, "s.json");
         assert_eq!(step.action, Action::WaitForHuman);
-        approve_packet(&mut state, NOW).unwrap();
+        approve_packet(&mut state, crate::domain::state::Actor::Human, NOW).unwrap();
         assert_eq!(state.status, Status::AwaitingWebgptReview);
         step = next_step(&state, "s.json");
         assert_eq!(step.action, Action::Send);

@@ -167,7 +167,7 @@ pub struct Packet {
 /// A person's yes to a packet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Approval {
-    /// Who (always a person).
+    /// Who: a person (`human`), or the demo's stand-in for one (`system`).
     pub by: Actor,
     /// When.
     pub at: String,

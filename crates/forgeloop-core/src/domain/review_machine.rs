@@ -271,8 +271,9 @@ fn file_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
-/// A person's yes to the packet: the request that carries it is issued.
-pub fn approve_packet(state: &mut CycleState, now: &str) -> Result<(), Refusal> {
+/// A person's yes to the packet (`by`: the person, or the demo's stand-in as `System`): the
+/// request that carries it is issued.
+pub fn approve_packet(state: &mut CycleState, by: Actor, now: &str) -> Result<(), Refusal> {
     let waiting = state.review.as_ref().and_then(|r| r.packet.as_ref()).is_some_and(|p| p.approved.is_none());
     if state.status != Status::AwaitingPacket || !waiting {
         return Err(refuse(
@@ -283,7 +284,7 @@ pub fn approve_packet(state: &mut CycleState, now: &str) -> Result<(), Refusal> 
     }
     let review = review_mut(state, "approving the packet")?;
     if let Some(packet) = review.packet.as_mut() {
-        packet.approved = Some(Approval { by: Actor::Human, at: now.to_owned() });
+        packet.approved = Some(Approval { by, at: now.to_owned() });
     }
     issue_packet_request(state, now);
     Ok(())
