@@ -396,3 +396,19 @@ fn each_triage_does_what_it_says_and_is_journaled() {
     assert_eq!(fixed.code, 2, "{}", fixed.stdout);
     assert!(fixed.stdout.contains("no passing run"), "{}", fixed.stdout);
 }
+
+/// The rule table of docs/review.md is the code's: each built-in rule is a row naming every
+/// glob it keeps out, so the documented exclusions cannot drift from the ones applied.
+#[test]
+fn the_documented_rules_are_the_ones_applied() {
+    let doc = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/review.md")).unwrap();
+    for rule in forgeloop::domain::packet::RULES {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}` |", rule.name)))
+            .unwrap_or_else(|| panic!("docs/review.md has no row for the rule {}", rule.name));
+        let globs: Vec<&str> = row.split('|').nth(2).unwrap().split(',').map(|g| g.trim().trim_matches('`')).collect();
+        assert_eq!(globs, rule.globs, "the {} row lists other globs than the code", rule.name);
+        assert!(row.contains(rule.why), "the {} row does not say why: {row}", rule.name);
+    }
+}
