@@ -286,6 +286,9 @@ impl App {
         let out = f(&mut self.tabs, &sel, &mut asked);
         fx.extend(asked.own.into_iter().map(Effect::Pane));
         fx.extend(asked.shared.into_iter().map(shared_effect));
+        if let Some((title, body, load)) = asked.confirm {
+            self.popups.push(Popup::YesNo { ask: Ask::Pane(load), title, body });
+        }
         out
     }
 
@@ -310,6 +313,14 @@ impl App {
                         && matches!(c.status(), Some(Status::ReadyToMerge | Status::NeedsReview))
                 }) {
                     fx.push(Effect::LoadCycles(vec![cycle.clone()]));
+                }
+            }
+            Reply::Saved(cycle, text) => {
+                self.toast = Some(Toast { text: text.clone(), error: false });
+                // The watcher reloads it too; this makes the result visible at once.
+                fx.push(Effect::LoadCycles(vec![cycle.clone()]));
+                if self.list.selected.as_ref() == Some(cycle) {
+                    fx.push(Effect::LoadJournal(cycle.clone()));
                 }
             }
             Reply::NotMine | Reply::Done | Reply::Ask(_) | Reply::ShowMe | Reply::Reload => {}
