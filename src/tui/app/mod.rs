@@ -834,10 +834,11 @@ impl App {
             }
             MouseEventKind::Down(MouseButton::Left) => {
                 if inside(tabs) {
-                    // Tab titles are drawn as " Title " separated by "│".
+                    // Tab titles are drawn as " N Title ", separated by "│" when they fit.
+                    let (_, dividers) = super::widgets::tab_bar(tabs.width);
                     let mut x = tabs.x;
                     for &tab in Tab::ALL {
-                        let w = tab.title().len() as u16 + 4;
+                        let w = super::widgets::tab_cells(tab, dividers);
                         if event.column < x + w {
                             self.focus = Focus::Detail;
                             self.set_tab(tab, fx);
