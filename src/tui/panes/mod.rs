@@ -21,6 +21,7 @@ pub mod list;
 pub mod log;
 pub mod project;
 pub mod projects;
+pub mod review;
 pub mod run_rows;
 pub mod runs;
 pub mod screens;
