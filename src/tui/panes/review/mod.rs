@@ -56,7 +56,7 @@ impl ReviewPane {
         let Some(review) = &state.review else {
             return Reply::Refused("this is a PR cycle: it has no findings to triage".into());
         };
-        let Some(finding) = review.findings.get(self.selected) else {
+        let Some(finding) = review.findings.get(self.selected.min(review.findings.len().saturating_sub(1))) else {
             return Reply::Refused("no finding is selected: this review has none yet".into());
         };
         cx.load(ReviewLoad::Triage { path: entry.path.clone(), number: finding.number, decision });
@@ -121,9 +121,11 @@ impl Pane for ReviewPane {
     fn available(&self, cmd: Cmd, sel: &Selection, _loaded: &Loaded) -> Option<bool> {
         let review = review_of(sel);
         match cmd {
-            Cmd::TriageFix | Cmd::TriageDefer | Cmd::TriageDismiss => Some(review.is_some_and(|(state, review)| {
-                state.status == Status::AwaitingTriage && self.selected < review.findings.len()
-            })),
+            Cmd::TriageFix | Cmd::TriageDefer | Cmd::TriageDismiss => {
+                Some(review.is_some_and(|(state, review)| {
+                    state.status == Status::AwaitingTriage && !review.findings.is_empty()
+                }))
+            }
             Cmd::ApprovePacket => Some(review.is_some_and(|(state, _)| packet_waits_for_yes(state))),
             _ => None,
         }
