@@ -1824,3 +1824,29 @@ fn p_approves_a_waiting_packet_after_a_confirmation_as_the_person_via_tui() {
     assert!(!toast.error && toast.text.starts_with("packet approved"), "{toast:?}");
     assert!(!app.available(Cmd::ApprovePacket), "asked once");
 }
+
+#[test]
+fn a_click_on_a_tab_title_shows_that_tab_with_or_without_dividers() {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let (fx, _) = review_home();
+    // 80 columns: the titles go without dividers; 160: between them.
+    for (width, divided) in [(80, false), (160, true)] {
+        let (mut app, mut d) = fx.app("dark");
+        app.mouse = true;
+        select(&mut app, &mut d, "review-widget");
+        for title in ["8 Review", "2 Conversation", "7 Files"] {
+            let text = screen(&app, width, 40);
+            let (row, line) = text.lines().enumerate().find(|(_, l)| l.contains(title)).unwrap();
+            assert_eq!(line.contains("Brief │"), divided, "{line}");
+            let column = line[..line.find(title).unwrap()].chars().count() + 3;
+            let click = MouseEvent {
+                kind: MouseEventKind::Down(MouseButton::Left),
+                column: column as u16,
+                row: row as u16,
+                modifiers: KeyModifiers::NONE,
+            };
+            d.apply(&mut app, Event::Mouse(click));
+            assert_eq!(app.tabs.tab.title(), &title[2..], "{width} columns: {line}");
+        }
+    }
+}
