@@ -1694,3 +1694,159 @@ fn x_drops_the_pending_handoff_and_the_conversation_says_so() {
     assert!(text.contains("the handoff was taken out unsent"), "{text}");
     assert!(!app.available(Cmd::DropMessage));
 }
+
+/// A review cycle waiting for triage (its first finding untriaged) and a PR cycle.
+fn review_home() -> (Fixture, std::path::PathBuf) {
+    let mut fx = Fixture::new();
+    fx.at(30).start("pr-cycle", false, 5);
+    let packet = fx.root().join("home/cycles/review-widget.d/review/packet.md");
+    let path = fx.at(10).review("review-widget", Status::AwaitingTriage, review_json(&packet.display().to_string()));
+    (fx, path)
+}
+
+/// Opens the Review tab of `name` with the keys in the detail.
+fn review_tab(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDriver, name: &str) {
+    select(app, d, name);
+    key(app, d, KeyCode::Enter);
+    key(app, d, KeyCode::Char('8'));
+    assert_eq!((app.focus, app.tabs.tab), (Focus::Detail, Tab::Review));
+}
+
+#[test]
+fn f_in_the_review_tab_triages_the_selected_finding_fix_as_the_person() {
+    let (fx, path) = review_home();
+    let (mut app, mut d) = fx.app("dark");
+    review_tab(&mut app, &mut d, "review-widget");
+    assert!(app.available(Cmd::TriageFix) && app.available(Cmd::TriageDefer) && app.available(Cmd::TriageDismiss));
+    assert!(app.hints().iter().any(|(k, h)| k == "F" && *h == "fix"), "{:?}", app.hints());
+    assert!(!app.available(Cmd::ApprovePacket), "the packet was approved already");
+    key(&mut app, &mut d, KeyCode::Char('F'));
+    // At once, through the use case: no question first.
+    assert!(app.popups.is_empty(), "{:?}", app.popups.last());
+    let state = read_state(&path);
+    let first = &state["review"]["findings"][0];
+    assert_eq!(first["number"], 1);
+    assert_eq!(first["triage"]["decision"], "FIX");
+    assert_eq!(first["triage"]["by"], "human");
+    assert_eq!(state["review"]["findings"][2]["triage"]["decision"], "DEFER", "the others are left alone");
+    let triaged = journal(&fx, "review-widget").into_iter().rfind(|e| e.kind == "finding_triaged").expect("journaled");
+    assert_eq!(triaged.actor, forgeloop::domain::state::Actor::Human);
+    assert_eq!(triaged.data["finding"], 1);
+    assert_eq!(triaged.data["decision"], "FIX");
+    let toast = app.toast.clone().unwrap();
+    assert!(!toast.error && toast.text.starts_with("finding 1: FIX"), "{toast:?}");
+    // Every finding decided: the triage keys are no longer offered, and a stray key is refused by
+    // the use case and said, never a panic.
+    assert_ne!(read_state(&path)["status"], "AWAITING_TRIAGE");
+    assert!(!app.available(Cmd::TriageFix));
+    key(&mut app, &mut d, KeyCode::Char('D'));
+    let toast = app.toast.clone().unwrap();
+    assert!(toast.error && toast.text.starts_with("triage failed:"), "{toast:?}");
+    assert_eq!(read_state(&path)["review"]["findings"][0]["triage"]["decision"], "FIX");
+}
+
+#[test]
+fn the_selection_picks_the_finding_d_and_i_decide() {
+    let (fx, path) = review_home();
+    let mut review = review_json("/tmp/packet.md");
+    for finding in review["findings"].as_array_mut().unwrap() {
+        finding.as_object_mut().unwrap().remove("triage");
+        finding.as_object_mut().unwrap().remove("fixed");
+    }
+    let other = fx.review("three-open", Status::AwaitingTriage, review);
+    let (mut app, mut d) = fx.app("dark");
+    review_tab(&mut app, &mut d, "three-open");
+    key(&mut app, &mut d, KeyCode::Char('j'));
+    key(&mut app, &mut d, KeyCode::Char('D'));
+    key(&mut app, &mut d, KeyCode::Char('j'));
+    key(&mut app, &mut d, KeyCode::Char('I'));
+    let state = read_state(&other);
+    let decisions: Vec<_> = (0..5).map(|i| state["review"]["findings"][i]["triage"]["decision"].clone()).collect();
+    assert_eq!(
+        decisions,
+        [serde_json::Value::Null, "DEFER".into(), "DISMISS".into(), serde_json::Value::Null, serde_json::Value::Null]
+    );
+    assert_eq!(
+        read_state(&path)["review"]["findings"][0]["triage"],
+        serde_json::Value::Null,
+        "another cycle is untouched"
+    );
+}
+
+#[test]
+fn the_review_tabs_keys_on_a_pr_cycle_are_refused_with_why() {
+    let (fx, _) = review_home();
+    let (mut app, mut d) = fx.app("dark");
+    review_tab(&mut app, &mut d, "pr-cycle");
+    assert!(!app.available(Cmd::TriageFix) && !app.available(Cmd::ApprovePacket));
+    key(&mut app, &mut d, KeyCode::Char('F'));
+    let toast = app.toast.clone().unwrap();
+    assert!(toast.error && toast.text.contains("PR cycle"), "{toast:?}");
+    key(&mut app, &mut d, KeyCode::Char('P'));
+    let toast = app.toast.clone().unwrap();
+    assert!(toast.error && toast.text.contains("no packet waits for your yes"), "{toast:?}");
+    assert!(app.popups.is_empty());
+}
+
+#[test]
+fn p_approves_a_waiting_packet_after_a_confirmation_as_the_person_via_tui() {
+    let fx = Fixture::new();
+    let mut review = review_json("/tmp/packet.md");
+    review["packet"].as_object_mut().unwrap().remove("approved");
+    review["findings"] = serde_json::json!([]);
+    review["unparsed"] = serde_json::json!([]);
+    review["replies"] = 0.into();
+    let path = fx.review("packet-waits", Status::AwaitingPacket, review);
+    let (mut app, mut d) = fx.app("dark");
+    review_tab(&mut app, &mut d, "packet-waits");
+    assert!(app.available(Cmd::ApprovePacket));
+    assert!(app.hints().iter().any(|(k, h)| k == "P" && *h == "approve packet"), "{:?}", app.hints());
+    // No: nothing changes.
+    key(&mut app, &mut d, KeyCode::Char('P'));
+    let Some(Popup::YesNo { ask: Ask::Pane(_), title, body }) = app.popups.last() else {
+        panic!("{:?}", app.popups.last())
+    };
+    assert_eq!(title, "Approve packet-waits's review packet?");
+    assert!(body.contains("3 files, 5120 bytes, about 1280 tokens, 1 risk."), "{body}");
+    assert!(body.contains("forgeloop review prepare --state packet-waits --dry-run"), "{body}");
+    key(&mut app, &mut d, KeyCode::Char('n'));
+    assert!(app.popups.is_empty());
+    assert_eq!(read_state(&path)["review"]["packet"]["approved"], serde_json::Value::Null);
+    // Yes: the use case, as the person, via tui.
+    key(&mut app, &mut d, KeyCode::Char('P'));
+    key(&mut app, &mut d, KeyCode::Char('y'));
+    let state = read_state(&path);
+    assert_eq!(state["review"]["packet"]["approved"]["by"], "human");
+    let approved = journal(&fx, "packet-waits").into_iter().find(|e| e.kind == "packet_approved").expect("journaled");
+    assert_eq!(approved.actor, forgeloop::domain::state::Actor::Human);
+    assert_eq!(approved.data["via"], "tui");
+    let toast = app.toast.clone().unwrap();
+    assert!(!toast.error && toast.text.starts_with("packet approved"), "{toast:?}");
+    assert!(!app.available(Cmd::ApprovePacket), "asked once");
+}
+
+#[test]
+fn a_click_on_a_tab_title_shows_that_tab_with_or_without_dividers() {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let (fx, _) = review_home();
+    // 80 columns: the titles go without dividers; 160: between them.
+    for (width, divided) in [(80, false), (160, true)] {
+        let (mut app, mut d) = fx.app("dark");
+        app.mouse = true;
+        select(&mut app, &mut d, "review-widget");
+        for title in ["8 Review", "2 Conversation", "7 Files"] {
+            let text = screen(&app, width, 40);
+            let (row, line) = text.lines().enumerate().find(|(_, l)| l.contains(title)).unwrap();
+            assert_eq!(line.contains("Brief │"), divided, "{line}");
+            let column = line[..line.find(title).unwrap()].chars().count() + 3;
+            let click = MouseEvent {
+                kind: MouseEventKind::Down(MouseButton::Left),
+                column: column as u16,
+                row: row as u16,
+                modifiers: KeyModifiers::NONE,
+            };
+            d.apply(&mut app, Event::Mouse(click));
+            assert_eq!(app.tabs.tab.title(), &title[2..], "{width} columns: {line}");
+        }
+    }
+}

@@ -186,6 +186,84 @@ fn files_tab() {
     snap("files_tab", &app);
 }
 
+/// A home with a review cycle (findings in every state) and a PR cycle.
+fn review_home() -> Fixture {
+    let mut fx = Fixture::new();
+    fx.at(30).start("pr-cycle", false, 5);
+    let packet = fx.root().join("home/cycles/review-widget.d/review/packet.md");
+    fx.at(10).review("review-widget", Status::AwaitingTriage, review_json(&packet.display().to_string()));
+    fx
+}
+
+/// The Review tab: the target, the route, the attestation (invalid, with why), the approved
+/// packet, then the findings (severity in words, location, decision or "untriaged", fixed),
+/// the selected one's whole text, and the part of the reply that was not a finding.
+#[test]
+fn review_tab() {
+    let fx = review_home();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "review-widget" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('8'));
+    assert_eq!(app.tabs.tab, Tab::Review);
+    snap("review_tab", &app);
+    let text = screen(&app, 120, 40);
+    for needle in [
+        "acme/widget 0a0a0a0a0a0a..1b1b1b1b1b1b · PR acme/widget#7",
+        "LOCAL_BUNDLE",
+        "model GPT-5 Thinking · mode thinking · connector NOT attached",
+        "✗ invalid (judged 11-29 11:01): the GitHub connector is not attached",
+        "11-29 12:00 (expired)",
+        "3 files · 5120 bytes · about 1280 tokens · 1 risk",
+        "✓ approved by human at 11-29 11:10",
+        "Findings: 5, 1 untriaged",
+        "▸ #1   CRITICAL untriaged   app/theme.py:21",
+        "#2   HIGH     FIX ✓ fixed app/theme.py:3",
+        "#3   MEDIUM   DEFER       tests/test_theme.py",
+        "#4   LOW      DISMISS     docs/appearance.md:2",
+        "#5   INFO     QUESTION    —",
+        "1 part of the replies was not read as findings",
+        "QUESTION needs your words: forgeloop triage",
+    ] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    // Severity is a word first; its colour only repeats it.
+    let theme = Theme::builtin("dark").unwrap();
+    let terminal = draw(&app, 120, 40);
+    let buffer = terminal.backend().buffer();
+    let at = |word: &str| {
+        (0..40u16).find_map(|y| {
+            let row: String = (0..120u16).map(|x| buffer[(x, y)].symbol().to_owned()).collect();
+            row.find(word).map(|x| buffer[(row[..x].chars().count() as u16, y)].fg)
+        })
+    };
+    assert_eq!(at("CRITICAL"), theme.error.fg);
+    assert_eq!(at("MEDIUM"), theme.warn.fg);
+    // The selection moves over the findings; the selected one shows its whole decision.
+    for _ in 0..3 {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("▸ #4"), "{text}");
+    assert!(text.contains("DISMISS by human at 11-29 11:40: the wording is the product's"), "{text}");
+}
+
+/// A PR cycle's Review tab says how a review starts.
+#[test]
+fn review_tab_of_a_pr_cycle() {
+    let fx = review_home();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "pr-cycle" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Char('8'));
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("This is a PR cycle: it has no review."), "{text}");
+    assert!(text.contains("forgeloop review start"), "{text}");
+}
+
 /// The Connector screen before `forgeloop serve` ever ran: what to run, no grant, no call.
 #[test]
 fn connector_view() {

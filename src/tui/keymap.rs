@@ -185,6 +185,14 @@ pub enum Cmd {
     Approve,
     /// Runs tab: the selected run's diff.
     ShowDiff,
+    /// Review tab: triage the selected finding FIX.
+    TriageFix,
+    /// Review tab: triage the selected finding DEFER.
+    TriageDefer,
+    /// Review tab: triage the selected finding DISMISS.
+    TriageDismiss,
+    /// Review tab: a person's yes to the review packet (asks first).
+    ApprovePacket,
     /// Yes: confirm, send, do it.
     Yes,
     /// No: close the question, nothing done.

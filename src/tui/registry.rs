@@ -26,6 +26,7 @@ macro_rules! for_each_tab {
             Diff diff::DiffPane "Diff" '5' "tab_diff";
             Project project::ProjectPane "Project" '6' "tab_project";
             Files files::FilesPane "Files" '7' "tab_files";
+            Review review::ReviewPane "Review" '8' "tab_review";
         }
     };
 }

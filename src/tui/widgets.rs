@@ -13,6 +13,7 @@ use crate::domain::integrity::Flag;
 use crate::domain::status::Status;
 
 use super::model::CycleEntry;
+use super::registry::Tab;
 use super::theme::Theme;
 
 /// The frame of a pane: thick and in the focus colour when it has the keys.
@@ -239,6 +240,22 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 /// A labelled line: `label` padded to `pad`, then the value.
 pub fn field<'a>(theme: &Theme, label: &str, pad: usize, value: impl Into<String>, style: Style) -> Line<'a> {
     Line::from(vec![Span::styled(format!("{label:<pad$} "), theme.muted), Span::styled(value.into(), style)])
+}
+
+/// The tab bar: its titles (`1 Brief`), and whether they go between dividers (` 1 Brief │`)
+/// or, when that does not fit `width`, without them (` 1 Brief  2 Conversation `), so every
+/// tab's name stays readable on an 80-column terminal.
+pub fn tab_bar(width: u16) -> (Vec<String>, bool) {
+    let titles: Vec<String> = Tab::ALL.iter().map(|t| format!("{} {}", t.key(), t.title())).collect();
+    let full: usize = titles.iter().map(|t| t.chars().count() + 3).sum::<usize>().saturating_sub(1);
+    let dividers = full <= usize::from(width);
+    (titles, dividers)
+}
+
+/// The cells `tab`'s title takes in the tab bar, its padding and the divider after it included.
+pub fn tab_cells(tab: Tab, dividers: bool) -> u16 {
+    let title = u16::try_from(tab.title().chars().count()).unwrap_or(u16::MAX);
+    title.saturating_add(if dividers { 5 } else { 4 })
 }
 
 /// Screen areas from the last draw, for mouse hits.

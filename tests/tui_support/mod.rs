@@ -312,6 +312,22 @@ impl Fixture {
         path
     }
 
+    /// A review cycle (docs/review.md) in `status` holding `review` (as `Review` serializes),
+    /// written as the review use cases leave one: no PR of its own, nothing in the outbox.
+    pub fn review(&self, name: &str, status: Status, review: serde_json::Value) -> PathBuf {
+        let path = self.start(name, false, 5);
+        let review: forgeloop::domain::review::Review = serde_json::from_value(review).unwrap();
+        retry(|| {
+            mutate(&self.ctx, &self.paths(name), Actor::Agent, |state, _events, _now| {
+                state.review = Some(review.clone());
+                state.status = status;
+                state.outbox = None;
+                Ok(())
+            })
+        });
+        path
+    }
+
     /// A file in the cycles directory that is not a valid state.
     pub fn garbage(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.ctx.home.cycles_dir().join(name);
@@ -460,6 +476,54 @@ pub fn screen(app: &App, width: u16, height: u16) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The review's base and head commits (`review_json`).
+pub const REVIEW_BASE: &str = "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a";
+pub const REVIEW_HEAD: &str = "1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b";
+
+/// A review of acme/widget#7 read from a packet (the connector was not attached), the packet
+/// approved, one reply recorded: five findings, one of each severity, in every state a finding
+/// can be in (untriaged, FIX and fixed, DEFER, DISMISS with a note, a QUESTION asked), and one
+/// part of the reply that was not a finding. `packet` is the packet file's path.
+pub fn review_json(packet: &str) -> serde_json::Value {
+    let by = |decision: &str, note: Option<&str>, asked: bool| json!({"decision": decision, "note": note, "by": "human", "at": "2026-11-29T11:40:00Z", "asked": asked});
+    json!({
+        "target": {"repository": "acme/widget", "base": REVIEW_BASE, "head": REVIEW_HEAD, "pr": "acme/widget#7"},
+        "question": "Is the theme written atomically?",
+        "route": "LOCAL_BUNDLE",
+        "attestation": {
+            "seen": {"surface": "chatgpt-web", "model": "GPT-5 Thinking", "mode": "thinking",
+                     "connector_attached": false, "conversation_url": "https://chatgpt.com/c/review-42"},
+            "repository": "acme/widget", "commit": REVIEW_HEAD, "questions": [],
+            "recorded_at": "2026-11-29T11:00:00Z", "expires_at": "2026-11-29T12:00:00Z",
+            "verdict": {"verdict": "invalid", "at": "2026-11-29T11:01:00Z", "why": "the GitHub connector is not attached"}
+        },
+        "packet": {
+            "path": packet, "manifest": format!("{packet}.manifest.json"), "sha256": "ab".repeat(32),
+            "files": 3, "bytes": 5120, "tokens": 1280, "risks": 1, "needs_approval": true,
+            "approved": {"by": "human", "at": "2026-11-29T11:10:00Z"}, "prepared_at": "2026-11-29T11:05:00Z"
+        },
+        "findings": [
+            {"number": 1, "severity": "critical", "path": "app/theme.py", "line": 21,
+             "text": "save() writes the preferences in place: a crash mid-write loses every setting."},
+            {"number": 2, "severity": "high", "path": "app/theme.py", "line": 3,
+             "text": "SUPPORTED is a tuple but is checked with `in` on user input without normalising case.",
+             "triage": by("FIX", None, false),
+             "fixed": {"cycle": "fix-theme.json", "pr": "acme/widget#8", "head_sha": "2c".repeat(20), "at": "2026-11-29T11:50:00Z"}},
+            {"number": 3, "severity": "medium", "path": "tests/test_theme.py",
+             "text": "The test reloads the page but never checks the stored file.",
+             "triage": by("DEFER", None, false)},
+            {"number": 4, "severity": "low", "path": "docs/appearance.md", "line": 2,
+             "text": "The docs say 'Light and dark' but the setting is called 'theme'.",
+             "triage": by("DISMISS", Some("the wording is the product's"), false)},
+            {"number": 5, "severity": "info",
+             "text": "Consider a system theme that follows the OS.",
+             "triage": by("QUESTION", Some("Which OS setting would it follow?"), true)}
+        ],
+        "unparsed": [{"text": "Overall this is a careful change.", "why": "no severity"}],
+        "replies": 1
+    })
 }
 
 pub fn selected_name(app: &App) -> String {

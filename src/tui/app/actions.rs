@@ -375,6 +375,7 @@ impl App {
             Ask::DropMessage(path) => fx.push(Effect::DropMessage { path }),
             Ask::Approve(path) => fx.push(Effect::Approve { path }),
             Ask::Screen(load) => fx.push(Effect::Screen(load)),
+            Ask::Pane(load) => fx.push(Effect::Pane(load)),
         }
     }
 

@@ -76,6 +76,8 @@ pub enum Ask {
     Approve(PathBuf),
     /// A screen's load the person is asked about first (a grant revoked).
     Screen(crate::tui::panes::ScreenLoad),
+    /// A tab's load the person is asked about first (a packet approved).
+    Pane(crate::tui::panes::PaneLoad),
 }
 
 /// What an input dialog's line is for; `Submit` checks and uses it.

@@ -286,6 +286,9 @@ impl App {
         let out = f(&mut self.tabs, &sel, &mut asked);
         fx.extend(asked.own.into_iter().map(Effect::Pane));
         fx.extend(asked.shared.into_iter().map(shared_effect));
+        if let Some((title, body, load)) = asked.confirm {
+            self.popups.push(Popup::YesNo { ask: Ask::Pane(load), title, body });
+        }
         out
     }
 
@@ -310,6 +313,14 @@ impl App {
                         && matches!(c.status(), Some(Status::ReadyToMerge | Status::NeedsReview))
                 }) {
                     fx.push(Effect::LoadCycles(vec![cycle.clone()]));
+                }
+            }
+            Reply::Saved(cycle, text) => {
+                self.toast = Some(Toast { text: text.clone(), error: false });
+                // The watcher reloads it too; this makes the result visible at once.
+                fx.push(Effect::LoadCycles(vec![cycle.clone()]));
+                if self.list.selected.as_ref() == Some(cycle) {
+                    fx.push(Effect::LoadJournal(cycle.clone()));
                 }
             }
             Reply::NotMine | Reply::Done | Reply::Ask(_) | Reply::ShowMe | Reply::Reload => {}
@@ -823,10 +834,11 @@ impl App {
             }
             MouseEventKind::Down(MouseButton::Left) => {
                 if inside(tabs) {
-                    // Tab titles are drawn as " Title " separated by "│".
+                    // Tab titles are drawn as " N Title ", separated by "│" when they fit.
+                    let (_, dividers) = super::widgets::tab_bar(tabs.width);
                     let mut x = tabs.x;
                     for &tab in Tab::ALL {
-                        let w = tab.title().len() as u16 + 4;
+                        let w = super::widgets::tab_cells(tab, dividers);
                         if event.column < x + w {
                             self.focus = Focus::Detail;
                             self.set_tab(tab, fx);

@@ -21,6 +21,7 @@ pub mod list;
 pub mod log;
 pub mod project;
 pub mod projects;
+pub mod review;
 pub mod run_rows;
 pub mod runs;
 pub mod screens;
@@ -109,6 +110,9 @@ pub enum Reply {
     Reload,
     /// A whole-PR diff of this cycle exists now: its row may show the change's size.
     DiffMade(PathBuf),
+    /// A use case changed the cycle at this path (a person's action from a tab): say this, and
+    /// read its state and journal again at once.
+    Saved(PathBuf, String),
 }
 
 /// A read several tabs share the result of, kept in [`Loaded`] by the app.
@@ -197,12 +201,20 @@ pub struct Cx<'a, L> {
     pub(crate) own: Vec<L>,
     /// Reads the tabs share.
     pub(crate) shared: Vec<SharedLoad>,
+    /// A question for the person, and the load a yes carries out.
+    pub(crate) confirm: Option<(String, String, L)>,
 }
 
 impl<'a, L> Cx<'a, L> {
     /// A context for one call.
     pub fn new(sel: &'a Selection<'a>, loaded: &'a mut Loaded) -> Self {
-        Cx { sel, loaded, own: Vec::new(), shared: Vec::new() }
+        Cx { sel, loaded, own: Vec::new(), shared: Vec::new(), confirm: None }
+    }
+
+    /// Asks the person `title` (explained by `body`) first; a yes carries out `load` (a
+    /// person's action that must not happen on one stray key).
+    pub fn confirm(&mut self, title: String, body: String, load: L) {
+        self.confirm = Some((title, body, load));
     }
 
     /// Asks for one of this pane's loads.

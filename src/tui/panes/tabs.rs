@@ -23,6 +23,8 @@ pub struct Asked {
     pub own: Vec<PaneLoad>,
     /// Reads whose result the tabs share.
     pub shared: Vec<SharedLoad>,
+    /// A question for the person and the load a yes carries out.
+    pub confirm: Option<(String, String, PaneLoad)>,
 }
 
 /// Runs `f` on `pane` with a context, and keeps what it asked for, wrapped as that pane's.
@@ -38,6 +40,9 @@ fn with<P: Pane, R>(
     let out = f(pane, &mut cx);
     asked.own.extend(cx.own.into_iter().map(wrap));
     asked.shared.extend(cx.shared);
+    if let Some((title, body, load)) = cx.confirm {
+        asked.confirm = Some((title, body, wrap(load)));
+    }
     out
 }
 

@@ -14,7 +14,7 @@ use ratatui::widgets::{Paragraph, Tabs};
 
 use std::path::Path;
 
-use super::app::{App, Focus, Screen, Tab};
+use super::app::{App, Focus, Screen};
 use super::panes::Draw;
 
 /// Below this height the list and the detail are not shown together.
@@ -88,13 +88,13 @@ fn detail(app: &App, d: &Draw, frame: &mut Frame, area: Rect) {
     }
     let [tabs_area, content] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
     app.hits.tabs.set(tabs_area);
-    let titles: Vec<Line> =
-        Tab::ALL.iter().enumerate().map(|(i, t)| Line::from(format!("{} {}", i + 1, t.title()))).collect();
-    let tabs = Tabs::new(titles)
+    let (titles, dividers) = tab_bar(tabs_area.width);
+    let divider = if dividers { "│" } else { "" };
+    let tabs = Tabs::new(titles.into_iter().map(Line::from))
         .select(app.tabs.tab.index())
         .style(theme.tab_inactive)
         .highlight_style(theme.tab_active)
-        .divider(Span::styled("│", theme.border));
+        .divider(Span::styled(divider, theme.border));
     frame.render_widget(tabs, tabs_area);
     let Some(entry) = app.selected_entry() else {
         let text = if app.list.cycles.is_empty() {
