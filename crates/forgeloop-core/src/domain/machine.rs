@@ -751,6 +751,13 @@ pub fn say(state: &mut CycleState, words: &str, now: &str) -> Result<Said, Refus
         Status::AwaitingBriefConfirmation => {
             return Err(refuse(state, action, "the brief must be confirmed first; it becomes the first message"));
         }
+        _ if state.review.is_some() => {
+            return Err(refuse(
+                state,
+                action,
+                "a review cycle's messages are its challenge, its request and the questions about its findings: ask the reviewer with `forgeloop triage --as QUESTION --note …`",
+            ));
+        }
         _ => return Err(refuse(state, action, "the cycle is blocked or finished; nothing goes to WebGPT")),
     }
     if state.cap_reached() {
