@@ -87,13 +87,16 @@ wait_until() {
 all_ended() {
     local header
     header=$(screen | head -n 1)
-    [[ $header == *"✓ 6 ready"* && $header == *"✗ 1 blocked"* && $header == *"⊘ 1 ended"* ]] &&
+    [[ $header == *"✓ 8 ready"* && $header == *"✗ 1 blocked"* && $header == *"⊘ 1 ended"* ]] &&
         [[ $header != *waiting* && $header != *confirm* && $header != *running* ]]
 }
 
 # A clean environment: no token, no user config (the default theme), a known TERM and shell
 # (`script -c` runs the command with $SHELL).
-demo="$(printf %q "$bin") demo --speed $SPEED"
+# The sandbox in $work (kept by --home, removed with $work), so the recording can write the
+# allowlist entry into its config.toml by hand, as the person does.
+sandbox="$work/sandbox"
+demo="$(printf %q "$bin") demo --speed $SPEED --home $(printf %q "$sandbox")"
 inner="cd / && env -u GH_TOKEN -u GITHUB_TOKEN -u FORGELOOP_HOME -u FORGELOOP_CONFIG -u FORGELOOP_REGISTRY \
 -u FORGELOOP_GITHUB_API -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u NO_COLOR \
 HOME=$(printf %q "$work/home") TERM=xterm-256color SHELL=/bin/sh \
@@ -151,16 +154,19 @@ key 2
 sleep 5
 
 # The cycle whose setup was refused the team's package index waits for a person (NEEDS NET,
-# right after briefs): select it (g), see what would be allowed (A), allow it (y); it runs again.
+# right after briefs): select it (g), ask what would be allowed (A): the index is on 127.0.0.1,
+# not public, so no key allows it; the person writes the exact entry into the sandbox's
+# config.toml by hand, and the cycle runs again.
 wait_until has_line "⚠ NEEDS NET" "add-average-with-deps"
 key g
 sleep 1.2
 key 3 # its Runs tab: the refused host
 sleep 2.5
 key A
-wait_until has_line "Allow these hosts for"
+wait_until has_line "is not public: no key allows it"
+entry=$(screen | grep -o '127\.0\.0\.1:[0-9]*' | head -n 1)
 sleep 3
-key y
+printf '\n[network.repositories."forgeloop-demo/calc"]\nallow = ["%s"]\n' "$entry" >>"$sandbox/config.toml"
 sleep 2
 
 # add-subtraction, whose first PR failed: filter to it (/…, Enter), open it (Enter), its
@@ -193,10 +199,49 @@ sleep 2.5
 key s
 sleep 3
 
-# Back to the whole list (Esc: to the list, Esc: clear the filter), to the end of every cycle.
+# Back to the whole list (Esc: to the list, Esc: clear the filter).
 key Escape
 sleep 0.5
 key Escape
+sleep 0.5
+
+# The two reviews wait for the person: filter to one, its Review tab (8); the packet's yes (P,
+# then y) where one waits; then each finding: FIX the first (F), dismiss the second (j, I).
+answer_review() {
+    key /
+    sleep 0.3
+    type_text "$1"
+    sleep 0.5
+    key Enter
+    sleep 0.5
+    key Enter
+    sleep 0.5
+    key 8
+    sleep 2
+    if [[ $2 == packet ]]; then
+        wait_until has_line "needs your yes"
+        key P
+        sleep 1.5
+        key y
+        sleep 1
+    fi
+    wait_until has_line "untriaged"
+    sleep 1.5
+    key F
+    sleep 1.2
+    key j
+    sleep 0.6
+    key I
+    sleep 2
+    key Escape
+    sleep 0.5
+    key Escape
+    sleep 0.5
+}
+wait_until has_line "◆ TRIAGE" "review-with-connector"
+answer_review review-with-connector connector
+wait_until has_line "review-with-packet" "PACKET"
+answer_review review-with-packet packet
 wait_until all_ended
 sleep 3
 
@@ -223,6 +268,6 @@ python3 scripts/script_to_cast.py --log "$work/out.log" --timing "$work/timing.l
     --title "forgeloop demo --speed $SPEED" --out "$OUT/demo.cast"
 python3 scripts/frames_to_svg.py --index "$work/frames/index" --width "$COLS" --height "$ROWS" \
     --max-frames 80 --max-gap 2.5 --end-hold 4 \
-    --title "forgeloop demo: eight cycles of the WebGPT pull-request loop in the control room" \
+    --title "forgeloop demo: ten cycles of the WebGPT pull-request loop in the control room" \
     --out "$OUT/demo.svg"
 ls -l "$OUT/demo.cast" "$OUT/demo.svg"

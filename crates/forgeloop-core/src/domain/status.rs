@@ -109,7 +109,7 @@ impl Status {
 
     /// Final statuses never change again; their task space is free for reuse.
     pub fn is_final(self) -> bool {
-        matches!(self, Status::Aborted | Status::Superseded)
+        matches!(self, Status::Aborted | Status::Superseded | Status::ReviewDone)
     }
 
     /// A `BLOCKED_*` status: only a person moves it on.

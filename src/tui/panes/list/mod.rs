@@ -214,11 +214,12 @@ fn matches_filter(entry: &CycleEntry, needle: &str) -> bool {
 pub enum StatusGroup {
     /// A brief awaits confirmation.
     Confirm = 0,
-    /// A pass that changed protected paths waits for a person (`NEEDS_REVIEW`).
+    /// A pass that changed protected paths (`NEEDS_REVIEW`), or a review's findings
+    /// (`AWAITING_TRIAGE`), wait for a person.
     Review = 1,
     /// `BLOCKED_*`.
     Blocked = 2,
-    /// `READY_TO_MERGE`.
+    /// `READY_TO_MERGE`, `REVIEW_DONE`.
     Ready = 3,
     /// Under way: waiting for WebGPT, the coordinator or a run.
     Waiting = 4,
@@ -245,9 +246,11 @@ impl StatusGroup {
         match status {
             None => StatusGroup::Unreadable,
             Some(Status::AwaitingBriefConfirmation) => StatusGroup::Confirm,
-            Some(Status::NeedsReview) => StatusGroup::Review,
+            // Findings waiting for the person's decision read like a pass waiting for review.
+            Some(Status::NeedsReview | Status::AwaitingTriage) => StatusGroup::Review,
             Some(s) if s.is_blocked() => StatusGroup::Blocked,
-            Some(Status::ReadyToMerge) => StatusGroup::Ready,
+            // A finished review is done well, not stopped: it counts with the passes.
+            Some(Status::ReadyToMerge | Status::ReviewDone) => StatusGroup::Ready,
             Some(s) if s.is_final() => StatusGroup::Ended,
             Some(_) => StatusGroup::Waiting,
         }
