@@ -207,6 +207,17 @@ sleep 0.5
 
 # The two reviews wait for the person: filter to one, its Review tab (8); the packet's yes (P,
 # then y) where one waits; then each finding: FIX the first (F), dismiss the second (j, I).
+decide() {
+    local tries
+    for tries in 1 2 3 4 5; do
+        key "$1"
+        sleep 1.5
+        has_line "#$3 " "$2" && return 0
+    done
+    echo "finding $3 was not decided $2" >&2
+    screen >&2
+    return 1
+}
 answer_review() {
     key /
     sleep 0.3
@@ -227,12 +238,11 @@ answer_review() {
     fi
     wait_until has_line "untriaged"
     sleep 1.5
-    key F
-    sleep 1.2
+    # A key pressed while the tab reloads the cycle can be lost: press again until it shows.
+    decide F "FIX" 1
     key j
     sleep 0.6
-    key I
-    sleep 2
+    decide I "DISMISS" 2
     key Escape
     sleep 0.5
     key Escape
