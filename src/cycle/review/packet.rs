@@ -182,7 +182,8 @@ fn plan(ctx: &Ctx, target: &Target) -> Result<Plan> {
             let text = String::from_utf8_lossy(&file.content).into_owned();
             let clean = masked(&text, "file", &mut risks);
             bodies.push_str(&format!(
-                "\n===== FILE {path} (blob {}, {} bytes) =====\n{clean}{}",
+                "\n===== FILE {} (blob {}, {} bytes) =====\n{clean}{}",
+                one_line(&path),
                 file.blob.as_deref().unwrap_or("?"),
                 file.bytes,
                 if clean.ends_with('\n') || clean.is_empty() { "" } else { "\n" }
@@ -195,7 +196,7 @@ fn plan(ctx: &Ctx, target: &Target) -> Result<Plan> {
     }
     let included = files.iter().filter(|f| f.included).count() as u32;
     let excluded_list: Vec<String> =
-        files.iter().filter(|f| !f.included).map(|f| format!("- {} ({})", f.path, f.why)).collect();
+        files.iter().filter(|f| !f.included).map(|f| format!("- {} ({})", one_line(&f.path), f.why)).collect();
     let mut text = format!(
         "# forgeloop review packet\nrepository: {}\nbase: {}\nhead: {}\n{}files: {included} (each with its blob id; secrets are masked as [REDACTED:kind])\n",
         target.repository,
@@ -320,6 +321,12 @@ pub fn prepare(ctx: &Ctx, paths: &CyclePaths, dry_run: bool) -> Result<(Option<S
         status,
     };
     Ok((Some(saved), prepared))
+}
+
+/// A path as one line of the packet: git allows a newline in a path, which would otherwise
+/// start a line of the packet's own structure (`===== FILE …`).
+fn one_line(path: &str) -> String {
+    path.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
