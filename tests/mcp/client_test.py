@@ -180,10 +180,11 @@ async def sdk_checks(binary, work, emu, token, env, version):
             assert info.version == version, (info.version, version)
 
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["forge_block", "forge_cycle", "forge_cycles", "forge_diff", "forge_next", "forge_profiles",
-                             "forge_reply", "forge_sent",
-                             "forge_start", "forge_test", "project_attach", "project_bind", "project_lookup",
-                             "webgpt_pr_handoff", "webgpt_pr_status",
+            assert tools == ["forge_attest", "forge_attest_answer", "forge_block", "forge_cycle", "forge_cycles",
+                             "forge_diff", "forge_next", "forge_profiles", "forge_reply", "forge_review",
+                             "forge_review_prepare", "forge_review_reply", "forge_review_start", "forge_sent",
+                             "forge_start", "forge_test", "forge_triage", "project_attach", "project_bind",
+                             "project_lookup", "webgpt_pr_handoff", "webgpt_pr_status",
                              "webgpt_pr_test"], tools
 
             status = await session.call_tool("webgpt_pr_status", {"pr": f"acme/widget#{failing}"})
