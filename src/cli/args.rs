@@ -182,7 +182,13 @@ impl Command {
             | Command::Doctor
             | Command::Tui(_)
             | Command::Mcp(_) => true,
-            Command::Serve(args) => !args.grants && args.revoke.is_none() && !args.new_code,
+            Command::Serve(args) => {
+                !args.grants
+                    && args.revoke.is_none()
+                    && !args.new_code
+                    && args.share.is_none()
+                    && args.unshare.is_none()
+            }
             _ => false,
         }
     }
@@ -559,6 +565,15 @@ pub struct ServeArgs {
     /// Ask the running serve for a new pairing code, and exit
     #[arg(long)]
     pub new_code: bool,
+    /// Let the client of --grant read a review cycle (get_review: status, manifest, findings), and exit
+    #[arg(long, value_name = "REVIEW", requires = "grant", conflicts_with_all = ["grants", "revoke", "new_code", "unshare"])]
+    pub share: Option<String>,
+    /// Stop sharing a review cycle with the client of --grant, and exit
+    #[arg(long, value_name = "REVIEW", requires = "grant", conflicts_with_all = ["grants", "revoke", "new_code"])]
+    pub unshare: Option<String>,
+    /// The grant (its id from --grants) --share or --unshare is for
+    #[arg(long, value_name = "GRANT")]
+    pub grant: Option<String>,
 }
 
 /// `forgeloop mcp` takes no options.

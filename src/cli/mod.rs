@@ -396,6 +396,12 @@ fn serve(ctx: &Ctx, args: args::ServeArgs) -> Result<i32> {
     if args.new_code {
         return Ok(output::json(r, &crate::serve::new_code(ctx)?));
     }
+    if let (Some(review), Some(grant)) = (args.share.as_deref().or(args.unshare.as_deref()), args.grant.as_deref()) {
+        return Ok(output::json(r, &crate::serve::share(ctx, grant, review, args.share.is_some())?));
+    }
+    if args.grant.is_some() {
+        return Err(Error::Invalid("--grant names the grant of --share or --unshare".into()));
+    }
     let public_url = args.public_url.as_deref().map(crate::serve::check_public_url).transpose()?;
     if crate::serve::exposure(&args.listen, public_url.as_deref())? {
         human::require_terminal("serve on a non-loopback address")?;

@@ -510,6 +510,9 @@ pub struct GrantRow {
     pub created_at: String,
     /// The cycles it started.
     pub cycles: Vec<String>,
+    /// The reviews the person shared with it (`serve --share`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
     /// Access tokens still live.
     pub live_access_tokens: usize,
     /// When and why it was revoked.
@@ -545,6 +548,7 @@ pub fn grant_rows(grants: &Grants, now: i64) -> Vec<GrantRow> {
             redirect_hosts: g.redirect_uris.iter().map(|u| crate::domain::connector::redirect_host(u)).collect(),
             created_at: g.created_at.clone(),
             cycles: g.cycles.clone(),
+            shared: g.shared.clone(),
             live_access_tokens: g.access.iter().filter(|t| t.expires_at > now).count(),
             revoked: g.revoked.clone(),
         })

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::cycle::connector::{DiffAnswer, TestAnswer};
+use crate::cycle::review::shared::ReviewAnswer;
 use crate::domain::report::Report;
 
 /// The most a tool's text answer carries (a failure output, a diff, a handoff).
@@ -81,9 +82,55 @@ pub fn handoff(text: &str) -> Value {
     json!({ "handoff": bound_text(text) })
 }
 
+/// The most files of a packet's manifest `get_review` lists (the rest are counted).
+pub const MAX_MANIFEST_FILES: usize = 200;
+
+/// `get_review`'s document: the answer, its manifest's file list bounded, each finding's text
+/// bounded (a reply is bounded already; a manifest grows with the change).
+pub fn review(answer: &ReviewAnswer) -> Value {
+    let mut out = serde_json::to_value(answer).unwrap_or_else(|e| json!({ "error": e.to_string() }));
+    if let Some(files) = out.pointer_mut("/manifest/files").and_then(Value::as_array_mut)
+        && files.len() > MAX_MANIFEST_FILES
+    {
+        let cut = files.len() - MAX_MANIFEST_FILES;
+        files.truncate(MAX_MANIFEST_FILES);
+        out["manifest"]["files_not_listed"] = json!(cut);
+    }
+    if let Some(findings) = out.get_mut("findings").and_then(Value::as_array_mut) {
+        for finding in findings {
+            if let Some(text) = finding.get("text").and_then(Value::as_str).map(bound_text) {
+                finding["text"] = json!(text);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_review_lists_at_most_so_many_files_and_counts_the_rest() {
+        let files: Vec<Value> = (0..MAX_MANIFEST_FILES + 3).map(|i| json!({ "path": format!("f{i}") })).collect();
+        let answer = ReviewAnswer {
+            review: "r".into(),
+            status: "AWAITING_TRIAGE",
+            repository: "acme/widget".into(),
+            base: "a".repeat(40),
+            head: "b".repeat(40),
+            pr: None,
+            route: None,
+            attestation: None,
+            manifest: Some(json!({ "files": files })),
+            packet_awaits_approval: Some(false),
+            findings: Vec::new(),
+            untriaged: Vec::new(),
+        };
+        let doc = review(&answer);
+        assert_eq!(doc["manifest"]["files"].as_array().map(Vec::len), Some(MAX_MANIFEST_FILES));
+        assert_eq!(doc["manifest"]["files_not_listed"], 3);
+    }
 
     #[test]
     fn long_text_is_cut_at_a_character_and_says_so() {

@@ -469,6 +469,7 @@ impl AuthState {
                         refresh: Some(refresh_token),
                         used_refresh: Vec::new(),
                         cycles: Vec::new(),
+                        shared: Vec::new(),
                         revoked: None,
                         extra: Default::default(),
                     });

@@ -107,6 +107,12 @@ pub fn revoke(ctx: &Ctx, which: &str) -> Result<Value> {
     Ok(json!({ "status": Word::Revoked, "grants": connector::revoke(ctx, which)? }))
 }
 
+/// `serve --share REVIEW --grant ID` (or `--unshare`): what the grant's client may read now.
+pub fn share(ctx: &Ctx, grant: &str, review: &str, share: bool) -> Result<Value> {
+    let sharing = crate::cycle::review::shared::share(ctx, grant, review, share)?;
+    Ok(json!({ "status": Word::Ok, "grant": sharing.grant, "client": sharing.client, "shared": sharing.shared }))
+}
+
 /// `serve --new-code`: asks the running `serve` for a new pairing code.
 pub fn new_code(ctx: &Ctx) -> Result<Value> {
     connector::new_pairing_code(ctx)?;

@@ -1,4 +1,5 @@
-//! The remote tools (design §8.1): seven, each a thin wrapper over `cycle::connector`, acting
+//! The remote tools (design §8.1): eight, each a thin wrapper over a use case (`cycle::connector`,
+//! and `cycle::review::shared` for the reviews the person shares), acting
 //! for the grant the HTTP layer checked (it travels in the request's extensions). Inputs refuse
 //! unknown fields, so a caller cannot slip in commands, paths, profiles or a cap.
 
@@ -18,6 +19,7 @@ use serde_json::{Value, json};
 use crate::cycle::Ctx;
 use crate::cycle::connector::CyclePaths;
 use crate::cycle::connector::{self, CycleAnswer, Seen, StartInput};
+use crate::cycle::review::shared;
 use crate::domain::connector::{CallRecord, Grant};
 use crate::error::{Error, Result};
 use crate::mcp::host::Host;
@@ -27,7 +29,8 @@ list_repositories shows where you may work. start_cycle opens a cycle for one ch
 the person confirms its brief (call wait or cycle_status). Then open your PR and call test_pr with the \
 cycle and the PR: forgeloop runs the person's own test profile on the PR's head, in a sandbox, and \
 returns the redacted report. Read the failure, push a fix to the same PR, call test_pr again, until \
-it passes or the cycle's iteration cap is reached. Nothing here merges; the person reviews.";
+it passes or the cycle's iteration cap is reached. Nothing here merges; the person reviews. When the person \
+shares a review of a change with you, get_review shows its packet's manifest and their decision on each finding.";
 
 /// The grant a request was made with, put in its extensions by the HTTP layer.
 #[derive(Debug, Clone)]
@@ -79,6 +82,15 @@ pub struct StartArgs {
     pub validation: String,
     /// The question or task, as you would be asked it
     pub question: String,
+}
+
+/// `get_review`'s argument.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct ReviewArg {
+    /// A review cycle the person shared with you (its name, as they gave it)
+    pub review: String,
 }
 
 /// `wait`'s arguments.
@@ -339,6 +351,23 @@ impl RemoteServer {
             let paths = self.cycle(&grant, &args.cycle)?;
             let text = self.shared.host.blocking(move |ctx| connector::handoff(ctx, &paths)).await??;
             Ok(super::answers::handoff(&text))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "A review the person shared with you (they run `forgeloop serve --share`): its status, the commit reviewed, whether your connector's reading of it was proven, the review packet's manifest (each file, its hash, why it is in or out, the redactions) and each finding with the person's decision (FIX, DEFER, DISMISS, QUESTION) and the PR that fixed it. Read only.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_review(
+        &self,
+        Parameters(args): Parameters<ReviewArg>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        self.call("get_review", &context, move |grant| async move {
+            let paths = shared::shared_with(self.ctx(), &grant, &args.review)?;
+            let answer = self.shared.host.blocking(move |_| shared::answer(&args.review, &paths)).await??;
+            Ok(super::answers::review(&answer))
         })
         .await
     }

@@ -58,7 +58,7 @@ from client_test import (  # noqa: E402
 
 CLIENT_NAME = "connector-test"
 REDIRECT_URI = "http://127.0.0.1:9/callback"  # never contacted: the test reads the redirect itself
-TOOLS = ["cycle_status", "get_diff", "get_handoff", "list_repositories", "start_cycle", "test_pr", "wait"]
+TOOLS = ["cycle_status", "get_diff", "get_handoff", "get_review", "list_repositories", "start_cycle", "test_pr", "wait"]
 FIRST_TRY = "echo $(($1 - $2)) # first try\n"
 FIVE = {"goal": "make calc.sh add", "success": "sh test.sh passes", "scope": "calc.sh only",
         "constraints": "no new files", "validation": "the project's test.sh"}
@@ -566,6 +566,7 @@ async def whole_cycle(binary, env, work, server, emu):
                     return streamable_http_client(server.mcp_url, http_client=client)
                 out["cap"] = await the_cap(binary, env, work, session, emu, another_session)
                 await network_needed(binary, env, work, session, emu)
+                await a_shared_review(binary, env, work, session, emu, server, cycle)
                 out["client_id"] = storage.client_info.client_id
                 out["pr"] = pr
 
@@ -648,6 +649,78 @@ async def network_needed(binary, env, work, session, emu):
     assert answer["cycle"]["waiting_for"].startswith("the person: the last run"), answer
     waited = await call(session, "wait", {"cycle": cycle, "timeout_seconds": 1})
     assert waited["changed"] is False and waited["waiting_for"] == answer["cycle"]["waiting_for"], waited
+
+
+def cli(binary, env, cwd, *args, ok=True):
+    """The person's command without a terminal: its JSON when it succeeds (`ok`), else its
+    error document."""
+    run = subprocess.run([binary, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=HANG_GUARD)
+    assert (run.returncode == 0) == ok, (args, run.returncode, run.stdout, run.stderr)
+    return json.loads(run.stdout or run.stderr)
+
+
+async def a_shared_review(binary, env, work, session, emu, server, pr_cycle):
+    """A review the person made on their terminal reaches the client only once they share it
+    with its grant, through get_review alone, and only until they stop sharing it."""
+    import anyio
+
+    def person(*args, ok=True):
+        return cli(binary, env, str(work), *args, ok=ok)
+
+    number = emu.pr("acme", "widget", "reviewed", CALC_FIXED)
+    started = await anyio.to_thread.run_sync(person, "review", "start", "--state", "rev", "--pr", f"acme/widget#{number}")
+    head = started["review"]["target"]["head"]
+    await refused(session, "get_review", {"review": "rev"}, "is not a review the person shared with this client")
+    person("attest", "--state", "rev", "--model", "GPT-5", "--connector", "absent",
+           "--conversation-url", "https://chatgpt.com/c/shared-review")
+    person("review", "prepare", "--state", "rev")
+    grant = next(g["id"] for g in json.loads(server.grants_file().read_text())["grants"] if g["client_name"] == CLIENT_NAME)
+    # Only a review is shared: the client's own PR cycle, a path, another grant are refused.
+    assert "is not a review cycle" in json.dumps(person("serve", "--share", pr_cycle, "--grant", grant, ok=False))
+    assert "not a path" in json.dumps(person("serve", "--share", str(work / "home" / "cycles" / "rev.json"),
+                                             "--grant", grant, ok=False))
+    assert "no grant" in json.dumps(person("serve", "--share", "rev", "--grant", "g_000000000000", ok=False))
+    shared = person("serve", "--share", "rev", "--grant", grant)
+    assert shared["shared"] == ["rev"] and shared["client"] == CLIENT_NAME, shared
+    listed = person("serve", "--grants")["grants"]
+    assert any(g["grant"] == grant and g["shared"] == ["rev"] for g in listed), listed
+
+    # The packet waits for the person's yes: the client sees that, and what the packet holds.
+    review = await call(session, "get_review", {"review": "rev"})
+    assert review["status"] == "AWAITING_PACKET" and review["packet_awaits_approval"] is True, review
+    assert review["head"] == head and review["pr"] == f"acme/widget#{number}", review
+    assert review["route"] == "LOCAL_BUNDLE", review
+    assert review["attestation"]["verdict"] == "invalid" and review["attestation"]["commit"] == head, review
+    assert "questions" not in json.dumps(review["attestation"]), "the challenge is not handed out"
+    manifest = review["manifest"]
+    assert manifest["head"] == head and manifest["repository"] == "acme/widget", manifest
+    assert [f["path"] for f in manifest["files"] if f["included"]] == ["calc.sh"], manifest
+    assert all(len(f["sha256"]) == 64 for f in manifest["files"] if f["included"]), manifest
+    assert review["findings"] == [] and review["untriaged"] == [], review
+
+    await anyio.to_thread.run_sync(person_on_a_terminal, binary, env, str(work), "review", "approve", "--state", "rev")
+    person("sent", "--state", "rev")
+    reply = work / "review-reply.txt"
+    reply.write_text("FINDING 1: [high] calc.sh:1 — the sum is not checked for overflow\n"
+                     "FINDING 2: [low] calc.sh — no usage line\n")
+    person("review", "reply", "--state", "rev", "--file", str(reply))
+    person("triage", "--state", "rev", "--finding", "1", "--as", "FIX", "--note", "the person's own note")
+    review = await call(session, "get_review", {"review": "rev"})
+    assert review["status"] == "AWAITING_TRIAGE" and review["packet_awaits_approval"] is False, review
+    decisions = [(f["number"], f["severity"], f["location"], f["decision"]) for f in review["findings"]]
+    assert decisions == [(1, "high", "calc.sh:1", "FIX"), (2, "low", "calc.sh", None)], decisions
+    assert review["untriaged"] == [2], review
+    assert "the person's own note" not in json.dumps(review), "a triage note stays the person's"
+    # Sharing opens get_review and nothing else; arguments beyond the name are refused.
+    await refused(session, "cycle_status", {"cycle": "rev"}, "is not a cycle this client started")
+    await refused(session, "test_pr", {"cycle": "rev", "pr": f"acme/widget#{number}"},
+                  "is not a cycle this client started")
+    await refused(session, "get_review", {"review": "rev", "path": "/etc/passwd"}, "unknown field")
+    await refused(session, "get_review", {"review": pr_cycle}, "is not a review the person shared")
+
+    person("serve", "--unshare", "rev", "--grant", grant)
+    await refused(session, "get_review", {"review": "rev"}, "is not a review the person shared with this client")
+    assert "is not shared" in json.dumps(person("serve", "--unshare", "rev", "--grant", grant, ok=False))
 
 
 # ---------------------------------------------------------------------------------------------

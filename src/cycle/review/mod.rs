@@ -7,6 +7,7 @@
 mod attest;
 mod findings;
 mod packet;
+pub mod shared;
 
 pub use attest::{Answered, Attested, MAX_ANSWER_BYTES, answer, attest};
 pub use findings::{MAX_REPLY_BYTES, Replied, fixed, reply, triage};

@@ -197,6 +197,10 @@ pub struct Grant {
     /// The cycles this client started (the only ones its tools reach).
     #[serde(default)]
     pub cycles: Vec<String>,
+    /// Review cycles the person shared with this client (`serve --share`): only `get_review`
+    /// reads them, and only what a review's status, manifest and findings say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
     /// When it was revoked, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked: Option<Revoked>,
@@ -385,6 +389,7 @@ mod tests {
             refresh: Some(Token { hash: token_hash(refresh), expires_at: 5000 }),
             used_refresh: vec![token_hash("old-refresh")],
             cycles: vec![],
+            shared: vec![],
             revoked: None,
             extra: BTreeMap::new(),
         }
