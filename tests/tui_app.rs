@@ -1774,6 +1774,48 @@ fn the_selection_picks_the_finding_d_and_i_decide() {
 }
 
 #[test]
+fn q_asks_for_the_question_and_triages_the_finding_question_with_its_words() {
+    let fx = Fixture::new();
+    let mut review = review_json("/tmp/packet.md");
+    for finding in review["findings"].as_array_mut().unwrap() {
+        finding.as_object_mut().unwrap().remove("triage");
+        finding.as_object_mut().unwrap().remove("fixed");
+    }
+    let path = fx.review("asks", Status::AwaitingTriage, review);
+    let (mut app, mut d) = fx.app("dark");
+    review_tab(&mut app, &mut d, "asks");
+    assert!(app.available(Cmd::TriageQuestion));
+    assert!(app.hints().iter().any(|(k, h)| k == "Q" && *h == "question"), "{:?}", app.hints());
+    key(&mut app, &mut d, KeyCode::Char('Q'));
+    let Some(Popup::Input { title, prompt, purpose: InputPurpose::Pane(_), .. }) = app.popups.last() else {
+        panic!("{:?}", app.popups.last())
+    };
+    assert_eq!(title, "Ask about finding 1");
+    assert!(prompt.starts_with("Finding 1 ("), "{prompt}");
+    // Esc decides nothing; an empty question is refused in the dialog.
+    key(&mut app, &mut d, KeyCode::Esc);
+    assert!(app.popups.is_empty());
+    key(&mut app, &mut d, KeyCode::Char('Q'));
+    key(&mut app, &mut d, KeyCode::Enter);
+    let Some(Popup::Input { error: Some(_), .. }) = app.popups.last() else { panic!("{:?}", app.popups.last()) };
+    assert_eq!(read_state(&path)["review"]["findings"][0]["triage"], serde_json::Value::Null);
+    chars(&mut app, &mut d, "what overflows, and when?");
+    key(&mut app, &mut d, KeyCode::Enter);
+    assert!(app.popups.is_empty(), "{:?}", app.popups.last());
+    let state = read_state(&path);
+    let first = &state["review"]["findings"][0]["triage"];
+    assert_eq!(
+        (&first["decision"], &first["note"], &first["by"]),
+        (&"QUESTION".into(), &"what overflows, and when?".into(), &"human".into())
+    );
+    let triaged = journal(&fx, "asks").into_iter().rfind(|e| e.kind == "finding_triaged").expect("journaled");
+    assert_eq!(triaged.actor, forgeloop::domain::state::Actor::Human);
+    assert_eq!(triaged.data["decision"], "QUESTION");
+    let toast = app.toast.clone().unwrap();
+    assert!(!toast.error && toast.text.starts_with("finding 1: QUESTION"), "{toast:?}");
+}
+
+#[test]
 fn the_review_tabs_keys_on_a_pr_cycle_are_refused_with_why() {
     let (fx, _) = review_home();
     let (mut app, mut d) = fx.app("dark");

@@ -225,7 +225,7 @@ fn review_tab() {
         "#4   LOW      DISMISS     docs/appearance.md:2",
         "#5   INFO     QUESTION    —",
         "1 part of the replies was not read as findings",
-        "QUESTION needs your words: forgeloop triage",
+        "F FIX · D DEFER · I DISMISS · Q QUESTION (you write the question)",
     ] {
         assert!(text.contains(needle), "{needle} missing:\n{text}");
     }
@@ -248,6 +248,26 @@ fn review_tab() {
     let text = screen(&app, 120, 40);
     assert!(text.contains("▸ #4"), "{text}");
     assert!(text.contains("DISMISS by human at 11-29 11:40: the wording is the product's"), "{text}");
+}
+
+/// `Q` on an untriaged finding: the dialog that takes the question, the finding above it.
+#[test]
+fn review_question_dialog() {
+    let fx = review_home();
+    let (mut app, mut d) = fx.app("dark");
+    while selected_name(&app) != "review-widget" {
+        key(&mut app, &mut d, KeyCode::Char('j'));
+    }
+    key(&mut app, &mut d, KeyCode::Enter);
+    key(&mut app, &mut d, KeyCode::Char('8'));
+    key(&mut app, &mut d, KeyCode::Char('Q'));
+    for c in "what overflows?".chars() {
+        key(&mut app, &mut d, KeyCode::Char(c));
+    }
+    snap("review_question_dialog", &app);
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("Ask about finding 1"), "{text}");
+    assert!(text.contains("what overflows?"), "{text}");
 }
 
 /// A PR cycle's Review tab says how a review starts.

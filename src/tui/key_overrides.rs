@@ -68,6 +68,7 @@ pub fn name(cmd: Cmd) -> Option<&'static str> {
         Cmd::TriageFix => "triage_fix",
         Cmd::TriageDefer => "triage_defer",
         Cmd::TriageDismiss => "triage_dismiss",
+        Cmd::TriageQuestion => "triage_question",
         Cmd::ApprovePacket => "approve_packet",
         Cmd::Yes => "yes",
         Cmd::No => "no",

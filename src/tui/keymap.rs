@@ -191,6 +191,8 @@ pub enum Cmd {
     TriageDefer,
     /// Review tab: triage the selected finding DISMISS.
     TriageDismiss,
+    /// Review tab: triage the selected finding QUESTION (asks for the question).
+    TriageQuestion,
     /// Review tab: a person's yes to the review packet (asks first).
     ApprovePacket,
     /// Yes: confirm, send, do it.

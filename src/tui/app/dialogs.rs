@@ -81,12 +81,14 @@ pub enum Ask {
 }
 
 /// What an input dialog's line is for; `Submit` checks and uses it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum InputPurpose {
     /// The reason to abort this cycle with.
     Abort(PathBuf),
     /// How many iterations to add to this cycle's cap (digits only).
     Extend(PathBuf),
+    /// A tab's load the line completes (a finding's question).
+    Pane(Box<crate::tui::panes::PaneLoad>),
 }
 
 /// A dialog over the screen; the top one takes the keys.
@@ -284,6 +286,15 @@ impl Popups {
                         } else {
                             self.stack.pop();
                             return Answer::Abort { path, reason };
+                        }
+                    }
+                    InputPurpose::Pane(load) => {
+                        let text = value.trim().to_owned();
+                        if text.is_empty() {
+                            *error = Some("write it first (it is journaled)".into());
+                        } else {
+                            self.stack.pop();
+                            return Answer::Effect(Effect::Pane(load.with_text(text)));
                         }
                     }
                 },

@@ -289,6 +289,10 @@ impl App {
         if let Some((title, body, load)) = asked.confirm {
             self.popups.push(Popup::YesNo { ask: Ask::Pane(load), title, body });
         }
+        if let Some((title, prompt, load)) = asked.text {
+            let purpose = InputPurpose::Pane(Box::new(load));
+            self.popups.push(Popup::Input { purpose, title, prompt, value: String::new(), error: None });
+        }
         out
     }
 

@@ -203,12 +203,20 @@ pub struct Cx<'a, L> {
     pub(crate) shared: Vec<SharedLoad>,
     /// A question for the person, and the load a yes carries out.
     pub(crate) confirm: Option<(String, String, L)>,
+    /// A line the person is asked to write, and the load it completes.
+    pub(crate) text: Option<(String, String, L)>,
 }
 
 impl<'a, L> Cx<'a, L> {
     /// A context for one call.
     pub fn new(sel: &'a Selection<'a>, loaded: &'a mut Loaded) -> Self {
-        Cx { sel, loaded, own: Vec::new(), shared: Vec::new(), confirm: None }
+        Cx { sel, loaded, own: Vec::new(), shared: Vec::new(), confirm: None, text: None }
+    }
+
+    /// Asks the person for one line (`title`, `prompt` above it); what they submit, not empty,
+    /// completes `load` through [`Pane::with_text`] and is carried out.
+    pub fn ask_text(&mut self, title: String, prompt: String, load: L) {
+        self.text = Some((title, prompt, load));
     }
 
     /// Asks the person `title` (explained by `body`) first; a yes carries out `load` (a
@@ -276,6 +284,11 @@ pub trait Pane {
 
     /// It became visible (its tab chosen, or the detail focused): ask for what it needs.
     fn shown(&mut self, _cx: &mut Cx<Self::Load>) {}
+
+    /// `load`, asked for with [`Cx::ask_text`], completed with the line the person wrote.
+    fn with_text(load: Self::Load, _text: String) -> Self::Load {
+        load
+    }
 
     /// Its tab was chosen from another: start at the top.
     fn opened(&mut self) {}

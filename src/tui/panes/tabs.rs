@@ -25,6 +25,8 @@ pub struct Asked {
     pub shared: Vec<SharedLoad>,
     /// A question for the person and the load a yes carries out.
     pub confirm: Option<(String, String, PaneLoad)>,
+    /// A line to ask the person for, and the load it completes.
+    pub text: Option<(String, String, PaneLoad)>,
 }
 
 /// Runs `f` on `pane` with a context, and keeps what it asked for, wrapped as that pane's.
@@ -42,6 +44,9 @@ fn with<P: Pane, R>(
     asked.shared.extend(cx.shared);
     if let Some((title, body, load)) = cx.confirm {
         asked.confirm = Some((title, body, wrap(load)));
+    }
+    if let Some((title, prompt, load)) = cx.text {
+        asked.text = Some((title, prompt, wrap(load)));
     }
     out
 }
@@ -90,6 +95,15 @@ macro_rules! tabs_struct {
             pub fn work(self, ctx: &Ctx) -> PaneWork<PaneMsg> {
                 match self {
                     $(PaneLoad::$variant(load) => <super::$module::$pane as Pane>::work(load, ctx).map(PaneMsg::$variant),)*
+                }
+            }
+
+            /// Completed with the line the person wrote for it (`Cx::ask_text`).
+            // A pane that loads nothing has an empty `Load`: its arm cannot be reached.
+            #[allow(unreachable_code)]
+            pub fn with_text(self, text: String) -> PaneLoad {
+                match self {
+                    $(PaneLoad::$variant(load) => PaneLoad::$variant(<super::$module::$pane as Pane>::with_text(load, text)),)*
                 }
             }
         }

@@ -135,17 +135,23 @@ fn row<'a>(d: &Draw, entry: &'a CycleEntry, wide: bool, medium: bool, last_width
         .and_then(|s| s.last_reply.as_ref())
         .filter(|r| r.class == crate::domain::reply::ReplyClass::PrFound)
         .and_then(|r| r.pr.clone());
-    let repo = match view {
-        Some(v) => match (&v.pr_ref, reported, &v.repository) {
+    // A review names its PR, else its repository and range; it has no iterations.
+    let review = entry.state.as_ref().and_then(|s| s.review.as_ref());
+    let repo = match (review, view) {
+        (Some(r), _) => r.target.pr.clone().unwrap_or_else(|| match &r.target.range {
+            Some(range) => format!("{} {range}", r.target.repository),
+            None => r.target.repository.clone(),
+        }),
+        (None, None) => "—".into(),
+        (None, Some(v)) => match (&v.pr_ref, reported, &v.repository) {
             (Some(pr), _, _) => pr.clone(),
             (None, Some(pr), _) => pr,
             (None, None, Some(repo)) => repo.clone(),
             // A first run has not recorded its PR yet; the live run knows it.
             (None, None, None) => entry.live.as_ref().map_or_else(|| "—".into(), |run| run.info.pr.clone()),
         },
-        None => "—".into(),
     };
-    let iteration = view.map(|v| (v.iteration, v.max_iterations));
+    let iteration = view.filter(|_| review.is_none()).map(|v| (v.iteration, v.max_iterations));
     let short_iter = iteration.map_or("—".into(), |(k, n)| format!("{k}/{n}"));
     let command = entry.live.as_ref().map(|run| match (&run.checks, &run.command) {
         (Some(checks), _) if checks.is_empty() => "waiting for CI…".to_owned(),

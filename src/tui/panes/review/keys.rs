@@ -24,7 +24,14 @@ pub static KEYS: &[Binding] = &[
         keys: &[k('I')],
         cmd: Cmd::TriageDismiss,
         hint: "dismiss",
-        help: "Triage the selected finding DISMISS: it is wrong or not worth it (journaled as you, human); QUESTION needs words: forgeloop triage --as QUESTION --note …",
+        help: "Triage the selected finding DISMISS: it is wrong or not worth it (journaled as you, human)",
+    },
+    Binding {
+        contexts: &[Context::Tab(Tab::Review)],
+        keys: &[k('Q')],
+        cmd: Cmd::TriageQuestion,
+        hint: "question",
+        help: "Triage the selected finding QUESTION: write the question for the reviewer; the questions go to the chat once every finding is decided (journaled as you, human)",
     },
     Binding {
         contexts: &[Context::Tab(Tab::Review)],

@@ -1,4 +1,4 @@
-//! What the Review tab asks for: a finding triaged, the packet approved; each through the same
+//! What the Review tab asks for: a finding triaged (a question with its words), the packet approved; each through the same
 //! use case as the CLI (`forgeloop triage`, `forgeloop review approve`), as the person, and
 //! answered to the tab as a [`ReviewMsg`].
 
@@ -22,6 +22,8 @@ pub enum ReviewLoad {
         number: u32,
         /// The decision.
         decision: Decision,
+        /// Its note: for `QUESTION`, the question (written in the dialog the tab asks for).
+        note: Option<String>,
     },
     /// A person's yes to the cycle's packet (`cycle::review::approve`, via `tui`).
     ApprovePacket {
@@ -47,9 +49,9 @@ pub fn work(load: ReviewLoad, ctx: &Ctx) -> PaneWork<ReviewMsg> {
     let ctx = ctx.clone();
     PaneWork::Blocking(Box::new(move || {
         let (path, result) = match load {
-            ReviewLoad::Triage { path, number, decision } => {
+            ReviewLoad::Triage { path, number, decision, note } => {
                 let result = on_cycle(&ctx, &path, "triage", |ctx, paths| {
-                    review::triage(ctx, paths, number, decision, None, Actor::Human).map(|saved| {
+                    review::triage(ctx, paths, number, decision, note.as_deref(), Actor::Human).map(|saved| {
                         format!("finding {number}: {}; the review is {}", decision.as_str(), saved.state.status)
                     })
                 });

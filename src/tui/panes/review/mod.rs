@@ -1,6 +1,7 @@
 //! The Review tab (docs/review.md): a review cycle's target, route, attestation and packet, and
-//! its findings as a list the person triages with one key each (`FIX`, `DEFER`, `DISMISS`,
-//! through `cycle::review::triage` as `human`) and approves the packet from (asks first,
+//! its findings as a list the person triages with one key each (`FIX`, `DEFER`, `DISMISS`, and
+//! `QUESTION` with the question written in a dialog; through `cycle::review::triage` as
+//! `human`) and approves the packet from (asks first,
 //! `cycle::review::approve` via `tui`). A PR cycle's tab says how a review starts. Its loads
 //! (`load.rs`) carry out the person's actions.
 
@@ -43,11 +44,13 @@ impl ReviewPane {
             Cmd::TriageFix => Some(Decision::Fix),
             Cmd::TriageDefer => Some(Decision::Defer),
             Cmd::TriageDismiss => Some(Decision::Dismiss),
+            Cmd::TriageQuestion => Some(Decision::Question),
             _ => None,
         }
     }
 
-    /// Asks for the selected finding to be decided `decision`, at once.
+    /// Asks for the selected finding to be decided `decision`: at once, or for `QUESTION` once
+    /// the person has written the question.
     fn triage(&self, decision: Decision, cx: &mut Cx<ReviewLoad>) -> Reply {
         let Some(entry) = cx.sel.entry else { return Reply::Done };
         let Some(state) = &entry.state else {
@@ -59,7 +62,18 @@ impl ReviewPane {
         let Some(finding) = review.findings.get(self.selected.min(review.findings.len().saturating_sub(1))) else {
             return Reply::Refused("no finding is selected: this review has none yet".into());
         };
-        cx.load(ReviewLoad::Triage { path: entry.path.clone(), number: finding.number, decision });
+        let load = ReviewLoad::Triage { path: entry.path.clone(), number: finding.number, decision, note: None };
+        if decision == Decision::Question {
+            let prompt = format!(
+                "Finding {} ({}): {}\nYour question for the reviewer (sent once every finding is decided; journaled):",
+                finding.number,
+                finding.location(),
+                finding.text
+            );
+            cx.ask_text(format!("Ask about finding {}", finding.number), prompt, load);
+        } else {
+            cx.load(load);
+        }
         Reply::Done
     }
 
@@ -121,13 +135,22 @@ impl Pane for ReviewPane {
     fn available(&self, cmd: Cmd, sel: &Selection, _loaded: &Loaded) -> Option<bool> {
         let review = review_of(sel);
         match cmd {
-            Cmd::TriageFix | Cmd::TriageDefer | Cmd::TriageDismiss => {
+            Cmd::TriageFix | Cmd::TriageDefer | Cmd::TriageDismiss | Cmd::TriageQuestion => {
                 Some(review.is_some_and(|(state, review)| {
                     state.status == Status::AwaitingTriage && !review.findings.is_empty()
                 }))
             }
             Cmd::ApprovePacket => Some(review.is_some_and(|(state, _)| packet_waits_for_yes(state))),
             _ => None,
+        }
+    }
+
+    fn with_text(load: ReviewLoad, text: String) -> ReviewLoad {
+        match load {
+            ReviewLoad::Triage { path, number, decision, .. } => {
+                ReviewLoad::Triage { path, number, decision, note: Some(text) }
+            }
+            other => other,
         }
     }
 

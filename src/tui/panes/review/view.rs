@@ -77,14 +77,11 @@ pub fn render(pane: &super::ReviewPane, d: &Draw, entry: &CycleEntry, frame: &mu
     }
     if !review.findings.is_empty() {
         lines.push(Line::from(""));
-        let keys = [Cmd::TriageFix, Cmd::TriageDefer, Cmd::TriageDismiss]
+        let keys = [Cmd::TriageFix, Cmd::TriageDefer, Cmd::TriageDismiss, Cmd::TriageQuestion]
             .map(|cmd| d.keys.key_for(Context::Tab(Tab::Review), cmd).unwrap_or_else(|| "?".into()));
         let hint = format!(
-            "{} FIX · {} DEFER · {} DISMISS the selected finding; QUESTION needs your words: forgeloop triage --state {} --finding N --as QUESTION --note …",
-            keys[0],
-            keys[1],
-            keys[2],
-            entry.name()
+            "{} FIX · {} DEFER · {} DISMISS · {} QUESTION (you write the question) the selected finding",
+            keys[0], keys[1], keys[2], keys[3]
         );
         for piece in wrap_words(&hint, usize::from(width)) {
             lines.push(Line::from(Span::styled(piece, theme.muted)));
