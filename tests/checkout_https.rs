@@ -23,30 +23,58 @@ fn need(tool: &str, version_arg: &str) {
     assert!(ok, "the HTTPS checkout test needs `{tool}` on PATH; install it (this test never skips)");
 }
 
-/// A self-signed certificate for 127.0.0.1 with a unique CN (Debian's snakeoil cert is
-/// CN=localhost, which collides in hashed CA directories).
-fn make_cert(dir: &Path, cn: &str) -> (PathBuf, PathBuf) {
-    let (cert, key) = (dir.join(format!("{cn}.pem")), dir.join(format!("{cn}.key")));
-    let out = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .args(["-subj", &format!("/CN={cn}"), "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
-        .output()
-        .expect("openssl runs");
-    assert!(out.status.success(), "openssl req failed: {}", String::from_utf8_lossy(&out.stderr));
-    (cert, key)
+/// A throwaway CA and a server certificate for 127.0.0.1 it signed (a CA's own certificate is
+/// not a server's: rustls refuses one used as an end entity, as browsers do). Unique CNs
+/// (Debian's snakeoil cert is CN=localhost, which collides in hashed CA directories).
+/// Returns the CA's certificate (to trust), the server's certificate and its key.
+fn make_cert(dir: &Path, cn: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let file = |ext: &str| dir.join(format!("{cn}.{ext}"));
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).output().expect("openssl runs");
+        assert!(out.status.success(), "openssl {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let p = |path: &PathBuf| path.to_str().unwrap().to_owned();
+    let (ca, ca_key, cert, key, csr, ext) =
+        (file("ca.pem"), file("ca.key"), file("pem"), file("key"), file("csr"), file("ext"));
+    let (ca_subject, subject) = (format!("/CN={cn} CA"), format!("/CN={cn}"));
+    openssl(
+        &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", &ca_subject]
+            .into_iter()
+            .chain(["-keyout", &p(&ca_key), "-out", &p(&ca)])
+            .collect::<Vec<_>>(),
+    );
+    std::fs::write(
+        &ext,
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&["req", "-newkey", "rsa:2048", "-nodes", "-subj", &subject, "-keyout", &p(&key), "-out", &p(&csr)]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        &p(&csr),
+        "-CA",
+        &p(&ca),
+        "-CAkey",
+        &p(&ca_key),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-out",
+        &p(&cert),
+        "-extfile",
+        &p(&ext),
+    ]);
+    (ca, cert, key)
 }
 
-/// libgit2 keeps one global TLS context: add the test CA to it once per process.
+/// The transport's trust is process-wide and additive: each test adds its own CA.
 fn trust(cert: &Path) {
-    static TRUST: Once = Once::new();
-    TRUST.call_once(|| {
-        forgeloop::checkout::init_git_early();
-        // SAFETY: process-global libgit2 option; set once, before this test starts any fetch.
-        unsafe { git2::opts::set_ssl_cert_file(cert) }.expect("trust the test certificate");
-    });
+    static INIT: Once = Once::new();
+    INIT.call_once(forgeloop::checkout::init_git_early);
+    let added = forgeloop::checkout::add_trusted_certificates(&std::fs::read(cert).unwrap());
+    assert_eq!(added, Ok(1), "trust the test certificate");
 }
 
 /// A random token made at run time (never a literal in the repository).
@@ -64,6 +92,19 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, cert: &Path, key: &Path, token: Option<&str>, dir: &Path, name: &str) -> Server {
+        Server::start_redirecting(root, cert, key, token, None, dir, name)
+    }
+
+    /// `redirect`: `PREFIX=TARGET`, a renamed repository (`https_git_server.py`).
+    fn start_redirecting(
+        root: &Path,
+        cert: &Path,
+        key: &Path,
+        token: Option<&str>,
+        redirect: Option<&str>,
+        dir: &Path,
+        name: &str,
+    ) -> Server {
         let port_file = dir.join(format!("{name}.port"));
         let log = dir.join(format!("{name}.log"));
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/https_git_server.py");
@@ -73,6 +114,10 @@ impl Server {
         cmd.env_remove("HTTPS_GIT_SERVER_TOKEN");
         if let Some(token) = token {
             cmd.env("HTTPS_GIT_SERVER_TOKEN", token);
+        }
+        cmd.env_remove("HTTPS_GIT_SERVER_REDIRECT");
+        if let Some(redirect) = redirect {
+            cmd.env("HTTPS_GIT_SERVER_REDIRECT", redirect);
         }
         let mut child = cmd.spawn().expect("python3 starts");
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -92,6 +137,11 @@ impl Server {
 
     fn url(&self, path: &str) -> String {
         format!("https://127.0.0.1:{}/{path}", self.port)
+    }
+
+    /// Every line of the server's log.
+    fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log).unwrap().lines().map(str::to_owned).collect()
     }
 
     /// The server's `auth user=… ok=…` lines: one per request that carried credentials.
@@ -132,8 +182,8 @@ fn https_private_repository_with_token_offline() {
     let fx = Fixture::new();
     let certs = fx.tmp.path().join("certs");
     std::fs::create_dir_all(&certs).unwrap();
-    let (cert, key) = make_cert(&certs, "forgeloop-checkout-https-test");
-    trust(&cert);
+    let (ca, cert, key) = make_cert(&certs, "forgeloop-checkout-https-test");
+    trust(&ca);
     let token = random_token();
     let srv = Server::start(fx.tmp.path(), &cert, &key, Some(&token), &certs, "private");
     let url = srv.url("base.git");
@@ -229,7 +279,7 @@ fn https_private_repository_with_token_offline() {
     assert_eq!(public.auth_lines(), Vec::<String>::new());
 
     // 8. A certificate nobody trusts is refused with a certificate error.
-    let (other_cert, other_key) = make_cert(&certs, "forgeloop-checkout-untrusted-test");
+    let (_, other_cert, other_key) = make_cert(&certs, "forgeloop-checkout-untrusted-test");
     let untrusted = Server::start(fx.tmp.path(), &other_cert, &other_key, None, &certs, "untrusted");
     let untrusted_url = untrusted.url("base.git");
     let err = prepare(&fx.request(&untrusted_url, 1, &sha2)).unwrap_err();
@@ -251,5 +301,71 @@ fn https_private_repository_with_token_offline() {
     let err = prepare(&req).unwrap_err();
     assert!(matches!(err, CheckoutError::Submodule { .. }), "{err:?}");
     assert!(err.to_string().contains("local paths are only allowed"), "{err}");
+    assert_eq!(fx.leftover_checkouts(), 0);
+}
+
+/// A renamed repository: the advertisement is redirected and the fetch follows it on the same
+/// origin, the token going where it went; a redirect down to plain http is refused; a redirect
+/// to another origin gets no token, even when that server asks.
+#[test]
+fn redirects_are_followed_within_the_origin_and_never_carry_the_token_away() {
+    need("python3", "--version");
+    need("openssl", "version");
+    let fx = Fixture::new();
+    let certs = fx.tmp.path().join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    let (ca, cert, key) = make_cert(&certs, "forgeloop-checkout-redirect-test");
+    trust(&ca);
+    let token = random_token();
+    git(&fx.work, &["checkout", "-q", "-b", "feature"]);
+    fx.commit("feature.txt", "feature\n", "feature");
+    let sha = fx.push_pr(1);
+
+    // Another origin, which asks for the token too.
+    let elsewhere = Server::start(fx.tmp.path(), &cert, &key, Some(&token), &certs, "elsewhere");
+    let same =
+        Server::start_redirecting(fx.tmp.path(), &cert, &key, Some(&token), Some("/old.git=/base.git"), &certs, "same");
+    let old_url = same.url("old.git");
+    let mut req = fx.request(&old_url, 1, &sha);
+    req.token = Some(&token);
+    let co = prepare(&req).unwrap();
+    assert_eq!(git(co.path(), &["rev-parse", "HEAD"]), sha);
+    drop(co);
+    let log = same.lines();
+    assert!(log.iter().any(|l| l.starts_with("srv: redirect /old.git/info/refs")), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.contains("POST /base.git/git-upload-pack")),
+        "the fetch went where it was sent: {log:?}"
+    );
+    assert!(!log.iter().any(|l| l.contains("POST /old.git")), "{log:?}");
+    assert!(same.auth_lines().iter().all(|l| l == "srv: auth user=x-access-token ok=True"));
+
+    let away = Server::start_redirecting(
+        fx.tmp.path(),
+        &cert,
+        &key,
+        None,
+        Some(&format!("/away.git={}", elsewhere.url("base.git"))),
+        &certs,
+        "away",
+    );
+    let away_url = away.url("away.git");
+    let mut req = fx.request(&away_url, 1, &sha);
+    req.token = Some(&token);
+    let err = prepare(&req).unwrap_err();
+    assert!(err.to_string().contains("the token was withheld"), "{err}");
+    assert_eq!(elsewhere.auth_lines(), Vec::<String>::new(), "the other origin never saw the token");
+
+    let down = Server::start_redirecting(
+        fx.tmp.path(),
+        &cert,
+        &key,
+        None,
+        Some("/down.git=http://127.0.0.1:9/base.git"),
+        &certs,
+        "down",
+    );
+    let err = prepare(&fx.request(&down.url("down.git"), 1, &sha)).unwrap_err();
+    assert!(err.to_string().contains("redirect from") && err.to_string().contains("refused"), "{err}");
     assert_eq!(fx.leftover_checkouts(), 0);
 }

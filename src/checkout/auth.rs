@@ -1,15 +1,16 @@
-//! The GitHub token, handed to libgit2 only through the credentials callback.
+//! The GitHub token, offered only as the answer to a server's 401 (`http_transport` asks).
 //!
-//! libgit2 calls the callback again after every 401 and gives up only after 15 replays, so the
-//! callback counts: a second call means the first credential was rejected, and it stops there.
+//! A server asks again when the token it was given is wrong; the answer counts: a second 401
+//! means the token was rejected, and it stops there (libgit2's own transport replayed 15 times).
 //! The token is only offered inside its [`TokenScope`]: the clone URL's scheme, host and port,
 //! and for submodules only a repository the base branch's `.gitmodules` already names, or one
 //! of an owner the person's config allows, so a `.gitmodules` entry the PR adds or redirects
 //! (a relative `../other-private-repo.git` included) never receives it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
-use git2::{Cred, CredentialType};
+use base64::Engine as _;
 
 use super::url_policy::{Origin, origin_of, owner_of, repository_key};
 
@@ -96,57 +97,83 @@ impl TokenScope {
     }
 }
 
-pub(crate) struct Auth<'a> {
-    token: Option<&'a str>,
+/// The token for one fetch and what became of it. Clones share the record: the transport
+/// answers with a clone while the fetch's caller reads the outcome from its own.
+#[derive(Clone)]
+pub(crate) struct Auth {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    token: Option<String>,
     scope: TokenScope,
     calls: Cell<u32>,
     outcome: Cell<AuthOutcome>,
+    /// The TLS failure of a server whose certificate is not trusted, in rustls' words.
+    untrusted: RefCell<Option<String>>,
 }
 
-impl<'a> Auth<'a> {
+impl Auth {
     /// `scope`: where the token may be sent.
-    pub(crate) fn new(token: Option<&'a str>, scope: TokenScope) -> Self {
+    pub(crate) fn new(token: Option<&str>, scope: TokenScope) -> Self {
         Auth {
-            token: token.filter(|t| !t.is_empty()),
-            scope,
-            calls: Cell::new(0),
-            outcome: Cell::new(AuthOutcome::NotAsked),
+            inner: Rc::new(Inner {
+                token: token.filter(|t| !t.is_empty()).map(str::to_owned),
+                scope,
+                calls: Cell::new(0),
+                outcome: Cell::new(AuthOutcome::NotAsked),
+                untrusted: RefCell::new(None),
+            }),
         }
     }
 
+    /// How many times a server asked.
     pub(crate) fn calls(&self) -> u32 {
-        self.calls.get()
+        self.inner.calls.get()
     }
 
     pub(crate) fn outcome(&self) -> AuthOutcome {
-        self.outcome.get()
+        self.inner.outcome.get()
     }
 
     pub(crate) fn scope(&self) -> &TokenScope {
-        &self.scope
+        &self.inner.scope
     }
 
-    /// The body of `RemoteCallbacks::credentials`.
-    pub(crate) fn credentials(&self, url: &str, allowed: CredentialType) -> Result<Cred, git2::Error> {
-        self.calls.set(self.calls.get() + 1);
-        let refuse = |outcome: AuthOutcome, why: &str| {
-            self.outcome.set(outcome);
-            Err(git2::Error::from_str(why))
+    /// A server's certificate was not trusted (noted by the transport, read by the classifier).
+    pub(crate) fn note_untrusted(&self, detail: &str) {
+        *self.inner.untrusted.borrow_mut() = Some(detail.to_owned());
+    }
+
+    /// Why a server's certificate was not trusted, if one was not.
+    pub(crate) fn untrusted(&self) -> Option<String> {
+        self.inner.untrusted.borrow().clone()
+    }
+
+    /// The answer to `url`'s 401: the `Authorization` header to retry with, or why there is
+    /// none. `basic`: the server offered HTTP Basic authentication (the only kind a token is).
+    pub(crate) fn answer(&self, url: &str, basic: bool) -> Result<String, &'static str> {
+        let inner = &self.inner;
+        inner.calls.set(inner.calls.get() + 1);
+        let refuse = |outcome: AuthOutcome, why: &'static str| {
+            inner.outcome.set(outcome);
+            Err(why)
         };
-        if self.calls.get() > 1 {
+        if inner.calls.get() > 1 {
             return refuse(AuthOutcome::Rejected, "the GitHub token was rejected");
         }
-        if !allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+        if !basic {
             return refuse(AuthOutcome::Unsupported, "the server asked for credentials other than a token");
         }
-        let Some(token) = self.token else {
+        let Some(token) = &inner.token else {
             return refuse(AuthOutcome::NoToken, "authentication required and no GitHub token given");
         };
-        if !self.scope.allows(url) {
+        if !inner.scope.allows(url) {
             return refuse(AuthOutcome::OutOfScope, "credentials requested outside the token's scope; token withheld");
         }
-        self.outcome.set(AuthOutcome::Offered);
-        Cred::userpass_plaintext(TOKEN_USER, token)
+        inner.outcome.set(AuthOutcome::Offered);
+        let pair = base64::engine::general_purpose::STANDARD.encode(format!("{TOKEN_USER}:{token}"));
+        Ok(format!("Basic {pair}"))
     }
 }
 
@@ -154,7 +181,7 @@ impl<'a> Auth<'a> {
 mod tests {
     use super::*;
 
-    const ASK: CredentialType = CredentialType::USER_PASS_PLAINTEXT;
+    const ASK: bool = true;
 
     fn github() -> TokenScope {
         TokenScope::origin_of("https://github.com/acme/widget.git")
@@ -163,9 +190,13 @@ mod tests {
     #[test]
     fn offers_the_token_once_then_gives_up() {
         let auth = Auth::new(Some("t0ken"), github());
-        assert!(auth.credentials("https://github.com/a/b.git", ASK).is_ok());
+        let header = auth.answer("https://github.com/a/b.git", ASK).unwrap();
+        assert_eq!(
+            header,
+            format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("x-access-token:t0ken"))
+        );
         assert_eq!(auth.outcome(), AuthOutcome::Offered);
-        assert!(auth.credentials("https://github.com/a/b.git", ASK).is_err());
+        assert!(auth.answer("https://github.com/a/b.git", ASK).is_err());
         assert_eq!(auth.outcome(), AuthOutcome::Rejected);
         assert_eq!(auth.calls(), 2);
     }
@@ -173,15 +204,15 @@ mod tests {
     #[test]
     fn withholds_the_token_from_other_hosts_and_other_credential_types() {
         let auth = Auth::new(Some("t0ken"), github());
-        assert!(auth.credentials("https://evil.example/a.git", ASK).is_err());
+        assert!(auth.answer("https://evil.example/a.git", ASK).is_err());
         assert_eq!(auth.outcome(), AuthOutcome::OutOfScope);
 
         let auth = Auth::new(Some("t0ken"), github());
-        assert!(auth.credentials("https://github.com/a.git", CredentialType::SSH_KEY).is_err());
+        assert!(auth.answer("https://github.com/a.git", false).is_err());
         assert_eq!(auth.outcome(), AuthOutcome::Unsupported);
 
         let auth = Auth::new(Some("t0ken"), TokenScope::origin_of("/tmp/base.git"));
-        assert!(auth.credentials("file:///tmp/a.git", ASK).is_err());
+        assert!(auth.answer("file:///tmp/a.git", ASK).is_err());
         assert_eq!(auth.outcome(), AuthOutcome::OutOfScope);
     }
 
@@ -237,7 +268,7 @@ mod tests {
     #[test]
     fn no_token_is_reported_as_such() {
         let auth = Auth::new(Some(""), github());
-        assert!(auth.credentials("https://github.com/a.git", ASK).is_err());
+        assert!(auth.answer("https://github.com/a.git", ASK).is_err());
         assert_eq!(auth.outcome(), AuthOutcome::NoToken);
     }
 }

@@ -18,9 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use git2::{
-    AutotagOption, FetchOptions, FetchPrune, Oid, ProxyOptions, RemoteCallbacks, Repository, RepositoryInitOptions,
-};
+use git2::{AutotagOption, FetchOptions, FetchPrune, Oid, RemoteCallbacks, Repository, RepositoryInitOptions};
 
 use super::FetchStats;
 use super::auth::{Auth, TokenScope};
@@ -267,25 +265,23 @@ pub(crate) fn fetch(
     url: &str,
     refspecs: &[&str],
     depth: Depth,
-    auth: &Auth<'_>,
+    auth: &Auth,
     cancel: Option<&AtomicBool>,
     stats: &mut FetchStats,
 ) -> Result<(), git2::Error> {
     let mut callbacks = RemoteCallbacks::new();
-    callbacks.credentials(|url, _user_from_url, allowed| auth.credentials(url, allowed));
     let not_cancelled = move || !cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     callbacks.transfer_progress(move |_| not_cancelled());
     callbacks.sideband_progress(move |_| not_cancelled());
 
-    let mut proxy = ProxyOptions::new();
-    proxy.auto();
     let mut options = FetchOptions::new();
-    options.remote_callbacks(callbacks).download_tags(AutotagOption::None).prune(FetchPrune::Off).proxy_options(proxy);
+    options.remote_callbacks(callbacks).download_tags(AutotagOption::None).prune(FetchPrune::Off);
     options.depth(depth.libgit2());
 
     // Anonymous: the URL is not stored in the mirror's config, so a renamed repository needs no repair.
     let mut remote = mirror.remote_anonymous(url)?;
-    let result = remote.fetch(refspecs, Some(&mut options), None);
+    // http(s) goes through `http_transport`, which answers a 401 with `auth`.
+    let result = super::http_transport::with_auth(auth, || remote.fetch(refspecs, Some(&mut options), None));
     // Refs, packed-refs, shallow and FETCH_HEAD are new files in libgit2's modes.
     keep_private(mirror.path());
     let progress = remote.stats();

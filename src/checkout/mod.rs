@@ -15,6 +15,7 @@
 mod auth;
 pub mod base_tip;
 mod error;
+mod http_transport;
 pub mod lockfiles;
 mod mirror;
 mod objects;
@@ -39,6 +40,7 @@ use git2::{ErrorClass, ErrorCode, Oid, Repository};
 use tempfile::TempDir;
 
 pub use error::CheckoutError;
+pub use http_transport::add_trusted_certificates;
 pub use prune::{DEFAULT_UNUSED_DAYS, GcOutcome, MirrorInfo, collect as collect_mirrors, survey as survey_mirrors};
 pub use tested::{Tested, TestedSpec};
 pub use tree_diff::{TreeDiffRequest, tree_diff};
@@ -286,15 +288,18 @@ impl Drop for Container {
     }
 }
 
-/// Initialises libgit2 once, before any thread exists (`cli::main` does, for the commands that
-/// may use git): git2's first init may `set_var` `SSL_CERT_FILE`/`SSL_CERT_DIR`
-/// (openssl-probe), which is unsound once other threads run.
-/// Also isolates libgit2 from the user's git config (`insteadOf` rewrites, `core.autocrlf`
-/// would change what is fetched or checked out) and sets network timeouts. Idempotent.
+/// Initialises libgit2 once, before any thread fetches (`cli::main` calls it first, for the
+/// commands that may use git; every entry point of this module calls it again): registers
+/// [`http_transport`] for `http` and `https` (libgit2 has no TLS of its own), isolates libgit2
+/// from the user's git config (`insteadOf` rewrites, `core.autocrlf` would change what is
+/// fetched or checked out) and sets its timeouts. Idempotent.
 pub fn init_git_early() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
-        // Any opts call runs git2's init (with the openssl-probe step) first.
+        let timeouts = http_transport::Timeouts {
+            connect: std::time::Duration::from_millis(CONNECT_TIMEOUT_MS.unsigned_abs().into()),
+            io: std::time::Duration::from_millis(IO_TIMEOUT_MS.unsigned_abs().into()),
+        };
         // SAFETY: these write libgit2 globals without synchronisation; `Once` makes this the only
         // writer, and `cli::main` calls it before starting threads. Failures leave the defaults.
         unsafe {
@@ -308,6 +313,10 @@ pub fn init_git_early() {
             }
             let _ = git2::opts::set_server_connect_timeout_in_milliseconds(CONNECT_TIMEOUT_MS);
             let _ = git2::opts::set_server_timeout_in_milliseconds(IO_TIMEOUT_MS);
+            if let Err(e) = http_transport::register(timeouts) {
+                // Then http(s) fetches fail with libgit2's "unsupported URL protocol": said there.
+                tracing::error!("cannot register git's http transport: {}", e.message());
+            }
         }
     });
 }
@@ -539,7 +548,7 @@ struct FetchContext<'a> {
 
 impl FetchContext<'_> {
     /// Names the cause of a failed fetch from what the callbacks saw and libgit2's error.
-    fn classify(&self, e: &git2::Error, auth: &Auth<'_>) -> CheckoutError {
+    fn classify(&self, e: &git2::Error, auth: &Auth) -> CheckoutError {
         let url = self.url.to_owned();
         if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             return CheckoutError::Cancelled;
@@ -566,7 +575,9 @@ impl FetchContext<'_> {
             AuthOutcome::NotAsked | AuthOutcome::Offered => {}
         }
         let lower = detail.to_ascii_lowercase();
-        if e.code() == ErrorCode::Certificate || e.class() == ErrorClass::Ssl {
+        if let Some(untrusted) = auth.untrusted() {
+            CheckoutError::Certificate { url, detail: untrusted }
+        } else if e.code() == ErrorCode::Certificate || e.class() == ErrorClass::Ssl {
             CheckoutError::Certificate { url, detail }
         } else if lower.contains("remote ref") || lower.contains("refs/pull/") {
             CheckoutError::PrRefMissing { url, pr_number: self.pr_number, detail }

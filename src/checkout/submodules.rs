@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use git2::{AutotagOption, FetchOptions, ProxyOptions, RemoteCallbacks, Repository, SubmoduleUpdateOptions};
+use git2::{AutotagOption, FetchOptions, RemoteCallbacks, Repository, SubmoduleUpdateOptions};
 
 use super::auth::{Auth, AuthOutcome, TokenScope};
 use super::error::{CheckoutError, scrub};
@@ -104,18 +104,15 @@ fn update_level(repo: &Repository, ctx: &SubmoduleContext<'_>, depth: usize) -> 
 
         let auth = Auth::new(ctx.token, ctx.token_scope.clone());
         let mut callbacks = RemoteCallbacks::new();
-        callbacks.credentials(|url, _user, allowed| auth.credentials(url, allowed));
         let cancel = ctx.cancel;
         let not_cancelled = move || !cancel.is_some_and(|c| c.load(Ordering::Relaxed));
         callbacks.transfer_progress(move |_| not_cancelled());
         callbacks.sideband_progress(move |_| not_cancelled());
-        let mut proxy = ProxyOptions::new();
-        proxy.auto();
         let mut fetch = FetchOptions::new();
-        fetch.remote_callbacks(callbacks).download_tags(AutotagOption::None).proxy_options(proxy);
+        fetch.remote_callbacks(callbacks).download_tags(AutotagOption::None);
         let mut options = SubmoduleUpdateOptions::new();
         options.fetch(fetch).allow_fetch(true);
-        sm.update(false, Some(&mut options)).map_err(|e| {
+        super::http_transport::with_auth(&auth, || sm.update(false, Some(&mut options))).map_err(|e| {
             if !not_cancelled() {
                 return CheckoutError::Cancelled;
             }

@@ -105,6 +105,8 @@ pub enum Command {
     Gc(GcArgs),
     /// Print shell completions
     Completions(CompletionsArgs),
+    /// Print a manual page (roff): forgeloop(1), or forgeloop-COMMAND(1)
+    Man(ManArgs),
     /// Test infrastructure: serve the GitHub emulator on 127.0.0.1 (tests and the demo only)
     #[cfg(feature = "demo")]
     #[command(hide = true)]
@@ -149,6 +151,7 @@ impl Command {
             | Command::Redact(_)
             | Command::Gc(_)
             | Command::Completions(_)
+            | Command::Man(_)
             | Command::Triage(_) => false,
             Command::Review(_) | Command::Attest(_) => true,
             Command::Status(_)
@@ -198,7 +201,7 @@ impl Command {
     /// tools that never touch it; not the demo, which makes a home of its own.
     pub fn opens_home(&self) -> bool {
         match self {
-            Command::Doctor | Command::Redact(_) | Command::Completions(_) => false,
+            Command::Doctor | Command::Redact(_) | Command::Completions(_) | Command::Man(_) => false,
             #[cfg(feature = "demo")]
             Command::GithubEmulator(_) | Command::Demo(_) => false,
             _ => true,
@@ -517,6 +520,14 @@ pub struct ExtendArgs {
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     pub(crate) shell: clap_complete::Shell,
+}
+
+/// `forgeloop man`: a manual page.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// A command, or a command and its subcommand (`forgeloop man review start` is
+    /// forgeloop-review-start(1)); none: forgeloop(1)
+    pub(crate) command: Vec<String>,
 }
 
 /// `forgeloop tui`: the control room.

@@ -325,6 +325,12 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
         Command::Demo(_) => Err(Error::Invalid("`forgeloop demo` runs before a context is built".into())),
         Command::Mcp(_) => crate::mcp::run(ctx.clone()),
         Command::Serve(args) => serve(ctx, args),
+        Command::Man(args) => {
+            let page = man_page(&args.command)?;
+            let mut out = std::io::stdout().lock();
+            let _ = std::io::Write::write_all(&mut out, &page).and_then(|()| std::io::Write::flush(&mut out));
+            Ok(0)
+        }
         Command::Completions(args) => {
             // Into a buffer first: clap_complete panics when its writer fails (`| head`).
             let mut script = Vec::new();
@@ -334,6 +340,42 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// The roff of forgeloop(1), or of the page of the command at `path` (`["review", "start"]`:
+/// forgeloop-review-start(1)), its own subcommands listed in it: what `forgeloop man` prints.
+pub fn man_page(path: &[String]) -> Result<Vec<u8>> {
+    let mut command = Cli::command().name("forgeloop");
+    let mut name = "forgeloop".to_owned();
+    for part in path {
+        let found = command.get_subcommands().find(|c| c.get_name() == part.as_str() && !c.is_hide_set()).cloned();
+        command = found.ok_or_else(|| {
+            Error::Invalid(format!("{:?} is not a forgeloop command (see forgeloop --help)", path.join(" ")))
+        })?;
+        name = format!("{name}-{part}");
+    }
+    let command = command.name(name.clone()).bin_name(name.replace('-', " "));
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command).render(&mut page).map_err(|e| Error::io("cannot render the manual page", e))?;
+    Ok(page)
+}
+
+/// Every page `man/` holds: forgeloop(1) and one per command and subcommand `--help` lists,
+/// by file name (`forgeloop-review-start.1`).
+pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>> {
+    fn walk(command: &clap::Command, path: &mut Vec<String>, pages: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
+        let file = std::iter::once("forgeloop").chain(path.iter().map(String::as_str)).collect::<Vec<_>>().join("-");
+        pages.push((format!("{file}.1"), man_page(path)?));
+        for sub in command.get_subcommands().filter(|c| !c.is_hide_set() && c.get_name() != "help") {
+            path.push(sub.get_name().to_owned());
+            walk(sub, path, pages)?;
+            path.pop();
+        }
+        Ok(())
+    }
+    let mut pages = Vec::new();
+    walk(&Cli::command(), &mut Vec::new(), &mut pages)?;
+    Ok(pages)
 }
 
 /// The text of `--file` (`-` or none: stdin), at most `limit` bytes.

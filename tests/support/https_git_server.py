@@ -8,6 +8,9 @@ env:
   HTTPS_GIT_SERVER_TOKEN  if set, every request needs HTTP Basic auth whose password equals it
                           (any user name); otherwise 401 with a Basic challenge, like GitHub
                           for a private repository. Passed by env so it is not visible in ps.
+  HTTPS_GIT_SERVER_REDIRECT  `PREFIX=TARGET`: a request whose path starts with PREFIX/ is
+                          answered 301 with Location TARGET + the rest of the path and the
+                          query (a renamed repository), before any auth check
 Logs one line per request to stderr, plus `auth user=<name> ok=<bool>` for every request that
 carried credentials (the tests count these to check how often the client retried).
 """
@@ -22,6 +25,7 @@ from urllib.parse import urlsplit
 
 ROOT, CERT, KEY, PORTFILE = sys.argv[1:5]
 TOKEN = os.environ.get("HTTPS_GIT_SERVER_TOKEN") or None
+REDIRECT = os.environ.get("HTTPS_GIT_SERVER_REDIRECT") or None
 
 
 def log(line):
@@ -70,6 +74,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _handle(self):
         body = self._body()
+        if REDIRECT is not None:
+            prefix, _, target = REDIRECT.partition("=")
+            if self.path.startswith(prefix + "/"):
+                log(f"redirect {self.path}")
+                return self._send(301, [("Location", target + self.path[len(prefix):])], b"moved\n")
         creds = self._credentials()
         user = ""
         if creds is not None:
