@@ -720,10 +720,19 @@ mod tests {
     }
 
     #[test]
-    fn libgit2_is_built_with_https() {
+    fn libgit2_has_no_tls_of_its_own_and_https_goes_through_forgeloops_transport() {
         let version = git2::Version::get();
-        assert!(version.https(), "git2 must be built with the https feature");
+        assert!(!version.https(), "libgit2 is built without TLS (no OpenSSL)");
         assert!(!version.ssh());
         assert_eq!(super::libgit2_version().split('.').count(), 3);
+        init_git_early();
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init_bare(tmp.path()).unwrap();
+        for scheme in ["https", "http"] {
+            let mut remote = repo.remote_anonymous(&format!("{scheme}://127.0.0.1:9/x.git")).unwrap();
+            let err = remote.fetch(&["+refs/heads/*:refs/x/*"], None, None).unwrap_err();
+            // Port 9 refuses: the words are the transport's, not libgit2's "unsupported URL".
+            assert!(err.message().contains("cannot connect to 127.0.0.1:9"), "{scheme}: {}", err.message());
+        }
     }
 }
