@@ -1704,6 +1704,16 @@ fn review_home() -> (Fixture, std::path::PathBuf) {
     (fx, path)
 }
 
+/// The fixture's review with none of its findings decided or fixed yet.
+fn untriaged_review() -> serde_json::Value {
+    let mut review = review_json("/tmp/packet.md");
+    for finding in review["findings"].as_array_mut().unwrap() {
+        finding.as_object_mut().unwrap().remove("triage");
+        finding.as_object_mut().unwrap().remove("fixed");
+    }
+    review
+}
+
 /// Opens the Review tab of `name` with the keys in the detail.
 fn review_tab(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDriver, name: &str) {
     select(app, d, name);
@@ -1748,11 +1758,7 @@ fn f_in_the_review_tab_triages_the_selected_finding_fix_as_the_person() {
 #[test]
 fn the_selection_picks_the_finding_d_and_i_decide() {
     let (fx, path) = review_home();
-    let mut review = review_json("/tmp/packet.md");
-    for finding in review["findings"].as_array_mut().unwrap() {
-        finding.as_object_mut().unwrap().remove("triage");
-        finding.as_object_mut().unwrap().remove("fixed");
-    }
+    let review = untriaged_review();
     let other = fx.review("three-open", Status::AwaitingTriage, review);
     let (mut app, mut d) = fx.app("dark");
     review_tab(&mut app, &mut d, "three-open");
@@ -1776,11 +1782,7 @@ fn the_selection_picks_the_finding_d_and_i_decide() {
 #[test]
 fn q_asks_for_the_question_and_triages_the_finding_question_with_its_words() {
     let fx = Fixture::new();
-    let mut review = review_json("/tmp/packet.md");
-    for finding in review["findings"].as_array_mut().unwrap() {
-        finding.as_object_mut().unwrap().remove("triage");
-        finding.as_object_mut().unwrap().remove("fixed");
-    }
+    let review = untriaged_review();
     let path = fx.review("asks", Status::AwaitingTriage, review);
     let (mut app, mut d) = fx.app("dark");
     review_tab(&mut app, &mut d, "asks");

@@ -195,6 +195,15 @@ fn review_home() -> Fixture {
     fx
 }
 
+/// The review cycle selected, the detail focused, its Review tab shown.
+fn open_review_tab(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDriver) {
+    while selected_name(app) != "review-widget" {
+        key(app, d, KeyCode::Char('j'));
+    }
+    key(app, d, KeyCode::Enter);
+    key(app, d, KeyCode::Char('8'));
+}
+
 /// The Review tab: the target, the route, the attestation (invalid, with why), the approved
 /// packet, then the findings (severity in words, location, decision or "untriaged", fixed),
 /// the selected one's whole text, and the part of the reply that was not a finding.
@@ -202,11 +211,7 @@ fn review_home() -> Fixture {
 fn review_tab() {
     let fx = review_home();
     let (mut app, mut d) = fx.app("dark");
-    while selected_name(&app) != "review-widget" {
-        key(&mut app, &mut d, KeyCode::Char('j'));
-    }
-    key(&mut app, &mut d, KeyCode::Enter);
-    key(&mut app, &mut d, KeyCode::Char('8'));
+    open_review_tab(&mut app, &mut d);
     assert_eq!(app.tabs.tab, Tab::Review);
     snap("review_tab", &app);
     let text = screen(&app, 120, 40);
@@ -255,11 +260,7 @@ fn review_tab() {
 fn review_question_dialog() {
     let fx = review_home();
     let (mut app, mut d) = fx.app("dark");
-    while selected_name(&app) != "review-widget" {
-        key(&mut app, &mut d, KeyCode::Char('j'));
-    }
-    key(&mut app, &mut d, KeyCode::Enter);
-    key(&mut app, &mut d, KeyCode::Char('8'));
+    open_review_tab(&mut app, &mut d);
     key(&mut app, &mut d, KeyCode::Char('Q'));
     for c in "what overflows?".chars() {
         key(&mut app, &mut d, KeyCode::Char(c));

@@ -9,7 +9,8 @@
 //! fetch blocks only itself. A 401 is answered by the fetch's [`Auth`] (set for the thread by
 //! [`with_auth`]): once, with the token, and only inside its scope. The initial advertisement
 //! may be redirected (a renamed repository), never from https to http; the later requests go
-//! where it went. Only fetching is served: forgeloop never pushes.
+//! where it went. A proxy in the environment is used as git and curl use it ([`Proxies`]).
+//! Only fetching is served: forgeloop never pushes.
 
 use std::cell::RefCell;
 use std::io::{self, Read, Write};
@@ -41,6 +42,72 @@ const BODY_CHUNKS: usize = 8;
 pub(crate) struct Timeouts {
     pub connect: Duration,
     pub io: Duration,
+}
+
+/// The proxies of the environment, read as curl and git read them: `https_proxy` for https,
+/// `http_proxy` for http, `all_proxy` for both (lower case first, then upper case; an upper
+/// case `HTTP_PROXY` is not read, as curl does not, since a CGI's request can set it), and
+/// `no_proxy`: hosts (and their subdomains; `*`: every host) reached directly. A proxy is an
+/// `http://[user:password@]host:port` URL; https to it goes through `CONNECT`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Proxies {
+    http: Option<url::Url>,
+    https: Option<url::Url>,
+    no_proxy: Vec<String>,
+}
+
+impl Proxies {
+    /// From the process's environment.
+    pub(crate) fn from_env() -> Proxies {
+        Proxies::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// From the variables `var` gives.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Proxies {
+        let first = |names: &[&str]| {
+            names.iter().find_map(|n| var(n).filter(|v| !v.trim().is_empty())).and_then(|v| {
+                let v = v.trim();
+                let v = if v.contains("://") { v.to_owned() } else { format!("http://{v}") };
+                url::Url::parse(&v).ok()
+            })
+        };
+        let all = first(&["all_proxy", "ALL_PROXY"]);
+        let no_proxy = var("no_proxy")
+            .or_else(|| var("NO_PROXY"))
+            .map(|list| {
+                list.split(',')
+                    .map(|h| {
+                        let h = h.trim().trim_start_matches('.').to_ascii_lowercase();
+                        // `host:port` names the host.
+                        match h.rsplit_once(':') {
+                            Some((host, port)) if !host.contains(':') && port.parse::<u16>().is_ok() => host.to_owned(),
+                            _ => h,
+                        }
+                    })
+                    .filter(|h| !h.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Proxies {
+            http: first(&["http_proxy"]).or_else(|| all.clone()),
+            https: first(&["https_proxy", "HTTPS_PROXY"]).or(all),
+            no_proxy,
+        }
+    }
+
+    /// The proxy for `url`, if one is set and the host is not in `no_proxy`.
+    fn for_url(&self, url: &url::Url) -> Option<url::Url> {
+        let proxy = match url.scheme() {
+            "https" => self.https.as_ref(),
+            _ => self.http.as_ref(),
+        }?;
+        let host = url.host_str()?.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        let direct = self.no_proxy.iter().any(|entry| {
+            let entry = entry.trim_start_matches('[').trim_end_matches(']');
+            entry == "*" || host == entry || host.strip_suffix(entry).is_some_and(|rest| rest.ends_with('.'))
+        });
+        (!direct).then(|| proxy.clone())
+    }
 }
 
 thread_local! {
@@ -87,12 +154,15 @@ fn current_auth(url: &str) -> Auth {
 /// # Safety
 /// libgit2's transport registry is unsynchronised: call once (`init_git_early`'s `Once`),
 /// before any fetch can run.
-pub(crate) unsafe fn register(timeouts: Timeouts) -> Result<(), git2::Error> {
+pub(crate) unsafe fn register(timeouts: Timeouts, proxies: Proxies) -> Result<(), git2::Error> {
+    let proxies = Arc::new(proxies);
     for scheme in ["http", "https"] {
         // SAFETY: the caller's contract (once, before any fetch).
         unsafe {
+            let proxies = proxies.clone();
             git2::transport::register(scheme, move |remote| {
-                Transport::smart(remote, true, Smart { timeouts, shared: Arc::new(Mutex::new(Remembered::default())) })
+                let shared = Arc::new(Mutex::new(Remembered::default()));
+                Transport::smart(remote, true, Smart { timeouts, proxies: proxies.clone(), shared })
             })?;
         }
     }
@@ -150,6 +220,7 @@ fn tls() -> io::Result<TlsConnector> {
 /// One remote's subtransport.
 struct Smart {
     timeouts: Timeouts,
+    proxies: Arc<Proxies>,
     shared: Arc<Mutex<Remembered>>,
 }
 
@@ -184,6 +255,7 @@ impl SmartSubtransport for Smart {
             path,
             method,
             timeouts: self.timeouts,
+            proxies: self.proxies.clone(),
             shared: self.shared.clone(),
             sent: Vec::new(),
             body: None,
@@ -204,6 +276,7 @@ struct Stream {
     path: &'static str,
     method: Method,
     timeouts: Timeouts,
+    proxies: Arc<Proxies>,
     shared: Arc<Mutex<Remembered>>,
     sent: Vec<u8>,
     body: Option<Body>,
@@ -262,11 +335,13 @@ impl Stream {
         let mut redirects = 0;
         let body = Bytes::from(std::mem::take(&mut self.sent));
         loop {
+            let proxy = url::Url::parse(&self.url).ok().and_then(|u| self.proxies.for_url(&u));
             let answer = exchange(Outgoing {
                 url: self.url.clone(),
                 method: self.method.clone(),
                 body: body.clone(),
                 authorization: authorization.clone(),
+                proxy,
                 timeouts: self.timeouts,
             })
             .inspect_err(|e| {
@@ -353,6 +428,8 @@ struct Outgoing {
     method: Method,
     body: Bytes,
     authorization: Option<String>,
+    /// The proxy to go through (`http://` only).
+    proxy: Option<url::Url>,
     timeouts: Timeouts,
 }
 
@@ -431,15 +508,40 @@ async fn send(request: Outgoing) -> io::Result<http::Response<hyper::body::Incom
     let port = url.port_or_known_default().ok_or_else(|| io::Error::other(format!("{} names no port", request.url)))?;
     // `[::1]` in a URL is `::1` to connect to.
     let bare = host.trim_start_matches('[').trim_end_matches(']').to_owned();
-    let tcp = tokio::time::timeout(request.timeouts.connect, TcpStream::connect((bare.as_str(), port)))
+    let https = url.scheme() == "https";
+    let proxy = match &request.proxy {
+        Some(proxy) if proxy.scheme() != "http" => {
+            return Err(io::Error::other(format!(
+                "the proxy {} is not http:// (the only kind supported)",
+                proxy_name(proxy)
+            )));
+        }
+        Some(proxy) => Some(proxy),
+        None => None,
+    };
+    let (to_host, to_port) = match proxy {
+        Some(p) => (
+            p.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned(),
+            p.port_or_known_default().unwrap_or(80),
+        ),
+        None => (bare.clone(), port),
+    };
+    let mut tcp = tokio::time::timeout(request.timeouts.connect, TcpStream::connect((to_host.as_str(), to_port)))
         .await
-        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, format!("cannot connect to {host}:{port} in time")))?
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {host}:{port}: {e}")))?;
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, format!("cannot connect to {to_host}:{to_port} in time")))?
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {to_host}:{to_port}: {e}")))?;
     let _ = tcp.set_nodelay(true);
-    // Origin-form (`/path?query`): what a server expects from a client that is not a proxy.
+    if let (Some(proxy), true) = (proxy, https) {
+        tunnel(&mut tcp, proxy, &host, port).await?;
+    }
+    // Origin-form (`/path?query`), what a server expects; absolute-form to an http proxy.
+    let target = match proxy {
+        Some(_) if !https => url[..url::Position::AfterQuery].to_owned(),
+        _ => url[url::Position::BeforePath..].to_owned(),
+    };
     let mut builder = Request::builder()
         .method(request.method.clone())
-        .uri(&url[url::Position::BeforePath..])
+        .uri(target)
         .header(header::HOST, url.port().map_or_else(|| host.clone(), |p| format!("{host}:{p}")))
         .header(header::USER_AGENT, USER_AGENT)
         .header("Git-Protocol", "version=0");
@@ -453,8 +555,13 @@ async fn send(request: Outgoing) -> io::Result<http::Response<hyper::body::Incom
     if let Some(value) = &request.authorization {
         builder = builder.header(header::AUTHORIZATION, value);
     }
+    if let (Some(proxy), false) = (proxy, https)
+        && let Some(value) = proxy_authorization(proxy)
+    {
+        builder = builder.header(header::PROXY_AUTHORIZATION, value);
+    }
     let http_request = builder.body(Full::new(request.body.clone())).map_err(io::Error::other)?;
-    if url.scheme() == "https" {
+    if https {
         let name = ServerName::try_from(bare.clone()).map_err(|e| io::Error::other(format!("{host}: {e}")))?;
         let tls = tls()?.connect(name, tcp).await.map_err(|e| {
             let certificate = e
@@ -474,6 +581,63 @@ async fn send(request: Outgoing) -> io::Result<http::Response<hyper::body::Incom
     }
 }
 
+/// A proxy as messages name it: its host and port, never its credentials.
+fn proxy_name(proxy: &url::Url) -> String {
+    format!("{}:{}", proxy.host_str().unwrap_or("?"), proxy.port_or_known_default().unwrap_or(80))
+}
+
+/// `Proxy-Authorization` for a proxy URL with a user (percent-decoded, as curl reads it).
+fn proxy_authorization(proxy: &url::Url) -> Option<String> {
+    use base64::Engine as _;
+    if proxy.username().is_empty() {
+        return None;
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+    let pair = format!("{}:{}", decode(proxy.username()), decode(proxy.password().unwrap_or("")));
+    Some(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair)))
+}
+
+/// The most a proxy's answer to `CONNECT` may take before its blank line.
+const MAX_CONNECT_HEAD: usize = 8 * 1024;
+
+/// `CONNECT host:port` through `proxy` on `tcp`: afterwards `tcp` reaches the host.
+async fn tunnel(tcp: &mut TcpStream, proxy: &url::Url, host: &str, port: u16) -> io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: {USER_AGENT}\r\n");
+    if let Some(value) = proxy_authorization(proxy) {
+        head.push_str(&format!("Proxy-Authorization: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    tcp.write_all(head.as_bytes()).await?;
+    // Byte by byte: what follows the blank line is the server's TLS, not the proxy's.
+    let mut answer = Vec::new();
+    while !answer.ends_with(b"\r\n\r\n") {
+        if answer.len() >= MAX_CONNECT_HEAD {
+            return Err(io::Error::other(format!("the proxy {} sent no end of its answer", proxy_name(proxy))));
+        }
+        let mut byte = [0u8; 1];
+        if tcp.read(&mut byte).await? == 0 {
+            return Err(io::Error::other(format!("the proxy {} closed the connection", proxy_name(proxy))));
+        }
+        answer.push(byte[0]);
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut parsed = httparse::Response::new(&mut headers);
+    let code = match parsed.parse(&answer) {
+        Ok(httparse::Status::Complete(_)) => parsed.code.unwrap_or(0),
+        _ => 0,
+    };
+    if (200..300).contains(&code) {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "the proxy {} refused CONNECT {host}:{port} ({code} {})",
+            proxy_name(proxy),
+            parsed.reason.unwrap_or("")
+        )))
+    }
+}
+
 /// HTTP/1.1 over an established connection, driven in the background.
 async fn over<T>(io: T, request: Request<Full<Bytes>>) -> io::Result<http::Response<hyper::body::Incoming>>
 where
@@ -488,11 +652,114 @@ where
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
+
     use super::*;
 
     #[test]
     fn what_servers_see_names_git_first() {
         assert!(USER_AGENT.starts_with("git/2.0 (forgeloop "), "{USER_AGENT}");
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Proxies {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Proxies::from_vars(|name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    fn parsed(url: &str) -> url::Url {
+        url::Url::parse(url).unwrap()
+    }
+
+    #[test]
+    fn proxies_are_read_as_curl_reads_them_and_no_proxy_names_hosts_and_their_subdomains() {
+        let p = vars(&[
+            ("https_proxy", "proxy.corp:3128"),
+            ("http_proxy", "http://u:p@web.corp:8080"),
+            ("no_proxy", "localhost, .internal.corp,10.0.0.7:443"),
+        ]);
+        let via = |url: &str| p.for_url(&parsed(url)).map(|u| u.to_string());
+        assert_eq!(via("https://github.com/a/b.git").as_deref(), Some("http://proxy.corp:3128/"));
+        assert_eq!(via("http://example.org/a.git").as_deref(), Some("http://u:p@web.corp:8080/"));
+        for direct in [
+            "https://localhost:8443/a.git",
+            "https://git.internal.corp/a.git",
+            "https://internal.corp/a",
+            "https://10.0.0.7/a",
+        ] {
+            assert_eq!(via(direct), None, "{direct}");
+        }
+        assert!(via("https://notinternal.corp/a").is_some(), "a suffix is a subdomain, not a substring");
+        assert_eq!(
+            vars(&[("HTTP_PROXY", "http://evil:1")]).for_url(&parsed("http://a/b")),
+            None,
+            "HTTP_PROXY is a CGI's"
+        );
+        assert!(vars(&[("ALL_PROXY", "http://all:1")]).for_url(&parsed("https://a/b")).is_some());
+        assert_eq!(vars(&[("https_proxy", "http://p:1"), ("no_proxy", "*")]).for_url(&parsed("https://a/b")), None);
+        assert_eq!(vars(&[]), Proxies::default());
+    }
+
+    /// A proxy on 127.0.0.1 that answers one connection with `answer` and hands back what it read.
+    fn fake_proxy(answer: &'static [u8]) -> (u16, std::thread::JoinHandle<String>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let handle = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut seen = Vec::new();
+            let mut byte = [0u8; 1];
+            while !seen.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap() == 1 {
+                seen.push(byte[0]);
+            }
+            conn.write_all(answer).unwrap();
+            String::from_utf8(seen).unwrap()
+        });
+        (port, handle)
+    }
+
+    fn request(url: &str, proxy: &str) -> Outgoing {
+        Outgoing {
+            url: url.to_owned(),
+            method: Method::GET,
+            body: Bytes::new(),
+            authorization: None,
+            proxy: Some(parsed(proxy)),
+            timeouts: Timeouts { connect: Duration::from_secs(5), io: Duration::from_secs(5) },
+        }
+    }
+
+    #[test]
+    fn http_goes_to_the_proxy_in_absolute_form_with_its_credentials() {
+        let (port, proxy) = fake_proxy(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nContent-Length: 5\r\n\r\nhello",
+        );
+        let url = "http://git.example:8000/r.git/info/refs?service=git-upload-pack";
+        let answer = exchange(request(url, &format!("http://me:s%40cret@127.0.0.1:{port}"))).unwrap();
+        assert_eq!(answer.status, StatusCode::OK);
+        let body: Vec<Bytes> = answer.body.iter().map(Result::unwrap).collect();
+        assert_eq!(body.concat(), b"hello");
+        let seen = proxy.join().unwrap();
+        assert!(seen.starts_with(&format!("GET {url} HTTP/1.1\r\n")), "{seen}");
+        let expected = base64::engine::general_purpose::STANDARD.encode("me:s@cret");
+        assert!(
+            seen.to_ascii_lowercase()
+                .contains(&format!("proxy-authorization: basic {}", expected.to_ascii_lowercase())),
+            "{seen}"
+        );
+    }
+
+    #[test]
+    fn https_goes_through_connect_and_a_refusal_says_so_without_the_credentials() {
+        let (port, proxy) = fake_proxy(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+        let url = "https://git.example/r.git/info/refs?service=git-upload-pack";
+        let err = exchange(request(url, &format!("http://me:hunter2@127.0.0.1:{port}"))).err().unwrap().to_string();
+        assert!(
+            err.contains(&format!("the proxy 127.0.0.1:{port} refused CONNECT git.example:443 (403 Forbidden)")),
+            "{err}"
+        );
+        assert!(!err.contains("hunter2"), "{err}");
+        let seen = proxy.join().unwrap();
+        assert!(seen.starts_with("CONNECT git.example:443 HTTP/1.1\r\n"), "{seen}");
+        assert!(seen.to_ascii_lowercase().contains("proxy-authorization: basic "), "{seen}");
     }
 
     #[test]

@@ -313,12 +313,22 @@ pub fn init_git_early() {
             }
             let _ = git2::opts::set_server_connect_timeout_in_milliseconds(CONNECT_TIMEOUT_MS);
             let _ = git2::opts::set_server_timeout_in_milliseconds(IO_TIMEOUT_MS);
-            if let Err(e) = http_transport::register(timeouts) {
-                // Then http(s) fetches fail with libgit2's "unsupported URL protocol": said there.
-                tracing::error!("cannot register git's http transport: {}", e.message());
+            match http_transport::register(timeouts, http_transport::Proxies::from_env()) {
+                Ok(()) => TRANSPORT_READY.store(true, Ordering::Relaxed),
+                // Then http(s) fetches fail with libgit2's "unsupported URL protocol"; `doctor` says so.
+                Err(e) => tracing::error!("cannot register git's http transport: {}", e.message()),
             }
         }
     });
+}
+
+/// The transport is registered for `http` and `https` (`init_git_early` did it).
+static TRANSPORT_READY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether git can fetch over http and https (forgeloop's transport is registered).
+pub fn https_ready() -> bool {
+    init_git_early();
+    TRANSPORT_READY.load(Ordering::Relaxed)
 }
 
 /// The linked libgit2 version, e.g. `1.9.7`, for the report's environment capsule.

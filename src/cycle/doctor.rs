@@ -86,15 +86,19 @@ pub async fn diagnose(ctx: &Ctx, at_terminal: bool) -> Diagnosis {
 }
 
 fn git_check() -> Check {
-    let version = git2::Version::get();
-    let detail = format!("libgit2 {} (https: {})", checkout::libgit2_version(), version.https());
-    if version.https() {
+    let ready = checkout::https_ready();
+    let detail = format!(
+        "libgit2 {}; https through forgeloop's transport (rustls): {}",
+        checkout::libgit2_version(),
+        if ready { "ready" } else { "not registered" }
+    );
+    if ready {
         ok("git", detail)
     } else {
         problem(
             "git",
             detail,
-            "a build without git2's `https` feature; reinstall forgeloop as the README says (`cargo install --locked --path .`)",
+            "git's http transport could not be registered, so fetches over https fail; reinstall forgeloop (`cargo install --locked --path .`) and report it if this stays",
         )
     }
 }
