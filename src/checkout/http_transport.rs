@@ -172,13 +172,13 @@ pub(crate) unsafe fn register(timeouts: Timeouts, proxies: Proxies) -> Result<()
 /// Certificates trusted besides the system's, for every later connection (the HTTPS test's
 /// own CA, as `git -c http.sslCAInfo` would): PEM, one or more.
 pub fn add_trusted_certificates(pem: &[u8]) -> Result<usize, String> {
-    let certs: Vec<CertificateDer<'static>> = rustls_pemfile_certs(pem)?;
+    let certs: Vec<CertificateDer<'static>> = pem_certificates(pem)?;
     let added = certs.len();
     extra_roots().lock().map_err(|_| "the trusted certificates are unreadable".to_owned())?.extend(certs);
     Ok(added)
 }
 
-fn rustls_pemfile_certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+fn pem_certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
     use rustls::pki_types::pem::PemObject;
     CertificateDer::pem_slice_iter(pem).collect::<Result<Vec<_>, _>>().map_err(|e| format!("not PEM certificates: {e}"))
 }
@@ -771,6 +771,6 @@ mod tests {
     #[test]
     fn pem_that_is_not_a_certificate_is_refused() {
         assert!(add_trusted_certificates(b"not pem").map(|n| n == 0).unwrap_or(true));
-        assert!(rustls_pemfile_certs(b"-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n").is_err());
+        assert!(pem_certificates(b"-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n").is_err());
     }
 }
