@@ -94,6 +94,18 @@ fn the_release_archive_installs_and_runs_the_demo_from_an_empty_directory() {
     let ldd = Command::new("ldd").arg(&forgeloop).output().unwrap();
     let linked = String::from_utf8_lossy(&ldd.stdout).into_owned();
     assert!(!linked.contains("libssl") && !linked.contains("libcrypto"), "the release binary links OpenSSL:\n{linked}");
+    if target.ends_with("-musl") {
+        // The musl archives are for any distribution: nothing loaded at run time, the helper too.
+        for bin in [&forgeloop, &helper] {
+            let ldd = Command::new("ldd").arg(bin).output().unwrap();
+            let said = format!("{}{}", String::from_utf8_lossy(&ldd.stdout), String::from_utf8_lossy(&ldd.stderr));
+            assert!(
+                said.contains("not a dynamic executable") || said.contains("statically linked"),
+                "{} is not static:\n{said}",
+                bin.display()
+            );
+        }
+    }
 
     // From an empty directory with a fresh HOME and a PATH of the system's alone.
     let (home, tmp, cwd) = (dir.path().join("home"), dir.path().join("tmp"), dir.path().join("empty"));

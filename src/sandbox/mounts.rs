@@ -407,6 +407,9 @@ fn setattr(path: &Path, flags: u64, recursive: bool) -> Result<(), String> {
 }
 
 /// The older way to add restrictions: a remount that repeats the flags the mount already has.
+/// The kernel's `ST_RELATIME` (statfs(2)): glibc's libc names it, musl's does not.
+const ST_RELATIME: libc::c_ulong = 0x1000;
+
 fn remount(path: &Path, flags: u64) -> Result<(), String> {
     let c = cstring(path)?;
     // SAFETY: statvfs writes into the struct we own.
@@ -422,7 +425,7 @@ fn remount(path: &Path, flags: u64) -> Result<(), String> {
         (libc::ST_NOEXEC, libc::MS_NOEXEC),
         (libc::ST_NOATIME, libc::MS_NOATIME),
         (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
+        (ST_RELATIME, libc::MS_RELATIME),
     ] {
         if stat.f_flag & st != 0 {
             ms |= msf;
@@ -439,4 +442,14 @@ fn remount(path: &Path, flags: u64) -> Result<(), String> {
         }
     }
     mount(None, path, None, ms, None)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Where libc names it (glibc), it is the value written out for musl.
+    #[cfg(target_env = "gnu")]
+    #[test]
+    fn st_relatime_is_the_kernels() {
+        assert_eq!(super::ST_RELATIME, libc::ST_RELATIME);
+    }
 }

@@ -81,8 +81,14 @@ fn set_limits(spec: &Spec, memory_by_cgroup: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// `setrlimit`'s resource type: glibc's own, a plain int in musl.
+#[cfg(target_env = "gnu")]
+type Resource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+type Resource = libc::c_int;
+
 /// Lowers a limit (never raises the hard one).
-fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> Result<(), String> {
+fn set_rlimit(resource: Resource, value: u64) -> Result<(), String> {
     let mut current = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit/setrlimit write/read the struct we own.
     unsafe {
