@@ -406,10 +406,10 @@ fn setattr(path: &Path, flags: u64, recursive: bool) -> Result<(), String> {
     remount(path, flags)
 }
 
-/// The older way to add restrictions: a remount that repeats the flags the mount already has.
 /// The kernel's `ST_RELATIME` (statfs(2)): glibc's libc names it, musl's does not.
 const ST_RELATIME: libc::c_ulong = 0x1000;
 
+/// The older way to add restrictions: a remount that repeats the flags the mount already has.
 fn remount(path: &Path, flags: u64) -> Result<(), String> {
     let c = cstring(path)?;
     // SAFETY: statvfs writes into the struct we own.
