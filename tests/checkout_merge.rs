@@ -1,8 +1,10 @@
 //! What a run tests (design §5.2.1), made by the checkout adapter over smart HTTP against the
-//! GitHub emulator: the merge of the PR's head into its base branch's tip, found in a shallow
-//! mirror through the commits' own headers or by deepening until the merge base is there; the
+//! GitHub emulator: the merge of the PR's head into its base branch's tip — GitHub's own
+//! `refs/pull/N/merge` when it was computed against the tip fetched, else git's, against a
+//! merge base found in a shallow mirror through the commits' own headers or by deepening; the
 //! head alone on request; the paths the person holds as the base tip has them; the change
-//! against the base tip from the mirror; a conflict named path by path.
+//! against the base tip from the mirror; a conflict named path by path, git's conflicts
+//! (a directory rename) included.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)] // test code: the product's lints (Cargo.toml) do not apply
 
 #[path = "support/checkout_fixture.rs"]
@@ -62,6 +64,12 @@ impl Env {
         self.emulator.pr_head(&self.widget, number).unwrap()
     }
 
+    /// Removes GitHub's merge of PR `number` (as while its `mergeable` is null), so forgeloop
+    /// merges itself.
+    fn forget_merge(&self, number: u64) {
+        git(&self.widget.path, &["update-ref", "-d", &format!("refs/pull/{number}/merge")]);
+    }
+
     fn mirrors(&self) -> PathBuf {
         self.tmp.path().join("mirrors")
     }
@@ -102,7 +110,7 @@ impl Env {
             history: History::Shallow,
             cancel: None,
             objects_for_others: false,
-            tested: Some(TestedSpec { tree, commands: &self.commands, protect, hold }),
+            tested: Some(TestedSpec { tree, commands: &self.commands, protect, hold, accepted: &[] }),
         }
     }
 }
@@ -120,6 +128,9 @@ fn a_pr_on_its_base_tip_is_merged_without_a_fetch_more() {
     let co = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
     let tested = co.tested.as_ref().unwrap();
     assert_eq!((tested.base_sha.as_str(), tested.deepen_fetches), (main.as_str(), 0), "{tested:?}");
+    // GitHub's own merge, computed against this tip, fetched with the head.
+    assert_eq!(tested.merge_by.as_deref(), Some("github"));
+    assert_eq!(tested.merge_sha, env.emulator.pr_merge(&env.widget, n));
     assert_eq!(co.fetch.depth, Some(1));
     // HEAD is forgeloop's merge commit: first parent main's tip, second the head.
     assert_eq!(git(co.path(), &["rev-parse", "HEAD"]), *tested.merge_sha.as_ref().unwrap());
@@ -142,10 +153,14 @@ fn a_pr_on_its_base_tip_is_merged_without_a_fetch_more() {
     let next = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
     assert_eq!(next.tested.as_ref().unwrap().deepen_fetches, 0);
     // A first push of two commits: the mirror is deepened once to see main's tip below them.
+    // Without GitHub's merge, forgeloop merges with git, against the merge base it finds.
     env.commit("two", &[("a.txt", "a\n")]);
     env.commit("two", &[("b.txt", "b\n")]);
-    let two = env.prepare(env.open("two"), TreeMode::Merge, &[], false).unwrap();
+    let two = env.open("two");
+    env.forget_merge(two);
+    let two = env.prepare(two, TreeMode::Merge, &[], false).unwrap();
     assert_eq!(two.tested.as_ref().unwrap().deepen_fetches, 1);
+    assert_eq!(two.tested.as_ref().unwrap().merge_by.as_deref(), Some("git"));
     assert_eq!(git(two.path(), &["rev-parse", "HEAD^1"]), main);
 }
 
@@ -157,6 +172,7 @@ fn a_stale_branch_is_merged_into_the_current_tip_after_deepening_once() {
     git(&env.widget.path, &["update-ref", "refs/heads/stale", &old]);
     env.commit("stale", &[("feature.txt", "new\n")]);
     let n = env.open("stale");
+    env.forget_merge(n);
     let main = git(&env.widget.path, &["rev-parse", "main"]);
     let co = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
     let tested = co.tested.as_ref().unwrap();
@@ -170,6 +186,7 @@ fn a_stale_branch_is_merged_into_the_current_tip_after_deepening_once() {
     drop(co);
     // The merge base is in the mirror now: the next iteration fetches no history.
     env.commit("stale", &[("feature.txt", "newer\n")]);
+    env.forget_merge(n);
     let next = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
     assert_eq!(next.tested.as_ref().unwrap().deepen_fetches, 0);
     assert_eq!(read(&next, "feature.txt").as_deref(), Some("newer\n"));
@@ -180,7 +197,7 @@ fn a_stale_branch_is_merged_into_the_current_tip_after_deepening_once() {
     assert_eq!(git(head.path(), &["rev-parse", "HEAD"]), head.head_sha);
     assert_ne!(read(&head, "history/5.txt").as_deref(), Some("29\n"));
     let tested = head.tested.as_ref().unwrap();
-    assert!(tested.merge_sha.is_none());
+    assert!(tested.merge_sha.is_none() && tested.merge_by.is_none());
     assert!(tested.change.contains("-29\n"), "{}", tested.change);
 }
 
@@ -239,4 +256,83 @@ fn judging_fetches_into_the_mirror_and_checks_nothing_out() {
     assert!(tested.change.contains("+++ b/feature.txt"), "{}", tested.change);
     assert_eq!(std::fs::read_dir(&checkouts).unwrap().count(), 0);
     assert!(mirrors.join("acme/widget.git").is_dir());
+}
+
+#[test]
+fn github_s_merge_is_tested_only_while_it_is_of_the_base_tip_fetched() {
+    let env = Env::new();
+    env.commit("feature", &[("feature.txt", "new\n")]);
+    let n = env.open("feature");
+    let github = env.emulator.pr_merge(&env.widget, n).unwrap();
+    let co = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
+    let tested = co.tested.as_ref().unwrap();
+    assert_eq!((tested.merge_by.as_deref(), tested.merge_sha.as_deref()), (Some("github"), Some(github.as_str())));
+    assert_eq!(git(co.path(), &["rev-parse", "HEAD"]), github);
+    drop(co);
+
+    // Main moves; GitHub has not recomputed, so its merge is of the old tip: git's is tested,
+    // made by forgeloop (its author), into the tip fetched.
+    let moved = env.commit("main", &[("history/0.txt", "moved\n")]);
+    let co = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
+    let tested = co.tested.as_ref().unwrap();
+    assert_eq!(tested.merge_by.as_deref(), Some("git"));
+    assert_ne!(tested.merge_sha.as_deref(), Some(github.as_str()));
+    assert_eq!(git(co.path(), &["rev-parse", "HEAD^1"]), moved);
+    assert_eq!(git(co.path(), &["log", "-1", "--format=%an", "HEAD"]), "forgeloop");
+    assert_eq!(read(&co, "history/0.txt").as_deref(), Some("moved\n"));
+    assert_eq!(read(&co, "feature.txt").as_deref(), Some("new\n"));
+    // git's tree and GitHub's (recomputed now) are the same tree.
+    let tree = git(co.path(), &["rev-parse", "HEAD^{tree}"]);
+    drop(co);
+    let recomputed = env.rt.block_on(env.emulator.recompute_pr_merge(&env.widget, n)).unwrap().unwrap();
+    assert_eq!(git(&env.widget.path, &["rev-parse", &format!("{recomputed}^{{tree}}")]), tree);
+    let co = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
+    let tested = co.tested.as_ref().unwrap();
+    assert_eq!((tested.merge_by.as_deref(), tested.merge_sha.as_deref()), (Some("github"), Some(recomputed.as_str())));
+
+    // A merge ref whose parents are not exactly [the base tip, the head] is never used: the
+    // server's ref pointed at the head itself.
+    drop(co);
+    let head = env.head(n);
+    git(&env.widget.path, &["update-ref", &format!("refs/pull/{n}/merge"), &head]);
+    let co = env.prepare(n, TreeMode::Merge, &[], false).unwrap();
+    assert_eq!(co.tested.as_ref().unwrap().merge_by.as_deref(), Some("git"));
+}
+
+#[test]
+fn a_file_added_under_a_directory_the_base_renamed_is_git_s_conflict() {
+    let env = Env::new();
+    env.commit("main", &[("lib/a.py", "A = 1\n")]);
+    env.commit("feature", &[("lib/b.py", "B = 2\n")]);
+    let n = env.open("feature");
+    // Main renames lib/ to pkg/ (a commit made with git's plumbing in the emulator's repository).
+    let dir = &env.widget.path;
+    let tree = git(dir, &["rev-parse", "main^{tree}"]);
+    let lib = git(dir, &["rev-parse", "main:lib"]);
+    let listing = git(dir, &["ls-tree", &tree]);
+    let entries: String =
+        listing.lines().filter(|l| !l.ends_with("\tlib")).map(|l| format!("{l}\n")).collect::<String>()
+            + &format!("040000 tree {lib}\tpkg\n");
+    let mut mktree = fixture::git_cmd(dir);
+    mktree.args(["mktree"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = mktree.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), entries.as_bytes()).unwrap();
+    let renamed_tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap().trim().to_owned();
+    let renamed = git(dir, &["commit-tree", &renamed_tree, "-p", "main", "-m", "rename lib/ to pkg/"]);
+    git(dir, &["update-ref", "refs/heads/main", &renamed]);
+
+    // GitHub's merge (before the rename) is stale; libgit2 would leave lib/b.py in lib/ and
+    // call it clean; git moves it to pkg/ and calls it a conflict.
+    match env.prepare(n, TreeMode::Merge, &[], false) {
+        Err(CheckoutError::MergeConflict { base_sha, paths, .. }) => {
+            assert_eq!(
+                (base_sha.as_str(), paths),
+                (renamed.as_str(), vec!["lib/b.py".to_owned(), "pkg/b.py".to_owned()])
+            );
+        }
+        other => panic!("expected git's conflict, got {other:?}"),
+    }
+    // GitHub agrees once it recomputes: no merge ref.
+    assert_eq!(env.rt.block_on(env.emulator.recompute_pr_merge(&env.widget, n)).unwrap(), None);
+    assert!(matches!(env.prepare(n, TreeMode::Merge, &[], false), Err(CheckoutError::MergeConflict { .. })));
 }

@@ -147,6 +147,24 @@ pub enum CheckoutError {
         paths: Vec<String>,
     },
 
+    /// forgeloop could not make a merge it can show is the one GitHub would test (design
+    /// §5.2.1): no current `refs/pull/N/merge`, no usable git, and a change libgit2's merge may
+    /// place otherwise than git's. Not the PR's doing, so an infrastructure failure (no
+    /// iteration, nothing sent to WebGPT), never `MERGE_CONFLICT`.
+    #[error(
+        "forgeloop cannot make the merge GitHub would test of the pull request's head {head_sha} into {base_ref} at {base_sha}: {why}; install git 2.40 or newer where forgeloop runs (it merges with `git merge-tree`, as GitHub does), or wait until GitHub has computed the pull request's merge against this tip of {base_ref} (its `mergeable` is no longer null) and run again"
+    )]
+    MergeUnproven {
+        /// The base branch.
+        base_ref: String,
+        /// Its tip when the merge was tried.
+        base_sha: String,
+        /// The PR's head.
+        head_sha: String,
+        /// Why neither GitHub's merge nor git's was there, and why libgit2's may differ.
+        why: String,
+    },
+
     /// A stop request or signal ended the checkout early.
     #[error("the checkout was cancelled")]
     Cancelled,

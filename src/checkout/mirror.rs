@@ -203,6 +203,50 @@ pub(crate) fn pr_ref_name(pr_number: u64) -> String {
     format!("refs/forgeloop/pull/{pr_number}")
 }
 
+/// The local ref GitHub's merge of a PR (`refs/pull/N/merge`) is fetched into.
+pub(crate) fn merge_ref_name(pr_number: u64) -> String {
+    format!("refs/forgeloop/merge/{pr_number}")
+}
+
+/// Removes ref `name` from the mirror; one that is not there is no error.
+pub(crate) fn delete_ref(repo: &Repository, name: &str) -> Result<(), CheckoutError> {
+    match repo.find_reference(name) {
+        Ok(mut found) => found.delete().map_err(|e| CheckoutError::Mirror {
+            step: "removing an old ref",
+            path: repo.path().to_path_buf(),
+            detail: e.message().to_owned(),
+        }),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Takes `commit` out of the mirror's shallow roots when every one of `parents` is in the
+/// mirror. A depth-1 fetch marks GitHub's merge commit shallow although its parents (the base
+/// tip and the head, fetched beside it) are there; git in the checkout, which is given the
+/// mirror's roots, would then see a merge without parents (`HEAD^1` unknown).
+pub(crate) fn unshallow_with_parents(repo: &Repository, commit: Oid, parents: &[Oid]) -> Result<(), CheckoutError> {
+    if parents.iter().any(|p| repo.find_commit(*p).is_err()) {
+        return Ok(());
+    }
+    let path = repo.path().join("shallow");
+    let disk = |source| CheckoutError::Disk { action: "updating the shallow roots of", path: path.clone(), source };
+    let roots = match fs::read_to_string(&path) {
+        Ok(roots) => roots,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(disk(e)),
+    };
+    let wanted = commit.to_string();
+    if !roots.lines().any(|line| line.trim() == wanted) {
+        return Ok(());
+    }
+    let kept: String = roots.lines().filter(|line| line.trim() != wanted).map(|line| format!("{line}\n")).collect();
+    if kept.trim().is_empty() {
+        fs::remove_file(&path).map_err(disk)
+    } else {
+        crate::store::atomic::write_atomic(&path, kept.as_bytes()).map_err(disk)
+    }
+}
+
 /// Reads a ref's commit, if it exists.
 pub(crate) fn ref_target(repo: &Repository, name: &str) -> Option<Oid> {
     repo.find_reference(name).ok().and_then(|r| r.target())

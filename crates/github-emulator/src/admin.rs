@@ -19,6 +19,7 @@
 //! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/head` | `{"sha"}` | `{}` |
 //! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/close` · `/merge` | | `{}` |
 //! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/draft` | `{"draft"}` | `{}` |
+//! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/merge-ref` | | `{"merge_sha"}` (`null`: conflicts) |
 //! | `POST /_emulator/repos/{o}/{r}/pulls/{n}/override` | any JSON to merge into the PR | `{}` |
 //! | `GET /_emulator/repos/{o}/{r}/pulls/{n}` | | `{"head_sha"}` |
 //! | `GET`·`POST /_emulator/repos/{o}/{r}/issues/{n}/comments` | POST: `{"author","body"}` | list / `{"id"}` |
@@ -274,6 +275,10 @@ async fn route(core: &Arc<Core>, method: &Method, segments: &[&str], body: &Byte
             let head = core.pr_head(&repo(o, r)?, number(n)?);
             head.map(|sha| json!({ "head_sha": sha }))
                 .ok_or(AdminError::Emulator(EmulatorError::NotFound(format!("pull request {o}/{r}#{n}"))))
+        }
+        (&Method::POST, ["repos", o, r, "pulls", n, "merge-ref"]) => {
+            let merge = core.recompute_merge(&repo(o, r)?, number(n)?).await?;
+            Ok(json!({ "merge_sha": merge }))
         }
         (&Method::POST, ["repos", o, r, "pulls", n, action]) => {
             let (repo, n) = (repo(o, r)?, number(n)?);

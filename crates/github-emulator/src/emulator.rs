@@ -207,6 +207,21 @@ impl Emulator {
         repo.to_repo().ok().and_then(|repo| self.core.pr_head(&repo, number))
     }
 
+    /// Computes PR `number`'s test merge again (`refs/pull/N/merge`, `mergeable`) against its
+    /// base branch's tip now, as GitHub does when asked. The emulator computes it on its own
+    /// when the PR is opened and whenever its head changes, never when only the base branch
+    /// moves: the merge ref then stays as it was, stale, as GitHub's does until asked. Returns
+    /// the merge commit, or `None` when the head does not merge (there is then no merge ref).
+    pub async fn recompute_pr_merge(&self, repo: impl AsRepo, number: u64) -> Result<Option<String>, EmulatorError> {
+        self.core.recompute_merge(&*repo.to_repo()?, number).await
+    }
+
+    /// PR `number`'s test merge commit (`refs/pull/N/merge`: first parent the base branch's tip
+    /// it was computed against, second the head), if there is one.
+    pub fn pr_merge(&self, repo: impl AsRepo, number: u64) -> Option<String> {
+        repo.to_repo().ok().and_then(|repo| self.core.pr_merge(&repo, number))
+    }
+
     /// Deletes a branch; PRs from it keep their head and `refs/pull/N/head`.
     pub async fn delete_branch(&self, repo: impl AsRepo, branch: &str) -> Result<(), EmulatorError> {
         self.core.delete_branch(&*repo.to_repo()?, branch).await
@@ -405,6 +420,7 @@ mod tests {
         send(emulator.open_pr(repo, "b", "main", "t"));
         send(emulator.open_pr("o/r", "b", "main", "t"));
         send(emulator.set_pr_head(repo, 1, ""));
+        send(emulator.recompute_pr_merge(repo, 1));
         send(run_standalone(Path::new(""), Path::new(""), None, String::new()));
     }
 

@@ -140,6 +140,32 @@ pub(crate) fn oid(sha: &str) -> Result<&str, EmulatorError> {
     }
 }
 
+/// The test merge GitHub keeps at `refs/pull/N/merge`: `head` merged into `base` (full SHAs)
+/// with git's own algorithm (`git merge-tree --write-tree`, ort: directory renames and all),
+/// committed with the parents `[base, head]`. `None` when they conflict (exit 1).
+pub(crate) async fn test_merge(dir: &Path, base: &str, head: &str) -> Result<Option<String>, EmulatorError> {
+    let (base, head) = (oid(base)?, oid(head)?);
+    let args = ["merge-tree", "--write-tree", "--no-messages", "--name-only", "-z", base, head];
+    let mut command = Command::new("git");
+    command.args(args).current_dir(dir).env_clear().envs(base_env()).kill_on_drop(true);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let output = command.output().await.map_err(EmulatorError::GitMissing)?;
+    let tree = match output.status.code() {
+        Some(0) => String::from_utf8_lossy(&output.stdout).split('\0').next().unwrap_or_default().trim().to_owned(),
+        Some(1) => return Ok(None),
+        _ => {
+            return Err(EmulatorError::Git {
+                args: args.join(" "),
+                dir: dir.display().to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+    };
+    let tree = oid(&tree)?;
+    let message = format!("Merge {head} into {base}\n");
+    run(dir, &["commit-tree", tree, "-p", base, "-p", head, "-F", "-"], &[], Some(message.as_bytes())).await.map(Some)
+}
+
 pub(crate) async fn update_ref(dir: &Path, name: &str, sha: &str) -> Result<(), EmulatorError> {
     run(dir, &["update-ref", name, sha], &[], None).await.map(drop)
 }

@@ -40,7 +40,13 @@
 //!   web page can push code through it.
 //!
 //! Bare repositories live on disk at `<root>/<owner>/<repo>.git`; the emulator keeps each PR's
-//! `refs/pull/N/head` in its base repository, as GitHub does. Everything else is in memory.
+//! `refs/pull/N/head` in its base repository, as GitHub does, and its test merge
+//! `refs/pull/N/merge`: the head merged into the base branch's tip with git's own algorithm
+//! (`git merge-tree --write-tree`, then `git commit-tree` with the parents base tip, head),
+//! computed when the PR is opened and whenever its head changes, deleted when they conflict,
+//! with `mergeable` (`true`/`false`) and `merge_commit_sha` in the PR's JSON. As on GitHub, a
+//! base branch that moves leaves the merge ref stale until it is recomputed on request
+//! ([`Emulator::recompute_pr_merge`]). Everything else is in memory.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), github_emulator::EmulatorError> {

@@ -296,6 +296,8 @@ impl Core {
             number
         };
         self.point_pull_ref(&base_dir, &head_dir, number, &head_sha).await?;
+        let merge = test_merge(&base_dir, number, base_branch, &head_sha).await;
+        let base_sha = merge.base_sha.unwrap_or(base_sha);
         let mut state = self.state();
         let head_id =
             state.repos.get(&head.key()).map(|r| r.id).ok_or_else(|| not_found(format!("repository {head}")))?;
@@ -321,6 +323,8 @@ impl Core {
                 closed_at: None,
                 merged_at: None,
                 gets: 0,
+                mergeable: merge.mergeable,
+                merge_sha: merge.merge_sha,
             },
         );
         Ok(number)
@@ -364,16 +368,50 @@ impl Core {
         let sha =
             normalize_sha(sha).ok_or_else(|| EmulatorError::Invalid(format!("{sha:?} is not a 40-hex commit SHA")))?;
         let (base_dir, head_dir) = self.pull_dirs(repo, number)?;
-        {
+        let base_branch = self.base_branch(repo, number)?;
+        let merge = {
             let _git = self.git_lock.lock().await;
             self.point_pull_ref(&base_dir, &head_dir, number, &sha).await?;
-        }
+            test_merge(&base_dir, number, &base_branch, &sha).await
+        };
         let mut state = self.state();
         if let Some(pr) = state.pulls.get_mut(&(repo.key(), number)) {
             pr.head_sha = sha;
             pr.updated_at = self.now();
+            merge.record(pr);
         }
         Ok(())
+    }
+
+    /// The base branch of PR `number`.
+    fn base_branch(&self, repo: &RepoName, number: u64) -> Result<String, EmulatorError> {
+        let state = self.state();
+        let pr =
+            state.pulls.get(&(repo.key(), number)).ok_or_else(|| not_found(format!("pull request {repo}#{number}")))?;
+        Ok(pr.base_ref.clone())
+    }
+
+    /// Computes PR `number`'s test merge again, against its base branch's tip now: what GitHub
+    /// does when asked (it does not when only the base branch moves). The merge commit, or
+    /// `None` when the head does not merge (then there is no `refs/pull/N/merge`).
+    pub async fn recompute_merge(&self, repo: &RepoName, number: u64) -> Result<Option<String>, EmulatorError> {
+        let (base_dir, _) = self.pull_dirs(repo, number)?;
+        let base_branch = self.base_branch(repo, number)?;
+        let head = self.pr_head(repo, number).ok_or_else(|| not_found(format!("pull request {repo}#{number}")))?;
+        let merge = {
+            let _git = self.git_lock.lock().await;
+            test_merge(&base_dir, number, &base_branch, &head).await
+        };
+        let merge_sha = merge.merge_sha.clone();
+        if let Some(pr) = self.state().pulls.get_mut(&(repo.key(), number)) {
+            merge.record(pr);
+        }
+        Ok(merge_sha)
+    }
+
+    /// PR `number`'s test merge commit (`refs/pull/N/merge`), if there is one.
+    pub fn pr_merge(&self, repo: &RepoName, number: u64) -> Option<String> {
+        self.state().pulls.get(&(repo.key(), number)).and_then(|pr| pr.merge_sha.clone())
     }
 
     pub fn pr_head(&self, repo: &RepoName, number: u64) -> Option<String> {
@@ -383,18 +421,20 @@ impl Core {
     /// Moves the heads of open PRs whose head branch lives in `repo` to that branch's tip, as
     /// GitHub does after a push.
     pub async fn sync_heads(&self, repo: &RepoName) -> Result<(), EmulatorError> {
-        let candidates: Vec<(String, u64, String, String)> = {
+        let candidates: Vec<(String, u64, String, String, String)> = {
             let state = self.state();
             let Some(rec) = state.repos.get(&repo.key()) else { return Ok(()) };
             state
                 .pulls
                 .iter()
                 .filter(|(_, pr)| pr.state == PullState::Open && pr.head_repo == (repo.key(), rec.id))
-                .map(|((base, number), pr)| (base.clone(), *number, pr.head_ref.clone(), pr.head_sha.clone()))
+                .map(|((base, number), pr)| {
+                    (base.clone(), *number, pr.head_ref.clone(), pr.head_sha.clone(), pr.base_ref.clone())
+                })
                 .collect()
         };
         let (head_dir, _) = self.repo_dir(repo)?;
-        for (base_key, number, branch, old) in candidates {
+        for (base_key, number, branch, old, base_branch) in candidates {
             let Some(tip) = git::rev_parse(&head_dir, &format!("refs/heads/{branch}")).await else { continue };
             if tip == old {
                 continue;
@@ -403,13 +443,15 @@ impl Core {
                 Some(rec) => rec.dir.clone(),
                 None => continue,
             };
-            {
+            let merge = {
                 let _git = self.git_lock.lock().await;
                 self.point_pull_ref(&base_dir, &head_dir, number, &tip).await?;
-            }
+                test_merge(&base_dir, number, &base_branch, &tip).await
+            };
             if let Some(pr) = self.state().pulls.get_mut(&(base_key, number)) {
                 pr.head_sha = tip;
                 pr.updated_at = self.now();
+                merge.record(pr);
             }
         }
         Ok(())
@@ -805,6 +847,51 @@ impl Core {
         };
         self.state().faults.push(ActiveFault { fault, remaining });
     }
+}
+
+/// What computing a PR's test merge found.
+struct TestMerge {
+    /// The base branch's tip it was computed against (`None`: the branch is gone).
+    base_sha: Option<String>,
+    /// `None`: not computed (no base branch, or git failed), as GitHub's `null`.
+    mergeable: Option<bool>,
+    merge_sha: Option<String>,
+}
+
+impl TestMerge {
+    /// Keeps it in the PR's record (its `base.sha` becomes the tip the merge was made with).
+    fn record(self, pr: &mut PullRec) {
+        if let Some(base) = self.base_sha {
+            pr.base_sha = base;
+        }
+        pr.mergeable = self.mergeable;
+        pr.merge_sha = self.merge_sha;
+    }
+}
+
+/// Computes PR `number`'s test merge as GitHub does when the PR is opened and whenever its head
+/// changes: `head` merged into `base_branch`'s tip now with git's own algorithm, kept at
+/// `refs/pull/N/merge` (a normal ref, served over smart HTTP like the others), which is deleted
+/// when they conflict. A base branch that later moves leaves the merge as it was (stale) until
+/// [`Core::recompute_merge`]. Call with the git lock held.
+async fn test_merge(base_dir: &Path, number: u64, base_branch: &str, head: &str) -> TestMerge {
+    let name = format!("refs/pull/{number}/merge");
+    let base = git::rev_parse(base_dir, &format!("refs/heads/{base_branch}")).await;
+    let computed = match &base {
+        Some(base) => git::test_merge(base_dir, base, head).await.ok(),
+        None => None,
+    };
+    let (mergeable, merge_sha) = match computed {
+        Some(Some(merge)) if git::update_ref(base_dir, &name, &merge).await.is_ok() => (Some(true), Some(merge)),
+        Some(None) => (Some(false), None),
+        _ => (None, None),
+    };
+    if merge_sha.is_none() {
+        // No merge (or none computed): no stale one left behind either. Deleting a ref that is
+        // not there succeeds.
+        let _ = git::delete_ref(base_dir, &name).await;
+    }
+    TestMerge { base_sha: base, mergeable, merge_sha }
 }
 
 /// A check run as stored: its id (the job's, for an Actions job) and its times filled in.

@@ -59,6 +59,12 @@ pub(crate) struct PullRec {
     pub closed_at: Option<String>,
     pub merged_at: Option<String>,
     pub gets: u32,
+    /// Whether the head merges into the base branch as it was when the test merge was last
+    /// computed (on open, on each new head, or when asked); `None` until computed, as GitHub's
+    /// `null`.
+    pub mergeable: Option<bool>,
+    /// The test merge commit at `refs/pull/N/merge` (parents: that base tip, the head).
+    pub merge_sha: Option<String>,
 }
 
 pub(crate) struct CommentRec {
@@ -229,13 +235,14 @@ impl Render<'_> {
             "title": pr.title, "user": author, "body": null,
             "created_at": pr.created_at, "updated_at": pr.updated_at,
             "closed_at": pr.closed_at, "merged_at": pr.merged_at,
-            "merge_commit_sha": if pr.merged { Value::from(pr.head_sha.clone()) } else { Value::Null },
+            "merge_commit_sha": if pr.merged { Value::from(pr.head_sha.clone()) } else { Value::from(pr.merge_sha.clone()) },
             "draft": pr.draft,
             "head": { "label": format!("{head_label_owner}:{}", pr.head_ref), "ref": pr.head_ref,
                       "sha": pr.head_sha, "user": head_user, "repo": head_repo },
             "base": { "label": format!("{base_owner}:{}", pr.base_ref), "ref": pr.base_ref,
                       "sha": pr.base_sha, "user": base_user, "repo": base_repo },
-            "author_association": "OWNER", "merged": pr.merged, "mergeable": null,
+            "author_association": "OWNER", "merged": pr.merged, "mergeable": pr.mergeable,
+            "mergeable_state": match pr.mergeable { Some(true) => "clean", Some(false) => "dirty", None => "unknown" },
             "comments": state.comments.values().filter(|c| c.repo_key == base_key && c.number == number).count(),
             "commits": 1, "additions": 0, "deletions": 0, "changed_files": 0,
         });
@@ -304,6 +311,8 @@ struct PullSnapshot {
     updated_at: String,
     closed_at: Option<String>,
     merged_at: Option<String>,
+    mergeable: Option<bool>,
+    merge_sha: Option<String>,
 }
 
 impl PullSnapshot {
@@ -324,6 +333,8 @@ impl PullSnapshot {
             updated_at: pr.updated_at.clone(),
             closed_at: pr.closed_at.clone(),
             merged_at: pr.merged_at.clone(),
+            mergeable: pr.mergeable,
+            merge_sha: pr.merge_sha.clone(),
         }
     }
 }
