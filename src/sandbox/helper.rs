@@ -20,6 +20,9 @@ pub fn main() -> i32 {
     if spec.argv.is_empty() {
         return fail("empty argv");
     }
+    if let Some(conflict) = spec.support_conflict() {
+        return fail(&conflict);
+    }
     // SAFETY: geteuid has no arguments and cannot fail.
     if spec.tier == Tier::Landlock && unsafe { libc::geteuid() } == 0 {
         return fail("the landlock tier never runs a test as root");

@@ -18,6 +18,10 @@
 //! the spec on a sealed descriptor ([`spec_fd`]), and a seccomp filter ([`seccomp`]) against
 //! keyrings, setuid files, device nodes and io_uring.
 //!
+//! Held files (issue 57, [`RunPaths::held`]): the first tier makes them read-only and their
+//! directories immovable (`hold`); the second can only see them change ([`HeldSnapshot`]).
+//! Both show the run's support directory ([`RunPaths::support`]) read-only.
+//!
 //! Where neither can be built nothing runs: [`SandboxError::Unavailable`].
 
 #[cfg(target_os = "linux")]
@@ -27,10 +31,15 @@ pub mod connects;
 #[cfg(target_os = "linux")]
 mod exec;
 pub mod fdpass;
+mod held_snapshot;
 #[cfg(target_os = "linux")]
 pub mod helper;
 #[cfg(target_os = "linux")]
+mod hold;
+#[cfg(target_os = "linux")]
 mod landlock_tier;
+#[cfg(target_os = "linux")]
+mod mount_calls;
 #[cfg(target_os = "linux")]
 mod mounts;
 #[cfg(target_os = "linux")]
@@ -55,6 +64,7 @@ use std::time::{Duration, Instant};
 use crate::domain::commands::CommandsProfile;
 use crate::domain::egress::{NetworkMode, proxy_environment};
 pub use crate::domain::report::SandboxInfo;
+pub use held_snapshot::{HeldChange, HeldSnapshot};
 pub use rundir::RunDir;
 pub use spec::{Account, Built, CacheMount, Phase, RunPaths, Spec, Tier};
 pub use view::{PathRefused, View};
@@ -82,6 +92,10 @@ pub const SPEC_FD_ENV: &str = "FORGELOOP_SANDBOX_SPEC_FD";
 /// Names, in the helper's own environment, the Unix socket on which it hands back the egress
 /// proxy's listener made inside the command's network namespace.
 pub const PROXY_FD_ENV: &str = "FORGELOOP_SANDBOX_PROXY_FD";
+/// Second tier, held `.py` files: where Python keeps compiled modules (`PYTHONPYCACHEPREFIX`).
+/// Below a device, so no one can ever make it: Python reads no compiled form from any
+/// `__pycache__` and writes none, and runs every module from its source.
+pub const NO_BYTECODE: &str = "/dev/null/forgeloop-no-bytecode";
 /// The Landlock ABI with TCP port rules (Linux 6.7): the second tier's `allowlist` needs it.
 const TCP_ABI: u32 = 4;
 /// The Landlock ABI that scopes abstract Unix sockets and signals (Linux 6.12).
@@ -312,6 +326,15 @@ impl Plan {
         plan
     }
 
+    /// Where the run's private temporary directory (`run.tmp` on the host) is inside the
+    /// sandbox: `/tmp` in the first tier, its host path otherwise.
+    pub fn tmp_in_sandbox(&self, run: &RunPaths) -> PathBuf {
+        match self.tier {
+            Some(Tier::Namespaces) => PathBuf::from("/tmp"),
+            _ => run.tmp.clone(),
+        }
+    }
+
     /// How to start `argv` with the command environment `env`. Sandboxed, the process started
     /// is the helper, with an empty environment and `/` as its directory: the command's own
     /// environment (the private `HOME` and temporary directory, toolchain homes) travels in
@@ -334,8 +357,12 @@ impl Plan {
             _ => run.home.clone(),
         };
         env.insert("HOME".into(), home.display().to_string());
-        let tmp = if tier == Tier::Namespaces { PathBuf::from("/tmp") } else { run.tmp.clone() };
-        env.insert("TMPDIR".into(), tmp.display().to_string());
+        env.insert("TMPDIR".into(), self.tmp_in_sandbox(run).display().to_string());
+        if tier == Tier::Landlock && run.held.iter().any(|path| path.ends_with(".py")) {
+            // The second tier cannot make a held module's `__pycache__` read-only: Python keeps
+            // its compiled forms where none can be, so none planted there is ever read.
+            env.insert("PYTHONPYCACHEPREFIX".into(), NO_BYTECODE.to_owned());
+        }
         let access = self.proxy_access(phase);
         let proxy_port = match access {
             ProxyAccess::Inside => Some(spec::INSIDE_PROXY_PORT),

@@ -4,7 +4,9 @@
 //! `write_paths` read-write, the git directory read-only (unless the profile asks otherwise),
 //! the machine's secrets covered, a minimal `/dev` and a `/proc` of the run's own processes.
 //! Every mount is `nosuid,nodev` (devices are the five bound nodes of `/dev`), and a granted
-//! path is checked, once mounted, to be the very file the run was planned with.
+//! path is checked, once mounted, to be the very file the run was planned with. forgeloop's
+//! support directory for the run is bound read-only at its own path, and over the mounted
+//! checkout the held files are made read-only ([`super::hold`]).
 //!
 //! Mount points are made on disk in the run directory, not in a tmpfs of the namespace: when
 //! forgeloop is root, this process's uid (root) has no mapping inside until it becomes uid
@@ -19,26 +21,15 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::hold;
+use super::mount_calls::{
+    MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, cstring, mount, setattr,
+};
 use super::spec::{CacheMount, INSIDE_ID, Spec};
 use super::view::Pin;
 
 /// Device nodes bound into `/dev`. No `/dev/tty`: a run has no controlling terminal.
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
-
-const MOUNT_ATTR_RDONLY: u64 = 0x1;
-const MOUNT_ATTR_NOSUID: u64 = 0x2;
-const MOUNT_ATTR_NODEV: u64 = 0x4;
-const MOUNT_ATTR_NOEXEC: u64 = 0x8;
-const AT_RECURSIVE: libc::c_uint = 0x8000;
-
-/// `struct mount_attr` of `mount_setattr(2)`.
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
 
 enum Kind {
     ReadOnly,
@@ -73,6 +64,8 @@ pub(super) fn build_root(spec: &Spec) -> Result<(), String> {
     for item in &plan {
         apply(root, item, &spec.view.pins)?;
     }
+    // Over the mounted checkout: the held files read-only, their directories pinned.
+    hold::hold(root, spec)?;
     devices(root)?;
     let proc = inside(root, Path::new("/proc"));
     mount_point(root, Path::new("/proc"), true)?;
@@ -117,6 +110,10 @@ fn plan(spec: &Spec) -> Vec<Mount> {
     }
     if let Some(gitdir) = &spec.run.gitdir {
         add(gitdir, gitdir, if spec.writable_git { Kind::ReadWrite } else { Kind::ReadOnly });
+    }
+    // forgeloop's own files for the run (the result recorders): no command may change them.
+    if let Some(support) = &spec.run.support {
+        add(support, support, Kind::ReadOnly);
     }
     for hidden in &view.hidden {
         match hidden.symlink_metadata() {
@@ -350,106 +347,4 @@ fn mount_point(root: &Path, path: &Path, dir: bool) -> Result<(), String> {
         current = next;
     }
     Ok(())
-}
-
-fn cstring(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{} holds a NUL byte", path.display()))
-}
-
-fn mount(
-    source: Option<&Path>,
-    target: &Path,
-    fstype: Option<&str>,
-    flags: libc::c_ulong,
-    data: Option<&str>,
-) -> Result<(), String> {
-    let source_c = source.map(cstring).transpose()?;
-    let target_c = cstring(target)?;
-    let fstype_c = fstype.map(|f| CString::new(f).unwrap_or_default());
-    let data_c = data.map(|d| CString::new(d).unwrap_or_default());
-    let ptr = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
-    // SAFETY: every pointer is a NUL-terminated string that outlives the call, or null.
-    let result = unsafe { libc::mount(ptr(&source_c), target_c.as_ptr(), ptr(&fstype_c), flags, ptr(&data_c).cast()) };
-    if result != 0 {
-        let what =
-            source.map_or_else(|| target.display().to_string(), |s| format!("{} on {}", s.display(), target.display()));
-        return Err(format!("mount {what}: {}", std::io::Error::last_os_error()));
-    }
-    Ok(())
-}
-
-/// Adds `flags` (`MOUNT_ATTR_*`) to the mount at `path` (and, `recursive`, those below it).
-/// Only ever adds restrictions, so the flags the kernel locks on a mount seen from a user
-/// namespace are never in the way. Kernels before 5.12 get a remount of the top mount instead.
-fn setattr(path: &Path, flags: u64, recursive: bool) -> Result<(), String> {
-    let c = cstring(path)?;
-    let attr = MountAttr { attr_set: flags, attr_clr: 0, propagation: 0, userns_fd: 0 };
-    let at = if recursive { AT_RECURSIVE } else { 0 };
-    // SAFETY: the path is NUL-terminated and `attr` is a live `struct mount_attr` of the size given.
-    let result = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            at,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if result == 0 {
-        return Ok(());
-    }
-    let error = std::io::Error::last_os_error();
-    if error.raw_os_error() != Some(libc::ENOSYS) {
-        return Err(format!("restricting the mount {}: {error}", path.display()));
-    }
-    remount(path, flags)
-}
-
-/// The kernel's `ST_RELATIME` (statfs(2)): glibc's libc names it, musl's does not.
-const ST_RELATIME: libc::c_ulong = 0x1000;
-
-/// The older way to add restrictions: a remount that repeats the flags the mount already has.
-fn remount(path: &Path, flags: u64) -> Result<(), String> {
-    let c = cstring(path)?;
-    // SAFETY: statvfs writes into the struct we own.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
-        return Err(format!("statvfs {}: {}", path.display(), std::io::Error::last_os_error()));
-    }
-    let mut ms = libc::MS_REMOUNT | libc::MS_BIND;
-    for (st, msf) in [
-        (libc::ST_RDONLY, libc::MS_RDONLY),
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (ST_RELATIME, libc::MS_RELATIME),
-    ] {
-        if stat.f_flag & st != 0 {
-            ms |= msf;
-        }
-    }
-    for (attr, msf) in [
-        (MOUNT_ATTR_RDONLY, libc::MS_RDONLY),
-        (MOUNT_ATTR_NOSUID, libc::MS_NOSUID),
-        (MOUNT_ATTR_NODEV, libc::MS_NODEV),
-        (MOUNT_ATTR_NOEXEC, libc::MS_NOEXEC),
-    ] {
-        if flags & attr != 0 {
-            ms |= msf;
-        }
-    }
-    mount(None, path, None, ms, None)
-}
-
-#[cfg(test)]
-mod tests {
-    /// Where libc names it (glibc), it is the value written out for musl.
-    #[cfg(target_env = "gnu")]
-    #[test]
-    fn st_relatime_is_the_kernels() {
-        assert_eq!(super::ST_RELATIME, libc::ST_RELATIME);
-    }
 }

@@ -157,6 +157,11 @@ fn landlock(spec: &Spec, abi: u32) -> Result<(), String> {
     for path in &spec.view.read {
         rules.insert(path.clone(), read);
     }
+    // forgeloop's own files for the run: readable, never writable (the helper made sure they
+    // lie apart from every writable tree, where a read-only rule would add nothing).
+    if let Some(support) = &spec.run.support {
+        rules.insert(support.clone(), read);
+    }
     rules.insert("/proc".into(), AccessFs::ReadFile | AccessFs::ReadDir);
     rules.insert("/dev".into(), AccessFs::ReadDir.into());
     for device in DEVICES {

@@ -93,6 +93,21 @@ impl RunDir {
         self.dir.join("home")
     }
 
+    /// The run's support directory (`support/`, made when missing) for forgeloop's own files
+    /// of the run, to name in [`RunPaths::support`]: apart from every tree the run writes, as
+    /// the sandbox requires, and open to every account (`0755`; its files should be `0644`),
+    /// so the account tests run as reads it (inside the sandbox, read-only).
+    pub fn support(&self) -> io::Result<PathBuf> {
+        let dir = self.dir.join("support");
+        match std::fs::DirBuilder::new().mode(0o755).create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.symlink_metadata()?.is_dir() => {}
+            Err(e) => return Err(e),
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+        Ok(dir)
+    }
+
     /// The run's paths, with the checkout made in it (a directory of its own).
     pub fn paths(&self, checkout: &Path, gitdir: Option<&Path>) -> RunPaths {
         RunPaths {
@@ -106,6 +121,8 @@ impl RunDir {
             cache_env: BTreeMap::new(),
             cache_mount: None,
             proxy_ports: BTreeMap::new(),
+            held: Vec::new(),
+            support: None,
         }
     }
 

@@ -105,6 +105,55 @@ pub struct RunPaths {
     /// phase (`setup`, `test`).
     #[serde(default)]
     pub proxy_ports: BTreeMap<String, u16>,
+    /// Paths of files in the checkout (relative to it) the run must not change: the held and
+    /// protected paths and what they source or run (issue 57). Read-only inside the sandbox.
+    #[serde(default)]
+    pub held: Vec<String>,
+    /// forgeloop's own files for the run (the test runners' result recorders), read-only
+    /// inside the sandbox at this same path.
+    #[serde(default)]
+    pub support: Option<PathBuf>,
+}
+
+/// The names of a held path (relative to the checkout), or `None` when it is not a plain
+/// relative path inside it (absolute, empty, `.`, `..`, a NUL byte): such a path is never held,
+/// and the helper refuses a spec that names one.
+pub(super) fn held_names(path: &str) -> Option<Vec<&str>> {
+    let names: Vec<&str> = path.split('/').filter(|name| !name.is_empty()).collect();
+    let plain = |name: &&str| *name != "." && *name != ".." && !name.contains('\0');
+    (!path.starts_with('/') && !names.is_empty() && names.iter().all(plain)).then_some(names)
+}
+
+impl Spec {
+    /// Why the run's support directory cannot be shown read-only, if it cannot: it must be an
+    /// absolute path apart from every tree the run writes (the checkout, `/tmp`, `HOME`, the
+    /// cache, `write_paths`, a writable git directory), or a command could change it (Landlock
+    /// only adds rights, so a read-only rule inside a writable tree would change nothing).
+    pub(super) fn support_conflict(&self) -> Option<String> {
+        let support = self.run.support.as_deref()?;
+        if !support.is_absolute() {
+            return Some(format!("the support directory {} is not an absolute path", support.display()));
+        }
+        let run = &self.run;
+        let mut writable: Vec<&std::path::Path> = vec![&run.checkout, &run.tmp, &run.home];
+        writable.extend(run.checkout_source.as_deref());
+        writable.extend(run.cache.as_deref());
+        match &run.cache_mount {
+            Some(CacheMount::Bind { source }) => writable.push(source),
+            Some(CacheMount::Overlay { upper, work, .. }) => writable.extend([upper.as_path(), work.as_path()]),
+            None => {}
+        }
+        writable.extend(self.view.write.iter().map(|p| p.as_path()));
+        if self.writable_git {
+            writable.extend(run.gitdir.as_deref());
+        }
+        let clash = writable.into_iter().find(|w| support.starts_with(w) || w.starts_with(support))?;
+        Some(format!(
+            "the support directory {} overlaps {}, which the run writes: it must lie apart (the run directory's support/)",
+            support.display(),
+            clash.display()
+        ))
+    }
 }
 
 /// What the first tier mounts at a run's cache path (design §5.6).
@@ -184,4 +233,72 @@ pub struct Built {
     pub process_limit: String,
     /// How memory is capped when asked: `cgroup`, `rlimit` (data segment per process), or `none`.
     pub memory_limit: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::egress::NetworkMode;
+
+    #[test]
+    fn only_plain_relative_paths_are_held() {
+        assert_eq!(held_names("tests/test_x.py"), Some(vec!["tests", "test_x.py"]));
+        assert_eq!(held_names("run.sh"), Some(vec!["run.sh"]));
+        for refused in ["", "/etc/passwd", "../outside", "tests/../../x", "./x", "a/\0b"] {
+            assert_eq!(held_names(refused), None, "{refused:?}");
+        }
+    }
+
+    fn spec(support: &str) -> Spec {
+        let run = RunPaths {
+            checkout: "/run/x/checkout".into(),
+            checkout_source: None,
+            gitdir: Some("/run/x/git".into()),
+            tmp: "/run/x/tmp".into(),
+            home: "/run/x/home".into(),
+            root: "/run/x/root".into(),
+            cache: None,
+            cache_env: BTreeMap::new(),
+            cache_mount: Some(CacheMount::Overlay {
+                lower: "/caches/base".into(),
+                upper: "/caches/pr-1/upper".into(),
+                work: "/caches/pr-1/work".into(),
+            }),
+            proxy_ports: BTreeMap::new(),
+            held: Vec::new(),
+            support: Some(support.into()),
+        };
+        Spec {
+            version: SPEC_VERSION.into(),
+            tier: Tier::Landlock,
+            view: View { write: vec!["/srv/out".into()], ..View::default() },
+            run,
+            network: NetworkMode::Off,
+            proxy_port: None,
+            writable_git: false,
+            run_as: None,
+            max_processes: 10,
+            memory_mb: None,
+            probe: false,
+            argv: vec!["true".into()],
+            env: BTreeMap::new(),
+            expect_process_limit: None,
+        }
+    }
+
+    #[test]
+    fn the_support_directory_lies_apart_from_every_tree_the_run_writes() {
+        assert_eq!(spec("/run/x/support").support_conflict(), None);
+        // The git directory is read-only unless the profile says otherwise.
+        assert_eq!(spec("/run/x/git/support").support_conflict(), None);
+        for clash in
+            ["/run/x/checkout/tools", "/run/x/tmp/s", "/run/x/home", "/run/x", "/caches/pr-1/upper/s", "/srv/out/s"]
+        {
+            assert!(spec(clash).support_conflict().is_some(), "{clash}");
+        }
+        assert!(spec("support").support_conflict().is_some_and(|m| m.contains("absolute")));
+        let mut writable_git = spec("/run/x/git/support");
+        writable_git.writable_git = true;
+        assert!(writable_git.support_conflict().is_some());
+    }
 }
