@@ -18,8 +18,14 @@
 //! group killed]`, `[cancelled after Ts: process group killed]`, `[not started: exit 127]`.
 //! The file is capped (see `log.rs`); memory stays constant whatever a command prints: about
 //! 64 KiB for reading, 64 KiB of log buffer, 64 KiB while compacting the log, 4 bytes per
-//! failure-tail character, plus what the streaming redactor holds for one line.
+//! failure-tail character, plus what the streaming redactor holds for one line, and for a test
+//! command its results' line (16 KiB) and tests (at most 250,000 ids).
+//!
+//! Each test command's runners also report their per-test results ([`run_with_results`],
+//! `collect.rs`, issue 57): through forgeloop's recorders in the run's support directory, and
+//! from the output as it streams, before redaction.
 
+mod collect;
 mod env;
 mod log;
 mod output;
@@ -35,10 +41,12 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+pub use collect::SUPPORT_DIR;
 pub use env::{build_env, process_env};
 
 use crate::domain::commands::{CommandSpec, CommandsProfile};
 use crate::domain::report::{CommandResult, TestStatus};
+use crate::domain::test_results::RunResults;
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::egress::EgressProxy;
 use crate::redact::Redactor;
@@ -90,6 +98,10 @@ pub struct RunRequest<'a> {
     /// The run's egress proxy (design §5.6): a first-tier `allowlist` command hands it the
     /// socket it made inside its network namespace.
     pub egress: Option<&'a EgressProxy>,
+    /// Without a sandbox: the run's directories for the test results channel (its support
+    /// directory, and `tmp` for each test command's results). Sandboxed, the sandbox's
+    /// `RunPaths` serve; with neither, only the output is read for results.
+    pub results_paths: Option<&'a RunPaths>,
 }
 
 /// A command of the run is about to start.
@@ -127,6 +139,7 @@ impl<'a> RunRequest<'a> {
             progress: None,
             sandbox: None,
             egress: None,
+            results_paths: None,
         }
     }
 }
@@ -195,6 +208,9 @@ pub enum RunnerError {
     /// The sandbox helper could not build the sandbox for a command.
     #[error("the sandbox could not be built around a test command, so it did not run: {0}; run `forgeloop doctor`")]
     Sandbox(String),
+    /// The test results channel could not be set up (issue 57).
+    #[error("{0}")]
+    Results(String),
 }
 
 /// Runs the profile's commands in order and reports how they ended. Must be called within a
@@ -202,6 +218,13 @@ pub enum RunnerError {
 /// cannot be started makes a failed run, not an error; errors are only for the runner itself
 /// (checkout missing, log not writable).
 pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
+    run_with_results(req).await.map(|(outcome, _)| outcome)
+}
+
+/// [`run`], with what each test command's runners reported about each test (issue 57): one
+/// [`crate::domain::test_results::CommandResults`] per test command of the profile, in order
+/// (`not_run` for those after the first failure).
+pub async fn run_with_results(req: RunRequest<'_>) -> Result<(RunOutcome, RunResults), RunnerError> {
     if !req.checkout.is_dir() {
         return Err(RunnerError::Checkout(req.checkout.to_path_buf()));
     }
@@ -217,6 +240,9 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
     let log_error = |source| RunnerError::LogWrite { path: req.log_path.to_path_buf(), source };
     let mut log = CappedLog::new(open_log(req.log_path)?, req.log_cap_bytes);
     let mut cancel = Cancel::new(req.cancel.clone());
+    let collecting = collect::Collecting::start(req.sandbox, req.results_paths)?;
+    let sandbox = req.sandbox.map(|(plan, paths)| (plan, collecting.as_ref().and_then(|c| c.paths()).unwrap_or(paths)));
+    let mut results = Vec::with_capacity(req.profile.commands.len());
 
     let mut setup = Vec::with_capacity(req.profile.setup.len());
     let mut commands = Vec::with_capacity(req.profile.commands.len());
@@ -231,7 +257,8 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
     let total = steps.len();
 
     for (index, (phase, spec)) in steps.into_iter().enumerate() {
-        let results = match phase {
+        let test_index = index.saturating_sub(req.profile.setup.len());
+        let outcomes = match phase {
             Phase::Setup => &mut setup,
             Phase::Test => &mut commands,
         };
@@ -240,15 +267,18 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         }
         if failed.is_some() || cancelled {
             write_section_line(&mut log, &redactor.redact(&section::not_run(&spec.argv))).map_err(log_error)?;
-            results.push(CommandResult::not_run(spec.argv.clone()));
+            outcomes.push(CommandResult::not_run(spec.argv.clone()));
+            if phase == Phase::Test {
+                results.push(collect::not_run(test_index, spec.argv.clone()));
+            }
             continue;
         }
         if !log.is_empty() {
             log.write_all(b"\n").map_err(log_error)?;
         }
-        if phase == Phase::Setup && results.is_empty() {
+        if phase == Phase::Setup && outcomes.is_empty() {
             write_section_line(&mut log, section::SETUP).map_err(log_error)?;
-        } else if phase == Phase::Test && results.is_empty() && !req.profile.setup.is_empty() {
+        } else if phase == Phase::Test && outcomes.is_empty() && !req.profile.setup.is_empty() {
             write_section_line(&mut log, section::TESTS).map_err(log_error)?;
         }
         write_section_line(&mut log, &redactor.redact(&section::header(&spec.argv))).map_err(log_error)?;
@@ -257,14 +287,20 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             let _ = progress.send(started);
         }
 
-        let env = build_env(req.parent_env, req.profile, spec);
-        let started = match req.sandbox {
+        let mut env = build_env(req.parent_env, req.profile, spec);
+        let mut collect = match phase {
+            Phase::Test => {
+                Some(collect::CommandCollect::new(collecting.as_ref(), test_index, &spec.argv, req.checkout, &mut env)?)
+            }
+            Phase::Setup => None,
+        };
+        let started = match sandbox {
             Some((plan, run)) => plan.wrap(&spec.argv, run, env, phase),
             None => Started::direct(&spec.argv, req.checkout, env),
         };
         let timeout_s = req.profile.timeout_of(spec);
         let mut tail = TailRing::new(req.failure_tail_chars);
-        let mut sink = OutputSink::new(&redactor, &mut log, &mut tail);
+        let mut sink = OutputSink::new(&redactor, &mut log, &mut tail, collect.as_mut().map(|c| &mut c.parser));
         let spawn = Spawn {
             program: &started.program,
             args: &started.args,
@@ -329,7 +365,14 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
             failed = Some(phase);
             failure_output = tail.text();
         }
-        results.push(result);
+        if let Some(collect) = collect {
+            results.push(collect.finish(spec.argv.clone()));
+        }
+        let outcomes = match phase {
+            Phase::Setup => &mut setup,
+            Phase::Test => &mut commands,
+        };
+        outcomes.push(result);
     }
 
     let summary = log.finish().map_err(log_error)?;
@@ -338,7 +381,7 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         (Some(_), _) | (None, true) => TestStatus::Failed,
         (None, false) => TestStatus::Passed,
     };
-    Ok(RunOutcome {
+    let outcome = RunOutcome {
         status,
         setup,
         commands,
@@ -348,7 +391,8 @@ pub async fn run(req: RunRequest<'_>) -> Result<RunOutcome, RunnerError> {
         log_bytes_written: summary.bytes,
         log_truncated: summary.cut > 0,
         tried,
-    })
+    };
+    Ok((outcome, RunResults::new(results)))
 }
 
 fn command_result(

@@ -1,12 +1,14 @@
 //! How a command's output bytes travel: decoded to UTF-8 (invalid bytes become U+FFFD, never
-//! an error), through the streaming redactor, then both into the log and into a bounded ring
-//! that keeps the newest characters for `failure_output`. Nothing here grows with the amount
-//! of output.
+//! an error), read by the test results' line parser (a test command's; before redaction, since
+//! an id must be compared as the runner printed it), through the streaming redactor, then both
+//! into the log and into a bounded ring that keeps the newest characters for
+//! `failure_output`. Nothing here grows with the amount of output.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
 use super::log::CappedLog;
+use crate::domain::test_results::OutputParser;
 use crate::domain::text::failure_tail;
 use crate::redact::{Redactor, StreamRedactor};
 
@@ -120,16 +122,28 @@ impl Write for Tee<'_> {
     }
 }
 
-/// One command's output path: decode, redact, log and remember the tail.
+/// One command's output path: decode, read the test results, redact, log and remember the
+/// tail.
 pub(super) struct OutputSink<'a> {
     decoder: Utf8Decoder,
     text: String,
     stream: StreamRedactor<Tee<'a>>,
+    results: Option<&'a mut OutputParser>,
 }
 
 impl<'a> OutputSink<'a> {
-    pub(super) fn new(redactor: &Redactor, log: &'a mut CappedLog, tail: &'a mut TailRing) -> OutputSink<'a> {
-        OutputSink { decoder: Utf8Decoder::default(), text: String::new(), stream: redactor.stream(Tee { log, tail }) }
+    pub(super) fn new(
+        redactor: &Redactor,
+        log: &'a mut CappedLog,
+        tail: &'a mut TailRing,
+        results: Option<&'a mut OutputParser>,
+    ) -> OutputSink<'a> {
+        OutputSink {
+            decoder: Utf8Decoder::default(),
+            text: String::new(),
+            stream: redactor.stream(Tee { log, tail }),
+            results,
+        }
     }
 
     /// Takes one read of raw output and makes it visible in the log (complete lines at least;
@@ -137,6 +151,9 @@ impl<'a> OutputSink<'a> {
     pub(super) fn push(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.text.clear();
         self.decoder.decode(bytes, &mut self.text);
+        if let Some(results) = self.results.as_deref_mut() {
+            results.feed(&self.text);
+        }
         self.stream.write_all(self.text.as_bytes())?;
         self.stream.flush()
     }
@@ -151,6 +168,9 @@ impl<'a> OutputSink<'a> {
     pub(super) fn finish(mut self) -> io::Result<()> {
         self.text.clear();
         self.decoder.finish(&mut self.text);
+        if let Some(results) = self.results.as_deref_mut() {
+            results.feed(&self.text);
+        }
         self.stream.write_all(self.text.as_bytes())?;
         self.stream.finish()?.flush()
     }
