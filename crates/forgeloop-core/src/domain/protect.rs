@@ -1,12 +1,14 @@
 //! The person's protected paths (design §5.2, `[protect]`): which paths a pattern names, and
-//! what a run holds — the protected paths and the files they source or import, as the base
-//! branch's tip has them — so that the PR's code is judged by the person's tests.
+//! what a run holds — the protected paths and the files they source, run or import, as the
+//! base branch's tip has them, with the compiled forms of the Python files among them — so
+//! that the PR's code is judged by the person's tests.
 
-use std::collections::BTreeSet;
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::test_deps::{Files, Reached, closure};
+use super::test_deps::{Files, Reached, closure, compiled_forms};
 
 /// What a run does with the person's protected paths (`[protect] mode`, design §5.2).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,13 +61,16 @@ pub trait Tree: Files {
 }
 
 /// Works out what tests read (in either tree) and, holding, which paths are the person's: the
-/// protected files present on either side and what they reach.
+/// protected files present on either side and what they reach — and, for each Python file
+/// among them, its compiled and native forms in either tree (`__pycache__/t.cpython-311.pyc`
+/// would be run instead of the held `t.py`).
 pub fn plan(input: &PlanInput<'_>, tested: &dyn Tree, base: &dyn Tree) -> Plan {
+    let (tested, base) = (&Listed::new(tested), &Listed::new(base));
     let mut protected = BTreeSet::new();
     if !input.protect.is_empty() {
-        for path in tested.list().into_iter().chain(base.list()) {
-            if input.protect.iter().any(|p| glob_matches(p, &path)) {
-                protected.insert(path);
+        for path in tested.listed().iter().chain(base.listed()) {
+            if input.protect.iter().any(|p| glob_matches(p, path)) {
+                protected.insert(path.clone());
             }
         }
     }
@@ -84,11 +89,58 @@ pub fn plan(input: &PlanInput<'_>, tested: &dyn Tree, base: &dyn Tree) -> Plan {
             let roots: Vec<String> = protected.iter().cloned().collect();
             let mut hold = protected;
             hold.extend(closure(&roots, tested).into_iter().chain(closure(&roots, base)).map(|r| r.path));
+            let python: Vec<&str> = hold.iter().filter_map(|p| p.strip_suffix(".py")).collect();
+            let compiled: Vec<String> = python
+                .iter()
+                .flat_map(|stem| compiled_forms(stem, tested).into_iter().chain(compiled_forms(stem, base)))
+                .collect();
+            hold.extend(compiled);
             hold.into_iter().collect()
         }
         false => Vec::new(),
     };
     Plan { sourced, hold }
+}
+
+/// A tree with its list of files read once, and its files' names by directory: what lets the
+/// walk find compiled and native modules under their tagged names.
+struct Listed<'a> {
+    tree: &'a dyn Tree,
+    list: OnceCell<Vec<String>>,
+    dirs: OnceCell<BTreeMap<String, BTreeSet<String>>>,
+}
+
+impl<'a> Listed<'a> {
+    fn new(tree: &'a dyn Tree) -> Listed<'a> {
+        Listed { tree, list: OnceCell::new(), dirs: OnceCell::new() }
+    }
+
+    fn listed(&self) -> &[String] {
+        self.list.get_or_init(|| self.tree.list())
+    }
+}
+
+impl Files for Listed<'_> {
+    fn is_file(&self, path: &str) -> bool {
+        self.tree.is_file(path)
+    }
+
+    fn read(&self, path: &str) -> Option<String> {
+        self.tree.read(path)
+    }
+
+    fn names_in(&self, dir: &str, prefix: &str) -> Vec<String> {
+        let dirs = self.dirs.get_or_init(|| {
+            let mut dirs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for path in self.listed() {
+                let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+                dirs.entry(dir.to_owned()).or_default().insert(name.to_owned());
+            }
+            dirs
+        });
+        let Some(names) = dirs.get(dir) else { return Vec::new() };
+        names.range(prefix.to_owned()..).take_while(|n| n.starts_with(prefix)).cloned().collect()
+    }
 }
 
 /// Whether `path` (repository-relative) matches `pattern`: `*` and `?` within one path
@@ -181,10 +233,11 @@ mod tests {
     }
 
     #[test]
-    fn holding_takes_the_protected_files_of_both_sides_and_what_they_source() {
+    fn holding_takes_the_protected_files_of_both_sides_and_what_they_source_or_run() {
         let base = tree(&[
-            ("t.sh", ". ./testlib.sh\nsh calc.sh\n"),
+            ("t.sh", ". ./testlib.sh\nout=$(sh calc.sh)\nsh check.sh\n"),
             ("testlib.sh", ""),
+            ("check.sh", "[ \"$(sh calc.sh)\" = 5 ]\n"),
             ("calc.sh", ""),
             ("tests/old.sh", ""),
         ]);
@@ -192,6 +245,7 @@ mod tests {
             ("t.sh", ". ./testlib.sh\n. ./extra.sh\n"),
             ("testlib.sh", ""),
             ("extra.sh", ""),
+            ("check.sh", "true\n"),
             ("calc.sh", ""),
             ("tests/new.sh", ""),
         ]);
@@ -199,12 +253,44 @@ mod tests {
         let named = vec!["run.sh".to_owned()];
         let input = PlanInput { named: &named, changed_tests: &[], protect: &protect, hold: true };
         let plan = plan(&input, &tested, &base);
-        assert_eq!(plan.hold, ["extra.sh", "t.sh", "testlib.sh", "tests/new.sh", "tests/old.sh"]);
+        assert_eq!(plan.hold, ["check.sh", "extra.sh", "t.sh", "testlib.sh", "tests/new.sh", "tests/old.sh"]);
         let sourced: Vec<&str> = plan.sourced.iter().map(|r| r.path.as_str()).collect();
-        assert_eq!(sourced, ["testlib.sh", "extra.sh"], "calc.sh is run, not sourced");
+        assert_eq!(sourced, ["testlib.sh", "extra.sh", "check.sh"], "calc.sh is run for its output: the code");
         let flag = PlanInput { hold: false, ..input };
         assert!(super::plan(&flag, &tested, &base).hold.is_empty());
         let none = PlanInput { protect: &[], ..flag };
         assert!(super::plan(&none, &tested, &base).sourced.is_empty(), "no roots: run.sh is not in the tree");
+    }
+
+    #[test]
+    fn a_held_python_file_is_held_with_its_compiled_forms_and_shadows_it_imports() {
+        let test = "import unittest\nfrom calc import add\nfrom tests_support import check\n";
+        let base = tree(&[("test_calc.py", test), ("calc.py", ""), ("tests_support.py", "")]);
+        let tested = tree(&[
+            ("test_calc.py", test),
+            ("calc.py", ""),
+            ("tests_support.py", ""),
+            ("__pycache__/test_calc.cpython-311.pyc", "bytecode that passes"),
+            ("__pycache__/tests_support.cpython-312.pyc", ""),
+            ("unittest.cpython-311-x86_64-linux-gnu.so", ""),
+            ("unittest.pyc", ""),
+            ("calc.pyc", ""),
+            ("__pycache__/calc.cpython-311.pyc", ""),
+            ("docs/test_calc.pyc.md", ""),
+        ]);
+        let protect = vec!["test_calc.py".to_owned()];
+        let input = PlanInput { named: &[], changed_tests: &[], protect: &protect, hold: true };
+        assert_eq!(
+            plan(&input, &tested, &base).hold,
+            [
+                "__pycache__/test_calc.cpython-311.pyc",
+                "__pycache__/tests_support.cpython-312.pyc",
+                "test_calc.py",
+                "tests_support.py",
+                "unittest.cpython-311-x86_64-linux-gnu.so",
+                "unittest.pyc",
+            ],
+            "calc is the code under test, compiled or not"
+        );
     }
 }
