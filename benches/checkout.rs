@@ -208,7 +208,13 @@ fn pr_request<'a>(
         cancel: None,
         objects_for_others: false,
         base_ref: merge.map(|_| "main"),
-        tested: merge.map(|commands| TestedSpec { tree: TreeMode::Merge, commands, protect: &[], hold: false }),
+        tested: merge.map(|commands| TestedSpec {
+            tree: TreeMode::Merge,
+            commands,
+            protect: &[],
+            hold: false,
+            accepted: &[],
+        }),
     }
 }
 

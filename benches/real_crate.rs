@@ -268,6 +268,54 @@ fn real_crate(world: &World, source: &Path, rounds: usize) -> Result<()> {
         "iteration 2+ ({rounds} rounds, one more line each): forgeloop median {fl:.3} s (cargo test inside: {inside_m:.3} s); local warm median {local_m:.3} s; ratio {:.2}",
         fl / local_m
     );
+
+    // From a pushed fix to READY_TO_MERGE: each PR's first iteration fails one test of its own,
+    // the second (the fix) passes — on the cycle's layer, then confirmed from the base layer and
+    // an empty layer (issue 57), both inside the one `forge --pr`.
+    let passing = world.path("cargo-test-only.json");
+    std::fs::write(&passing, r#"{"commands": [["cargo", "test", "--offline"]]}"#).map_err(|e| e.to_string())?;
+    let failing_test = "#[cfg(test)]\nmod forgeloop_bench_fails {\n    #[test]\n    fn fails() {\n        panic!(\"not yet\");\n    }\n}\n";
+    let (mut fl_ready, mut local_ready, mut layered) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=rounds.min(3) {
+        let branch = format!("fix-{round}");
+        let mut broken = lib.clone();
+        broken.push_str(&format!("// forgeloop bench: fix {round}\n{failing_test}"));
+        push(&branch, broken, "a change that fails a test")?;
+        let state = format!("fix-{round}.json");
+        let pr = open(&branch, &state)?;
+        let start = Instant::now();
+        let run =
+            world.run(&["forge", "--pr", &pr, "--state", &state, "--commands-json", &passing.display().to_string()]);
+        if !run.stdout.contains("AWAITING_WEBGPT_FIX") {
+            return Err(format!("the failing iteration did not fail: {}\n{}", run.stdout, run.stderr));
+        }
+        let failed_took = start.elapsed().as_secs_f64();
+        let mut fixed = lib.clone();
+        fixed.push_str(&format!("// forgeloop bench: fix {round}\n"));
+        push(&branch, fixed, "the fix")?;
+        let local_took = local_cargo_test(&local, &target)?;
+        let start = Instant::now();
+        let run = world.run(&["forge", "--pr", &pr, "--state", &state]);
+        let took = start.elapsed().as_secs_f64();
+        let out: Value = serde_json::from_str(&run.stdout)
+            .map_err(|e| format!("forge --pr printed no JSON ({e}): {}\n{}", run.stdout, run.stderr))?;
+        if out["status"] != "READY_TO_MERGE" {
+            return Err(format!("the fix did not reach READY_TO_MERGE: {}\n{}", run.stdout, run.stderr));
+        }
+        let first = out["report"]["confirmation"]["first_seconds"].as_f64().unwrap_or(0.0);
+        progress(&format!(
+            "fix {round}: failing iteration {failed_took:.3} s; the fix to READY {took:.3} s (the layered run {first:.3} s, then the confirming run), local warm {local_took:.3} s"
+        ));
+        fl_ready.push(took);
+        local_ready.push(local_took);
+        layered.push(first);
+    }
+    let (fl, local_m, first_m) = (median(&mut fl_ready), median(&mut local_ready), median(&mut layered));
+    println!(
+        "from a pushed fix to READY_TO_MERGE ({} PRs, the pass confirmed from the base layer): forgeloop median {fl:.3} s (the layered run {first_m:.3} s); local warm median {local_m:.3} s; ratio {:.2}",
+        fl_ready.len(),
+        fl / local_m
+    );
     Ok(())
 }
 

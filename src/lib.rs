@@ -2,8 +2,8 @@
 //!
 //! Layers (docs/design.md §2): the core crate (`forgeloop-core`, re-exported here as
 //! [`domain`], [`redact`], [`store`] and [`registry`]) is below everything; the adapters
-//! ([`config`], [`config_edit`], [`sandbox`], [`egress`], [`runner`], [`checkout`], [`github`],
-//! [`cache`]) do the I/O; [`cycle`] holds the use cases every front end calls; [`cli`],
+//! ([`config`], [`config_edit`], [`sandbox`], [`egress`], [`runner`], [`results`], [`checkout`],
+//! [`github`], [`cache`]) do the I/O; [`cycle`] holds the use cases every front end calls; [`cli`],
 //! [`tui`], [`mcp`], [`serve`] and [`demo`] are the front ends. `tests/layers.rs` keeps the
 //! table of who may use whom, and design §2.2 is generated from it.
 
@@ -22,6 +22,7 @@ pub mod error;
 pub mod github;
 pub mod mcp;
 pub mod output;
+pub mod results;
 pub mod runner;
 pub mod sandbox;
 pub mod serve;

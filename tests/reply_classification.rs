@@ -244,6 +244,34 @@ fn realistic_replies_are_classified() {
     }
 }
 
+/// The honest way out the prompt offers (issue 57): a `TESTS_CONTRADICT:` line.
+#[test]
+fn a_reply_that_says_the_tests_contradict_the_brief_is_its_own_class_unless_it_names_a_pr() {
+    let hosts = WebHosts::default();
+    let says = "I did not change the tests.\n\nTESTS_CONTRADICT: tests/test_area.py:12: the test expects 1090,\nbut the docstring and the test's own comment say 1080.\n\nPR_URL: NOT_CREATED";
+    let got = classify(says, &hosts, BOUND);
+    assert_eq!(got.class, TestsContradict, "{}", got.reason);
+    assert_eq!(
+        got.contradiction.as_deref(),
+        Some("tests/test_area.py:12: the test expects 1090,\nbut the docstring and the test's own comment say 1080.")
+    );
+    // No trailer at all: the same.
+    assert_eq!(
+        classify("TESTS_CONTRADICT: t.sh:3 wants 5 where the brief says 6", &hosts, BOUND).class,
+        TestsContradict
+    );
+    // A PR with it: tested, and the words are kept for the person.
+    let with_pr =
+        format!("{}\nPR_URL: https://github.com/acme/widget/pull/12", says.replace("PR_URL: NOT_CREATED", ""));
+    let got = classify(&with_pr, &hosts, BOUND);
+    assert_eq!((got.class, got.pr.map(|p| p.number)), (PrFound, Some(12)));
+    assert!(got.contradiction.unwrap().starts_with("tests/test_area.py:12"));
+    // The prompt's own placeholder quoted back, or the word in prose, is not one.
+    assert_eq!(classify("TESTS_CONTRADICT:", &hosts, BOUND).class, NoPrReference);
+    let prose = "The tests_contradict idea does not apply here.\nPR_URL: NOT_CREATED";
+    assert_eq!(classify(prose, &hosts, BOUND).class, PrNotCreated);
+}
+
 #[test]
 fn enterprise_urls_are_found_when_configured() {
     let hosts = WebHosts::with(Some("ghe.example.com"));

@@ -391,3 +391,125 @@ fn the_base_layer_is_rewarmed_once_the_base_branch_is_too_far_ahead() {
     assert_eq!(third["warmed_now"], true, "{third:#}");
     assert_eq!(third["commit"], lab.w.tip(&lab.repo, "main"), "{third:#}");
 }
+
+/// The person's test builds `calc` from calc.sh into the cache unless the build there is newer,
+/// as make and cargo decide (by modification time).
+const MTIME_TEST: &str = "#!/bin/sh\nout=\"$XDG_CACHE_HOME/build/calc\"\n\
+if [ ! -e \"$out\" ] || [ calc.sh -nt \"$out\" ]; then mkdir -p \"$XDG_CACHE_HOME/build\" && cp calc.sh \"$out\"; fi\n\
+got=$(sh \"$out\" 2 3)\n\
+if [ \"$got\" = 5 ]; then echo 'ok - 2+3=5'; else echo \"not ok - expected 5, got $got\"; exit 1; fi\n";
+/// Iteration 1's calc.sh: still wrong, and it leaves a right answer as its layer's build, dated
+/// 2100, so no later change of calc.sh looks newer.
+const PLANTER: &str = "b=\"$XDG_CACHE_HOME/build\"\nprintf 'echo $(($1 + $2))\\n' > \"$b/calc.new\"\n\
+touch -d 2100-01-01 \"$b/calc.new\" && mv \"$b/calc.new\" \"$b/calc\"\necho $(($1 - $2))\n";
+
+every_way!(
+    a_pass_an_earlier_iteration_planted_in_its_own_layer_is_confirmed_from_the_base_layer_and_fails,
+    |lab: Lab| {
+        lab.w.commit(
+            &lab.repo,
+            "main",
+            &[("t.sh", MTIME_TEST), ("calc.sh", support::world::CALC_FIXED)],
+            "the project",
+        );
+        let n = lab.hostile_pr(&[("calc.sh", PLANTER)], &[]);
+        let commands = r#"[["sh", "t.sh"]]"#;
+        let first = forge(&lab, "c", n, commands);
+        assert_eq!(first.report["status"], "TEST_FAILED", "{}", first.log);
+        assert!(first.report["confirmation"].is_null(), "{:#}", first.report);
+        // Iteration 2 is clean and still wrong: only the planted build can make it pass.
+        push(&lab, n, &[("calc.sh", "echo $(($1 - $2))\n# tidied\n")]);
+        let second = forge(&lab, "c", n, commands);
+        assert_eq!(second.report["status"], "TEST_FAILED", "the planted build decided the verdict:\n{}", second.log);
+        assert!(second.log.contains("not ok - expected 5, got -1"), "{}", second.log);
+        // The layered run passed on what iteration 1 left; its log is kept beside the run's.
+        let confirmation = &second.report["confirmation"];
+        assert_eq!(
+            (confirmation["layer_runs"].as_u64(), confirmation["first_status"].as_str()),
+            (Some(1), Some("TEST_PASSED"))
+        );
+        let head = second.report["head_sha"].as_str().unwrap();
+        let layered = lab.w.path(&format!("shared/c.d/runs/2-{}.layered.log", &head[..12]));
+        let layered = std::fs::read_to_string(&layered).unwrap_or_else(|e| panic!("{}: {e}", layered.display()));
+        assert!(layered.contains("ok - 2+3=5"), "{layered}");
+        // The confirming run's layer is gone; the cycle's is the one iteration 1 and 2 wrote.
+        assert_eq!(cache_of(&second.report)["cache_layers"]["layer"], "throwaway", "{:#}", second.report);
+    }
+);
+
+/// The person's test checks with a helper from a crate the person downloaded (a registry
+/// source, which the run's layer reaches through the link forgeloop seeds).
+const SOURCING_REGISTRY: &str = "#!/bin/sh\n. \"$CARGO_HOME/registry/src/idx/checks-1.0.0/check.sh\"\n\
+check \"$(sh calc.sh 2 3)\" 5\n";
+const CHECK: &str = "check() { if [ \"$1\" = \"$2\" ]; then echo \"ok - $1\"; else echo \"not ok - expected $2, got $1\"; exit 1; fi; }\n";
+/// Iteration 1's calc.sh: wrong, and it swaps the seeded crate for a copy whose check passes.
+const SEED_SWAPPER: &str = "src=\"$CARGO_HOME/registry/src/idx/checks-1.0.0\"\nrm -f \"$src\" && mkdir -p \"$src\" && \
+echo 'check() { echo \"ok - $1\"; }' > \"$src/check.sh\"\necho $(($1 - $2))\n";
+
+every_way!(a_registry_source_an_earlier_iteration_swapped_is_the_persons_again_before_the_next_run, |lab: Lab| {
+    let mut lab = lab;
+    // The person's cargo home holds the crate; a Cargo.toml makes forgeloop seed it.
+    let person = lab.w.path("person-cargo");
+    let crate_dir = person.join("registry/src/idx/checks-1.0.0");
+    std::fs::create_dir_all(&crate_dir).unwrap();
+    std::fs::write(crate_dir.join("check.sh"), CHECK).unwrap();
+    lab.give_back(&person);
+    for dir in [person.as_path(), person.parent().unwrap()] {
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    lab.set_env("CARGO_HOME", person.to_str().unwrap());
+    let files = [("Cargo.toml", CARGO_TOML), ("t.sh", SOURCING_REGISTRY), ("calc.sh", support::world::CALC_FIXED)];
+    lab.w.commit(&lab.repo, "main", &files, "the project");
+    let n = lab.hostile_pr(&[("calc.sh", SEED_SWAPPER)], &[]);
+    let commands = r#"[["sh", "t.sh"]]"#;
+    let first = forge(&lab, "c", n, commands);
+    assert_eq!(first.report["status"], "TEST_FAILED", "{}", first.log);
+    push(&lab, n, &[("calc.sh", "echo $(($1 - $2))\n# tidied\n")]);
+    let second = forge(&lab, "c", n, commands);
+    // The seed was made again before the run: the layered run itself failed, nothing to confirm.
+    assert_eq!(second.report["status"], "TEST_FAILED", "the swapped crate decided the verdict:\n{}", second.log);
+    assert!(second.log.contains("not ok - expected 5, got -1"), "{}", second.log);
+    assert!(second.report["confirmation"].is_null(), "the seed check did not run: {:#}", second.report);
+});
+
+/// Iteration 1's lib.rs: still wrong, and while the held test runs it swaps that test's binary
+/// in its layer's target directory for `exit 0` and dates every build output in 2100, so cargo
+/// takes the next iteration's build as fresh and runs the swapped binary.
+const TARGET_PLANTER: &str = r##"pub fn add(a: i32, b: i32) -> i32 {
+    plant();
+    a - b
+}
+
+fn plant() {
+    let Ok(target) = std::env::var("CARGO_TARGET_DIR") else { return };
+    let deps = std::path::Path::new(&target).join("debug/deps");
+    for entry in std::fs::read_dir(&deps).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("add-") && !name.contains('.') {
+            let swap = deps.join("swap");
+            let _ = std::fs::write(&swap, "#!/bin/sh\nexit 0\n");
+            let _ = std::process::Command::new("chmod").arg("755").arg(&swap).status();
+            let _ = std::fs::rename(&swap, entry.path());
+        }
+    }
+    let _ = std::process::Command::new("find")
+        .arg(&target)
+        .args(["-exec", "touch", "-h", "-d", "2100-01-01", "{}", "+"])
+        .status();
+}
+"##;
+
+every_way!(a_test_binary_an_earlier_iteration_swapped_and_dated_in_2100_never_decides_the_verdict, |lab: Lab| {
+    let mut lab = lab;
+    let commands = cargo_commands(&mut lab);
+    lab.w.commit(&lab.repo, "main", &[("Cargo.toml", CARGO_TOML), ("src/lib.rs", LIB), ("tests/add.rs", TEST)], "calc");
+    let n = lab.hostile_pr(&[("src/lib.rs", TARGET_PLANTER)], &[]);
+    let first = forge(&lab, "c", n, &commands);
+    assert_eq!(first.report["status"], "TEST_FAILED", "{}", first.log);
+    // Clean and still wrong.
+    push(&lab, n, &[("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n")]);
+    let second = forge(&lab, "c", n, &commands);
+    assert_eq!(second.report["status"], "TEST_FAILED", "the swapped test binary decided the verdict:\n{}", second.log);
+    assert!(second.log.contains("left: -1"), "{}", second.log);
+    assert_eq!(second.report["confirmation"]["first_status"], "TEST_PASSED", "{:#}", second.report);
+});

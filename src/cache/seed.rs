@@ -4,11 +4,18 @@
 //! cargo writes only new downloads (a write through a link fails on the read-only original,
 //! never changes it). Done before every run, so a crate the person downloads between two runs
 //! is there for the second; what it makes is the tests' account's.
+//!
+//! Before every run each seed is also checked to be the link it was made as (issue 57): a run
+//! can replace a link in its own layer with a directory — a copy of the crate whose build
+//! script rewrites the held tests — that cargo would then build from in the next run. Whatever
+//! stands where the person has the entry and is not exactly the link to it is removed and the
+//! link made again.
 
 use std::io;
 use std::path::Path;
 
 use super::fsx::{self, Owner};
+use crate::store::tree;
 
 /// (part of a cargo home, directory levels recreated before entries are linked)
 const PARTS: [(&str, usize); 3] = [("registry/cache", 2), ("registry/src", 2), ("registry/index", usize::MAX)];
@@ -48,7 +55,14 @@ fn link_missing(
         }
         let here = dir.join(&name);
         let present = |top: &Path| top.join(&rel).symlink_metadata().is_ok();
-        if here.symlink_metadata().is_ok() || below.is_some_and(present) {
+        if here.symlink_metadata().is_ok() {
+            if std::fs::read_link(&here).is_ok_and(|to| to == source) {
+                continue;
+            }
+            // Not the seed it was made as (or a crate the run fetched that the person has
+            // too): the person's copy is the one to trust.
+            tree::remove_tree(&here).map_err(|left| io::Error::other(left.to_string()))?;
+        } else if below.is_some_and(present) {
             continue;
         }
         std::os::unix::fs::symlink(&source, &here)?;
@@ -83,5 +97,30 @@ mod tests {
         assert_eq!(seed_cargo(&person, &layer, Some(&below), None).unwrap(), 0, "nothing new");
         put(&person, "registry/cache/idx/c-1.0.crate", "x");
         assert_eq!(seed_cargo(&person, &layer, Some(&below), None).unwrap(), 1, "the new download");
+    }
+
+    #[test]
+    fn a_seed_a_run_replaced_is_made_again_before_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let (person, layer) = (dir.path().join("person"), dir.path().join("upper"));
+        put(&person, "registry/src/idx/a-1.0/build.rs", "fn main() {}");
+        put(&person, "registry/cache/idx/a-1.0.crate", "x");
+        std::fs::create_dir_all(&layer).unwrap();
+        assert_eq!(seed_cargo(&person, &layer, None, None).unwrap(), 2);
+        // The attack: the link becomes a copy whose build script rewrites the held test, and
+        // the cached archive a link elsewhere.
+        let seeded = layer.join("cargo-home/registry/src/idx/a-1.0");
+        std::fs::remove_file(&seeded).unwrap();
+        put(&layer, "cargo-home/registry/src/idx/a-1.0/build.rs", "fn main() { /* rewrite tests/held.rs */ }");
+        let archive = layer.join("cargo-home/registry/cache/idx/a-1.0.crate");
+        std::fs::remove_file(&archive).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &archive).unwrap();
+        assert_eq!(seed_cargo(&person, &layer, None, None).unwrap(), 2, "both made again");
+        assert_eq!(std::fs::read_link(&seeded).unwrap(), person.join("registry/src/idx/a-1.0"));
+        assert_eq!(std::fs::read_link(&archive).unwrap(), person.join("registry/cache/idx/a-1.0.crate"));
+        // A crate only the run fetched stays: the person has no copy to trust instead.
+        put(&layer, "cargo-home/registry/src/idx/b-2.0/lib.rs", "");
+        assert_eq!(seed_cargo(&person, &layer, None, None).unwrap(), 0);
+        assert!(layer.join("cargo-home/registry/src/idx/b-2.0/lib.rs").is_file());
     }
 }

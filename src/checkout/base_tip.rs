@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use git2::{Oid, Repository, Sort};
+use git2::{Oid, Repository};
 
 use super::{Checkout, FetchStats, lockfiles, test_script};
 use super::{CheckoutError, Container, mirror, objects, worktree};
@@ -67,13 +67,34 @@ pub fn behind(mirrors_root: &Path, repo: &RepoName, old: &str, tip: &str, max: u
     let paths = mirror::mirror_paths(mirrors_root, repo).ok()?;
     let _lock = mirror::take(&paths, None).ok()?;
     let repo = Repository::open_bare(&paths.dir).ok()?;
-    let mut walk = repo.revwalk().ok()?;
-    walk.set_sorting(Sort::TOPOLOGICAL).ok()?;
-    walk.push(tip).ok()?;
-    for (n, oid) in walk.take(max as usize + 1).enumerate() {
-        if oid.ok()? == old {
-            return u32::try_from(n).ok();
+    // By the parents the commits' own headers name: a shallow mirror (the base fetched at depth
+    // 1, GitHub's merge used so nothing was deepened) hides them from a revwalk, yet the old
+    // tip is often right there, a parent or two below.
+    let mut level = vec![tip];
+    let mut seen = std::collections::BTreeSet::new();
+    for distance in 0..=max {
+        if level.contains(&old) {
+            return Some(distance);
         }
+        let mut next = Vec::new();
+        for id in level {
+            if !seen.insert(id) {
+                continue;
+            }
+            if let Ok(commit) = repo.find_commit(id) {
+                let header = String::from_utf8_lossy(commit.raw_header_bytes()).into_owned();
+                next.extend(
+                    header
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("parent "))
+                        .filter_map(|h| Oid::from_str(h.trim()).ok()),
+                );
+            }
+        }
+        if next.is_empty() {
+            return None;
+        }
+        level = next;
     }
     None
 }

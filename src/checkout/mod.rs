@@ -2,8 +2,9 @@
 //! temporary directory, fetched through a per-repository mirror that later iterations reuse.
 //!
 //! Flow of [`prepare`]: URL policy → lock the mirror → fetch `+refs/pull/N/head` from the base
-//! repository into `refs/forgeloop/pull/N` → verify it is the API's SHA (else [`CheckoutError::HeadMoved`])
-//! → `git init` a temp dir whose object store borrows the mirror's (alternates) → detached checkout
+//! repository into `refs/forgeloop/pull/N` (with the base branch and GitHub's own
+//! `refs/pull/N/merge` when the merge is tested, [`tested`]) → verify it is the API's SHA (else
+//! [`CheckoutError::HeadMoved`]) → make what is tested → `git init` a temp dir whose object store borrows the mirror's (alternates) → detached checkout
 //! → unlock → submodules if asked. Blocking; call it from `spawn_blocking`.
 //!
 //! How much is fetched ([`fetch_depth`]): with the default `history: shallow` a new mirror gets
@@ -15,12 +16,15 @@
 mod auth;
 pub mod base_tip;
 mod error;
+mod git_merge;
 mod http_transport;
 pub mod lockfiles;
+mod merge_proof;
 mod mirror;
 mod objects;
 mod prune;
 pub mod review_change;
+pub mod scan_sources;
 pub mod show;
 mod submodules;
 pub mod test_script;
@@ -46,7 +50,7 @@ pub use tested::{Tested, TestedSpec};
 pub use tree_diff::{TreeDiffRequest, tree_diff};
 pub use url_policy::{AllowedUrl, check_clone_url};
 
-use crate::domain::commands::History;
+use crate::domain::commands::{History, TreeMode};
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::normalize_sha;
 use auth::{Auth, AuthOutcome, TokenScope};
@@ -476,6 +480,16 @@ fn fetch_and_make(req: &CheckoutRequest<'_>) -> Result<Fetched, CheckoutError> {
     if let Some((spec, _)) = &base {
         refspecs.push(spec);
     }
+    // GitHub's own merge of the head into the base tip, in the same fetch at the same depth,
+    // when it has one (none while it conflicts or `mergeable` is null: then nothing comes).
+    // Only what this fetch brings counts, so an older copy goes first.
+    let merge_ref = mirror::merge_ref_name(req.pr_number);
+    let merge_refspec = format!("+refs/pull/{}/merge:{merge_ref}", req.pr_number);
+    let wants_merge = req.tested.is_some_and(|t| t.tree == TreeMode::Merge) && base.is_some();
+    if wants_merge {
+        mirror::delete_ref(&mirror_repo, &merge_ref)?;
+        refspecs.push(&merge_refspec);
+    }
     mirror::fetch(&mirror_repo, req.clone_url, &refspecs, depth, &auth, cancel, &mut fetch)
         .map_err(|e| ctx.classify(&e, &auth))?;
     let base_submodules = match &base {
@@ -530,7 +544,9 @@ fn fetch_and_make(req: &CheckoutRequest<'_>) -> Result<Fetched, CheckoutError> {
                 mirror::fetch(&mirror_repo, req.clone_url, &specs, depth, &auth, cancel, &mut fetch)
                     .map_err(|e| ctx.classify(&e, &auth))
             };
-            Some(tested::make(&mirror_repo, expected_oid, base_oid, base_name, spec, &mut deepen)?)
+            let github_merge = mirror::ref_target(&mirror_repo, &merge_ref).filter(|_| wants_merge);
+            let commits = (expected_oid, base_oid, github_merge);
+            Some(tested::make(&mirror_repo, commits, base_name, spec, &mut deepen)?)
         }
         _ => None,
     };

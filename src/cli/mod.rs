@@ -301,8 +301,19 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<i32> {
             human::require_terminal("approve")?;
             let paths = ctx.cycle(&args.state)?;
             let state = files::load_state(&paths.state)?;
+            if let Some(dispute) = state.dispute.as_ref() {
+                let summary = format!(
+                    "Cycle {} is {}: {}.\nApproving takes the PR's version of those tests as yours; the same head is then tested again with them.",
+                    paths.state.display(),
+                    state.status,
+                    dispute.words(),
+                );
+                human::ask(r, &summary, "Accept the PR's version of the disputed tests?")?;
+                return Ok(output::json(r, &actions::approve(ctx, &paths, "terminal")?.state));
+            }
             let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
-            let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "no reason recorded".into());
+            let why =
+                state.report.as_ref().and_then(|r| r.review_reason()).unwrap_or_else(|| "no reason recorded".into());
             let tests = integrity.and_then(|i| i.change_words()).map(|w| format!("\n{w}")).unwrap_or_default();
             let summary = format!(
                 "Cycle {} is {}: {} passed at {}, but {why}.{tests}\nReview the change first (`forgeloop diff --state {}`).",

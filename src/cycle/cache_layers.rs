@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::github::PullInfo;
 use crate::sandbox::{self, CacheMount, RunPaths, Tier};
 
+use super::baseline::{self, Source};
 use super::context::Ctx;
 use super::sandboxed_run::{self, Job};
 
@@ -122,65 +123,128 @@ pub(super) fn provenance(layers: &Layers, base: Option<BaseLayer>, warm_error: O
     }
 }
 
-/// Warms the base layer (held exclusively by the caller): the base tip checked out from the
-/// mirror, the profile's setup and test commands run over it in the sandbox with the base
-/// layer as their cache, its record written. `None`: cancelled, nothing recorded.
+/// Warms the base layer (held exclusively by the caller): the profile's setup and test
+/// commands run over the base tip with the base layer as their cache, its record written, and
+/// what they reported kept as the baseline at that commit (issue 57). `None`: cancelled,
+/// nothing recorded.
 async fn warm_base(ctx: &Ctx, layers: &mut Layers, warm: &Warm<'_>, tip: &str) -> Result<Option<BaseRecord>> {
-    let repo = &warm.pull.repository;
     let started = Instant::now();
-    let run_dir = sandbox::RunDir::create_at(warm.plan.run_root(), &layers.base_key())
-        .map_err(|e| Error::io("cannot create the base layer's run directory", e))?;
-    let (mirrors, clone_url) = (ctx.home.mirrors_dir(), warm.pull.base_clone_url.clone());
-    let (repo_owned, sha, into) = (repo.clone(), tip.to_owned(), run_dir.path().join("checkout"));
-    let for_others = warm.plan.run_as().is_some();
+    let run = BaseRun {
+        plan: warm.plan,
+        allow: warm.allow,
+        commands: warm.commands,
+        pull: warm.pull,
+        tip,
+        person_cargo: warm.person_cargo,
+        log: warm.live_log,
+        cancel: warm.cancel.clone(),
+    };
+    let ran = run_base_tip(ctx, &run, BaseCache::Warming(layers)).await;
+    let kept: PathBuf = ctx.home.caches_dir().join(layers.base_key()).join("warm.log");
+    let _ = std::fs::copy(warm.live_log, &kept);
+    let ran = ran?;
+    if ran.outcome.cancelled {
+        return Ok(None);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let status = ran.outcome.status;
+    let found = baseline::of_run(ctx, tip, warm.commands, Source::Warming, status, seconds, ran.results);
+    baseline::save(ctx, &warm.pull.repository, warm.commands, &found);
+    let record = BaseRecord {
+        commit: tip.to_owned(),
+        warmed_at: ctx.now(),
+        millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        outcome: status.as_str().to_owned(),
+        extra: Default::default(),
+    };
+    layers.finish_warm(&record).map_err(|e| Error::io("cannot record the base layer", e))?;
+    Ok(Some(record))
+}
+
+/// A run of the profile over the base tip: the base layer's warming, or a baseline made on
+/// demand (issue 57).
+pub(super) struct BaseRun<'a> {
+    pub plan: &'a sandbox::Plan,
+    pub allow: &'a Allowlist,
+    pub commands: &'a CommandsProfile,
+    pub pull: &'a PullInfo,
+    /// The base commit.
+    pub tip: &'a str,
+    pub person_cargo: Option<&'a Path>,
+    /// Where its redacted output goes.
+    pub log: &'a Path,
+    pub cancel: Option<watch::Receiver<bool>>,
+}
+
+/// The cache a base-tip run uses.
+pub(super) enum BaseCache<'l> {
+    /// The base layer itself, read-write (the caller holds it exclusively).
+    Warming(&'l mut Layers),
+    /// A throw-away layer over the base layer, which stays read-only.
+    Over(&'l mut Layers),
+    /// None.
+    Cold,
+}
+
+/// Checks the base tip out from the mirror and runs the profile over it in the sandbox.
+pub(super) async fn run_base_tip(ctx: &Ctx, run: &BaseRun<'_>, cache: BaseCache<'_>) -> Result<sandboxed_run::Ran> {
+    let repo = &run.pull.repository;
+    let run_dir = match &cache {
+        BaseCache::Warming(layers) => sandbox::RunDir::create_at(run.plan.run_root(), &layers.base_key()),
+        BaseCache::Over(layers) => sandbox::RunDir::create_at(run.plan.run_root(), &layers.key()),
+        BaseCache::Cold => sandbox::RunDir::create(run.plan.run_root()),
+    }
+    .map_err(|e| Error::io("cannot create a run directory for the base branch's run", e))?;
+    let (mirrors, clone_url) = (ctx.home.mirrors_dir(), run.pull.base_clone_url.clone());
+    let (repo_owned, sha, into) = (repo.clone(), run.tip.to_owned(), run_dir.path().join("checkout"));
+    let for_others = run.plan.run_as().is_some();
     let checkout = tokio::task::spawn_blocking(move || {
         checkout::base_tip::check_out(&mirrors, &repo_owned, &clone_url, &sha, &into, for_others)
     })
     .await
     .map_err(|e| Error::Invalid(format!("the base checkout task failed: {e}")))?
     .map_err(Error::Checkout)?;
-    let prepared = layers.prepare_base(warm.person_cargo).map_err(|e| Error::io("cannot prepare the base layer", e))?;
     let mut paths = run_dir.paths(checkout.path(), Some(checkout.gitdir()));
-    use_cache(&mut paths, prepared);
-    let view = stable_checkout(warm.plan, layers, checkout.gitdir())?;
-    if let Some(account) = warm.plan.run_as() {
+    let view = match cache {
+        BaseCache::Warming(layers) => {
+            let prepared =
+                layers.prepare_base(run.person_cargo).map_err(|e| Error::io("cannot prepare the base layer", e))?;
+            use_cache(&mut paths, prepared);
+            stable_checkout(run.plan, layers, checkout.gitdir())?
+        }
+        BaseCache::Over(layers) => {
+            layers.hold_base();
+            let prepared =
+                layers.prepare(run.person_cargo).map_err(|e| Error::io("cannot prepare a layer for the base", e))?;
+            use_cache(&mut paths, prepared);
+            stable_checkout(run.plan, layers, checkout.gitdir())?
+        }
+        BaseCache::Cold => None,
+    };
+    if let Some(account) = run.plan.run_as() {
         run_dir.hand_over(&paths, account).map_err(|left| {
-            Error::Invalid(format!("cannot give the base layer's run directories to the account tests run as: {left}"))
+            Error::Invalid(format!("cannot give the base branch's run directories to the account tests run as: {left}"))
         })?;
     }
     use_stable_checkout(&mut paths, view);
     let job = Job {
-        plan: warm.plan,
-        allow: warm.allow,
-        commands: warm.commands,
+        plan: run.plan,
+        allow: run.allow,
+        commands: run.commands,
         tree: checkout.path(),
         gitdir: checkout.gitdir(),
-        log_path: warm.live_log,
-        cancel: warm.cancel.clone(),
+        log_path: run.log,
+        cancel: run.cancel.clone(),
         progress: None,
     };
     let ran = sandboxed_run::run(ctx, job, paths).await;
-    let kept: PathBuf = ctx.home.caches_dir().join(layers.base_key()).join("warm.log");
-    let _ = std::fs::copy(warm.live_log, &kept);
     drop(checkout);
     if let Err(left) = run_dir.remove() {
         eprintln!(
-            "forgeloop: the base layer's run directory was not removed completely ({left}); `forgeloop gc` retries"
+            "forgeloop: the base branch's run directory was not removed completely ({left}); `forgeloop gc` retries"
         );
     }
-    let ran = ran?;
-    if ran.outcome.cancelled {
-        return Ok(None);
-    }
-    let record = BaseRecord {
-        commit: tip.to_owned(),
-        warmed_at: ctx.now(),
-        millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        outcome: ran.outcome.status.as_str().to_owned(),
-        extra: Default::default(),
-    };
-    layers.finish_warm(&record).map_err(|e| Error::io("cannot record the base layer", e))?;
-    Ok(Some(record))
+    ran
 }
 
 /// First tier: shows the checkout at one path for every run of `repo` (the base layer's

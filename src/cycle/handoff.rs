@@ -96,6 +96,7 @@ fn built_comment(report: &Report) -> String {
         checks: &report.checks,
         integrity: report.integrity.as_ref(),
         tested: report.tested.as_ref().zip(report.base_sha.as_deref()),
+        proof: Some(text::Proof::of(report)),
     })
 }
 

@@ -6,9 +6,10 @@
 
 use crate::checkout;
 use crate::domain::commands::CommandsProfile;
+use crate::domain::gaming::{self, Hit, ScanInput};
 use crate::domain::integrity::{Assessment, Diff, Integrity, Previous};
 use crate::domain::pr_ref::PrRef;
-use crate::domain::test_files::Judges;
+use crate::domain::test_files::{self, Judges};
 use crate::store::layout::CyclePaths;
 
 use super::context::Ctx;
@@ -63,7 +64,7 @@ pub async fn of_run(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, tested: &Tes
         }
         None => None,
     };
-    assess(&whole, since.as_ref().zip(tested.previous.as_ref()), tested.commands, change, &protect)
+    assess(ctx, &whole, since.as_ref().zip(tested.previous.as_ref()), tested.commands, change, &protect)
 }
 
 /// The integrity of a run outside any cycle (`forgeloop test`, MCP `forge_test`): against the
@@ -77,7 +78,7 @@ pub fn of_one_shot(
 ) -> Integrity {
     let protect = ctx.config.protect.for_repository(&pr.repo.full_name());
     match change {
-        Ok(change) => assess(&diff::whole_of_change(ctx, pr, head_sha, change), None, commands, change, &protect),
+        Ok(change) => assess(ctx, &diff::whole_of_change(ctx, pr, head_sha, change), None, commands, change, &protect),
         Err(why) => unchecked(ctx, &why, &protect),
     }
 }
@@ -87,7 +88,30 @@ fn unchecked(ctx: &Ctx, why: &str, protect: &[String]) -> Integrity {
     Integrity::unchecked(format!("the PR's change could not be read from the mirror: {why}"), protect)
 }
 
+/// The gaming scan of the change's additions to the code under test (issue 57), reading the
+/// tested tree's tests and the base's versions the checkout gathered, redacted like the change.
+fn gaming(ctx: &Ctx, whole: &DiffView, commands: &CommandsProfile, change: &checkout::Tested) -> Vec<Hit> {
+    let judges =
+        Judges { commands: Some(commands), test_script: change.test_script.as_deref(), sourced: &change.sourced };
+    let is_test =
+        |path: &str| test_files::classify(path, &judges).is_some() || change.hold_paths.iter().any(|h| h == path);
+    let redact = |text: &str| ctx.redactor.redact(text).into_owned();
+    let tests: Vec<(String, String)> = change.scan.tests.iter().map(|(p, t)| (p.clone(), redact(t))).collect();
+    let base_text = |path: &str| change.scan.base_texts.get(path).map(|t| redact(t));
+    let exists = |path: &str| change.scan.packages.contains(path);
+    let lines: Vec<&str> = whole.text.lines().collect();
+    gaming::scan(&ScanInput {
+        change: &lines,
+        files: &whole.files,
+        is_test: &is_test,
+        tests: &tests,
+        base_text: &base_text,
+        exists: &exists,
+    })
+}
+
 fn assess(
+    ctx: &Ctx,
     whole: &DiffView,
     since: Option<(&DiffView, &PreviousRun<'_>)>,
     commands: &CommandsProfile,
@@ -105,7 +129,7 @@ fn assess(
         failed: run.failed,
         failure_text: &run.failure_text,
     });
-    Integrity::assess(&Assessment {
+    let mut integrity = Integrity::assess(&Assessment {
         whole: &whole_diff,
         previous,
         judges: Judges {
@@ -115,5 +139,10 @@ fn assess(
         },
         protect,
         base_sha: Some(&change.base_sha),
-    })
+    });
+    integrity.gaming = gaming(ctx, whole, commands, change);
+    // The person accepted the PR's version of these (a dispute): they decided already.
+    integrity.protected.retain(|p| !change.accepted.contains(p));
+    integrity.guarded.retain(|g| !change.accepted.contains(&g.path));
+    integrity
 }

@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod allow_network;
 pub mod attach;
+mod baseline;
 mod cache_layers;
 pub mod ci_wait;
 pub mod commands;

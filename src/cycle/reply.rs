@@ -145,6 +145,7 @@ pub fn reply(
             sha256: sha256_hex(text.as_bytes()),
             at: now.to_owned(),
             overridden,
+            contradiction: classification.contradiction.as_deref().map(|t| ctx.redactor.redact(t).into_owned()),
         };
         let effect = match &unchanged {
             Some(head) => machine::record_unchanged_reply(state, record.clone(), &head.sha, Some(&head.branch), now)?,
@@ -271,5 +272,10 @@ fn corrected(ctx: &Ctx, fix: &Override, bound: Option<&str>) -> Result<Classific
     {
         return Err(Error::Invalid(format!("{pr} is not in {bound}, the repository this cycle is bound to")));
     }
-    Ok(Classification { class: fix.class, pr, reason: format!("overridden by the coordinator: {}", fix.reason.trim()) })
+    Ok(Classification {
+        class: fix.class,
+        pr,
+        reason: format!("overridden by the coordinator: {}", fix.reason.trim()),
+        contradiction: (fix.class == ReplyClass::TestsContradict).then(|| fix.reason.trim().to_owned()),
+    })
 }

@@ -8,6 +8,7 @@ use tokio::sync::watch;
 
 use crate::domain::commands::CommandsProfile;
 use crate::domain::egress::{self, Allowlist, NetworkEvent};
+use crate::domain::test_results::RunResults;
 use crate::egress::EgressProxy;
 use crate::error::{Error, Result};
 use crate::runner::{self, RunOutcome, RunRequest};
@@ -18,6 +19,8 @@ use super::context::Ctx;
 /// What a sandboxed run produced.
 pub(super) struct Ran {
     pub outcome: RunOutcome,
+    /// What the test runners reported, per test command (issue 57).
+    pub results: RunResults,
     pub network_log: Vec<NetworkEvent>,
     pub network_log_dropped: u64,
     /// The connections to destinations outside the sandbox the commands tried, as the
@@ -62,7 +65,7 @@ pub(super) async fn run(ctx: &Ctx, job: Job<'_>, mut paths: RunPaths) -> Result<
     request.egress = proxy.as_ref();
     let plan = job.plan.for_checkout(job.gitdir);
     request.sandbox = Some((&plan, &paths));
-    let ran = runner::run(request).await;
+    let ran = runner::run_with_results(request).await;
     let (network_log, network_log_dropped) = match proxy {
         Some(proxy) => {
             let log = proxy.log();
@@ -72,9 +75,9 @@ pub(super) async fn run(ctx: &Ctx, job: Job<'_>, mut paths: RunPaths) -> Result<
         }
         None => (Vec::new(), 0),
     };
-    let outcome = ran.map_err(Error::Runner)?;
+    let (outcome, results) = ran.map_err(Error::Runner)?;
     let recorded = outcome.tried.iter().map(recorded_event).collect();
-    Ok(Ran { outcome, network_log, network_log_dropped, recorded, plan })
+    Ok(Ran { outcome, results, network_log, network_log_dropped, recorded, plan })
 }
 
 /// A recorded connection as the report's `network_log` shows it: refused, with the entry that

@@ -44,6 +44,7 @@ pub fn status_badge(status: Option<Status>, theme: &Theme) -> (&'static str, &'s
             Status::AwaitingWebgptFix => ("◐", "AWAIT FIX", theme.warn),
             Status::ReadyToMerge => ("✓", "READY", theme.ok),
             Status::NeedsReview => ("◆", "REVIEW", theme.attention),
+            Status::TestsDisputed => ("◆", "TESTS DISPUTED", theme.attention),
             Status::BlockedMaxIterations => ("■", "CAP REACHED", theme.error),
             Status::BlockedNoPr => ("✗", "NO PR", theme.error),
             Status::BlockedConnectorDenied => ("✗", "CONNECTOR", theme.error),

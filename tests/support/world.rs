@@ -111,6 +111,25 @@ impl World {
         self.rt.block_on(self.emu.open_pr(repo, branch, "main", branch)).unwrap()
     }
 
+    /// A PR from `branch` with `files` committed on top of `main` as it is now; its number.
+    pub fn open_pr_with(&self, repo: &RepoHandle, branch: &str, files: &[(&str, &str)]) -> u64 {
+        self.commit(repo, branch, files, branch);
+        self.rt.block_on(self.emu.open_pr(repo, branch, "main", branch)).unwrap()
+    }
+
+    /// `forge --pr` of `repo`'s PR `n` in a new cycle `<name>.json` with `commands` (a commands
+    /// file's text): its JSON. The run must complete (exit 0 or 1).
+    pub fn forge_new(&self, name: &str, repo: &str, n: u64, commands: &str) -> serde_json::Value {
+        let file = self.path(&format!("{name}-commands.json"));
+        std::fs::write(&file, commands).unwrap();
+        let state = format!("{name}.json");
+        self.cycle(&state, &[]);
+        let pr = format!("{repo}#{n}");
+        let run = self.run(&["forge", "--pr", &pr, "--state", &state, "--commands-json", file.to_str().unwrap()]);
+        assert!(run.code == 0 || run.code == 1, "{}\n{}", run.stdout, run.stderr);
+        run.json()
+    }
+
     pub fn inject(&self, fault: Fault) {
         self.emu.inject(fault);
     }

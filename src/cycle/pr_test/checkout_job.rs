@@ -34,6 +34,8 @@ pub(super) struct CheckoutJob {
     commands: CommandsProfile,
     protect: Vec<String>,
     pub(super) hold: bool,
+    /// Held paths' versions the person accepted from the PR (path, blob).
+    pub(super) accepted: Vec<(String, String)>,
 }
 
 impl CheckoutJob {
@@ -59,6 +61,7 @@ impl CheckoutJob {
             commands: commands.clone(),
             protect: ctx.config.protect.for_repository(&repository),
             hold: ctx.config.protect.mode_for(&repository) == ProtectMode::Hold,
+            accepted: Vec::new(),
         }
     }
 
@@ -86,6 +89,7 @@ impl CheckoutJob {
                 commands: &self.commands,
                 protect: &self.protect,
                 hold: self.hold,
+                accepted: &self.accepted,
             }),
         }
     }

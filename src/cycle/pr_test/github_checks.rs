@@ -83,6 +83,9 @@ pub(super) async fn execute_checks(
     };
     Ok(Executed::Completed(Box::new(Completed {
         outcome,
+        results: Default::default(),
+        held_changed: Vec::new(),
+        disputed: Vec::new(),
         fetch: None,
         checks: verdict.checks,
         environment: environment(commands, None, None, Executor::GithubChecks),
@@ -94,6 +97,10 @@ pub(super) async fn execute_checks(
         lockfiles: Vec::new(),
         tested,
         conflict: None,
+        confirmation: None,
+        evidence: None,
+        baseline: None,
+        tripwire: None,
     })))
 }
 

@@ -115,6 +115,7 @@ impl RunOptions {
             one_shot: self.one_shot,
             cancel: self.cancel.clone(),
             progress: self.progress.clone(),
+            accepted: Vec::new(),
         }
     }
 }
@@ -226,7 +227,8 @@ pub async fn forge_pr(ctx: &Ctx, engine: &Engine, paths: &CyclePaths, opts: RunO
     opts.cancel = Some(listener.cancel());
     let live = show_live(&pass, &mut state, &pull, &commands, &opts, iteration)?;
 
-    let settings = opts.settings();
+    let mut settings = opts.settings();
+    settings.accepted = state.accepted_tests.iter().map(|a| (a.path.clone(), a.blob.clone())).collect();
     let executed = match &sandbox {
         Some(sandbox) => execute(ctx, engine, &pull, &commands, sandbox, &live.log_path, &settings).await,
         None => execute_checks(ctx, engine, &pull, &commands, wanted, &live.log_path, &settings).await,
@@ -368,6 +370,7 @@ impl OneShot {
             one_shot: true,
             cancel: self.cancel.clone(),
             progress: self.progress.clone(),
+            accepted: Vec::new(),
         }
     }
 }

@@ -194,22 +194,7 @@ pub(super) fn build_report(
         (None, Ok(tested)) => Some(tested.base_sha.clone()),
         (None, Err(_)) => None,
     };
-    let comment_markdown = text::comment_markdown(&CommentInput {
-        marker,
-        status: outcome.status,
-        repository: &repository,
-        pull_request: pull.number,
-        head_sha: &pull.head_sha,
-        setup: &outcome.setup,
-        commands: &outcome.commands,
-        failure_output: outcome.failure_output.as_deref(),
-        log_hint,
-        sandbox: sandbox.as_deref(),
-        checks,
-        integrity: integrity.as_ref(),
-        tested: tested.as_ref().zip(base_sha.as_deref()),
-    });
-    Report {
+    let mut report = Report {
         status: outcome.status,
         repository,
         pull_request: pull.number,
@@ -219,7 +204,7 @@ pub(super) fn build_report(
         setup: outcome.setup.clone(),
         commands: outcome.commands.clone(),
         checks: checks.to_vec(),
-        comment_markdown: ctx.redactor.redact(&comment_markdown).into_owned(),
+        comment_markdown: String::new(),
         failure_output: outcome.failure_output.clone().filter(|_| outcome.status.is_failure()),
         comment_published: false,
         head_repository: pull.head_repository.as_ref().map(RepoName::full_name),
@@ -234,7 +219,40 @@ pub(super) fn build_report(
         network_log_dropped: done.network_log_dropped,
         lockfiles: done.lockfiles.clone(),
         integrity,
+        disputed: done.disputed.clone(),
+        held_changed: done.held_changed.clone(),
+        confirmation: done.confirmation.clone(),
+        evidence: done.evidence.clone(),
+        baseline: done.baseline.clone(),
+        tripwire: done.tripwire.clone(),
         extra: Map::new(),
+    };
+    // The comment says what the report holds, every reason a pass waits included.
+    let comment_markdown = text::comment_markdown(&CommentInput {
+        marker,
+        status: report.status,
+        repository: &report.repository,
+        pull_request: report.pull_request,
+        head_sha: &report.head_sha,
+        setup: &report.setup,
+        commands: &report.commands,
+        failure_output: outcome.failure_output.as_deref(),
+        log_hint,
+        sandbox: sandbox.as_deref(),
+        checks,
+        integrity: report.integrity.as_ref(),
+        tested: report.tested.as_ref().zip(report.base_sha.as_deref()),
+        proof: Some(text::Proof::of(&report)),
+    });
+    report.comment_markdown = ctx.redactor.redact(&comment_markdown).into_owned();
+    // Everything a report holds passes the redactor: test ids, argv and the words about them
+    // come from what the PR's code printed (design §7).
+    match serde_json::to_value(&report) {
+        Ok(mut value) => {
+            ctx.redactor.redact_json(&mut value);
+            serde_json::from_value(value).unwrap_or(report)
+        }
+        Err(_) => report,
     }
 }
 
@@ -246,6 +264,7 @@ fn tested_tree(done: &Completed) -> Option<TestedTree> {
             tree: TreeMode::Merge,
             base_ref: conflict.base_ref.clone(),
             merge_sha: None,
+            merge_by: None,
             commit_sha: None,
             held: Vec::new(),
             conflicts: conflict.paths.clone(),
@@ -256,6 +275,7 @@ fn tested_tree(done: &Completed) -> Option<TestedTree> {
         tree: tested.tree,
         base_ref: tested.base_ref.clone(),
         merge_sha: tested.merge_sha.clone(),
+        merge_by: tested.merge_by.clone(),
         commit_sha: Some(tested.commit_sha.clone()),
         held: tested.held.clone(),
         conflicts: Vec::new(),

@@ -13,8 +13,10 @@ use crate::domain::commands::{CommandsProfile, Executor};
 use crate::domain::egress::NetworkEvent;
 use crate::domain::needs_network::NeedsNetwork;
 use crate::domain::pr_ref::PrRef;
+use crate::domain::report::BaselineUsed;
 use crate::domain::report::{CheckResult, Environment, SandboxInfo};
 use crate::domain::state::{Actor, CycleState};
+use crate::domain::test_results::{Evidence, RunResults, Tripwire};
 use crate::runner::{CommandStarted, RunOutcome};
 use crate::store::layout::CyclePaths;
 
@@ -35,6 +37,8 @@ pub(super) struct RunSettings {
     pub(super) cancel: Option<watch::Receiver<bool>>,
     /// Told when each command starts.
     pub(super) progress: Option<tokio::sync::mpsc::UnboundedSender<CommandStarted>>,
+    /// Held paths' versions the person accepted from the PR (path, blob): not held (issue 57).
+    pub(super) accepted: Vec<(String, String)>,
 }
 
 /// The result of checking out and running, before anything is recorded.
@@ -47,6 +51,13 @@ pub(super) enum Executed {
 
 pub(super) struct Completed {
     pub(super) outcome: RunOutcome,
+    /// What the test runners reported, per test command (issue 57); empty when nothing ran
+    /// here (a merge conflict, a `github-checks` run).
+    pub(super) results: RunResults,
+    /// Held paths that changed during the run (issue 57).
+    pub(super) held_changed: Vec<String>,
+    /// A failed held run's failures, when all lie in held tests the PR changed (issue 57).
+    pub(super) disputed: Vec<crate::domain::dispute::DisputedTest>,
     /// `None` for a `github-checks` run: nothing was fetched.
     pub(super) fetch: Option<checkout::FetchStats>,
     /// A `github-checks` run's checks (design §5.7).
@@ -67,7 +78,18 @@ pub(super) struct Completed {
     pub(super) tested: Result<checkout::Tested, String>,
     /// The head did not merge into the base tip: nothing ran (`MERGE_CONFLICT`).
     pub(super) conflict: Option<Conflict>,
+    /// This run confirmed a pass that ran on a layer earlier iterations wrote (issue 57).
+    pub(super) confirmation: Option<Confirmation>,
+    /// A pass's evidence: its results judged against the base's (issue 57).
+    pub(super) evidence: Option<Evidence>,
+    /// The baseline that judgement used, or why there was none.
+    pub(super) baseline: Option<BaselineUsed>,
+    /// The tripwire's word on the test framework, after a pass.
+    pub(super) tripwire: Option<Tripwire>,
 }
+
+/// The report's `confirmation`: the domain's record of a confirmed pass.
+pub(super) use crate::domain::report::Confirmation;
 
 /// A head that does not merge cleanly into its base branch's tip (design §5.2.1).
 pub(super) struct Conflict {

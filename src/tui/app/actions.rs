@@ -464,6 +464,12 @@ pub(super) fn message_notes(state: &CycleState) -> Vec<String> {
     if state.status == Status::ReadyToMerge {
         notes.push("The cycle is READY_TO_MERGE: sending this puts it back to AWAITING_WEBGPT_FIX.".to_owned());
     }
+    if state.status == Status::TestsDisputed {
+        notes.push(
+            "The cycle is TESTS_DISPUTED: sending this tells WebGPT what holds, and puts it back to AWAITING_WEBGPT_FIX."
+                .to_owned(),
+        );
+    }
     if state.status == Status::NeedsReview {
         notes.push(
             "The cycle is NEEDS_REVIEW: sending this answers the review instead of approving it, and puts it back to AWAITING_WEBGPT_FIX."
@@ -480,6 +486,14 @@ const APPROVE_PATHS: usize = 6;
 /// approving does and the other way out (the person's words).
 fn approve_body(state: &CycleState) -> String {
     let pr = state.pr_ref.as_deref().unwrap_or("The PR");
+    if let Some(dispute) = state.dispute.as_ref().filter(|d| d.acceptable()) {
+        let tests: Vec<String> = dispute.tests.iter().map(|t| format!("\n{}", sanitize::clean(&t.words()))).collect();
+        return format!(
+            "{pr}'s run failed only on held tests it corrected:{}\n\nApproving takes the PR's version of {} as yours: the same head is tested again with it, and a pass then is READY_TO_MERGE. Journaled as you (human, via tui).\n\nTo tell WebGPT your test is right instead, answer with your words.",
+            tests.concat(),
+            if dispute.tests.len() == 1 { "this test" } else { "these tests" }
+        );
+    }
     let run = state.history.last();
     let integrity = state
         .report
@@ -494,7 +508,7 @@ fn approve_body(state: &CycleState) -> String {
     if let Some(fix) = &fix {
         body.push_str(&format!("\n{}.", sanitize::clean(fix)));
     }
-    let reason = integrity.and_then(|i| i.review_reason());
+    let reason = state.report.as_ref().and_then(|r| r.review_reason());
     match (integrity, reason) {
         (Some(integrity), _) if !integrity.protected.is_empty() => {
             let mut paths: Vec<String> =

@@ -61,9 +61,19 @@ fn what_it_needs(entry: &CycleEntry, status: Status) -> String {
     let integrity = entry.state.as_ref().and_then(|s| s.report.as_ref()).and_then(|r| r.integrity.as_ref());
     match status {
         Status::AwaitingBriefConfirmation => "needs you: a brief to confirm".into(),
+        Status::TestsDisputed => {
+            let why = entry
+                .state
+                .as_ref()
+                .and_then(|s| s.dispute.as_ref())
+                .map(|d| d.words())
+                .unwrap_or_else(|| "the tests are disputed".into());
+            let why = crate::tui::sanitize::clean(&why);
+            format!("needs your decision: {why}")
+        }
         Status::NeedsReview => {
-            let why =
-                integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "a pass changed protected paths".into());
+            let report = entry.state.as_ref().and_then(|s| s.report.as_ref());
+            let why = report.and_then(|r| r.review_reason()).unwrap_or_else(|| "a pass changed protected paths".into());
             let why = crate::tui::sanitize::clean(&why);
             let keys = match (key_for(Context::Cycle, Cmd::Approve), key_for(Context::Cycle, Cmd::MessageWebgpt)) {
                 (Some(approve), Some(answer)) => format!(" ({approve} approves, {answer} answers WebGPT)"),

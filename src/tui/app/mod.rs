@@ -383,7 +383,11 @@ impl App {
             Cmd::CancelRun => running,
             Cmd::Abort => status.is_some_and(|s| !s.is_final()),
             Cmd::Unblock => status.is_some_and(Status::is_unblockable),
-            Cmd::Approve => !running && status == Some(Status::NeedsReview),
+            Cmd::Approve => {
+                !running
+                    && (status == Some(Status::NeedsReview)
+                        || state.is_some_and(|s| s.dispute.as_ref().is_some_and(|d| d.acceptable())))
+            }
             Cmd::AllowHosts => state.is_some_and(|s| allow_network::refused_hosts(s).is_some()),
             Cmd::DropMessage => state.is_some_and(|s| droppable(s).is_some()),
             Cmd::MessageWebgpt => state.is_some_and(|s| say_refusal(s).is_none()),

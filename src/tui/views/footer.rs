@@ -126,8 +126,7 @@ fn review_nudge(app: &App) -> Option<String> {
     let why = state
         .report
         .as_ref()
-        .and_then(|r| r.integrity.as_ref())
-        .and_then(|i| i.review_reason())
+        .and_then(|r| r.review_reason())
         .unwrap_or_else(|| "its pass changed protected paths".to_owned());
     let approve = key_for(Context::Cycle, Cmd::Approve)?;
     let answer = key_for(Context::Cycle, Cmd::MessageWebgpt)?;

@@ -66,9 +66,12 @@ pub struct TestFileChange {
     /// The first few removed assertion lines, trimmed (from the redacted diff).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_lines: Vec<String>,
-    /// For a `sourced` file: the file that sources or imports it.
+    /// For a `sourced` file: the file that sources, runs or imports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// For a `sourced` file: how `by` reaches it — `sourced`, `run` or `imported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl TestFileChange {
@@ -95,7 +98,7 @@ impl TestFileChange {
             _ => format!("+{} −{}", self.additions, self.deletions),
         };
         let why = match (self.kind, &self.by) {
-            (TestFileKind::Sourced, Some(by)) => format!(", sourced by {by}"),
+            (TestFileKind::Sourced, Some(by)) => format!(", {} by {by}", self.via.as_deref().unwrap_or("sourced")),
             (TestFileKind::Shadow, _) => ", shadows a module tests import".to_owned(),
             (TestFileKind::Config, _) => ", decides what a test run does".to_owned(),
             _ => String::new(),
@@ -133,7 +136,7 @@ pub struct SinceLast {
 pub struct Guarded {
     /// The path.
     pub path: String,
-    /// Why, in a few words: `sourced by t.sh`, `decides what a test run does`, ….
+    /// Why, in a few words: `sourced by t.sh`, `run by t.sh`, `decides what a test run does`, ….
     pub why: String,
 }
 
@@ -168,6 +171,10 @@ pub struct Integrity {
     /// person's review.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the change adds to the code under test that looks like a shortcut coding models
+    /// take to pass tests (issue 57, the gaming scan): each one holds a pass for a person.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaming: Vec<super::gaming::Hit>,
 }
 
 /// The previous tested head and the change from it, for [`Integrity::assess`].
@@ -222,6 +229,7 @@ impl Integrity {
             protect_patterns: a.protect.to_vec(),
             base_sha: a.base_sha.map(str::to_owned),
             error: None,
+            gaming: Vec::new(),
         }
     }
 
@@ -244,7 +252,18 @@ impl Integrity {
     /// Whether a pass must wait for a person (`NEEDS_REVIEW`): the fix removed assertions, it
     /// changed a protected path, or the change could not be checked.
     pub fn needs_review(&self) -> bool {
-        !self.fix_removed_assertions().is_empty() || !self.protected.is_empty() || self.error.is_some()
+        !self.fix_removed_assertions().is_empty()
+            || !self.protected.is_empty()
+            || self.error.is_some()
+            || !self.gaming.is_empty()
+    }
+
+    /// The gaming scan's hits in one sentence: "mathx.py:4 returns 3000 when n == 1000, …".
+    pub fn gaming_words(&self) -> Option<String> {
+        let first: Vec<&str> = self.gaming.iter().take(3).map(|h| h.words.as_str()).collect();
+        let more = self.gaming.len().saturating_sub(3);
+        let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+        (!first.is_empty()).then(|| format!("{}{more}", first.join("; ")))
     }
 
     /// "the fix removed 2 assertions from t.sh, the test that failed": `None` when it did not.
@@ -285,6 +304,9 @@ impl Integrity {
                 })
                 .collect();
             reasons.push(format!("the PR changes protected paths: {}", paths.join(", ")));
+        }
+        if let Some(gaming) = self.gaming_words() {
+            reasons.push(gaming);
         }
         if let Some(error) = &self.error {
             reasons.push(format!("the PR's change could not be checked ({error})"));
@@ -365,16 +387,18 @@ fn test_changes(diff: &Diff<'_>, judges: &Judges<'_>) -> Vec<TestFileChange> {
         let Some(kind) = kind else { continue };
         let removed: Vec<&str> = body.iter().filter_map(|l| l.strip_prefix('-')).collect();
         let added: Vec<&str> = body.iter().filter_map(|l| l.strip_prefix('+')).collect();
-        let removed_assertions = assertions_in(removed.iter().copied());
+        let removed_assertions = assertions_in(&file.path, removed.iter().copied());
         let removed_lines = removed
             .iter()
-            .filter(|l| assertions_in([**l]) > 0)
+            .filter(|l| assertions_in(&file.path, [**l]) > 0)
             .take(QUOTED_LINES)
             .map(|l| l.trim().chars().take(QUOTED_CHARS).collect())
             .collect();
-        let by = match kind {
-            TestFileKind::Sourced => sourced_by(&file.path, judges).map(|r| r.by.clone()),
-            _ => None,
+        let (by, via) = match kind {
+            TestFileKind::Sourced => {
+                sourced_by(&file.path, judges).map(|r| (r.by.clone(), r.how.as_str().to_owned())).unzip()
+            }
+            _ => (None, None),
         };
         out.push(TestFileChange {
             path: file.path.clone(),
@@ -383,9 +407,10 @@ fn test_changes(diff: &Diff<'_>, judges: &Judges<'_>) -> Vec<TestFileChange> {
             additions: file.additions,
             deletions: file.deletions,
             removed_assertions,
-            added_assertions: assertions_in(added.iter().copied()),
+            added_assertions: assertions_in(&file.path, added.iter().copied()),
             removed_lines,
             by,
+            via,
         });
     }
     out
@@ -424,7 +449,7 @@ fn protected_changes(files: &[FileDiff], tests: &[TestFileChange], patterns: &[S
         let matched = out.clone();
         for test in tests.iter().filter(|t| t.kind.changes_meaning() && !matched.contains(&t.path)) {
             let why = match (test.kind, &test.by) {
-                (TestFileKind::Sourced, Some(by)) => format!("sourced by {by}"),
+                (TestFileKind::Sourced, Some(by)) => format!("{} by {by}", test.via.as_deref().unwrap_or("sourced")),
                 (TestFileKind::Shadow, _) => "shadows a module tests import".to_owned(),
                 _ => "decides what a test run does".to_owned(),
             };
@@ -442,7 +467,7 @@ mod tests {
     use super::*;
     use crate::domain::commands::{CommandsProfile, parse_commands};
     use crate::domain::diff::index;
-    use crate::domain::test_deps::Reached;
+    use crate::domain::test_deps::{How, Reached};
 
     fn assess(text: &str, commands: Option<&CommandsProfile>, protect: &[&str]) -> Integrity {
         assess_with(text, None, Judges::of(commands), protect)
@@ -576,15 +601,25 @@ new file mode 100644
 @@ -0,0 +2 @@
 +[target.x86_64-unknown-linux-gnu]
 +runner = \"true\"
+diff --git a/check.sh b/check.sh
+--- a/check.sh
++++ b/check.sh
+@@ -1 +1 @@
+-[ \"$(sh calc.sh 2 3)\" = 5 ] || exit 1
++true
 ";
-        let sourced = [Reached { path: "testlib.sh".into(), by: "t.sh".into(), root: "t.sh".into(), depth: 1 }];
+        let sourced = [
+            Reached { path: "testlib.sh".into(), by: "t.sh".into(), root: "t.sh".into(), depth: 1, how: How::Sourced },
+            Reached { path: "check.sh".into(), by: "t.sh".into(), root: "t.sh".into(), depth: 1, how: How::Run },
+        ];
         let judges = Judges { sourced: &sourced, ..Judges::default() };
         let integrity = assess_with(diff, None, judges, &["t.sh"]);
-        assert_eq!(integrity.protected, [".cargo/config.toml", "testlib.sh", "unittest.py"]);
+        assert_eq!(integrity.protected, [".cargo/config.toml", "check.sh", "testlib.sh", "unittest.py"]);
         assert!(integrity.needs_review());
         let reason = integrity.review_reason().unwrap();
         for part in [
             "testlib.sh (sourced by t.sh)",
+            "check.sh (run by t.sh)",
             "unittest.py (shadows a module tests import)",
             ".cargo/config.toml (decides what a test run does)",
         ] {

@@ -6,6 +6,7 @@ use serde_json::Map;
 
 use super::brief::{Brief, BriefError};
 use super::commands::CommandsProfile;
+use super::dispute::{AcceptedTest, Dispute, DisputeSource};
 use super::pr_ref::{PrRef, RepoName};
 use super::reply::ReplyClass;
 use super::report::{Report, TestStatus};
@@ -185,6 +186,8 @@ pub fn start(input: NewCycle<'_>, now: &str) -> Result<CycleState, StartError> {
         predecessor: carry.map(|c| c.predecessor.clone()),
         successor: None,
         review: None,
+        dispute: None,
+        accepted_tests: Vec::new(),
         extra: Map::new(),
     };
     if carried_confirmation {
@@ -429,10 +432,27 @@ pub fn record_run(state: &mut CycleState, pr: &PrRef, report: Report, summary: R
         state.repository = Some(pr.repo.key());
     }
     state.followups = 0;
+    state.dispute = None;
     match report.status {
         TestStatus::Passed => {
-            let review = report.integrity.as_ref().is_some_and(|i| i.needs_review());
+            let review = report.needs_review();
             state.status = if review { Status::NeedsReview } else { Status::ReadyToMerge };
+            state.webgpt_handoff = Some(String::new());
+            state.outbox = None;
+            state.withdrawn = None;
+        }
+        // It failed only on held tests the PR corrected: which version is right is the
+        // person's call, never a fix to ask of the model (issue 57).
+        TestStatus::Failed if !report.disputed.is_empty() => {
+            state.status = Status::TestsDisputed;
+            state.dispute = Some(Dispute {
+                source: DisputeSource::HeldRun,
+                at: now.to_owned(),
+                says: state.last_reply.as_ref().and_then(|r| r.contradiction.clone()),
+                iteration: Some(state.iteration),
+                head_sha: Some(report.head_sha.clone()),
+                tests: report.disputed.clone(),
+            });
             state.webgpt_handoff = Some(String::new());
             state.outbox = None;
             state.withdrawn = None;
@@ -499,16 +519,54 @@ pub fn network_allowed(state: &mut CycleState, now: &str) -> Result<Vec<String>,
 /// A person approves a pass that changed protected paths (`forgeloop approve`, the control
 /// room): the cycle becomes `READY_TO_MERGE`. Human-only; nothing is run or posted.
 pub fn approve(state: &mut CycleState, now: &str) -> Result<(), Refusal> {
+    if state.status == Status::TestsDisputed {
+        return accept_disputed_tests(state, now);
+    }
     if state.status != Status::NeedsReview {
         return Err(refuse(
             state,
             "approving a pass",
-            "only a NEEDS_REVIEW cycle (a pass that changed protected paths) waits for approval",
+            "only a NEEDS_REVIEW cycle (a pass a person must look at) or a TESTS_DISPUTED one waits for approval",
         ));
     }
     state.status = Status::ReadyToMerge;
     touch(state, now);
     Ok(())
+}
+
+/// `approve` on `TESTS_DISPUTED`: the person takes the PR's version of the disputed held tests
+/// as theirs; the same head is tested again with them (`next` says run), and a pass then is
+/// judged like any other.
+fn accept_disputed_tests(state: &mut CycleState, now: &str) -> Result<(), Refusal> {
+    let Some(dispute) = state.dispute.clone().filter(Dispute::acceptable) else {
+        return Err(refuse(
+            state,
+            "accepting the PR's tests",
+            "WebGPT only said the tests contradict the brief; there is no version of them to accept: tell it what holds with `forgeloop say`, or correct the tests on the base branch yourself and say so",
+        ));
+    };
+    let after_iteration = dispute.iteration.unwrap_or(state.iteration);
+    for test in &dispute.tests {
+        state.accepted_tests.retain(|a| a.path != test.path);
+        state.accepted_tests.push(AcceptedTest {
+            path: test.path.clone(),
+            blob: test.pr_blob.clone(),
+            at: now.to_owned(),
+            after_iteration,
+        });
+    }
+    state.dispute = None;
+    state.outbox = None;
+    state.status = Status::AwaitingWebgptFix;
+    touch(state, now);
+    Ok(())
+}
+
+/// Whether the person accepted a PR's version of a held test after the last run: the same
+/// head is tested again with it (no handoff went out).
+pub fn accepted_since_last_run(state: &CycleState) -> bool {
+    let last = state.history.last().map_or(0, |r| r.iteration);
+    state.accepted_tests.iter().any(|a| a.after_iteration >= last)
 }
 
 /// Stops a live cycle for good (`ABORTED`), recording why and by whom.
@@ -612,6 +670,8 @@ pub enum ReplyEffect {
     FollowUp,
     /// The cycle is blocked (connector denied, or no PR after the follow-up).
     Blocked,
+    /// WebGPT says the tests contradict the brief: the person decides (`TESTS_DISPUTED`).
+    Disputed,
 }
 
 /// Applies a classified reply (design §3 rule 8: one follow-up, then `BLOCKED_NO_PR`).
@@ -632,6 +692,21 @@ pub fn record_reply(state: &mut CycleState, reply: LastReply, now: &str) -> Resu
             let head = state.head_sha.clone().unwrap_or_default();
             let pr = pr.or_else(|| state.pr_ref.clone()).unwrap_or_default();
             nudge(state, &pr, &head, None, true, now)
+        }
+        ReplyClass::TestsContradict => {
+            state.outbox = None;
+            state.withdrawn = None;
+            let says = state.last_reply.as_ref().and_then(|r| r.contradiction.clone());
+            state.dispute = Some(Dispute {
+                source: DisputeSource::Reply,
+                at: now.to_owned(),
+                says,
+                iteration: None,
+                head_sha: None,
+                tests: Vec::new(),
+            });
+            state.status = Status::TestsDisputed;
+            ReplyEffect::Disputed
         }
         ReplyClass::ConnectorDenied => {
             state.blocked_from = Some(state.status);
@@ -683,8 +758,11 @@ pub fn record_unchanged_reply(
 /// one: testing it again would spend an iteration on a known result. A run recorded before
 /// runs kept their commands' hash counts as the same commands.
 pub fn tested_run<'a>(state: &'a CycleState, pr: &str, head: &str, commands_sha256: &str) -> Option<&'a RunSummary> {
+    // A run before the person accepted a held test's new version tested other tests.
+    let accepted = state.accepted_tests.iter().map(|a| a.after_iteration).max();
     state.history.iter().rev().find(|run| {
-        run.pr.eq_ignore_ascii_case(pr)
+        accepted.is_none_or(|after| run.iteration > after)
+            && run.pr.eq_ignore_ascii_case(pr)
             && run.head_sha.eq_ignore_ascii_case(head)
             && run.commands_sha256.as_deref().is_none_or(|sha| sha == commands_sha256)
     })
@@ -747,7 +825,11 @@ pub fn say(state: &mut CycleState, words: &str, now: &str) -> Result<Said, Refus
         return Err(refuse(state, action, "the message is empty"));
     }
     match state.status {
-        Status::AwaitingWebgptPr | Status::AwaitingWebgptFix | Status::ReadyToMerge | Status::NeedsReview => {}
+        Status::AwaitingWebgptPr
+        | Status::AwaitingWebgptFix
+        | Status::ReadyToMerge
+        | Status::NeedsReview
+        | Status::TestsDisputed => {}
         Status::AwaitingBriefConfirmation => {
             return Err(refuse(state, action, "the brief must be confirmed first; it becomes the first message"));
         }
@@ -779,7 +861,8 @@ pub fn say(state: &mut CycleState, words: &str, now: &str) -> Result<Said, Refus
             Said::Alone
         }
     };
-    if matches!(state.status, Status::ReadyToMerge | Status::NeedsReview) {
+    state.dispute = None;
+    if matches!(state.status, Status::ReadyToMerge | Status::NeedsReview | Status::TestsDisputed) {
         state.status = Status::AwaitingWebgptFix;
     }
     touch(state, now);
@@ -975,6 +1058,12 @@ mod tests {
             network_log_dropped: 0,
             lockfiles: Vec::new(),
             integrity: None,
+            disputed: Vec::new(),
+            held_changed: Vec::new(),
+            confirmation: None,
+            evidence: None,
+            baseline: None,
+            tripwire: None,
             checks: Vec::new(),
             status,
             repository: "acme/widget".into(),
@@ -1030,6 +1119,7 @@ mod tests {
             sha256: "s".into(),
             at: NOW.into(),
             overridden: false,
+            contradiction: None,
         }
     }
 
@@ -1041,6 +1131,63 @@ mod tests {
         record_run(&mut state, &pr("acme/widget#42"), report, summary, NOW);
         mark_sent(&mut state, NOW).unwrap();
         state
+    }
+
+    #[test]
+    fn a_reply_that_says_the_tests_contradict_the_brief_goes_to_the_person_and_costs_nothing() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        mark_sent(&mut state, NOW).unwrap();
+        let mut reply = reply_found("acme/widget#42");
+        reply.class = ReplyClass::TestsContradict;
+        reply.pr = None;
+        reply.contradiction = Some("tests/test_area.py:12 expects 1090, but the brief says 1080".into());
+        assert_eq!(record_reply(&mut state, reply, NOW).unwrap(), ReplyEffect::Disputed);
+        assert_eq!((state.status, state.iteration), (Status::TestsDisputed, 0));
+        assert!(state.outbox.is_none() && state.status.needs_human());
+        let dispute = state.dispute.clone().unwrap();
+        assert_eq!(dispute.source, DisputeSource::Reply);
+        assert!(dispute.words().contains("expects 1090, but the brief says 1080"), "{}", dispute.words());
+        // Nothing to accept: the person answers instead.
+        assert!(approve(&mut state, NOW).is_err());
+        say(&mut state, "The test is right: the area includes the border.", NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingWebgptFix);
+        assert!(state.dispute.is_none() && state.outbox.is_some());
+    }
+
+    #[test]
+    fn a_held_run_failing_only_on_tests_the_pr_corrected_is_the_persons_and_approving_tests_them_again() {
+        let mut state = start(new_cycle(5), NOW).unwrap();
+        mark_sent(&mut state, NOW).unwrap();
+        let (mut failed, summary) = report(TestStatus::Failed);
+        failed.disputed = vec![crate::domain::dispute::DisputedTest {
+            path: "tests/test_area.py".into(),
+            base_blob: "1".repeat(40),
+            pr_blob: "2".repeat(40),
+            failing: vec!["tests/test_area.py::test_big".into()],
+            yours: Some("assert area(3) == 1090".into()),
+            theirs: Some("assert area(3) == 1080".into()),
+        }];
+        record_run(&mut state, &pr("acme/widget#42"), failed, summary, NOW);
+        assert_eq!((state.status, state.iteration), (Status::TestsDisputed, 1), "the run counts; no fix is asked");
+        assert!(state.outbox.is_none(), "nothing goes to WebGPT");
+        assert!(state.dispute.as_ref().unwrap().words().contains("the PR says `assert area(3) == 1080`"));
+        let head = "e".repeat(40);
+        assert!(tested_run(&state, "acme/widget#42", &head, &"c".repeat(64)).is_some());
+        approve(&mut state, NOW).unwrap();
+        assert_eq!(state.status, Status::AwaitingWebgptFix);
+        assert_eq!(state.accepted_tests.len(), 1);
+        assert_eq!(
+            (state.accepted_tests[0].blob.as_str(), state.accepted_tests[0].after_iteration),
+            ("2".repeat(40).as_str(), 1)
+        );
+        assert!(accepted_since_last_run(&state));
+        // The same head is a new test now: it ran with the person's old version.
+        assert!(tested_run(&state, "acme/widget#42", &head, &"c".repeat(64)).is_none());
+        let (passed, mut summary) = report(TestStatus::Passed);
+        summary.iteration = 2;
+        record_run(&mut state, &pr("acme/widget#42"), passed, summary, NOW);
+        assert_eq!(state.status, Status::ReadyToMerge);
+        assert!(!accepted_since_last_run(&state) && state.dispute.is_none());
     }
 
     #[test]

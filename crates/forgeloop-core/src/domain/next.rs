@@ -3,6 +3,7 @@
 
 use super::brief::Brief;
 use super::lockfiles;
+use super::machine;
 use super::reply::ReplyClass;
 use super::review_step;
 use super::state::{CycleState, OutboxKind};
@@ -32,7 +33,7 @@ pub fn next_step(state: &CycleState, state_ref: &str) -> NextStep {
 /// A cycle a remote client drives waits for the same things, though its `next` says `stop`.
 pub fn waits_for_person(state: &CycleState) -> bool {
     match state.status {
-        Status::AwaitingBriefConfirmation | Status::NeedsReview => true,
+        Status::AwaitingBriefConfirmation | Status::NeedsReview | Status::TestsDisputed => true,
         Status::AwaitingTriage => state.review.is_some(),
         Status::AwaitingPacket => review_step::packet_waits_for_yes(state),
         Status::AwaitingWebgptPr | Status::AwaitingWebgptFix => {
@@ -121,21 +122,49 @@ pub fn next_step_knowing(state: &CycleState, state_ref: &str, lockfiles: &[Strin
                 Some((_, words)) => format!(" It passed; {words}."),
                 None => String::new(),
             };
+            let evidence = match state.report.as_ref().and_then(|r| r.evidence.as_ref()) {
+                Some(evidence) => format!(" Evidence: {}.", evidence.summary),
+                None => String::new(),
+            };
             step.explanation = format!(
-                "Stop and report READY_TO_MERGE: {} passed at head SHA {}.{tests} Do not merge; a person reviews and merges.",
+                "Stop and report READY_TO_MERGE: {} passed at head SHA {}.{evidence}{tests} Do not merge; a person reviews and merges.",
                 state.pr_ref.as_deref().unwrap_or("the PR"),
                 state.tested_head_sha().unwrap_or("?")
             );
         }
         Status::NeedsReview => {
             let integrity = state.report.as_ref().and_then(|r| r.integrity.as_ref());
-            let why = integrity.and_then(|i| i.review_reason()).unwrap_or_else(|| "it changes protected paths".into());
-            let tests = integrity.and_then(|i| i.change_words()).map(|w| format!(" ({w})")).unwrap_or_default();
+            let why = state
+                .report
+                .as_ref()
+                .and_then(|r| r.review_reason())
+                .unwrap_or_else(|| "it changes protected paths".into());
+            let mut tests = integrity.and_then(|i| i.change_words()).map(|w| format!(" ({w})")).unwrap_or_default();
+            if let Some(evidence) = state.report.as_ref().and_then(|r| r.evidence.as_ref()).filter(|e| e.stands) {
+                tests.push_str(&format!(" (evidence: {})", evidence.summary));
+            }
             step.action = Action::WaitForHuman;
             step.explanation = format!(
                 "Stop and tell the person: {} passed at head SHA {}, but {why}{tests}. NEEDS_REVIEW is a person's gate: they approve it (`forgeloop approve`, on a terminal, or the control room) or answer WebGPT (`forgeloop say`). Do not send anything; wait for their decision.",
                 state.pr_ref.as_deref().unwrap_or("the PR"),
                 state.tested_head_sha().unwrap_or("?")
+            );
+            step.command = cmd(&["forgeloop", "wait", "--state", state_ref]);
+        }
+        Status::TestsDisputed => {
+            let dispute = state.dispute.as_ref();
+            let words = dispute.map(|d| d.words()).unwrap_or_else(|| "the tests are disputed".into());
+            let choices = match dispute.is_some_and(|d| d.acceptable()) {
+                true => {
+                    "they accept the PR's version of those tests (`forgeloop approve` on a terminal, or the control room; the same head is then tested again with them) or tell WebGPT which is right (`forgeloop say`)"
+                }
+                false => {
+                    "they tell WebGPT what holds (`forgeloop say`), or correct the tests on the base branch themselves and say so"
+                }
+            };
+            step.action = Action::WaitForHuman;
+            step.explanation = format!(
+                "Stop and tell the person: {words}. TESTS_DISPUTED is the person's call, not a fix to ask of WebGPT: {choices}. Do not send anything; wait for their decision."
             );
             step.command = cmd(&["forgeloop", "wait", "--state", state_ref]);
         }
@@ -240,7 +269,10 @@ fn conversation_step(state: &CycleState, state_ref: &str, lockfiles: &[String], 
     let reported_pr = state.last_reply.as_ref().filter(|r| r.class == ReplyClass::PrFound).and_then(|r| r.pr.clone());
     // The person corrected the commands after a failed run (its handoff was withdrawn): the
     // tested PR runs again with them, whoever reported it.
-    let rerun_pr = state.pr_ref.clone().filter(|_| commands_changed_since_failure(state));
+    let rerun_pr = state
+        .pr_ref
+        .clone()
+        .filter(|_| commands_changed_since_failure(state) || machine::accepted_since_last_run(state));
     let reported_pr = reported_pr.or(rerun_pr);
     match &state.outbox {
         None if withdrawn_and_waiting(state) => {
@@ -532,6 +564,7 @@ mod tests {
             sha256: String::new(),
             at: "t1".into(),
             overridden: false,
+            contradiction: None,
         });
         s
     }

@@ -12,6 +12,9 @@
 //! 4. Phrases saying the GitHub connector cannot reach the repository make it
 //!    `CONNECTOR_DENIED` (also when WebGPT answered `NOT_CREATED` because of that).
 //! 5. A PR of another repository than the cycle's binding is `PR_WRONG_REPOSITORY`.
+//! 6. A `TESTS_CONTRADICT:` line (the honest way out the prompt offers, issue 57) is kept with
+//!    the classification; a reply that has it and no PR is `TESTS_CONTRADICT`: it goes to the
+//!    person and costs no iteration.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,17 +37,21 @@ pub enum ReplyClass {
     /// A PR link whose head is the commit already tested and failed: nothing new to test.
     /// forgeloop decides it from the PR's head on GitHub, never the classifier.
     PrUnchanged,
+    /// No PR, and a `TESTS_CONTRADICT:` line: WebGPT says the tests contradict the brief. A
+    /// person decides; no iteration is spent.
+    TestsContradict,
 }
 
 impl ReplyClass {
     /// Every class, in declaration order.
-    pub const ALL: [ReplyClass; 6] = [
+    pub const ALL: [ReplyClass; 7] = [
         ReplyClass::PrFound,
         ReplyClass::PrNotCreated,
         ReplyClass::ConnectorDenied,
         ReplyClass::PrWrongRepository,
         ReplyClass::NoPrReference,
         ReplyClass::PrUnchanged,
+        ReplyClass::TestsContradict,
     ];
 
     /// The class's name, `SCREAMING_SNAKE_CASE`.
@@ -56,6 +63,7 @@ impl ReplyClass {
             ReplyClass::PrWrongRepository => "PR_WRONG_REPOSITORY",
             ReplyClass::NoPrReference => "NO_PR_REFERENCE",
             ReplyClass::PrUnchanged => "PR_UNCHANGED",
+            ReplyClass::TestsContradict => "TESTS_CONTRADICT",
         }
     }
 
@@ -74,7 +82,16 @@ pub struct Classification {
     pub pr: Option<PrRef>,
     /// Why, in one sentence, for the journal and the coordinator.
     pub reason: String,
+    /// What a `TESTS_CONTRADICT:` line (and the lines right after it) says, when the reply has
+    /// one: the test it quotes and what the brief says instead.
+    pub contradiction: Option<String>,
 }
+
+/// The line that starts WebGPT's honest way out (the prompt offers it, issue 57).
+pub const CONTRADICTION_LINE: &str = "TESTS_CONTRADICT:";
+/// How much of a contradiction is kept: the line and the few after it that quote the test.
+const CONTRADICTION_LINES: usize = 6;
+const CONTRADICTION_CHARS: usize = 1_200;
 
 /// Phrases (lowercase) by which a reply says the connector cannot reach the repository.
 const DENIAL_PHRASES: &[&str] = &[
@@ -114,9 +131,44 @@ const DENIAL_PHRASES: &[&str] = &[
 /// Classifies a finished reply by the rules above; `bound_repository` is the cycle's binding, if any.
 pub fn classify(reply: &str, hosts: &WebHosts, bound_repository: Option<&str>) -> Classification {
     let visible = visible_lines(reply);
-    let denied = mentions_denial(&visible);
+    let contradiction = contradiction_in(reply);
+    let mut found = classify_visible(&visible, hosts, bound_repository);
+    if let Some(text) = contradiction {
+        if matches!(found.class, ReplyClass::PrNotCreated | ReplyClass::NoPrReference) {
+            found.class = ReplyClass::TestsContradict;
+            found.reason =
+                "the reply says the tests contradict the brief (TESTS_CONTRADICT) and names no pull request".into();
+        }
+        found.contradiction = Some(text);
+    }
+    found
+}
 
-    if let Some(trailer) = last_trailer(&visible, hosts) {
+/// What the reply's `TESTS_CONTRADICT:` line says, with the lines after it up to a blank line
+/// (a quoted test is often a fenced block: its lines count here, unlike a PR link in one).
+fn contradiction_in(reply: &str) -> Option<String> {
+    let lines: Vec<&str> = reply.lines().collect();
+    let start = lines.iter().position(|line| {
+        let text = line.trim().trim_start_matches(['-', '*', '•', ' ', '`', '_']);
+        strip_prefix_ci(text, CONTRADICTION_LINE).is_some_and(|rest| !rest.trim().is_empty())
+    })?;
+    let mut kept: Vec<&str> = Vec::new();
+    for line in lines.iter().skip(start).take(CONTRADICTION_LINES) {
+        if !kept.is_empty() && line.trim().is_empty() {
+            break;
+        }
+        kept.push(line.trim_end());
+    }
+    let text = kept.join("\n");
+    let text = text.trim().trim_start_matches(['-', '*', '•', ' ', '`', '_']);
+    let text = strip_prefix_ci(text, CONTRADICTION_LINE).unwrap_or(text).trim();
+    Some(text.chars().take(CONTRADICTION_CHARS).collect())
+}
+
+fn classify_visible(visible: &[String], hosts: &WebHosts, bound_repository: Option<&str>) -> Classification {
+    let denied = mentions_denial(visible);
+
+    if let Some(trailer) = last_trailer(visible, hosts) {
         match trailer {
             Trailer::NotCreated if denied => {
                 return result(
@@ -133,7 +185,7 @@ pub fn classify(reply: &str, hosts: &WebHosts, bound_repository: Option<&str>) -
     }
 
     let mut prs: Vec<PrRef> = Vec::new();
-    for line in &visible {
+    for line in visible {
         for pr in links_in(line, hosts) {
             if !prs.iter().any(|p| p.repo.same_as(&pr.repo) && p.number == pr.number) {
                 prs.push(pr);
@@ -155,18 +207,18 @@ pub fn classify(reply: &str, hosts: &WebHosts, bound_repository: Option<&str>) -
 }
 
 fn result(class: ReplyClass, pr: Option<PrRef>, reason: &str) -> Classification {
-    Classification { class, pr, reason: reason.to_owned() }
+    Classification { class, pr, reason: reason.to_owned(), contradiction: None }
 }
 
 fn found(pr: PrRef, bound_repository: Option<&str>, source: &str) -> Classification {
     match bound_repository {
         Some(bound) if !bound.eq_ignore_ascii_case(&pr.repo.full_name()) => {
             let reason = format!("{source} names {pr}, but this cycle is bound to {bound}");
-            Classification { class: ReplyClass::PrWrongRepository, pr: Some(pr), reason }
+            Classification { class: ReplyClass::PrWrongRepository, pr: Some(pr), reason, contradiction: None }
         }
         _ => {
             let reason = format!("{source} names {pr}");
-            Classification { class: ReplyClass::PrFound, pr: Some(pr), reason }
+            Classification { class: ReplyClass::PrFound, pr: Some(pr), reason, contradiction: None }
         }
     }
 }

@@ -136,6 +136,36 @@ pub struct CheckResult {
     pub app: Option<String>,
 }
 
+impl Report {
+    /// Why a pass must wait for a person, every reason in one sentence, the weightiest first:
+    /// the change (its tests, what it protects, the shortcuts it looks like), then whether the
+    /// tests really ran and the test framework reports faithfully (issue 57). `None`: it stands.
+    pub fn review_reason(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if let Some(reason) = self.integrity.as_ref().and_then(Integrity::review_reason) {
+            reasons.push(reason);
+        }
+        if !self.held_changed.is_empty() {
+            reasons.push(format!("held files changed during the run: {}", self.held_changed.join(", ")));
+        }
+        if let Some(super::test_results::Tripwire::Tampered(why)) = &self.tripwire {
+            reasons.push(format!("the test framework does not report failures faithfully: {why}"));
+        }
+        if let Some(evidence) = self.evidence.as_ref().filter(|e| !e.stands) {
+            reasons.push(evidence.summary.clone());
+        }
+        (!reasons.is_empty()).then(|| reasons.join("; "))
+    }
+
+    /// Whether a pass waits for a person (`NEEDS_REVIEW`).
+    pub fn needs_review(&self) -> bool {
+        self.integrity.as_ref().is_some_and(Integrity::needs_review)
+            || !self.held_changed.is_empty()
+            || matches!(self.tripwire, Some(super::test_results::Tripwire::Tampered(_)))
+            || self.evidence.as_ref().is_some_and(|e| !e.stands)
+    }
+}
+
 /// What was in force for a run, as the report's `environment.sandbox` records it (design §5.6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxInfo {
@@ -203,6 +233,38 @@ pub struct CacheLayers {
     /// Why the warming this run tried failed (the run went on with the layer as it was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_error: Option<String>,
+}
+
+/// Where a run's baseline came from (issue 57).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineUsed {
+    /// The base commit whose results it holds (the one the run merged with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// `warming` (the base layer's warming ran the commands there) or `on_demand` (this run
+    /// ran the base tip for it); absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The base's own verdict at that commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TestStatus>,
+    /// Why there is none ("the base's run took longer than 90 s", …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub none: Option<String>,
+}
+
+/// A pass on a cycle layer earlier iterations wrote, confirmed by this run from the base layer
+/// and an empty layer (issue 57): the verdict is this run's, never the layered one's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// Runs of the cycle layer before the layered pass.
+    pub layer_runs: u32,
+    /// The layered pass's log, kept beside this run's (its file name).
+    pub first_log: String,
+    /// The layered run's verdict (a pass: only passes are confirmed).
+    pub first_status: TestStatus,
+    /// How long the layered run took, in seconds.
+    pub first_seconds: f64,
 }
 
 /// The base layer a run started from.
@@ -343,6 +405,27 @@ pub struct Report {
     /// What the PR did to its own tests and the person's protected paths (design §5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integrity: Option<Integrity>,
+    /// A held run that failed only on held tests the PR changed (issue 57): those tests, both
+    /// versions. Its verdict is the person's (`TESTS_DISPUTED`), not a fix to ask for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disputed: Vec<super::dispute::DisputedTest>,
+    /// Held paths that changed during the run: read-only in the first tier, only seen changing
+    /// in the second (issue 57). A pass with any waits for a person.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_changed: Vec<String>,
+    /// This pass confirmed one that ran on a layer earlier iterations of the cycle wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
+    /// What the test runners themselves reported, judged against the base's (issue 57); `None`
+    /// when nothing was judged (a failing run, a `github-checks` run, an older report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<super::test_results::Evidence>,
+    /// The base results the evidence was judged against, or why there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineUsed>,
+    /// forgeloop's own test of the test framework, run after a pass (issue 57).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tripwire: Option<super::test_results::Tripwire>,
     /// Keys forgeloop does not know, kept on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -359,6 +442,11 @@ pub struct TestedTree {
     /// `head`, and for a merge that conflicted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge_sha: Option<String>,
+    /// Which merge ran: `github` (GitHub's own `refs/pull/N/merge`, computed against this base
+    /// tip), `git` (`git merge-tree`) or `libgit2` (only where it is provably git's); absent for
+    /// `head` and for a merge that conflicted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_by: Option<String>,
     /// The commit the commands ran in: the merge, the head, or — when paths were held — a
     /// commit on top of either with those paths as the base tip has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]

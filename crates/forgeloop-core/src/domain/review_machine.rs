@@ -78,6 +78,8 @@ pub fn start(input: NewReview, now: &str) -> CycleState {
             unparsed: Vec::new(),
             replies: 0,
         }),
+        dispute: None,
+        accepted_tests: Vec::new(),
         extra: Map::new(),
     }
 }

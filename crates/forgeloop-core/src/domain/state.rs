@@ -184,6 +184,9 @@ pub struct LastReply {
     /// The coordinator overrode the classifier (`reply --as`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overridden: bool,
+    /// What the reply's `TESTS_CONTRADICT:` line said, redacted (issue 57).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contradiction: Option<String>,
 }
 
 /// Why, when and by whom a cycle was aborted.
@@ -339,6 +342,12 @@ pub struct CycleState {
     /// A review cycle's own record (`forgeloop review start`); `None` for a PR cycle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<super::review::Review>,
+    /// What the person is asked to decide while `TESTS_DISPUTED` (issue 57).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispute: Option<super::dispute::Dispute>,
+    /// Versions of held paths the person accepted from the PR (`approve` on a dispute).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted_tests: Vec<super::dispute::AcceptedTest>,
     /// Keys forgeloop does not know, kept in order on every rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -17,8 +17,12 @@ pub enum Status {
     AwaitingWebgptFix,
     /// The last run passed at `head_sha`; a person merges outside forgeloop.
     ReadyToMerge,
-    /// A pass that changed a path the person protects: a person approves it or answers.
+    /// A pass a person must look at first (it changed what judges it, its evidence is short,
+    /// or the change looks like gaming the tests): a person approves it or answers.
     NeedsReview,
+    /// WebGPT says the tests contradict the brief, or its fix failed only on held tests it
+    /// corrected: a person decides which is right (issue 57); no fix is asked for meanwhile.
+    TestsDisputed,
     /// The iteration cap is reached; only `extend` moves on.
     BlockedMaxIterations,
     /// A second reply without a usable PR, or a second unchanged head (rule 8).
@@ -56,12 +60,13 @@ pub enum Status {
 
 impl Status {
     /// Every status, in declaration order.
-    pub const ALL: [Status; 21] = [
+    pub const ALL: [Status; 22] = [
         Status::AwaitingBriefConfirmation,
         Status::AwaitingWebgptPr,
         Status::AwaitingWebgptFix,
         Status::ReadyToMerge,
         Status::NeedsReview,
+        Status::TestsDisputed,
         Status::BlockedMaxIterations,
         Status::BlockedNoPr,
         Status::BlockedConnectorDenied,
@@ -88,6 +93,7 @@ impl Status {
             Status::AwaitingWebgptFix => "AWAITING_WEBGPT_FIX",
             Status::ReadyToMerge => "READY_TO_MERGE",
             Status::NeedsReview => "NEEDS_REVIEW",
+            Status::TestsDisputed => "TESTS_DISPUTED",
             Status::BlockedMaxIterations => "BLOCKED_MAX_ITERATIONS",
             Status::BlockedNoPr => "BLOCKED_NO_PR",
             Status::BlockedConnectorDenied => "BLOCKED_CONNECTOR_DENIED",
@@ -127,7 +133,11 @@ impl Status {
     pub fn needs_human(self) -> bool {
         matches!(
             self,
-            Status::AwaitingBriefConfirmation | Status::ReadyToMerge | Status::NeedsReview | Status::AwaitingTriage
+            Status::AwaitingBriefConfirmation
+                | Status::ReadyToMerge
+                | Status::NeedsReview
+                | Status::TestsDisputed
+                | Status::AwaitingTriage
         ) || self.is_blocked()
     }
 
@@ -135,7 +145,7 @@ impl Status {
     pub fn attention_rank(self) -> u8 {
         match self {
             Status::AwaitingBriefConfirmation => 0,
-            Status::BlockedMaxIterations | Status::NeedsReview | Status::AwaitingTriage => 1,
+            Status::BlockedMaxIterations | Status::NeedsReview | Status::TestsDisputed | Status::AwaitingTriage => 1,
             s if s.is_blocked() => 2,
             Status::ReadyToMerge => 3,
             Status::AwaitingWebgptFix => 4,

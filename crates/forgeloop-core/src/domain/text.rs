@@ -19,6 +19,11 @@ pub const COMMENT_HEADING: &str = "## Forge Loop PR test:";
 pub const FAILURE_TAIL_CHARS: usize = 6000;
 
 const PR_URL_REQUEST: &str = "End your reply with the pull request URL on its own line, exactly as `PR_URL: <url>`.";
+/// What the first prompt says about the tests (issue 57): what is not a fix, that it is
+/// caught, and the honest way out, which costs no iteration.
+pub const HONESTY: &str = "The tests decide whether the change works, so fix the code, not the result: special-casing the tests' inputs, detecting or reading the tests, changing or deleting tests, overriding comparisons or the test framework, or exiting early is not a fix, and forgeloop checks for each and stops the pull request for a person. If the tests contradict this request, do not work around them: reply with a line `TESTS_CONTRADICT: <test file>:<line>: <what the test expects>, but <what the request says instead>` (and no pull request, or your pull request as it is). A person decides; it costs no iteration.";
+/// The same, shorter, after every failure.
+pub const HONESTY_AGAIN: &str = "Fix the code, not the tests: special-casing test inputs, editing tests or exiting early is not a fix and will be caught. If a test contradicts the request, answer with a `TESTS_CONTRADICT: <test file>:<line>: …` line instead of a workaround.";
 
 /// What the first prompt is built from.
 pub struct PromptInput<'a> {
@@ -66,6 +71,8 @@ pub fn prompt(input: &PromptInput<'_>) -> String {
             paths.join(", ")
         ));
     }
+    text.push_str(HONESTY);
+    text.push_str("\n\n");
     text.push_str(PR_URL_REQUEST);
     text
 }
@@ -79,7 +86,10 @@ pub fn handoff(comment_markdown: &str, status: TestStatus) -> String {
         }
         _ => "Push a fix to the same pull request.",
     };
-    format!("{comment_markdown}\n\n{ask} {PR_URL_REQUEST}")
+    match status {
+        TestStatus::MergeConflict => format!("{comment_markdown}\n\n{ask} {PR_URL_REQUEST}"),
+        _ => format!("{comment_markdown}\n\n{ask} {HONESTY_AGAIN} {PR_URL_REQUEST}"),
+    }
 }
 
 /// The one follow-up sent when a reply carried no usable PR reference.
@@ -230,6 +240,72 @@ pub struct CommentInput<'a> {
     /// What the commands ran in (design §5.2.1) and the base tip it was merged into or judged
     /// against; `None` omits the line (a CI run, an older report).
     pub tested: Option<(&'a TestedTree, &'a str)>,
+    /// What the verdict rests on (issue 57): the evidence, the tripwire, a confirmation, a
+    /// dispute; `None` omits the lines.
+    pub proof: Option<Proof<'a>>,
+}
+
+/// What a verdict rests on beyond the exit codes (issue 57), as the comment says it.
+#[derive(Default)]
+pub struct Proof<'a> {
+    /// The runners' own results judged against the base's.
+    pub evidence: Option<&'a super::test_results::Evidence>,
+    /// Where the base's results came from, or why there were none.
+    pub baseline: Option<&'a super::report::BaselineUsed>,
+    /// The tripwire's word on the test framework.
+    pub tripwire: Option<&'a super::test_results::Tripwire>,
+    /// A pass on the cycle's layer confirmed from the base layer alone.
+    pub confirmation: Option<&'a super::report::Confirmation>,
+    /// Held tests the PR corrected, on which alone the run failed.
+    pub disputed: &'a [super::dispute::DisputedTest],
+    /// Why a pass waits for a person, every reason ([`super::report::Report::review_reason`]).
+    pub review_reason: Option<String>,
+}
+
+impl<'a> Proof<'a> {
+    /// What `report` says of it.
+    pub fn of(report: &'a super::report::Report) -> Proof<'a> {
+        Proof {
+            evidence: report.evidence.as_ref(),
+            baseline: report.baseline.as_ref(),
+            tripwire: report.tripwire.as_ref(),
+            confirmation: report.confirmation.as_ref(),
+            disputed: &report.disputed,
+            review_reason: report.review_reason(),
+        }
+    }
+}
+
+/// The comment's lines about what the verdict rests on.
+fn proof_lines(proof: &Proof<'_>, lines: &mut Vec<String>) {
+    if let Some(evidence) = proof.evidence {
+        let base = match proof.baseline.and_then(|b| b.none.as_deref()) {
+            Some(why) => format!(" (no baseline: {why})"),
+            None => String::new(),
+        };
+        lines.push(format!("- Evidence: {}{base}", table_cell(&evidence.summary)));
+    }
+    if let Some(confirmation) = proof.confirmation {
+        let runs = if confirmation.layer_runs == 1 {
+            "1 earlier run".to_owned()
+        } else {
+            format!("{} earlier runs", confirmation.layer_runs)
+        };
+        lines.push(format!(
+            "- Confirmed: it passed on this cycle's cache (written by {runs}), then again from the base branch's cache alone; this second run is the verdict"
+        ));
+    }
+    match proof.tripwire {
+        Some(super::test_results::Tripwire::Tampered(why)) => lines
+            .push(format!("- Tripwire: the test framework does not report failures faithfully: {}", table_cell(why))),
+        Some(super::test_results::Tripwire::Faithful) => {
+            lines.push("- Tripwire: the test framework reports failures faithfully".to_owned())
+        }
+        _ => {}
+    }
+    for test in proof.disputed.iter().take(5) {
+        lines.push(format!("- Disputed (the person decides, no fix is asked): {}", table_cell(&test.words())));
+    }
 }
 
 /// The PR comment. It never contains the chat-only `PR_URL` trailer.
@@ -256,9 +332,19 @@ pub fn comment_markdown(input: &CommentInput<'_>) -> String {
         for (path, line) in integrity.removed_lines().take(3) {
             lines.push(format!("  - removed from {}: {}", code_span(path), code_span(line)));
         }
-        if let Some(reason) = integrity.review_reason() {
-            lines.push(format!("- Needs a person's review: {}", table_cell(&reason)));
+        for hit in integrity.gaming.iter().take(5) {
+            lines.push(format!("- Looks like a shortcut: {}", table_cell(&hit.words)));
         }
+    }
+    if let Some(proof) = &input.proof {
+        proof_lines(proof, &mut lines);
+    }
+    let reason = match &input.proof {
+        Some(proof) => proof.review_reason.clone(),
+        None => input.integrity.and_then(Integrity::review_reason),
+    };
+    if let Some(reason) = reason.filter(|_| input.status == TestStatus::Passed || input.proof.is_none()) {
+        lines.push(format!("- Needs a person's review: {}", table_cell(&reason)));
     }
     if !input.checks.is_empty() {
         lines.push("- Tested by: the repository's own CI (forgeloop ran nothing locally)".to_owned());
@@ -447,6 +533,7 @@ mod tests {
             checks: &[],
             integrity: None,
             tested: None,
+            proof: None,
         })
     }
 
@@ -506,6 +593,7 @@ mod tests {
             checks: &[],
             integrity: None,
             tested: None,
+            proof: None,
         });
         assert!(!comment.contains("Failure output"));
         assert!(!comment.contains("Sandbox:"));

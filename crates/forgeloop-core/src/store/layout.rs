@@ -46,6 +46,12 @@ impl Home {
         self.root.join("caches")
     }
 
+    /// The base branch's own per-test results, per repository, base commit and commands: what
+    /// a run's evidence is judged against (issue 57).
+    pub fn baselines_dir(&self) -> PathBuf {
+        self.root.join("baselines")
+    }
+
     /// The remote connector's grants, journal and what `serve` is serving (design §8.1).
     pub fn connector_dir(&self) -> PathBuf {
         self.root.join("connector")

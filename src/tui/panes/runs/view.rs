@@ -150,6 +150,50 @@ pub fn render(d: &Draw, frame: &mut Frame, area: Rect) {
     frame.render_widget(Table::new(table_rows, widths).header(header).column_spacing(1), area);
 }
 
+/// What the last run's verdict rests on (issue 57): the runners' own results against the base's,
+/// the tripwire, a confirmation from the base layer, held tests the PR corrected.
+fn proof_lines(lines: &mut Vec<Line<'static>>, report: &crate::domain::report::Report, theme: &Theme, width: usize) {
+    use crate::domain::test_results::Tripwire;
+    if let Some(evidence) = &report.evidence {
+        let label = "Evidence: ";
+        let style = if evidence.stands { theme.ok } else { theme.attention };
+        let none = report.baseline.as_ref().and_then(|b| b.none.as_deref()).map(|w| format!(" (no baseline: {w})"));
+        let text = format!("{}{}", evidence.summary, none.unwrap_or_default());
+        wrapped(lines, vec![Span::styled(label, theme.header)], label.len(), &clean(&text), style, width);
+    }
+    match &report.tripwire {
+        Some(Tripwire::Tampered(why)) => {
+            let label = "Tripwire: ";
+            let text = format!("the test framework does not report failures faithfully: {why}");
+            wrapped(lines, vec![Span::styled(label, theme.header)], label.len(), &clean(&text), theme.error, width);
+        }
+        Some(Tripwire::Faithful) => lines.push(Line::from(vec![
+            Span::styled("Tripwire: ", theme.header),
+            Span::styled("the test framework reports failures faithfully", theme.muted),
+        ])),
+        _ => {}
+    }
+    if let Some(confirmation) = &report.confirmation {
+        let label = "Confirmed: ";
+        let text = format!(
+            "passed on this cycle's cache ({} earlier run(s) wrote it), then again from the base's cache alone: the second run is the verdict",
+            confirmation.layer_runs
+        );
+        wrapped(lines, vec![Span::styled(label, theme.header)], label.len(), &text, theme.muted, width);
+    }
+    for test in &report.disputed {
+        let label = "◆ Disputed: ";
+        wrapped(
+            lines,
+            vec![Span::styled(label, theme.attention)],
+            label.chars().count(),
+            &clean(&test.words()),
+            theme.attention,
+            width,
+        );
+    }
+}
+
 /// The selected run's `integrity`, when it is at hand (the last run's report is in the state;
 /// an earlier run's is read from its file): nothing for a run forgeloop did not check.
 fn integrity_lines(d: &Draw, entry: &CycleEntry, row: &RunRow, width: u16) -> Vec<Line<'static>> {
@@ -174,7 +218,13 @@ fn integrity_lines(d: &Draw, entry: &CycleEntry, row: &RunRow, width: u16) -> Ve
     // Why a NEEDS_REVIEW pass waits, first: the one thing that needs you.
     let last = entry.state.as_ref().and_then(|s| s.history.last()).map(|r| r.iteration);
     let waits = entry.status() == Some(Status::NeedsReview) && last == Some(iteration);
-    if let Some(reason) = integrity.review_reason().filter(|_| waits) {
+    // The last run's report is in the state: what its verdict rests on (issue 57).
+    let report = entry.state.as_ref().and_then(|s| s.report.as_ref()).filter(|_| last == Some(iteration));
+    let reason = match report {
+        Some(report) => report.review_reason(),
+        None => integrity.review_reason(),
+    };
+    if let Some(reason) = reason.filter(|_| waits) {
         let keys =
             match (d.keys.key_for(Context::Cycle, Cmd::Approve), d.keys.key_for(Context::Cycle, Cmd::MessageWebgpt)) {
                 (Some(approve), Some(answer)) => format!(" — {approve} approve · {answer} answer WebGPT"),
@@ -201,6 +251,20 @@ fn integrity_lines(d: &Draw, entry: &CycleEntry, row: &RunRow, width: u16) -> Ve
         (None, None) => vec![head(), Span::styled("the PR leaves its tests alone", theme.muted)],
     };
     lines.push(Line::from(first));
+    if let Some(report) = report {
+        proof_lines(&mut lines, report, theme, width);
+    }
+    for hit in &integrity.gaming {
+        let label = "Looks like a shortcut: ";
+        wrapped(
+            &mut lines,
+            vec![Span::styled(label, theme.error)],
+            label.len(),
+            &clean(&hit.words),
+            theme.error,
+            width,
+        );
+    }
     if !integrity.protected.is_empty() {
         let label = "Protected paths changed: ";
         let text = integrity
@@ -266,7 +330,8 @@ fn file_lines(lines: &mut Vec<Line<'static>>, file: &TestFileChange, theme: &The
         TestFileKind::Fixture => "fixture",
         TestFileKind::Shadow => "shadows a module tests import",
         TestFileKind::Sourced => {
-            sourced = format!("sourced by {}", clean(file.by.as_deref().unwrap_or("a test")));
+            let via = file.via.as_deref().unwrap_or("sourced");
+            sourced = format!("{via} by {}", clean(file.by.as_deref().unwrap_or("a test")));
             sourced.as_str()
         }
     };
