@@ -284,17 +284,6 @@ fn confirm_is_refused_for_other_statuses() {
     assert!(!app.available(Cmd::ConfirmBrief));
 }
 
-fn select(app: &mut forgeloop::tui::App, d: &mut forgeloop::tui::sync::SyncDriver, name: &str) {
-    key(app, d, KeyCode::Char('g'));
-    for _ in 0..app.list.visible.len() {
-        if selected_name(app) == name {
-            return;
-        }
-        key(app, d, KeyCode::Char('j'));
-    }
-    panic!("no cycle {name}");
-}
-
 #[test]
 fn rerun_is_guarded_by_status() {
     let fx = mixed();
@@ -960,7 +949,10 @@ fn g_in_a_text_tab_shows_the_end_and_k_climbs_at_once() {
     let max = app.tabs.conversation.text.max_scroll.get();
     assert!(max > 0 && max < 500, "the conversation is longer than a screen, and its end is near: {max}");
     assert_eq!(app.tabs.conversation.text.scroll, max);
-    assert!(end.contains("Outbox"), "the end of the conversation is on screen:\n{end}");
+    assert!(
+        end.contains("`PR_URL: <url>`."),
+        "the end of the conversation (the outbox's last line) is on screen:\n{end}"
+    );
     key(&mut app, &mut d, KeyCode::Char('k'));
     assert_eq!(app.tabs.conversation.text.scroll, max - 1);
 }

@@ -578,6 +578,35 @@ fn the_prs_tests_in_the_list_the_runs_tab_and_the_approve_dialog() {
     insta::assert_snapshot!("runs_tab_integrity_earlier_run_120x40", draw(&app, 120, 40).backend());
 }
 
+/// What a verdict rests on (issue 57): a pass held for its evidence and a shortcut, named in the
+/// header and the Runs tab; a disputed run with both versions of the corrected test.
+#[test]
+fn what_a_verdict_rests_on_in_the_list_and_the_runs_tab() {
+    let fx = proof_home();
+    let (mut app, mut d) = fx.app("dark");
+    let wide = screen(&app, 200, 30);
+    assert!(wide.contains("TESTS DISPUTED"), "{wide}");
+    select(&mut app, &mut d, "held-pass");
+    key(&mut app, &mut d, KeyCode::Enter);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
+    let runs = screen(&app, 120, 40);
+    for words in [
+        "Evidence: 1 test that ran at the base did not run",
+        "Looks like a shortcut: mathx.py:4 returns 3000 when n == 1000",
+        "Tripwire: the test framework reports failures faithfully",
+    ] {
+        assert!(runs.contains(words), "{words} missing:\n{runs}");
+    }
+    snap("runs_tab_evidence", &app);
+    key(&mut app, &mut d, KeyCode::Esc);
+    select(&mut app, &mut d, "disputed");
+    key(&mut app, &mut d, KeyCode::Enter);
+    cmd(&mut app, &mut d, Cmd::Tab(Tab::Runs));
+    let runs = screen(&app, 120, 40);
+    assert!(runs.contains("the PR says `self.assertEqual(area(3), 1080)`, your test says"), "{runs}");
+    snap("runs_tab_disputed", &app);
+}
+
 #[test]
 fn the_diff_tabs_filter_tests_only() {
     let fx = trust_home();

@@ -25,6 +25,7 @@ const OWNED: &[&str] = &[
     "github",
     "tests",
     "run",
+    "baselines",
     "kept",
     "caches",
     "connector",

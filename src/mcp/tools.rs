@@ -93,7 +93,7 @@ pub(crate) struct ReplyInput {
     pub(crate) state: String,
     /// WebGPT's whole finished reply, as copied from the chat
     pub(crate) text: String,
-    /// Override the classification (with reason): PR_FOUND, PR_NOT_CREATED, CONNECTOR_DENIED, PR_WRONG_REPOSITORY, NO_PR_REFERENCE
+    /// Override the classification (with reason): PR_FOUND, PR_NOT_CREATED, CONNECTOR_DENIED, PR_WRONG_REPOSITORY, NO_PR_REFERENCE, TESTS_CONTRADICT
     #[serde(default, rename = "as")]
     pub(crate) as_class: Option<String>,
     /// Why the override is right (journaled); only with as

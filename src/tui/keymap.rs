@@ -507,7 +507,7 @@ pub static BINDINGS: &[Binding] = &[
         keys: &[k('v')],
         cmd: Cmd::Approve,
         hint: "approve",
-        help: "Approve a NEEDS_REVIEW pass (it changed protected paths) after reading why: it becomes READY_TO_MERGE (journaled as you, via tui)",
+        help: "Approve a NEEDS_REVIEW pass after reading why: it becomes READY_TO_MERGE; on TESTS_DISPUTED, accept the PR's version of the disputed tests, tested again (journaled as you, via tui)",
     },
     Binding {
         contexts: &[C::Cycle],

@@ -368,7 +368,10 @@ pub fn list_runs(dir: &Path) -> Vec<RunFile> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            if !name.ends_with(".log") || name.starts_with('.') {
+            // A run's side logs (`.layered.log`, `.base.log`, `.tripwire.log`: issue 57) are
+            // not runs of their own.
+            let side = name.trim_end_matches(".log").contains('.');
+            if !name.ends_with(".log") || name.starts_with('.') || side {
                 return None;
             }
             let meta = e.metadata().ok()?;
@@ -397,9 +400,16 @@ mod tests {
     #[test]
     fn later_runs_of_one_iteration_and_head_sort_after_the_first() {
         let dir = tempfile::tempdir().unwrap();
-        for name in
-            ["2-abcdef012345.log", "1-abcdef012345-3.log", "1-abcdef012345.log", "1-abcdef012345-2.log", "10-0123.log"]
-        {
+        for name in [
+            "2-abcdef012345.log",
+            "1-abcdef012345-3.log",
+            "1-abcdef012345.log",
+            "1-abcdef012345-2.log",
+            "10-0123.log",
+            "2-abcdef012345.layered.log",
+            "2-abcdef012345.tripwire.log",
+            "2-abcdef012345.base.log",
+        ] {
             std::fs::write(dir.path().join(name), "x").unwrap();
         }
         let names: Vec<String> = list_runs(dir.path()).into_iter().map(|f| f.name).collect();

@@ -151,6 +151,19 @@ impl Fixture {
         log: &str,
         integrity: Option<serde_json::Value>,
     ) -> PathBuf {
+        self.run_with_report(name, passed, sha, log, integrity, json!({}))
+    }
+
+    /// [`Fixture::run_with`], with `extra` fields merged into the report (evidence, tripwire, …).
+    pub fn run_with_report(
+        &self,
+        name: &str,
+        passed: bool,
+        sha: &str,
+        log: &str,
+        integrity: Option<serde_json::Value>,
+        extra: serde_json::Value,
+    ) -> PathBuf {
         let paths = self.paths(name);
         let mut log_path = PathBuf::new();
         retry(|| {
@@ -166,19 +179,22 @@ impl Fixture {
                 };
                 log_path = paths.runs().join(format!("{stem}.log"));
                 let status = if passed { TestStatus::Passed } else { TestStatus::Failed };
-                let report: Report = serde_json::from_value(json!({
-                "status": status.as_str(),
-                "repository": "acme/widget",
-                "pull_request": 7,
-                "head_sha": sha,
-                "commands": [{"argv": ["pytest", "-q"], "exit_code": if passed {0} else {1}, "duration_seconds": 12.5}],
-                "comment_markdown": format!("## Forge Loop PR test: {}\n\nSee the log.", status.as_str()),
-                "failure_output": if passed { serde_json::Value::Null } else { json!("E   AssertionError: dark mode not persisted") },
-                "comment_published": true,
-                "log_path": log_path.display().to_string(),
-                "integrity": integrity.clone(),
-            }))
-            .unwrap();
+                let mut report = json!({
+                    "status": status.as_str(),
+                    "repository": "acme/widget",
+                    "pull_request": 7,
+                    "head_sha": sha,
+                    "commands": [{"argv": ["pytest", "-q"], "exit_code": if passed {0} else {1}, "duration_seconds": 12.5}],
+                    "comment_markdown": format!("## Forge Loop PR test: {}\n\nSee the log.", status.as_str()),
+                    "failure_output": if passed { serde_json::Value::Null } else { json!("E   AssertionError: dark mode not persisted") },
+                    "comment_published": true,
+                    "log_path": log_path.display().to_string(),
+                    "integrity": integrity.clone(),
+                });
+                if let (Some(report), Some(extra)) = (report.as_object_mut(), extra.as_object()) {
+                    report.extend(extra.clone());
+                }
+                let report: Report = serde_json::from_value(report).unwrap();
                 let report_rel = format!("runs/{stem}.json");
                 std::fs::create_dir_all(paths.runs()).unwrap();
                 std::fs::write(paths.sidecar().join(&report_rel), serde_json::to_vec(&report).unwrap()).unwrap();
@@ -526,6 +542,18 @@ pub fn review_json(packet: &str) -> serde_json::Value {
     })
 }
 
+/// Selects the cycle `name` in the list (from the top, one row at a time).
+pub fn select(app: &mut App, d: &mut SyncDriver, name: &str) {
+    key(app, d, crossterm::event::KeyCode::Char('g'));
+    for _ in 0..app.list.visible.len() {
+        if selected_name(app) == name {
+            return;
+        }
+        key(app, d, crossterm::event::KeyCode::Char('j'));
+    }
+    panic!("no cycle {name}");
+}
+
 pub fn selected_name(app: &App) -> String {
     app.selected_entry().map(|e| e.name()).unwrap_or_default()
 }
@@ -619,6 +647,32 @@ pub fn rewrite_integrity(protected: &[&str]) -> serde_json::Value {
 /// (`NEEDS_REVIEW`); `rewrote`: the same without protection (`READY_TO_MERGE`, assertions
 /// removed); `added`: a pass that only added a test; `code-only`: a pass that left its tests
 /// alone (its diff has no test file). Every diff is cached where the Diff tab reads it.
+/// What a verdict rests on (issue 57): a pass held because tests that ran at the base did not
+/// run and the change special-cases a test's input, and a held run disputed by a corrected test.
+pub fn proof_home() -> Fixture {
+    let mut fx = Fixture::new();
+    fx.at(20).start("held-pass", false, 5);
+    fx.sent("held-pass");
+    fx.reply("held-pass", "Opened it.\nPR_URL: https://github.com/acme/widget/pull/7");
+    let integrity = json!({"against_base": [], "gaming": [{"category": "special_cased_input", "path": "mathx.py",
+        "line": 4, "words": "mathx.py:4 returns 3000 when n == 1000, a value tests/test_mathx.py expects: special-cased test input?",
+        "excerpt": "if n == 1000: return 3000"}]});
+    let evidence = json!({"evidence": {"stands": false,
+        "summary": "1 test that ran at the base did not run: tests/test_mathx.py::test_big (not run)",
+        "findings": ["did_not_run"], "baseline": true, "commands": [], "named": [], "named_more": 0},
+        "baseline": {"commit": TRUST_SHA_1, "source": "warming", "status": "TEST_FAILED"},
+        "tripwire": {"tripwire": "faithful"}});
+    fx.run_with_report("held-pass", true, TRUST_SHA_2, "$ pytest -q\n2 passed\n", Some(integrity), evidence);
+    fx.at(10).start("disputed", false, 5);
+    fx.sent("disputed");
+    fx.reply("disputed", "Opened it.\nPR_URL: https://github.com/acme/widget/pull/7");
+    let disputed = json!({"disputed": [{"path": "tests/test_area.py", "base_blob": "1".repeat(40),
+        "pr_blob": "2".repeat(40), "failing": ["tests/test_area.py::AreaTest::test_three"],
+        "yours": "self.assertEqual(area(3), 1090)", "theirs": "self.assertEqual(area(3), 1080)"}]});
+    fx.run_with_report("disputed", false, TRUST_SHA_2, &failing_log(), Some(json!({"against_base": []})), disputed);
+    fx
+}
+
 pub fn trust_home() -> Fixture {
     let mut fx = Fixture::new();
     let first = json!({"against_base": []});

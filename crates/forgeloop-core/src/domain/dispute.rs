@@ -130,24 +130,30 @@ pub fn disputed_tests(failing: &[&str], held: &[HeldChange<'_>], change: &[&str]
     if failing.is_empty() {
         return Vec::new();
     }
+    let files = super::diff::index(change.iter().copied());
+    let section = |path: &str| {
+        files
+            .iter()
+            .find(|f| f.path == path)
+            .and_then(|f| change.get(f.start_line..f.end_line.min(change.len())))
+            .unwrap_or(&[])
+    };
     let mut by_file: Vec<(&HeldChange<'_>, Vec<String>)> = Vec::new();
     for id in failing {
         let Some(file) = held.iter().find(|h| belongs(id, h.path)) else { return Vec::new() };
+        // The failing test itself must be one the PR changed, not merely one in a file it did.
+        if !changed_functions(section(file.path)).iter().any(|f| f == test_name(id)) {
+            return Vec::new();
+        }
         match by_file.iter_mut().find(|(h, _)| h.path == file.path) {
             Some((_, ids)) => ids.push((*id).to_owned()),
             None => by_file.push((file, vec![(*id).to_owned()])),
         }
     }
-    let files = super::diff::index(change.iter().copied());
     by_file
         .into_iter()
         .map(|(held, failing)| {
-            let section = files
-                .iter()
-                .find(|f| f.path == held.path)
-                .and_then(|f| change.get(f.start_line..f.end_line.min(change.len())))
-                .unwrap_or(&[]);
-            let (yours, theirs) = first_changed_pair(section);
+            let (yours, theirs) = first_changed_pair(section(held.path));
             DisputedTest {
                 path: held.path.to_owned(),
                 base_blob: held.base_blob.to_owned(),
@@ -158,6 +164,64 @@ pub fn disputed_tests(failing: &[&str], held: &[HeldChange<'_>], change: &[&str]
             }
         })
         .collect()
+}
+
+/// The test's own name in a runner's id: the last of `::`, ` > ` or `.`-separated parts, without
+/// a parametrisation (`tests/t.py::T::test_big[2]` → `test_big`, `t.T.test_big` → `test_big`).
+fn test_name(id: &str) -> &str {
+    // unittest's ids are dotted; the others' names may hold dots of their own.
+    let dotted = !id.contains("::") && !id.contains(" > ");
+    let last = id.rsplit("::").next().unwrap_or(id);
+    let last = last.rsplit(" > ").next().unwrap_or(last);
+    let last = if dotted { last.rsplit('.').next().unwrap_or(last) } else { last };
+    last.split(['[', '(']).next().unwrap_or(last).trim()
+}
+
+/// The functions (or named tests) the changed lines of a file's diff section lie in: for each
+/// changed line, the nearest definition above it in the section — a hunk's own lines or its
+/// header's context (`@@ … @@ def test_three(self):`). A changed line with none above it in its
+/// hunk names nothing: such a failure is not taken for a dispute.
+fn changed_functions(section: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in section {
+        if let Some(header) = line.strip_prefix("@@") {
+            current = header.split_once("@@").and_then(|(_, context)| definition(context));
+            continue;
+        }
+        let Some(first) = line.chars().next().filter(|c| matches!(c, ' ' | '+' | '-')) else { continue };
+        let text = &line[first.len_utf8()..];
+        if let Some(name) = definition(text) {
+            current = Some(name);
+        }
+        if first != ' '
+            && let Some(name) = &current
+            && !out.contains(name)
+        {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
+/// The name a line defines, when it starts a function or a named test: `def name(`, `fn name(`,
+/// `function name(`, `test('name'`, `it("name"`.
+fn definition(line: &str) -> Option<String> {
+    let line = line.trim_start();
+    for keyword in ["async def ", "def ", "pub fn ", "fn ", "async function ", "function "] {
+        if let Some(rest) = line.strip_prefix(keyword) {
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            return (!name.is_empty()).then_some(name);
+        }
+    }
+    for call in ["test(", "it(", "test.only(", "it.only("] {
+        if let Some(rest) = line.strip_prefix(call) {
+            let quote = rest.chars().next().filter(|c| matches!(c, '\'' | '"' | '`'))?;
+            let name: String = rest[1..].chars().take_while(|c| *c != quote).collect();
+            return Some(name);
+        }
+    }
+    None
 }
 
 /// Whether test `id` (as a runner named it) is one of `path`'s: pytest's `tests/t.py::T::x`,
@@ -260,6 +324,14 @@ diff --git a/area.py b/area.py
         );
         assert!(disputed_tests(&[], &held, &lines).is_empty());
         assert!(!belongs("tests.test_area_more.T.x", "tests/test_area.py"));
+        // A failure in the same file, in a test the PR did not change, is an ordinary failure.
+        assert!(disputed_tests(&["tests/test_area.py::T::test_one"], &held, &lines).is_empty());
+        let both = ["tests/test_area.py::T::test_big", "tests/test_area.py::T::test_one"];
+        assert!(disputed_tests(&both, &held, &lines).is_empty());
+        assert_eq!(test_name("tests/t.py::T::test_big[2-3]"), "test_big");
+        assert_eq!(test_name("test/a.test.js > suite > big"), "big");
+        assert_eq!(test_name("test/a.test.js > handles 1.5"), "handles 1.5");
+        assert_eq!(test_name("tests.test_area.T.test_big"), "test_big");
     }
 
     #[test]

@@ -247,7 +247,7 @@ impl StatusGroup {
             None => StatusGroup::Unreadable,
             Some(Status::AwaitingBriefConfirmation) => StatusGroup::Confirm,
             // Findings waiting for the person's decision read like a pass waiting for review.
-            Some(Status::NeedsReview | Status::AwaitingTriage) => StatusGroup::Review,
+            Some(Status::NeedsReview | Status::TestsDisputed | Status::AwaitingTriage) => StatusGroup::Review,
             Some(s) if s.is_blocked() => StatusGroup::Blocked,
             // A finished review is done well, not stopped: it counts with the passes.
             Some(Status::ReadyToMerge | Status::ReviewDone) => StatusGroup::Ready,
