@@ -8,6 +8,9 @@
 #   scripts/bench.sh checkout ~/src/rust-analyzer   # checkout, also on a local repository (its HEAD)
 #   scripts/bench.sh real_crate           # semver as PRs through forge cycles vs local cargo test,
 #                                         # and the egress proxy on a 50 MiB download (a few minutes)
+#   scripts/bench.sh replay               # real commits of 5 projects as PRs: the checks' false flags
+#                                         # (an hour or more; needs their git directories, see
+#                                         # benches/replay.rs; not in the default list)
 #   scripts/bench.sh checks               # 50 github-checks waits on the emulator (about 5 minutes;
 #                                         # not in the default list: it is mostly waiting)
 #
@@ -254,6 +257,14 @@ for part in "${parts[@]}"; do
             row "$crate as a PR, iteration 2 after a one-line change, median of $rounds (cargo test inside: $in2 s)" \
                 "$fl2 s" "local warm cargo test after the same change: $warm s (target ≤ 1.5×)" "$(ratio "$fl2" "$warm")×"
         fi
+        fixn=$(sed -nE 's/^from a pushed fix to READY_TO_MERGE \(([0-9]+) PRs.*/\1/p' "$log" | head -1)
+        flr=$(sed -nE 's/^from a pushed fix to READY_TO_MERGE .*forgeloop median ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        lay=$(sed -nE 's/^from a pushed fix to READY_TO_MERGE .*the layered run ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        lwr=$(sed -nE 's/^from a pushed fix to READY_TO_MERGE .*local warm median ([0-9.]+) s.*/\1/p' "$log" | head -1)
+        if [ -n "$flr" ]; then
+            row "$crate: from a pushed fix to READY_TO_MERGE, the pass confirmed from the base layer, median of $fixn PRs (the layered run: $lay s)" \
+                "$flr s" "local warm cargo test after the same change: $lwr s (target ≤ 2×)" "$(ratio "$flr" "$lwr")×"
+        fi
         while IFS= read -r line; do
             what=$(sed -nE 's/^setup step, (.*) \([0-9]+ rounds each\).*/\1/p' <<<"$line")
             allow=$(sed -nE 's/.*allowlist \(through the proxy\) median ([0-9.]+) s.*/\1/p' <<<"$line")
@@ -262,8 +273,13 @@ for part in "${parts[@]}"; do
                 "the same step with the host network (open): $open s (target ≤ 1.05×)" "$(ratio "$allow" "$open")×"
         done < <(grep -E '^setup step, ' "$log")
         ;;
+    replay)
+        step "real commits of five projects replayed as PRs: how often the checks of a pass hold honest work (an hour or more)"
+        measure cargo bench --bench replay
+        sed -n '/^| project |/,$p' "$log"
+        ;;
     *)
-        echo "unknown part $part (redact, redact_fp, checkout, tui, next_list, sandbox, checks, real_crate)" >&2
+        echo "unknown part $part (redact, redact_fp, checkout, tui, next_list, sandbox, checks, real_crate, replay)" >&2
         exit 2
         ;;
     esac
