@@ -134,6 +134,65 @@ fn every_shortcut_in_a_python_project_with_nothing_protected_is_caught_and_hones
     python_project(false);
 }
 
+/// `git` in `dir`, with no user or system config and a fixed identity.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Honest work that moves the tests: a fix that also renames the test file (its tests now have
+/// other ids) is the same tests running, not tests that stopped; a move that drops a test
+/// on the way is still held, the dropped test named.
+#[test]
+fn tests_that_moved_with_their_file_are_the_same_tests_and_one_dropped_in_the_move_is_not() {
+    let w = World::new();
+    let repo = python_repo(&w);
+    let origin = w.emu.repo_dir(&repo).unwrap();
+    let work = w.path("moved-work");
+    git(&w.path(""), &["clone", "-q", origin.to_str().unwrap(), work.to_str().unwrap()]);
+    let cases = [
+        ("moved", PY_TEST.to_owned()),
+        (
+            "moved-and-dropped",
+            PY_TEST.replace("    def test_big(self):\n        self.assertEqual(triple(1000), 3000)\n\n", ""),
+        ),
+    ];
+    for (branch, test) in cases {
+        git(&work, &["checkout", "-q", "-B", branch, "origin/main"]);
+        git(&work, &["mv", "tests/test_mathx.py", "tests/test_triple.py"]);
+        std::fs::write(work.join("tests/test_triple.py"), &test).unwrap();
+        std::fs::write(work.join("mathx.py"), "def triple(n):\n    return n * 3\n").unwrap();
+        git(&work, &["commit", "-q", "-am", "fix triple; its tests are test_triple now"]);
+        git(&work, &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")]);
+        let n = w.rt.block_on(w.emu.open_pr(&repo, branch, "main", branch)).unwrap();
+        let out = w.forge_new(branch, "acme/mathx", n, PY_COMMANDS);
+        let evidence = &out["report"]["evidence"];
+        if branch == "moved" {
+            assert_eq!(out["status"], "READY_TO_MERGE", "{out:#}");
+            let summary = evidence["summary"].as_str().unwrap();
+            assert!(
+                summary.contains("3 of 3 tests ran and passed (the base ran 3; 3 in files the change moved)"),
+                "{summary}"
+            );
+        } else {
+            assert_eq!(out["status"], "NEEDS_REVIEW", "{out:#}");
+            let summary = evidence["summary"].as_str().unwrap();
+            assert!(
+                summary.contains("1 test that ran at the base did not run: tests.test_mathx.TripleTest.test_big"),
+                "{summary}"
+            );
+        }
+    }
+}
+
 const JS: &str = "exports.triple = (n) => n * 2;\n";
 const JS_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { triple } = require('../mathx.js');\n\ntest('small', () => { assert.equal(triple(2), 6); });\ntest('big', () => { assert.equal(triple(1000), 3000); });\ntest('zero', () => { assert.equal(triple(0), 0); });\n";
 const JS_COMMANDS: &str = r#"[["node", "--test"]]"#;

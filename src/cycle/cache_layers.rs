@@ -13,6 +13,7 @@ use crate::checkout;
 use crate::domain::commands::CommandsProfile;
 use crate::domain::egress::Allowlist;
 use crate::domain::report::{BaseLayer, CacheLayers};
+use crate::domain::test_results::ids::Renames;
 use crate::error::{Error, Result};
 use crate::github::PullInfo;
 use crate::sandbox::{self, CacheMount, RunPaths, Tier};
@@ -234,6 +235,7 @@ pub(super) async fn run_base_tip(ctx: &Ctx, run: &BaseRun<'_>, cache: BaseCache<
         tree: checkout.path(),
         gitdir: checkout.gitdir(),
         log_path: run.log,
+        moved: Renames::default(),
         cancel: run.cancel.clone(),
         progress: None,
     };

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use crate::domain::commands::CommandsProfile;
 use crate::domain::egress::{self, Allowlist, NetworkEvent};
 use crate::domain::test_results::RunResults;
+use crate::domain::test_results::ids::Renames;
 use crate::egress::EgressProxy;
 use crate::error::{Error, Result};
 use crate::runner::{self, RunOutcome, RunRequest};
@@ -38,6 +39,8 @@ pub(super) struct Job<'a> {
     pub tree: &'a Path,
     pub gitdir: &'a Path,
     pub log_path: &'a Path,
+    /// The test files the change moved (none for the base's own run).
+    pub moved: Renames,
     pub cancel: Option<watch::Receiver<bool>>,
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<runner::CommandStarted>>,
 }
@@ -63,6 +66,7 @@ pub(super) async fn run(ctx: &Ctx, job: Job<'_>, mut paths: RunPaths) -> Result<
     request.cancel = job.cancel;
     request.progress = job.progress;
     request.egress = proxy.as_ref();
+    request.moved = job.moved;
     let plan = job.plan.for_checkout(job.gitdir);
     request.sandbox = Some((&plan, &paths));
     let ran = runner::run_with_results(request).await;

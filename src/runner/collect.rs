@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::RunnerError;
+use crate::domain::test_results::ids::Renames;
 use crate::domain::test_results::{CommandResults, OutputParser};
 use crate::results::{Channel, Support};
 use crate::sandbox::{Plan, RunPaths};
@@ -83,7 +84,7 @@ impl CommandCollect {
     }
 
     /// What the command's output and recorders gave.
-    pub(super) fn finish(self, argv: Vec<String>) -> CommandResults {
+    pub(super) fn finish(self, argv: Vec<String>, moved: &Renames) -> CommandResults {
         let mut collector = self.parser.finish();
         if let Some(channel) = &self.channel {
             channel.read(&mut collector);
@@ -91,7 +92,7 @@ impl CommandCollect {
         for note in self.notes {
             collector.note(note);
         }
-        collector.finish(self.index, argv)
+        collector.finish_moved(self.index, argv, moved)
     }
 }
 

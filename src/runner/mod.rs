@@ -47,6 +47,7 @@ pub use env::{build_env, process_env};
 use crate::domain::commands::{CommandSpec, CommandsProfile};
 use crate::domain::report::{CommandResult, TestStatus};
 use crate::domain::test_results::RunResults;
+use crate::domain::test_results::ids::Renames;
 use crate::domain::text::FAILURE_TAIL_CHARS;
 use crate::egress::EgressProxy;
 use crate::redact::Redactor;
@@ -102,6 +103,9 @@ pub struct RunRequest<'a> {
     /// directory, and `tmp` for each test command's results). Sandboxed, the sandbox's
     /// `RunPaths` serve; with neither, only the output is read for results.
     pub results_paths: Option<&'a RunPaths>,
+    /// The test files the change under test moved: their tests ran at the base under the old
+    /// names (issue 57's judgement tells a moved test from one that stopped running).
+    pub moved: Renames,
 }
 
 /// A command of the run is about to start.
@@ -140,6 +144,7 @@ impl<'a> RunRequest<'a> {
             sandbox: None,
             egress: None,
             results_paths: None,
+            moved: Renames::default(),
         }
     }
 }
@@ -366,7 +371,7 @@ pub async fn run_with_results(req: RunRequest<'_>) -> Result<(RunOutcome, RunRes
             failure_output = tail.text();
         }
         if let Some(collect) = collect {
-            results.push(collect.finish(spec.argv.clone()));
+            results.push(collect.finish(spec.argv.clone(), &req.moved));
         }
         let outcomes = match phase {
             Phase::Setup => &mut setup,

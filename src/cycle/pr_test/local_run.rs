@@ -18,6 +18,7 @@ use crate::domain::needs_network::{self as needs_net, DecidedBy, NeedsNetwork};
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::BaselineUsed;
 use crate::domain::report::{CacheLayers, SandboxInfo, TestStatus};
+use crate::domain::test_results::ids::Renames;
 use crate::domain::test_results::{self, RunResults, Runner, Tripwire, tripwire};
 use crate::error::{Error, Result};
 use crate::github::PullInfo;
@@ -508,6 +509,7 @@ impl Execution<'_> {
             tree: checkout.path(),
             gitdir: checkout.gitdir(),
             log_path: self.log_path,
+            moved: moved_files(checkout),
             cancel: self.settings.cancel.clone(),
             progress: self.settings.progress.clone(),
         };
@@ -572,6 +574,7 @@ impl Execution<'_> {
             tree: checkout.path(),
             gitdir: checkout.gitdir(),
             log_path: &log,
+            moved: Renames::default(),
             cancel: self.settings.cancel.clone(),
             progress: None,
         };
@@ -586,6 +589,19 @@ impl Execution<'_> {
             Err(err) => Tripwire::NotRun(self.ctx.redactor.redact(&err.to_string()).into_owned()),
         })
     }
+}
+
+/// The files the change under test moved, for telling a test that moved with its file from one
+/// that stopped running.
+fn moved_files(checkout: &Checkout) -> Renames {
+    let Some(tested) = checkout.tested.as_ref() else { return Renames::default() };
+    let files = crate::domain::diff::index(tested.change.lines());
+    Renames::new(
+        files
+            .iter()
+            .filter(|f| f.status == crate::domain::diff::FileStatus::Renamed)
+            .filter_map(|f| f.old_path.as_deref().map(|old| (old, f.path.as_str()))),
+    )
 }
 
 /// Forwards a cancel request to the (blocking) fetch.

@@ -144,6 +144,12 @@ impl Collector {
 
     /// The command's results, bounded ([`LIST_ALL`], [`LIST_NOTABLE`]).
     pub fn finish(self, command: usize, argv: Vec<String>) -> CommandResults {
+        self.finish_moved(command, argv, &ids::Renames::default())
+    }
+
+    /// The command's results, with the base's names of the tests that ran in files the change
+    /// moved (`renames`), for the judgement.
+    pub fn finish_moved(self, command: usize, argv: Vec<String>, renames: &ids::Renames) -> CommandResults {
         let mut counts = Counts::default();
         let mut all: Vec<Test> = Vec::with_capacity(self.tests.len());
         for (id, slot) in self.tests {
@@ -155,6 +161,12 @@ impl Collector {
             counts.add(outcome);
             all.push(Test { id, outcome });
         }
+        let moved: Vec<u32> = if renames.is_empty() {
+            Vec::new()
+        } else {
+            all.iter().filter(|t| t.outcome.ran()).filter_map(|t| renames.back(&t.id)).map(|id| ids::key(&id)).collect()
+        };
+        let ran_moved = (!moved.is_empty()).then(|| RanDigest::of(moved));
         let listed_all = all.len() <= LIST_ALL;
         let (tests, ran_digest) = if listed_all {
             (all, None)
@@ -180,6 +192,7 @@ impl Collector {
             tests,
             listed_all,
             ran_digest,
+            ran_moved,
             dropped: self.dropped,
             notes: self.notes,
         }

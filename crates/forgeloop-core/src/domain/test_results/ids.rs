@@ -52,9 +52,109 @@ pub fn doc_test(name: &str) -> &str {
     }
 }
 
+/// Whether `id` is a module the runner could not load rather than a test: unittest reports one
+/// as a failing `unittest.loader._FailedTest.<module>` (`ModuleImportFailure` before Python 3.5).
+/// That it is gone at the merge says the module loads now — its tests then run and are counted —
+/// or that it is gone, with no test of it having run at the base either.
+pub fn is_load_failure(id: &str) -> bool {
+    id.starts_with("unittest.loader._FailedTest.") || id.starts_with("unittest.loader.ModuleImportFailure.")
+}
+
+/// The test files a change moved, for telling a test that moved with its file from one that
+/// stopped running: a test the merge ran under a moved file's name counts, at the base, as the
+/// same test under the file's old name. Only what really ran at the merge is renamed back, so a
+/// move can hide no test: one dropped in the move is missing under its old name still.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Renames {
+    /// (new form, old form), longest new form first: each file's path (`tests/test_b.py`, as
+    /// pytest and node name tests) and, for a Python file, its dotted module
+    /// (`tests.test_b`, as unittest does).
+    forms: Vec<(String, String)>,
+}
+
+impl Renames {
+    /// The moves `(old path, new path)` of a change.
+    pub fn new<'a>(moves: impl IntoIterator<Item = (&'a str, &'a str)>) -> Renames {
+        let mut forms = Vec::new();
+        for (old, new) in moves {
+            if old == new || old.is_empty() || new.is_empty() {
+                continue;
+            }
+            forms.push((new.to_owned(), old.to_owned()));
+            if let (Some(new_module), Some(old_module)) = (python_module(new), python_module(old)) {
+                forms.push((new_module, old_module));
+            }
+        }
+        forms.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+        forms.dedup();
+        Renames { forms }
+    }
+
+    /// No file moved.
+    pub fn is_empty(&self) -> bool {
+        self.forms.is_empty()
+    }
+
+    /// `id` as the base named it, when it names a moved file (its path or module, whole: not
+    /// inside a longer name) — `None` when it names none.
+    pub fn back(&self, id: &str) -> Option<String> {
+        for (new, old) in &self.forms {
+            let mut from = 0;
+            while let Some(at) = id[from..].find(new.as_str()).map(|i| i + from) {
+                let end = at + new.len();
+                let before = id[..at].chars().next_back();
+                let after = id[end..].chars().next();
+                if !before.is_some_and(name_char) && !after.is_some_and(name_char) {
+                    return Some(format!("{}{old}{}", &id[..at], &id[end..]));
+                }
+                from = at + new.len().max(1);
+            }
+        }
+        None
+    }
+}
+
+/// A character that continues a name: a path or module cut at one is another file's.
+fn name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '-'
+}
+
+/// `a/b/test_c.py` → `a.b.test_c`; `None` for what is not a Python file.
+fn python_module(path: &str) -> Option<String> {
+    let stem = path.strip_suffix(".py")?;
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    (!stem.is_empty()).then(|| stem.replace('/', "."))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_moved_files_tests_are_named_back_as_the_base_named_them() {
+        let renames = Renames::new([("tests/test_idna_tr46.py", "tests/test_idna_uts46.py"), ("a.js", "b.js")]);
+        assert_eq!(
+            renames.back("test_uts46_7 (tests.test_idna_uts46.UTS46Tests.test_uts46_7)").as_deref(),
+            Some("test_uts46_7 (tests.test_idna_tr46.UTS46Tests.test_uts46_7)")
+        );
+        assert_eq!(
+            renames.back("tests/test_idna_uts46.py::test_x[1]").as_deref(),
+            Some("tests/test_idna_tr46.py::test_x[1]")
+        );
+        // Whole names only: a longer module that begins the same is another file.
+        assert_eq!(renames.back("tests.test_idna_uts46_more.T.test"), None);
+        assert_eq!(renames.back("xb.js > works"), None);
+        assert_eq!(renames.back("b.js > works").as_deref(), Some("a.js > works"));
+        assert_eq!(renames.back("tests.test_other.T.test"), None);
+        assert!(Renames::new([("same.py", "same.py")]).is_empty());
+        assert_eq!(python_module("pkg/__init__.py").as_deref(), Some("pkg"));
+    }
+
+    #[test]
+    fn a_module_that_did_not_load_is_no_test() {
+        assert!(is_load_failure("unittest.loader._FailedTest.tests.test_idna"));
+        assert!(!is_load_failure("test_load (tests.test_unittest.loader._FailedTest)"));
+    }
 
     #[test]
     fn addresses_and_reprs_normalise() {

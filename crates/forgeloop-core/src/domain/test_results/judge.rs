@@ -12,7 +12,7 @@
 //! does not read is "results not itemised": said, not held. Without a baseline nothing can be
 //! compared: said, and held for the person.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -109,6 +109,13 @@ pub struct CommandEvidence {
     pub did_not_run: u64,
     /// Tests that ran at the merge and not at the base.
     pub new: u64,
+    /// Tests that ran at both, in a file the change moved (under its new name at the merge).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub moved: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Whether a run's pass stands on its tests' own results, and why.
@@ -186,6 +193,7 @@ fn judge_command(
         base_ran: base.map(CommandResults::ran),
         did_not_run: 0,
         new: 0,
+        moved: 0,
     };
     let mut named = Vec::new();
     if merge.not_run {
@@ -254,13 +262,18 @@ fn judge_command(
         && base.counts.total() > 0
         && merge.counts.total() > 0
     {
-        let base_keys = base.ran_keys();
+        // A module unittest could not load at the base is no test that ran there.
+        let load_failures: BTreeSet<u32> =
+            base.tests.iter().filter(|t| ids::is_load_failure(&t.id)).map(|t| ids::key(&t.id)).collect();
+        let base_keys: BTreeSet<u32> = base.ran_keys().difference(&load_failures).copied().collect();
         let merge_keys = merge.ran_keys();
+        // A test that ran in a file the change moved ran at the base under its old name.
+        let moved: BTreeSet<u32> = merge.moved_keys().intersection(&base_keys).copied().collect();
         let by_key_merge: BTreeMap<u32, (&str, Outcome)> =
             merge.tests.iter().map(|t| (ids::key(&t.id), (t.id.as_str(), t.outcome))).collect();
         let by_key_base: BTreeMap<u32, &str> = base.tests.iter().map(|t| (ids::key(&t.id), t.id.as_str())).collect();
         let mut missing: Vec<(Option<String>, Why)> = Vec::new();
-        for key in base_keys.difference(&merge_keys) {
+        for key in base_keys.difference(&merge_keys).filter(|k| !moved.contains(k)) {
             let (id, why) = match by_key_merge.get(key) {
                 Some((id, Outcome::Skipped)) => (Some(*id), Why::Skipped),
                 Some((id, Outcome::Unfinished)) => (Some(*id), Why::Unfinished),
@@ -270,7 +283,8 @@ fn judge_command(
             missing.push((id.map(str::to_owned), why));
         }
         evidence.did_not_run = missing.len() as u64;
-        evidence.new = merge_keys.difference(&base_keys).count() as u64;
+        evidence.new = (merge_keys.difference(&base_keys).count() as u64).saturating_sub(moved.len() as u64);
+        evidence.moved = moved.len() as u64;
         if !missing.is_empty() {
             evidence.findings.push(Finding::DidNotRun);
             missing.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
@@ -314,11 +328,11 @@ fn judge_command(
         if merge.counts.skipped > 0 {
             count.push_str(&format!(", {} skipped", merge.counts.skipped));
         }
-        count.push_str(&base_words(base, has_baseline, evidence.new));
+        count.push_str(&base_words(base, has_baseline, evidence.new, evidence.moved));
         info.insert(0, count);
     } else if merge.itemised() {
         let ran = merge.ran();
-        info.insert(0, format!("{} ran{}", plural(ran, "test", "tests"), base_words(base, has_baseline, 0)));
+        info.insert(0, format!("{} ran{}", plural(ran, "test", "tests"), base_words(base, has_baseline, 0, 0)));
     }
     if let Some(why) = &merge.stopped_early {
         info.push(format!("the runner stopped at a first failure ({why})"));
@@ -329,12 +343,17 @@ fn judge_command(
     (evidence, named)
 }
 
-fn base_words(base: Option<&CommandResults>, has_baseline: bool, new: u64) -> String {
+fn base_words(base: Option<&CommandResults>, has_baseline: bool, new: u64, moved: u64) -> String {
     match base {
         Some(base) => {
             let stopped = if base.stopped_early.is_some() { " before it stopped at a first failure" } else { "" };
             let new = if new > 0 { format!("; {new} new") } else { String::new() };
-            format!(" (the base ran {}{stopped}{new})", base.ran())
+            let moved = match moved {
+                0 => String::new(),
+                1 => "; 1 in a file the change moved".to_owned(),
+                n => format!("; {n} in files the change moved"),
+            };
+            format!(" (the base ran {}{stopped}{new}{moved})", base.ran())
         }
         None if has_baseline => " (the base ran other commands)".to_owned(),
         None => String::new(),
@@ -371,7 +390,7 @@ fn shown(argv: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::collect::{Collector, Reported};
-    use super::super::model::Runner;
+    use super::super::model::{LIST_ALL, Runner};
     use super::*;
 
     const PY: Runner = Runner::Pytest;
@@ -558,6 +577,59 @@ mod tests {
         let merge = run(vec![c.finish(0, vec!["pytest".into()])]);
         let e = judge(Some(&base), &merge, &[Some(0)]);
         assert!(e.stands, "{e:?}");
+    }
+
+    #[test]
+    fn tests_that_moved_with_their_file_ran_and_a_test_dropped_in_the_move_did_not() {
+        // Many tests, so that both sides keep a digest only, as a big suite does.
+        let n = LIST_ALL + 10;
+        let named = |module: &str, i: usize| format!("test_{i} (tests.{module}.T.test_{i})");
+        let base: Vec<(String, Outcome)> = (0..n).map(|i| (named("test_old", i), Outcome::Passed)).collect();
+        let base = run(vec![results(0, "unittest", &as_refs(&base))]);
+        let renames = ids::Renames::new([("tests/test_old.py", "tests/test_new.py")]);
+        let merge_with = |skip: Option<usize>| {
+            let mut c = Collector::new();
+            c.begin(Runner::Unittest);
+            for i in (0..n).filter(|i| Some(*i) != skip) {
+                c.start(Runner::Unittest, &named("test_new", i));
+                c.result(Runner::Unittest, &named("test_new", i), Reported::Outcome(Outcome::Passed));
+            }
+            c.end(Runner::Unittest);
+            run(vec![c.finish_moved(0, vec!["unittest".into()], &renames)])
+        };
+        let e = judge(Some(&base), &merge_with(None), &[Some(0)]);
+        assert!(e.stands, "{e:?}");
+        assert_eq!((e.commands[0].moved, e.commands[0].new), (n as u64, 0));
+        assert!(e.summary.contains(&format!("{n} in files the change moved")), "{}", e.summary);
+        let e = judge(Some(&base), &merge_with(Some(7)), &[Some(0)]);
+        assert!(!e.stands, "{e:?}");
+        assert_eq!(e.commands[0].did_not_run, 1, "{e:?}");
+        // Without the moves, every test is missing: what a move looked like before.
+        let mut c = Collector::new();
+        c.begin(Runner::Unittest);
+        c.start(Runner::Unittest, &named("test_new", 0));
+        c.result(Runner::Unittest, &named("test_new", 0), Reported::Outcome(Outcome::Passed));
+        c.end(Runner::Unittest);
+        let e = judge(Some(&base), &run(vec![c.finish(0, vec!["unittest".into()])]), &[Some(0)]);
+        assert_eq!(e.commands[0].did_not_run, n as u64);
+    }
+
+    #[test]
+    fn a_module_that_failed_to_load_at_the_base_and_loads_now_is_no_missing_test() {
+        let failed = "unittest.loader._FailedTest.tests.test_a";
+        let base = run(vec![results(0, "unittest", &[(failed, Outcome::Error), ("t.T.test_b", Outcome::Passed)])]);
+        let merge = run(vec![results(
+            0,
+            "unittest",
+            &[("test_a (tests.test_a.T.test_a)", Outcome::Passed), ("t.T.test_b", Outcome::Passed)],
+        )]);
+        let e = judge(Some(&base), &merge, &[Some(0)]);
+        assert!(e.stands, "{e:?}");
+        // A real test that failed at the base and is gone is still missing.
+        let base =
+            run(vec![results(0, "unittest", &[("t.T.test_c", Outcome::Failed), ("t.T.test_b", Outcome::Passed)])]);
+        let e = judge(Some(&base), &merge, &[Some(0)]);
+        assert!(!e.stands, "{e:?}");
     }
 
     #[test]

@@ -257,6 +257,10 @@ pub struct CommandResults {
     /// When not every test is listed: the tests that ran, as a digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ran_digest: Option<RanDigest>,
+    /// The tests that ran in a file the change moved, under the names the base gave them
+    /// ([`super::ids::Renames`]): the same tests, not tests that stopped running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_moved: Option<RanDigest>,
     /// Test results forgeloop could not keep (beyond its memory bound) or records it could not
     /// read; they are in no count.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -300,6 +304,11 @@ impl CommandResults {
             (Some(digest), false) => digest.keys().into_iter().collect(),
             _ => self.tests.iter().filter(|t| t.outcome.ran()).map(|t| super::ids::key(&t.id)).collect(),
         }
+    }
+
+    /// The base's keys of the tests that ran in a moved file.
+    pub fn moved_keys(&self) -> BTreeSet<u32> {
+        self.ran_moved.as_ref().map(|d| d.keys().into_iter().collect()).unwrap_or_default()
     }
 
     /// The listed test with this id.
