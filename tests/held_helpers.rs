@@ -10,10 +10,9 @@
 
 mod support;
 
-use std::path::Path;
-
 use github_emulator::RepoHandle;
 use serde_json::{Value, json};
+use support::git;
 use support::world::{CALC_BUGGY, World};
 
 const CALC_RIGHT: &str = "echo $(($1 + $2))\n";
@@ -29,26 +28,9 @@ fn repository(w: &World, files: &[(&str, &str)]) -> RepoHandle {
     repo
 }
 
-/// Opens a PR from `branch` (its files committed on top of main as it is now).
-fn pr(w: &World, repo: &RepoHandle, branch: &str, files: &[(&str, &str)]) -> u64 {
-    w.commit(repo, branch, files, branch);
-    w.rt.block_on(w.emu.open_pr(repo, branch, "main", branch)).unwrap()
-}
-
 /// Opens a PR from `branch` whose files may be binary, pushed with the git CLI.
 fn pr_bytes(w: &World, repo: &RepoHandle, branch: &str, files: &[(&str, Vec<u8>)]) -> u64 {
     let work = w.path(&format!("work-{branch}"));
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    };
     git(&w.path(""), &["clone", "-q", "-b", "main", repo.path.to_str().unwrap(), work.to_str().unwrap()]);
     git(&work, &["checkout", "-q", "-b", branch]);
     for (path, bytes) in files {
@@ -111,8 +93,8 @@ fn a_neutered_helper_that_the_protected_test_runs_with_sh_is_held_or_needs_revie
     let w = World::new();
     w.config("[protect]\npaths = [\"t.sh\"]\n");
     let repo = repository(&w, &[("t.sh", "#!/bin/sh\nsh check.sh\n"), ("check.sh", CHECK_SH), ("calc.sh", CALC_RIGHT)]);
-    let attack = pr(&w, &repo, "attack", &[("calc.sh", CALC_BUGGY), ("check.sh", "echo 'ok - 2+3=5'\n")]);
-    let control = pr(&w, &repo, "control", &[("calc.sh", CALC_BUGGY)]);
+    let attack = w.open_pr_with(&repo, "attack", &[("calc.sh", CALC_BUGGY), ("check.sh", "echo 'ok - 2+3=5'\n")]);
+    let control = w.open_pr_with(&repo, "control", &[("calc.sh", CALC_BUGGY)]);
     let commands = r#"[["sh", "t.sh"]]"#;
 
     // Held (the default): the person's check.sh runs, and the broken code fails.
@@ -148,8 +130,8 @@ fn a_helper_the_protected_test_runs_with_python3_is_held_and_named_unprotected()
     w.config("[protect]\npaths = [\"t.sh\"]\n");
     let t = "#!/bin/sh\nset -e\npython3 check.py\n";
     let repo = repository(&w, &[("t.sh", t), ("check.py", CHECK_PY), ("calc.sh", CALC_RIGHT)]);
-    let attack = pr(&w, &repo, "attack", &[("calc.sh", CALC_BUGGY), ("check.py", "print('ok - 2+3=5')\n")]);
-    let control = pr(&w, &repo, "control", &[("calc.sh", CALC_BUGGY)]);
+    let attack = w.open_pr_with(&repo, "attack", &[("calc.sh", CALC_BUGGY), ("check.py", "print('ok - 2+3=5')\n")]);
+    let control = w.open_pr_with(&repo, "control", &[("calc.sh", CALC_BUGGY)]);
     let commands = r#"[["sh", "t.sh"]]"#;
 
     let held = forge(&w, "held", attack, commands);
@@ -220,7 +202,7 @@ fn an_echo_that_says_expected_is_no_assertion_in_the_report() {
     let before = "#!/bin/sh\nout=$(sh calc.sh 2 3)\nif [ \"$out\" != 5 ]; then\n    echo \"not ok - 2+3\"\n    exit 1\nfi\necho \"ok - 2+3=5\"\n";
     let after = "#!/bin/sh\nout=$(sh calc.sh 2 3)\nif [ \"$out\" != 5 ]; then\n    echo \"FAIL 2+3: expected 5, got $out\"\n    exit 1\nfi\n[ \"$(sh calc.sh 1 1)\" = 2 ] || { echo \"FAIL 1+1: expected 2\"; exit 1; }\necho \"ok - the theme is dark as expected\"\n";
     let repo = repository(&w, &[("t.sh", before), ("calc.sh", CALC_RIGHT)]);
-    let n = pr(&w, &repo, "reword", &[("t.sh", after)]);
+    let n = w.open_pr_with(&repo, "reword", &[("t.sh", after)]);
     let out = forge(&w, "c", n, r#"[["sh", "t.sh"]]"#);
     assert_eq!(out["report"]["status"], "TEST_PASSED", "{out:#}");
     let t = entry(&out, "t.sh");

@@ -11,6 +11,7 @@
 mod support;
 
 use serde_json::Value;
+use support::git;
 use support::world::World;
 
 /// The code under test: `triple` is wrong on main, and the person's tests check it.
@@ -132,20 +133,6 @@ fn every_shortcut_in_a_python_project_with_its_tests_held_is_caught_and_honest_w
 #[test]
 fn every_shortcut_in_a_python_project_with_nothing_protected_is_caught_and_honest_work_passes() {
     python_project(false);
-}
-
-/// `git` in `dir`, with no user or system config and a fixed identity.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// Honest work that moves the tests: a fix that also renames the test file (its tests now have

@@ -10,10 +10,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use github_emulator::RepoHandle;
 use serde_json::Value;
+use support::git;
 use support::world::World;
 
 const LIB_A: &str = "def answer():\n    return 42\n";
@@ -25,19 +26,6 @@ const TEST_B: &str = "import unittest\n\nfrom lib.b import double\n\n\nclass B(u
 
 /// `python3 -m unittest`, by its absolute path so it runs with any PATH.
 const COMMANDS: &str = r#"[["/usr/bin/python3", "-m", "unittest", "-v"]]"#;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// acme/widget: `lib/a.py` and a test importing it on main.
 fn project(w: &World) -> RepoHandle {

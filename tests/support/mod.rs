@@ -94,6 +94,22 @@ impl Sandbox {
 }
 
 /// Every regular file under `dir` with its bytes, to prove a command changed nothing.
+/// `git` in `dir` with the user's and system config ignored and a fixed identity (local
+/// `file://` pushes allowed): its trimmed stdout; panics with its stderr when it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
