@@ -167,9 +167,10 @@ fn a_needs_review_pass_is_read_and_approved_from_the_control_room() {
     assert_eq!(second.json()["status"], "NEEDS_REVIEW", "{}", second.stdout);
 
     let tmux = Tmux::start(&w.terminal_line("tui"), 160, 45);
-    let screen = tmux.wait_for("◆ REVIEW", Duration::from_secs(20));
+    // The row comes first; the status line's nudge follows once the row is selected.
+    let screen = tmux.wait_for("waits for your review — v approve · m answer WebGPT", Duration::from_secs(20));
+    assert!(screen.contains("◆ REVIEW"), "{screen}");
     assert!(screen.contains("⚠ assertions removed") && screen.contains("◆ 1 review"), "{screen}");
-    assert!(screen.contains("waits for your review — v approve · m answer WebGPT"), "{screen}");
 
     // The Runs tab: why it waits, and the check the rewrite removed, quoted.
     tmux.send_keys(&["Enter", "3"]);
@@ -208,8 +209,8 @@ fn the_persons_keys_from_the_config_replace_the_built_in_ones() {
     std::fs::write(config_dir.join("config.toml"), "[tui.keys]\nconfirm_brief = \"C\"\n").unwrap();
     assert_eq!(sb.start("dark-mode", &["--await-confirmation"]).code, 0);
     let tmux = Tmux::start(&tui_command(&sb, ""), 120, 40);
-    let screen = tmux.wait_for("CONFIRM BRIEF", Duration::from_secs(20));
-    assert!(screen.contains("C confirm brief"), "the footer names the person's key:\n{screen}");
+    // The footer names the person's key once the row is selected (the row comes first).
+    tmux.wait_for("C confirm brief", Duration::from_secs(20));
     tmux.send_keys(&["c"]);
     std::thread::sleep(Duration::from_millis(300));
     assert!(!tmux.capture().contains("Confirm the delegation brief"), "c no longer confirms");
