@@ -24,7 +24,9 @@
 //! printed at the end. Run: `cargo bench --bench replay` or `scripts/replay.sh`. Knobs:
 //! FORGELOOP_REPLAY_PLAN (default benches/replay-plan.json), FORGELOOP_REPLAY_PROJECTS (names,
 //! comma-separated; default all, one after another), FORGELOOP_REPLAY_LIMIT (at most this many
-//! commits per project, the newest of the selection), FORGELOOP_REPLAY_MIRRORS (where
+//! commits per project, the newest of the selection), FORGELOOP_REPLAY_ONLY (of the selection,
+//! only the commits whose ids begin so, comma-separated: to replay the flagged ones again after
+//! a change), FORGELOOP_REPLAY_MIRRORS (where
 //! `<owner>+<name>/repo` git directories are; default /work/.mirror), FORGELOOP_REPLAY_OUT
 //! (default target/bench-logs/replay). A project's `prepare` commands run on this machine first
 //! (what its tests read through `read_paths`: tape for deepmerge); wcwidth's pytest is the venv
@@ -403,7 +405,11 @@ fn run_project(world: &World, project: &Project, mirrors: &Path, limit: Option<u
     if !source.exists() {
         return Err(format!("{}: no git directory at {}", project.name, source.display()));
     }
-    let selected = commits(&source, project, limit)?;
+    let mut selected = commits(&source, project, limit)?;
+    if let Some(only) = knob("FORGELOOP_REPLAY_ONLY") {
+        let only: Vec<&str> = only.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        selected.retain(|c| only.iter().any(|o| c.sha.starts_with(o)));
+    }
     for argv in &project.prepare {
         let argv: Vec<String> = argv.iter().map(|a| a.replace("{workspace}", env!("CARGO_MANIFEST_DIR"))).collect();
         let (program, args) = argv.split_first().ok_or(format!("{}: an empty prepare command", project.name))?;

@@ -173,7 +173,9 @@ fn tests_that_moved_with_their_file_are_the_same_tests_and_one_dropped_in_the_mo
             assert_eq!(out["status"], "NEEDS_REVIEW", "{out:#}");
             let summary = evidence["summary"].as_str().unwrap();
             assert!(
-                summary.contains("1 test that ran at the base did not run: tests.test_mathx.TripleTest.test_big"),
+                summary.contains(
+                    "1 test that ran at the base did not run: tests.test_mathx.TripleTest.test_big (its file edited by the change)"
+                ),
                 "{summary}"
             );
         }

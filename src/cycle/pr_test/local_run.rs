@@ -18,7 +18,7 @@ use crate::domain::needs_network::{self as needs_net, DecidedBy, NeedsNetwork};
 use crate::domain::pr_ref::RepoName;
 use crate::domain::report::BaselineUsed;
 use crate::domain::report::{CacheLayers, SandboxInfo, TestStatus};
-use crate::domain::test_results::ids::Renames;
+use crate::domain::test_results::ids::{Edited, Renames};
 use crate::domain::test_results::{self, RunResults, Runner, Tripwire, tripwire};
 use crate::error::{Error, Result};
 use crate::github::PullInfo;
@@ -247,7 +247,8 @@ impl Execution<'_> {
                 (None, BaselineUsed { commit: None, source: None, status: None, none: Some(why.clone()) })
             }
         };
-        done.evidence = Some(test_results::judge(base, &done.results, &exits));
+        let edited = edited_files(done.tested.as_ref().ok());
+        done.evidence = Some(test_results::judge_edited(base, &done.results, &exits, &edited));
         done.baseline = Some(used);
         Ok(Executed::Completed(done))
     }
@@ -601,6 +602,21 @@ fn moved_files(checkout: &Checkout) -> Renames {
             .iter()
             .filter(|f| f.status == crate::domain::diff::FileStatus::Renamed)
             .filter_map(|f| f.old_path.as_deref().map(|old| (old, f.path.as_str()))),
+    )
+}
+
+/// The files the change under test edited in the tree that ran: modified, removed or moved,
+/// but not held (the base's version of a held file ran).
+fn edited_files(tested: Option<&checkout::Tested>) -> Edited {
+    let Some(tested) = tested else { return Edited::default() };
+    let files = crate::domain::diff::index(tested.change.lines());
+    Edited::new(
+        files
+            .iter()
+            .filter(|f| f.status != crate::domain::diff::FileStatus::Added)
+            .filter(|f| !tested.held.contains(&f.path))
+            .flat_map(|f| [Some(f.path.as_str()), f.old_path.as_deref()])
+            .flatten(),
     )
 }
 

@@ -98,20 +98,64 @@ impl Renames {
     /// `id` as the base named it, when it names a moved file (its path or module, whole: not
     /// inside a longer name) — `None` when it names none.
     pub fn back(&self, id: &str) -> Option<String> {
-        for (new, old) in &self.forms {
-            let mut from = 0;
-            while let Some(at) = id[from..].find(new.as_str()).map(|i| i + from) {
-                let end = at + new.len();
-                let before = id[..at].chars().next_back();
-                let after = id[end..].chars().next();
-                if !before.is_some_and(name_char) && !after.is_some_and(name_char) {
-                    return Some(format!("{}{old}{}", &id[..at], &id[end..]));
-                }
-                from = at + new.len().max(1);
-            }
-        }
-        None
+        self.forms
+            .iter()
+            .find_map(|(new, old)| whole_at(id, new).map(|at| format!("{}{old}{}", &id[..at], &id[at + new.len()..])))
     }
+}
+
+/// The files a change edited in the tree that ran (modified, removed or moved; a held file is
+/// not: the base's version ran), for saying which of the tests that did not run are tests the
+/// change itself rewrote — a person's call still, said so.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Edited {
+    /// The paths, as the change names them.
+    paths: Vec<String>,
+    /// Each path and, for a Python file, its dotted module.
+    forms: Vec<String>,
+}
+
+impl Edited {
+    /// The files `paths` the change edited.
+    pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> Edited {
+        let mut edited = Edited::default();
+        for path in paths.into_iter().filter(|p| !p.is_empty()) {
+            edited.paths.push(path.to_owned());
+            edited.forms.push(path.to_owned());
+            edited.forms.extend(python_module(path));
+        }
+        edited.paths.sort();
+        edited.paths.dedup();
+        edited
+    }
+
+    /// `id` names one of the files (whole, as [`Renames::back`] reads it).
+    pub fn names(&self, id: &str) -> bool {
+        self.forms.iter().any(|form| whole_at(id, form).is_some())
+    }
+
+    /// The edited files whose name says they are tests (`test` in the path), for the words.
+    pub fn test_paths(&self) -> Vec<&str> {
+        self.paths.iter().map(String::as_str).filter(|p| p.to_ascii_lowercase().contains("test")).collect()
+    }
+}
+
+/// Where `form` stands whole in `id` (not inside a longer name), the first such place.
+fn whole_at(id: &str, form: &str) -> Option<usize> {
+    if form.is_empty() {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(at) = id[from..].find(form).map(|i| i + from) {
+        let end = at + form.len();
+        let before = id[..at].chars().next_back();
+        let after = id[end..].chars().next();
+        if !before.is_some_and(name_char) && !after.is_some_and(name_char) {
+            return Some(at);
+        }
+        from = end;
+    }
+    None
 }
 
 /// A character that continues a name: a path or module cut at one is another file's.
@@ -148,6 +192,17 @@ mod tests {
         assert_eq!(renames.back("tests.test_other.T.test"), None);
         assert!(Renames::new([("same.py", "same.py")]).is_empty());
         assert_eq!(python_module("pkg/__init__.py").as_deref(), Some("pkg"));
+    }
+
+    #[test]
+    fn tests_in_edited_files_are_known_by_path_or_module() {
+        let edited = Edited::new(["tests/test_clip.py", "src/lib.rs", "tests/test_identifier.rs"]);
+        assert!(edited.names("tests/test_clip.py::test_strip[a-b]"));
+        assert!(edited.names("test_x (tests.test_clip.T.test_x)"));
+        assert!(edited.names("test_identifier tests/test_identifier.rs: test_comparator"));
+        assert!(!edited.names("tests/test_clip_more.py::test_strip"));
+        assert!(!edited.names("tests/test_width.py::test_w"));
+        assert_eq!(edited.test_paths(), ["tests/test_clip.py", "tests/test_identifier.rs"]);
     }
 
     #[test]

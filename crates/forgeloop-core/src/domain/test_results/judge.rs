@@ -59,6 +59,9 @@ pub enum Why {
     FailedButExit0,
     /// It ran at the base and was not collected (or not reported at all) at the merge.
     Missing,
+    /// As `Missing`, in a file the change edited: the change rewrote or removed it, the
+    /// tests' meaning is what changed (still the person's call).
+    Edited,
     /// It ran at the base and was skipped at the merge.
     Skipped,
     /// It ran at the base and at the merge started and never finished.
@@ -70,6 +73,7 @@ impl Why {
         match self {
             Why::FailedButExit0 => "failed",
             Why::Missing => "not run",
+            Why::Edited => "its file edited by the change",
             Why::Skipped => "skipped",
             Why::Unfinished => "started, never finished",
         }
@@ -141,13 +145,23 @@ pub struct Evidence {
 /// Judges the merge's results (`merge_exits`: each test command's exit code, in order, `None`
 /// for one that timed out or did not run) against the base's, when there is a baseline.
 pub fn judge(base: Option<&RunResults>, merge: &RunResults, merge_exits: &[Option<i32>]) -> Evidence {
+    judge_edited(base, merge, merge_exits, &ids::Edited::default())
+}
+
+/// [`judge`], saying which of the tests that did not run are in files the change `edited`.
+pub fn judge_edited(
+    base: Option<&RunResults>,
+    merge: &RunResults,
+    merge_exits: &[Option<i32>],
+    edited: &ids::Edited,
+) -> Evidence {
     let several = merge.commands.len() > 1;
     let mut commands = Vec::new();
     let mut named: Vec<NamedTest> = Vec::new();
     for (position, results) in merge.commands.iter().enumerate() {
         let exit = merge_exits.get(position).copied().flatten();
         let base_results = base.and_then(|b| b.command(results.command)).filter(|b| b.argv == results.argv);
-        let (evidence, mut names) = judge_command(base.is_some(), base_results, results, exit, several);
+        let (evidence, mut names) = judge_command(base.is_some(), base_results, results, exit, several, edited);
         named.append(&mut names);
         commands.push(evidence);
     }
@@ -181,6 +195,7 @@ fn judge_command(
     merge: &CommandResults,
     exit: Option<i32>,
     several: bool,
+    edited: &ids::Edited,
 ) -> (CommandEvidence, Vec<NamedTest>) {
     let prefix = if several { format!("{}: ", shown(&merge.argv)) } else { String::new() };
     let mut evidence = CommandEvidence {
@@ -278,7 +293,10 @@ fn judge_command(
                 Some((id, Outcome::Skipped)) => (Some(*id), Why::Skipped),
                 Some((id, Outcome::Unfinished)) => (Some(*id), Why::Unfinished),
                 Some((id, _)) => (Some(*id), Why::Missing),
-                None => (by_key_base.get(key).copied(), Why::Missing),
+                None => match by_key_base.get(key).copied() {
+                    Some(id) if edited.names(id) => (Some(id), Why::Edited),
+                    id => (id, Why::Missing),
+                },
             };
             missing.push((id.map(str::to_owned), why));
         }
@@ -300,8 +318,13 @@ fn judge_command(
                 list(&shown_refs, shown_ids.len() as u64)
             );
             if unnamed > 0 {
+                let tests = edited.test_paths();
+                let edits = match tests.len() {
+                    0 => String::new(),
+                    n => format!("; the change edits {}", list(&tests, n as u64)),
+                };
                 sentence.push_str(&format!(
-                    "{}{unnamed} not named (the base's suite is kept as a digest)",
+                    "{}{unnamed} not named (the base's suite is kept as a digest{edits})",
                     if shown_ids.is_empty() { "" } else { "; " }
                 ));
             }
@@ -630,6 +653,34 @@ mod tests {
             run(vec![results(0, "unittest", &[("t.T.test_c", Outcome::Failed), ("t.T.test_b", Outcome::Passed)])]);
         let e = judge(Some(&base), &merge, &[Some(0)]);
         assert!(!e.stands, "{e:?}");
+    }
+
+    #[test]
+    fn a_test_the_change_rewrote_is_said_so_and_still_held() {
+        let base = run(vec![results(
+            0,
+            "pytest",
+            &[("tests/test_a.py::t[2-4]", Outcome::Passed), ("tests/test_b.py::u", Outcome::Passed)],
+        )]);
+        let merge = run(vec![results(
+            0,
+            "pytest",
+            &[("tests/test_a.py::t[2-6]", Outcome::Passed), ("tests/test_b.py::u", Outcome::Passed)],
+        )]);
+        let edited = ids::Edited::new(["tests/test_a.py", "src/a.py"]);
+        let e = judge_edited(Some(&base), &merge, &[Some(0)], &edited);
+        assert!(!e.stands, "{e:?}");
+        assert!(
+            e.summary.starts_with(
+                "1 test that ran at the base did not run: tests/test_a.py::t[2-4] (its file edited by the change)"
+            ),
+            "{}",
+            e.summary
+        );
+        assert_eq!(e.named[0].why, Why::Edited);
+        // A test in a file the change did not edit is plainly not run.
+        let e = judge_edited(Some(&base), &merge, &[Some(0)], &ids::Edited::new(["src/a.py"]));
+        assert!(e.summary.contains("tests/test_a.py::t[2-4] (not run)"), "{}", e.summary);
     }
 
     #[test]

@@ -26,7 +26,7 @@ mod tap;
 pub mod tripwire;
 
 pub use collect::{Collector, Reported};
-pub use judge::{CommandEvidence, Evidence, Finding, NamedTest, Why, judge};
+pub use judge::{CommandEvidence, Evidence, Finding, NamedTest, Why, judge, judge_edited};
 pub use lines::OutputParser;
 pub use model::{CommandResults, Counts, Outcome, Processes, RanDigest, RunResults, Runner, Test, Totals};
 pub use records::RecordReader;
