@@ -269,17 +269,21 @@ fn real_crate(world: &World, source: &Path, rounds: usize) -> Result<()> {
         fl / local_m
     );
 
-    // From a pushed fix to READY_TO_MERGE: each PR's first iteration fails one test of its own,
-    // the second (the fix) passes — on the cycle's layer, then confirmed from the base layer and
+    // From a pushed fix to READY_TO_MERGE: each PR's first iteration fails a test of its own on
+    // a wrong value, the second fixes the value (the test stays, as a real fix leaves it) — on the cycle's layer, then confirmed from the base layer and
     // an empty layer (issue 57), both inside the one `forge --pr`.
     let passing = world.path("cargo-test-only.json");
     std::fs::write(&passing, r#"{"commands": [["cargo", "test", "--offline"]]}"#).map_err(|e| e.to_string())?;
-    let failing_test = "#[cfg(test)]\nmod forgeloop_bench_fails {\n    #[test]\n    fn fails() {\n        panic!(\"not yet\");\n    }\n}\n";
+    let with_value = |round: usize, value: u32| {
+        format!(
+            "// forgeloop bench: fix {round}\n/// The bench's value.\npub fn forgeloop_bench_value() -> u32 {{\n    {value}\n}}\n#[cfg(test)]\nmod forgeloop_bench_value_test {{\n    #[test]\n    fn is_two() {{\n        assert_eq!(super::forgeloop_bench_value(), 2);\n    }}\n}}\n"
+        )
+    };
     let (mut fl_ready, mut local_ready, mut layered) = (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=rounds.min(3) {
         let branch = format!("fix-{round}");
         let mut broken = lib.clone();
-        broken.push_str(&format!("// forgeloop bench: fix {round}\n{failing_test}"));
+        broken.push_str(&with_value(round, 1));
         push(&branch, broken, "a change that fails a test")?;
         let state = format!("fix-{round}.json");
         let pr = open(&branch, &state)?;
@@ -291,7 +295,7 @@ fn real_crate(world: &World, source: &Path, rounds: usize) -> Result<()> {
         }
         let failed_took = start.elapsed().as_secs_f64();
         let mut fixed = lib.clone();
-        fixed.push_str(&format!("// forgeloop bench: fix {round}\n"));
+        fixed.push_str(&with_value(round, 2));
         push(&branch, fixed, "the fix")?;
         let local_took = local_cargo_test(&local, &target)?;
         let start = Instant::now();
