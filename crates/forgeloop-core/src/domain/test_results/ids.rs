@@ -149,7 +149,8 @@ fn whole_at(id: &str, form: &str) -> Option<usize> {
     while let Some(at) = id[from..].find(form).map(|i| i + from) {
         let end = at + form.len();
         let before = id[..at].chars().next_back();
-        let after = id[end..].chars().next();
+        // A module form ends with its `.`: what follows is the class or test in it.
+        let after = if form.ends_with('.') { None } else { id[end..].chars().next() };
         if !before.is_some_and(name_char) && !after.is_some_and(name_char) {
             return Some(at);
         }
@@ -163,11 +164,13 @@ fn name_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-'
 }
 
-/// `a/b/test_c.py` → `a.b.test_c`; `None` for what is not a Python file.
+/// `a/b/test_c.py` → `a.b.test_c.`, as a unittest id names what is in the module (the `.`
+/// keeps a short module name from matching a word in a parameter); `None` for what is not a
+/// Python file.
 fn python_module(path: &str) -> Option<String> {
     let stem = path.strip_suffix(".py")?;
     let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
-    (!stem.is_empty()).then(|| stem.replace('/', "."))
+    (!stem.is_empty()).then(|| format!("{}.", stem.replace('/', ".")))
 }
 
 #[cfg(test)]
@@ -191,7 +194,11 @@ mod tests {
         assert_eq!(renames.back("b.js > works").as_deref(), Some("a.js > works"));
         assert_eq!(renames.back("tests.test_other.T.test"), None);
         assert!(Renames::new([("same.py", "same.py")]).is_empty());
-        assert_eq!(python_module("pkg/__init__.py").as_deref(), Some("pkg"));
+        assert_eq!(python_module("pkg/__init__.py").as_deref(), Some("pkg."));
+        // A root module's short name is not a word in another test's parameters.
+        let short = Renames::new([("a.py", "b.py")]);
+        assert_eq!(short.back("tests/test_c.py::t[b]"), None);
+        assert_eq!(short.back("test_x (b.T.test_x)").as_deref(), Some("test_x (a.T.test_x)"));
     }
 
     #[test]
@@ -202,6 +209,7 @@ mod tests {
         assert!(edited.names("test_identifier tests/test_identifier.rs: test_comparator"));
         assert!(!edited.names("tests/test_clip_more.py::test_strip"));
         assert!(!edited.names("tests/test_width.py::test_w"));
+        assert!(!Edited::new(["a.py"]).names("tests/test_c.py::t[a]"));
         assert_eq!(edited.test_paths(), ["tests/test_clip.py", "tests/test_identifier.rs"]);
     }
 
