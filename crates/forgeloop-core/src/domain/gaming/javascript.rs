@@ -4,7 +4,7 @@
 //! `Symbol.toPrimitive` returning a constant and `asymmetricMatch` accepting anything, and a
 //! top-level `let` counter that decides the answer.
 
-use super::lexer::{Lexed, Value, has_word, ident_byte};
+use super::lexer::{Lexed, Value, braces, has_word, ident_byte};
 use super::patterns::{After, LineRule, apply, assigned, call_arguments, failure_status, success_status};
 use super::view::FileView;
 use super::{Category, Finding, names_test_file};
@@ -416,7 +416,7 @@ fn function_after(code: &str) -> Option<(String, String, usize)> {
         let expression = arrow.trim_start();
         if expression.starts_with('{') {
             let open = code.len() - expression.len();
-            let body = call_arguments_braces(code, open)?;
+            let body = braces(code, open)?;
             return Some((params, body.to_owned(), open + body.len() + 2));
         }
         let end = expression.find(['\n', ';']).unwrap_or(expression.len());
@@ -424,30 +424,8 @@ fn function_after(code: &str) -> Option<(String, String, usize)> {
         return Some((params, format!("return {expression}"), code.len() - arrow.len() + end));
     }
     if trimmed.starts_with('{') {
-        let body = call_arguments_braces(code, body_at)?;
+        let body = braces(code, body_at)?;
         return Some((params, body.to_owned(), body_at + body.len() + 2));
-    }
-    None
-}
-
-/// The inside of the braces opening at `open`.
-fn call_arguments_braces(code: &str, open: usize) -> Option<&str> {
-    let bytes = code.as_bytes();
-    if bytes.get(open) != Some(&b'{') {
-        return None;
-    }
-    let mut depth = 0i32;
-    for (k, &b) in bytes.iter().enumerate().skip(open) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return code.get(open + 1..k);
-                }
-            }
-            _ => {}
-        }
     }
     None
 }

@@ -135,6 +135,29 @@ pub(crate) fn ident_byte(b: u8) -> bool {
 }
 
 /// Whether `word` occurs in `text` as a whole identifier.
+/// The inside of the braces opening at `open` in `code` (`None` when no `{` opens there or it
+/// never closes). Callers give it code with strings and comments already blanked.
+pub(crate) fn braces(code: &str, open: usize) -> Option<&str> {
+    let bytes = code.as_bytes();
+    if bytes.get(open) != Some(&b'{') {
+        return None;
+    }
+    let mut depth = 0i32;
+    for (k, &b) in bytes.iter().enumerate().skip(open) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return code.get(open + 1..k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 pub(crate) fn has_word(text: &str, word: &str) -> bool {
     let bytes = text.as_bytes();
     text.match_indices(word).any(|(i, _)| {

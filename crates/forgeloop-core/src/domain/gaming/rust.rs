@@ -4,7 +4,7 @@
 //! ignores `other`, a `static` counter that decides the answer, and constructors that run
 //! before `main` and before any test (`.init_array`, `#[ctor]`).
 
-use super::lexer::{Lexed, Value, has_word, ident_byte};
+use super::lexer::{Lexed, Value, braces, has_word, ident_byte};
 use super::patterns::{After, LineRule, apply, call_arguments, failure_status, success_status};
 use super::view::FileView;
 use super::{Category, Finding, names_test_file};
@@ -157,25 +157,6 @@ pub(crate) fn init_section(lexed: &Lexed) -> Option<&'static str> {
 fn is_ctor_attribute(lexed: &Lexed) -> bool {
     let code = lexed.trimmed();
     code.starts_with("#[") && (has_word(code, "ctor") || has_word(code, "dtor"))
-}
-
-/// The inside of the braces opening at `open` in `code`.
-fn braces(code: &str, open: usize) -> Option<&str> {
-    let bytes = code.as_bytes();
-    let mut depth = 0i32;
-    for (k, &b) in bytes.iter().enumerate().skip(open) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return code.get(open + 1..k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The code of lines `i..` (the same stretch, at most 120 lines) joined, and the line each
