@@ -21,13 +21,6 @@ const CHECK_SH: &str = "out=$(sh calc.sh 2 3)\nif [ \"$out\" = 5 ]; then echo 'o
 /// The same check in Python.
 const CHECK_PY: &str = "import subprocess, sys\nout = subprocess.run(['sh', 'calc.sh', '2', '3'], capture_output=True, text=True).stdout.strip()\nif out != '5':\n    print(f'not ok - expected 5, got {out}')\n    sys.exit(1)\nprint('ok - 2+3=5')\n";
 
-/// A repository whose `main` holds `files`.
-fn repository(w: &World, files: &[(&str, &str)]) -> RepoHandle {
-    let repo = w.rt.block_on(w.emu.create_repo("acme", "widget", false)).unwrap();
-    w.commit(&repo, "main", files, "the project");
-    repo
-}
-
 /// Opens a PR from `branch` whose files may be binary, pushed with the git CLI.
 fn pr_bytes(w: &World, repo: &RepoHandle, branch: &str, files: &[(&str, Vec<u8>)]) -> u64 {
     let work = w.path(&format!("work-{branch}"));
@@ -92,7 +85,11 @@ fn compile(w: &World, name: &str, source: &str, mode: &str) -> (Vec<u8>, String)
 fn a_neutered_helper_that_the_protected_test_runs_with_sh_is_held_or_needs_review() {
     let w = World::new();
     w.config("[protect]\npaths = [\"t.sh\"]\n");
-    let repo = repository(&w, &[("t.sh", "#!/bin/sh\nsh check.sh\n"), ("check.sh", CHECK_SH), ("calc.sh", CALC_RIGHT)]);
+    let repo = w.repo_with(
+        "acme",
+        "widget",
+        &[("t.sh", "#!/bin/sh\nsh check.sh\n"), ("check.sh", CHECK_SH), ("calc.sh", CALC_RIGHT)],
+    );
     let attack = w.open_pr_with(&repo, "attack", &[("calc.sh", CALC_BUGGY), ("check.sh", "echo 'ok - 2+3=5'\n")]);
     let control = w.open_pr_with(&repo, "control", &[("calc.sh", CALC_BUGGY)]);
     let commands = r#"[["sh", "t.sh"]]"#;
@@ -129,7 +126,7 @@ fn a_helper_the_protected_test_runs_with_python3_is_held_and_named_unprotected()
     let w = World::new();
     w.config("[protect]\npaths = [\"t.sh\"]\n");
     let t = "#!/bin/sh\nset -e\npython3 check.py\n";
-    let repo = repository(&w, &[("t.sh", t), ("check.py", CHECK_PY), ("calc.sh", CALC_RIGHT)]);
+    let repo = w.repo_with("acme", "widget", &[("t.sh", t), ("check.py", CHECK_PY), ("calc.sh", CALC_RIGHT)]);
     let attack = w.open_pr_with(&repo, "attack", &[("calc.sh", CALC_BUGGY), ("check.py", "print('ok - 2+3=5')\n")]);
     let control = w.open_pr_with(&repo, "control", &[("calc.sh", CALC_BUGGY)]);
     let commands = r#"[["sh", "t.sh"]]"#;
@@ -156,7 +153,8 @@ fn bytecode_that_shadows_the_standard_library_or_a_held_test_is_held_or_needs_re
     let w = World::new();
     w.config("[protect]\npaths = [\"test_calc.py\"]\n");
     let test = "import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
-    let repo = repository(&w, &[("test_calc.py", test), ("calc.py", "def add(a, b):\n    return a + b\n")]);
+    let repo =
+        w.repo_with("acme", "widget", &[("test_calc.py", test), ("calc.py", "def add(a, b):\n    return a + b\n")]);
     let buggy = ("calc.py", b"def add(a, b):\n    return a - b\n".to_vec());
     // A `unittest` that runs nothing, compiled at test time: sourceless bytecode at the root is
     // imported ahead of the standard library's.
@@ -201,7 +199,7 @@ fn an_echo_that_says_expected_is_no_assertion_in_the_report() {
     let w = World::new();
     let before = "#!/bin/sh\nout=$(sh calc.sh 2 3)\nif [ \"$out\" != 5 ]; then\n    echo \"not ok - 2+3\"\n    exit 1\nfi\necho \"ok - 2+3=5\"\n";
     let after = "#!/bin/sh\nout=$(sh calc.sh 2 3)\nif [ \"$out\" != 5 ]; then\n    echo \"FAIL 2+3: expected 5, got $out\"\n    exit 1\nfi\n[ \"$(sh calc.sh 1 1)\" = 2 ] || { echo \"FAIL 1+1: expected 2\"; exit 1; }\necho \"ok - the theme is dark as expected\"\n";
-    let repo = repository(&w, &[("t.sh", before), ("calc.sh", CALC_RIGHT)]);
+    let repo = w.repo_with("acme", "widget", &[("t.sh", before), ("calc.sh", CALC_RIGHT)]);
     let n = w.open_pr_with(&repo, "reword", &[("t.sh", after)]);
     let out = forge(&w, "c", n, r#"[["sh", "t.sh"]]"#);
     assert_eq!(out["report"]["status"], "TEST_PASSED", "{out:#}");

@@ -22,19 +22,6 @@ const WEAK_TEST: &str = "#!/bin/sh\nsh calc.sh 2 3 > /dev/null\necho 'ok - it ru
 const HARD_TEST: &str = "#!/bin/sh\nout=$(sh calc.sh 2 3)\nif [ \"$out\" = 5 ]; then echo 'ok - 2+3=5'; else echo \"not ok - expected 5, got $out\"; exit 1; fi\n";
 const CALC_RIGHT: &str = "echo $(($1 + $2))\n";
 
-/// A repository whose `main` holds `files`; returns it.
-fn repository(w: &World, files: &[(&str, &str)]) -> RepoHandle {
-    let repo = w.rt.block_on(w.emu.create_repo("acme", "widget", false)).unwrap();
-    w.commit(&repo, "main", files, "the project");
-    repo
-}
-
-/// Opens a PR from `branch` (its files committed on top of main as it is now).
-fn pr(w: &World, repo: &RepoHandle, branch: &str, files: &[(&str, &str)]) -> u64 {
-    w.commit(repo, branch, files, branch);
-    w.rt.block_on(w.emu.open_pr(repo, branch, "main", branch)).unwrap()
-}
-
 /// `forge --pr` of PR `n` in a new cycle `name` with `commands`; the run's JSON.
 fn forge(w: &World, name: &str, n: u64, commands: &str) -> Value {
     let file = w.path(&format!("{name}-commands.json"));
@@ -67,12 +54,12 @@ fn reason(out: &Value) -> String {
 fn a_pr_branched_before_the_test_was_hardened_is_tested_with_the_hardened_test() {
     let w = World::new();
     w.config("[protect]\npaths = [\"t.sh\"]\n");
-    let repo = repository(&w, &[("t.sh", WEAK_TEST), ("calc.sh", CALC_RIGHT)]);
+    let repo = w.repo_with("acme", "widget", &[("t.sh", WEAK_TEST), ("calc.sh", CALC_RIGHT)]);
     // The attack: the branch starts before the person hardens t.sh; its calc.sh is wrong.
-    let stale = pr(&w, &repo, "stale", &[("calc.sh", CALC_BUGGY)]);
+    let stale = w.open_pr_with(&repo, "stale", &[("calc.sh", CALC_BUGGY)]);
     let hardened = w.commit(&repo, "main", &[("t.sh", HARD_TEST)], "harden the test");
     // The control: the same breakage, branched after the hardening.
-    let control = pr(&w, &repo, "control", &[("calc.sh", CALC_BUGGY)]);
+    let control = w.open_pr_with(&repo, "control", &[("calc.sh", CALC_BUGGY)]);
     let commands = r#"[["sh", "t.sh"]]"#;
 
     let out = forge(&w, "stale", stale, commands);
@@ -109,9 +96,10 @@ const T_SOURCING: &str = "#!/bin/sh\n. ./testlib.sh\ncheck \"$(sh calc.sh 2 3)\"
 fn a_neutered_helper_that_the_protected_test_sources_is_held_or_needs_review() {
     let w = World::new();
     w.config("[protect]\npaths = [\"t.sh\"]\n");
-    let repo = repository(&w, &[("t.sh", T_SOURCING), ("testlib.sh", TESTLIB), ("calc.sh", CALC_RIGHT)]);
-    let attack = pr(&w, &repo, "attack", &[("calc.sh", CALC_BUGGY), ("testlib.sh", "check() { echo \"ok - $3\"; }\n")]);
-    let control = pr(&w, &repo, "control", &[("calc.sh", CALC_BUGGY)]);
+    let repo = w.repo_with("acme", "widget", &[("t.sh", T_SOURCING), ("testlib.sh", TESTLIB), ("calc.sh", CALC_RIGHT)]);
+    let attack =
+        w.open_pr_with(&repo, "attack", &[("calc.sh", CALC_BUGGY), ("testlib.sh", "check() { echo \"ok - $3\"; }\n")]);
+    let control = w.open_pr_with(&repo, "control", &[("calc.sh", CALC_BUGGY)]);
     let commands = r#"[["sh", "t.sh"]]"#;
 
     // Held (the default): the person's testlib.sh runs, and the broken code fails.
@@ -141,11 +129,12 @@ fn a_root_unittest_py_that_shadows_the_standard_library_is_held_or_needs_review(
     let w = World::new();
     w.config("[protect]\npaths = [\"test_calc.py\"]\n");
     let test = "import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
-    let repo = repository(&w, &[("test_calc.py", test), ("calc.py", "def add(a, b):\n    return a + b\n")]);
+    let repo =
+        w.repo_with("acme", "widget", &[("test_calc.py", test), ("calc.py", "def add(a, b):\n    return a + b\n")]);
     let buggy = ("calc.py", "def add(a, b):\n    return a - b\n");
     let fake = "def main(*args, **kwargs):\n    print('Ran 0 tests')\n\nclass TestCase:\n    pass\n\nif __name__ == '__main__':\n    main()\n";
-    let attack = pr(&w, &repo, "attack", &[buggy, ("unittest.py", fake)]);
-    let control = pr(&w, &repo, "control", &[buggy]);
+    let attack = w.open_pr_with(&repo, "attack", &[buggy, ("unittest.py", fake)]);
+    let control = w.open_pr_with(&repo, "control", &[buggy]);
     let commands = r#"[["python3", "-m", "unittest", "-v"]]"#;
 
     // Held (the default): the protected test imports `unittest`, so the module that would
@@ -179,11 +168,12 @@ fn a_cargo_config_runner_that_runs_nothing_needs_review() {
     let cargo_toml = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
     let lib = "pub fn add(a: i32, b: i32) -> i32 { a + b }\n";
     let test = "#[test]\nfn adds() { assert_eq!(calc::add(2, 3), 5); }\n";
-    let repo = repository(&w, &[("Cargo.toml", cargo_toml), ("src/lib.rs", lib), ("tests/add.rs", test)]);
+    let repo =
+        w.repo_with("acme", "widget", &[("Cargo.toml", cargo_toml), ("src/lib.rs", lib), ("tests/add.rs", test)]);
     let buggy = ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a - b }\n");
     let runner = "[target.'cfg(all())']\nrunner = \"true\"\n";
-    let attack = pr(&w, &repo, "attack", &[buggy, (".cargo/config.toml", runner)]);
-    let control = pr(&w, &repo, "control", &[buggy]);
+    let attack = w.open_pr_with(&repo, "attack", &[buggy, (".cargo/config.toml", runner)]);
+    let control = w.open_pr_with(&repo, "control", &[buggy]);
     let commands = r#"[["cargo", "test", "--offline", "-q"]]"#;
 
     let out = forge(&w, "attack", attack, commands);
@@ -225,7 +215,7 @@ fn push_branch(w: &World, repo: &RepoHandle, branch: &str, files: &[(String, Str
 fn a_protected_edit_behind_three_thousand_and_one_files_is_seen() {
     let w = World::new();
     w.config("[protect]\npaths = [\"t.sh\"]\nmode = \"flag\"\n");
-    let repo = repository(&w, &[("t.sh", HARD_TEST), ("calc.sh", CALC_RIGHT)]);
+    let repo = w.repo_with("acme", "widget", &[("t.sh", HARD_TEST), ("calc.sh", CALC_RIGHT)]);
     // 3,001 padding files that sort before t.sh (GitHub's files API stops at 3,000), the broken
     // code, and t.sh made to pass.
     let mut files: Vec<(String, String)> = (0..3001).map(|i| (format!("a/pad{i:04}.txt"), format!("{i}\n"))).collect();
@@ -245,8 +235,8 @@ fn a_protected_edit_behind_three_thousand_and_one_files_is_seen() {
 #[test]
 fn a_fix_that_deletes_the_failing_assertions_needs_review_and_every_place_names_them() {
     let w = World::new();
-    let repo = repository(&w, &[("t.sh", HARD_TEST), ("calc.sh", CALC_RIGHT)]);
-    let n = pr(&w, &repo, "fix", &[("calc.sh", CALC_BUGGY)]);
+    let repo = w.repo_with("acme", "widget", &[("t.sh", HARD_TEST), ("calc.sh", CALC_RIGHT)]);
+    let n = w.open_pr_with(&repo, "fix", &[("calc.sh", CALC_BUGGY)]);
     let first = forge(&w, "c", n, r#"[["sh", "t.sh"]]"#);
     assert_eq!(first["report"]["status"], "TEST_FAILED");
     assert_eq!(w.run(&["sent", "--state", "c.json"]).code, 0);
@@ -273,8 +263,8 @@ fn a_fix_that_deletes_the_failing_assertions_needs_review_and_every_place_names_
 #[test]
 fn a_head_that_does_not_merge_is_a_merge_conflict_handed_back_as_an_iteration() {
     let w = World::new();
-    let repo = repository(&w, &[("t.sh", HARD_TEST), ("calc.sh", CALC_RIGHT)]);
-    let n = pr(&w, &repo, "behind", &[("calc.sh", "echo $(( $1 + $2 ))\n")]);
+    let repo = w.repo_with("acme", "widget", &[("t.sh", HARD_TEST), ("calc.sh", CALC_RIGHT)]);
+    let n = w.open_pr_with(&repo, "behind", &[("calc.sh", "echo $(( $1 + $2 ))\n")]);
     let base = w.commit(&repo, "main", &[("calc.sh", "printf '%s\\n' $(($1 + $2))\n")], "main moved on");
     let out = forge(&w, "c", n, r#"[["sh", "t.sh"]]"#);
     assert_eq!(out["report"]["status"], "MERGE_CONFLICT", "{out:#}");

@@ -88,6 +88,13 @@ impl World {
         repo
     }
 
+    /// A public repository `owner/name` whose `main` holds `files`.
+    pub fn repo_with(&self, owner: &str, name: &str, files: &[(&str, &str)]) -> RepoHandle {
+        let repo = self.rt.block_on(self.emu.create_repo(owner, name, false)).unwrap();
+        self.commit(&repo, "main", files, "the project");
+        repo
+    }
+
     pub fn commit(&self, repo: &RepoHandle, branch: &str, files: &[(&str, &str)], message: &str) -> String {
         self.rt.block_on(self.emu.commit_files(repo, branch, files, message)).unwrap()
     }
