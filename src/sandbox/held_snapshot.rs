@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
-use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
@@ -269,14 +268,7 @@ fn node(dir: &OwnedFd, name: &str) -> Found {
             // What was read is what is recorded, should the name have changed in between.
             stamp = Stamp::of(&file.metadata()?);
             let mut hasher = Sha256::new();
-            let mut buffer = vec![0u8; 64 * 1024];
-            loop {
-                let n = file.read(&mut buffer)?;
-                if n == 0 {
-                    break;
-                }
-                hasher.update(&buffer[..n]);
-            }
+            std::io::copy(&mut file, &mut hasher)?;
             Ok(hasher.finalize().into())
         });
         match digest {
