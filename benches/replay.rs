@@ -525,6 +525,25 @@ fn counts(map: &BTreeMap<&'static str, usize>) -> String {
     if parts.is_empty() { "-".to_owned() } else { parts.join(", ") }
 }
 
+/// One row of the table: `what`, its commits column, its counts and its wall time.
+fn table_row(what: &str, commits: &str, t: &Tally, wall: f64) {
+    let rate =
+        if t.passed > 0 { format!("{:.1}%", 100.0 * t.flagged_any as f64 / t.passed as f64) } else { "-".into() };
+    let flagged = |check: &str| t.flagged.get(check).copied().unwrap_or(0);
+    println!(
+        "| {what} | {commits} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {rate} | {wall:.0} s |",
+        t.completed,
+        t.could_not_run,
+        t.passed,
+        flagged("evidence"),
+        flagged("baseline"),
+        flagged("tripwire"),
+        flagged("held_changed"),
+        flagged("gaming"),
+        t.flagged_any,
+    );
+}
+
 fn print_table(done: &[(&Project, Tally)], wall: f64) {
     println!();
     println!(
@@ -535,23 +554,7 @@ fn print_table(done: &[(&Project, Tally)], wall: f64) {
     for (project, t) in done {
         let commits =
             if t.no_parent > 0 { format!("{} ({} root)", t.commits, t.no_parent) } else { t.commits.to_string() };
-        let rate =
-            if t.passed > 0 { format!("{:.1}%", 100.0 * t.flagged_any as f64 / t.passed as f64) } else { "-".into() };
-        println!(
-            "| {} ({}) | {commits} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {rate} | {:.0} s |",
-            project.repository,
-            project.language,
-            t.completed,
-            t.could_not_run,
-            t.passed,
-            t.flagged.get("evidence").copied().unwrap_or(0),
-            t.flagged.get("baseline").copied().unwrap_or(0),
-            t.flagged.get("tripwire").copied().unwrap_or(0),
-            t.flagged.get("held_changed").copied().unwrap_or(0),
-            t.flagged.get("gaming").copied().unwrap_or(0),
-            t.flagged_any,
-            t.seconds
-        );
+        table_row(&format!("{} ({})", project.repository, project.language), &commits, t, t.seconds);
         total.commits += t.commits;
         total.completed += t.completed;
         total.could_not_run += t.could_not_run;
@@ -561,24 +564,7 @@ fn print_table(done: &[(&Project, Tally)], wall: f64) {
             *total.flagged.entry(k).or_default() += v;
         }
     }
-    let rate = if total.passed > 0 {
-        format!("{:.1}%", 100.0 * total.flagged_any as f64 / total.passed as f64)
-    } else {
-        "-".into()
-    };
-    println!(
-        "| all | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {rate} | {wall:.0} s |",
-        total.commits,
-        total.completed,
-        total.could_not_run,
-        total.passed,
-        total.flagged.get("evidence").copied().unwrap_or(0),
-        total.flagged.get("baseline").copied().unwrap_or(0),
-        total.flagged.get("tripwire").copied().unwrap_or(0),
-        total.flagged.get("held_changed").copied().unwrap_or(0),
-        total.flagged.get("gaming").copied().unwrap_or(0),
-        total.flagged_any
-    );
+    table_row("all", &total.commits.to_string(), &total, wall);
     println!();
     for (project, t) in done {
         println!(
